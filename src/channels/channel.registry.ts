@@ -1,0 +1,14 @@
+/**
+ * Provider registry: the config names a provider, this table turns the name into its definition
+ * (settings schema + factory). Adding a provider touches its own folder and one line here; a wrong
+ * name fails at start-up (config validation), never at the first send.
+ */
+import type { ProviderDefinition, ProviderName } from "./channel.types";
+
+export const providers: Partial<Record<ProviderName, ProviderDefinition>> = {
+  // one line per provider, e.g.  "whatsapp-cloud": whatsappCloudProvider,
+};
+
+export function providerDefinition(name: ProviderName): ProviderDefinition | undefined {
+  return providers[name];
+}

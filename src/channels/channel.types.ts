@@ -1,0 +1,266 @@
+/**
+ * The one interface every channel provider implements (sandbox, WhatsApp Cloud, Messenger, Instagram,
+ * X, TikTok, Telegram, SMTP). Transport only: which messages may be sent, windows, prices, retries and
+ * batching are decided by the messaging engine and the rules table (channel.rules.ts), never here.
+ *
+ * Contract for implementers:
+ * - `send` never throws for a provider answer: every provider outcome becomes a SendResult. It may throw
+ *   only for programming errors; the engine treats a throw as a retryable PROVIDER_UNAVAILABLE.
+ * - `handleWebhook` verifies the provider's signature/handshake itself. An unverified request returns a
+ *   401/403 response and NO events (nothing may be stored from a forged request).
+ * - All HTTP goes through `ctx.fetch` to `settings.base_url`, so tests point adapters at fakes.
+ */
+import type { TSchema } from "@sinclair/typebox";
+
+export const CHANNELS = ["whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export const PROVIDERS = [
+  "sandbox",
+  "whatsapp-cloud",
+  "messenger",
+  "instagram",
+  "x",
+  "tiktok",
+  "telegram",
+  "smtp",
+] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+/**
+ * Why a message failed, as shown in `message.failed` events and GET /messages/{id} (`error.reason`).
+ * Adapters map provider error codes onto these.
+ */
+export const FAILURE_REASONS = [
+  "USER_BLOCKED", // the contact blocked us (Telegram 403 blocked, Messenger 551, ...)
+  "PROVIDER_REJECTED", // the provider refused this message permanently (bad parameter, policy)
+  "MESSAGING_WINDOW_CLOSED", // the provider says the customer-service window is closed (WA 131047)
+  "RECIPIENT_INVALID", // no such user / chat / mailbox
+  "TEMPLATE_INVALID", // template missing, paused, disabled or parameters wrong
+  "MEDIA_INVALID", // media unreachable, too large or of a refused type
+  "RATE_LIMITED", // provider throttling that outlived our retries
+  "AUTH_FAILED", // our credentials for this account are invalid or expired
+  "PROVIDER_UNAVAILABLE", // outage / 5xx / network error that outlived our retries
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Status of a channel account, shown by GET /channels. */
+export type AccountStatus = "active" | "auth_failed" | "error";
+
+/** A configured channel account (one `[[channels]]` entry), settings already resolved (env:/file: applied). */
+export interface ChannelAccount {
+  id: string;
+  /** Company slug from the config. */
+  company: string;
+  channel: Channel;
+  provider: ProviderName;
+  name: string;
+  isDefault: boolean;
+  settings: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- outbound
+
+/** A file we hold (uploaded through POST /media), readable from disk. */
+export interface StoredMedia {
+  /** Our media id. */
+  id: string;
+  path: string;
+  mimeType: string;
+  filename: string;
+  size: number;
+  /** Provider-side media id cached from an earlier upload to this account, if any. */
+  providerMediaId?: string;
+}
+
+/** WhatsApp-style template component, the shape our templates table keeps for every channel. */
+export interface TemplateComponent {
+  type: "header" | "body" | "footer" | "buttons";
+  format?: "text" | "image" | "video" | "document";
+  text?: string;
+  buttons?: { type: "quick_reply" | "url" | "phone_number" | "copy_code"; text: string; url?: string }[];
+}
+
+export type OutboundContent =
+  | { type: "text"; text: string }
+  | { type: "media"; media: { url?: string; file?: StoredMedia; caption?: string } }
+  | {
+      type: "template";
+      template: {
+        name: string;
+        language: string;
+        components: TemplateComponent[];
+        /** Positional params as given by the caller: `body.1`, `button.0.1`, ... */
+        params: Record<string, string>;
+        headerMedia?: { url?: string; file?: StoredMedia };
+        /**
+         * The template rendered with its params, for channels that have no provider-side templates
+         * (e-mail, Telegram, X, ...): they send this as ordinary content.
+         */
+        rendered: { subject?: string; text: string; html?: string };
+      };
+    }
+  | { type: "email"; email: { subject?: string; html?: string; text?: string } };
+
+export interface OutboundMessage {
+  /** Our message id; stable across retries, usable as a provider-side idempotency key. */
+  messageId: string;
+  to: {
+    /** The identity value: E.164 phone, PSID, IG-scoped id, user id, chat id, e-mail address. */
+    value: string;
+    /** Provider-side conversation reference learnt from inbound (TikTok conversation_id). */
+    conversationRef?: string;
+    displayName?: string;
+  };
+  content: OutboundContent;
+  /** Reply context: the provider id of the message we answer (WhatsApp context, e-mail In-Reply-To). */
+  replyTo?: { providerMessageId: string; references?: string[] };
+}
+
+export type SendResult =
+  | {
+      ok: true;
+      providerMessageId: string;
+      /** Provider media id created by this send's upload, to be cached on the media row. */
+      providerMediaId?: string;
+    }
+  | {
+      ok: false;
+      /** true: transient (throttling, 5xx, network); the engine retries with backoff. */
+      retry: boolean;
+      /** Provider-requested delay (Retry-After, retry_after, x-rate-limit-reset). */
+      retryAfterMs?: number;
+      reason: FailureReason;
+      /** Provider's own code and text, kept for operators (e.g. "131047", "Forbidden: bot was blocked by the user"). */
+      providerCode?: string;
+      message: string;
+      /** Set when the failure says something about the account itself (190 token expired → auth_failed). */
+      accountStatus?: AccountStatus;
+    };
+
+// ---------------------------------------------------------------- inbound
+
+export type InboundContent =
+  | { type: "text"; text: string }
+  | {
+      type: "media";
+      media: { kind: "image" | "video" | "audio" | "document" | "sticker"; providerMediaId?: string; url?: string; mimeType?: string; caption?: string; filename?: string };
+    }
+  | { type: "location"; location: { latitude: number; longitude: number; name?: string; address?: string } }
+  | { type: "contacts"; contacts: unknown[] }
+  | { type: "email"; email: { subject?: string; text?: string; html?: string } }
+  | { type: "unsupported"; raw: unknown };
+
+export interface InboundSender {
+  /** Identity value on this channel (same normal form as outbound `to.value`). */
+  value: string;
+  /** @username when the provider tells it, so a pending `@username` identity can be resolved. */
+  username?: string;
+  displayName?: string;
+}
+
+export type InboundEvent =
+  | {
+      kind: "message";
+      providerMessageId: string;
+      from: InboundSender;
+      /** The provider's timestamp of the message: the messaging window opens here. */
+      timestamp: Date;
+      content: InboundContent;
+      /** Provider conversation reference to address replies with (TikTok conversation_id). */
+      conversationRef?: string;
+      /** Provider id of the message this one answers (WhatsApp context.id, e-mail In-Reply-To). */
+      inReplyTo?: string;
+      /** First-contact source data: ad referral, deep-link payload (`/start xyz`), ... */
+      referral?: Record<string, unknown>;
+    }
+  | {
+      kind: "status";
+      providerMessageId: string;
+      status: "sent" | "delivered" | "read" | "failed";
+      timestamp: Date;
+      error?: { reason: FailureReason; providerCode?: string; message: string };
+    }
+  /** Messenger-style receipts: every outbound message to `from` up to `watermark` is delivered/read. */
+  | { kind: "watermark"; from: InboundSender; status: "delivered" | "read"; watermark: Date }
+  /** The contact blocked (or unblocked) us: Telegram my_chat_member kicked/member. */
+  | { kind: "blocked"; from: InboundSender; timestamp: Date; blocked: boolean };
+
+/** The raw HTTP request that reached /hooks/{channelAccountId}. The body is the exact bytes (signatures!). */
+export interface WebhookRequest {
+  method: string;
+  url: URL;
+  headers: Headers;
+  rawBody: Uint8Array;
+}
+
+export interface WebhookResult {
+  /** What to answer the provider (handshake challenge, 200 ack, 401 on a bad signature). */
+  response: { status: number; body?: string; headers?: Record<string, string> };
+  events: InboundEvent[];
+}
+
+// ---------------------------------------------------------------- adapter
+
+export interface ChannelCapabilities {
+  /**
+   * How /hooks/{id} is authenticated: by the provider's signature, or (sandbox only) by an API key of
+   * the account's company, checked by the route before handleWebhook is called.
+   */
+  webhookAuth: "provider-signature" | "api-key";
+  deliveryReceipts: boolean;
+  readReceipts: boolean;
+  /** Accepted media: mime type → max bytes. */
+  media: Record<string, number>;
+}
+
+/** Small persistent key/value store per account (Telegram getUpdates offset, IMAP UID, ...). */
+export interface AdapterStateStore {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+}
+
+export interface AdapterContext {
+  account: ChannelAccount;
+  fetch: typeof fetch;
+  now: () => Date;
+  log: { debug(o: object, m?: string): void; info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
+  /** `[server] public_url`, e.g. to register a Telegram webhook. */
+  publicUrl: string;
+  dataDir: string;
+  state: AdapterStateStore;
+  /** Where background receivers (polling, IMAP, inbound SMTP) hand over what they received. */
+  onInbound: (events: InboundEvent[]) => Promise<void>;
+}
+
+/** A synced provider template (WhatsApp message_templates). */
+export interface ProviderTemplate {
+  providerTemplateId?: string;
+  name: string;
+  language: string;
+  category: string;
+  status: "approved" | "pending" | "rejected" | "paused" | "disabled";
+  components: TemplateComponent[];
+}
+
+export interface ChannelAdapter {
+  readonly capabilities: ChannelCapabilities;
+  send(message: OutboundMessage): Promise<SendResult>;
+  handleWebhook(request: WebhookRequest): Promise<WebhookResult>;
+  /** Start background receivers (long polling, IMAP IDLE, inbound SMTP, setWebhook). Optional. */
+  start?(): Promise<void>;
+  /** Stop them; must resolve within a few seconds. */
+  stop?(): Promise<void>;
+  /** Provider templates (WhatsApp). Optional. */
+  syncTemplates?(): Promise<ProviderTemplate[]>;
+}
+
+/** One row of the provider registry (channel.registry.ts). */
+export interface ProviderDefinition<S extends TSchema = TSchema> {
+  name: ProviderName;
+  /** Channels this provider can serve. */
+  channels: readonly Channel[];
+  /** TypeBox schema of `[channels.settings]` with defaults and descriptions; checked at start-up. */
+  settings: S;
+  create(ctx: AdapterContext): ChannelAdapter;
+}
