@@ -4,9 +4,15 @@
  * name fails at start-up (config validation), never at the first send.
  */
 import type { ProviderDefinition, ProviderName } from "./channel.types";
+import { instagramProvider } from "./instagram/instagram.adapter";
+import { messengerProvider } from "./messenger/messenger.adapter";
+import { whatsappCloudProvider } from "./whatsapp-cloud/whatsapp-cloud.adapter";
 
 export const providers: Partial<Record<ProviderName, ProviderDefinition>> = {
   // one line per provider, e.g.  "whatsapp-cloud": whatsappCloudProvider,
+  "whatsapp-cloud": whatsappCloudProvider,
+  messenger: messengerProvider,
+  instagram: instagramProvider,
 };
 
 export function providerDefinition(name: ProviderName): ProviderDefinition | undefined {

@@ -1,0 +1,168 @@
+/**
+ * Inbound parser for Messenger-Platform-style webhooks, shared by Messenger (`object:"page"`) and Instagram
+ * (`object:"instagram"`): `entry[].messaging[]` items with `sender`, `recipient`, `timestamp` (epoch ms) and
+ * one of `message`, `postback`, `referral`, `delivery`, `read`.
+ */
+import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
+
+interface MessagingAttachment {
+  type?: string;
+  payload?: { url?: string; sticker_id?: number; title?: string; coordinates?: { lat?: number; long?: number } } & Record<string, unknown>;
+}
+
+interface MessagingItem {
+  sender?: { id?: string };
+  recipient?: { id?: string };
+  timestamp?: number;
+  message?: {
+    mid?: string;
+    text?: string;
+    is_echo?: boolean;
+    is_deleted?: boolean;
+    is_unsupported?: boolean;
+    attachments?: MessagingAttachment[];
+    quick_reply?: { payload?: string };
+    reply_to?: { mid?: string };
+    referral?: Record<string, unknown>;
+  };
+  postback?: { mid?: string; title?: string; payload?: string; referral?: Record<string, unknown> };
+  referral?: Record<string, unknown>;
+  delivery?: { mids?: string[]; watermark?: number };
+  read?: { watermark?: number; mid?: string };
+}
+
+export interface MessagingParseOptions {
+  /** `page` for Messenger, `instagram` for Instagram; other objects yield no events. */
+  object: "page" | "instagram";
+  /** Page id / IG account id of this channel account; entries for other ids are skipped when set. */
+  accountId?: string;
+  /** Messenger sends `delivery`; Instagram has no delivery receipts. */
+  deliveryReceipts: boolean;
+  state: AdapterContext["state"];
+  log: AdapterContext["log"];
+}
+
+/** State key holding a referral that arrived without a message, attached to that sender's next message. */
+const pendingReferralKey = (senderId: string) => `pending_referral:${senderId}`;
+
+function attachmentContent(attachment: MessagingAttachment, caption: string | undefined): InboundContent {
+  const url = attachment.payload?.url;
+  switch (attachment.type) {
+    case "image":
+      // Messenger delivers stickers (the thumbs-up too) as images carrying sticker_id.
+      return { type: "media", media: { kind: attachment.payload?.sticker_id !== undefined ? "sticker" : "image", url, caption } };
+    case "video":
+    case "audio":
+      return { type: "media", media: { kind: attachment.type, url, caption } };
+    case "file":
+      return { type: "media", media: { kind: "document", url, caption } };
+    case "location": {
+      const c = attachment.payload?.coordinates;
+      if (typeof c?.lat === "number" && typeof c?.long === "number") {
+        return { type: "location", location: { latitude: c.lat, longitude: c.long, name: attachment.payload?.title } };
+      }
+      return { type: "unsupported", raw: attachment };
+    }
+    default:
+      // share, story_mention, ig_reel, reel, fallback, template, ...: kept raw for the operator.
+      return { type: "unsupported", raw: attachment };
+  }
+}
+
+export function parseMessagingWebhook({ payload, options }: { payload: unknown; options: MessagingParseOptions }): InboundEvent[] {
+  const { log } = options;
+  const body = payload as { object?: unknown; entry?: unknown };
+  if (!body || body.object !== options.object || !Array.isArray(body.entry)) {
+    log.debug({ object: body?.object }, "meta messaging webhook: not for this provider, ignored");
+    return [];
+  }
+  const events: InboundEvent[] = [];
+  for (const entry of body.entry as { id?: string; messaging?: MessagingItem[] }[]) {
+    if (options.accountId && entry.id && entry.id !== options.accountId) {
+      // NB! One Meta app posts every Page's events to its one callback URL; another account's events
+      // arriving here must not be stored under this account.
+      log.warn({ entryId: entry.id, accountId: options.accountId }, "meta messaging webhook entry for another account, skipped");
+      continue;
+    }
+    for (const item of entry.messaging ?? []) events.push(...parseItem(item, options));
+  }
+  return events;
+}
+
+function parseItem(item: MessagingItem, options: MessagingParseOptions): InboundEvent[] {
+  const senderId = item.sender?.id;
+  if (!senderId) return [];
+  const from = { value: senderId };
+  const timestamp = new Date(item.timestamp ?? 0);
+
+  if (item.message) {
+    const m = item.message;
+    // Echoes are our own outbound messages (and those sent from the Page inbox): not inbound.
+    if (m.is_echo || m.is_deleted || !m.mid) return [];
+    const referral = takeReferral({ senderId, inline: m.referral ?? item.referral, options });
+    const base = { kind: "message" as const, from, timestamp, ...(m.reply_to?.mid ? { inReplyTo: m.reply_to.mid } : {}) };
+    const attachments = m.attachments ?? [];
+    if (attachments.length === 0) {
+      const content: InboundContent = typeof m.text === "string" ? { type: "text", text: m.text } : { type: "unsupported", raw: m };
+      return [{ ...base, providerMessageId: m.mid, content, ...(referral ? { referral } : {}) }];
+    }
+    // One event per attachment; the first keeps the provider's mid (dedupe key), the rest get a suffix.
+    return attachments.map((attachment, index) => ({
+      ...base,
+      providerMessageId: index === 0 ? m.mid! : `${m.mid}#${index}`,
+      content: attachmentContent(attachment, index === 0 ? m.text : undefined),
+      ...(index === 0 && referral ? { referral } : {}),
+    }));
+  }
+
+  if (item.postback) {
+    const p = item.postback;
+    const referral = takeReferral({ senderId, inline: p.referral, options });
+    // A button tap is the contact writing to us (it opens the window): shown as its title text.
+    return [
+      {
+        kind: "message",
+        providerMessageId: p.mid ?? `postback:${senderId}:${item.timestamp ?? 0}`,
+        from,
+        timestamp,
+        content: { type: "text", text: p.title ?? p.payload ?? "" },
+        ...(referral ? { referral } : {}),
+      },
+    ];
+  }
+
+  if (item.referral) {
+    // A referral without a message (m.me / ig.me link or ad tapped in an existing thread) has no event of
+    // its own in our contract: keep it and attach it to this sender's next message.
+    options.state.set(pendingReferralKey(senderId), JSON.stringify(item.referral));
+    return [];
+  }
+
+  if (item.delivery && options.deliveryReceipts && typeof item.delivery.watermark === "number") {
+    return [{ kind: "watermark", from, status: "delivered", watermark: new Date(item.delivery.watermark) }];
+  }
+
+  if (item.read) {
+    // Messenger sends read.watermark; Instagram's messaging_seen sends read.mid and the event timestamp
+    // (everything before the seen moment counts as read).
+    const watermark = typeof item.read.watermark === "number" ? item.read.watermark : item.timestamp;
+    if (typeof watermark !== "number") return [];
+    return [{ kind: "watermark", from, status: "read", watermark: new Date(watermark) }];
+  }
+
+  options.log.debug({ keys: Object.keys(item) }, "meta messaging item ignored");
+  return [];
+}
+
+function takeReferral({ senderId, inline, options }: { senderId: string; inline?: Record<string, unknown>; options: MessagingParseOptions }) {
+  const key = pendingReferralKey(senderId);
+  const pending = options.state.get(key);
+  if (pending) options.state.set(key, "");
+  if (inline) return inline;
+  if (!pending) return undefined;
+  try {
+    return JSON.parse(pending) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}

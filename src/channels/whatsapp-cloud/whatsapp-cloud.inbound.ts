@@ -1,0 +1,153 @@
+/**
+ * WhatsApp Cloud API webhook payload → InboundEvents.
+ * `{"object":"whatsapp_business_account","entry":[{"id":"<WABA>","changes":[{"field":"messages","value":{
+ *   "metadata":{"phone_number_id"},"contacts":[…],"messages":[…],"statuses":[…],"errors":[…]}}]}]}`
+ * Timestamps are epoch seconds as strings.
+ */
+import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
+import { failureFromWebhookError } from "../meta/meta.errors";
+
+interface WaMedia { id?: string; mime_type?: string; caption?: string; filename?: string; sha256?: string; url?: string }
+
+interface WaMessage {
+  from?: string;
+  id?: string;
+  timestamp?: string;
+  type?: string;
+  context?: { id?: string; from?: string };
+  referral?: Record<string, unknown>;
+  text?: { body?: string };
+  image?: WaMedia;
+  video?: WaMedia;
+  audio?: WaMedia & { voice?: boolean };
+  document?: WaMedia;
+  sticker?: WaMedia & { animated?: boolean };
+  location?: { latitude?: number; longitude?: number; name?: string; address?: string };
+  contacts?: unknown[];
+  interactive?: { type?: string; button_reply?: { id?: string; title?: string }; list_reply?: { id?: string; title?: string; description?: string } };
+  button?: { payload?: string; text?: string };
+}
+
+interface WaStatus {
+  id?: string;
+  status?: string;
+  timestamp?: string;
+  recipient_id?: string;
+  errors?: { code?: number; title?: string; message?: string; error_data?: { details?: string } }[];
+}
+
+interface WaValue {
+  metadata?: { phone_number_id?: string; display_phone_number?: string };
+  contacts?: { wa_id?: string; profile?: { name?: string } }[];
+  messages?: WaMessage[];
+  statuses?: WaStatus[];
+  errors?: unknown[];
+}
+
+/** WhatsApp ids are digits (`16505551234`); our identity form is E.164 with `+`. */
+export function waIdToE164(waId: string): string {
+  return waId.startsWith("+") ? waId : `+${waId}`;
+}
+
+function epochSeconds(value: string | undefined): Date {
+  const n = Number(value);
+  return new Date(Number.isFinite(n) ? n * 1000 : 0);
+}
+
+function messageContent(message: WaMessage): InboundContent {
+  switch (message.type) {
+    case "text":
+      return { type: "text", text: message.text?.body ?? "" };
+    case "image":
+    case "video":
+    case "audio":
+    case "document":
+    case "sticker": {
+      const kind = message.type;
+      const media = message[kind] ?? {};
+      return {
+        type: "media",
+        media: {
+          kind,
+          providerMediaId: media.id,
+          mimeType: media.mime_type,
+          ...(media.caption !== undefined ? { caption: media.caption } : {}),
+          ...(media.filename !== undefined ? { filename: media.filename } : {}),
+        },
+      };
+    }
+    case "location": {
+      const l = message.location;
+      if (typeof l?.latitude !== "number" || typeof l?.longitude !== "number") return { type: "unsupported", raw: message };
+      return { type: "location", location: { latitude: l.latitude, longitude: l.longitude, ...(l.name ? { name: l.name } : {}), ...(l.address ? { address: l.address } : {}) } };
+    }
+    case "contacts":
+      return { type: "contacts", contacts: message.contacts ?? [] };
+    case "interactive": {
+      // Reply-button and list taps: the visible title is what the contact "said".
+      const reply = message.interactive?.button_reply ?? message.interactive?.list_reply;
+      return reply?.title !== undefined ? { type: "text", text: reply.title } : { type: "unsupported", raw: message };
+    }
+    case "button":
+      // Quick-reply button of a template message.
+      return { type: "text", text: message.button?.text ?? message.button?.payload ?? "" };
+    default:
+      // reaction, order, system, unsupported, request_welcome, ...
+      return { type: "unsupported", raw: message };
+  }
+}
+
+const STATUS_VALUES = new Set(["sent", "delivered", "read", "failed"]);
+
+export function parseWhatsappWebhook({ payload, phoneNumberId, log }: { payload: unknown; phoneNumberId: string; log: AdapterContext["log"] }): InboundEvent[] {
+  const body = payload as { object?: unknown; entry?: unknown };
+  if (!body || body.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) {
+    log.debug({ object: body?.object }, "whatsapp webhook: not a whatsapp_business_account payload, ignored");
+    return [];
+  }
+  const events: InboundEvent[] = [];
+  for (const entry of body.entry as { changes?: { field?: string; value?: WaValue }[] }[]) {
+    for (const change of entry.changes ?? []) {
+      if (change.field !== "messages" || !change.value) continue;
+      const value = change.value;
+      const target = value.metadata?.phone_number_id;
+      if (target && target !== phoneNumberId) {
+        // NB! A WABA's numbers share the app's one callback URL: another number's events are not ours.
+        log.warn({ phoneNumberId: target }, "whatsapp webhook change for another phone number, skipped");
+        continue;
+      }
+      if (value.errors?.length) log.warn({ errors: value.errors }, "whatsapp webhook reported errors");
+
+      const names = new Map<string, string>();
+      for (const c of value.contacts ?? []) if (c.wa_id && c.profile?.name) names.set(c.wa_id, c.profile.name);
+
+      for (const m of value.messages ?? []) {
+        if (!m.id || !m.from) continue;
+        const displayName = names.get(m.from);
+        events.push({
+          kind: "message",
+          providerMessageId: m.id,
+          from: { value: waIdToE164(m.from), ...(displayName ? { displayName } : {}) },
+          timestamp: epochSeconds(m.timestamp),
+          content: messageContent(m),
+          ...(m.context?.id ? { inReplyTo: m.context.id } : {}),
+          ...(m.referral ? { referral: m.referral } : {}),
+        });
+      }
+
+      for (const s of value.statuses ?? []) {
+        if (!s.id || !s.status || !STATUS_VALUES.has(s.status)) continue;
+        const status = s.status as "sent" | "delivered" | "read" | "failed";
+        const first = s.errors?.[0];
+        events.push({
+          kind: "status",
+          providerMessageId: s.id,
+          status,
+          timestamp: epochSeconds(s.timestamp),
+          ...(status === "failed" ? { error: first ? failureFromWebhookError(first) : { reason: "PROVIDER_REJECTED" as const, message: "failed without error details" } } : {}),
+        });
+      }
+    }
+  }
+  return events;
+}
