@@ -1,0 +1,50 @@
+# Switchboard — see README.md. Bun comes from node_modules (npm ci), so only Node and npm are needed.
+BUN := ./node_modules/.bin/bun
+VERSION := $(shell node -p "require('./package.json').version")
+BUILD_FLAGS := --compile --minify --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
+
+.PHONY: install build run dev test typecheck migrations migrations-reset bench clean
+
+node_modules/.bin/bun: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.bin/bun
+
+## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
+build: install
+	$(BUN) build src/main.ts $(BUILD_FLAGS) --outfile dist/switchboard
+
+## Install, build, create ./data with a sandbox config on first run, and serve.
+run: build
+	@test -f config.toml || ./dist/switchboard init --dir .
+	./dist/switchboard serve --config config.toml
+
+## Serve from source with pretty logs.
+dev: install
+	@test -f config.toml || $(BUN) src/main.ts init --dir .
+	SWITCHBOARD_LOG_PRETTY=1 $(BUN) --watch src/main.ts serve --config config.toml
+
+## Unit, API and end-to-end tests (e2e uses dist/switchboard, built first).
+test: build
+	$(BUN) test
+
+typecheck: install
+	./node_modules/.bin/tsc --noEmit -p .
+
+## Append a migration for schema changes in *.table.ts, and embed it in the binary.
+migrations: install
+	./node_modules/.bin/drizzle-kit generate
+	$(BUN) scripts/embed-migrations.ts
+
+## Pre-release only (nothing shipped yet): regenerate the whole schema as one initial migration.
+migrations-reset: install
+	rm -rf migrations
+	./node_modules/.bin/drizzle-kit generate --name init
+	$(BUN) scripts/embed-migrations.ts
+
+bench: build
+	$(BUN) bench/run.ts
+
+clean:
+	rm -rf dist

@@ -1,0 +1,102 @@
+/**
+ * X (Twitter) API v2 Direct Messages adapter: one-to-one DMs by user id, Account Activity webhooks in.
+ *
+ * Media is refused with MEDIA_INVALID: DM attachments need the chunked media upload
+ * (`POST /2/media/upload` INIT/APPEND/FINALIZE, media_category dm_image) which is not built yet.
+ * X has no delivery receipts; read receipts arrive as `direct_message_mark_read_events`.
+ * The daily DM limit (`daily_dm_limit`) is counted by the engine, not here: the adapter only reports
+ * X's own 429s.
+ */
+import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, WebhookRequest, WebhookResult } from "../channel.types";
+import { xAuthorization } from "./x.auth";
+import { xFailure, type XProblem } from "./x.errors";
+import { crcResponse, parseXActivity, xSignatureValid, type XActivityPayload } from "./x.inbound";
+import { readXSettings, xSettings } from "./x.settings";
+
+export const xCapabilities: ChannelCapabilities = {
+  webhookAuth: "provider-signature",
+  deliveryReceipts: false,
+  readReceipts: true,
+  media: {},
+};
+
+export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
+  const { settings, auth } = readXSettings(ctx.account.settings, ctx.account.id);
+  if (!settings.consumer_secret) {
+    ctx.log.warn({ accountId: ctx.account.id }, "x: no consumer_secret, so Account Activity webhooks cannot be verified; this account can send but not receive");
+  }
+
+  async function send(message: OutboundMessage): Promise<SendResult> {
+    const recipient = message.to.value;
+    if (!/^\d+$/.test(recipient)) {
+      // "@username" identities stay pending until the user writes to us and we learn the id.
+      return { ok: false, retry: false, reason: "RECIPIENT_INVALID", message: `X DMs need a numeric user id, got "${recipient}"` };
+    }
+    const content = message.content;
+    let text: string;
+    switch (content.type) {
+      case "text":
+        text = content.text;
+        break;
+      case "template":
+        text = content.template.rendered.text;
+        break;
+      case "media":
+        return { ok: false, retry: false, reason: "MEDIA_INVALID", message: "media on X DMs is not supported by this appliance yet" };
+      case "email":
+        return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on X" };
+    }
+    const url = `${settings.base_url.replace(/\/+$/, "")}/2/dm_conversations/with/${recipient}/messages`;
+    let response: Response;
+    let body: unknown;
+    try {
+      response = await ctx.fetch(url, {
+        method: "POST",
+        headers: {
+          authorization: xAuthorization({ settings, auth, method: "POST", url, now: ctx.now }),
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ text }),
+      });
+      body = await response.json().catch(() => undefined);
+    } catch (err) {
+      return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: `X unreachable: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const data = (body as { data?: { dm_event_id?: string } } | undefined)?.data;
+    if (response.ok && data?.dm_event_id) return { ok: true, providerMessageId: data.dm_event_id };
+    if (response.ok) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: String(response.status), message: "X answered without dm_event_id" };
+    return xFailure({ status: response.status, problem: body as XProblem | undefined, headers: response.headers, now: ctx.now() });
+  }
+
+  async function handleWebhook(request: WebhookRequest): Promise<WebhookResult> {
+    if (!settings.consumer_secret) return { response: { status: 403, body: "this X account has no consumer_secret and cannot verify webhooks" }, events: [] };
+    if (request.method === "GET") {
+      const token = request.url.searchParams.get("crc_token");
+      if (!token) return { response: { status: 400, body: "crc_token missing" }, events: [] };
+      return {
+        response: { status: 200, body: JSON.stringify(crcResponse(settings.consumer_secret, token)), headers: { "content-type": "application/json" } },
+        events: [],
+      };
+    }
+    if (request.method !== "POST") return { response: { status: 405 }, events: [] };
+    if (!xSignatureValid({ consumerSecret: settings.consumer_secret, rawBody: request.rawBody, header: request.headers.get("x-twitter-webhooks-signature") })) {
+      return { response: { status: 401, body: "bad signature" }, events: [] };
+    }
+    let payload: XActivityPayload;
+    try {
+      payload = JSON.parse(new TextDecoder().decode(request.rawBody)) as XActivityPayload;
+    } catch {
+      return { response: { status: 400, body: "body is not JSON" }, events: [] };
+    }
+    return { response: { status: 200 }, events: parseXActivity({ payload, ourUserId: settings.user_id }).events };
+  }
+
+  return { capabilities: xCapabilities, send, handleWebhook };
+}
+
+export const xProvider: ProviderDefinition<typeof xSettings> = {
+  name: "x",
+  channels: ["x"],
+  settings: xSettings,
+  create: createXAdapter,
+};

@@ -1,0 +1,87 @@
+/**
+ * Account Activity API webhooks: the CRC handshake, the `x-twitter-webhooks-signature` check, and the
+ * DM events of a delivery → InboundEvents.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { InboundContent, InboundEvent } from "../channel.types";
+
+/** `sha256=<base64 HMAC-SHA256(consumer_secret, payload)>`: the CRC answer and the delivery signature alike. */
+export function xSignature(consumerSecret: string, payload: string | Uint8Array): string {
+  return `sha256=${createHmac("sha256", consumerSecret).update(payload).digest("base64")}`;
+}
+
+export function crcResponse(consumerSecret: string, crcToken: string): { response_token: string } {
+  return { response_token: xSignature(consumerSecret, crcToken) };
+}
+
+export function xSignatureValid(opts: { consumerSecret: string; rawBody: Uint8Array; header: string | null }): boolean {
+  if (!opts.header || !opts.consumerSecret) return false;
+  const expected = Buffer.from(xSignature(opts.consumerSecret, opts.rawBody));
+  const given = Buffer.from(opts.header.trim());
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+interface XUser { id: string; name?: string; screen_name?: string }
+interface XDmEvent {
+  type: string;
+  id: string;
+  created_timestamp: string;
+  message_create?: {
+    target?: { recipient_id: string };
+    sender_id: string;
+    message_data?: {
+      text?: string;
+      attachment?: { type: string; media?: { id_str?: string; media_url_https?: string; type?: string; url?: string } };
+    };
+  };
+}
+export interface XActivityPayload {
+  for_user_id?: string;
+  direct_message_events?: XDmEvent[];
+  direct_message_mark_read_events?: { created_timestamp: string; sender_id: string; target?: { recipient_id: string }; last_read_event_id?: string }[];
+  users?: Record<string, XUser>;
+  [other: string]: unknown;
+}
+
+export function parseXActivity(opts: { payload: XActivityPayload; ourUserId: string }): { events: InboundEvent[] } {
+  const { payload, ourUserId } = opts;
+  // One app webhook can serve several subscribed users; this account only handles its own.
+  if (payload.for_user_id !== undefined && payload.for_user_id !== ourUserId) return { events: [] };
+  const users = payload.users ?? {};
+  const sender = (id: string) => ({ value: id, username: users[id]?.screen_name, displayName: users[id]?.name });
+  const events: InboundEvent[] = [];
+
+  for (const dm of payload.direct_message_events ?? []) {
+    const create = dm.message_create;
+    if (dm.type !== "message_create" || !create) continue;
+    // Our own sends (from this appliance or the X app) are echoed to the webhook: not inbound.
+    if (create.sender_id === ourUserId) continue;
+    events.push({
+      kind: "message",
+      providerMessageId: dm.id,
+      from: sender(create.sender_id),
+      timestamp: new Date(Number(dm.created_timestamp)),
+      content: contentOf(create.message_data),
+    });
+  }
+
+  for (const read of payload.direct_message_mark_read_events ?? []) {
+    if (read.sender_id === ourUserId) continue; // we marked their messages read
+    // X reports the last event id read, not a time; the read event's own time bounds every message of
+    // ours sent before it, which is what a watermark means.
+    events.push({ kind: "watermark", from: sender(read.sender_id), status: "read", watermark: new Date(Number(read.created_timestamp)) });
+  }
+  return { events };
+}
+
+function contentOf(data: NonNullable<XDmEvent["message_create"]>["message_data"]): InboundContent {
+  const text = data?.text ?? "";
+  const media = data?.attachment?.type === "media" ? data.attachment.media : undefined;
+  if (media) {
+    // X appends the attachment's t.co link to the text; drop it from the caption.
+    const caption = (media.url ? text.replace(media.url, "") : text).trim() || undefined;
+    const kind = media.type === "photo" ? "image" : "video"; // photo | video | animated_gif
+    return { type: "media", media: { kind, providerMediaId: media.id_str, url: media.media_url_https, caption } };
+  }
+  return { type: "text", text };
+}

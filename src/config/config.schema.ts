@@ -1,0 +1,133 @@
+/**
+ * The appliance configuration. Every key carries a description and a default, so a config that names
+ * only `[storage]` and its `[[channels]]` is valid. config.example.toml documents the same keys; a test
+ * keeps the two in step.
+ */
+import { Type as t, type Static } from "@sinclair/typebox";
+import { CHANNELS, PROVIDERS } from "../channels/channel.types";
+
+const ListenAddress = t.String({ pattern: "^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+):\\d{1,5}$", description: "host:port to listen on" });
+const PriceText = t.String({ pattern: "^\\d{1,12}(\\.\\d{1,6})?$", description: "decimal amount, up to 6 places" });
+const Uuid = t.String({ format: "uuid" });
+
+export const SOCIAL_PLATFORMS = ["instagram", "facebook", "x", "tiktok"] as const;
+
+export const ServerConfig = t.Object(
+  {
+    listen: t.String({ ...ListenAddress, default: "0.0.0.0:8080" }),
+    public_url: t.String({ default: "http://localhost:8080", description: "URL the appliance is reached at; used to print provider webhook URLs" }),
+    trusted_proxies: t.Array(t.String(), { default: [], description: "CIDRs whose X-Forwarded-For is honoured" }),
+    shutdown_timeout_ms: t.Integer({ minimum: 0, default: 10000, description: "how long SIGTERM waits for in-flight requests" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const StorageConfig = t.Object(
+  {
+    data_dir: t.String({ default: "./data", description: "database, media files, backups" }),
+    media_quota_mb: t.Integer({ minimum: 0, default: 1024, description: "total size of uploaded media per company" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const BillingConfig = t.Object(
+  {
+    currency: t.String({ pattern: "^[A-Z]{3}$", default: "USD", description: "ISO 4217 currency of balances and prices" }),
+    prices: t.Object(
+      {
+        wa_template_text: t.String({ ...PriceText, default: "0.050000" }),
+        x_dm_campaign: t.String({ ...PriceText, default: "0.010000" }),
+        email_campaign: t.String({ ...PriceText, default: "0.001000" }),
+        tg_text: t.String({ ...PriceText, default: "0.002000" }),
+        tg_media: t.String({ ...PriceText, default: "0.004000" }),
+      },
+      { default: {}, additionalProperties: false, description: "priceType -> decimal price per message" },
+    ),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const RateLimitConfig = t.Object(
+  {
+    requests_per_second: t.Number({ exclusiveMinimum: 0, default: 100, description: "sustained requests per second per API key" }),
+    burst: t.Integer({ minimum: 1, default: 200, description: "bucket size: requests allowed at once" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const LogConfig = t.Object(
+  {
+    level: t.Union([t.Literal("trace"), t.Literal("debug"), t.Literal("info"), t.Literal("warn"), t.Literal("error"), t.Literal("fatal")], {
+      default: "info",
+      description: "log level",
+    }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const LicenseConfig = t.Object(
+  { file: t.String({ default: "./license.json", description: "signed license file (company, modules, expiry)" }) },
+  { default: {}, additionalProperties: false },
+);
+
+export const JobsConfig = t.Object(
+  {
+    workers: t.Integer({ minimum: 1, maximum: 256, default: 16, description: "concurrent job handlers per job type" }),
+    max_attempts: t.Integer({ minimum: 1, default: 10, description: "attempts before a job is dead" }),
+    lease_seconds: t.Integer({ minimum: 5, default: 60, description: "how long a claimed job is held before it is reclaimed" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const WebhooksConfig = t.Object(
+  {
+    allow_private_networks: t.Boolean({ default: true, description: "allow endpoints on private/loopback addresses (on-prem receivers usually are)" }),
+    allow: t.Array(t.String(), { default: [], description: "if non-empty, endpoint hosts or CIDRs that are allowed" }),
+    deny: t.Array(t.String(), { default: [], description: "endpoint hosts or CIDRs that are refused" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
+export const ChannelAccountConfig = t.Object(
+  {
+    id: t.String({ ...Uuid, description: "stable channelAccountId" }),
+    company: t.String({ default: "default", description: "company slug" }),
+    channel: t.Union(CHANNELS.map((c) => t.Literal(c))),
+    provider: t.Union(PROVIDERS.map((p) => t.Literal(p)), { default: "sandbox" }),
+    name: t.String({ minLength: 1 }),
+    default: t.Boolean({ default: false }),
+    settings: t.Record(t.String(), t.Unknown(), { default: {}, description: "provider-specific settings" }),
+  },
+  { additionalProperties: false },
+);
+
+export const SocialAccountConfig = t.Object(
+  {
+    id: t.String({ ...Uuid }),
+    company: t.String({ default: "default" }),
+    platform: t.Union(SOCIAL_PLATFORMS.map((p) => t.Literal(p))),
+    provider: t.String({ default: "sandbox" }),
+    name: t.String({ default: "" }),
+    settings: t.Record(t.String(), t.Unknown(), { default: {} }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = t.Object(
+  {
+    server: ServerConfig,
+    storage: StorageConfig,
+    billing: BillingConfig,
+    rate_limit: RateLimitConfig,
+    log: LogConfig,
+    license: LicenseConfig,
+    jobs: JobsConfig,
+    webhooks: WebhooksConfig,
+    channels: t.Array(ChannelAccountConfig, { default: [] }),
+    social_accounts: t.Array(SocialAccountConfig, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ChannelAccountEntry = Static<typeof ChannelAccountConfig>;

@@ -1,0 +1,79 @@
+/**
+ * Builds the dependency object every module receives: config, database, clock, logger, events, queue,
+ * scheduler and the cross-cutting stores. Nothing here listens or starts loops — `serve` does that.
+ */
+import { join } from "node:path";
+import type { Config } from "./config/config.schema";
+import { openDatabase, type Db } from "./db/client";
+import { migrate } from "./db/migrate";
+import { createKeyResolver } from "./modules/api-keys/api-keys.service";
+import { createLedger } from "./modules/billing/ledger.service";
+import { systemClock, type Clock } from "./platform/clock";
+import { createEventBus } from "./platform/events/events";
+import { apiGuardPlugin } from "./platform/http/api-guard.plugin";
+import { createRateLimiter } from "./platform/http/rate-limit";
+import { createIdempotencyStore } from "./platform/idempotency/idempotency";
+import { createLogger, type Logger } from "./platform/logger";
+import { createQueue } from "./platform/queue/queue";
+import { createScheduler } from "./platform/scheduler";
+
+export function databasePath(config: Config): string {
+  return join(config.storage.data_dir, "switchboard.db");
+}
+
+export function buildDeps({
+  config,
+  clock = systemClock,
+  log = createLogger({ level: config.log.level }),
+  db = openDatabase(databasePath(config)),
+  fetch: fetchImpl = globalThis.fetch,
+}: {
+  config: Config;
+  clock?: Clock;
+  log?: Logger;
+  db?: Db;
+  fetch?: typeof fetch;
+}) {
+  migrate(db);
+  const now = () => clock.now();
+  const keys = createKeyResolver({ db, now });
+  const limiter = createRateLimiter({ now: () => clock.now().getTime() });
+  const idempotency = createIdempotencyStore({ db, now });
+  /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
+  const guard = apiGuardPlugin({
+    db,
+    now,
+    resolveKey: keys.resolveKey,
+    markKeyUsed: keys.markKeyUsed,
+    limiter,
+    rateDefaults: { requestsPerSecond: config.rate_limit.requests_per_second, burst: config.rate_limit.burst },
+    trustedProxies: config.server.trusted_proxies,
+    idempotency,
+    publicPaths: ["/openapi.json"],
+  });
+  return {
+    config,
+    db,
+    clock,
+    now,
+    log,
+    fetch: fetchImpl,
+    events: createEventBus({ db, now }),
+    queue: createQueue({
+      db,
+      now,
+      log,
+      workers: config.jobs.workers,
+      maxAttempts: config.jobs.max_attempts,
+      leaseMs: config.jobs.lease_seconds * 1000,
+    }),
+    scheduler: createScheduler({ log }),
+    idempotency,
+    limiter,
+    guard,
+    keys,
+    ledger: createLedger({ db, now }),
+  };
+}
+
+export type Deps = ReturnType<typeof buildDeps>;

@@ -1,0 +1,122 @@
+/**
+ * API keys: `sb_live_<40 base62>`, shown once; stored as SHA-256 + a display prefix.
+ */
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { DetailCollector, AppError } from "../../platform/errors";
+import { hashKey, type KeyPrincipal } from "../../platform/http/api-guard.plugin";
+import { parseCidr } from "../../platform/http/ip-allow";
+import { isScope } from "../../platform/http/scopes";
+import { newId, randomToken } from "../../platform/ids";
+import { apiKeys } from "./api-keys.table";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export function createApiKey({
+  db,
+  now,
+  companyId,
+  name = "default",
+  scopes = ["*"],
+  allowedIps = [],
+  expiresAt = null,
+  rateLimit = null,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  name?: string;
+  scopes?: string[];
+  allowedIps?: string[];
+  expiresAt?: Date | null;
+  rateLimit?: number | null;
+}): { apiKey: ApiKeyRow; key: string } {
+  const problems = new DetailCollector();
+  if (!scopes.length) problems.add("/scopes", "at least one scope, or *");
+  scopes.forEach((s, i) => {
+    if (s !== "*" && !isScope(s)) problems.add(`/scopes/${i}`, `unknown scope "${s}"`);
+  });
+  allowedIps.forEach((c, i) => {
+    if (!parseCidr(c)) problems.add(`/allowedIps/${i}`, `"${c}" is not an IPv4/IPv6 address or CIDR`);
+  });
+  if (expiresAt && Number.isNaN(expiresAt.getTime())) problems.add("/expiresAt", "not a valid date-time");
+  if (rateLimit !== null && !(rateLimit > 0)) problems.add("/rateLimit", "must be a positive number of requests per second");
+  problems.throwIfAny(problems.details.map((d) => d.message).join("; "));
+
+  const key = `sb_live_${randomToken()}`;
+  const apiKey: ApiKeyRow = {
+    id: newId(),
+    companyId,
+    name,
+    prefix: key.slice(0, 12),
+    hash: hashKey(key),
+    scopes,
+    allowedIps,
+    rateLimit,
+    expiresAt,
+    revokedAt: null,
+    lastUsedAt: null,
+    createdAt: now(),
+  };
+  db.insert(apiKeys).values(apiKey).run();
+  return { apiKey, key };
+}
+
+export function listApiKeys({ db, companyId }: { db: Db; companyId?: string }): ApiKeyRow[] {
+  const q = db.select().from(apiKeys);
+  return (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
+}
+
+export function revokeApiKey({ db, now, id }: { db: Db; now: () => Date; id: string }): ApiKeyRow {
+  const row = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+  if (!row) throw new AppError("NOT_FOUND", `no API key with id ${id}`);
+  if (!row.revokedAt) db.update(apiKeys).set({ revokedAt: now() }).where(eq(apiKeys.id, id)).run();
+  return { ...row, revokedAt: row.revokedAt ?? now() };
+}
+
+/**
+ * Key lookup for the API guard (one prepared statement: this runs on every request), and `last_used_at`
+ * bookkeeping. NB! last_used_at is collected in memory and flushed in one transaction every few seconds:
+ * with synchronous=FULL a write per request would cost an fsync per request.
+ */
+export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
+  const byHash = db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.hash, placeholder("hash")))
+    .prepare();
+  const used = new Map<string, Date>();
+  return {
+    resolveKey(hash: string): KeyPrincipal | null {
+      const row = byHash.get({ hash });
+      if (!row) return null;
+      return {
+        keyId: row.id,
+        companyId: row.companyId,
+        name: row.name,
+        prefix: row.prefix,
+        scopes: row.scopes,
+        allowedIps: row.allowedIps,
+        expiresAt: row.expiresAt,
+        revokedAt: row.revokedAt,
+        rateLimit: row.rateLimit,
+      };
+    },
+    markKeyUsed(keyId: string): void {
+      used.set(keyId, now());
+    },
+    flushUsage(): number {
+      if (!used.size) return 0;
+      const batch = [...used];
+      used.clear();
+      db.tx(() => {
+        for (const [id, at] of batch) db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+      });
+      return batch.length;
+    },
+  };
+}
+
+function placeholder(name: string) {
+  return sql.placeholder(name) as unknown as string;
+}

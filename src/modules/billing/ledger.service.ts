@@ -1,0 +1,65 @@
+/**
+ * The balance ledger. Every balance change is an appended entry; the balance is the newest entry's
+ * `balanceAfter`. Writes must run inside a `db.tx` (IMMEDIATE: one writer), which is what makes
+ * "read balance, check, append" safe under concurrent requests — no balance ever goes negative.
+ */
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { AppError } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { formatMicros } from "../../platform/money";
+import { ledgerEntries } from "./ledger.table";
+
+export type LedgerEntry = typeof ledgerEntries.$inferSelect;
+export type LedgerKind = "credit" | "debit" | "refund";
+
+export function createLedger({ db, now }: { db: Db; now: () => Date }) {
+  const latest = db
+    .select({ balanceAfter: ledgerEntries.balanceAfter })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.companyId, sql.placeholder("companyId")))
+    .orderBy(desc(ledgerEntries.id))
+    .limit(1)
+    .prepare();
+
+  function balance(companyId: string): number {
+    return latest.get({ companyId })?.balanceAfter ?? 0;
+  }
+
+  function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
+    return db.tx(() => {
+      const after = balance(companyId) + amount;
+      if (after < 0)
+        throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(after - amount)} available`);
+      const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
+      db.insert(ledgerEntries).values(entry).run();
+      return entry;
+    });
+  }
+
+  return {
+    balance,
+    credit({ companyId, amount, description = "credit" }: { companyId: string; amount: number; description?: string }) {
+      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError("VALIDATION_FAILED", "amount must be positive", [{ pointer: "/amount", message: "must be > 0" }]);
+      return append(companyId, "credit", amount, description, null);
+    },
+    /** Throws INSUFFICIENT_BALANCE (402) when the balance would go negative. */
+    debit({ companyId, amount, messageId, description }: { companyId: string; amount: number; messageId: string | null; description: string }) {
+      return append(companyId, "debit", -amount, description, messageId);
+    },
+    refund({ companyId, amount, messageId, description }: { companyId: string; amount: number; messageId: string | null; description: string }) {
+      return append(companyId, "refund", amount, description, messageId);
+    },
+    /** Newest first, keyset on id. */
+    list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): LedgerEntry[] {
+      return db
+        .select()
+        .from(ledgerEntries)
+        .where(before ? and(eq(ledgerEntries.companyId, companyId), lt(ledgerEntries.id, before)) : eq(ledgerEntries.companyId, companyId))
+        .orderBy(desc(ledgerEntries.id))
+        .limit(limit)
+        .all();
+    },
+  };
+}
+export type Ledger = ReturnType<typeof createLedger>;

@@ -1,0 +1,149 @@
+/**
+ * The API's request guard, feature-blind:
+ *   onRequest (every /api/public/v1 route but the OpenAPI document): authenticate the key (401), check its
+ *   IP allow-list (403), take a rate-limit token (429) — before the body is even parsed;
+ *   per route, `{ scope: "contacts:write" }` (or `"any"`): check the scope (403), then for POST/PATCH with
+ *   an Idempotency-Key replay or claim the key.
+ * Handlers get `auth` (the principal) and `idem.commit(status, fn)`, which runs fn's writes and stores
+ * the idempotent response in one transaction and returns the `{data}` envelope.
+ */
+import { Elysia } from "elysia";
+import type { Db } from "../../db/client";
+import { AppError } from "../errors";
+import { fingerprint, parseIdempotencyKey, type IdempotencyClaim, type IdempotencyStore } from "../idempotency/idempotency";
+import { clientIp, compileRanges, ipInRanges } from "./ip-allow";
+import type { RateLimiter } from "./rate-limit";
+import { requestFacts } from "./request-context";
+import { hasScope, type Scope } from "./scopes";
+
+export const API_PREFIX = "/api/public/v1";
+
+/** What a key resolves to; supplied by the api-keys module (platform never reads its tables). */
+export interface KeyPrincipal {
+  keyId: string;
+  companyId: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  allowedIps: string[];
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  rateLimit: number | null;
+}
+
+export interface ApiGuardDeps {
+  db: Db;
+  now: () => Date;
+  /** Looks a key up by the SHA-256 hex of the presented key. */
+  resolveKey(hash: string): KeyPrincipal | null;
+  markKeyUsed(keyId: string): void;
+  limiter: RateLimiter;
+  rateDefaults: { requestsPerSecond: number; burst: number };
+  trustedProxies: string[];
+  idempotency: IdempotencyStore;
+  /** Paths under the prefix that need no key. */
+  publicPaths?: string[];
+}
+
+const principals = new WeakMap<Request, KeyPrincipal>();
+const claims = new WeakMap<Request, { claim: IdempotencyClaim; stored: boolean }>();
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher("sha256").update(key).digest("hex");
+}
+
+function presentedKey(headers: Headers): string | null {
+  const auth = headers.get("authorization");
+  if (auth) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m ? m[1]! : null;
+  }
+  return headers.get("x-api-key");
+}
+
+export function apiGuardPlugin(deps: ApiGuardDeps) {
+  const trusted = compileRanges(deps.trustedProxies);
+  const publicPaths = new Set((deps.publicPaths ?? []).map((p) => API_PREFIX + p));
+
+  return new Elysia({ name: "api-guard" })
+    .onRequest(({ request, server, set }) => {
+      const path = new URL(request.url).pathname;
+      if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
+      const key = presentedKey(request.headers);
+      if (!key) throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
+      const principal = deps.resolveKey(hashKey(key));
+      if (!principal) throw new AppError("API_KEY_INVALID", "The API key is not valid", [{ pointer: "header:Authorization", message: "unknown key" }]);
+      const facts = requestFacts(request);
+      if (facts) facts.apiKeyId = principal.keyId;
+      if (principal.revokedAt) throw new AppError("API_KEY_REVOKED", "The API key has been revoked");
+      if (principal.expiresAt && principal.expiresAt.getTime() <= deps.now().getTime()) throw new AppError("API_KEY_EXPIRED", "The API key has expired");
+      if (principal.allowedIps.length) {
+        const ip = clientIp({ peer: server?.requestIP(request)?.address, forwardedFor: request.headers.get("x-forwarded-for"), trusted });
+        if (!ipInRanges(ip, compileRanges(principal.allowedIps)))
+          throw new AppError("IP_NOT_ALLOWED", `Requests from ${ip ?? "this address"} are not allowed for this key`);
+      }
+      const rate = principal.rateLimit ?? deps.rateDefaults.requestsPerSecond;
+      const burst = principal.rateLimit ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond))) : deps.rateDefaults.burst;
+      const decision = deps.limiter.take(principal.keyId, { ratePerSecond: rate, burst });
+      Object.assign(set.headers, decision.headers);
+      if (!decision.allowed)
+        throw new AppError("RATE_LIMITED", "Rate limit exceeded; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
+      deps.markKeyUsed(principal.keyId);
+      principals.set(request, principal);
+    })
+    .macro({
+      scope: (needed: Scope | "any") => ({
+        resolve({ request, body, set, status }) {
+          const auth = principals.get(request);
+          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
+          if (needed !== "any" && !hasScope(auth.scopes, needed))
+            throw new AppError("API_SCOPE_MISSING", `This operation needs the scope ${needed}`);
+
+          const method = request.method;
+          const rawKey = request.headers.get("idempotency-key");
+          let claim: IdempotencyClaim | null = null;
+          if (rawKey !== null && (method === "POST" || method === "PATCH" || method === "PUT")) {
+            const key = parseIdempotencyKey(rawKey);
+            const path = new URL(request.url).pathname;
+            claim = { apiKeyId: auth.keyId, key, method, path, fingerprint: fingerprint(method, path, body) };
+            const replay = deps.idempotency.begin(claim);
+            if (replay) {
+              set.headers["idempotent-replayed"] = "true";
+              set.headers["content-type"] = "application/json";
+              return status(replay.status as 200, JSON.parse(replay.body) as never);
+            }
+            claims.set(request, { claim, stored: false });
+          }
+          const idem = {
+            /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
+            commit<T>(code: number, fn: () => T): { data: T } {
+              const data = deps.db.tx(() => {
+                const d = fn();
+                if (claim) deps.idempotency.store(claim, code, { data: d });
+                return d;
+              });
+              const c = claims.get(request);
+              if (c) c.stored = true;
+              set.status = code;
+              return { data };
+            },
+          };
+          return { auth, idem };
+        },
+        afterHandle({ request, response, set }) {
+          // Routes that do not use idem.commit still get their 2xx stored (in its own transaction).
+          const c = claims.get(request);
+          const code = typeof set.status === "number" ? set.status : 200;
+          if (c && !c.stored && code >= 200 && code < 300 && !(response instanceof Response)) {
+            deps.idempotency.store(c.claim, code, response);
+            c.stored = true;
+          }
+        },
+        afterResponse({ request }) {
+          const c = claims.get(request);
+          if (c) deps.idempotency.release(c.claim);
+        },
+      }),
+    })
+    .as("global");
+}

@@ -1,0 +1,147 @@
+/** The cross-cutting HTTP contract (DESIGN §4) through the real app: auth codes, errors, request ids, rate limits. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { runScenarios } from "../../../test/helpers/scenarios";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp({ config: { rate_limit: { requests_per_second: 1000, burst: 1000 } } });
+});
+afterAll(() => app.close());
+
+describe("authentication and errors", () => {
+  runScenarios(() => app, [
+    { name: "no key → 401 API_KEY_INVALID", method: "GET", url: "/me", key: null, status: 401, contains: { error: { code: "API_KEY_INVALID", details: [{ pointer: "header:Authorization" }] } } },
+    { name: "unknown key → 401 API_KEY_INVALID", method: "GET", url: "/me", key: "sb_live_nope", status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
+    { name: "malformed Authorization → 401", method: "GET", url: "/me", key: null, headers: { authorization: "Basic abc" }, status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
+    {
+      name: "revoked key → 401 API_KEY_REVOKED",
+      method: "GET",
+      url: "/me",
+      status: 401,
+      contains: { error: { code: "API_KEY_REVOKED" } },
+      setup: (a) => useKey(a, { name: "revoked" }, (id) => a.deps.db.$client.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id)),
+    },
+    {
+      name: "expired key → 401 API_KEY_EXPIRED",
+      method: "GET",
+      url: "/me",
+      status: 401,
+      contains: { error: { code: "API_KEY_EXPIRED" } },
+      setup: (a) => useKey(a, { name: "old", expiresAt: new Date(a.clock.now().getTime() - 1000) }),
+    },
+    {
+      name: "key without scope → 403 API_SCOPE_MISSING",
+      method: "GET",
+      url: "/billing/ledger",
+      status: 403,
+      contains: { error: { code: "API_SCOPE_MISSING" } },
+      setup: (a) => useKey(a, { name: "narrow", scopes: ["contacts:read"] }),
+    },
+    {
+      name: "key with allow-list, request without address (no socket) → 403 IP_NOT_ALLOWED",
+      method: "GET",
+      url: "/me",
+      status: 403,
+      contains: { error: { code: "IP_NOT_ALLOWED" } },
+      setup: (a) => useKey(a, { name: "ip", allowedIps: ["10.0.0.0/8"] }),
+    },
+    { name: "unknown route under the API → 404 NOT_FOUND", method: "GET", url: "/nope", status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "unknown route elsewhere → 404 NOT_FOUND", method: "GET", url: "/api/other", status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "bad query → 422 with query pointer", method: "GET", url: "/billing/ledger?limit=500", status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:limit" }] } } },
+    { name: "bad cursor → 422 query:cursor", method: "GET", url: "/billing/ledger?cursor=!!", status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:cursor" }] } } },
+    { name: "valid X-Request-Id echoed", method: "GET", url: "/me", headers: { "x-request-id": "req-12345678" }, status: 200, responseHeaders: { "x-request-id": "req-12345678" } },
+    {
+      name: "invalid X-Request-Id → 422 header pointer",
+      method: "GET",
+      url: "/me",
+      headers: { "x-request-id": "short" },
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } },
+    },
+    { name: "request id generated when absent", method: "GET", url: "/me", status: 200, responseHeaders: { "x-request-id": true } },
+    { name: "rate limit headers on every API response", method: "GET", url: "/me", status: 200, responseHeaders: { ratelimit: true, "ratelimit-policy": '"default";q=1000;w=1' } },
+    { name: "openapi.json needs no key", method: "GET", url: "/openapi.json", key: null, status: 200, check: (r) => expect(r.body.openapi).toStartWith("3.1") },
+    { name: "healthz", method: "GET", url: "/healthz", key: null, status: 200, contains: { status: "ok" } },
+    { name: "readyz", method: "GET", url: "/readyz", key: null, status: 200, contains: { status: "ready" } },
+  ]);
+});
+
+// Scenario helper: the next request of the scenario uses a new key made with these options.
+function useKey(a: TestApp, o: Parameters<TestApp["newKey"]>[0], after?: (id: string) => void) {
+  const { key, apiKey } = a.newKey(o);
+  after?.(apiKey.id);
+  const original = a.request;
+  a.request = ((m: string, p: string, opts: any = {}) => {
+    a.request = original;
+    return original(m, p, { ...opts, key });
+  }) as typeof a.request;
+}
+
+describe("GET /me", () => {
+  test("returns key and company with balance, never the key itself", async () => {
+    const res = await app.request("GET", "/me");
+    expect(res.status).toBe(200);
+    expect(res.body.data.key).toEqual({ id: app.apiKey.id, name: "admin", prefix: app.key.slice(0, 12), scopes: ["*"], allowedIps: [], expiresAt: null });
+    expect(res.body.data.company).toMatchObject({ slug: "default", balance: { amount: "100.000000", unit: "USD" } });
+    expect(JSON.stringify(res.body)).not.toContain(app.key);
+  });
+
+  test("X-API-Key works like Bearer", async () => {
+    const res = await app.request("GET", "/me", { key: null, headers: { "x-api-key": app.key } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("rate limit", () => {
+  test("token bucket: burst then 429 RATE_LIMITED with Retry-After; refills with time", async () => {
+    const a = await createTestApp({ config: { rate_limit: { requests_per_second: 2, burst: 3 } } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await a.request("GET", "/me")).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const limited = await a.request("GET", "/me");
+      expect(limited.body.error.code).toBe("RATE_LIMITED");
+      expect(limited.headers.get("retry-after")).toBe("1");
+      expect(limited.headers.get("ratelimit")).toBe('"default";r=0;t=2');
+      a.clock.advance(1000);
+      expect((await a.request("GET", "/me")).status).toBe(200);
+    } finally {
+      await a.close();
+    }
+  });
+
+  test("per-key rate limit overrides the default", async () => {
+    const a = await createTestApp({ config: { rate_limit: { requests_per_second: 100, burst: 200 } } });
+    try {
+      const { key } = a.newKey({ name: "slow", rateLimit: 1 });
+      const s: number[] = [];
+      for (let i = 0; i < 3; i++) s.push((await a.request("GET", "/me", { key })).status);
+      expect(s).toEqual([200, 200, 429]);
+    } finally {
+      await a.close();
+    }
+  });
+});
+
+describe("IP allow-list over a real socket", () => {
+  test("loopback allowed by CIDR, other ranges refused; X-Forwarded-For only from trusted proxies", async () => {
+    const a = await createTestApp({ config: { server: { trusted_proxies: ["127.0.0.0/8"] } } });
+    a.app.listen({ port: 0, hostname: "127.0.0.1" });
+    const url = `http://127.0.0.1:${a.app.server!.port}/api/public/v1/me`;
+    try {
+      const ok = a.newKey({ name: "lo", allowedIps: ["127.0.0.1/32", "::1"] }).key;
+      const v6 = a.newKey({ name: "v6", allowedIps: ["2001:db8::/32"] }).key;
+      const get = (key: string, xff?: string) =>
+        fetch(url, { headers: { authorization: `Bearer ${key}`, ...(xff ? { "x-forwarded-for": xff } : {}) } }).then((r) => r.status);
+      expect(await get(ok)).toBe(200);
+      expect(await get(v6)).toBe(403);
+      // The peer (127.0.0.1) is a trusted proxy: the forwarded client address decides.
+      expect(await get(v6, "2001:db8::7")).toBe(200);
+      expect(await get(ok, "203.0.113.9")).toBe(403);
+    } finally {
+      await a.app.stop();
+      await a.close();
+    }
+  });
+});

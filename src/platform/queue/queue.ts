@@ -1,0 +1,358 @@
+/**
+ * The durable job loop (DESIGN §7). Delivery policy lives here — claiming, leases, retries with
+ * exponential backoff and jitter, dead jobs — and knows nothing about what a job does.
+ *
+ * - `enqueue` inserts a row; call it inside the business `db.tx` (outbox): the job exists iff the change does.
+ * - Each job type has its own handler and its own concurrency, so a slow webhook receiver never starves
+ *   message dispatch.
+ * - A claim sets `lease_until`, a fresh `lease_token` and `attempts + 1` in one UPDATE … RETURNING;
+ *   finalising (delete / reschedule / dead) happens only `WHERE lease_token = ?`, so a worker whose lease
+ *   expired (and whose job was reclaimed) cannot overwrite the new owner's result.
+ * - After a crash, `running` rows whose lease expired are claimable again: at-least-once; handlers are
+ *   idempotent (keyed by the business id).
+ */
+import type { Database } from "bun:sqlite";
+import type { Db } from "../../db/client";
+import { newId, randomToken } from "../ids";
+import type { Logger } from "../logger";
+
+export interface Job<P = Record<string, unknown>> {
+  id: string;
+  type: string;
+  payload: P;
+  attempts: number;
+  maxAttempts: number;
+  groupKey: string | null;
+  runAt: number;
+  leaseToken: string;
+}
+
+/** What a handler may ask for besides success (return nothing) or a thrown error (retry with backoff). */
+export type JobOutcome =
+  | void
+  | { retryAt: Date; error?: string; countAttempt?: boolean }
+  /** Give up now; the job is kept as dead with this error. */
+  | { dead: string };
+
+export interface JobHandler<P = Record<string, unknown>> {
+  handle(job: Job<P>): Promise<JobOutcome>;
+  /** Concurrent handlers of this type (default: config jobs.workers). */
+  concurrency?: number;
+  /** Attempts before the job is dead (default: config jobs.max_attempts). */
+  maxAttempts?: number;
+  /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
+  backoffMs?: (attempts: number) => number;
+}
+
+export interface EnqueueInput {
+  type: string;
+  payload: Record<string, unknown>;
+  runAt?: Date;
+  maxAttempts?: number;
+  groupKey?: string;
+}
+
+export interface Queue {
+  /** Inserts a job; call inside the business transaction. Returns the job id. */
+  enqueue(input: EnqueueInput): string;
+  register<P>(type: string, handler: JobHandler<P>): void;
+  start(): void;
+  /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
+  stop(timeoutMs?: number): Promise<void>;
+  /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
+  nudge(): void;
+  /** Runs every due job to completion (tests and benchmarks drive the loop synchronously with this). */
+  drain(opts?: { timeoutMs?: number }): Promise<number>;
+  list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
+  retry(id: string): boolean;
+  stats(): Record<string, { pending: number; running: number; dead: number }>;
+}
+
+export interface JobRow {
+  id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  runAt: string;
+  lastError: string | null;
+  payload: Record<string, unknown>;
+  createdAt: string;
+}
+
+export function defaultBackoffMs(attempts: number): number {
+  const base = Math.min(1000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+interface RawJob {
+  id: string;
+  type: string;
+  payload: string;
+  attempts: number;
+  max_attempts: number;
+  group_key: string | null;
+  run_at: number;
+  lease_token: string;
+}
+
+export function createQueue({
+  db,
+  now,
+  log,
+  workers,
+  maxAttempts: defaultMaxAttempts,
+  leaseMs,
+  pollMs = 500,
+}: {
+  db: Db;
+  now: () => Date;
+  log: Logger;
+  workers: number;
+  maxAttempts: number;
+  leaseMs: number;
+  pollMs?: number;
+}): Queue {
+  const sqlite: Database = db.$client;
+  const handlers = new Map<string, JobHandler>();
+  const running = new Map<string, Set<Promise<void>>>(); // per type
+  const inflightIds = new Set<string>();
+  let started = false;
+  let stopping = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let pumping = false;
+  let pumpAgain = false;
+
+  const insertStmt = sqlite.prepare(
+    `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
+     VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
+  );
+  const claimStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
+     WHERE id IN (
+       SELECT id FROM jobs
+       WHERE type = ?4 AND ((status = 'pending' AND run_at <= ?3) OR (status = 'running' AND lease_until < ?3))
+       ORDER BY run_at LIMIT ?5)
+     RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
+  );
+  const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
+  const rescheduleStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'pending', run_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?,
+       attempts = attempts - ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
+  );
+  const deadStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, last_error = ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
+  );
+  const releaseStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ? WHERE id = ? AND lease_token = ?`,
+  );
+  const nextDueStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'`);
+
+  function enqueue(input: EnqueueInput): string {
+    const id = newId();
+    const t = now().getTime();
+    insertStmt.run(
+      id,
+      input.type,
+      JSON.stringify(input.payload),
+      (input.runAt ?? now()).getTime(),
+      input.maxAttempts ?? handlers.get(input.type)?.maxAttempts ?? defaultMaxAttempts,
+      input.groupKey ?? null,
+      t,
+      t,
+    );
+    if (started) nudge();
+    return id;
+  }
+
+  function capacity(type: string): number {
+    const limit = handlers.get(type)?.concurrency ?? workers;
+    return limit - (running.get(type)?.size ?? 0);
+  }
+
+  function claim(type: string, limit: number): Job[] {
+    const t = now().getTime();
+    const token = randomToken();
+    const rows = db.tx(() => claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[]);
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type,
+      payload: JSON.parse(r.payload),
+      attempts: r.attempts,
+      maxAttempts: r.max_attempts,
+      groupKey: r.group_key,
+      runAt: r.run_at,
+      leaseToken: r.lease_token,
+    }));
+  }
+
+  async function runJob(job: Job): Promise<void> {
+    const handler = handlers.get(job.type)!;
+    inflightIds.add(job.id);
+    try {
+      let outcome: JobOutcome;
+      try {
+        outcome = await handler.handle(job);
+      } catch (e) {
+        const error = e instanceof Error ? e.message : String(e);
+        if (job.attempts >= job.maxAttempts) {
+          log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
+          deadStmt.run(error, now().getTime(), job.id, job.leaseToken);
+        } else {
+          const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
+          log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
+          rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
+        }
+        return;
+      }
+      if (!outcome) deleteStmt.run(job.id, job.leaseToken);
+      else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
+      else
+        rescheduleStmt.run(
+          outcome.retryAt.getTime(),
+          outcome.error ?? null,
+          outcome.countAttempt === false ? 1 : 0,
+          now().getTime(),
+          job.id,
+          job.leaseToken,
+        );
+    } finally {
+      inflightIds.delete(job.id);
+    }
+  }
+
+  /** Claims what each type has room for and starts it; returns how many jobs were started. */
+  function pumpOnce(): number {
+    let startedJobs = 0;
+    for (const type of handlers.keys()) {
+      const room = capacity(type);
+      if (room <= 0) continue;
+      const batch = claim(type, room);
+      for (const job of batch) {
+        const set = running.get(type) ?? new Set();
+        running.set(type, set);
+        const p: Promise<void> = runJob(job)
+          .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
+          .finally(() => {
+            set.delete(p);
+            if (!stopping) nudge();
+          });
+        set.add(p);
+      }
+      startedJobs += batch.length;
+    }
+    return startedJobs;
+  }
+
+  function pump(): void {
+    if (stopping || !started) return;
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        pumpAgain = false;
+        pumpOnce();
+      } while (pumpAgain && !stopping);
+    } catch (e) {
+      log.error({ err: e }, "job loop error");
+    } finally {
+      pumping = false;
+    }
+    schedule();
+  }
+
+  function schedule(): void {
+    if (timer) clearTimeout(timer);
+    if (stopping || !started) return;
+    const next = (nextDueStmt.get() as { t: number | null }).t;
+    const wait = next === null ? pollMs : Math.max(0, Math.min(pollMs, next - now().getTime()));
+    timer = setTimeout(pump, wait);
+  }
+
+  function nudge(): void {
+    if (!started || stopping) return;
+    queueMicrotask(pump);
+  }
+
+  async function drain({ timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    let total = 0;
+    for (;;) {
+      const n = pumpOnce();
+      total += n;
+      const all = [...running.values()].flatMap((s) => [...s]);
+      if (n === 0 && all.length === 0) return total;
+      if (Date.now() > deadline) throw new Error("queue drain timed out");
+      if (all.length) await Promise.race(all);
+    }
+  }
+
+  return {
+    enqueue,
+    register(type, handler) {
+      handlers.set(type, handler as JobHandler);
+    },
+    start() {
+      started = true;
+      stopping = false;
+      nudge();
+    },
+    async stop(timeoutMs = 10_000) {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      const all = [...running.values()].flatMap((s) => [...s]);
+      await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
+      // Whatever is still running gets its lease released so the next start picks it up at once.
+      const t = now().getTime();
+      for (const id of inflightIds) {
+        const row = sqlite.query(`SELECT lease_token FROM jobs WHERE id = ?`).get(id) as { lease_token: string } | null;
+        if (row?.lease_token) releaseStmt.run(t, id, row.lease_token);
+      }
+      started = false;
+    },
+    nudge,
+    drain,
+    list({ dead, type, limit = 100 }) {
+      const rows = sqlite
+        .query(
+          `SELECT * FROM jobs WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
+        )
+        .all(dead ? "dead" : null, type ?? null, limit) as Record<string, unknown>[];
+      return rows.map((r) => ({
+        id: r.id as string,
+        type: r.type as string,
+        status: r.status as string,
+        attempts: r.attempts as number,
+        maxAttempts: r.max_attempts as number,
+        runAt: new Date(r.run_at as number).toISOString(),
+        lastError: (r.last_error as string) ?? null,
+        payload: JSON.parse(r.payload as string),
+        createdAt: new Date(r.created_at as number).toISOString(),
+      }));
+    },
+    retry(id) {
+      const t = now().getTime();
+      const res = sqlite
+        .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
+        .run(t, t, id);
+      if (res.changes) nudge();
+      return res.changes > 0;
+    },
+    stats() {
+      const rows = sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as {
+        type: string;
+        status: string;
+        n: number;
+      }[];
+      const out: Record<string, { pending: number; running: number; dead: number }> = {};
+      for (const r of rows) {
+        out[r.type] ??= { pending: 0, running: 0, dead: 0 };
+        (out[r.type] as Record<string, number>)[r.status] = r.n;
+      }
+      return out;
+    },
+  };
+}

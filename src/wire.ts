@@ -1,0 +1,12 @@
+/**
+ * Background wiring of every module: job handlers, event subscribers and recurring schedules. Called once
+ * per process by `serve` and by the test harness (so queue.drain() in tests runs the real handlers).
+ * Modules add one line each here.
+ */
+import type { Deps } from "./deps";
+
+export function wireModules(deps: Deps): void {
+  // Platform housekeeping.
+  deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
+  deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
+}
