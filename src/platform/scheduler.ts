@@ -1,7 +1,10 @@
 /**
- * Recurring work on croner (housekeeping, template sync, ...). One-off future work is not scheduled here:
- * it is a job with `runAt` in the durable queue, which survives restarts and catches up overdue runs by
- * itself (croner silently never fires a past Date).
+ * Recurring work on croner (housekeeping, template sync, ...). Modules register with `every`; nothing
+ * runs until `start()` (serve calls it; tests call the registered functions themselves).
+ * One-off future work is not scheduled here: it is a job with `runAt` in the durable queue, which
+ * survives restarts and catches up overdue runs by itself (croner silently never fires a past Date).
+ * NB! croner's `name` option is process-global; names here are only for logs, so several apps can live
+ * in one test process.
  */
 import { Cron } from "croner";
 import type { Logger } from "./logger";
@@ -9,22 +12,34 @@ import type { Logger } from "./logger";
 export interface Scheduler {
   /** `pattern`: cron with seconds (6 fields), e.g. "0 *\/5 * * * *". Errors are logged, never thrown. */
   every(name: string, pattern: string, fn: () => unknown): void;
+  /** Registered tasks by name (tests run them by hand). */
+  readonly tasks: ReadonlyMap<string, () => unknown>;
+  start(): void;
   stop(): void;
 }
 
 export function createScheduler({ log }: { log: Logger }): Scheduler {
-  const jobs = new Set<Cron>();
+  const tasks = new Map<string, { pattern: string; fn: () => unknown }>();
+  const running = new Set<Cron>();
   return {
     every(name, pattern, fn) {
-      jobs.add(
-        new Cron(pattern, { name, protect: true, catch: (e) => log.error({ err: e, schedule: name }, "scheduled task failed") }, async () => {
-          await fn();
-        }),
-      );
+      tasks.set(name, { pattern, fn });
+    },
+    get tasks() {
+      return new Map([...tasks].map(([n, t]) => [n, t.fn]));
+    },
+    start() {
+      for (const [name, { pattern, fn }] of tasks) {
+        running.add(
+          new Cron(pattern, { protect: true, catch: (e) => log.error({ err: e, schedule: name }, "scheduled task failed") }, async () => {
+            await fn();
+          }),
+        );
+      }
     },
     stop() {
-      for (const j of [...jobs]) j.stop();
-      jobs.clear();
+      for (const j of [...running]) j.stop();
+      running.clear();
     },
   };
 }
