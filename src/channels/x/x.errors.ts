@@ -27,7 +27,9 @@ const ACCOUNT_PROBLEM = /client-forbidden|unsupported-authentication|client-not-
 
 export function xFailure(opts: { status: number; problem: XProblem | undefined; headers: Headers; now: Date }): Failure {
   const { status, problem, headers } = opts;
-  const detail = problem?.detail ?? problem?.errors?.map((e) => e.message).filter(Boolean).join("; ") ?? problem?.title ?? `HTTP ${status}`;
+  // v2 puts the general text in `detail` and the specifics (which parameter) in `errors[].message`.
+  const texts = [problem?.detail, ...(problem?.errors ?? []).map((e) => e.message)].filter((t): t is string => Boolean(t));
+  const detail = texts.length ? texts.join("; ") : (problem?.title ?? `HTTP ${status}`);
   const base = { providerCode: String(status), message: detail };
 
   if (status === 429) {
