@@ -1,15 +1,16 @@
 # Switchboard — see README.md. Bun comes from node_modules (npm ci), so only Node and npm are needed.
 BUN := ./node_modules/.bin/bun
 VERSION := $(shell node -p "require('./package.json').version")
-BUILD_FLAGS := --compile --minify --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
+BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
 
 .PHONY: install build run dev test typecheck migrations migrations-reset bench clean
 
-node_modules/.bin/bun: package.json package-lock.json
+# A stamp, not node_modules/.bin/bun: that symlink's target keeps the package's old mtime.
+node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: node_modules/.bin/bun
+install: node_modules/.installed
 
 ## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
 build: install

@@ -10,3 +10,9 @@ export function wireModules(deps: Deps): void {
   deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
 }
+
+/** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */
+export async function startModules(_deps: Deps): Promise<void> {}
+
+/** Stops it again on shutdown, before the job loop is drained. */
+export async function stopModules(_deps: Deps): Promise<void> {}

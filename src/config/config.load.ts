@@ -20,9 +20,8 @@ export function loadConfig({ path, env = process.env }: { path: string; env?: Re
   try {
     raw = Bun.TOML.parse(readFileSync(path, "utf8"));
   } catch (e) {
-    const err = e as Error & { line?: number; column?: number };
-    const where = err.line ? ` at line ${err.line}, column ${err.column}` : "";
-    throw new ConfigError(`config ${path}: invalid TOML${where}: ${err.message.replace(/^TOML Parse error:\s*/, "")}`);
+    // NB! The error's line/column point into Bun's bundle, not the TOML file, so they are not shown.
+    throw new ConfigError(`config ${path}: invalid TOML: ${(e as Error).message.replace(/^TOML Parse error:\s*/, "")}`);
   }
   const config = parseConfig(raw, { env, source: path });
   // Relative paths in the config are relative to the config file, not to the working directory, so the

@@ -8,7 +8,8 @@ import { CHANNELS, PROVIDERS } from "../channels/channel.types";
 
 const ListenAddress = t.String({ pattern: "^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+):\\d{1,5}$", description: "host:port to listen on" });
 const PriceText = t.String({ pattern: "^\\d{1,12}(\\.\\d{1,6})?$", description: "decimal amount, up to 6 places" });
-const Uuid = t.String({ format: "uuid" });
+// A pattern, not format: "uuid" — TypeBox formats exist only once Elysia registered them, and config loads before.
+const Uuid = t.String({ pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description: "UUID" });
 
 export const SOCIAL_PLATFORMS = ["instagram", "facebook", "x", "tiktok"] as const;
 
@@ -84,6 +85,9 @@ export const WebhooksConfig = t.Object(
     allow_private_networks: t.Boolean({ default: true, description: "allow endpoints on private/loopback addresses (on-prem receivers usually are)" }),
     allow: t.Array(t.String(), { default: [], description: "if non-empty, endpoint hosts or CIDRs that are allowed" }),
     deny: t.Array(t.String(), { default: [], description: "endpoint hosts or CIDRs that are refused" }),
+    timeout_ms: t.Integer({ minimum: 100, maximum: 120000, default: 15000, description: "how long one delivery attempt waits for the receiver's response" }),
+    concurrency: t.Integer({ minimum: 1, maximum: 1024, default: 64, description: "deliveries in flight at once, all endpoints together" }),
+    concurrency_per_endpoint: t.Integer({ minimum: 1, maximum: 256, default: 8, description: "deliveries in flight at once to one endpoint, so a slow receiver never holds up the others" }),
   },
   { default: {}, additionalProperties: false },
 );

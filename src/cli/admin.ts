@@ -1,0 +1,227 @@
+/** Operator commands on companies, keys, balances, jobs, the schema and backups. */
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { resolve } from "node:path";
+import { databasePath } from "../deps";
+import { createApiKey, listApiKeys, revokeApiKey } from "../modules/api-keys/api-keys.service";
+import { createCompany, findCompanyBySlug, listCompanies } from "../modules/companies/companies.service";
+import { formatMicros, parseMicros } from "../platform/money";
+import { openDatabase } from "../db/client";
+import { migrate } from "../db/migrate";
+import { cliDeps, loadCliConfig, parse, print, required, UsageError } from "./cli.util";
+
+type Deps = ReturnType<typeof cliDeps>;
+
+function withDeps<T>(configFlag: string | undefined, fn: (deps: Deps) => T): T {
+  const deps = cliDeps(configFlag);
+  try {
+    return fn(deps);
+  } finally {
+    deps.db.close();
+  }
+}
+
+function companyBySlug(deps: Deps, slug: string) {
+  const c = findCompanyBySlug({ db: deps.db, slug });
+  if (!c) throw new UsageError(`no company with slug "${slug}" (see: switchboard companies list)`);
+  return c;
+}
+
+function amountArg(text: string): number {
+  const micros = parseMicros(text);
+  if (micros === null) throw new UsageError(`--amount/--balance "${text}" is not a decimal amount like 25.000000`);
+  return micros;
+}
+
+export function migrateCommand(args: string[]): void {
+  const { values } = parse(args, {}, "switchboard migrate [--config PATH]");
+  const config = loadCliConfig(values.config);
+  const db = openDatabase(databasePath(config));
+  try {
+    const { applied } = migrate(db);
+    process.stdout.write(`${applied} migration(s) applied; schema is current\n`);
+  } finally {
+    db.close();
+  }
+}
+
+export function companiesCommand(args: string[]): void {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const usage = "switchboard companies create --slug S --name N [--balance 10.000000] [--json]";
+    const { values } = parse(rest, { slug: { type: "string" }, name: { type: "string" }, balance: { type: "string" }, json: { type: "boolean" } }, usage);
+    const slug = required(values.slug, "--slug", usage);
+    const name = required(values.name, "--name", usage);
+    const balance = values.balance !== undefined ? amountArg(values.balance) : 0;
+    withDeps(values.config, (deps) => {
+      const company = deps.db.tx(() => {
+        const { company } = createCompany({ db: deps.db, now: deps.now, slug, name });
+        if (balance > 0) deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
+        return company;
+      });
+      const out = { id: company.id, slug, name: company.name, balance: { amount: formatMicros(balance), unit: deps.config.billing.currency } };
+      print(values.json, out, `Created company ${slug} (${company.id}), balance ${out.balance.amount} ${out.balance.unit}`);
+    });
+  } else if (sub === "list") {
+    const { values } = parse(rest, { json: { type: "boolean" } }, "switchboard companies list [--json]");
+    withDeps(values.config, (deps) => {
+      const rows = listCompanies({ db: deps.db }).map((c) => ({
+        id: c.id,
+        slug: c.slug,
+        name: c.name,
+        balance: { amount: formatMicros(deps.ledger.balance(c.id)), unit: deps.config.billing.currency },
+        createdAt: c.createdAt.toISOString(),
+      }));
+      print(values.json, rows, rows.map((c) => `${c.slug}\t${c.id}\t${c.balance.amount} ${c.balance.unit}\t${c.name}`).join("\n") || "(no companies)");
+    });
+  } else throw new UsageError("usage: switchboard companies create|list");
+}
+
+export function keysCommand(args: string[]): void {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const usage = "switchboard keys create --company SLUG [--name N] [--scopes a,b|*] [--allow-ip CIDR,...] [--expires-at ISO] [--rate-limit RPS] [--json]";
+    const { values } = parse(
+      rest,
+      {
+        company: { type: "string" },
+        name: { type: "string" },
+        scopes: { type: "string" },
+        "allow-ip": { type: "string" },
+        "expires-at": { type: "string" },
+        "rate-limit": { type: "string" },
+        json: { type: "boolean" },
+      },
+      usage,
+    );
+    const slug = required(values.company, "--company", usage);
+    const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+    let expiresAt: Date | null = null;
+    if (values["expires-at"] !== undefined) {
+      expiresAt = new Date(values["expires-at"]);
+      if (Number.isNaN(expiresAt.getTime())) throw new UsageError(`--expires-at "${values["expires-at"]}" is not an ISO 8601 date-time`);
+    }
+    let rateLimit: number | null = null;
+    if (values["rate-limit"] !== undefined) {
+      rateLimit = Number(values["rate-limit"]);
+      if (!(rateLimit > 0)) throw new UsageError(`--rate-limit "${values["rate-limit"]}" must be a positive number of requests per second`);
+    }
+    withDeps(values.config, (deps) => {
+      const company = companyBySlug(deps, slug);
+      const { apiKey, key } = createApiKey({
+        db: deps.db,
+        now: deps.now,
+        companyId: company.id,
+        name: values.name ?? "api key",
+        scopes: values.scopes ? list(values.scopes) : ["*"],
+        allowedIps: list(values["allow-ip"]),
+        expiresAt,
+        rateLimit,
+      });
+      print(values.json, { ...keyView(apiKey, slug), key }, `Created key ${apiKey.id} for ${slug} (shown once, store it now):\n  ${key}`);
+    });
+  } else if (sub === "list") {
+    const { values } = parse(rest, { company: { type: "string" }, json: { type: "boolean" } }, "switchboard keys list [--company SLUG] [--json]");
+    withDeps(values.config, (deps) => {
+      const companies = new Map(listCompanies({ db: deps.db }).map((c) => [c.id, c.slug]));
+      const companyId = values.company ? companyBySlug(deps, values.company).id : undefined;
+      const rows = listApiKeys({ db: deps.db, companyId }).map((k) => keyView(k, companies.get(k.companyId) ?? "?"));
+      print(
+        values.json,
+        rows,
+        rows.map((k) => `${k.id}\t${k.company}\t${k.prefix}…\t${k.name}\t${k.scopes.join(",")}\t${k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active"}`).join("\n") ||
+          "(no keys)",
+      );
+    });
+  } else if (sub === "revoke") {
+    const { values, positionals } = parse(rest, {}, "switchboard keys revoke ID");
+    const id = positionals[0];
+    if (!id) throw new UsageError("usage: switchboard keys revoke ID");
+    withDeps(values.config, (deps) => {
+      revokeApiKey({ db: deps.db, now: deps.now, id });
+      process.stdout.write(`Revoked key ${id}\n`);
+    });
+  } else throw new UsageError("usage: switchboard keys create|list|revoke");
+}
+
+function keyView(k: ReturnType<typeof listApiKeys>[number], company: string) {
+  return {
+    id: k.id,
+    company,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    allowedIps: k.allowedIps,
+    rateLimit: k.rateLimit,
+    expiresAt: k.expiresAt?.toISOString() ?? null,
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    createdAt: k.createdAt.toISOString(),
+  };
+}
+
+export function balanceCommand(args: string[]): void {
+  const [sub, ...rest] = args;
+  const usage = "switchboard balance credit --company SLUG --amount 25.000000 [--json]";
+  if (sub !== "credit") throw new UsageError(`usage: ${usage}`);
+  const { values } = parse(rest, { company: { type: "string" }, amount: { type: "string" }, json: { type: "boolean" } }, usage);
+  const slug = required(values.company, "--company", usage);
+  const amount = amountArg(required(values.amount, "--amount", usage));
+  if (amount <= 0) throw new UsageError("--amount must be greater than 0");
+  withDeps(values.config, (deps) => {
+    const company = companyBySlug(deps, slug);
+    const entry = deps.ledger.credit({ companyId: company.id, amount, description: "operator credit" });
+    const out = { company: slug, entryId: entry.id, credited: formatMicros(amount), balance: { amount: formatMicros(entry.balanceAfter), unit: deps.config.billing.currency } };
+    print(values.json, out, `Credited ${out.credited} to ${slug}; balance ${out.balance.amount} ${out.balance.unit}`);
+  });
+}
+
+export function jobsCommand(args: string[]): void {
+  const [sub, ...rest] = args;
+  if (sub === "list") {
+    const { values } = parse(rest, { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } }, "switchboard jobs list [--dead] [--json]");
+    withDeps(values.config, (deps) => {
+      const rows = deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
+      print(values.json, rows, rows.map((j) => `${j.id}\t${j.type}\t${j.status}\t${j.attempts}/${j.maxAttempts}\t${j.runAt}\t${j.lastError ?? ""}`).join("\n") || "(no jobs)");
+    });
+  } else if (sub === "retry") {
+    const { values, positionals } = parse(rest, {}, "switchboard jobs retry ID");
+    const id = positionals[0];
+    if (!id) throw new UsageError("usage: switchboard jobs retry ID");
+    withDeps(values.config, (deps) => {
+      if (!deps.queue.retry(id)) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
+      process.stdout.write(`Job ${id} queued again; a running appliance picks it up within a second\n`);
+    });
+  } else throw new UsageError("usage: switchboard jobs list|retry");
+}
+
+/**
+ * `backup --to FILE`: VACUUM INTO a temp file beside the target (a consistent snapshot, safe while the
+ * server runs: WAL readers don't block the writer), integrity_check it, then rename into place.
+ */
+export function backupCommand(args: string[]): void {
+  const usage = "switchboard backup --to FILE";
+  const { values } = parse(args, { to: { type: "string" } }, usage);
+  const target = resolve(required(values.to, "--to", usage));
+  const config = loadCliConfig(values.config);
+  const source = databasePath(config);
+  if (!existsSync(source)) throw new UsageError(`no database at ${source}; nothing to back up`);
+  const tmp = `${target}.tmp-${process.pid}`;
+  rmSync(tmp, { force: true });
+  const db = new Database(source, { readonly: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.query("VACUUM INTO ?").run(tmp);
+  } finally {
+    db.close();
+  }
+  const copy = new Database(tmp, { readonly: true });
+  const check = copy.query("PRAGMA integrity_check").get() as { integrity_check: string };
+  copy.close();
+  if (check.integrity_check !== "ok") {
+    rmSync(tmp, { force: true });
+    throw new UsageError(`backup failed integrity_check: ${check.integrity_check}`);
+  }
+  renameSync(tmp, target);
+  process.stdout.write(`Backup written to ${target}\n`);
+}

@@ -1,0 +1,108 @@
+/**
+ * `switchboard init [--dir DIR] [--json]`: a working sandbox appliance in one step — config with sandbox
+ * accounts for every channel and social platform, the database, company "default" with 100.000000 of
+ * sandbox balance, and an admin key printed once.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { loadConfig } from "../config/config.load";
+import { buildDeps } from "../deps";
+import { createApiKey } from "../modules/api-keys/api-keys.service";
+import { createCompany } from "../modules/companies/companies.service";
+import { newId } from "../platform/ids";
+import { silentLogger } from "../platform/logger";
+import { parseMicros } from "../platform/money";
+import { parse, print, UsageError } from "./cli.util";
+
+const USAGE = "switchboard init [--dir DIR] [--json]";
+
+const CHANNEL_NAMES: [string, string][] = [
+  ["whatsapp", "WhatsApp"],
+  ["instagram", "Instagram"],
+  ["messenger", "Messenger"],
+  ["x", "X"],
+  ["tiktok", "TikTok"],
+  ["telegram", "Telegram"],
+  ["email", "E-mail"],
+];
+const SOCIAL: [string, string][] = [
+  ["instagram", "Instagram"],
+  ["facebook", "Facebook"],
+  ["x", "X"],
+  ["tiktok", "TikTok"],
+];
+
+export function sandboxConfigToml(): string {
+  const channels = CHANNEL_NAMES.map(
+    ([channel, name]) => `[[channels]]
+id = "${newId()}"
+company = "default"
+channel = "${channel}"
+provider = "sandbox"
+name = "${name} (sandbox)"
+default = true
+`,
+  ).join("\n");
+  const social = SOCIAL.map(
+    ([platform, name]) => `[[social_accounts]]
+id = "${newId()}"
+company = "default"
+platform = "${platform}"
+provider = "sandbox"
+name = "${name} (sandbox)"
+`,
+  ).join("\n");
+  return `# Switchboard configuration, written by "switchboard init".
+# Every key is documented in config.example.toml; unspecified keys take their defaults.
+
+[server]
+listen = "0.0.0.0:8080"
+public_url = "http://localhost:8080"
+
+[storage]
+data_dir = "./data"
+
+[billing]
+currency = "USD"
+
+# Sandbox accounts: every send succeeds and moves to sent/delivered/read; recipients starting with
+# "blocked", "fail" or "slow" simulate failures. Replace them with real providers when ready.
+${channels}
+${social}`;
+}
+
+export async function initCommand(args: string[]): Promise<void> {
+  const { values } = parse(args, { dir: { type: "string" }, json: { type: "boolean" } }, USAGE);
+  const dir = resolve(values.dir ?? ".");
+  const configPath = join(dir, "config.toml");
+  if (existsSync(configPath)) throw new UsageError(`${configPath} already exists; remove it or choose another --dir`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(configPath, sandboxConfigToml(), { mode: 0o600 });
+
+  const config = loadConfig({ path: configPath });
+  const deps = buildDeps({ config, log: silentLogger });
+  try {
+    const { company, key } = deps.db.tx(() => {
+      const { company } = createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default company" });
+      deps.ledger.credit({ companyId: company.id, amount: parseMicros("100.000000")!, description: "sandbox starting balance" });
+      const { key } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
+      return { company, key };
+    });
+    print(
+      values.json,
+      { configPath, dataDir: config.storage.data_dir, companyId: company.id, apiKey: key },
+      [
+        `Wrote ${configPath}`,
+        `Database in ${config.storage.data_dir}`,
+        `Company "default" (${company.id}) with a sandbox balance of 100.000000 ${config.billing.currency}`,
+        "",
+        `Admin API key (shown once, store it now):`,
+        `  ${key}`,
+        "",
+        `Start with: switchboard serve --config ${configPath}`,
+      ].join("\n"),
+    );
+  } finally {
+    deps.db.close();
+  }
+}

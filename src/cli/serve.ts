@@ -1,0 +1,52 @@
+/**
+ * `switchboard serve`: migrations, then HTTP, job loop, scheduler and channel receivers. SIGTERM/SIGINT
+ * drain: stop the scheduler, stop accepting and wait for in-flight requests (with a deadline), drain the
+ * job loop (unfinished leases released), checkpoint and close the database, exit 0.
+ */
+import { createApp } from "../app";
+import { buildDeps } from "../deps";
+import { createLogger } from "../platform/logger";
+import { VERSION } from "../version";
+import { wireModules, startModules, stopModules } from "../wire";
+import { loadCliConfig, parse } from "./cli.util";
+
+export async function serveCommand(args: string[]): Promise<void> {
+  const { values } = parse(args, {}, "switchboard serve [--config PATH]");
+  const config = loadCliConfig(values.config);
+  const log = createLogger({ level: config.log.level, pretty: process.env.SWITCHBOARD_LOG_PRETTY === "1" });
+  const deps = buildDeps({ config, log });
+  wireModules(deps);
+  const app = createApp(deps);
+
+  const [host, port] = splitListen(config.server.listen);
+  app.listen({ hostname: host, port, maxRequestBodySize: 64 * 1024 * 1024 });
+  deps.queue.start();
+  deps.scheduler.start();
+  await startModules(deps);
+  log.info({ listen: config.server.listen, version: VERSION, dataDir: config.storage.data_dir }, "switchboard started");
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    deps.scheduler.stop();
+    const deadline = Bun.sleep(config.server.shutdown_timeout_ms).then(() => "timeout" as const);
+    const drained = await Promise.race([app.stop().then(() => "ok" as const), deadline]);
+    if (drained === "timeout") await app.stop(true);
+    await stopModules(deps);
+    await deps.queue.stop(Math.max(1000, config.server.shutdown_timeout_ms / 2));
+    deps.keys.flushUsage();
+    deps.db.close();
+    log.info({}, "stopped");
+    log.flush?.();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+export function splitListen(listen: string): [string, number] {
+  const i = listen.lastIndexOf(":");
+  return [listen.slice(0, i).replace(/^\[|\]$/g, ""), Number(listen.slice(i + 1))];
+}

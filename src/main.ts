@@ -1,0 +1,59 @@
+#!/usr/bin/env bun
+/** CLI entry: parse the command, dispatch to cli/*; nothing else. */
+process.env.NODE_ENV ||= "production"; // bun --compile bakes "development" otherwise (STACK-NOTES)
+
+import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand } from "./cli/admin";
+import { describeError } from "./cli/cli.util";
+import { initCommand } from "./cli/init";
+import { serveCommand } from "./cli/serve";
+import { VERSION } from "./version";
+
+const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appliance
+
+  switchboard init    [--dir DIR] [--json]
+  switchboard serve   [--config PATH]
+  switchboard migrate [--config PATH]
+  switchboard companies create --slug S --name N [--balance 10.000000] [--json]
+  switchboard companies list [--json]
+  switchboard keys create --company SLUG [--name N] [--scopes a,b|*] [--allow-ip CIDR,...] [--expires-at ISO] [--rate-limit RPS] [--json]
+  switchboard keys list [--company SLUG] [--json]
+  switchboard keys revoke ID
+  switchboard balance credit --company SLUG --amount 25.000000 [--json]
+  switchboard jobs list [--dead] [--json]
+  switchboard jobs retry ID
+  switchboard backup --to FILE
+  switchboard version
+
+Config: --config PATH, else $SWITCHBOARD_CONFIG, else ./config.toml.
+Overrides: SWITCHBOARD_LISTEN, SWITCHBOARD_DATA_DIR, SWITCHBOARD_LOG_LEVEL.`;
+
+const commands: Record<string, (args: string[]) => unknown> = {
+  init: initCommand,
+  serve: serveCommand,
+  migrate: migrateCommand,
+  companies: companiesCommand,
+  keys: keysCommand,
+  balance: balanceCommand,
+  jobs: jobsCommand,
+  backup: backupCommand,
+  version: () => process.stdout.write(`switchboard ${VERSION}\n`),
+  help: () => process.stdout.write(HELP + "\n"),
+};
+
+const [name, ...args] = process.argv.slice(2);
+const command = name === "--help" || name === "-h" ? commands.help : name === "--version" ? commands.version : commands[name ?? ""];
+if (!command) {
+  process.stderr.write(name ? `switchboard: unknown command "${name}"; run "switchboard help"\n` : HELP + "\n");
+  process.exit(1);
+}
+try {
+  await command(args);
+} catch (e) {
+  const message = describeError(e);
+  if (message === null) {
+    process.stderr.write(`switchboard: unexpected error: ${(e as Error)?.stack ?? e}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`switchboard: ${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,156 @@
+/** The operator CLI (DESIGN §2) through the compiled binary, and one full appliance life cycle. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { run, serve, tempDir } from "./binary";
+
+let dir: string;
+let init: { configPath: string; dataDir: string; companyId: string; apiKey: string };
+
+beforeAll(() => {
+  dir = tempDir();
+  const r = run(["init", "--dir", dir, "--json"]);
+  expect(r.code).toBe(0);
+  init = JSON.parse(r.stdout);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("init", () => {
+  test("writes a sandbox config for every channel and social platform, and prints a working key", () => {
+    expect(init.configPath).toBe(join(dir, "config.toml"));
+    expect(init.apiKey).toMatch(/^sb_live_[A-Za-z0-9]{40}$/);
+    const toml = Bun.TOML.parse(readFileSync(init.configPath, "utf8")) as any;
+    expect(toml.channels.map((c: any) => c.channel).sort()).toEqual(["email", "instagram", "messenger", "telegram", "tiktok", "whatsapp", "x"]);
+    expect(toml.channels.every((c: any) => c.provider === "sandbox" && /^[0-9a-f-]{36}$/.test(c.id))).toBe(true);
+    expect(toml.social_accounts.map((s: any) => s.platform).sort()).toEqual(["facebook", "instagram", "tiktok", "x"]);
+    expect(existsSync(join(init.dataDir, "switchboard.db"))).toBe(true);
+  });
+
+  test("refuses to overwrite an existing config (exit 1, one line)", () => {
+    const r = run(["init", "--dir", dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("already exists");
+  });
+});
+
+describe("operator commands", () => {
+  const cfg = () => ["--config", init.configPath];
+
+  test("companies create/list with balance, keys create/list/revoke, balance credit", () => {
+    const c = run(["companies", "create", "--slug", "acme", "--name", "Acme Ltd", "--balance", "10.5", "--json", ...cfg()]);
+    expect(c.code).toBe(0);
+    expect(JSON.parse(c.stdout)).toMatchObject({ slug: "acme", balance: { amount: "10.500000", unit: "USD" } });
+
+    const list = JSON.parse(run(["companies", "list", "--json", ...cfg()]).stdout);
+    expect(list.map((x: any) => x.slug)).toEqual(["acme", "default"]);
+
+    const k = JSON.parse(run(["keys", "create", "--company", "acme", "--name", "erp", "--scopes", "messages:send,contacts:read", "--allow-ip", "10.0.0.0/8,::1", "--rate-limit", "5", "--json", ...cfg()]).stdout);
+    expect(k).toMatchObject({ company: "acme", name: "erp", scopes: ["messages:send", "contacts:read"], allowedIps: ["10.0.0.0/8", "::1"], rateLimit: 5 });
+    expect(k.key).toStartWith(k.prefix);
+
+    const keys = JSON.parse(run(["keys", "list", "--company", "acme", "--json", ...cfg()]).stdout);
+    expect(keys).toHaveLength(1);
+    expect(JSON.stringify(keys)).not.toContain(k.key);
+
+    expect(run(["keys", "revoke", k.id, ...cfg()]).code).toBe(0);
+    expect(JSON.parse(run(["keys", "list", "--company", "acme", "--json", ...cfg()]).stdout)[0].revokedAt).not.toBeNull();
+
+    const b = JSON.parse(run(["balance", "credit", "--company", "acme", "--amount", "25.000000", "--json", ...cfg()]).stdout);
+    expect(b.balance.amount).toBe("35.500000");
+  });
+
+  test.each([
+    [["keys", "create"], "--company is required"],
+    [["keys", "create", "--company", "nope"], 'no company with slug "nope"'],
+    [["keys", "create", "--company", "default", "--scopes", "bogus:scope"], 'unknown scope "bogus:scope"'],
+    [["keys", "create", "--company", "default", "--allow-ip", "300.1.1.1"], "is not an IPv4/IPv6 address or CIDR"],
+    [["keys", "create", "--company", "default", "--expires-at", "tomorrow"], "--expires-at"],
+    [["balance", "credit", "--company", "default", "--amount", "-3"], "--amount"],
+    [["companies", "create", "--slug", "Bad Slug", "--name", "x"], "slug"],
+    [["companies", "create", "--slug", "default", "--name", "x"], "already exists"],
+    [["companies", "frobnicate"], "usage"],
+    [["keys", "revoke"], "usage"],
+    [["jobs", "retry", "nope"], "no dead job"],
+    [["backup"], "--to is required"],
+    [["companies", "list", "--bogus"], "Unknown option"],
+  ])("misuse %p exits 1 with one line", (args, message) => {
+    const r = run([...(args as string[]), "--config", init.configPath]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(message as string);
+  });
+
+  test("unknown command and missing config exit 1", () => {
+    expect(run(["frobnicate"]).code).toBe(1);
+    const r = run(["companies", "list", "--config", join(dir, "missing.toml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("not found");
+  });
+
+  test("a bad config names the key, the value and what is expected", () => {
+    const bad = join(dir, "bad.toml");
+    writeFileSync(bad, '[server]\nlisten = "nowhere"\n');
+    let r = run(["migrate", "--config", bad]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('key "server.listen" has value "nowhere"');
+    writeFileSync(bad, '[billing]\ncurrency = "USD"\n[billing.prices]\ntg_text = "cheap"\n');
+    r = run(["migrate", "--config", bad]);
+    expect(r.stderr).toContain('key "billing.prices.tg_text" has value "cheap"');
+    writeFileSync(bad, "[storage]\ndata_dir = 12\n");
+    expect(run(["migrate", "--config", bad]).stderr).toContain('key "storage.data_dir" has value 12');
+    writeFileSync(bad, '[storage]\ndata_dir = "env:SB_TEST_UNSET_VAR"\n');
+    expect(run(["migrate", "--config", bad]).stderr).toContain("SB_TEST_UNSET_VAR, which is not set");
+    writeFileSync(bad, "[storage\n");
+    expect(run(["migrate", "--config", bad]).stderr).toContain("invalid TOML: Expected ']'");
+  });
+
+  test("env: indirection and SWITCHBOARD_DATA_DIR", () => {
+    const other = join(dir, "other-data");
+    const cfgPath = join(dir, "env.toml");
+    writeFileSync(cfgPath, '[storage]\ndata_dir = "env:SB_TEST_DATA"\n');
+    expect(run(["migrate", "--config", cfgPath], { env: { SB_TEST_DATA: other } }).code).toBe(0);
+    expect(existsSync(join(other, "switchboard.db"))).toBe(true);
+    const viaEnv = join(dir, "override-data");
+    expect(run(["migrate", "--config", cfgPath], { env: { SB_TEST_DATA: other, SWITCHBOARD_DATA_DIR: viaEnv } }).code).toBe(0);
+    expect(existsSync(join(viaEnv, "switchboard.db"))).toBe(true);
+  });
+
+  test("SWITCHBOARD_CONFIG is used when --config is absent; migrate is idempotent", () => {
+    const r = run(["migrate"], { env: { SWITCHBOARD_CONFIG: init.configPath } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("0 migration(s) applied");
+  });
+
+  test("version", () => {
+    expect(run(["version"]).stdout).toMatch(/^switchboard \d+\.\d+\.\d+/);
+  });
+});
+
+describe("appliance life cycle", () => {
+  test("serve → /healthz → /me with the printed key → backup while running → SIGTERM → exit 0", async () => {
+    const server = await serve(init.configPath);
+    try {
+      const me = await fetch(`${server.url}/api/public/v1/me`, { headers: { authorization: `Bearer ${init.apiKey}` } });
+      expect(me.status).toBe(200);
+      expect((await me.json()).data.company.id).toBe(init.companyId);
+      expect((await fetch(`${server.url}/api/public/v1/me`)).status).toBe(401);
+      const docs = await fetch(`${server.url}/docs`);
+      expect(await docs.text()).toContain("/docs/scalar.js");
+      expect((await fetch(`${server.url}/docs/scalar.js`)).status).toBe(200);
+
+      const backup = join(dir, "backup.db");
+      const b = run(["backup", "--to", backup, "--config", init.configPath]);
+      expect(b.code).toBe(0);
+      const copy = new Database(backup, { readonly: true });
+      expect((copy.query("SELECT count(*) AS n FROM api_keys").get() as { n: number }).n).toBeGreaterThan(0);
+      copy.close();
+    } finally {
+      expect(await server.stop("SIGTERM")).toBe(0);
+    }
+    expect(server.output()).toContain('"msg":"stopped"');
+    expect(server.output()).toContain('"route":"/api/public/v1/me"');
+    expect(server.output()).not.toContain(init.apiKey);
+  });
+});
