@@ -1,0 +1,137 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { createTestContext } from "../../../test/fakes/adapter-context";
+import { GraphFake, instagramPayloads } from "../../../test/fakes/graph.fake";
+import type { ChannelAdapter, OutboundMessage } from "../channel.types";
+import { serveAdapterHooks, type TestHookServer } from "../meta/test-hook-server";
+import { createInstagramAdapter, instagramProvider } from "./instagram.adapter";
+
+const IG_ID = "17841400000000000";
+const IGSID = "1234567890123456";
+const TOKEN = "IGAA-user-token";
+const APP_SECRET = "ig-app-secret";
+const VERIFY = "ig-verify";
+
+let fake: GraphFake;
+let adapter: ChannelAdapter;
+let hooks: TestHookServer;
+
+const msg = (content: OutboundMessage["content"]): OutboundMessage => ({ messageId: "msg-1", to: { value: IGSID }, content });
+
+beforeAll(() => {
+  fake = new GraphFake({ tokens: [TOKEN] });
+  const { ctx } = createTestContext({
+    provider: "instagram",
+    channel: "instagram",
+    settings: { ig_user_id: IG_ID, access_token: TOKEN, app_secret: APP_SECRET, verify_token: VERIFY, base_url: fake.url },
+  });
+  adapter = createInstagramAdapter(ctx);
+  hooks = serveAdapterHooks(adapter);
+});
+afterEach(() => {
+  fake.reset();
+  hooks.results.length = 0;
+});
+afterAll(async () => {
+  hooks.stop();
+  await fake.stop();
+});
+
+describe("instagram provider definition", () => {
+  test("channel, graph.instagram.com default, no delivery receipts", () => {
+    expect(instagramProvider.channels).toEqual(["instagram"]);
+    expect(instagramProvider.settings.properties.base_url.default).toBe("https://graph.instagram.com/v23.0");
+    for (const [key, schema] of Object.entries(instagramProvider.settings.properties)) {
+      expect(typeof (schema as { description?: string }).description, key).toBe("string");
+      expect((schema as { default?: unknown }).default, key).toBeDefined();
+    }
+    expect(adapter.capabilities).toMatchObject({ webhookAuth: "provider-signature", deliveryReceipts: false, readReceipts: true });
+    expect(adapter.capabilities.media["image/png"]).toBe(8 * 1024 * 1024);
+  });
+});
+
+describe("outbound", () => {
+  test("text: exact bytes to /{ig_user_id}/messages with the bearer token", async () => {
+    const result = await adapter.send(msg({ type: "text", text: "Thanks for writing!" }));
+    const req = fake.lastRequest!;
+    expect(req.method).toBe("POST");
+    expect(req.path).toBe(`/v23.0/${IG_ID}/messages`);
+    expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(new TextDecoder().decode(req.raw)).toBe(`{"recipient":{"id":"${IGSID}"},"messaging_type":"RESPONSE","message":{"text":"Thanks for writing!"}}`);
+    expect(result).toEqual({ ok: true, providerMessageId: expect.stringMatching(/^m_/) });
+  });
+
+  test("media by URL: attachment with payload.url and is_reusable", async () => {
+    await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/clip.mp4" } }));
+    expect(fake.lastRequest!.body).toEqual({ recipient: { id: IGSID }, messaging_type: "RESPONSE", message: { attachment: { type: "video", payload: { url: "https://cdn.example.com/clip.mp4", is_reusable: true } } } });
+  });
+
+  test("template: rendered text", async () => {
+    await adapter.send(msg({ type: "template", template: { name: "t", language: "en", components: [], params: {}, rendered: { text: "Your code is 1234" } } }));
+    expect(fake.lastRequest!.body).toEqual({ recipient: { id: IGSID }, messaging_type: "RESPONSE", message: { text: "Your code is 1234" } });
+  });
+
+  test("stored file without a URL: MEDIA_INVALID, nothing sent (Instagram Login takes media by URL only)", async () => {
+    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m", path: "/tmp/x.png", mimeType: "image/png", filename: "x.png", size: 1 } } }));
+    expect(result).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("outside the window (10/2534022) → MESSAGING_WINDOW_CLOSED; 551 → USER_BLOCKED; 5xx → retry", async () => {
+    fake.failNext({ kind: "graph", code: 10, subcode: 2534022, message: "This message is sent outside of allowed window." });
+    expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: false, reason: "MESSAGING_WINDOW_CLOSED", providerCode: "10/2534022" });
+    fake.failNext({ kind: "graph", code: 551 });
+    expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: false, reason: "USER_BLOCKED" });
+    fake.failNext({ kind: "http", status: 500, body: { error: { message: "An unexpected error has occurred. Please retry your request later.", type: "OAuthException", code: 2, is_transient: true } } });
+    expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "2" });
+  });
+});
+
+describe("inbound webhooks", () => {
+  const push = (payload: unknown) => fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET });
+
+  test("message with text, then an image attachment", async () => {
+    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbTox", text: "Is this in stock?", timestamp: 1569262485349 }));
+    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbToy", attachments: [{ type: "image", payload: { url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } }], timestamp: 1569262485350 }));
+    expect(hooks.events()).toEqual([
+      { kind: "message", providerMessageId: "aWdfZAG1faXRlbTox", from: { value: IGSID }, timestamp: new Date(1569262485349), content: { type: "text", text: "Is this in stock?" } },
+      { kind: "message", providerMessageId: "aWdfZAG1faXRlbToy", from: { value: IGSID }, timestamp: new Date(1569262485350), content: { type: "media", media: { kind: "image", url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } } },
+    ]);
+  });
+
+  test("story mentions and shares are kept raw as unsupported", async () => {
+    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "m_story", attachments: [{ type: "story_mention", payload: { url: "https://lookaside/story" } }] }));
+    expect(hooks.events()[0]).toMatchObject({ content: { type: "unsupported", raw: { type: "story_mention" } } });
+  });
+
+  test("echoes are ignored", async () => {
+    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "sent from the app", isEcho: true }));
+    expect(hooks.events()).toEqual([]);
+  });
+
+  test("messaging_seen → read watermark at the event timestamp; delivery items produce nothing", async () => {
+    await push(instagramPayloads.seen({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbTox", timestamp: 1569262486000 }));
+    await push(instagramPayloads.delivery({ accountId: IG_ID, senderId: IGSID, watermark: 1569262486001 }));
+    expect(hooks.events()).toEqual([{ kind: "watermark", from: { value: IGSID }, status: "read", watermark: new Date(1569262486000) }]);
+  });
+
+  test("a page (Messenger) payload is not Instagram's", async () => {
+    const payload = { ...instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "x" }), object: "page" };
+    expect((await push(payload)).status).toBe(200);
+    expect(hooks.events()).toEqual([]);
+  });
+
+  test("signature: wrong, missing, one altered byte → 401, zero events", async () => {
+    const payload = instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "hi" });
+    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "wrong" })).status).toBe(401);
+    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "missing" })).status).toBe(401);
+    const altered = await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, mutate: (b) => { const c = b.slice(); c[10] ^= 1; return c; } });
+    expect(altered.status).toBe(401);
+    expect(hooks.events()).toEqual([]);
+  });
+
+  test("handshake: right token → challenge; wrong → 403", async () => {
+    const ok = await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=${VERIFY}&hub.challenge=42`);
+    expect([ok.status, await ok.text()]).toEqual([200, "42"]);
+    expect((await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=42`)).status).toBe(403);
+  });
+});
