@@ -6,13 +6,21 @@
 import type { ProviderDefinition, ProviderName } from "./channel.types";
 import { instagramProvider } from "./instagram/instagram.adapter";
 import { messengerProvider } from "./messenger/messenger.adapter";
+import { smtpProvider } from "./smtp/smtp.adapter";
+import { telegramProvider } from "./telegram/telegram.adapter";
+import { tiktokProvider } from "./tiktok/tiktok.adapter";
 import { whatsappCloudProvider } from "./whatsapp-cloud/whatsapp-cloud.adapter";
+import { xProvider } from "./x/x.adapter";
 
 export const providers: Partial<Record<ProviderName, ProviderDefinition>> = {
   // one line per provider, e.g.  "whatsapp-cloud": whatsappCloudProvider,
   "whatsapp-cloud": whatsappCloudProvider,
   messenger: messengerProvider,
   instagram: instagramProvider,
+  telegram: telegramProvider,
+  x: xProvider,
+  tiktok: tiktokProvider,
+  smtp: smtpProvider,
 };
 
 export function providerDefinition(name: ProviderName): ProviderDefinition | undefined {

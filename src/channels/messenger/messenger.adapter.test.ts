@@ -106,6 +106,14 @@ describe("outbound", () => {
     expect(result).toEqual({ ok: true, providerMessageId: expect.any(String) });
   });
 
+  test("stored file over the 8 MB image limit → MEDIA_INVALID without a request", async () => {
+    const path = join(dir, "huge.png");
+    writeFileSync(path, new Uint8Array([137, 80]));
+    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m3", path, mimeType: "image/png", filename: "huge.png", size: 8 * 1024 * 1024 + 1 } } }));
+    expect(result).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
+    expect(fake.requests).toHaveLength(0);
+  });
+
   const failures = [
     { failure: { code: 551, subcode: 1545041 }, expected: { reason: "USER_BLOCKED", retry: false, providerCode: "551/1545041" } },
     { failure: { code: 10, subcode: 2018278 }, expected: { reason: "MESSAGING_WINDOW_CLOSED", retry: false, providerCode: "10/2018278" } },

@@ -32,6 +32,8 @@ export interface SendApiTarget {
    * send"). Instagram with Instagram Login documents media by URL only, so it says false.
    */
   fileUpload: boolean;
+  /** mime type → max bytes (the adapter's capabilities), checked before an upload. */
+  mediaLimits: Record<string, number>;
 }
 
 function messageBody(recipientId: string, message: Record<string, unknown>) {
@@ -68,7 +70,10 @@ async function sendStoredFile(target: SendApiTarget, recipientId: string, file: 
   if (!target.fileUpload) {
     return failure("MEDIA_INVALID", "this provider accepts media by public URL only; send media.url instead of a stored file");
   }
-  const blob = Bun.file(file.path);
+  const limit = target.mediaLimits[file.mimeType.toLowerCase()];
+  if (limit === undefined) return failure("MEDIA_INVALID", `${file.mimeType} is not accepted here`);
+  if (file.size > limit) return failure("MEDIA_INVALID", `${file.mimeType} is limited to ${limit} bytes (file has ${file.size})`);
+  const blob = Bun.file(file.path, { type: file.mimeType });
   if (!(await blob.exists())) return failure("MEDIA_INVALID", `stored media ${file.id} is missing on disk`);
 
   // "Upload and send" in one call: the Send API saves the asset (is_reusable) and returns its
@@ -77,7 +82,7 @@ async function sendStoredFile(target: SendApiTarget, recipientId: string, file: 
   form.set("recipient", JSON.stringify({ id: recipientId }));
   form.set("messaging_type", "RESPONSE");
   form.set("message", JSON.stringify({ attachment: { type, payload: { is_reusable: true } } }));
-  form.set("filedata", new Blob([await blob.arrayBuffer()], { type: file.mimeType }), file.filename);
+  form.set("filedata", blob, file.filename); // a BunFile streams from disk
   const sent = await post(target, { form });
   if (!sent.ok) return sent;
   return { ok: true, providerMessageId: sent.providerMessageId, ...(sent.attachmentId ? { providerMediaId: sent.attachmentId } : {}) };

@@ -97,12 +97,13 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
     const limit = WHATSAPP_MEDIA_LIMITS[file.mimeType.toLowerCase()];
     if (limit === undefined) return permanent("MEDIA_INVALID", `WhatsApp does not accept ${file.mimeType}`);
     if (file.size > limit) return permanent("MEDIA_INVALID", `${file.mimeType} is limited to ${limit} bytes on WhatsApp (file has ${file.size})`);
-    const blob = Bun.file(file.path);
+    // A BunFile is a lazy Blob: the multipart body streams from disk instead of buffering up to 100 MB.
+    const blob = Bun.file(file.path, { type: file.mimeType });
     if (!(await blob.exists())) return permanent("MEDIA_INVALID", `stored media ${file.id} is missing on disk`);
     const form = new FormData();
     form.set("messaging_product", "whatsapp");
     form.set("type", file.mimeType);
-    form.set("file", new Blob([await blob.arrayBuffer()], { type: file.mimeType }), file.filename);
+    form.set("file", blob, file.filename);
     const result = await call<{ id?: string }>({ method: "POST", path: `${settings.phone_number_id}/media`, form });
     if (!result.ok) return result.failure;
     if (!result.body.id) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: "media upload answered without id" };
