@@ -40,7 +40,8 @@ export function createEventBus({ db, now }: { db: Db; now: () => Date }): EventB
   return {
     emit({ companyId, type, data }) {
       const event: DomainEvent = { id: newId(), companyId, type, data, createdAt: now() };
-      insert.run({ ...event, data: JSON.stringify(data), createdAt: event.createdAt.getTime() });
+      // Placeholders go through the columns' mappers (json → JSON.stringify, timestamp_ms → getTime()).
+      insert.run({ ...event });
       for (const s of subscribers) s(event);
       return event;
     },
