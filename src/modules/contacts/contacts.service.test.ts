@@ -1,0 +1,108 @@
+/** The service contract the messaging engine builds on (synchronous, usable inside an outer db.tx). */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { AppError } from "../../platform/errors";
+import {
+  findContactByIdentity,
+  findOrCreateContactByIdentity,
+  getConsent,
+  getContact,
+  identityOf,
+  normaliseIdentity,
+  setConsent,
+  upsertContact,
+} from "./contacts.service";
+
+let app: TestApp;
+let w: { db: TestApp["deps"]["db"]; events: TestApp["deps"]["events"]; now: () => Date; companyId: string };
+beforeAll(async () => {
+  app = await createTestApp();
+  w = { db: app.deps.db, events: app.deps.events, now: app.deps.now, companyId: app.company.id };
+});
+afterAll(() => app.close());
+
+const eventTypes = () => (app.deps.db.$client.query("SELECT type FROM events ORDER BY id").all() as { type: string }[]).map((e) => e.type);
+
+describe("normaliseIdentity", () => {
+  test.each([
+    ["whatsapp", "+1 (415) 555-0123", "+14155550123", "verified"],
+    ["whatsapp", "4915112345678", "+4915112345678", "verified"],
+    ["email", "  Ann@Example.COM ", "ann@example.com", "verified"],
+    ["instagram", "@Ann.B", "@ann.b", "pending"],
+    ["telegram", "123456789", "123456789", "verified"],
+    ["messenger", "6789012345", "6789012345", "verified"],
+  ])("%s %s → %s (%s)", (channel, value, norm, status) => {
+    expect(normaliseIdentity({ channel, value })).toEqual({ value: norm, status: status as "verified" });
+  });
+  test("invalid values throw 422 with the caller's pointer", () => {
+    for (const [channel, value] of [["whatsapp", "+1 555"], ["email", "nope"], ["x", "has space"], ["messenger", "@user"], ["fax", "1"]]) {
+      try {
+        normaliseIdentity({ channel: channel!, value: value!, pointer: "/to" });
+        throw new Error("no throw");
+      } catch (e) {
+        expect(e).toBeInstanceOf(AppError);
+        expect((e as AppError).code).toBe("VALIDATION_FAILED");
+        expect((e as AppError).details[0]!.pointer).toStartWith("/to/");
+      }
+    }
+  });
+});
+
+describe("find / create by identity", () => {
+  test("creates once, then finds (also with a differently formatted value)", () => {
+    const a = findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "+4915111111111", displayName: "Ann Lee", create: true })!;
+    expect(a.created).toBe(true);
+    expect(a.contact.firstName).toBe("Ann");
+    expect(a.contact.lastName).toBe("Lee");
+    const b = findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "49 151 11111111", create: true })!;
+    expect(b.created).toBe(false);
+    expect(b.contact.id).toBe(a.contact.id);
+    expect(findContactByIdentity({ ...w, channel: "whatsapp", value: "004915111111111".replace(/^00/, "+") })?.id).toBe(a.contact.id);
+    expect(identityOf({ ...w, contactId: a.contact.id, channel: "whatsapp" })?.value).toBe("+4915111111111");
+  });
+  test("create=false returns null for an unknown identity", () => {
+    expect(findOrCreateContactByIdentity({ ...w, channel: "email", value: "nobody@example.com", create: false })).toBeNull();
+  });
+  test("an inbound sender with a username resolves the pending @username identity", () => {
+    const { contact } = upsertContact({ ...w, input: { identities: [{ channel: "instagram", value: "@Carla" }], firstName: "Carla" } });
+    expect(contact.identities[0]).toEqual({ channel: "instagram", value: "@carla", status: "pending" });
+    expect(findContactByIdentity({ ...w, channel: "instagram", value: "@carla" })?.id).toBe(contact.id);
+    const r = findOrCreateContactByIdentity({ ...w, channel: "instagram", value: "17841400000000001", username: "carla", create: true })!;
+    expect(r.created).toBe(false);
+    expect(r.contact.id).toBe(contact.id);
+    expect(r.identity).toMatchObject({ value: "17841400000000001", status: "verified" });
+    expect(getContact({ ...w, id: contact.id }).identities).toEqual([{ channel: "instagram", value: "17841400000000001", status: "verified" }]);
+  });
+  test("usable inside an outer transaction that rolls back", () => {
+    expect(() =>
+      w.db.tx(() => {
+        findOrCreateContactByIdentity({ ...w, channel: "telegram", value: "999", create: true });
+        throw new Error("outer failure");
+      }),
+    ).toThrow("outer failure");
+    expect(findContactByIdentity({ ...w, channel: "telegram", value: "999" })).toBeUndefined();
+  });
+  test("getContact of an unknown id is 404", () => {
+    expect(() => getContact({ ...w, id: "00000000-0000-7000-8000-000000000000" })).toThrow("Contact not found");
+  });
+});
+
+describe("consent", () => {
+  test("unknown → opted_in → opted_out with history and events; repeats are no-ops", () => {
+    const { contact } = upsertContact({ ...w, input: { identities: [{ channel: "telegram", value: "4242" }] } });
+    expect(getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("unknown");
+    const before = eventTypes().length;
+    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
+    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
+    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_out", source: "provider" });
+    expect(getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("opted_out");
+    expect(eventTypes().slice(before)).toEqual(["contact.opted_in", "contact.opted_out"]);
+    const history = app.deps.db.$client.query("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
+    expect(history).toEqual([
+      { status: "opted_in", source: "api" },
+      { status: "opted_out", source: "provider" },
+    ]);
+    const ev = app.deps.db.$client.query("SELECT data FROM events WHERE type = 'contact.opted_out' ORDER BY id DESC LIMIT 1").get() as { data: string };
+    expect(JSON.parse(ev.data)).toMatchObject({ channel: "telegram", source: "provider", contact: { id: contact.id, consent: { telegram: { status: "opted_out" } } } });
+  });
+});

@@ -1,0 +1,611 @@
+/**
+ * Contacts: identities, consent, tags, custom fields — the rules, no HTTP.
+ *
+ * Contract for other modules (messaging calls these inside its own `db.tx`; all are synchronous):
+ *   normaliseIdentity, findContactByIdentity, getContact, findOrCreateContactByIdentity,
+ *   getConsent, setConsent, identityOf.
+ *
+ * Invariants:
+ * - One contact per (company, channel, normalised value): the unique index on contact_identities.
+ *   Every write runs in one IMMEDIATE transaction on the single writer connection, so a read-then-insert
+ *   cannot interleave in-process; the index is the backstop.
+ * - Every change emits its event (contact.created|updated|deleted|opted_in|opted_out) inside the same
+ *   transaction, carrying the Contact shape as it is after the change.
+ * - A failed call changes nothing: validation happens before the first write, and conflicts throw inside
+ *   the transaction (rolled back).
+ */
+import type { Database } from "bun:sqlite";
+import type { Db } from "../../db/client";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import type { EventBus } from "../../platform/events/events";
+import { newId } from "../../platform/ids";
+import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
+import * as repo from "./contacts.repository";
+import type { ContactRow, CustomFieldDef, IdentityRow } from "./contacts.repository";
+import { validateCustomFieldValue } from "./custom-fields.service";
+import { normaliseIdentity, tryNormaliseIdentity, type NormalisedIdentity } from "./identity";
+
+export { normaliseIdentity } from "./identity";
+export type { ContactRow, IdentityRow } from "./contacts.repository";
+
+type Events = Pick<EventBus, "emit">;
+type Now = () => Date;
+interface WriteDeps {
+  db: Db;
+  events: Events;
+  now: Now;
+}
+
+// ------------------------------------------------------------------------------------------ shapes
+
+/** API shapes (DESIGN §5) of many contacts with three batched queries. */
+export function toContacts(sqlite: Database, rows: ContactRow[]): Contact[] {
+  const ids = rows.map((r) => r.id);
+  const identities = groupBy(repo.identitiesOf(sqlite, ids), (i) => i.contactId);
+  const tags = groupBy(repo.tagNamesOf(sqlite, ids), (t) => t.contactId);
+  const consents = groupBy(repo.consentsOf(sqlite, ids), (c) => c.contactId);
+  return rows.map((r) => {
+    const ids = identities.get(r.id) ?? [];
+    const consent: Contact["consent"] = {};
+    for (const i of ids) consent[i.channel] = { status: "unknown", updatedAt: null };
+    for (const c of consents.get(r.id) ?? []) consent[c.channel] = { status: c.status, updatedAt: new Date(c.updatedAt).toISOString() };
+    return {
+      id: r.id,
+      firstName: r.firstName,
+      lastName: r.lastName,
+      city: r.city,
+      country: r.country,
+      identities: ids.map((i) => ({ channel: i.channel, value: i.value, status: i.status })),
+      tags: (tags.get(r.id) ?? []).map((t) => t.name),
+      customFields: r.customFields,
+      consent,
+      blocked: r.blocked,
+      createdAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
+    };
+  });
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const i of items) {
+    const k = key(i);
+    const list = m.get(k);
+    if (list) list.push(i);
+    else m.set(k, [i]);
+  }
+  return m;
+}
+
+function shapeOf(sqlite: Database, companyId: string, id: string): Contact {
+  const row = repo.contactById(sqlite, companyId, id);
+  if (!row) throw notFound("Contact");
+  return toContacts(sqlite, [row])[0]!;
+}
+
+function requireContact(sqlite: Database, companyId: string, id: string): ContactRow {
+  const row = repo.contactById(sqlite, companyId, id);
+  if (!row) throw notFound("Contact");
+  return row;
+}
+
+// ------------------------------------------------------------------------------------------ contract
+
+/** The contact owning this identity (value normalised first; a pending `@username` matches too). */
+export function findContactByIdentity({ db, companyId, channel, value }: { db: Db; companyId: string; channel: string; value: string }): ContactRow | undefined {
+  const n = tryNormaliseIdentity(channel, value);
+  if ("error" in n) return undefined;
+  const identity = repo.identityByValue(db.$client, companyId, channel, n.value);
+  return identity ? repo.contactById(db.$client, companyId, identity.contactId) : undefined;
+}
+
+/** The Contact API shape; 404 NOT_FOUND for unknown, foreign or deleted ids. */
+export function getContact({ db, companyId, id }: { db: Db; companyId: string; id: string }): Contact {
+  return shapeOf(db.$client, companyId, id);
+}
+
+/** The identity to address a contact on a channel (verified before pending). */
+export function identityOf({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): IdentityRow | undefined {
+  const i = repo.identityOfContact(db.$client, contactId, channel);
+  return i && i.companyId === companyId ? i : undefined;
+}
+
+/**
+ * Finds the contact of an identity, or creates it when `create` is true (outbound `to.phone|email|handle`
+ * with createContact, and every inbound sender). For inbound senders pass the platform user id as `value`
+ * and the sender's `username`: a pending `@username` identity on that channel is then resolved to the
+ * user id (status verified) instead of a second contact being created. `displayName` fills the names of
+ * a contact that has none. Returns null only when not found and `create` is false.
+ * NB! Throws 422 VALIDATION_FAILED (pointer `/value`) for a value that cannot be normalised.
+ */
+export function findOrCreateContactByIdentity({
+  db,
+  events,
+  now,
+  companyId,
+  channel,
+  value,
+  displayName,
+  username,
+  create,
+}: WriteDeps & {
+  companyId: string;
+  channel: string;
+  value: string;
+  displayName?: string | null;
+  username?: string | null;
+  create: boolean;
+}): { contact: ContactRow; identity: IdentityRow; created: boolean } | null {
+  const n = normaliseIdentity({ channel, value });
+  const sqlite = db.$client;
+  return db.tx(() => {
+    const at = now().getTime();
+    let identity = repo.identityByValue(sqlite, companyId, channel, n.value);
+    if (!identity && username) {
+      const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
+      const pending = repo.identityByValue(sqlite, companyId, channel, handle);
+      if (pending && pending.status === "pending" && n.status === "verified") {
+        repo.resolveIdentity(sqlite, pending.id, n.value);
+        identity = { ...pending, value: n.value, status: "verified" };
+        fillNames(sqlite, identity.contactId, displayName, at);
+        repo.touchContact(sqlite, identity.contactId, at);
+        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(sqlite, companyId, identity.contactId) } });
+        return { contact: repo.contactById(sqlite, companyId, identity.contactId)!, identity, created: false };
+      }
+    }
+    if (identity) {
+      if (fillNames(sqlite, identity.contactId, displayName, at))
+        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(sqlite, companyId, identity.contactId) } });
+      return { contact: repo.contactById(sqlite, companyId, identity.contactId)!, identity, created: false };
+    }
+    if (!create) return null;
+    const [firstName, lastName] = splitName(displayName);
+    const id = newId();
+    repo.insertContact(sqlite, { id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
+    const created = repo.insertIdentity(sqlite, { companyId, contactId: id, channel, value: n.value, status: n.status, at });
+    events.emit({ companyId, type: "contact.created", data: { contact: shapeOf(sqlite, companyId, id) } });
+    return { contact: repo.contactById(sqlite, companyId, id)!, identity: created, created: true };
+  });
+}
+
+function splitName(displayName: string | null | undefined): [string | null, string | null] {
+  const parts = (displayName ?? "").trim().split(/\s+/).filter(Boolean);
+  if (!parts.length) return [null, null];
+  return [parts[0]!.slice(0, 200), parts.slice(1).join(" ").slice(0, 200) || null];
+}
+
+/** Fills first/last name from a display name when the contact has neither. Returns whether it wrote. */
+function fillNames(sqlite: Database, contactId: string, displayName: string | null | undefined, at: number): boolean {
+  const [firstName, lastName] = splitName(displayName);
+  if (!firstName) return false;
+  const res = sqlite
+    .query(`UPDATE contacts SET first_name = ?, last_name = ?, updated_at = ? WHERE id = ? AND first_name IS NULL AND last_name IS NULL`)
+    .run(firstName, lastName, at, contactId);
+  return res.changes > 0;
+}
+
+export function getConsent({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): ConsentStatus {
+  const c = repo.consentOf(db.$client, contactId, channel);
+  if (!c) return "unknown";
+  const owner = db.$client.query(`SELECT company_id AS companyId FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null;
+  return owner?.companyId === companyId ? c.status : "unknown";
+}
+
+/**
+ * Sets consent on channels; writes a history row and emits contact.opted_in / contact.opted_out
+ * (`{contact, channel, source}`) per channel whose status actually changes. Unchanged channels are no-ops.
+ * Does not check that the contact has an identity on the channel (the API's opt-in/out routes do).
+ */
+export function setConsent({
+  db,
+  events,
+  now,
+  companyId,
+  contactId,
+  channels,
+  status,
+  source,
+}: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource }): void {
+  const sqlite = db.$client;
+  db.tx(() => {
+    requireContact(sqlite, companyId, contactId);
+    const at = now().getTime();
+    const changed = applyConsent(sqlite, { companyId, contactId, channels, status, source, at });
+    if (changed.length) {
+      repo.touchContact(sqlite, contactId, at);
+      emitConsentEvents(sqlite, events, { companyId, contactId, channels: changed, status, source });
+    }
+  });
+}
+
+function applyConsent(
+  sqlite: Database,
+  c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource; at: number },
+): string[] {
+  const changed: string[] = [];
+  for (const channel of new Set(c.channels)) {
+    if (repo.consentOf(sqlite, c.contactId, channel)?.status === c.status) continue;
+    repo.writeConsent(sqlite, { ...c, channel });
+    changed.push(channel);
+  }
+  return changed;
+}
+
+function emitConsentEvents(
+  sqlite: Database,
+  events: Events,
+  c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
+): void {
+  if (!c.channels.length) return;
+  const contact = shapeOf(sqlite, c.companyId, c.contactId);
+  const type = c.status === "opted_in" ? "contact.opted_in" : "contact.opted_out";
+  for (const channel of c.channels) events.emit({ companyId: c.companyId, type, data: { contact, channel, source: c.source } });
+}
+
+// ------------------------------------------------------------------------------------------ input checks
+
+interface CheckedIdentity extends NormalisedIdentity {
+  channel: string;
+  index: number;
+}
+
+const text = (v: string | null | undefined): string | null | undefined => (v === undefined ? undefined : v === null ? null : v.trim() || null);
+
+function checkIdentities(list: { channel: string; value: string }[], errors: DetailCollector): CheckedIdentity[] {
+  const out: CheckedIdentity[] = [];
+  const seen = new Set<string>();
+  list.forEach((i, index) => {
+    const n = tryNormaliseIdentity(i.channel, i.value);
+    if ("error" in n) {
+      errors.add(`/identities/${index}/${n.field}`, n.error);
+      return;
+    }
+    const k = `${i.channel}\u0000${n.value}`;
+    if (seen.has(k)) return; // the same identity twice in one body is the same key
+    seen.add(k);
+    out.push({ ...n, channel: i.channel, index });
+  });
+  return out;
+}
+
+function checkTags(tags: string[] | undefined, errors: DetailCollector): string[] | undefined {
+  if (tags === undefined) return undefined;
+  const out = new Set<string>();
+  tags.forEach((t, i) => {
+    const name = t.trim();
+    if (!name) errors.add(`/tags/${i}`, "must not be blank");
+    else if (name.length > 100) errors.add(`/tags/${i}`, "must be at most 100 characters");
+    else out.add(name);
+  });
+  return [...out];
+}
+
+function checkCustomFields(
+  given: Record<string, unknown> | undefined,
+  defs: Map<string, CustomFieldDef>,
+  errors: DetailCollector,
+): Record<string, unknown> | undefined {
+  if (given === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(given)) {
+    const pointer = `/customFields/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+    const def = defs.get(key);
+    if (!def) {
+      errors.add(pointer, "unknown custom field (see GET /custom-fields)");
+      continue;
+    }
+    if (value === null) {
+      out[key] = null;
+      continue;
+    }
+    const problem = validateCustomFieldValue(def, value);
+    if (problem) errors.add(pointer, problem);
+    else out[key] = value;
+  }
+  return out;
+}
+
+function mergeCustomFields(current: Record<string, unknown>, given: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!given) return current;
+  const out = { ...current };
+  for (const [k, v] of Object.entries(given)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Contact ids owning these identities; 409 CONFLICT when they belong to more than one other contact. */
+function owners(sqlite: Database, companyId: string, identities: CheckedIdentity[]): Map<string, CheckedIdentity[]> {
+  const byContact = new Map<string, CheckedIdentity[]>();
+  for (const i of identities) {
+    const found = repo.identityByValue(sqlite, companyId, i.channel, i.value);
+    if (!found) continue;
+    const list = byContact.get(found.contactId) ?? [];
+    list.push(i);
+    byContact.set(found.contactId, list);
+  }
+  return byContact;
+}
+
+function conflict(byContact: Map<string, CheckedIdentity[]>, message: string): AppError {
+  const details = [...byContact.entries()].flatMap(([contactId, list]) =>
+    list.map((i) => ({ pointer: `/identities/${i.index}`, message: `belongs to contact ${contactId}` })),
+  );
+  return new AppError("CONFLICT", message, details);
+}
+
+// ------------------------------------------------------------------------------------------ upsert
+
+export interface UpsertOptions {
+  /** Consent source for `optIn` (api, or import). */
+  source?: ConsentSource;
+  /**
+   * Import rule: `optIn: true` does not overwrite an explicit opt-out unless `consentAt` (when the consent
+   * was collected) is later than that opt-out. Off for the API, where the caller's `optIn` is applied as given.
+   */
+  protectOptOut?: boolean;
+  consentAt?: Date;
+  /** Preloaded custom field definitions (imports load them once). */
+  defs?: Map<string, CustomFieldDef>;
+  /** Collect validation problems here instead of throwing (imports). */
+}
+
+export interface UpsertResult {
+  created: boolean;
+  contact: Contact;
+  /** optIn channels left opted_out by the import rule. */
+  consentKept: number;
+}
+
+/**
+ * POST /contacts (seed rules 1–4): the contact owning any of the identities is updated (200, created
+ * false), otherwise one is created (201); missing tags are created; identities of two different contacts
+ * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
+ */
+export function upsertContact({ db, events, now, companyId, input, options = {} }: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
+  const sqlite = db.$client;
+  const errors = new DetailCollector();
+  const identities = checkIdentities(input.identities, errors);
+  if (!input.identities.length) errors.add("/identities", "at least one identity is required");
+  const tagNames = checkTags(input.tags, errors);
+  const fields = checkCustomFields(input.customFields, options.defs ?? repo.customFieldDefs(sqlite, companyId), errors);
+  errors.throwIfAny();
+
+  return db.tx(() => {
+    const at = now().getTime();
+    const byContact = owners(sqlite, companyId, identities);
+    if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
+    const existingId = byContact.keys().next().value as string | undefined;
+    let changed = false;
+    let contactId: string;
+
+    if (existingId === undefined) {
+      contactId = newId();
+      repo.insertContact(sqlite, {
+        id: contactId,
+        companyId,
+        firstName: text(input.firstName) ?? null,
+        lastName: text(input.lastName) ?? null,
+        city: text(input.city) ?? null,
+        country: text(input.country) ?? null,
+        customFields: mergeCustomFields({}, fields),
+        at,
+      });
+    } else {
+      contactId = existingId;
+      const row = repo.contactById(sqlite, companyId, contactId)!;
+      const next = {
+        firstName: pick(text(input.firstName), row.firstName),
+        lastName: pick(text(input.lastName), row.lastName),
+        city: pick(text(input.city), row.city),
+        country: pick(text(input.country), row.country),
+        customFields: mergeCustomFields(row.customFields, fields),
+        blocked: row.blocked,
+      };
+      if (
+        next.firstName !== row.firstName ||
+        next.lastName !== row.lastName ||
+        next.city !== row.city ||
+        next.country !== row.country ||
+        !sameJson(next.customFields, row.customFields)
+      ) {
+        repo.updateContactFields(sqlite, contactId, { ...next, at });
+        changed = true;
+      }
+    }
+    const known = new Set(byContact.get(contactId)?.map((i) => i.index));
+    for (const i of identities) {
+      if (known.has(i.index)) continue;
+      repo.insertIdentity(sqlite, { companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
+      changed = true;
+    }
+    if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at), at) > 0) changed = true;
+
+    let consentChanged: string[] = [];
+    let consentKept = 0;
+    if (input.optIn !== undefined) {
+      const status = input.optIn ? "opted_in" : "opted_out";
+      let channels = [...new Set(identities.map((i) => i.channel))];
+      if (status === "opted_in" && options.protectOptOut) {
+        channels = channels.filter((channel) => {
+          const current = repo.consentOf(sqlite, contactId, channel);
+          const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
+          if (keep) consentKept++;
+          return !keep;
+        });
+      }
+      consentChanged = applyConsent(sqlite, { companyId, contactId, channels, status, source: options.source ?? "api", at });
+    }
+
+    const created = existingId === undefined;
+    if (!created && (changed || consentChanged.length)) repo.touchContact(sqlite, contactId, at);
+    const contact = shapeOf(sqlite, companyId, contactId);
+    if (created) events.emit({ companyId, type: "contact.created", data: { contact } });
+    else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact } });
+    if (consentChanged.length) {
+      const type = input.optIn ? "contact.opted_in" : "contact.opted_out";
+      for (const channel of consentChanged) events.emit({ companyId, type, data: { contact, channel, source: options.source ?? "api" } });
+    }
+    return { created, contact, consentKept };
+  });
+}
+
+const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? current : given);
+
+// ------------------------------------------------------------------------------------------ patch / delete
+
+/** PATCH /contacts/{id}: absent = unchanged, null = cleared; `identities` and `tags` replace the sets. */
+export function patchContact({ db, events, now, companyId, id, input }: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Contact {
+  const sqlite = db.$client;
+  requireContact(sqlite, companyId, id);
+  const errors = new DetailCollector();
+  const identities = input.identities && checkIdentities(input.identities, errors);
+  const tagNames = checkTags(input.tags, errors);
+  const fields = checkCustomFields(input.customFields, repo.customFieldDefs(sqlite, companyId), errors);
+  errors.throwIfAny();
+
+  return db.tx(() => {
+    const at = now().getTime();
+    const row = requireContact(sqlite, companyId, id);
+    let changed = false;
+    const next = {
+      firstName: pick(text(input.firstName), row.firstName),
+      lastName: pick(text(input.lastName), row.lastName),
+      city: pick(text(input.city), row.city),
+      country: pick(text(input.country), row.country),
+      customFields: mergeCustomFields(row.customFields, fields),
+      blocked: input.blocked ?? row.blocked,
+    };
+    if (
+      next.firstName !== row.firstName ||
+      next.lastName !== row.lastName ||
+      next.city !== row.city ||
+      next.country !== row.country ||
+      next.blocked !== row.blocked ||
+      !sameJson(next.customFields, row.customFields)
+    ) {
+      repo.updateContactFields(sqlite, id, { ...next, at });
+      changed = true;
+    }
+    if (identities) {
+      const byContact = owners(sqlite, companyId, identities);
+      byContact.delete(id);
+      if (byContact.size) throw conflict(byContact, "An identity belongs to another contact");
+      const wanted = new Set(identities.map((i) => `${i.channel}\u0000${i.value}`));
+      const current = repo.identitiesOf(sqlite, [id]);
+      const have = new Set(current.map((i) => `${i.channel}\u0000${i.value}`));
+      for (const i of current)
+        if (!wanted.has(`${i.channel}\u0000${i.value}`)) {
+          repo.deleteIdentity(sqlite, i.id);
+          changed = true;
+        }
+      for (const i of identities)
+        if (!have.has(`${i.channel}\u0000${i.value}`)) {
+          repo.insertIdentity(sqlite, { companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
+          changed = true;
+        }
+    }
+    if (tagNames) {
+      const wanted = new Set(repo.ensureTags(sqlite, companyId, tagNames, at));
+      for (const tagId of repo.contactTagIds(sqlite, id)) if (!wanted.has(tagId)) changed = repo.removeContactTag(sqlite, id, tagId) > 0 || changed;
+      if (repo.addContactTags(sqlite, id, [...wanted], at) > 0) changed = true;
+    }
+    if (changed) {
+      repo.touchContact(sqlite, id, at);
+      const contact = shapeOf(sqlite, companyId, id);
+      events.emit({ companyId, type: "contact.updated", data: { contact } });
+      return contact;
+    }
+    return shapeOf(sqlite, companyId, id);
+  });
+}
+
+/** DELETE: erases personal data, identities, tags and consent; the id stays as a tombstone (404 from now on). */
+export function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): { id: string; deleted: true } {
+  const sqlite = db.$client;
+  return db.tx(() => {
+    const row = requireContact(sqlite, companyId, id);
+    const at = now().getTime();
+    repo.eraseContact(sqlite, id, at);
+    const contact: Contact = {
+      id,
+      firstName: null,
+      lastName: null,
+      city: null,
+      country: null,
+      identities: [],
+      tags: [],
+      customFields: {},
+      consent: {},
+      blocked: false,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: new Date(at).toISOString(),
+    };
+    events.emit({ companyId, type: "contact.deleted", data: { contact } });
+    return { id, deleted: true as const };
+  });
+}
+
+// ------------------------------------------------------------------------------------------ tags, consent routes
+
+export function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Contact {
+  const sqlite = db.$client;
+  requireContact(sqlite, companyId, id);
+  const errors = new DetailCollector();
+  const names = checkTags(tags, errors)!;
+  errors.throwIfAny();
+  return db.tx(() => {
+    const at = now().getTime();
+    if (repo.addContactTags(sqlite, id, repo.ensureTags(sqlite, companyId, names, at), at) > 0) {
+      repo.touchContact(sqlite, id, at);
+      const contact = shapeOf(sqlite, companyId, id);
+      events.emit({ companyId, type: "contact.updated", data: { contact } });
+      return contact;
+    }
+    return shapeOf(sqlite, companyId, id);
+  });
+}
+
+/** Removes a tag from a contact; 404 for an unknown tag name, a no-op when the contact does not carry it. */
+export function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Contact {
+  const sqlite = db.$client;
+  return db.tx(() => {
+    requireContact(sqlite, companyId, id);
+    const tag = repo.tagByName(sqlite, companyId, tagName.trim());
+    if (!tag) throw notFound("Tag");
+    if (repo.removeContactTag(sqlite, id, tag.id) > 0) {
+      repo.touchContact(sqlite, id, now().getTime());
+      const contact = shapeOf(sqlite, companyId, id);
+      events.emit({ companyId, type: "contact.updated", data: { contact } });
+      return contact;
+    }
+    return shapeOf(sqlite, companyId, id);
+  });
+}
+
+/** POST /contacts/{id}/opt-in|opt-out: each channel must be one the contact has an identity on (else 422). */
+export function changeConsent({
+  db,
+  events,
+  now,
+  companyId,
+  id,
+  channels,
+  status,
+}: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Contact {
+  const sqlite = db.$client;
+  return db.tx(() => {
+    requireContact(sqlite, companyId, id);
+    const have = new Set(repo.identitiesOf(sqlite, [id]).map((i) => i.channel));
+    const errors = new DetailCollector();
+    channels.forEach((c, i) => {
+      if (!have.has(c)) errors.add(`/channels/${i}`, `the contact has no ${c} identity`);
+    });
+    errors.throwIfAny();
+    setConsent({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
+    return shapeOf(sqlite, companyId, id);
+  });
+}

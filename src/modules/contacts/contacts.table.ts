@@ -1,0 +1,91 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { companies } from "../companies/companies.table";
+
+/**
+ * A contact. NB! Rows are never deleted: DELETE erases the personal data (names, city, country, custom field
+ * values; identities, tags and consent rows are removed) and sets `deleted_at`, leaving a tombstone so that
+ * messages and conversations keep a valid `contact_id`. Every read filters `deleted_at IS NULL`.
+ */
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull().references(() => companies.id),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    city: text("city"),
+    country: text("country"),
+    /** Custom field key → value (validated against custom_fields on write). */
+    customFields: text("custom_fields", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    /** Sends to a blocked contact are refused with CONTACT_BLOCKED (messaging). */
+    blocked: integer("blocked", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    deletedAt: integer("deleted_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    // Newest-first listing (ids are UUID v7) and the createdAfter/updatedAfter filters.
+    index("contacts_company_idx").on(t.companyId, t.id),
+    index("contacts_company_updated_idx").on(t.companyId, t.updatedAt),
+    // `q` prefix search on names, case-insensitive (range scans on lower()).
+    index("contacts_first_name_idx").on(t.companyId, sql`lower(${t.firstName})`),
+    index("contacts_last_name_idx").on(t.companyId, sql`lower(${t.lastName})`),
+  ],
+);
+
+/**
+ * A channel identity: (company, channel, normalised value) is unique — the index, not a read-then-write,
+ * guarantees one contact per identity. `status` is `pending` for an `@username` not yet resolved to a
+ * platform user id (resolved by the first inbound message or a provider lookup).
+ */
+export const contactIdentities = sqliteTable(
+  "contact_identities",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    contactId: text("contact_id").notNull().references(() => contacts.id),
+    channel: text("channel").notNull(),
+    value: text("value").notNull(),
+    /** verified | pending */
+    status: text("status").notNull(),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("contact_identities_value_uq").on(t.companyId, t.channel, t.value),
+    index("contact_identities_contact_idx").on(t.contactId, t.channel),
+    // `q` prefix search across channels (e-mail, phone, handle).
+    index("contact_identities_search_idx").on(t.companyId, t.value),
+  ],
+);
+
+/** Current consent per (contact, channel); a missing row means `unknown`. */
+export const contactConsents = sqliteTable(
+  "contact_consents",
+  {
+    contactId: text("contact_id").notNull().references(() => contacts.id),
+    channel: text("channel").notNull(),
+    companyId: text("company_id").notNull(),
+    /** opted_in | opted_out */
+    status: text("status").notNull(),
+    source: text("source").notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.contactId, t.channel] }), index("contact_consents_filter_idx").on(t.companyId, t.channel, t.status)],
+);
+
+/** Append-only consent history (who changed what, when, through which source). */
+export const consentHistory = sqliteTable(
+  "consent_history",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    contactId: text("contact_id").notNull().references(() => contacts.id),
+    channel: text("channel").notNull(),
+    status: text("status").notNull(),
+    /** api | inbound_keyword | provider | campaign_unsubscribe | import */
+    source: text("source").notNull(),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("consent_history_contact_idx").on(t.contactId, t.id)],
+);
