@@ -12,13 +12,15 @@ import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
 import { meRoutes } from "./modules/me/me.routes";
 import { systemRoutes } from "./modules/system/system.routes";
+import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
   const api = new Elysia({ prefix: API_PREFIX })
     .use(deps.guard)
     .use(meRoutes(deps))
-    .use(billingRoutes(deps));
+    .use(billingRoutes(deps))
+    .use(webhooksRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

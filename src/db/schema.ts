@@ -13,3 +13,5 @@ export * from "../channels/adapter-state.table";
 export * from "../modules/messages/messages.table";
 export * from "../modules/conversations/conversations.table";
 export * from "../modules/templates/templates.table";
+export * from "../modules/webhooks/webhooks.table";
+export * from "../modules/media/media.table";

@@ -12,7 +12,7 @@ import { openDatabase } from "../../src/db/client";
 import { buildDeps, type Deps } from "../../src/deps";
 import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
-import { createCompany } from "../../src/modules/companies/companies.service";
+import { createCompany, findCompanyBySlug } from "../../src/modules/companies/companies.service";
 import { createManualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/logger";
 import { parseMicros } from "../../src/platform/money";
@@ -30,16 +30,22 @@ export interface TestAppOptions {
   config?: Record<string, unknown>;
   balance?: string;
   start?: Date;
+  /**
+   * Reuse this data dir (a restart: pass the `dir` of an app closed with `close({ keepData: true })`).
+   * The existing "default" company is reused; a new admin key is made.
+   */
+  dataDir?: string;
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "sb-test-"));
+  const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
   const config: Config = parseConfig({ storage: { data_dir: dir }, ...(opts.config ?? {}) }, { env: {} });
   const clock = createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: openDatabase(join(dir, "switchboard.db")) });
-  const { company } = createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
+  const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
+  const { company } = existing ? { company: existing } : createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;
-  if (balance > 0) deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
+  if (balance > 0 && !existing) deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
   const { key, apiKey } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
   wireModules(deps);
   const app = createApp(deps);
@@ -80,11 +86,11 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {
       return createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });
     },
-    async close() {
+    async close({ keepData = false }: { keepData?: boolean } = {}) {
       await deps.queue.stop(1000);
       deps.scheduler.stop();
       deps.db.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepData) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

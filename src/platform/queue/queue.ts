@@ -38,6 +38,11 @@ export interface JobHandler<P = Record<string, unknown>> {
   handle(job: Job<P>): Promise<JobOutcome>;
   /** Concurrent handlers of this type (default: config jobs.workers). */
   concurrency?: number;
+  /**
+   * Concurrent handlers per `groupKey` (jobs without a group are not limited). A group at its limit is
+   * skipped by the claim, so its backlog never holds up other groups of the same type.
+   */
+  groupConcurrency?: number;
   /** Attempts before the job is dead (default: config jobs.max_attempts). */
   maxAttempts?: number;
   /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
@@ -116,6 +121,7 @@ export function createQueue({
   const sqlite: Database = db.$client;
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type
+  const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
   const inflightIds = new Set<string>();
   let started = false;
   let stopping = false;
@@ -133,6 +139,18 @@ export function createQueue({
        SELECT id FROM jobs
        WHERE type = ?4 AND ((status = 'pending' AND run_at <= ?3) OR (status = 'running' AND lease_until < ?3))
        ORDER BY run_at LIMIT ?5)
+     RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
+  );
+  // Same claim, skipping groups that are at their limit (passed as a JSON array).
+  const groupCandidatesStmt = sqlite.prepare(
+    `SELECT id, group_key FROM jobs
+     WHERE type = ?1 AND ((status = 'pending' AND run_at <= ?2) OR (status = 'running' AND lease_until < ?2))
+       AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3)))
+     ORDER BY run_at LIMIT ?4`,
+  );
+  const claimIdsStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
+     WHERE id IN (SELECT value FROM json_each(?4))
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
   const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
@@ -170,10 +188,50 @@ export function createQueue({
     return limit - (running.get(type)?.size ?? 0);
   }
 
+  const groupId = (type: string, group: string) => `${type}\u0000${group}`;
+
+  /**
+   * Claim for a type with a per-group limit: pick due jobs of groups that still have room, at most `room`
+   * per group, repeating while the type has room and a pass found something (a pass may fill a group and
+   * leave slots for the next one). One transaction, so the picks and the UPDATE see the same rows.
+   */
+  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string): RawJob[] {
+    const claimed: RawJob[] = [];
+    const taken = new Map<string, number>(); // group -> claimed in this call
+    const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
+    const full = new Set<string>([...runningPerGroup.entries()].filter(([k, n]) => k.startsWith(type + "\u0000") && n >= perGroup).map(([k]) => k.slice(type.length + 1)));
+    while (claimed.length < limit) {
+      const want = limit - claimed.length;
+      const candidates = groupCandidatesStmt.all(type, t, JSON.stringify([...full]), Math.max(want * 4, 64)) as { id: string; group_key: string | null }[];
+      const ids: string[] = [];
+      for (const c of candidates) {
+        if (ids.length >= want) break;
+        if (c.group_key === null) {
+          ids.push(c.id);
+          continue;
+        }
+        if (roomOf(c.group_key) <= 0) {
+          full.add(c.group_key);
+          continue;
+        }
+        ids.push(c.id);
+        taken.set(c.group_key, (taken.get(c.group_key) ?? 0) + 1);
+        if (roomOf(c.group_key) <= 0) full.add(c.group_key);
+      }
+      if (!ids.length) break;
+      claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
+      if (candidates.length < Math.max(want * 4, 64)) break; // nothing more is due
+    }
+    return claimed;
+  }
+
   function claim(type: string, limit: number): Job[] {
     const t = now().getTime();
     const token = randomToken();
-    const rows = db.tx(() => claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[]);
+    const perGroup = handlers.get(type)?.groupConcurrency;
+    const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
+    if (perGroup)
+      for (const r of rows) if (r.group_key !== null) runningPerGroup.set(groupId(type, r.group_key), (runningPerGroup.get(groupId(type, r.group_key)) ?? 0) + 1);
     return rows.map((r) => ({
       id: r.id,
       type: r.type,
@@ -218,6 +276,12 @@ export function createQueue({
         );
     } finally {
       inflightIds.delete(job.id);
+      if (job.groupKey !== null && handler.groupConcurrency) {
+        const k = groupId(job.type, job.groupKey);
+        const n = (runningPerGroup.get(k) ?? 1) - 1;
+        if (n > 0) runningPerGroup.set(k, n);
+        else runningPerGroup.delete(k);
+      }
     }
   }
 

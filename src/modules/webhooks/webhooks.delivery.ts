@@ -1,0 +1,238 @@
+/**
+ * The delivery engine: fan-out of events to endpoints (inside the emitting transaction) and the
+ * `webhook.deliver` job that makes one HTTP attempt and decides what happens next.
+ *
+ * Policy (DESIGN §6, Svix's schedule):
+ * - One delivery per (message, endpoint), one job per delivery, grouped by endpoint: the queue runs at most
+ *   `[webhooks] concurrency_per_endpoint` attempts per endpoint, so one slow receiver never delays another.
+ * - Attempts: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after each failure (±10 % jitter);
+ *   8 attempts in all. Only 2xx is success; redirects are not followed (a 3xx is a failure).
+ * - 429/503 with `Retry-After` (seconds or HTTP date): the next attempt waits that long instead (capped at 24 h).
+ * - 410 Gone disables the endpoint at once; an endpoint whose attempts all failed for 5 days is disabled.
+ *   Both emit `webhook.endpoint_disabled`. Pending deliveries of a disabled endpoint fail without a request.
+ * - Crash safety: the job is the durable record of "an attempt is due". Results are written before the job
+ *   is finalised, so a crash in between repeats an attempt (at-least-once) with the same `webhook-id`.
+ */
+import type { Logger } from "../../platform/logger";
+import type { DomainEvent, EventBus } from "../../platform/events/events";
+import type { Db } from "../../db/client";
+import { newId } from "../../platform/ids";
+import type { Job, JobOutcome, Queue } from "../../platform/queue/queue";
+import { VERSION } from "../../version";
+import type { DeliveryContext, WebhooksRepository } from "./webhooks.repository";
+import { activeSecrets, signedHeaders } from "./webhooks.signing";
+import type { SubscriptionCache } from "./webhooks.cache";
+import type { UrlPolicy } from "./webhooks.url-policy";
+
+export const DELIVER_JOB = "webhook.deliver";
+
+/** Delay before attempt n+1 after attempt n failed (index n-1); its length + 1 is the number of attempts. */
+export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
+export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000;
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+const EXCERPT_BYTES = 1024;
+
+/** Delay after `attempts` failed scheduled attempts, with ±10 % jitter; null when none are left. */
+export function retryDelayMs(attempts: number, random: () => number = Math.random): number | null {
+  const base = RETRY_SCHEDULE_MS[attempts - 1];
+  if (base === undefined) return null;
+  return Math.round(base * (0.9 + random() * 0.2));
+}
+
+/** `Retry-After` as milliseconds (delta seconds or HTTP date), or null when absent/invalid. */
+export function parseRetryAfter(value: string | null, now: Date): number | null {
+  if (!value) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Math.min(Number(v) * 1000, MAX_RETRY_AFTER_MS);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.min(Math.max(0, at - now.getTime()), MAX_RETRY_AFTER_MS);
+}
+
+export interface AttemptResult {
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/** The JSON body of a message: the exact bytes every attempt sends. */
+export function messageBody(type: string, timestamp: Date, data: Record<string, unknown>): string {
+  return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
+}
+
+export function createDeliveryEngine({
+  db,
+  repo,
+  cache,
+  policy,
+  queue,
+  events,
+  now,
+  fetch: fetchImpl,
+  timeoutMs,
+  log,
+}: {
+  db: Db;
+  repo: WebhooksRepository;
+  cache: SubscriptionCache;
+  policy: UrlPolicy;
+  queue: Queue;
+  events: EventBus;
+  now: () => Date;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  log: Logger;
+}) {
+  /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's transaction. */
+  function enqueueMessage({ id, companyId, type, createdAt, body, endpointIds }: { id: string; companyId: string; type: string; createdAt: Date; body: string; endpointIds: string[] }): string[] {
+    const at = now().getTime();
+    repo.insertMessage({ id, companyId, eventType: type, body, createdAt: createdAt.getTime() });
+    return endpointIds.map((endpointId) => {
+      const deliveryId = newId();
+      repo.insertDelivery({ id: deliveryId, companyId, endpointId, messageId: id, eventType: type, at });
+      queue.enqueue({ type: DELIVER_JOB, payload: { deliveryId }, groupKey: endpointId });
+      return deliveryId;
+    });
+  }
+
+  /** Event subscriber: synchronous, inside the emitting transaction (event + deliveries commit together). */
+  function onEvent(event: DomainEvent): void {
+    const endpointIds = cache.matching(event.companyId, event.type);
+    if (!endpointIds.length) return;
+    enqueueMessage({ id: event.id, companyId: event.companyId, type: event.type, createdAt: event.createdAt, body: messageBody(event.type, event.createdAt, event.data), endpointIds });
+  }
+
+  async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {
+    const problem = await policy.checkBeforeSend(ctx.url);
+    if (problem) return { statusCode: null, durationMs: 0, responseExcerpt: null, error: `refused by URL policy: ${problem}`, retryAfterMs: null };
+    const secrets = activeSecrets(
+      { secret: ctx.secret, previousSecret: ctx.previousSecret, previousSecretExpiresAt: ctx.previousSecretExpiresAt === null ? null : new Date(ctx.previousSecretExpiresAt) },
+      at,
+    );
+    const headers = {
+      ...signedHeaders({ secrets, id: ctx.messageId, at, body: ctx.body }),
+      "content-type": "application/json",
+      "user-agent": `Switchboard-Webhooks/${VERSION}`,
+    };
+    const started = performance.now();
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await fetchImpl(ctx.url, { method: "POST", headers, body: ctx.body, redirect: "manual", signal });
+      const responseExcerpt = await readExcerpt(res);
+      const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get("retry-after"), now()) : null;
+      return { statusCode: res.status, durationMs: Math.round(performance.now() - started), responseExcerpt, error: null, retryAfterMs };
+    } catch (e) {
+      const durationMs = Math.round(performance.now() - started);
+      const error = signal.aborted ? `timed out after ${timeoutMs} ms` : e instanceof Error ? e.message : String(e);
+      return { statusCode: null, durationMs, responseExcerpt: null, error, retryAfterMs: null };
+    }
+  }
+
+  function disableEndpoint(ctx: DeliveryContext, reason: "gone" | "failing", at: Date): void {
+    repo.updateEndpoint(ctx.endpointId, { enabled: false, disabledReason: reason, failingSince: null, updatedAt: at });
+    cache.invalidate(ctx.companyId);
+    const endpoint = repo.getEndpoint(ctx.companyId, ctx.endpointId)!;
+    events.emit({
+      companyId: ctx.companyId,
+      type: "webhook.endpoint_disabled",
+      data: {
+        endpoint: { id: endpoint.id, url: endpoint.url, description: endpoint.description, events: endpoint.events, enabled: false, disabledReason: reason },
+        reason,
+        disabledAt: at.toISOString(),
+      },
+    });
+    log.warn({ endpointId: ctx.endpointId, reason }, "webhook endpoint disabled");
+  }
+
+  async function handle(job: Job<{ deliveryId: string; manual?: boolean }>): Promise<JobOutcome> {
+    const manual = job.payload.manual === true;
+    const ctx = repo.deliveryContext(job.payload.deliveryId);
+    if (!ctx) return; // endpoint deleted (its deliveries went with it)
+    if (!manual && ctx.status !== "pending") return; // settled meanwhile (e.g. by a redelivery)
+
+    const at = now();
+    const result: AttemptResult = ctx.enabled
+      ? await attempt(ctx, at)
+      : { statusCode: null, durationMs: 0, responseExcerpt: null, error: "endpoint is disabled; not sent", retryAfterMs: null };
+    const settledAt = now();
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+
+    return db.tx((): JobOutcome => {
+      repo.insertAttempt({
+        id: newId(),
+        deliveryId: ctx.deliveryId,
+        trigger: manual ? "manual" : "scheduled",
+        attemptedAt: at,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        responseExcerpt: result.responseExcerpt,
+        error: result.error,
+      });
+      const attempts = manual ? ctx.attempts : ctx.attempts + 1;
+      const settle = (status: "pending" | "succeeded" | "failed", nextAttemptAt: number | null) =>
+        repo.settleDelivery({ id: ctx.deliveryId, status, attempts, nextAttemptAt, lastStatusCode: result.statusCode, at: settledAt.getTime() });
+
+      if (ok) {
+        settle("succeeded", null);
+        if (ctx.failingSince !== null) repo.setFailingSince(ctx.endpointId, null);
+        return;
+      }
+      if (!ctx.enabled) {
+        settle("failed", null);
+        return;
+      }
+      if (result.statusCode === 410) {
+        settle("failed", null);
+        disableEndpoint(ctx, "gone", settledAt);
+        return;
+      }
+      // Failure: the endpoint has been failing since its first failure with no success after it.
+      if (ctx.failingSince === null) repo.setFailingSince(ctx.endpointId, at.getTime());
+      else if (settledAt.getTime() - ctx.failingSince >= DISABLE_AFTER_FAILING_MS) {
+        settle("failed", null);
+        disableEndpoint(ctx, "failing", settledAt);
+        return;
+      }
+      if (manual) {
+        // A redelivery is one attempt; an automatic retry that is still scheduled carries on.
+        settle(ctx.nextAttemptAt !== null && ctx.status === "pending" ? "pending" : "failed", ctx.status === "pending" ? ctx.nextAttemptAt : null);
+        return;
+      }
+      const delay = result.retryAfterMs ?? retryDelayMs(attempts);
+      if (delay === null || attempts >= MAX_ATTEMPTS) {
+        settle("failed", null);
+        return;
+      }
+      const retryAt = settledAt.getTime() + delay;
+      settle("pending", retryAt);
+      return { retryAt: new Date(retryAt), error: result.error ?? `HTTP ${result.statusCode}` };
+    });
+  }
+
+  return { onEvent, enqueueMessage, handle };
+}
+
+/** At most EXCERPT_BYTES of the response body, as text; the rest is not read. */
+async function readExcerpt(res: Response): Promise<string | null> {
+  if (!res.body) return null;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    if (size >= EXCERPT_BYTES) reader.cancel().catch(() => {});
+    else reader.releaseLock();
+  }
+  if (!size) return "";
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
+  return text;
+}

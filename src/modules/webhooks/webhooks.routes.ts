@@ -1,0 +1,184 @@
+/** /webhooks: endpoints, secret rotation, test events, the delivery log and redelivery. Thin: see webhooks.service.ts. */
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { EVENT_TYPES } from "../../platform/events/event-types";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
+import {
+  CreateEndpointBody,
+  DeletedModel,
+  DeliveriesQuery,
+  DeliveryModel,
+  DeliveryParams,
+  EndpointModel,
+  EndpointWithSecretModel,
+  EventTypeModel,
+  IdParams,
+  UpdateEndpointBody,
+} from "./webhooks.model";
+import type { AttemptRow, DeliveryRow, EndpointRow } from "./webhooks.repository";
+import { webhooksFor } from "./webhooks.service";
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function endpointOut(e: EndpointRow): typeof EndpointModel.static {
+  return {
+    id: e.id,
+    url: e.url,
+    description: e.description,
+    events: e.events,
+    enabled: e.enabled,
+    disabledReason: (e.disabledReason as "manual" | "gone" | "failing" | null) ?? null,
+    previousSecretExpiresAt: e.previousSecret ? iso(e.previousSecretExpiresAt) : null,
+    createdAt: e.createdAt.toISOString(),
+    updatedAt: e.updatedAt.toISOString(),
+  };
+}
+
+function deliveryOut({ delivery: d, body, attempts }: { delivery: DeliveryRow; body: string; attempts: AttemptRow[] }): typeof DeliveryModel.static {
+  return {
+    id: d.id,
+    endpointId: d.endpointId,
+    webhookId: d.messageId,
+    eventType: d.eventType,
+    status: d.status as "pending",
+    attemptCount: attempts.length,
+    nextAttemptAt: d.status === "pending" ? iso(d.nextAttemptAt) : null,
+    lastStatusCode: d.lastStatusCode,
+    payload: JSON.parse(body),
+    attempts: attempts.map((a) => ({
+      id: a.id,
+      trigger: a.trigger as "scheduled",
+      attemptedAt: a.attemptedAt.toISOString(),
+      statusCode: a.statusCode,
+      durationMs: a.durationMs,
+      responseExcerpt: a.responseExcerpt,
+      error: a.error,
+    })),
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+export const webhooksRoutes = (deps: Deps) => {
+  const w = webhooksFor(deps);
+  /** Runs a write in idem.commit and drops the company's subscription cache afterwards, committed or not. */
+  const change = <T>(idem: { commit<R>(code: number, fn: () => R): { data: R } }, companyId: string, code: number, fn: () => T) => {
+    try {
+      return idem.commit(code, fn);
+    } finally {
+      w.cache.invalidate(companyId);
+    }
+  };
+
+  return new Elysia({ tags: ["Webhooks"] })
+    .use(deps.guard)
+    .get("/webhooks/event-types", () => ({ data: EVENT_TYPES.map((e) => ({ name: e.name, description: e.description, example: e.example })) }), {
+      scope: "webhooks:read",
+      response: { 200: data(t.Array(EventTypeModel)), ...errors(403) },
+      detail: { summary: "The event types endpoints can subscribe to, with example payloads", operationId: "listWebhookEventTypes" },
+    })
+    .get(
+      "/webhooks",
+      ({ auth, query }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const { endpoints } = w.listEndpoints({ companyId: auth.companyId, limit: limit + 1, before });
+        return toPage(endpoints, limit, (e) => [e.id], endpointOut);
+      },
+      {
+        scope: "webhooks:read",
+        query: t.Object(PageQuery),
+        response: { 200: list(EndpointModel), ...errors(403, 422) },
+        detail: { summary: "List webhook endpoints, newest first", operationId: "listWebhooks" },
+      },
+    )
+    .post(
+      "/webhooks",
+      ({ auth, body, idem }) =>
+        change(idem, auth.companyId, 201, () => {
+          const { endpoint } = w.createEndpoint({ companyId: auth.companyId, input: body });
+          return { ...endpointOut(endpoint), secret: endpoint.secret };
+        }),
+      {
+        scope: "webhooks:write",
+        body: CreateEndpointBody,
+        response: { 201: data(EndpointWithSecretModel), ...errors(403, 409, 422) },
+        detail: { summary: "Create a webhook endpoint (the secret is returned only here)", operationId: "createWebhook" },
+      },
+    )
+    .get("/webhooks/:id", ({ auth, params }) => ({ data: endpointOut(w.getEndpoint({ companyId: auth.companyId, id: params.id }).endpoint) }), {
+      scope: "webhooks:read",
+      params: IdParams,
+      response: { 200: data(EndpointModel), ...errors(403, 404) },
+      detail: { summary: "Webhook endpoint detail", operationId: "getWebhook" },
+    })
+    .patch(
+      "/webhooks/:id",
+      ({ auth, params, body, idem }) =>
+        change(idem, auth.companyId, 200, () => endpointOut(w.updateEndpoint({ companyId: auth.companyId, id: params.id, patch: body }).endpoint)),
+      {
+        scope: "webhooks:write",
+        params: IdParams,
+        body: UpdateEndpointBody,
+        response: { 200: data(EndpointModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Update url, events, description or enabled", operationId: "updateWebhook" },
+      },
+    )
+    .delete(
+      "/webhooks/:id",
+      ({ auth, params, idem }) => change(idem, auth.companyId, 200, () => ({ id: w.deleteEndpoint({ companyId: auth.companyId, id: params.id }).id, deleted: true as const })),
+      {
+        scope: "webhooks:write",
+        params: IdParams,
+        response: { 200: data(DeletedModel), ...errors(403, 404) },
+        detail: { summary: "Delete an endpoint and its delivery log", operationId: "deleteWebhook" },
+      },
+    )
+    .post(
+      "/webhooks/:id/rotate-secret",
+      ({ auth, params, idem }) =>
+        change(idem, auth.companyId, 200, () => {
+          const { endpoint } = w.rotateSecret({ companyId: auth.companyId, id: params.id });
+          return { ...endpointOut(endpoint), secret: endpoint.secret };
+        }),
+      {
+        scope: "webhooks:write",
+        params: IdParams,
+        response: { 200: data(EndpointWithSecretModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "New secret (returned once); the old one also signs for 24 h", operationId: "rotateWebhookSecret" },
+      },
+    )
+    .post("/webhooks/:id/test", ({ auth, params, idem }) => idem.commit(202, () => deliveryOut(w.sendTest({ companyId: auth.companyId, id: params.id }))), {
+      scope: "webhooks:write",
+      params: IdParams,
+      response: { 202: data(DeliveryModel), ...errors(403, 404, 409, 422) },
+      detail: { summary: "Send a webhook.test event to this endpoint", operationId: "testWebhook" },
+    })
+    .get(
+      "/webhooks/:id/deliveries",
+      ({ auth, params, query }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const { deliveries } = w.listDeliveries({ companyId: auth.companyId, id: params.id, limit: limit + 1, before, status: query.status, eventType: query.eventType });
+        return toPage(deliveries, limit, (d) => [d.delivery.id], deliveryOut);
+      },
+      {
+        scope: "webhooks:read",
+        params: IdParams,
+        query: DeliveriesQuery,
+        response: { 200: list(DeliveryModel), ...errors(403, 404, 422) },
+        detail: { summary: "Delivery log with attempts, newest first; filter by status and eventType", operationId: "listWebhookDeliveries" },
+      },
+    )
+    .post(
+      "/webhooks/:id/deliveries/:deliveryId/redeliver",
+      ({ auth, params, idem }) => idem.commit(202, () => deliveryOut(w.redeliver({ companyId: auth.companyId, id: params.id, deliveryId: params.deliveryId }))),
+      {
+        scope: "webhooks:write",
+        params: DeliveryParams,
+        response: { 202: data(DeliveryModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Send the same message again (same webhook-id and bytes, fresh timestamp and signature)", operationId: "redeliverWebhook" },
+      },
+    );
+};

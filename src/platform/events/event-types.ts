@@ -1,0 +1,132 @@
+/**
+ * The catalogue of event types: what features emit and what webhook endpoints can subscribe to.
+ * Feature-blind: a name, what it means and an example `data` payload (served at GET /webhooks/event-types
+ * and shown in docs/api.md). A feature that emits a new type appends one entry here.
+ *
+ * Payload conventions (contract for emitters):
+ *   message.*       data = { message: <full message record incl. metadata, status, error> }
+ *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out)
+ *   conversation.*  data = { conversation }
+ */
+
+export interface EventTypeInfo {
+  name: string;
+  description: string;
+  /** An example of the event's `data`. */
+  example: Record<string, unknown>;
+}
+
+const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => ({
+  id: "01970f2a-6b1e-7c3d-9a4b-2f5e8d7c6b5a",
+  direction: "outbound",
+  status,
+  conversationId: "01970f2a-5a10-7b2c-8d3e-4f5a6b7c8d9e",
+  contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
+  channel: "whatsapp",
+  channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+  type: "template",
+  template: { name: "hello_world", language: "en", params: { "body.1": "Ada" } },
+  providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgARGBI",
+  priceType: "wa_template_text",
+  unitPrice: "0.050000",
+  charged: true,
+  metadata: { orderId: "A-1042" },
+  error: null,
+  createdAt: "2025-06-01T10:00:00.000Z",
+  sentAt: status === "queued" ? null : "2025-06-01T10:00:01.000Z",
+  deliveredAt: status === "delivered" || status === "read" ? "2025-06-01T10:00:02.000Z" : null,
+  readAt: status === "read" ? "2025-06-01T10:00:30.000Z" : null,
+  failedAt: null,
+  ...extra,
+});
+
+const exampleContact = {
+  id: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
+  firstName: "Ada",
+  lastName: "Lovelace",
+  city: "London",
+  country: "GB",
+  identities: [{ channel: "whatsapp", value: "+447700900123", status: "verified" }],
+  tags: ["vip"],
+  customFields: { plan: "gold" },
+  consent: { whatsapp: { status: "opted_in", updatedAt: "2025-06-01T09:59:00.000Z" } },
+  blocked: false,
+  createdAt: "2025-06-01T09:59:00.000Z",
+  updatedAt: "2025-06-01T09:59:00.000Z",
+};
+
+const exampleConversation = (status: string, assigneeId: string | null = null) => ({
+  id: "01970f2a-5a10-7b2c-8d3e-4f5a6b7c8d9e",
+  contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
+  channel: "whatsapp",
+  channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+  status,
+  assigneeId,
+  lastMessageAt: "2025-06-01T10:00:00.000Z",
+  createdAt: "2025-06-01T09:59:30.000Z",
+  updatedAt: "2025-06-01T10:00:00.000Z",
+});
+
+const exampleEndpoint = {
+  id: "01970f30-1111-7aaa-8bbb-cccccccccccc",
+  url: "https://erp.example.internal/hooks/switchboard",
+  description: "ERP",
+  events: ["message.*"],
+  enabled: false,
+  disabledReason: "failing",
+};
+
+export const EVENT_TYPES: readonly EventTypeInfo[] = [
+  { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") } },
+  { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") } },
+  { name: "message.read", description: "The recipient read the message (where the channel reports reads).", example: { message: exampleMessage("read") } },
+  {
+    name: "message.failed",
+    description: "The message failed; `message.error` has {code, reason, message}. Reason USER_BLOCKED when a Telegram contact blocked the bot.",
+    example: {
+      message: exampleMessage("failed", {
+        channel: "telegram",
+        sentAt: null,
+        failedAt: "2025-06-01T10:00:01.000Z",
+        error: { code: "PROVIDER_ERROR", reason: "USER_BLOCKED", message: "Forbidden: bot was blocked by the user" },
+      }),
+    },
+  },
+  {
+    name: "message.received",
+    description: "A contact wrote in (inbound message on a channel account).",
+    example: { message: { ...exampleMessage("received"), direction: "inbound", type: "text", text: "Hi, where is my order?", template: undefined, priceType: null, unitPrice: "0.000000", charged: false, metadata: {} } },
+  },
+  { name: "contact.created", description: "A contact was created (API upsert, inbound message or campaign import).", example: { contact: exampleContact } },
+  { name: "contact.updated", description: "A contact's fields, identities, tags or custom fields changed.", example: { contact: exampleContact } },
+  { name: "contact.deleted", description: "A contact was deleted.", example: { contact: exampleContact } },
+  { name: "contact.opted_in", description: "A contact gave consent on a channel.", example: { contact: exampleContact, channel: "whatsapp", source: "api" } },
+  {
+    name: "contact.opted_out",
+    description: "A contact withdrew consent on a channel (API, inbound STOP, or a blocked bot).",
+    example: { contact: { ...exampleContact, consent: { whatsapp: { status: "opted_out", updatedAt: "2025-06-02T08:00:00.000Z" } } }, channel: "whatsapp", source: "inbound" },
+  },
+  { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") } },
+  { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assigneeId null).", example: { conversation: exampleConversation("open", "agent-7") } },
+  { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", "agent-7") } },
+  {
+    name: "webhook.test",
+    description: "Sent only to one endpoint by POST /webhooks/{id}/test.",
+    example: { endpointId: exampleEndpoint.id, message: "Test event from Switchboard" },
+  },
+  {
+    name: "webhook.endpoint_disabled",
+    description: "An endpoint was disabled automatically: it answered 410 Gone, or every attempt failed for 5 days.",
+    example: { endpoint: exampleEndpoint, reason: "failing", disabledAt: "2025-06-06T10:00:00.000Z" },
+  },
+];
+
+const byName = new Map(EVENT_TYPES.map((e) => [e.name, e]));
+
+export function isEventType(name: string): boolean {
+  return byName.has(name);
+}
+
+export function eventTypeNames(): string[] {
+  return EVENT_TYPES.map((e) => e.name);
+}
