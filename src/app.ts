@@ -10,6 +10,8 @@ import { API_PREFIX } from "./platform/http/api-guard.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
+import { contactsRoutes } from "./modules/contacts/contacts.routes";
+import { tagsRoutes } from "./modules/contacts/tags.routes";
 import { meRoutes } from "./modules/me/me.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
@@ -20,6 +22,8 @@ export function createApp(deps: Deps) {
     .use(deps.guard)
     .use(meRoutes(deps))
     .use(billingRoutes(deps))
+    .use(contactsRoutes(deps))
+    .use(tagsRoutes(deps))
     .use(webhooksRoutes(deps));
 
   return new Elysia()

@@ -2,7 +2,7 @@
 import { t } from "elysia";
 import { CHANNELS } from "../../channels/channel.types";
 
-export const ChannelModel = t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "channel" });
+export const ChannelModel = t.UnionEnum(CHANNELS, { description: "channel" });
 export const CONSENT_STATUSES = ["opted_in", "opted_out", "unknown"] as const;
 export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
 export const CONSENT_SOURCES = ["api", "inbound_keyword", "provider", "campaign_unsubscribe", "import"] as const;
@@ -28,7 +28,7 @@ export const ContactModel = t.Object(
     consent: t.Record(
       t.String(),
       t.Object({
-        status: t.Union(CONSENT_STATUSES.map((s) => t.Literal(s))),
+        status: t.UnionEnum(CONSENT_STATUSES),
         updatedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
       }),
       { description: "per channel of the contact's identities (and any channel with recorded consent)" },
@@ -83,7 +83,7 @@ export const CustomFieldModel = t.Object(
     id: t.String(),
     key: t.String(),
     label: t.String(),
-    type: t.Union(CUSTOM_FIELD_TYPES.map((s) => t.Literal(s))),
+    type: t.UnionEnum(CUSTOM_FIELD_TYPES),
     options: t.Union([t.Array(t.String()), t.Null()]),
     createdAt: t.String({ format: "date-time" }),
   },
@@ -92,7 +92,7 @@ export const CustomFieldModel = t.Object(
 export const CustomFieldCreateBody = t.Object({
   key: t.String({ description: "^[a-z][a-z0-9_]{0,63}$" }),
   label: t.String({ minLength: 1, maxLength: 200 }),
-  type: t.Union(CUSTOM_FIELD_TYPES.map((s) => t.Literal(s))),
+  type: t.UnionEnum(CUSTOM_FIELD_TYPES),
   options: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 200 }), { description: "required for select, not allowed otherwise" })),
 });
 

@@ -1,0 +1,146 @@
+/**
+ * GET /contacts: keyset pagination newest first (ids are UUID v7) with filters. The tag filter drives the
+ * query from contact_tags(tag_id, contact_id) — walking one tag's contacts newest first and stopping after
+ * `limit + 1` — so its cost does not grow with the number of contacts in the company.
+ */
+import type { Db } from "../../db/client";
+import { DetailCollector } from "../../platform/errors";
+import { CHANNELS } from "../../channels/channel.types";
+import type { Contact } from "./contacts.model";
+import { CONTACT_COLUMNS, toContactRow } from "./contacts.repository";
+import { toContacts } from "./contacts.service";
+
+export interface ContactFilters {
+  tags?: string[];
+  tagMatch?: "any" | "all";
+  channel?: string;
+  consent?: string;
+  q?: string;
+  createdAfter?: string;
+  updatedAfter?: string;
+}
+
+const TOP = "\u{10FFFF}";
+
+function parseTime(v: string | undefined, name: string, errors: DetailCollector): number | undefined {
+  if (v === undefined) return undefined;
+  const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(t)) errors.add(`query:${name}`, "must be an ISO 8601 date-time");
+  return t;
+}
+
+export function listContacts({
+  db,
+  companyId,
+  filters,
+  limit,
+  before,
+}: {
+  db: Db;
+  companyId: string;
+  filters: ContactFilters;
+  limit: number;
+  before?: string;
+}): { rows: Contact[]; more: boolean } {
+  const sqlite = db.$client;
+  const errors = new DetailCollector();
+  const createdAfter = parseTime(filters.createdAfter, "createdAfter", errors);
+  const updatedAfter = parseTime(filters.updatedAfter, "updatedAfter", errors);
+  let consent: [string, string] | undefined;
+  if (filters.consent !== undefined) {
+    const [ch, st] = filters.consent.split(":");
+    if (!ch || !(CHANNELS as readonly string[]).includes(ch) || !st || !["opted_in", "opted_out", "unknown"].includes(st))
+      errors.add("query:consent", "must be <channel>:<opted_in|opted_out|unknown>, e.g. whatsapp:opted_in");
+    else consent = [ch, st];
+  }
+  if (filters.channel !== undefined && !(CHANNELS as readonly string[]).includes(filters.channel))
+    errors.add("query:channel", `must be one of ${CHANNELS.join(", ")}`);
+  errors.throwIfAny();
+
+  const where: string[] = ["c.company_id = ?", "c.deleted_at IS NULL"];
+  const args: (string | number)[] = [companyId];
+  let from = "contacts c";
+  let idCol = "c.id";
+
+  const names = [...new Set((filters.tags ?? []).map((t) => t.trim()).filter(Boolean))];
+  if (names.length) {
+    const found = sqlite
+      .query(`SELECT id FROM tags WHERE company_id = ? AND name IN (SELECT value FROM json_each(?))`)
+      .all(companyId, JSON.stringify(names)) as { id: string }[];
+    const all = filters.tagMatch === "all";
+    if (!found.length || (all && found.length < names.length)) return { rows: [], more: false };
+    const ids = found.map((f) => f.id);
+    if (all || ids.length === 1) {
+      // Drive from the first tag's index range; the others must also be present.
+      from = "contact_tags t0 JOIN contacts c ON c.id = t0.contact_id";
+      idCol = "t0.contact_id";
+      where.unshift("t0.tag_id = ?");
+      args.unshift(ids[0]!);
+      for (const id of ids.slice(1)) {
+        where.push("EXISTS (SELECT 1 FROM contact_tags tx WHERE tx.contact_id = c.id AND tx.tag_id = ?)");
+        args.push(id);
+      }
+    } else {
+      where.push("c.id IN (SELECT contact_id FROM contact_tags WHERE tag_id IN (SELECT value FROM json_each(?)))");
+      args.push(JSON.stringify(ids));
+    }
+  }
+  if (filters.channel) {
+    where.push("EXISTS (SELECT 1 FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?)");
+    args.push(filters.channel);
+  }
+  if (consent) {
+    const [channel, status] = consent;
+    if (status === "unknown") {
+      where.push("NOT EXISTS (SELECT 1 FROM contact_consents k WHERE k.contact_id = c.id AND k.channel = ?)");
+      args.push(channel);
+    } else {
+      where.push("EXISTS (SELECT 1 FROM contact_consents k WHERE k.contact_id = c.id AND k.channel = ? AND k.status = ?)");
+      args.push(channel, status);
+    }
+  }
+  const q = filters.q?.trim().toLowerCase();
+  if (q) {
+    // Prefix match, case-insensitive: first name, last name, "first last", or any identity value
+    // (e-mail, phone — with or without the +, handle — with or without the @).
+    const values = new Set([q]);
+    if (/^\d/.test(q)) values.add(`+${q}`);
+    if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
+    const parts = [
+      "SELECT id FROM contacts WHERE company_id = ? AND lower(first_name) >= ? AND lower(first_name) < ?",
+      "SELECT id FROM contacts WHERE company_id = ? AND lower(last_name) >= ? AND lower(last_name) < ?",
+    ];
+    const qArgs: string[] = [companyId, q, q + TOP, companyId, q, q + TOP];
+    const space = q.indexOf(" ");
+    if (space > 0) {
+      const first = q.slice(0, space);
+      parts.push(
+        "SELECT id FROM contacts WHERE company_id = ? AND lower(first_name) = ? AND lower(first_name || ' ' || coalesce(last_name, '')) >= ? AND lower(first_name || ' ' || coalesce(last_name, '')) < ?",
+      );
+      qArgs.push(companyId, first, q, q + TOP);
+    }
+    for (const v of values) {
+      parts.push("SELECT contact_id FROM contact_identities WHERE company_id = ? AND value >= ? AND value < ?");
+      qArgs.push(companyId, v, v + TOP);
+    }
+    where.push(`c.id IN (${parts.join(" UNION ")})`);
+    args.push(...qArgs);
+  }
+  if (createdAfter !== undefined) {
+    where.push("c.created_at > ?");
+    args.push(createdAfter);
+  }
+  if (updatedAfter !== undefined) {
+    where.push("c.updated_at > ?");
+    args.push(updatedAfter);
+  }
+  if (before) {
+    where.push(`${idCol} < ?`);
+    args.push(before);
+  }
+  args.push(limit + 1);
+  const raw = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`).all(...args) as never[];
+  const rows = raw.map(toContactRow);
+  const more = rows.length > limit;
+  return { rows: toContacts(sqlite, more ? rows.slice(0, limit) : rows), more };
+}
