@@ -4,11 +4,13 @@
  * Modules add one line each here.
  */
 import type { Deps } from "./deps";
+import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
   deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
+  registerImportJob(deps);
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
   wireWebhooks(deps);
 }
