@@ -1,0 +1,104 @@
+/** Pure parts of webhooks: schedule, Retry-After, subscriptions, URL policy with DNS, signing vs the reference library. */
+import { describe, expect, test } from "bun:test";
+import { Webhook } from "standardwebhooks";
+import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs, RETRY_SCHEDULE_MS } from "./webhooks.delivery";
+import { activeSecrets, generateSecret, sign, signedHeaders } from "./webhooks.signing";
+import { compileMatcher, subscriptionProblem } from "./webhooks.subscriptions";
+import { createUrlPolicy } from "./webhooks.url-policy";
+
+describe("retry schedule", () => {
+  test("Svix delays with ±10 % jitter, 8 attempts in all", () => {
+    expect(RETRY_SCHEDULE_MS).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(MAX_ATTEMPTS).toBe(8);
+    RETRY_SCHEDULE_MS.forEach((base, i) => {
+      expect(retryDelayMs(i + 1, () => 0)).toBe(Math.round(base * 0.9));
+      expect(retryDelayMs(i + 1, () => 0.5)).toBe(base);
+      expect(retryDelayMs(i + 1, () => 0.999999)).toBeLessThanOrEqual(Math.round(base * 1.1));
+    });
+    expect(retryDelayMs(8)).toBeNull();
+  });
+
+  test("Retry-After: delta seconds, HTTP date, junk, cap 24 h", () => {
+    const now = new Date("2025-06-01T10:00:00Z");
+    expect(parseRetryAfter("30", now)).toBe(30_000);
+    expect(parseRetryAfter("Sun, 01 Jun 2025 10:05:00 GMT", now)).toBe(300_000);
+    expect(parseRetryAfter("Sun, 01 Jun 2025 09:05:00 GMT", now)).toBe(0);
+    expect(parseRetryAfter("soon", now)).toBeNull();
+    expect(parseRetryAfter(null, now)).toBeNull();
+    expect(parseRetryAfter("999999", now)).toBe(24 * 3600_000);
+  });
+});
+
+describe("subscriptions", () => {
+  test("names, prefix patterns and * against the catalogue", () => {
+    expect(subscriptionProblem("message.sent")).toBeNull();
+    expect(subscriptionProblem("message.*")).toBeNull();
+    expect(subscriptionProblem("webhook.*")).toBeNull();
+    expect(subscriptionProblem("*")).toBeNull();
+    expect(subscriptionProblem("message.exploded")).toContain("unknown event type");
+    expect(subscriptionProblem("billing.*")).toContain("no event type matches");
+    expect(subscriptionProblem("message*")).toContain("must be");
+    expect(subscriptionProblem("*.sent")).toContain("must be");
+    expect(subscriptionProblem("Message.Sent")).toContain("must be");
+  });
+
+  test("matching", () => {
+    const m = compileMatcher(["message.*", "contact.created"]);
+    expect(m("message.sent")).toBe(true);
+    expect(m("contact.created")).toBe(true);
+    expect(m("contact.updated")).toBe(false);
+    expect(m("messages.sent")).toBe(false);
+    expect(compileMatcher(["*"])("anything.at_all")).toBe(true);
+  });
+});
+
+describe("URL policy", () => {
+  const dns = (table: Record<string, string[]>) => async (host: string) => {
+    const ips = table[host];
+    if (!ips) throw new Error("ENOTFOUND");
+    return ips;
+  };
+
+  test("private networks allowed by default (on-prem)", async () => {
+    const p = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] });
+    expect(p.check("http://127.0.0.1:8080/x")).toBeNull();
+    expect(p.check("http://erp.local/x")).toBeNull();
+    expect(await p.checkBeforeSend("http://erp.local/x")).toBeNull(); // no DNS needed
+  });
+
+  test("a name resolving to a private address is refused before sending when private networks are off", async () => {
+    const p = createUrlPolicy({ allow_private_networks: false, allow: [], deny: [] }, dns({ "rebind.example.com": ["93.184.216.34", "10.0.0.7"], "ok.example.com": ["93.184.216.34"] }));
+    expect(p.check("https://rebind.example.com/h")).toBeNull();
+    expect(await p.checkBeforeSend("https://rebind.example.com/h")).toContain("private network");
+    expect(await p.checkBeforeSend("https://ok.example.com/h")).toBeNull();
+    expect(await p.checkBeforeSend("https://missing.example.com/h")).toContain("cannot resolve");
+    expect(p.check("http://[::ffff:127.0.0.1]/h")).toContain("private network");
+    expect(p.check("http://100.64.0.1/h")).toContain("private network");
+  });
+
+  test("deny and allow CIDRs apply to resolved addresses", async () => {
+    const p = createUrlPolicy({ allow_private_networks: true, allow: ["10.20.0.0/16", "*.corp.example"], deny: ["10.20.99.0/24"] }, dns({ "erp.lan": ["10.20.1.1"], "bad.lan": ["10.20.99.5"], "web.lan": ["8.8.8.8"] }));
+    expect(await p.checkBeforeSend("http://erp.lan/h")).toBeNull();
+    expect(await p.checkBeforeSend("http://bad.lan/h")).toContain("deny");
+    expect(await p.checkBeforeSend("http://web.lan/h")).toContain("allow");
+    expect(p.check("https://x.corp.example/h")).toBeNull();
+  });
+});
+
+describe("signing", () => {
+  test("matches the reference library for the same secret, id, timestamp and body", () => {
+    const secret = generateSecret();
+    const at = new Date("2025-06-01T10:00:00Z");
+    const body = '{"type":"message.sent","timestamp":"2025-06-01T10:00:00.000Z","data":{"x":"é"}}';
+    expect(sign({ secret, id: "msg_1", timestamp: Math.floor(at.getTime() / 1000), body })).toBe(new Webhook(secret).sign("msg_1", at, body));
+  });
+
+  test("two secrets → two space-separated signatures; previous secret only inside its window", () => {
+    const h = signedHeaders({ secrets: [generateSecret(), generateSecret()], id: "m", at: new Date(), body: "{}" });
+    expect(h["webhook-signature"]!.split(" ")).toHaveLength(2);
+    const now = new Date("2025-06-01T10:00:00Z");
+    const e = { secret: "new", previousSecret: "old", previousSecretExpiresAt: new Date(now.getTime() + 1) };
+    expect(activeSecrets(e, now)).toEqual(["new", "old"]);
+    expect(activeSecrets({ ...e, previousSecretExpiresAt: now }, now)).toEqual(["new"]);
+  });
+});
