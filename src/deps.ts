@@ -10,7 +10,9 @@ import { createKeyResolver } from "./modules/api-keys/api-keys.service";
 import { createLedger } from "./modules/billing/ledger.service";
 import { systemClock, type Clock } from "./platform/clock";
 import { createEventBus } from "./platform/events/events";
-import { apiGuardPlugin } from "./platform/http/api-guard.plugin";
+import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.plugin";
+import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
+import { createAdapterStateStore } from "./channels/adapter-state";
 import { createRateLimiter } from "./platform/http/rate-limit";
 import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
@@ -34,8 +36,9 @@ export function buildDeps({
   db?: Db;
   fetch?: typeof fetch;
 }) {
-  migrate(db);
   const now = () => clock.now();
+  const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
+  migrate(db);
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
   const idempotency = createIdempotencyStore({ db, now });
@@ -50,6 +53,17 @@ export function buildDeps({
     trustedProxies: config.server.trusted_proxies,
     idempotency,
     publicPaths: ["/openapi.json"],
+  });
+  const channels = createChannelRuntime({
+    accounts,
+    context: (account) => ({
+      fetch: fetchImpl,
+      now,
+      log: log.child({ accountId: account.id, provider: account.provider }),
+      publicUrl: config.server.public_url.replace(/\/$/, ""),
+      dataDir: config.storage.data_dir,
+      state: createAdapterStateStore(db, account.id),
+    }),
   });
   return {
     config,
@@ -71,6 +85,15 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
+    authenticate: createAuthenticator({
+      now,
+      resolveKey: keys.resolveKey,
+      markKeyUsed: keys.markKeyUsed,
+      limiter,
+      rateDefaults: { requestsPerSecond: config.rate_limit.requests_per_second, burst: config.rate_limit.burst },
+      trustedProxies: config.server.trusted_proxies,
+    }),
+    channels,
     keys,
     ledger: createLedger({ db, now }),
   };

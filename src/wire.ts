@@ -6,6 +6,7 @@
 import type { Deps } from "./deps";
 import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
+import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
@@ -13,10 +14,16 @@ export function wireModules(deps: Deps): void {
   registerImportJob(deps);
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
   wireWebhooks(deps);
+  wireMessaging(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */
-export async function startModules(_deps: Deps): Promise<void> {}
+export async function startModules(deps: Deps): Promise<void> {
+  await deps.channels.start();
+  void syncAllTemplates(deps);
+}
 
 /** Stops it again on shutdown, before the job loop is drained. */
-export async function stopModules(_deps: Deps): Promise<void> {}
+export async function stopModules(deps: Deps): Promise<void> {
+  await deps.channels.stop();
+}

@@ -6,6 +6,7 @@
 import type { ProviderDefinition, ProviderName } from "./channel.types";
 import { instagramProvider } from "./instagram/instagram.adapter";
 import { messengerProvider } from "./messenger/messenger.adapter";
+import { sandboxProvider } from "./sandbox/sandbox.adapter";
 import { smtpProvider } from "./smtp/smtp.adapter";
 import { telegramProvider } from "./telegram/telegram.adapter";
 import { tiktokProvider } from "./tiktok/tiktok.adapter";
@@ -13,7 +14,7 @@ import { whatsappCloudProvider } from "./whatsapp-cloud/whatsapp-cloud.adapter";
 import { xProvider } from "./x/x.adapter";
 
 export const providers: Partial<Record<ProviderName, ProviderDefinition>> = {
-  // one line per provider, e.g.  "whatsapp-cloud": whatsappCloudProvider,
+  sandbox: sandboxProvider,
   "whatsapp-cloud": whatsappCloudProvider,
   messenger: messengerProvider,
   instagram: instagramProvider,

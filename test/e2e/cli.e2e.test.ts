@@ -134,7 +134,7 @@ describe("appliance life cycle", () => {
     try {
       const me = await fetch(`${server.url}/api/public/v1/me`, { headers: { authorization: `Bearer ${init.apiKey}` } });
       expect(me.status).toBe(200);
-      expect((await me.json()).data.company.id).toBe(init.companyId);
+      expect(((await me.json()) as any).data.company.id).toBe(init.companyId);
       expect((await fetch(`${server.url}/api/public/v1/me`)).status).toBe(401);
       const docs = await fetch(`${server.url}/docs`);
       expect(await docs.text()).toContain("/docs/scalar.js");

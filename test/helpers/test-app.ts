@@ -19,6 +19,25 @@ import { parseMicros } from "../../src/platform/money";
 
 export const BASE = "http://localhost/api/public/v1";
 
+/** Fixed ids of the sandbox accounts every test app has (one default per channel). */
+export const ACCOUNTS = {
+  whatsapp: "0193a4b2-0000-7000-8000-0000000000a1",
+  instagram: "0193a4b2-0000-7000-8000-0000000000a2",
+  messenger: "0193a4b2-0000-7000-8000-0000000000a3",
+  x: "0193a4b2-0000-7000-8000-0000000000a4",
+  tiktok: "0193a4b2-0000-7000-8000-0000000000a5",
+  telegram: "0193a4b2-0000-7000-8000-0000000000a6",
+  email: "0193a4b2-0000-7000-8000-0000000000a7",
+} as const;
+
+/**
+ * Sandbox accounts for the test config. Status timers are off by default (delivered after an hour) so
+ * nothing changes behind a test's back; tests of the progression pass their own settings.
+ */
+export function sandboxChannels(settings: Record<string, unknown> = { sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }) {
+  return Object.entries(ACCOUNTS).map(([channel, id]) => ({ id, channel, provider: "sandbox", name: `${channel} sandbox`, default: true, settings: { ...settings } }));
+}
+
 export interface TestResponse<T = any> {
   status: number;
   headers: Headers;
@@ -39,7 +58,7 @@ export interface TestAppOptions {
 
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
-  const config: Config = parseConfig({ storage: { data_dir: dir }, ...(opts.config ?? {}) }, { env: {} });
+  const config: Config = parseConfig({ storage: { data_dir: dir }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
   const clock = createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
@@ -87,6 +106,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
       return createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });
     },
     async close({ keepData = false }: { keepData?: boolean } = {}) {
+      await deps.channels.stop();
       await deps.queue.stop(1000);
       deps.scheduler.stop();
       deps.db.close();

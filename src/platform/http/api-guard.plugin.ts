@@ -61,35 +61,52 @@ function presentedKey(headers: Headers): string | null {
   return headers.get("x-api-key");
 }
 
-export function apiGuardPlugin(deps: ApiGuardDeps) {
+/**
+ * Authenticates a request by its key: 401 (missing/unknown/revoked/expired), 403 IP_NOT_ALLOWED, 429
+ * RATE_LIMITED. Sets the rate-limit headers on `set`. Used by the API guard and by routes outside the
+ * API prefix that accept a key (the sandbox inbound simulation).
+ */
+export function createAuthenticator(deps: Omit<ApiGuardDeps, "idempotency" | "db" | "publicPaths">) {
   const trusted = compileRanges(deps.trustedProxies);
+  return function authenticate(request: Request, peer: string | undefined, headersOut: Record<string, unknown>): KeyPrincipal {
+    const key = presentedKey(request.headers);
+    if (!key) throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
+    const principal = deps.resolveKey(hashKey(key));
+    if (!principal) throw new AppError("API_KEY_INVALID", "The API key is not valid", [{ pointer: "header:Authorization", message: "unknown key" }]);
+    const facts = requestFacts(request);
+    if (facts) facts.apiKeyId = principal.keyId;
+    if (principal.revokedAt) throw new AppError("API_KEY_REVOKED", "The API key has been revoked");
+    if (principal.expiresAt && principal.expiresAt.getTime() <= deps.now().getTime()) throw new AppError("API_KEY_EXPIRED", "The API key has expired");
+    if (principal.allowedIps.length) {
+      const ip = clientIp({ peer, forwardedFor: request.headers.get("x-forwarded-for"), trusted });
+      if (!ipInRanges(ip, compileRanges(principal.allowedIps))) throw new AppError("IP_NOT_ALLOWED", `Requests from ${ip ?? "this address"} are not allowed for this key`);
+    }
+    const rate = principal.rateLimit ?? deps.rateDefaults.requestsPerSecond;
+    const burst = principal.rateLimit ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond))) : deps.rateDefaults.burst;
+    const decision = deps.limiter.take(principal.keyId, { ratePerSecond: rate, burst });
+    Object.assign(headersOut, decision.headers);
+    if (!decision.allowed) throw new AppError("RATE_LIMITED", "Rate limit exceeded; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
+    deps.markKeyUsed(principal.keyId);
+    return principal;
+  };
+}
+export type Authenticate = ReturnType<typeof createAuthenticator>;
+
+export function apiGuardPlugin(deps: ApiGuardDeps) {
   const publicPaths = new Set((deps.publicPaths ?? []).map((p) => API_PREFIX + p));
+  const authenticate = createAuthenticator(deps);
 
   return new Elysia({ name: "api-guard" })
     .onRequest(({ request, server, set }) => {
       const path = new URL(request.url).pathname;
       if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
-      const key = presentedKey(request.headers);
-      if (!key) throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
-      const principal = deps.resolveKey(hashKey(key));
-      if (!principal) throw new AppError("API_KEY_INVALID", "The API key is not valid", [{ pointer: "header:Authorization", message: "unknown key" }]);
-      const facts = requestFacts(request);
-      if (facts) facts.apiKeyId = principal.keyId;
-      if (principal.revokedAt) throw new AppError("API_KEY_REVOKED", "The API key has been revoked");
-      if (principal.expiresAt && principal.expiresAt.getTime() <= deps.now().getTime()) throw new AppError("API_KEY_EXPIRED", "The API key has expired");
-      if (principal.allowedIps.length) {
-        const ip = clientIp({ peer: server?.requestIP(request)?.address, forwardedFor: request.headers.get("x-forwarded-for"), trusted });
-        if (!ipInRanges(ip, compileRanges(principal.allowedIps)))
-          throw new AppError("IP_NOT_ALLOWED", `Requests from ${ip ?? "this address"} are not allowed for this key`);
-      }
-      const rate = principal.rateLimit ?? deps.rateDefaults.requestsPerSecond;
-      const burst = principal.rateLimit ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond))) : deps.rateDefaults.burst;
-      const decision = deps.limiter.take(principal.keyId, { ratePerSecond: rate, burst });
-      Object.assign(set.headers, decision.headers);
-      if (!decision.allowed)
-        throw new AppError("RATE_LIMITED", "Rate limit exceeded; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
-      deps.markKeyUsed(principal.keyId);
-      principals.set(request, principal);
+      principals.set(request, authenticate(request, server?.requestIP(request)?.address, set.headers));
+    })
+    // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a
+    // failed request must free its Idempotency-Key (errors are not stored; the client may retry).
+    .onAfterResponse(({ request }) => {
+      const c = claims.get(request);
+      if (c) deps.idempotency.release(c.claim);
     })
     .macro({
       scope: (needed: Scope | "any") => ({
@@ -117,11 +134,18 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
           const idem = {
             /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
             commit<T>(code: number, fn: () => T): { data: T } {
-              const data = deps.db.tx(() => {
-                const d = fn();
-                if (claim) deps.idempotency.store(claim, code, { data: d });
-                return d;
-              });
+              let data: T;
+              try {
+                data = deps.db.tx(() => {
+                  const d = fn();
+                  if (claim) deps.idempotency.store(claim, code, { data: d });
+                  return d;
+                });
+              } catch (e) {
+                // Free the key before the error response goes out (afterResponse runs only after it).
+                if (claim) deps.idempotency.release(claim);
+                throw e;
+              }
               const c = claims.get(request);
               if (c) c.stored = true;
               set.status = code;
@@ -138,10 +162,6 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             deps.idempotency.store(c.claim, code, response);
             c.stored = true;
           }
-        },
-        afterResponse({ request }) {
-          const c = claims.get(request);
-          if (c) deps.idempotency.release(c.claim);
         },
       }),
     })

@@ -1,0 +1,51 @@
+/**
+ * The seed's channel rules, as one table. The messaging engine reads this; nothing else branches on the
+ * channel name. Sources: seed "Channel rules" and "Limits", DESIGN §5.
+ *
+ * window.kind:
+ *   - "since_last_inbound": free-form sends need the contact's last inbound message on this account (by
+ *     the provider's timestamp) to be younger than `hours`; `appliesTo` lists the message types bound by it.
+ *   - "contact_wrote_first": the contact must have written to this account at least once (Telegram bots
+ *     cannot start a conversation; X needs a prior DM conversation).
+ *   - "none": no window (e-mail).
+ * price: priceType per message type; a type absent here is free ("0.000000", charged false).
+ */
+import type { Channel } from "./channel.types";
+
+export type MessageType = "text" | "media" | "template" | "email";
+
+export interface ChannelRule {
+  types: readonly MessageType[];
+  /** Max characters of `text` (null: no limit beyond the request size). */
+  textLimit: number | null;
+  window:
+    | { kind: "since_last_inbound"; hours: number; appliesTo: readonly MessageType[] }
+    | { kind: "contact_wrote_first"; appliesTo: readonly MessageType[] }
+    | { kind: "none" };
+  /** priceType by message type; `templateWithMedia` is used for a template whose header carries media. */
+  price: Partial<Record<MessageType | "templateWithMedia", string>>;
+  /** Per-account daily DM limit applies (value from the account's `daily_dm_limit` setting). */
+  dailyDmLimit: boolean;
+  /** Which `to` field addresses a recipient on this channel besides contactId. */
+  address: "phone" | "email" | "handle";
+}
+
+const FREE_FORM = ["text", "media"] as const;
+const ALL_DM = ["text", "media", "template"] as const;
+
+export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
+  //        allowed types   text limit  window                                                                 price                                                     daily DM limit
+  whatsapp: { types: ALL_DM, textLimit: 4096, window: { kind: "since_last_inbound", hours: 24, appliesTo: FREE_FORM }, price: { template: "wa_template_text" }, dailyDmLimit: false, address: "phone" },
+  instagram: { types: ALL_DM, textLimit: 1000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle" },
+  messenger: { types: ALL_DM, textLimit: 2000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle" },
+  x: { types: ALL_DM, textLimit: 10_000, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "x_dm_campaign" }, dailyDmLimit: true, address: "handle" },
+  tiktok: { types: ALL_DM, textLimit: 6000, window: { kind: "since_last_inbound", hours: 48, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle" },
+  telegram: { types: ALL_DM, textLimit: 4096, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "tg_text", templateWithMedia: "tg_media" }, dailyDmLimit: false, address: "handle" },
+  email: { types: ["email", "template"], textLimit: null, window: { kind: "none" }, price: { template: "email_campaign" }, dailyDmLimit: false, address: "email" },
+};
+
+/** Metadata limits (seed "Limits"). */
+export const METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 } as const;
+
+/** priceType of free messages (the seed shows priced types only; free ones are reported with this). */
+export const FREE_PRICE_TYPE = "free";

@@ -1,0 +1,100 @@
+/**
+ * The sandbox provider: the embedded default for every channel, so a new user can try every flow with no
+ * provider credentials (DESIGN §5).
+ *
+ * Outbound: every send is accepted, then reported delivered and read after the configured delays.
+ * Documented test recipients (identity value, `@` ignored):
+ *   blocked…  → fails with USER_BLOCKED        fail… → fails with PROVIDER_REJECTED
+ *   slow…     → stays `sent` for a minute, then delivered and read
+ * Inbound: `POST /hooks/{channelAccountId}` with `{"from": {"phone"|"email"|"handle", "name"?}, "text",
+ * "timestamp"?}` simulates the contact writing in. A sandbox has no provider signature, so the route
+ * authenticates it with an API key of the account's company (capabilities.webhookAuth = "api-key").
+ * NB! Status progression runs on in-memory timers: a restart drops pending delivered/read reports.
+ */
+import { Value } from "@sinclair/typebox/value";
+import type { AdapterContext, ChannelAdapter, InboundEvent, OutboundMessage, ProviderDefinition, SendResult } from "../channel.types";
+import { SandboxSettings } from "./sandbox.settings";
+
+const SLOW_MS = 60_000;
+
+export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
+  const settings = Value.Default(SandboxSettings, { ...ctx.account.settings }) as typeof SandboxSettings.static;
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+
+  function later(ms: number, events: InboundEvent[]): void {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      ctx.onInbound(events).catch((e) => ctx.log.error({ err: e }, "sandbox status report failed"));
+    }, ms);
+    timers.add(timer);
+  }
+
+  return {
+    capabilities: {
+      webhookAuth: "api-key",
+      deliveryReceipts: true,
+      readReceipts: true,
+      media: { "image/jpeg": 5 << 20, "image/png": 5 << 20, "video/mp4": 16 << 20, "application/pdf": 100 << 20, "text/plain": 10 << 20 },
+    },
+
+    async send(message: OutboundMessage): Promise<SendResult> {
+      if (settings.sent_after_ms) await Bun.sleep(settings.sent_after_ms);
+      const who = message.to.value.replace(/^@/, "").toLowerCase();
+      if (who.startsWith("blocked")) return { ok: false, retry: false, reason: "USER_BLOCKED", providerCode: "sandbox_blocked", message: "The recipient blocked this account (sandbox)" };
+      if (who.startsWith("fail")) return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: "sandbox_rejected", message: "The provider rejected the message (sandbox)" };
+      const providerMessageId = `sandbox.${message.messageId}`;
+      const deliveredAfter = who.startsWith("slow") ? SLOW_MS : settings.delivered_after_ms;
+      const t0 = ctx.now().getTime();
+      later(deliveredAfter, [{ kind: "status", providerMessageId, status: "delivered", timestamp: new Date(t0 + deliveredAfter) }]);
+      later(deliveredAfter + settings.read_after_ms, [
+        { kind: "status", providerMessageId, status: "read", timestamp: new Date(t0 + deliveredAfter + settings.read_after_ms) },
+      ]);
+      return { ok: true, providerMessageId };
+    },
+
+    async handleWebhook(request) {
+      if (request.method !== "POST") return { response: { status: 405, body: "POST a simulated inbound message" }, events: [] };
+      let body: { from?: { phone?: string; email?: string; handle?: string; name?: string; username?: string }; text?: string; timestamp?: string; id?: string; referral?: Record<string, unknown> };
+      try {
+        body = JSON.parse(new TextDecoder().decode(request.rawBody));
+      } catch {
+        return { response: { status: 422, body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "body is not JSON", details: [{ pointer: "/", message: "malformed JSON" }] } }) }, events: [] };
+      }
+      const problems: { pointer: string; message: string }[] = [];
+      const value = body.from?.phone ?? body.from?.email ?? body.from?.handle;
+      if (!value) problems.push({ pointer: "/from", message: "one of from.phone, from.email, from.handle is required" });
+      if (typeof body.text !== "string" || !body.text) problems.push({ pointer: "/text", message: "text is required" });
+      const timestamp = body.timestamp ? new Date(body.timestamp) : ctx.now();
+      if (Number.isNaN(timestamp.getTime())) problems.push({ pointer: "/timestamp", message: "not an ISO 8601 date-time" });
+      if (problems.length)
+        return { response: { status: 422, body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "The simulated message is invalid", details: problems } }), headers: { "content-type": "application/json" } }, events: [] };
+      const handle = body.from?.handle;
+      const event: InboundEvent = {
+        kind: "message",
+        providerMessageId: body.id ?? `sandbox.in.${crypto.randomUUID()}`,
+        from: {
+          value: value!,
+          displayName: body.from?.name,
+          // A simulated numeric/opaque id with a username lets pending @username identities resolve.
+          username: body.from?.username ?? (handle?.startsWith("@") ? handle.slice(1) : undefined),
+        },
+        timestamp,
+        content: { type: "text", text: body.text! },
+        referral: body.referral,
+      };
+      return { response: { status: 202, body: JSON.stringify({ data: { accepted: true, providerMessageId: event.providerMessageId } }), headers: { "content-type": "application/json" } }, events: [event] };
+    },
+
+    async stop() {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
+
+export const sandboxProvider: ProviderDefinition = {
+  name: "sandbox",
+  channels: ["whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"],
+  settings: SandboxSettings,
+  create: createSandboxAdapter,
+};

@@ -1,0 +1,178 @@
+import { Elysia, t } from "elysia";
+import { and, desc, eq, lt } from "drizzle-orm";
+import { CHANNEL_RULES } from "../../channels/channel.rules";
+import type { Channel } from "../../channels/channel.types";
+import type { Deps } from "../../deps";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
+import { getContact } from "../contacts/contacts.service";
+import { MessageRecord } from "../messages/messages.model";
+import { messageView } from "../messages/messages.service";
+import { messages } from "../messages/messages.table";
+import {
+  addNote,
+  assignConversation,
+  channelState,
+  closeConversation,
+  conversationView,
+  getConversationRow,
+  listConversations,
+  listNotes,
+  reopenConversation,
+  type ConversationRow,
+} from "./conversations.service";
+
+const Conversation = t.Object({
+  id: t.String(),
+  status: t.String({ description: "open | closed" }),
+  contactId: t.String(),
+  channel: t.String(),
+  channelAccountId: t.String(),
+  assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
+  lastMessageAt: t.Union([t.String(), t.Null()]),
+  closedAt: t.Union([t.String(), t.Null()]),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+});
+const Note = t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() });
+const ConversationDetail = t.Composite([
+  Conversation,
+  t.Object({
+    contact: t.Object({ id: t.String(), firstName: t.Union([t.String(), t.Null()]), lastName: t.Union([t.String(), t.Null()]), blocked: t.Boolean() }),
+    lastMessage: t.Union([MessageRecord, t.Null()]),
+    window: t.Object({
+      kind: t.String({ description: "since_last_inbound | contact_wrote_first | none" }),
+      open: t.Boolean(),
+      expiresAt: t.Union([t.String(), t.Null()]),
+      lastInboundAt: t.Union([t.String(), t.Null()]),
+    }),
+    notes: t.Array(Note),
+  }),
+]);
+const IdParams = t.Object({ id: t.String() });
+
+function detail(deps: Deps, companyId: string, c: ConversationRow) {
+  const contact = getContact({ db: deps.db, companyId, id: c.contactId });
+  const last = c.lastMessageId ? deps.db.select().from(messages).where(eq(messages.id, c.lastMessageId)).get() : undefined;
+  const rule = CHANNEL_RULES[c.channel as Channel].window;
+  const lastInbound = channelState({ db: deps.db, contactId: c.contactId, channelAccountId: c.channelAccountId })?.lastInboundAt ?? null;
+  const expires = rule.kind === "since_last_inbound" && lastInbound ? new Date(lastInbound.getTime() + rule.hours * 3_600_000) : null;
+  const open = rule.kind === "none" ? true : rule.kind === "contact_wrote_first" ? lastInbound !== null : expires !== null && expires.getTime() > deps.now().getTime();
+  return {
+    ...conversationView(c),
+    contact: { id: contact.id, firstName: contact.firstName, lastName: contact.lastName, blocked: contact.blocked },
+    lastMessage: last ? messageView(last) : null,
+    window: { kind: rule.kind, open, expiresAt: expires?.toISOString() ?? null, lastInboundAt: lastInbound?.toISOString() ?? null },
+    notes: listNotes({ db: deps.db, conversationId: c.id }).map((n) => ({ id: n.id, text: n.text, author: n.author, createdAt: n.createdAt.toISOString() })),
+  };
+}
+
+export const conversationsRoutes = (deps: Deps) =>
+  new Elysia({ tags: ["Conversations"] })
+    .use(deps.guard)
+    .get(
+      "/conversations",
+      ({ query, auth }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const rows = listConversations({ db: deps.db, companyId: auth.companyId, filter: query, limit: limit + 1, before });
+        return toPage(rows, limit, (r) => [r.id], conversationView);
+      },
+      {
+        scope: "conversations:read",
+        query: t.Object({
+          ...PageQuery,
+          status: t.Optional(t.Union([t.Literal("open"), t.Literal("closed")])),
+          channel: t.Optional(t.String()),
+          assigneeId: t.Optional(t.String()),
+          contactId: t.Optional(t.String()),
+        }),
+        response: { 200: list(Conversation), ...errors(403, 422) },
+        detail: { summary: "List conversations, newest first", operationId: "listConversations" },
+      },
+    )
+    .get("/conversations/:id", ({ params, auth }) => ({ data: detail(deps, auth.companyId, getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
+      scope: "conversations:read",
+      params: IdParams,
+      response: { 200: data(ConversationDetail), ...errors(403, 404) },
+      detail: { summary: "Conversation with contact summary, last message, window state and notes", operationId: "getConversation" },
+    })
+    .get(
+      "/conversations/:id/messages",
+      ({ params, query, auth }) => {
+        const c = getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id });
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const rows = deps.db
+          .select()
+          .from(messages)
+          .where(before ? and(eq(messages.conversationId, c.id), lt(messages.id, before)) : eq(messages.conversationId, c.id))
+          .orderBy(desc(messages.id))
+          .limit(limit + 1)
+          .all();
+        return toPage(rows, limit, (r) => [r.id], messageView);
+      },
+      {
+        scope: "conversations:read",
+        params: IdParams,
+        query: t.Object(PageQuery),
+        response: { 200: list(MessageRecord), ...errors(403, 404, 422) },
+        detail: { summary: "Messages of a conversation, both directions, newest first", operationId: "listConversationMessages" },
+      },
+    )
+    .post(
+      "/conversations/:id/assign",
+      ({ params, body, auth, idem }) =>
+        idem.commit(200, () =>
+          conversationView(
+            assignConversation({
+              db: deps.db,
+              events: deps.events,
+              now: deps.now,
+              companyId: auth.companyId,
+              id: params.id,
+              assignee: body.assigneeId === null ? null : { id: body.assigneeId, name: body.assigneeName },
+            }),
+          ),
+        ),
+      {
+        scope: "conversations:write",
+        params: IdParams,
+        body: t.Object({
+          assigneeId: t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], { description: "your user id; null unassigns" }),
+          assigneeName: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+        }),
+        response: { 200: data(Conversation), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Assign (or with null unassign) a conversation", operationId: "assignConversation" },
+      },
+    )
+    .post(
+      "/conversations/:id/close",
+      ({ params, auth, idem }) => idem.commit(200, () => conversationView(closeConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id }))),
+      { scope: "conversations:write", params: IdParams, response: { 200: data(Conversation), ...errors(403, 404, 409) }, detail: { summary: "Close a conversation", operationId: "closeConversation" } },
+    )
+    .post(
+      "/conversations/:id/reopen",
+      ({ params, auth, idem }) => idem.commit(200, () => conversationView(reopenConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id }))),
+      {
+        scope: "conversations:write",
+        params: IdParams,
+        response: { 200: data(Conversation), ...errors(403, 404, 409) },
+        detail: { summary: "Reopen a closed conversation (409 if the contact has another open one on the account)", operationId: "reopenConversation" },
+      },
+    )
+    .post(
+      "/conversations/:id/notes",
+      ({ params, body, auth, idem }) =>
+        idem.commit(201, () => {
+          const n = addNote({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id, text: body.text, author: body.author });
+          return { id: n.id, text: n.text, author: n.author, createdAt: n.createdAt.toISOString() };
+        }),
+      {
+        scope: "conversations:write",
+        params: IdParams,
+        body: t.Object({ text: t.String({ minLength: 1, maxLength: 10_000 }), author: t.Optional(t.String({ maxLength: 200 })) }),
+        response: { 201: data(Note), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Add an internal note (never sent to the contact)", operationId: "addConversationNote" },
+      },
+    );

@@ -1,0 +1,201 @@
+/**
+ * Conversations: one open conversation per (contact, channel account). Messages in both directions
+ * attach to it; a new inbound on a closed conversation opens it again. The messaging window state per
+ * (contact, account) lives in contact_channel_state, independent of open/closed.
+ */
+import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import type { EventBus } from "../../platform/events/events";
+import { AppError, notFound } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { contactChannelState, conversationNotes, conversations } from "./conversations.table";
+
+export type ConversationRow = typeof conversations.$inferSelect;
+type WriteDeps = { db: Db; events: EventBus; now: () => Date };
+
+export function conversationView(c: ConversationRow) {
+  return {
+    id: c.id,
+    status: c.status as "open" | "closed",
+    contactId: c.contactId,
+    channel: c.channel,
+    channelAccountId: c.channelAccountId,
+    assignee: c.assigneeId ? { id: c.assigneeId, name: c.assigneeName } : null,
+    lastMessageAt: c.lastMessageAt?.toISOString() ?? null,
+    closedAt: c.closedAt?.toISOString() ?? null,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+/** The open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
+export function openConversation({ db, events, now, companyId, contactId, channel, channelAccountId }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): {
+  conversation: ConversationRow;
+  opened: boolean;
+} {
+  return db.tx(() => {
+    const open = db
+      .select()
+      .from(conversations)
+      .where(and(eq(conversations.contactId, contactId), eq(conversations.channelAccountId, channelAccountId), eq(conversations.status, "open")))
+      .get();
+    if (open) return { conversation: open, opened: false };
+    const at = now();
+    const row: ConversationRow = {
+      id: newId(),
+      companyId,
+      contactId,
+      channel,
+      channelAccountId,
+      status: "open",
+      assigneeId: null,
+      assigneeName: null,
+      lastMessageAt: null,
+      lastMessageId: null,
+      closedAt: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    db.insert(conversations).values(row).run();
+    events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row) } });
+    return { conversation: row, opened: true };
+  });
+}
+
+export function touchConversation({ db, conversationId, messageId, at }: { db: Db; conversationId: string; messageId: string; at: Date }): void {
+  db.update(conversations).set({ lastMessageAt: at, lastMessageId: messageId, updatedAt: at }).where(eq(conversations.id, conversationId)).run();
+}
+
+/** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
+export function recordInbound({ db, now, companyId, contactId, channelAccountId, timestamp, conversationRef }: { db: Db; now: () => Date; companyId: string; contactId: string; channelAccountId: string; timestamp: Date; conversationRef?: string }): void {
+  const at = now();
+  db.insert(contactChannelState)
+    .values({ contactId, channelAccountId, companyId, lastInboundAt: timestamp, conversationRef: conversationRef ?? null, updatedAt: at })
+    .onConflictDoUpdate({
+      target: [contactChannelState.contactId, contactChannelState.channelAccountId],
+      // Out-of-order webhooks must not move the window backwards.
+      set: {
+        lastInboundAt: sql`max(coalesce(${contactChannelState.lastInboundAt}, 0), ${timestamp.getTime()})`,
+        conversationRef: conversationRef ? conversationRef : sql`${contactChannelState.conversationRef}`,
+        updatedAt: at,
+      },
+    })
+    .run();
+}
+
+export function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
+  return db
+    .select()
+    .from(contactChannelState)
+    .where(and(eq(contactChannelState.contactId, contactId), eq(contactChannelState.channelAccountId, channelAccountId)))
+    .get();
+}
+
+export function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): ConversationRow {
+  const c = db.select().from(conversations).where(and(eq(conversations.id, id), eq(conversations.companyId, companyId))).get();
+  if (!c) throw notFound("conversation");
+  return c;
+}
+
+export function listConversations({
+  db,
+  companyId,
+  filter,
+  limit,
+  before,
+}: {
+  db: Db;
+  companyId: string;
+  filter: { status?: string; channel?: string; assigneeId?: string; contactId?: string; unassigned?: boolean };
+  limit: number;
+  before?: string;
+}): ConversationRow[] {
+  const where: SQL[] = [eq(conversations.companyId, companyId)];
+  if (filter.status) where.push(eq(conversations.status, filter.status));
+  if (filter.channel) where.push(eq(conversations.channel, filter.channel));
+  if (filter.assigneeId) where.push(eq(conversations.assigneeId, filter.assigneeId));
+  if (filter.contactId) where.push(eq(conversations.contactId, filter.contactId));
+  if (before) where.push(lt(conversations.id, before));
+  return db.select().from(conversations).where(and(...where)).orderBy(desc(conversations.id)).limit(limit).all();
+}
+
+export function assignConversation({ db, events, now, companyId, id, assignee }: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {
+  return db.tx(() => {
+    const c = getConversationRow({ db, companyId, id });
+    const at = now();
+    db.update(conversations)
+      .set({ assigneeId: assignee?.id ?? null, assigneeName: assignee ? (assignee.name ?? null) : null, updatedAt: at })
+      .where(eq(conversations.id, id))
+      .run();
+    const row = getConversationRow({ db, companyId, id });
+    if (c.assigneeId !== row.assigneeId || c.assigneeName !== row.assigneeName)
+      events.emit({ companyId, type: "conversation.assigned", data: { conversation: conversationView(row) } });
+    return row;
+  });
+}
+
+export function closeConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }) {
+  return db.tx(() => {
+    const c = getConversationRow({ db, companyId, id });
+    if (c.status === "closed") return c; // closing twice is a no-op, not an error
+    const at = now();
+    db.update(conversations).set({ status: "closed", closedAt: at, updatedAt: at }).where(eq(conversations.id, id)).run();
+    const row = getConversationRow({ db, companyId, id });
+    events.emit({ companyId, type: "conversation.closed", data: { conversation: conversationView(row) } });
+    return row;
+  });
+}
+
+export function reopenConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }) {
+  return db.tx(() => {
+    const c = getConversationRow({ db, companyId, id });
+    if (c.status === "open") return c;
+    const other = db
+      .select({ id: conversations.id })
+      .from(conversations)
+      .where(and(eq(conversations.contactId, c.contactId), eq(conversations.channelAccountId, c.channelAccountId), eq(conversations.status, "open")))
+      .get();
+    if (other) throw new AppError("CONFLICT", `The contact already has an open conversation on this account (${other.id})`);
+    const at = now();
+    db.update(conversations).set({ status: "open", closedAt: null, updatedAt: at }).where(eq(conversations.id, id)).run();
+    const row = getConversationRow({ db, companyId, id });
+    events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row), reopened: true } });
+    return row;
+  });
+}
+
+/** A new inbound message on a closed conversation reopens the contact's latest one (or opens a new one). */
+export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }) {
+  const { db } = deps;
+  return db.tx(() => {
+    const open = db
+      .select()
+      .from(conversations)
+      .where(and(eq(conversations.contactId, deps.contactId), eq(conversations.channelAccountId, deps.channelAccountId), eq(conversations.status, "open")))
+      .get();
+    if (open) return open;
+    const latest = db
+      .select()
+      .from(conversations)
+      .where(and(eq(conversations.contactId, deps.contactId), eq(conversations.channelAccountId, deps.channelAccountId)))
+      .orderBy(desc(conversations.id))
+      .limit(1)
+      .get();
+    if (latest) return reopenConversation({ ...deps, id: latest.id });
+    return openConversation(deps).conversation;
+  });
+}
+
+export function addNote({ db, now, companyId, id, text, author }: { db: Db; now: () => Date; companyId: string; id: string; text: string; author?: string | null }) {
+  return db.tx(() => {
+    getConversationRow({ db, companyId, id });
+    const note = { id: newId(), companyId, conversationId: id, text, author: author ?? null, createdAt: now() };
+    db.insert(conversationNotes).values(note).run();
+    db.update(conversations).set({ updatedAt: now() }).where(eq(conversations.id, id)).run();
+    return note;
+  });
+}
+
+export function listNotes({ db, conversationId }: { db: Db; conversationId: string }) {
+  return db.select().from(conversationNotes).where(eq(conversationNotes.conversationId, conversationId)).orderBy(desc(conversationNotes.id)).limit(100).all();
+}

@@ -1,0 +1,33 @@
+/**
+ * `/hooks/{channelAccountId}`: providers' inbound webhooks, in the provider's own format. The adapter
+ * verifies the provider's handshake and signature over the exact raw bytes (so the body is not parsed
+ * here) and answers what the provider expects; verified events go through the one inbound path.
+ * The sandbox has no signature: its simulation needs an API key of the account's company (messages:send).
+ */
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { AppError } from "../../platform/errors";
+import { hasScope } from "../../platform/http/scopes";
+import { findCompanyBySlug } from "../companies/companies.service";
+import { processInbound } from "../messages/messages.inbound";
+
+export const hooksRoutes = (deps: Deps) =>
+  new Elysia({ tags: ["Inbound webhooks"] }).all(
+    "/hooks/:accountId",
+    async ({ params, request, server, set }) => {
+      const runtime = deps.channels.get(params.accountId);
+      if (!runtime) throw new AppError("NOT_FOUND", "No such channel account");
+      if (runtime.adapter.capabilities.webhookAuth === "api-key") {
+        const principal = deps.authenticate(request, server?.requestIP(request)?.address, set.headers);
+        const company = findCompanyBySlug({ db: deps.db, slug: runtime.account.company });
+        if (!company || company.id !== principal.companyId) throw new AppError("NOT_FOUND", "No such channel account");
+        if (!hasScope(principal.scopes, "messages:send")) throw new AppError("API_SCOPE_MISSING", "Simulating inbound messages needs the scope messages:send");
+      }
+      const rawBody = new Uint8Array(await request.arrayBuffer());
+      const result = await runtime.adapter.handleWebhook({ method: request.method, url: new URL(request.url), headers: request.headers, rawBody });
+      // NB! Acknowledge only after the events are committed: a provider retries what we did not ack.
+      if (result.events.length) await processInbound(deps, runtime.account, result.events);
+      return new Response(result.response.body ?? "", { status: result.response.status, headers: { ...(set.headers as Record<string, string>), ...result.response.headers } });
+    },
+    { parse: "none", params: t.Object({ accountId: t.String() }), detail: { hide: true } },
+  );

@@ -1,0 +1,128 @@
+/**
+ * The one inbound path. Every adapter's events — webhooks, long polling, inbound SMTP, sandbox timers and
+ * the sandbox simulation — arrive here: contact and identity resolution, conversation, the inbound message,
+ * the messaging window, status updates, blocks, and events. Each event commits in its own transaction, and
+ * a duplicate provider delivery (same account + provider message id) is ignored.
+ */
+import { and, eq } from "drizzle-orm";
+import type { ChannelAccount, InboundEvent } from "../../channels/channel.types";
+import type { Deps } from "../../deps";
+import { newId } from "../../platform/ids";
+import { findCompanyBySlug } from "../companies/companies.service";
+import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
+import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
+import { applyProviderStatus, applyWatermark, messageView, type MessageRow } from "./messages.service";
+import { messages } from "./messages.table";
+
+/** Keywords that change consent when they are the whole inbound text (case-insensitive). */
+const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);
+const OPT_IN = new Set(["start", "unstop", "subscribe"]);
+
+export async function processInbound(deps: Deps, account: ChannelAccount, events: InboundEvent[]): Promise<void> {
+  const company = findCompanyBySlug({ db: deps.db, slug: account.company });
+  if (!company) {
+    deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
+    return;
+  }
+  for (const event of events) {
+    switch (event.kind) {
+      case "message":
+        receiveMessage(deps, company.id, account, event);
+        break;
+      case "status":
+        applyProviderStatus(deps, account.id, event);
+        break;
+      case "watermark": {
+        const contact = findContact(deps, company.id, account, event.from.value);
+        if (contact) applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
+        break;
+      }
+      case "blocked": {
+        const contact = findContact(deps, company.id, account, event.from.value);
+        // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
+        if (contact && event.blocked)
+          setConsent({ db: deps.db, events: deps.events, now: deps.now, companyId: company.id, contactId: contact, channels: [account.channel], status: "opted_out", source: "provider" });
+        break;
+      }
+    }
+  }
+}
+
+function findContact(deps: Deps, companyId: string, account: ChannelAccount, value: string): string | undefined {
+  const found = findOrCreateContactByIdentity({ db: deps.db, events: deps.events, now: deps.now, companyId, channel: account.channel, value, create: false });
+  return found?.contact.id;
+}
+
+function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): void {
+  const { db, events, now } = deps;
+  db.tx(() => {
+    const duplicate = db
+      .select({ id: messages.id })
+      .from(messages)
+      .where(and(eq(messages.channelAccountId, account.id), eq(messages.providerMessageId, event.providerMessageId)))
+      .get();
+    if (duplicate) return;
+    const found = findOrCreateContactByIdentity({
+      db,
+      events,
+      now,
+      companyId,
+      channel: account.channel,
+      value: event.from.value,
+      displayName: event.from.displayName,
+      username: event.from.username,
+      create: true,
+    })!;
+    const contactId = found.contact.id;
+    const conversation = conversationForInbound({ db, events, now, companyId, contactId, channel: account.channel, channelAccountId: account.id });
+    recordInbound({ db, now, companyId, contactId, channelAccountId: account.id, timestamp: event.timestamp, conversationRef: event.conversationRef });
+
+    let replyTo: string | null = null;
+    if (event.inReplyTo)
+      replyTo =
+        db.select({ id: messages.id }).from(messages).where(and(eq(messages.channelAccountId, account.id), eq(messages.providerMessageId, event.inReplyTo))).get()?.id ?? null;
+
+    const at = now();
+    const { type, ...content } = event.content;
+    const row: MessageRow = {
+      id: newId(),
+      companyId,
+      conversationId: conversation.id,
+      contactId,
+      channel: account.channel,
+      channelAccountId: account.id,
+      direction: "inbound",
+      type,
+      content: { ...content, ...(event.referral ? { referral: event.referral } : {}) } as Record<string, unknown>,
+      address: found.identity.value,
+      status: "received",
+      priceType: "free",
+      unitPrice: 0,
+      charged: false,
+      refunded: false,
+      metadata: {},
+      templateId: null,
+      replyToMessageId: replyTo,
+      providerMessageId: event.providerMessageId,
+      errorCode: null,
+      errorReason: null,
+      errorMessage: null,
+      providerTimestamp: event.timestamp,
+      sentAt: null,
+      deliveredAt: null,
+      readAt: null,
+      failedAt: null,
+      createdAt: at,
+      updatedAt: at,
+      apiKeyId: null,
+    };
+    db.insert(messages).values(row).run();
+    touchConversation({ db, conversationId: conversation.id, messageId: row.id, at });
+    events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
+
+    const keyword = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";
+    const consent = OPT_OUT.has(keyword) ? "opted_out" : OPT_IN.has(keyword) ? "opted_in" : null;
+    if (consent && getConsent({ db, companyId, contactId, channel: account.channel }) !== consent)
+      setConsent({ db, events, now, companyId, contactId, channels: [account.channel], status: consent, source: "inbound_keyword" });
+  });
+}

@@ -1,0 +1,96 @@
+/** Request and response schemas of /messages (they feed validation and the OpenAPI document). */
+import { t } from "elysia";
+import { CHANNELS } from "../../channels/channel.types";
+
+const Uuid = t.String({ format: "uuid" });
+
+export const ChannelEnum = t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "sending channel" });
+
+export const SendMessageBody = t.Object({
+  channel: ChannelEnum,
+  channelAccountId: t.Optional(t.String({ ...Uuid, description: "sender account (GET /channels); required for email with several accounts" })),
+  to: t.Object(
+    {
+      contactId: t.Optional(t.String({ ...Uuid, description: "the contact's identity on the channel is used" })),
+      phone: t.Optional(t.String({ minLength: 1, maxLength: 40, description: "WhatsApp recipient, international format" })),
+      email: t.Optional(t.String({ minLength: 3, maxLength: 320, description: "e-mail recipient" })),
+      handle: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "platform user id, page-scoped id, chat id or @username" })),
+    },
+    { description: "recipient; at least one field" },
+  ),
+  type: t.Union([t.Literal("text"), t.Literal("media"), t.Literal("template"), t.Literal("email")]),
+  text: t.Optional(t.String({ minLength: 1 })),
+  media: t.Optional(
+    t.Object({
+      mediaId: t.Optional(t.String({ ...Uuid, description: "from POST /media" })),
+      url: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: "publicly reachable https URL" })),
+      caption: t.Optional(t.String({ maxLength: 1024 })),
+    }),
+  ),
+  template: t.Optional(
+    t.Object({
+      templateId: t.Optional(t.String(Uuid)),
+      name: t.Optional(t.String({ minLength: 1, maxLength: 512 })),
+      language: t.Optional(t.String({ minLength: 1, maxLength: 20 })),
+      params: t.Optional(t.Record(t.String(), t.String({ maxLength: 1024 }))),
+      headerMediaId: t.Optional(t.String(Uuid)),
+      headerMediaUrl: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+    }),
+  ),
+  email: t.Optional(
+    t.Object({
+      subject: t.Optional(t.String({ maxLength: 998 })),
+      html: t.Optional(t.String({ minLength: 1 })),
+      text: t.Optional(t.String({ minLength: 1 })),
+    }),
+  ),
+  replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
+  createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),
+  metadata: t.Optional(t.Record(t.String(), t.String(), { description: "at most 20 keys; key ≤ 40, value ≤ 500 characters" })),
+});
+export type SendMessageInput = typeof SendMessageBody.static;
+
+/** The seed's Message: exactly these fields (POST /messages, 202). */
+export const MessageAccepted = t.Object({
+  id: t.String(),
+  status: t.String(),
+  conversationId: t.String(),
+  contactId: t.String(),
+  channel: t.String(),
+  priceType: t.String(),
+  unitPrice: t.String({ description: "decimal, 6 places" }),
+  charged: t.Boolean(),
+  metadata: t.Record(t.String(), t.String()),
+});
+
+export const MessageRecord = t.Object({
+  id: t.String(),
+  status: t.String({ description: "queued | sent | delivered | read | failed | received" }),
+  direction: t.String({ description: "outbound | inbound" }),
+  conversationId: t.String(),
+  contactId: t.String(),
+  channel: t.String(),
+  channelAccountId: t.String(),
+  type: t.String(),
+  content: t.Record(t.String(), t.Unknown()),
+  address: t.String({ description: "the recipient's (outbound) or sender's (inbound) identity value" }),
+  priceType: t.String(),
+  unitPrice: t.String(),
+  charged: t.Boolean(),
+  refunded: t.Boolean(),
+  metadata: t.Record(t.String(), t.String()),
+  templateId: t.Union([t.String(), t.Null()]),
+  replyToMessageId: t.Union([t.String(), t.Null()]),
+  providerMessageId: t.Union([t.String(), t.Null()]),
+  error: t.Union([t.Object({ code: t.String(), reason: t.String(), message: t.String() }), t.Null()]),
+  statusTimes: t.Object({
+    queuedAt: t.Union([t.String(), t.Null()]),
+    sentAt: t.Union([t.String(), t.Null()]),
+    deliveredAt: t.Union([t.String(), t.Null()]),
+    readAt: t.Union([t.String(), t.Null()]),
+    failedAt: t.Union([t.String(), t.Null()]),
+    receivedAt: t.Union([t.String(), t.Null()]),
+  }),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+});

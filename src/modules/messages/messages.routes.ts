@@ -1,0 +1,26 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { data, errors } from "../../platform/http/envelope";
+import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
+import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
+
+export const messagesRoutes = (deps: Deps) =>
+  new Elysia({ tags: ["Messages"] })
+    .use(deps.guard)
+    .post("/messages", ({ body, auth, idem }) => idem.commit(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))), {
+      scope: "messages:send",
+      body: SendMessageBody,
+      response: { 202: data(MessageAccepted), ...errors(402, 403, 404, 409, 422, 502) },
+      detail: {
+        summary: "Send a message",
+        description:
+          "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
+        operationId: "sendMessage",
+      },
+    })
+    .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
+      scope: "messages:read",
+      params: t.Object({ id: t.String() }),
+      response: { 200: data(MessageRecord), ...errors(403, 404) },
+      detail: { summary: "A message with its current status, status times, price, error and metadata", operationId: "getMessage" },
+    });

@@ -1,0 +1,526 @@
+/**
+ * Sending messages: every seed rule for POST /messages, billing at acceptance, the status lifecycle and
+ * the dispatch job. Rules come from the channel rules table (channels/channel.rules.ts); no channel names
+ * are tested here.
+ *
+ * Acceptance is one transaction (the route's idem.commit): contact (maybe created), conversation, message,
+ * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
+ */
+import { and, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
+import type { Channel, FailureReason, InboundEvent, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
+import type { AccountRuntime } from "../../channels/channel.accounts";
+import type { Deps } from "../../deps";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { formatMicros, parseMicros } from "../../platform/money";
+import type { Job, JobOutcome } from "../../platform/queue/queue";
+import { defaultBackoffMs } from "../../platform/queue/queue";
+import { findOrCreateContactByIdentity, getConsent, identityOf, setConsent } from "../contacts/contacts.service";
+import { getCompany } from "../companies/companies.service";
+import { channelState, openConversation, touchConversation } from "../conversations/conversations.service";
+import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
+import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
+import type { SendMessageInput } from "./messages.model";
+import { messages } from "./messages.table";
+
+export type MessageRow = typeof messages.$inferSelect;
+export const DISPATCH_JOB = "message.dispatch";
+const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2, read: 3 };
+
+// ------------------------------------------------------------------ views
+
+const iso = (d: Date | null | undefined) => d?.toISOString() ?? null;
+
+export function messageView(m: MessageRow) {
+  return {
+    id: m.id,
+    status: m.status,
+    direction: m.direction,
+    conversationId: m.conversationId,
+    contactId: m.contactId,
+    channel: m.channel,
+    channelAccountId: m.channelAccountId,
+    type: m.type,
+    content: m.content,
+    address: m.address,
+    priceType: m.priceType,
+    unitPrice: formatMicros(m.unitPrice),
+    charged: m.charged,
+    refunded: m.refunded,
+    metadata: m.metadata,
+    templateId: m.templateId,
+    replyToMessageId: m.replyToMessageId,
+    providerMessageId: m.providerMessageId,
+    error: m.errorReason ? { code: m.errorCode ?? m.errorReason, reason: m.errorReason, message: m.errorMessage ?? "" } : null,
+    statusTimes: {
+      queuedAt: m.direction === "outbound" ? iso(m.createdAt) : null,
+      sentAt: iso(m.sentAt),
+      deliveredAt: iso(m.deliveredAt),
+      readAt: iso(m.readAt),
+      failedAt: iso(m.failedAt),
+      receivedAt: m.direction === "inbound" ? iso(m.providerTimestamp ?? m.createdAt) : null,
+    },
+    createdAt: m.createdAt.toISOString(),
+    updatedAt: m.updatedAt.toISOString(),
+  };
+}
+
+/** The seed's Message (POST /messages): exactly these fields. */
+export function acceptedView(m: MessageRow) {
+  return {
+    id: m.id,
+    status: m.status,
+    conversationId: m.conversationId,
+    contactId: m.contactId,
+    channel: m.channel,
+    priceType: m.priceType,
+    unitPrice: formatMicros(m.unitPrice),
+    charged: m.charged,
+    metadata: m.metadata,
+  };
+}
+
+export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow {
+  const m = db.select().from(messages).where(and(eq(messages.id, id), eq(messages.companyId, companyId))).get();
+  if (!m) throw notFound("message");
+  return m;
+}
+
+// ------------------------------------------------------------------ request rules
+
+/** Every problem of the request body at once (422 VALIDATION_FAILED), before anything is looked up. */
+function checkRequest(input: SendMessageInput): void {
+  const rule = CHANNEL_RULES[input.channel];
+  const p = new DetailCollector();
+  if (!rule.types.includes(input.type))
+    p.add("/type", input.type === "email" ? "type email is allowed only with channel email" : `type ${input.type} is not available on ${input.channel}`);
+
+  const contentFields = ["text", "media", "template", "email"] as const;
+  for (const f of contentFields) if (f !== input.type && input[f] !== undefined) p.add(`/${f}`, `not allowed with type ${input.type}`);
+  if (input.type === "text") {
+    if (input.text === undefined) p.add("/text", "required for type text");
+    else if (rule.textLimit !== null && [...input.text].length > rule.textLimit) p.add("/text", `at most ${rule.textLimit} characters on ${input.channel}`);
+  }
+  if (input.type === "media") {
+    if (!input.media) p.add("/media", "required for type media");
+    else {
+      if ((input.media.mediaId === undefined) === (input.media.url === undefined)) p.add("/media", "give exactly one of mediaId or url");
+      if (input.media.url !== undefined && !/^https?:\/\/[^\s/]+/i.test(input.media.url)) p.add("/media/url", "must be an http(s) URL");
+      if (input.media.caption && rule.textLimit !== null && [...input.media.caption].length > rule.textLimit) p.add("/media/caption", `at most ${rule.textLimit} characters`);
+    }
+  }
+  if (input.type === "template") {
+    if (!input.template) p.add("/template", "required for type template");
+    else {
+      if ((input.template.templateId === undefined) === (input.template.name === undefined)) p.add("/template", "give exactly one of templateId or name");
+      if (input.template.headerMediaId && input.template.headerMediaUrl) p.add("/template/headerMediaId", "give at most one of headerMediaId or headerMediaUrl");
+    }
+  }
+  if (input.type === "email") {
+    if (!input.email) p.add("/email", "required for type email");
+    else if (input.email.html === undefined && input.email.text === undefined) p.add("/email", "give html or text");
+  }
+
+  const to = input.to;
+  if (!to.contactId && !to.phone && !to.email && !to.handle) p.add("/to", "give at least one of contactId, phone, email, handle");
+  if (!to.contactId) {
+    const wanted = rule.address;
+    for (const f of ["phone", "email", "handle"] as const)
+      if (to[f] !== undefined && f !== wanted) p.add(`/to/${f}`, `${input.channel} recipients are addressed by ${wanted} or contactId`);
+  }
+
+  const meta = input.metadata ?? {};
+  const keys = Object.keys(meta);
+  if (keys.length > METADATA_LIMITS.maxKeys) p.add("/metadata", `at most ${METADATA_LIMITS.maxKeys} keys`);
+  for (const k of keys) {
+    if (k.length > METADATA_LIMITS.maxKeyLength) p.add(`/metadata/${k}`, `key longer than ${METADATA_LIMITS.maxKeyLength} characters`);
+    if ((meta[k] ?? "").length > METADATA_LIMITS.maxValueLength) p.add(`/metadata/${k}`, `value longer than ${METADATA_LIMITS.maxValueLength} characters`);
+  }
+  p.throwIfAny();
+}
+
+const slugs = new Map<string, string>();
+function companySlug(deps: Deps, companyId: string): string {
+  let slug = slugs.get(companyId);
+  if (!slug) slugs.set(companyId, (slug = getCompany({ db: deps.db, id: companyId }).slug));
+  return slug;
+}
+
+/** Accounts of a company on a channel, default first. */
+export function accountsFor(deps: Deps, companyId: string, channel?: string): AccountRuntime[] {
+  return deps.channels
+    .forCompany(companySlug(deps, companyId))
+    .filter((r) => !channel || r.account.channel === channel)
+    .sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault));
+}
+
+/** The seed's channelAccountId rule. */
+function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): AccountRuntime {
+  const accounts = accountsFor(deps, companyId, input.channel);
+  if (input.channelAccountId) {
+    const chosen = accounts.find((a) => a.account.id === input.channelAccountId);
+    if (!chosen) throw new AppError("VALIDATION_FAILED", `No ${input.channel} account ${input.channelAccountId}`, [{ pointer: "/channelAccountId", message: `not a ${input.channel} account of this company (GET /channels)` }]);
+    if (input.channel !== "email" && !chosen.account.isDefault)
+      throw new AppError("VALIDATION_FAILED", `Only the default ${input.channel} account may be used`, [{ pointer: "/channelAccountId", message: "not the default account of this channel" }]);
+    return chosen;
+  }
+  if (!accounts.length) throw new AppError("CHANNEL_ACCOUNT_MISSING", `The company has no ${input.channel} account`, [{ pointer: "/channel", message: "no account on this channel" }]);
+  if (input.channel === "email" && accounts.length > 1)
+    throw new AppError("CHANNEL_ACCOUNT_MISSING", "The company has several email accounts; give channelAccountId", [{ pointer: "/channelAccountId", message: "required: several email accounts" }]);
+  const def = accounts.find((a) => a.account.isDefault) ?? (accounts.length === 1 ? accounts[0] : undefined);
+  if (!def) throw new AppError("CHANNEL_ACCOUNT_MISSING", `No default ${input.channel} account`, [{ pointer: "/channelAccountId", message: "required: no default account" }]);
+  return def;
+}
+
+function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput) {
+  const { db, events, now } = deps;
+  if (input.to.contactId) {
+    const identity = identityOf({ db, companyId, contactId: input.to.contactId, channel: input.channel });
+    if (!identity) {
+      const exists = db.$client.query("SELECT 1 FROM contacts WHERE id = ? AND company_id = ? AND deleted_at IS NULL").get(input.to.contactId, companyId);
+      if (!exists) throw notFound("contact");
+      throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [{ pointer: "/to/contactId", message: `no ${input.channel} identity` }]);
+    }
+    return { contactId: input.to.contactId, address: identity.value };
+  }
+  const field = CHANNEL_RULES[input.channel].address;
+  const value = input.to[field]!;
+  let found;
+  try {
+    found = findOrCreateContactByIdentity({ db, events, now, companyId, channel: input.channel, value, create: input.createContact ?? true });
+  } catch (e) {
+    // The contacts service points at /value; the caller wrote /to/<field>.
+    if (e instanceof AppError && e.code === "VALIDATION_FAILED") throw new AppError("VALIDATION_FAILED", e.message, e.details.map((d) => ({ ...d, pointer: `/to/${field}` })));
+    throw e;
+  }
+  if (!found) throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
+  return { contactId: found.contact.id, address: found.identity.value };
+}
+
+function checkWindow(deps: Deps, input: SendMessageInput, contactId: string, accountId: string): void {
+  const window = CHANNEL_RULES[input.channel].window;
+  if (window.kind === "none" || !window.appliesTo.includes(input.type)) return;
+  const last = channelState({ db: deps.db, contactId, channelAccountId: accountId })?.lastInboundAt ?? null;
+  if (window.kind === "contact_wrote_first") {
+    if (!last)
+      throw new AppError("MESSAGING_WINDOW_CLOSED", `On ${input.channel} the contact must have written to this account first`, [{ pointer: "/to", message: "no prior conversation with this account" }]);
+    return;
+  }
+  const closesAt = last ? last.getTime() + window.hours * 3_600_000 : 0;
+  if (deps.now().getTime() > closesAt) {
+    const hint = CHANNEL_RULES[input.channel].types.includes("template") && !window.appliesTo.includes("template") ? "; send an approved template instead" : "";
+    throw new AppError(
+      "MESSAGING_WINDOW_CLOSED",
+      last ? `The ${window.hours} h window closed at ${new Date(closesAt).toISOString()}${hint}` : `The contact has not written to this account; the ${window.hours} h window is closed${hint}`,
+      [{ pointer: "/type", message: "outside the messaging window" }],
+    );
+  }
+}
+
+/** Per-account daily DM limit (X): counted over the current UTC day from our own sends. */
+function checkDailyLimit(deps: Deps, input: SendMessageInput, runtime: AccountRuntime): void {
+  if (!CHANNEL_RULES[input.channel].dailyDmLimit) return;
+  const limit = Number(runtime.account.settings.daily_dm_limit ?? 0);
+  if (!(limit > 0)) return;
+  const now = deps.now();
+  const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const sent = deps.db
+    .select({ n: sql<number>`count(*)` })
+    .from(messages)
+    .where(and(eq(messages.channelAccountId, runtime.account.id), eq(messages.direction, "outbound"), gte(messages.createdAt, new Date(dayStart))))
+    .get()!.n;
+  if (sent >= limit) {
+    const retryAfter = Math.ceil((dayStart + 86_400_000 - now.getTime()) / 1000);
+    throw new AppError("RATE_LIMITED", `The daily DM limit of ${limit} for this account is reached; it resets at 00:00 UTC`, [], { "retry-after": String(retryAfter) });
+  }
+}
+
+function priceOf(deps: Deps, channel: Channel, type: MessageType, template: TemplateRow | null, headerMedia: boolean): { priceType: string; unitPrice: number } {
+  const price = CHANNEL_RULES[channel].price;
+  const priceType = (type === "template" && (headerMedia || (template && hasMediaHeader(template))) ? price.templateWithMedia : undefined) ?? price[type];
+  if (!priceType) return { priceType: FREE_PRICE_TYPE, unitPrice: 0 };
+  const text = (deps.config.billing.prices as Record<string, string>)[priceType];
+  return { priceType, unitPrice: text ? parseMicros(text)! : 0 };
+}
+
+function mediaRef(deps: Deps, companyId: string, mediaId: string, pointer: string) {
+  const m = resolveStoredMedia({ db: deps.db, companyId, mediaId });
+  if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
+  return { id: m.id, filename: m.filename, mimeType: m.mimeType, size: m.size };
+}
+
+/**
+ * Accepts a message: the whole POST /messages rule set. Synchronous; run it inside idem.commit.
+ * Throws AppError for every refusal (422/402/404/429), changing nothing.
+ */
+export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
+  checkRequest(input);
+  const { db, events, now } = deps;
+  return db.tx(() => {
+    const runtime = pickAccount(deps, companyId, input);
+    const accountId = runtime.account.id;
+    let template: TemplateRow | null = null;
+    if (input.type === "template") template = resolveTemplateForSend({ db, companyId, channelAccountId: accountId, ref: input.template! });
+
+    let content: Record<string, unknown>;
+    switch (input.type) {
+      case "text":
+        content = { text: input.text };
+        break;
+      case "media":
+        content = { media: { url: input.media!.url, file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId") : undefined, caption: input.media!.caption } };
+        break;
+      case "template":
+        content = {
+          template: {
+            id: template!.id,
+            name: template!.name,
+            language: template!.language,
+            params: input.template!.params ?? {},
+            headerMedia: input.template!.headerMediaId
+              ? { file: mediaRef(deps, companyId, input.template!.headerMediaId, "/template/headerMediaId") }
+              : input.template!.headerMediaUrl
+                ? { url: input.template!.headerMediaUrl }
+                : undefined,
+          },
+        };
+        break;
+      case "email":
+        content = { email: input.email };
+        break;
+    }
+
+    let replyTo: MessageRow | undefined;
+    if (input.replyToMessageId) {
+      replyTo = db.select().from(messages).where(and(eq(messages.id, input.replyToMessageId), eq(messages.companyId, companyId))).get();
+      if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
+    }
+
+    const { contactId, address } = resolveRecipient(deps, companyId, input);
+    const blocked = db.$client.query("SELECT blocked FROM contacts WHERE id = ?").get(contactId) as { blocked: number } | null;
+    if (blocked?.blocked) throw new AppError("CONTACT_BLOCKED", "The contact is blocked", [{ pointer: "/to", message: "blocked contact" }]);
+    if (getConsent({ db, companyId, contactId, channel: input.channel }) === "opted_out")
+      throw new AppError("CONTACT_BLOCKED", `The contact opted out of ${input.channel}`, [{ pointer: "/to", message: `opted out of ${input.channel}` }]);
+
+    checkWindow(deps, input, contactId, accountId);
+    checkDailyLimit(deps, input, runtime);
+
+    const hasHeaderMedia = Boolean((content.template as { headerMedia?: unknown } | undefined)?.headerMedia);
+    const { priceType, unitPrice } = priceOf(deps, input.channel, input.type, template, hasHeaderMedia);
+    const id = newId();
+    if (unitPrice > 0) deps.ledger.debit({ companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
+
+    const { conversation } = openConversation({ db, events, now, companyId, contactId, channel: input.channel, channelAccountId: accountId });
+    const at = now();
+    const row: MessageRow = {
+      id,
+      companyId,
+      conversationId: conversation.id,
+      contactId,
+      channel: input.channel,
+      channelAccountId: accountId,
+      direction: "outbound",
+      type: input.type,
+      content,
+      address,
+      status: "queued",
+      priceType,
+      unitPrice,
+      charged: unitPrice > 0,
+      refunded: false,
+      metadata: input.metadata ?? {},
+      templateId: template?.id ?? null,
+      replyToMessageId: replyTo?.id ?? null,
+      providerMessageId: null,
+      errorCode: null,
+      errorReason: null,
+      errorMessage: null,
+      providerTimestamp: null,
+      sentAt: null,
+      deliveredAt: null,
+      readAt: null,
+      failedAt: null,
+      createdAt: at,
+      updatedAt: at,
+      apiKeyId,
+    };
+    db.insert(messages).values(row).run();
+    touchConversation({ db, conversationId: conversation.id, messageId: id, at });
+    deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id } });
+    return row;
+  });
+}
+
+// ------------------------------------------------------------------ status lifecycle
+
+/**
+ * Moves a message forward (queued → sent → delivered → read) or to failed (from queued or sent), storing
+ * each status time and emitting one event per step. Late or duplicate reports never move it backwards;
+ * a read report for a message not yet marked delivered emits delivered first.
+ */
+export function applyStatus(
+  deps: Deps,
+  { message, status, at, providerMessageId, error }: { message: MessageRow; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string } },
+): MessageRow {
+  const { db, events, now } = deps;
+  return db.tx(() => {
+    const current = db.select().from(messages).where(eq(messages.id, message.id)).get()!;
+    const changes: Partial<MessageRow> = {};
+    const steps: string[] = [];
+    if (status === "failed") {
+      if (current.status !== "queued" && current.status !== "sent") return current;
+      Object.assign(changes, { status: "failed", failedAt: at, errorReason: error?.reason ?? "PROVIDER_REJECTED", errorCode: error?.code ?? error?.reason ?? null, errorMessage: error?.message ?? null });
+      steps.push("failed");
+      if (current.charged && !current.refunded && current.status === "queued") {
+        deps.ledger.refund({ companyId: current.companyId, amount: current.unitPrice, messageId: current.id, description: "refund: message failed before sent" });
+        changes.refunded = true;
+      }
+    } else {
+      if (current.status === "failed" || current.status === "received") return current;
+      const from = STATUS_ORDER[current.status] ?? 0;
+      const to = STATUS_ORDER[status]!;
+      if (to <= from) return current;
+      for (const s of ["sent", "delivered", "read"] as const) {
+        const o = STATUS_ORDER[s]!;
+        if (o > from && o <= to) {
+          changes[`${s}At`] = at;
+          steps.push(s);
+        }
+      }
+      changes.status = status;
+    }
+    if (providerMessageId) changes.providerMessageId = providerMessageId;
+    changes.updatedAt = now();
+    db.update(messages).set(changes).where(eq(messages.id, current.id)).run();
+    const updated = { ...current, ...changes } as MessageRow;
+    for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data: { message: messageView(updated) } });
+    if (status === "failed" && error?.reason === "USER_BLOCKED")
+      // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
+      setConsent({ db, events, now, companyId: current.companyId, contactId: current.contactId, channels: [current.channel], status: "opted_out", source: "provider" });
+    return updated;
+  });
+}
+
+/** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
+export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
+  const m = deps.db.select().from(messages).where(and(eq(messages.channelAccountId, accountId), eq(messages.providerMessageId, event.providerMessageId))).get();
+  if (!m) return; // not ours (e.g. sent from the provider's own console) — ignore
+  applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error: event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined });
+}
+
+/** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
+export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
+  const rows = deps.db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.channelAccountId, accountId),
+        eq(messages.contactId, contactId),
+        eq(messages.direction, "outbound"),
+        inArray(messages.status, status === "read" ? ["sent", "delivered"] : ["sent"]),
+        lte(messages.sentAt, watermark),
+      ),
+    )
+    .all();
+  for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
+}
+
+// ------------------------------------------------------------------ dispatch
+
+function buildOutbound(deps: Deps, m: MessageRow): OutboundMessage {
+  const c = m.content as Record<string, any>;
+  const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
+    if (!ref) return undefined;
+    const s = resolveStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
+    if (!s) throw new PermanentFailure("MEDIA_INVALID", "the media was deleted before sending");
+    return s;
+  };
+  let content: OutboundContent;
+  switch (m.type) {
+    case "text":
+      content = { type: "text", text: c.text };
+      break;
+    case "media":
+      content = { type: "media", media: { url: c.media.url, file: stored(c.media.file), caption: c.media.caption } };
+      break;
+    case "email":
+      content = { type: "email", email: c.email };
+      break;
+    default: {
+      const t = getTemplateById({ db: deps.db, id: c.template.id });
+      if (!t || t.status !== "approved") throw new PermanentFailure("TEMPLATE_INVALID", `template ${c.template.name} is ${t?.status ?? "deleted"}`);
+      const hm = c.template.headerMedia;
+      content = {
+        type: "template",
+        template: {
+          name: t.name,
+          language: t.language,
+          components: t.components,
+          params: c.template.params,
+          headerMedia: hm ? { url: hm.url, file: stored(hm.file) } : undefined,
+          rendered: renderTemplate(t, c.template.params),
+        },
+      };
+    }
+  }
+  const state = channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId });
+  const replyTo = m.replyToMessageId ? deps.db.select().from(messages).where(eq(messages.id, m.replyToMessageId)).get() : undefined;
+  return {
+    messageId: m.id,
+    to: { value: m.address, conversationRef: state?.conversationRef ?? undefined },
+    content,
+    replyTo: replyTo?.providerMessageId ? { providerMessageId: replyTo.providerMessageId } : undefined,
+  };
+}
+
+class PermanentFailure extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The dispatch job: hands a queued message to its adapter once. Idempotent by message id: a message that
+ * is no longer queued (already sent by an earlier attempt, or failed) is not sent again. Transient
+ * provider failures are retried with backoff (at least the provider's Retry-After); permanent ones, and
+ * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
+ */
+export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
+  const m = deps.db.select().from(messages).where(eq(messages.id, job.payload.messageId)).get();
+  if (!m || m.status !== "queued") return;
+  const runtime = deps.channels.get(m.channelAccountId);
+  const fail = (reason: FailureReason | string, message: string, code?: string) => {
+    applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
+  };
+  if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
+
+  let result: SendResult;
+  try {
+    result = await runtime.adapter.send(buildOutbound(deps, m));
+  } catch (e) {
+    if (e instanceof PermanentFailure) return fail(e.reason, e.message);
+    deps.log.error({ err: e, messageId: m.id }, "adapter send threw");
+    result = { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: (e as Error).message };
+  }
+  if (result.ok) {
+    if (result.providerMediaId) {
+      const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
+      if (file) cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: result.providerMediaId });
+    }
+    applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: result.providerMessageId });
+    if (runtime.status !== "active") deps.channels.setStatus(runtime.account.id, "active");
+    return;
+  }
+  if (result.accountStatus) deps.channels.setStatus(runtime.account.id, result.accountStatus);
+  if (result.retry && job.attempts < job.maxAttempts) {
+    const delay = Math.max(result.retryAfterMs ?? 0, defaultBackoffMs(job.attempts));
+    deps.log.warn({ messageId: m.id, reason: result.reason, attempt: job.attempts, retryInMs: delay }, "send failed; will retry");
+    return { retryAt: new Date(deps.now().getTime() + delay), error: `${result.reason}: ${result.message}` };
+  }
+  fail(result.reason, result.message, result.providerCode);
+}

@@ -1,0 +1,55 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * Every message, outbound (POST /messages, campaigns) and inbound (webhooks). Status times are columns:
+ * queued (createdAt) → sent → delivered → read, or failed (from queued or sent).
+ */
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    contactId: text("contact_id").notNull(),
+    channel: text("channel").notNull(),
+    channelAccountId: text("channel_account_id").notNull(),
+    /** outbound | inbound */
+    direction: text("direction").notNull(),
+    /** text | media | template | email (inbound: also location, contacts, unsupported) */
+    type: text("type").notNull(),
+    content: text("content", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The identity value the message went to / came from, frozen at send time. */
+    address: text("address").notNull(),
+    /** queued | sent | delivered | read | failed | received */
+    status: text("status").notNull(),
+    priceType: text("price_type").notNull(),
+    unitPrice: integer("unit_price").notNull(),
+    charged: integer("charged", { mode: "boolean" }).notNull(),
+    refunded: integer("refunded", { mode: "boolean" }).notNull().default(false),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    templateId: text("template_id"),
+    replyToMessageId: text("reply_to_message_id"),
+    providerMessageId: text("provider_message_id"),
+    errorCode: text("error_code"),
+    errorReason: text("error_reason"),
+    errorMessage: text("error_message"),
+    /** Inbound: the provider's timestamp of the message. */
+    providerTimestamp: integer("provider_timestamp", { mode: "timestamp_ms" }),
+    sentAt: integer("sent_at", { mode: "timestamp_ms" }),
+    deliveredAt: integer("delivered_at", { mode: "timestamp_ms" }),
+    readAt: integer("read_at", { mode: "timestamp_ms" }),
+    failedAt: integer("failed_at", { mode: "timestamp_ms" }),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    /** Set by the API key that sent it (null for inbound). */
+    apiKeyId: text("api_key_id"),
+  },
+  (t) => [
+    // Duplicate provider deliveries of one inbound message are ignored; statuses find their message.
+    uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId),
+    index("messages_conversation_idx").on(t.conversationId, t.id),
+    index("messages_company_idx").on(t.companyId, t.id),
+    // X daily DM limit and watermark receipts count/scan an account's recent outbound messages.
+    index("messages_account_direction_idx").on(t.channelAccountId, t.direction, t.createdAt),
+  ],
+);

@@ -1,0 +1,192 @@
+/**
+ * Templates: resolving one for a send (by id, or by name + language), validating the caller's positional
+ * params against it, rendering it for channels without provider-side templates, and our own templates.
+ * Placeholders are WhatsApp-style `{{1}}`; the caller's params are `body.<n>` (text of body, and of an
+ * e-mail subject/html) and `button.<n>.<m>` (parameter m of button n).
+ */
+import { and, asc, eq } from "drizzle-orm";
+import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
+import type { Db } from "../../db/client";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { templates } from "./templates.table";
+
+export type TemplateRow = typeof templates.$inferSelect;
+
+const PARAM_KEY = /^(body\.[1-9]\d*|button\.\d+\.[1-9]\d*)$/;
+
+/** Params a set of components takes: `{{n}}` in body/header text → body.n; in a URL button → button.<i>.n. */
+export function paramsOf(components: TemplateComponent[]): string[] {
+  const out = new Set<string>();
+  for (const c of components) {
+    if (c.type === "buttons")
+      c.buttons?.forEach((b, i) => {
+        for (const m of (b.url ?? "").matchAll(/\{\{(\d+)\}\}/g)) out.add(`button.${i}.${m[1]}`);
+      });
+    else for (const m of (c.text ?? "").matchAll(/\{\{(\d+)\}\}/g)) out.add(`body.${m[1]}`);
+  }
+  return [...out].sort();
+}
+
+export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>) {
+  const fill = (s: string | undefined) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => params[`body.${n}`] ?? "");
+  const header = t.components.find((c) => c.type === "header" && (c.format ?? "text") === "text");
+  const body = t.components.find((c) => c.type === "body");
+  const footer = t.components.find((c) => c.type === "footer");
+  const html = (t.components as (TemplateComponent & { html?: string })[]).find((c) => c.type === "body")?.html;
+  const text = [fill(body?.text), footer?.text].filter(Boolean).join("\n\n");
+  return { subject: header ? fill(header.text) : undefined, text, html: html ? fill(html) : undefined };
+}
+
+export function hasMediaHeader(t: { components: TemplateComponent[] }): boolean {
+  return t.components.some((c) => c.type === "header" && c.format !== undefined && c.format !== "text");
+}
+
+/**
+ * Finds the template a send names and checks its params; every problem is a 422 pointing into /template.
+ * NB! Runs inside the send transaction; synchronous.
+ */
+export function resolveTemplateForSend({
+  db,
+  companyId,
+  channelAccountId,
+  ref,
+}: {
+  db: Db;
+  companyId: string;
+  channelAccountId: string;
+  ref: { templateId?: string; name?: string; language?: string; params?: Record<string, string> };
+}): TemplateRow {
+  let row: TemplateRow | undefined;
+  if (ref.templateId) {
+    row = db.select().from(templates).where(and(eq(templates.id, ref.templateId), eq(templates.companyId, companyId))).get();
+    if (!row || row.channelAccountId !== channelAccountId)
+      throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [{ pointer: "/template/templateId", message: "unknown template for this channel account" }]);
+  } else {
+    const rows = db.select().from(templates).where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, ref.name ?? ""))).all();
+    const matching = ref.language ? rows.filter((r) => r.language === ref.language) : rows;
+    if (!matching.length)
+      throw new AppError("VALIDATION_FAILED", `No template named "${ref.name}"${ref.language ? ` in ${ref.language}` : ""}`, [
+        { pointer: ref.language && rows.length ? "/template/language" : "/template/name", message: "no such template on this channel account" },
+      ]);
+    if (matching.length > 1)
+      throw new AppError("VALIDATION_FAILED", `Template "${ref.name}" exists in several languages; give template.language`, [
+        { pointer: "/template/language", message: `required: one of ${matching.map((r) => r.language).join(", ")}` },
+      ]);
+    row = matching[0]!;
+  }
+  if (row.status !== "approved")
+    throw new AppError("VALIDATION_FAILED", `Template "${row.name}" (${row.language}) is ${row.status}, not approved`, [{ pointer: "/template", message: `template is ${row.status}` }]);
+  const given = ref.params ?? {};
+  const problems = new DetailCollector();
+  for (const key of Object.keys(given)) {
+    if (!PARAM_KEY.test(key)) problems.add(`/template/params/${key}`, "keys are body.<n> or button.<n>.<m>");
+    else if (!row.params.includes(key)) problems.add(`/template/params/${key}`, `the template takes ${row.params.join(", ") || "no params"}`);
+  }
+  for (const key of row.params) if (!(key in given)) problems.add(`/template/params/${key}`, "required by the template");
+  problems.throwIfAny("The template params do not match the template");
+  return row;
+}
+
+export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
+  return db.select().from(templates).where(eq(templates.id, id)).get();
+}
+
+export function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): TemplateRow[] {
+  return db
+    .select()
+    .from(templates)
+    .where(channel ? and(eq(templates.companyId, companyId), eq(templates.channel, channel)) : eq(templates.companyId, companyId))
+    .orderBy(asc(templates.channel), asc(templates.name), asc(templates.language))
+    .all();
+}
+
+export function createLocalTemplate({
+  db,
+  now,
+  companyId,
+  account,
+  input,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  account: { id: string; channel: Channel };
+  input: { name: string; language: string; category?: string; subject?: string; body: string; html?: string; footer?: string };
+}): TemplateRow {
+  const components: (TemplateComponent & { html?: string })[] = [];
+  if (input.subject !== undefined) components.push({ type: "header", format: "text", text: input.subject });
+  components.push({ type: "body", text: input.body, ...(input.html ? { html: input.html } : {}) });
+  if (input.footer) components.push({ type: "footer", text: input.footer });
+  if (db.select({ id: templates.id }).from(templates).where(and(eq(templates.channelAccountId, account.id), eq(templates.name, input.name), eq(templates.language, input.language))).get())
+    throw new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
+  const row: TemplateRow = {
+    id: newId(),
+    companyId,
+    channelAccountId: account.id,
+    channel: account.channel,
+    name: input.name,
+    language: input.language,
+    category: input.category ?? "utility",
+    status: "approved",
+    components,
+    params: paramsOf(components),
+    source: "local",
+    providerTemplateId: null,
+    createdAt: now(),
+    updatedAt: now(),
+  };
+  db.insert(templates).values(row).run();
+  return row;
+}
+
+/** Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. */
+export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string } }): void {
+  const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
+  db.insert(templates)
+    .values({
+      id: newId(),
+      companyId,
+      channelAccountId: account.id,
+      channel: account.channel,
+      name: "hello_world",
+      language: "en",
+      category: "utility",
+      status: "approved",
+      components,
+      params: paramsOf(components),
+      source: "local",
+      providerTemplateId: null,
+      createdAt: now(),
+      updatedAt: now(),
+    })
+    .onConflictDoNothing()
+    .run();
+}
+
+/** Stores a provider's template list (WhatsApp sync): upsert by (account, name, language); status changes apply at send. */
+export function storeSyncedTemplates({ db, now, companyId, account, list }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string }; list: ProviderTemplate[] }): number {
+  return db.tx(() => {
+    for (const t of list) {
+      const values = {
+        category: t.category.toLowerCase(),
+        status: t.status,
+        components: t.components,
+        params: paramsOf(t.components),
+        providerTemplateId: t.providerTemplateId ?? null,
+        updatedAt: now(),
+      };
+      db.insert(templates)
+        .values({ id: newId(), companyId, channelAccountId: account.id, channel: account.channel, name: t.name, language: t.language, source: "provider", createdAt: now(), ...values })
+        .onConflictDoUpdate({ target: [templates.channelAccountId, templates.name, templates.language], set: values })
+        .run();
+    }
+    return list.length;
+  });
+}
+
+export function requireTemplate({ db, companyId, id }: { db: Db; companyId: string; id: string }): TemplateRow {
+  const row = db.select().from(templates).where(and(eq(templates.id, id), eq(templates.companyId, companyId))).get();
+  if (!row) throw notFound("template");
+  return row;
+}
