@@ -12,6 +12,7 @@ import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
 import { contactsRoutes } from "./modules/contacts/contacts.routes";
 import { tagsRoutes } from "./modules/contacts/tags.routes";
+import { mediaRoutes } from "./modules/media/media.routes";
 import { meRoutes } from "./modules/me/me.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
@@ -24,7 +25,8 @@ export function createApp(deps: Deps) {
     .use(billingRoutes(deps))
     .use(contactsRoutes(deps))
     .use(tagsRoutes(deps))
-    .use(webhooksRoutes(deps));
+    .use(webhooksRoutes(deps))
+    .use(mediaRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

@@ -1,0 +1,259 @@
+/** /media end to end through the real app: upload, read back, checks, quota, delete, isolation. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { createApiKey } from "../api-keys/api-keys.service";
+import { createCompany } from "../companies/companies.service";
+import { newId } from "../../platform/ids";
+
+// Minimal but sniffable contents.
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 4]);
+const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 0xff, 0xd9]);
+const PDF = new TextEncoder().encode("%PDF-1.4\n1 0 obj << >> endobj\n%%EOF\n");
+
+let app: TestApp;
+
+async function upload(
+  parts: { bytes?: Uint8Array | string; type?: string; name?: string; channel?: string; omitFile?: boolean },
+  { key = app.key, headers = {} }: { key?: string; headers?: Record<string, string> } = {},
+) {
+  const form = new FormData();
+  if (!parts.omitFile) form.append("file", new File([parts.bytes ?? PNG], parts.name ?? "pic.png", { type: parts.type ?? "image/png" }));
+  if (parts.channel !== undefined) form.append("channel", parts.channel);
+  const res = await app.app.handle(new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${key}`, ...headers }, body: form }));
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+}
+
+const companyFiles = (companyId = app.company.id) => {
+  const dir = join(app.dir, "media", companyId);
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+
+/** Stand-in for deps.channels until the channel runtime is wired (and a fixed view for these tests). */
+function useFakeChannels(): () => void {
+  const deps = app.deps as unknown as { channels?: Record<string, unknown> };
+  const real = deps.channels;
+  deps.channels = {
+    ...real,
+    all: () => [
+      {
+        account: { id: "wa-main", company: "default", channel: "whatsapp", provider: "whatsapp-cloud", name: "WA Main", isDefault: true, settings: {} },
+        adapter: { capabilities: { media: { "image/jpeg": 5 << 20, "image/png": 16, "application/pdf": 100 << 20 } } },
+        status: "active",
+      },
+      {
+        account: { id: "tg-other", company: "other", channel: "telegram", provider: "telegram", name: "TG", isDefault: true, settings: {} },
+        adapter: { capabilities: { media: { "image/png": 10 << 20 } } },
+        status: "active",
+      },
+    ],
+  };
+  return () => {
+    deps.channels = real;
+  };
+}
+
+beforeAll(async () => {
+  // NB! `[storage]` given here replaces the harness's whole table, so the temp data dir is ours to make.
+  const dir = mkdtempSync(join(tmpdir(), "sb-media-"));
+  app = await createTestApp({ dataDir: dir, config: { storage: { data_dir: dir, media_quota_mb: 1 } } });
+});
+afterAll(() => app.close());
+
+describe("upload and read back", () => {
+  test("upload → metadata → content bytes identical; listed newest first", async () => {
+    const up = await upload({ bytes: PDF, type: "application/pdf", name: "C:\\fakepath\\invoice 1.pdf" });
+    expect(up.status).toBe(201);
+    const m = up.body.data;
+    expect(m).toMatchObject({ filename: "invoice 1.pdf", mimeType: "application/pdf", size: PDF.length });
+    expect(m.sha256).toBe(new Bun.CryptoHasher("sha256").update(PDF).digest("hex"));
+    expect(m.url).toEndWith(`/api/public/v1/media/${m.id}/content`);
+    expect(existsSync(join(app.dir, "media", app.company.id, m.id))).toBe(true);
+    expect(companyFiles().filter((f) => f.endsWith(".tmp"))).toEqual([]);
+
+    const get = await app.request("GET", `/media/${m.id}`);
+    expect(get.status).toBe(200);
+    expect(get.body.data).toEqual(m);
+
+    const content = await app.app.handle(new Request(`${BASE}/media/${m.id}/content`, { headers: { authorization: `Bearer ${app.key}` } }));
+    expect(content.status).toBe(200);
+    expect(content.headers.get("content-type")).toBe("application/pdf");
+    expect(content.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(new Uint8Array(await content.arrayBuffer())).toEqual(PDF);
+
+    const second = await upload({ bytes: JPEG, type: "image/jpg", name: "a.jpg" });
+    expect(second.status).toBe(201);
+    expect(second.body.data.mimeType).toBe("image/jpeg");
+    const page1 = await app.request("GET", "/media?limit=1");
+    expect(page1.status).toBe(200);
+    expect(page1.body.data.map((x: any) => x.id)).toEqual([second.body.data.id]);
+    const page2 = await app.request("GET", `/media?limit=1&cursor=${page1.body.page.nextCursor}`);
+    expect(page2.body.data.map((x: any) => x.id)).toEqual([m.id]);
+  });
+
+  test("no declared type: the sniffed one is stored", async () => {
+    const up = await upload({ bytes: JPEG, type: "application/octet-stream", name: "blob" });
+    expect(up.status).toBe(201);
+    expect(up.body.data.mimeType).toBe("image/jpeg");
+  });
+
+  test("an unsniffable declared type is kept", async () => {
+    const up = await upload({ bytes: "hello,world\n", type: "text/csv", name: "a.csv" });
+    expect(up.status).toBe(201);
+    expect(up.body.data.mimeType).toBe("text/csv");
+  });
+
+  test("missing file field → 422 /file; empty file → 422 /file", async () => {
+    const none = await upload({ omitFile: true, channel: "whatsapp" });
+    expect(none.status).toBe(422);
+    expect(none.body.error.details.map((d: any) => d.pointer)).toContain("/file");
+    const empty = await upload({ bytes: new Uint8Array(0), type: "text/plain" });
+    expect(empty.status).toBe(422);
+    expect(empty.body.error.details).toEqual([{ pointer: "/file", message: "is empty" }]);
+  });
+
+  test("a body over the 100 MB cap is refused from Content-Length, before it is read", async () => {
+    const form = new FormData();
+    form.append("file", new File([PNG], "a.png", { type: "image/png" }));
+    const req = new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}`, "content-length": String(200 << 20) }, body: form });
+    const res = await app.app.handle(req);
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as any).error.details).toEqual([{ pointer: "/file", message: "is over the 100 MB limit for one file" }]);
+    const noKey = await app.app.handle(new Request(`${BASE}/media`, { method: "POST", headers: { "content-length": String(200 << 20) }, body: form }));
+    expect(noKey.status).toBe(401);
+  });
+
+  test("scopes: media:read cannot upload; media:write needed", async () => {
+    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: app.company.id, name: "ro", scopes: ["media:read"] });
+    const res = await upload({}, { key });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe("API_SCOPE_MISSING");
+    expect((await app.request("GET", "/media", { key })).status).toBe(200);
+  });
+});
+
+describe("type and size checks", () => {
+  test("declared type contradicted by the content → 422 /file, nothing stored", async () => {
+    const before = companyFiles().length;
+    const res = await upload({ bytes: PDF, type: "image/png", name: "x.png" });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ pointer: "/file", message: "declared as image/png but the content is application/pdf" }]);
+    const res2 = await upload({ bytes: "just text", type: "image/jpeg", name: "x.jpg" });
+    expect(res2.status).toBe(422);
+    expect(res2.body.error.details[0].pointer).toBe("/file");
+    expect(companyFiles().length).toBe(before);
+  });
+
+  test("per channel: refused type and oversized file → /file; unknown channel → /channel", async () => {
+    const restore = useFakeChannels();
+    try {
+      const gif = await upload({ bytes: new TextEncoder().encode("GIF89a......"), type: "image/gif", name: "a.gif", channel: "whatsapp" });
+      expect(gif.status).toBe(422);
+      expect(gif.body.error.details).toHaveLength(1);
+      expect(gif.body.error.details[0].pointer).toBe("/file");
+      expect(gif.body.error.details[0].message).toStartWith("image/gif is not accepted on whatsapp (WA Main)");
+
+      const big = await upload({ bytes: PNG, type: "image/png", channel: "wa-main" }); // 20 bytes > 16
+      expect(big.status).toBe(422);
+      expect(big.body.error.details[0]).toMatchObject({ pointer: "/file" });
+      expect(big.body.error.details[0].message).toContain("limit for image/png on whatsapp (WA Main)");
+
+      const other = await upload({ bytes: PNG, channel: "telegram" }); // another company's account
+      expect(other.status).toBe(422);
+      expect(other.body.error.details.map((d: any) => d.pointer)).toEqual(["/channel"]);
+
+      const ok = await upload({ bytes: PDF, type: "application/pdf", name: "ok.pdf", channel: "whatsapp" });
+      expect(ok.status).toBe(201);
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe("quota", () => {
+  test("over media_quota_mb → 422 STORAGE_LIMIT_REACHED and no file left on disk", async () => {
+    const before = companyFiles().sort();
+    const big = new Uint8Array(1024 * 1024); // 1 MB of zeros: over the 1 MB quota with what is stored already
+    const res = await upload({ bytes: big, type: "application/octet-stream", name: "big.bin" });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("STORAGE_LIMIT_REACHED");
+    expect(companyFiles().sort()).toEqual(before);
+  });
+});
+
+describe("quota under concurrency", () => {
+  test("two uploads that fit alone but not together: one 201, one STORAGE_LIMIT_REACHED, one file", async () => {
+    const before = companyFiles().length;
+    const half = () => upload({ bytes: new Uint8Array(600 * 1024), type: "application/octet-stream", name: "half.bin" });
+    const results = await Promise.all([half(), half()]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 422]);
+    expect(results.find((r) => r.status === 422)!.body.error.code).toBe("STORAGE_LIMIT_REACHED");
+    expect(companyFiles().length).toBe(before + 1);
+    expect(companyFiles().filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    const ok = results.find((r) => r.status === 201)!.body.data.id;
+    expect((await app.request("DELETE", `/media/${ok}`)).status).toBe(200);
+  });
+});
+
+describe("delete", () => {
+  test("unused media: deleted, file removed, 404 afterwards", async () => {
+    const up = await upload({});
+    expect(up.status).toBe(201);
+    const id = up.body.data.id;
+    const path = join(app.dir, "media", app.company.id, id);
+    expect(existsSync(path)).toBe(true);
+    const del = await app.request("DELETE", `/media/${id}`);
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ data: { id, deleted: true } });
+    expect(existsSync(path)).toBe(false);
+    expect((await app.request("GET", `/media/${id}`)).status).toBe(404);
+    expect((await app.request("GET", `/media/${id}/content`)).status).toBe(404);
+    expect((await app.request("DELETE", `/media/${id}`)).status).toBe(404);
+  });
+
+  test("409 MEDIA_IN_USE while a queued message references it (media or template header); deletable once sent", async () => {
+    const up = await upload({});
+    const m = up.body.data;
+    const stored = { id: m.id, path: join(app.dir, "media", app.company.id, m.id), mimeType: m.mimeType, filename: m.filename, size: m.size };
+    const msgId = newId();
+    const insert = app.deps.db.$client.prepare(
+      `INSERT INTO messages (id, company_id, conversation_id, contact_id, channel, channel_account_id, direction, type, content, address, status,
+         price_type, unit_price, charged, refunded, metadata, created_at, updated_at)
+       VALUES (?, ?, 'conv', 'contact', 'whatsapp', 'wa-main', 'outbound', ?, ?, '+15550100', 'queued', 'free', 0, 0, 0, '{}', 0, 0)`,
+    );
+    insert.run(msgId, app.company.id, "media", JSON.stringify({ type: "media", media: { file: stored } }));
+    let del = await app.request("DELETE", `/media/${m.id}`);
+    expect(del.status).toBe(409);
+    expect(del.body.error.code).toBe("MEDIA_IN_USE");
+    expect(del.body.error.message).toContain(msgId);
+    expect(existsSync(stored.path)).toBe(true);
+
+    app.deps.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(msgId);
+    const tplId = newId();
+    insert.run(tplId, app.company.id, "template", JSON.stringify({ type: "template", template: { name: "t", headerMedia: { file: stored } } }));
+    del = await app.request("DELETE", `/media/${m.id}`);
+    expect(del.status).toBe(409);
+
+    app.deps.db.$client.prepare("UPDATE messages SET status = 'failed' WHERE id = ?").run(tplId);
+    del = await app.request("DELETE", `/media/${m.id}`);
+    expect(del.status).toBe(200);
+    expect(existsSync(stored.path)).toBe(false);
+  });
+});
+
+describe("companies are isolated", () => {
+  test("another company's media id is 404 everywhere", async () => {
+    const up = await upload({});
+    const id = up.body.data.id;
+    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    for (const [method, path] of [["GET", `/media/${id}`], ["GET", `/media/${id}/content`], ["DELETE", `/media/${id}`]] as const) {
+      const res = await app.request(method, path, { key });
+      expect(res.status).toBe(404);
+    }
+    expect((await app.request("GET", "/media", { key })).body.data).toEqual([]);
+    expect((await app.request("GET", `/media/${id}`)).status).toBe(200);
+  });
+});

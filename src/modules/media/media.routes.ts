@@ -1,0 +1,147 @@
+/**
+ * /media: upload (multipart), list, metadata, content, delete. Files live under the data dir; rows in
+ * `media`. Scopes media:read / media:write.
+ */
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { AppError, notFound } from "../../platform/errors";
+import { API_PREFIX } from "../../platform/http/api-guard.plugin";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
+import { getCompany } from "../companies/companies.service";
+import type { ChannelsView } from "./media.channels";
+import { MediaModel, toMediaView } from "./media.model";
+import { getMedia, listMedia } from "./media.service";
+import { deleteMedia, MAX_MEDIA_BYTES, uploadMedia } from "./media.upload";
+
+const IdParams = t.Object({ id: t.String() });
+const DeletedModel = t.Object({ id: t.String(), deleted: t.Literal(true) });
+
+/** Multipart framing around the file: boundaries, part headers, the `channel` field. */
+const MULTIPART_SLACK = 64 * 1024;
+const uploadPath = `${API_PREFIX}/media`;
+
+export const mediaRoutes = (deps: Deps) => {
+  const publicUrl = deps.config.server.public_url;
+  // deps.channels (the channel runtime) is optional here so this module does not depend on its wiring order.
+  const channels = () => (deps as { channels?: ChannelsView }).channels;
+
+  return new Elysia({ tags: ["Media"] })
+    .use(deps.guard)
+    // Refuse an obviously oversized upload before its body is read (onRequest: a throw in a parse hook
+    // would surface as a JSON parse error). Runs after the guard's authentication.
+    .onRequest(({ request }) => {
+      if (request.method !== "POST" || new URL(request.url).pathname !== uploadPath) return;
+      const length = Number(request.headers.get("content-length") ?? "0");
+      if (length > MAX_MEDIA_BYTES + MULTIPART_SLACK)
+        throw new AppError("VALIDATION_FAILED", "The file is not accepted", [{ pointer: "/file", message: `is over the ${MAX_MEDIA_BYTES >> 20} MB limit for one file` }]);
+    })
+    .post(
+      "/media",
+      async ({ auth, body, idem }) => {
+        const row = await uploadMedia({
+          db: deps.db,
+          now: deps.now,
+          dataDir: deps.config.storage.data_dir,
+          quotaBytes: deps.config.storage.media_quota_mb * 1024 * 1024,
+          channels: channels(),
+          companyId: auth.companyId,
+          companySlug: getCompany({ db: deps.db, id: auth.companyId }).slug,
+          apiKeyId: auth.keyId,
+          file: body.file,
+          channel: body.channel,
+          commit: (write) => {
+            let out!: ReturnType<typeof write>;
+            idem.commit(201, () => {
+              out = write();
+              return toMediaView(out, publicUrl);
+            });
+            return out;
+          },
+        });
+        return { data: toMediaView(row, publicUrl) };
+      },
+      {
+        scope: "media:write",
+        body: t.Object({
+          file: t.File({ description: "the file; its part's Content-Type is checked against the content" }),
+          channel: t.Optional(t.String({ description: "check the file against this channel's (or channel account id's) accepted types and sizes" })),
+        }),
+        response: { 201: data(MediaModel), ...errors(403, 422) },
+        detail: {
+          summary: "Upload a file (multipart/form-data, field `file`) to send as media",
+          description:
+            "Max 100 MB. The declared type must match the content for images, video, audio and PDF. With `channel`, the type and size must be accepted by that channel. Over the company's quota: 422 STORAGE_LIMIT_REACHED.",
+          operationId: "uploadMedia",
+        },
+      },
+    )
+    .get(
+      "/media",
+      ({ auth, query }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const rows = listMedia({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before });
+        return toPage(rows, limit, (r) => [r.id], (r) => toMediaView(r, publicUrl));
+      },
+      {
+        scope: "media:read",
+        query: t.Object(PageQuery),
+        response: { 200: list(MediaModel), ...errors(403, 422) },
+        detail: { summary: "List uploaded media, newest first", operationId: "listMedia" },
+      },
+    )
+    .get(
+      "/media/:id",
+      ({ auth, params }) => {
+        const row = getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
+        if (!row) throw notFound("Media");
+        return { data: toMediaView(row, publicUrl) };
+      },
+      {
+        scope: "media:read",
+        params: IdParams,
+        response: { 200: data(MediaModel), ...errors(403, 404) },
+        detail: { summary: "Media metadata", operationId: "getMedia" },
+      },
+    )
+    .get(
+      "/media/:id/content",
+      async ({ auth, params }) => {
+        const row = getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
+        if (!row) throw notFound("Media");
+        const file = Bun.file(row.path);
+        if (!(await file.exists())) throw notFound("Media content");
+        return new Response(file, {
+          headers: {
+            "content-type": row.mimeType,
+            "content-length": String(row.size),
+            "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(row.filename)}`,
+            etag: `"${row.sha256}"`,
+            "x-content-type-options": "nosniff",
+            "content-security-policy": "default-src 'none'; sandbox",
+            "cache-control": "private, max-age=0",
+          },
+        });
+      },
+      {
+        scope: "media:read",
+        params: IdParams,
+        response: { 200: t.File({ description: "the bytes, with the stored Content-Type" }), ...errors(403, 404) },
+        detail: { summary: "Media content (the bytes)", operationId: "getMediaContent" },
+      },
+    )
+    .delete(
+      "/media/:id",
+      async ({ auth, params }) => {
+        await deleteMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
+        return { data: { id: params.id, deleted: true as const } };
+      },
+      {
+        scope: "media:write",
+        params: IdParams,
+        response: { 200: data(DeletedModel), ...errors(403, 404, 409) },
+        detail: { summary: "Delete media (409 MEDIA_IN_USE while a queued message or scheduled post uses it)", operationId: "deleteMedia" },
+      },
+    );
+};

@@ -1,0 +1,109 @@
+/**
+ * POST /media and DELETE /media/{id} as operations: checks, the file on disk and the row, kept consistent
+ * (a row always has its file; a failed write leaves no file).
+ */
+import type { Db } from "../../db/client";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { checkMediaAgainst, mediaRulesFor, type ChannelsView } from "./media.channels";
+import { companyMediaBytes, deleteMediaRow, getMedia, insertMedia, type MediaRow } from "./media.service";
+import { decideMime, SNIFF_BYTES } from "./media.sniff";
+import { mediaDir, removeMediaFile, writeMediaFile } from "./media.storage";
+import { mediaInUse } from "./media.usage";
+
+/** Global hard cap on one upload, whatever the channel. */
+export const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
+
+/** `C:\\fakepath\\a b.png` → `a b.png`; control characters dropped, at most 255 characters. */
+export function cleanFilename(name: string | undefined): string {
+  const base = (name ?? "").split(/[\\/]/).pop() ?? "";
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 255);
+  return clean && clean !== "." && clean !== ".." ? clean : "file";
+}
+
+function quotaError(quotaBytes: number) {
+  return new AppError("STORAGE_LIMIT_REACHED", `The company's media storage quota of ${Math.round(quotaBytes / (1 << 20))} MB is used up; delete media first`, [
+    { pointer: "/file", message: "does not fit in the remaining media quota" },
+  ]);
+}
+
+export interface UploadArgs {
+  db: Db;
+  now: () => Date;
+  dataDir: string;
+  quotaBytes: number;
+  channels: ChannelsView | undefined;
+  companyId: string;
+  companySlug: string;
+  apiKeyId: string | null;
+  file: File;
+  channel?: string;
+  /** Runs the DB write (the route passes idem.commit so the Idempotency-Key record lands in the same transaction). */
+  commit: (write: () => MediaRow) => MediaRow;
+}
+
+export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
+  const errors = new DetailCollector();
+  const size = a.file.size;
+  if (size === 0) errors.add("/file", "is empty");
+  if (size > MAX_MEDIA_BYTES) errors.add("/file", `is over the ${MAX_MEDIA_BYTES >> 20} MB limit for one file`);
+  errors.throwIfAny();
+
+  const head = new Uint8Array(await a.file.slice(0, SNIFF_BYTES).arrayBuffer());
+  const mime = decideMime({ declared: a.file.type, head });
+  if (!mime.ok) errors.add("/file", mime.message);
+  if (a.channel !== undefined) {
+    const rules = mediaRulesFor({ channels: a.channels, companySlug: a.companySlug, channel: a.channel, errors });
+    if (rules && mime.ok) checkMediaAgainst({ rules, mimeType: mime.mimeType, size, errors });
+  }
+  errors.throwIfAny("The file is not accepted");
+  const mimeType = (mime as { mimeType: string }).mimeType;
+
+  // Cheap pre-check so an over-quota upload is not even written; re-checked in the transaction below,
+  // where concurrent uploads are serialised.
+  if (companyMediaBytes({ db: a.db, companyId: a.companyId }) + size > a.quotaBytes) throw quotaError(a.quotaBytes);
+
+  const id = newId();
+  const written = await writeMediaFile({ source: a.file, dir: mediaDir(a.dataDir, a.companyId), id });
+  try {
+    return a.commit(() => {
+      if (companyMediaBytes({ db: a.db, companyId: a.companyId }) + written.size > a.quotaBytes) throw quotaError(a.quotaBytes);
+      const row: MediaRow = {
+        id,
+        companyId: a.companyId,
+        filename: cleanFilename(a.file.name),
+        mimeType,
+        size: written.size,
+        sha256: written.sha256,
+        path: written.path,
+        createdAt: a.now(),
+        apiKeyId: a.apiKeyId,
+      };
+      insertMedia({ db: a.db, row });
+      return row;
+    });
+  } catch (e) {
+    await removeMediaFile(written.path);
+    throw e;
+  }
+}
+
+/** Deletes the row (409 MEDIA_IN_USE while something will still send it), then the file. */
+export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<void> {
+  const row = db.tx(() => {
+    const r = getMedia({ db, companyId, id });
+    if (!r) throw notFound("Media");
+    const use = mediaInUse({ db, companyId, mediaId: id });
+    if (use)
+      throw new AppError(
+        "MEDIA_IN_USE",
+        use.kind === "message" ? `The media is used by queued message ${use.id}` : `The media is used by scheduled social post ${use.id}`,
+        [{ pointer: "path:id", message: `in use by ${use.kind === "message" ? "message" : "social post"} ${use.id}` }],
+      );
+    deleteMediaRow({ db, companyId, id });
+    return r;
+  });
+  // After the commit: a crash in between leaves an orphan file, never a row without its file.
+  await removeMediaFile(row.path);
+}
