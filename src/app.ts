@@ -14,6 +14,11 @@ import { contactsRoutes } from "./modules/contacts/contacts.routes";
 import { tagsRoutes } from "./modules/contacts/tags.routes";
 import { mediaRoutes } from "./modules/media/media.routes";
 import { meRoutes } from "./modules/me/me.routes";
+import { messagesRoutes } from "./modules/messages/messages.routes";
+import { conversationsRoutes } from "./modules/conversations/conversations.routes";
+import { templatesRoutes } from "./modules/templates/templates.routes";
+import { channelsRoutes } from "./modules/channels-api/channels.routes";
+import { hooksRoutes } from "./modules/inbound/hooks.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { VERSION } from "./version";
@@ -26,6 +31,10 @@ export function createApp(deps: Deps) {
     .use(contactsRoutes(deps))
     .use(tagsRoutes(deps))
     .use(webhooksRoutes(deps))
+    .use(messagesRoutes(deps))
+    .use(conversationsRoutes(deps))
+    .use(templatesRoutes(deps))
+    .use(channelsRoutes(deps))
     .use(mediaRoutes(deps));
 
   return new Elysia()
@@ -52,6 +61,7 @@ export function createApp(deps: Deps) {
       }),
     )
     .use(systemRoutes(deps))
+    .use(hooksRoutes(deps))
     .use(api);
 }
 
