@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { ACCOUNTS, BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { inbound } from "../../../test/helpers/messaging";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 import { newId } from "../../platform/ids";
@@ -146,6 +147,19 @@ describe("type and size checks", () => {
     expect(companyFiles().length).toBe(before);
   });
 
+  test("per channel with the configured sandbox accounts (deps.channels)", async () => {
+    const gif = await upload({ bytes: new TextEncoder().encode("GIF89a......"), type: "image/gif", name: "a.gif", channel: "whatsapp" });
+    expect(gif.status).toBe(422);
+    expect(gif.body.error.details.map((d: any) => d.pointer)).toEqual(["/file"]);
+    const byName = await upload({ bytes: PNG, channel: "whatsapp" });
+    expect(byName.status).toBe(201);
+    const byId = await upload({ bytes: JPEG, type: "image/jpeg", name: "b.jpg", channel: ACCOUNTS.whatsapp });
+    expect(byId.status).toBe(201);
+    const nope = await upload({ bytes: PNG, channel: "fax" });
+    expect(nope.status).toBe(422);
+    expect(nope.body.error.details.map((d: any) => d.pointer)).toEqual(["/channel"]);
+  });
+
   test("per channel: refused type and oversized file → /file; unknown channel → /channel", async () => {
     const restore = useFakeChannels();
     try {
@@ -240,6 +254,24 @@ describe("delete", () => {
     del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(200);
     expect(existsSync(stored.path)).toBe(false);
+  });
+});
+
+describe("with the messaging engine", () => {
+  test("POST /messages with the media id: 409 while queued, deletable once sent; the stored file is what was sent", async () => {
+    await inbound(app, "whatsapp", { phone: "+14155550199" }, "hi", 60_000);
+    const up = await upload({ bytes: JPEG, type: "image/jpeg", name: "m.jpg", channel: "whatsapp" });
+    expect(up.status).toBe(201);
+    const id = up.body.data.id;
+    const sent = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550199" }, type: "media", media: { mediaId: id } } });
+    expect(sent.status).toBe(202);
+    const busy = await app.request("DELETE", `/media/${id}`);
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.code).toBe("MEDIA_IN_USE");
+    await app.deps.queue.drain();
+    const msg = await app.request("GET", `/messages/${sent.body.data.id}`);
+    expect(msg.body.data.status).not.toBe("queued");
+    expect((await app.request("DELETE", `/media/${id}`)).status).toBe(200);
   });
 });
 

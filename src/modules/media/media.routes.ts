@@ -23,8 +23,8 @@ const uploadPath = `${API_PREFIX}/media`;
 
 export const mediaRoutes = (deps: Deps) => {
   const publicUrl = deps.config.server.public_url;
-  // deps.channels (the channel runtime) is optional here so this module does not depend on its wiring order.
-  const channels = () => (deps as { channels?: ChannelsView }).channels;
+  // Read per request (tests may swap the runtime's view).
+  const channels = (): ChannelsView => deps.channels;
 
   return new Elysia({ tags: ["Media"] })
     .use(deps.guard)
