@@ -63,6 +63,7 @@ export const mediaRoutes = (deps: Deps) => {
       },
       {
         scope: "media:write",
+        type: "multipart/form-data",
         body: t.Object({
           file: t.File({ description: "the file; its part's Content-Type is checked against the content" }),
           channel: t.Optional(t.String({ description: "check the file against this channel's (or channel account id's) accepted types and sizes" })),
