@@ -38,9 +38,9 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-/** Starts `serve` and waits for /healthz; returns the base URL. */
-export async function serve(configPath: string, env: Record<string, string> = {}): Promise<RunningServer & { startMs: number }> {
-  const port = await freePort();
+/** Starts `serve` and waits for /healthz; returns the base URL. `port`: listen there (e.g. to match `public_url`, or to restart on the same URL). */
+export async function serve(configPath: string, env: Record<string, string> = {}, opts: { port?: number } = {}): Promise<RunningServer & { startMs: number }> {
+  const port = opts.port ?? (await freePort());
   const started = performance.now();
   const proc = spawn([ensureBinary(), "serve", "--config", configPath], {
     env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, ...env },
