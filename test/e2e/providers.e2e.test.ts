@@ -338,6 +338,23 @@ describe("Telegram", () => {
     await until("consent opted_out", async () => (await consentOf("telegram", "5003")) === "opted_out");
   }, LONG);
 
+  test("a user who blocked the bot comes back with Start (/start): consent opted_in again, replies go out", async () => {
+    expect(await consentOf("telegram", "5002")).toBe("opted_out");
+    tgPoll.queueUpdate({
+      my_chat_member: {
+        chat: { id: 5002, type: "private" },
+        from: { id: 5002, is_bot: false, first_name: "User" },
+        date: nowS(),
+        new_chat_member: { status: "member", user: { id: 111, is_bot: true, first_name: "Test Bot" } },
+      },
+    });
+    tgPoll.queueUpdate(tgText(5002, 2, "/start"));
+    await messageIn(ID.tgPoll, "5002:2");
+    expect(await consentOf("telegram", "5002")).toBe("opted_in");
+    await sendAndSettle({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "welcome back" }, "sent");
+    expect(tgPoll.calls("sendMessage").at(-1)!.body).toEqual({ chat_id: 5002, text: "welcome back" });
+  }, LONG);
+
   test("the getUpdates offset survives a restart of the binary: no update lost, none repeated", async () => {
     const inboundCount = () => sql<{ n: number }>("SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'inbound'", ID.tgPoll)[0]!.n;
     const before = inboundCount();

@@ -120,7 +120,11 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
     touchConversation({ db, conversationId: conversation.id, messageId: row.id, at });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 
-    const keyword = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";
+    const text = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";
+    // Telegram's Start button sends "/start" (or "/start <payload>" from a deep link): it counts as "start",
+    // since it is how a user who blocked the bot comes back — else the consent the block removed could never
+    // be restored by the user. (Other bot commands such as /cancel are dialogue, not consent.)
+    const keyword = /^\/start(?:@\w+)?(?:\s+\S+)?$/.test(text) ? "start" : text;
     const consent = OPT_OUT.has(keyword) ? "opted_out" : OPT_IN.has(keyword) ? "opted_in" : null;
     if (consent && getConsent({ db, companyId, contactId, channel: account.channel }) !== consent)
       setConsent({ db, events, now, companyId, contactId, channels: [account.channel], status: consent, source: "inbound_keyword" });
