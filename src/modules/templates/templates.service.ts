@@ -164,9 +164,17 @@ export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now:
     .run();
 }
 
-/** Stores a provider's template list (WhatsApp sync): upsert by (account, name, language); status changes apply at send. */
+/**
+ * Stores a provider's template list (WhatsApp sync): upsert by (account, name, language); status changes apply
+ * at send. `list` is the provider's complete list, so a synced template it no longer contains (deleted at the
+ * provider) becomes `disabled` — never sent again, instead of failing at the provider with 132001.
+ */
 export function storeSyncedTemplates({ db, now, companyId, account, list }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string }; list: ProviderTemplate[] }): number {
   return db.tx(() => {
+    const listed = new Set(list.map((t) => `${t.name}\u0000${t.language}`));
+    for (const row of db.select().from(templates).where(and(eq(templates.channelAccountId, account.id), eq(templates.source, "provider"))).all())
+      if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled")
+        db.update(templates).set({ status: "disabled", updatedAt: now() }).where(eq(templates.id, row.id)).run();
     for (const t of list) {
       const values = {
         category: t.category.toLowerCase(),
