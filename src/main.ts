@@ -6,6 +6,7 @@ import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysComma
 import { describeError } from "./cli/cli.util";
 import { initCommand } from "./cli/init";
 import { serveCommand } from "./cli/serve";
+import { templatesCommand } from "./cli/templates";
 import { VERSION } from "./version";
 
 const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appliance
@@ -21,6 +22,7 @@ const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appli
   switchboard balance credit --company SLUG --amount 25.000000 [--json]
   switchboard jobs list [--dead] [--json]
   switchboard jobs retry ID
+  switchboard templates sync [--json]
   switchboard backup --to FILE
   switchboard version
 
@@ -35,6 +37,7 @@ const commands: Record<string, (args: string[]) => unknown> = {
   keys: keysCommand,
   balance: balanceCommand,
   jobs: jobsCommand,
+  templates: templatesCommand,
   backup: backupCommand,
   version: () => process.stdout.write(`switchboard ${VERSION}\n`),
   help: () => process.stdout.write(HELP + "\n"),
