@@ -19,7 +19,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const app = createApp(deps);
 
   const [host, port] = splitListen(config.server.listen);
-  app.listen({ hostname: host, port, maxRequestBodySize: 64 * 1024 * 1024 });
+  app.listen({ hostname: host, port, maxRequestBodySize: 101 * 1024 * 1024 /* media cap 100 MB + multipart framing */ });
   deps.queue.start();
   deps.scheduler.start();
   await startModules(deps);

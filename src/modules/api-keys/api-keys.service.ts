@@ -9,6 +9,7 @@ import { parseCidr } from "../../platform/http/ip-allow";
 import { isScope } from "../../platform/http/scopes";
 import { newId, randomToken } from "../../platform/ids";
 import { apiKeys } from "./api-keys.table";
+import { createReadCache } from "../../db/read-cache";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -86,21 +87,21 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
     .where(eq(apiKeys.hash, placeholder("hash")))
     .prepare();
   const used = new Map<string, Date>();
+  // Revocation and expiry edits come from the CLI (another process): the cache sees them within 0.1 s.
+  const cache = createReadCache<string, KeyPrincipal>(db);
   return {
     resolveKey(hash: string): KeyPrincipal | null {
-      const row = byHash.get({ hash });
-      if (!row) return null;
-      return {
-        keyId: row.id,
-        companyId: row.companyId,
-        name: row.name,
-        prefix: row.prefix,
-        scopes: row.scopes,
-        allowedIps: row.allowedIps,
-        expiresAt: row.expiresAt,
-        revokedAt: row.revokedAt,
-        rateLimit: row.rateLimit,
-      };
+      let missing = false;
+      const principal = cache.get(hash, () => {
+        const row = byHash.get({ hash });
+        if (!row) {
+          missing = true;
+          return null as unknown as KeyPrincipal;
+        }
+        return toPrincipal(row);
+      });
+      if (missing) cache.invalidate(hash);
+      return principal ?? null;
     },
     markKeyUsed(keyId: string): void {
       used.set(keyId, now());
@@ -114,6 +115,20 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
       });
       return batch.length;
     },
+  };
+}
+
+function toPrincipal(row: ApiKeyRow): KeyPrincipal {
+  return {
+    keyId: row.id,
+    companyId: row.companyId,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    allowedIps: row.allowedIps,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+    rateLimit: row.rateLimit,
   };
 }
 

@@ -9,6 +9,7 @@ import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { formatMicros } from "../../platform/money";
 import { ledgerEntries } from "./ledger.table";
+import { createReadCache } from "../../db/read-cache";
 
 export type LedgerEntry = typeof ledgerEntries.$inferSelect;
 export type LedgerKind = "credit" | "debit" | "refund";
@@ -22,19 +23,29 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     .limit(1)
     .prepare();
 
+  // Credits also come from the CLI (another process): the cache sees them within 0.1 s; our own
+  // appends update it directly. NB! Inside a write transaction the balance is read from the table, never
+  // the cache, so "never negative" is decided on committed truth.
+  const cache = createReadCache<string, number>(db);
+  const read = (companyId: string) => latest.get({ companyId })?.balanceAfter ?? 0;
+
   function balance(companyId: string): number {
-    return latest.get({ companyId })?.balanceAfter ?? 0;
+    return cache.get(companyId, () => read(companyId));
   }
 
   function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
-    return db.tx(() => {
-      const after = balance(companyId) + amount;
+    const entry = db.tx(() => {
+      const after = read(companyId) + amount;
       if (after < 0)
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(after - amount)} available`);
       const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
       db.insert(ledgerEntries).values(entry).run();
       return entry;
     });
+    // After the commit (or the outer transaction's savepoint): an outer rollback would leave a wrong
+    // value, so drop it rather than set it.
+    cache.invalidate(companyId);
+    return entry;
   }
 
   return {

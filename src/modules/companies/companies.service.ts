@@ -1,8 +1,9 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { companies } from "./companies.table";
+import { createReadCache } from "../../db/read-cache";
 
 export type Company = typeof companies.$inferSelect;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -25,8 +26,17 @@ export function findCompanyBySlug({ db, slug }: { db: Db; slug: string }): Compa
   return db.select().from(companies).where(eq(companies.slug, slug)).get();
 }
 
+// NB! Hot path (GET /me, every send): a prepared statement per connection; drizzle's plain .get()
+// rebuilds the SQL on every call (~40 µs).
+// Companies are created by the CLI and never change afterwards, so they are cached per connection.
+const byIdStatements = new WeakMap<Db, { stmt: ReturnType<typeof prepareById>; cache: ReturnType<typeof createReadCache<string, Company | undefined>> }>();
+const prepareById = (db: Db) => db.select().from(companies).where(eq(companies.id, sql.placeholder("id"))).prepare();
+
 export function getCompany({ db, id }: { db: Db; id: string }): Company {
-  const c = db.select().from(companies).where(eq(companies.id, id)).get();
+  let lookup = byIdStatements.get(db);
+  if (!lookup) byIdStatements.set(db, (lookup = { stmt: prepareById(db), cache: createReadCache<string, Company | undefined>(db) }));
+  const { stmt, cache } = lookup;
+  const c = cache.get(id, () => stmt.get({ id }));
   if (!c) throw new AppError("NOT_FOUND", "company not found");
   return c;
 }

@@ -32,6 +32,8 @@ export function fingerprint(method: string, path: string, body: unknown): string
 function stableJson(v: unknown): string {
   if (v === undefined) return "";
   if (v === null || typeof v !== "object") return JSON.stringify(v);
+  // Uploaded files (multipart): their identity, so another file under the same key is a conflict.
+  if (v instanceof Blob) return JSON.stringify({ file: (v as File).name ?? "", size: v.size, type: v.type });
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
   const entries = Object.entries(v as Record<string, unknown>)
     .filter(([, x]) => x !== undefined)

@@ -1,0 +1,95 @@
+/** Shared benchmark helpers: autocannon in its own Node process, servers to compare, formatting. */
+import { spawn } from "bun";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const BINARY = join(ROOT, "dist/switchboard");
+export const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  total: number;
+}
+
+/** Runs autocannon (a separate Node process, so the load generator never shares the server's loop). */
+export async function autocannon(opts: { url: string; seconds: number; connections: number; method?: string; headers?: Record<string, string>; body?: string }): Promise<LoadResult> {
+  const args = [join(ROOT, "node_modules/autocannon/autocannon.js"), "--json", "-d", String(opts.seconds), "-c", String(opts.connections), "-m", opts.method ?? "GET"];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push("-H", `${k}=${v}`);
+  if (opts.body) args.push("-b", opts.body);
+  args.push(opts.url);
+  const proc = spawn(["node", ...args], { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const r = JSON.parse(out);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total };
+}
+
+export function tempDir(prefix = "sb-bench-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function waitFor(url: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    if (Date.now() > end) throw new Error(`timeout waiting for ${url}`);
+    await Bun.sleep(5);
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const p = s.port;
+  s.stop(true);
+  return p;
+}
+
+export function rssMb(pid: number): number {
+  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+/** Starts `bun <script>` serving a baseline route on a free port; returns its URL and a stop function. */
+export async function baselineServer(source: string): Promise<{ url: string; stop: () => void }> {
+  const port = await freePort();
+  const dir = tempDir("sb-baseline-");
+  const file = join(dir, "baseline.ts");
+  await Bun.write(file, source.replaceAll("__PORT__", String(port)).replaceAll("__DIR__", dir).replaceAll("__ROOT__", ROOT));
+  const proc = spawn([process.execPath, file], { cwd: ROOT, stdout: "inherit", stderr: "inherit", env: { ...process.env, NODE_ENV: "production" } });
+  await waitFor(`http://127.0.0.1:${port}/healthz`);
+  return { url: `http://127.0.0.1:${port}`, stop: () => proc.kill() };
+}
+
+/** Starts the compiled appliance from a fresh `init`; returns URL, key, pid, time to first /healthz. */
+export async function appliance(env: Record<string, string> = {}): Promise<{ url: string; key: string; pid: number; startMs: number; dir: string; stop: () => Promise<void> }> {
+  const dir = tempDir();
+  const init = Bun.spawnSync([BINARY, "init", "--dir", dir, "--json"]);
+  const { configPath } = JSON.parse(init.stdout.toString());
+  // A key whose bucket never empties: the benchmark measures the stack, not the rate limiter's 429s.
+  const k = Bun.spawnSync([BINARY, "keys", "create", "--company", "default", "--name", "bench", "--rate-limit", "10000000", "--json", "--config", configPath]);
+  const apiKey = JSON.parse(k.stdout.toString()).key as string;
+  const port = await freePort();
+  const t0 = performance.now();
+  const proc = spawn([BINARY, "serve", "--config", configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn", ...env }, stdout: "ignore", stderr: "inherit" });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/healthz`);
+  const startMs = performance.now() - t0;
+  return {
+    url,
+    key: apiKey,
+    pid: proc.pid,
+    startMs,
+    dir,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * Small in-memory caches for rows read on every request (API keys, companies, balances) that stay
+ * correct when another process writes the database — the `switchboard keys revoke` or `balance credit`
+ * CLI. SQLite's `PRAGMA data_version` changes whenever another connection commits; it is read at most
+ * every `checkEveryMs`, so an external change is seen within that time (0.1 s by default). Writes of this
+ * process must call `invalidate` themselves (data_version ignores our own connection's commits).
+ */
+import type { Db } from "./client";
+
+export function createReadCache<K, V>(db: Db, { checkEveryMs = 100, maxEntries = 10_000 }: { checkEveryMs?: number; maxEntries?: number } = {}) {
+  const version = db.$client.prepare("PRAGMA data_version");
+  const entries = new Map<K, V>();
+  let seen = (version.get() as { data_version: number }).data_version;
+  let checkedAt = performance.now();
+
+  function fresh(): void {
+    const t = performance.now();
+    if (t - checkedAt < checkEveryMs) return;
+    checkedAt = t;
+    const v = (version.get() as { data_version: number }).data_version;
+    if (v !== seen) {
+      seen = v;
+      entries.clear();
+    }
+  }
+
+  return {
+    get(key: K, load: () => V): V {
+      fresh();
+      if (entries.has(key)) return entries.get(key)!;
+      const value = load();
+      if (entries.size >= maxEntries) entries.clear();
+      entries.set(key, value);
+      return value;
+    },
+    invalidate(key?: K): void {
+      if (key === undefined) entries.clear();
+      else entries.delete(key);
+    },
+  };
+}
