@@ -596,7 +596,8 @@ describe("E-mail (SMTP)", () => {
     expect(answer.conversationId).toBe(first.conversationId);
     const [mail] = (await smtp.waitForMessages(before + 1)).slice(before);
     expect(mail!.parsed.inReplyTo).toBe("<reply-1@example.com>");
-    expect([mail!.parsed.references].flat()).toContain("<reply-1@example.com>");
+    // References: the whole thread, oldest first (our first mail, then the customer's reply).
+    expect(mail!.parsed.references).toEqual([firstMessageId, "<reply-1@example.com>"]);
   }, LONG);
 
   test("550 → message.failed RECIPIENT_INVALID; 451 is retried and then delivered", async () => {

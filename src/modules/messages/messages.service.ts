@@ -466,12 +466,16 @@ function buildOutbound(deps: Deps, m: MessageRow): OutboundMessage {
     }
   }
   const state = channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId });
-  const replyTo = m.replyToMessageId ? deps.db.select().from(messages).where(eq(messages.id, m.replyToMessageId)).get() : undefined;
+  const byId = (id: string | null) => (id ? deps.db.select().from(messages).where(eq(messages.id, id)).get() : undefined);
+  const replyTo = byId(m.replyToMessageId);
+  // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
+  const references: string[] = [];
+  for (let p = replyTo, hops = 0; p && hops < 50; p = byId(p.replyToMessageId), hops++) if (p.providerMessageId) references.unshift(p.providerMessageId);
   return {
     messageId: m.id,
     to: { value: m.address, conversationRef: state?.conversationRef ?? undefined },
     content,
-    replyTo: replyTo?.providerMessageId ? { providerMessageId: replyTo.providerMessageId } : undefined,
+    replyTo: replyTo?.providerMessageId ? { providerMessageId: replyTo.providerMessageId, references } : undefined,
   };
 }
 
