@@ -409,6 +409,15 @@ describe("Messenger", () => {
     expect((await waitEvents(r.body.data.id, ["message.sent", "message.delivered", "message.read"])).map((e) => e.type)).toEqual(["message.sent", "message.delivered", "message.read"]);
   });
 
+  test("a delivery whose watermark predates our sentAt (delivered within the Send API round trip) still counts by its mids", async () => {
+    const r = await send({ channel: "messenger", to: { handle: psid }, type: "text", text: "quick one" });
+    const sent = await waitStatus(r.body.data.id, "sent");
+    const watermark = Date.parse(sent.statusTimes.sentAt) - 500;
+    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.delivery({ accountId: FB.pageId, senderId: psid, watermark, mids: [sent.providerMessageId] }) });
+    const delivered = await waitStatus(r.body.data.id, "delivered");
+    expect(Date.parse(delivered.statusTimes.deliveredAt)).toBe(watermark);
+  });
+
   test("outside the window (or never written) free text is 422 MESSAGING_WINDOW_CLOSED", async () => {
     const ts = Date.now() - 25 * HOUR;
     await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.message({ accountId: FB.pageId, senderId: "6100000000000002", text: "old", timestamp: ts }) });

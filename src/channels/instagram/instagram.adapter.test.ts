@@ -108,10 +108,13 @@ describe("inbound webhooks", () => {
     expect(hooks.events()).toEqual([]);
   });
 
-  test("messaging_seen → read watermark at the event timestamp; delivery items produce nothing", async () => {
+  test("messaging_seen → the seen mid read exactly, and a read watermark at the event timestamp; delivery items produce nothing", async () => {
     await push(instagramPayloads.seen({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbTox", timestamp: 1569262486000 }));
     await push(instagramPayloads.delivery({ accountId: IG_ID, senderId: IGSID, watermark: 1569262486001 }));
-    expect(hooks.events()).toEqual([{ kind: "watermark", from: { value: IGSID }, status: "read", watermark: new Date(1569262486000) }]);
+    expect(hooks.events()).toEqual([
+      { kind: "status", providerMessageId: "aWdfZAG1faXRlbTox", status: "read", timestamp: new Date(1569262486000) },
+      { kind: "watermark", from: { value: IGSID }, status: "read", watermark: new Date(1569262486000) },
+    ]);
   });
 
   test("a page (Messenger) payload is not Instagram's", async () => {

@@ -171,6 +171,7 @@ describe("inbound webhooks", () => {
     await push(messengerPayloads.delivery({ accountId: PAGE_ID, senderId: PSID, watermark: 1458668856253, mids: ["mid.1458668856218:ed81099e15d3f4f233"] }));
     await push(messengerPayloads.read({ accountId: PAGE_ID, senderId: PSID, watermark: 1458668856299 }));
     expect(hooks.events()).toEqual([
+      { kind: "status", providerMessageId: "mid.1458668856218:ed81099e15d3f4f233", status: "delivered", timestamp: new Date(1458668856253) },
       { kind: "watermark", from: { value: PSID }, status: "delivered", watermark: new Date(1458668856253) },
       { kind: "watermark", from: { value: PSID }, status: "read", watermark: new Date(1458668856299) },
     ]);

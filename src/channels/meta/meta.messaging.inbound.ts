@@ -139,19 +139,28 @@ function parseItem(item: MessagingItem, options: MessagingParseOptions): Inbound
   }
 
   if (item.delivery && options.deliveryReceipts && typeof item.delivery.watermark === "number") {
-    return [{ kind: "watermark", from, status: "delivered", watermark: new Date(item.delivery.watermark) }];
+    const at = new Date(item.delivery.watermark);
+    // NB! The watermark is Meta's clock and our sentAt is taken when the Send API answered, so a message
+    // delivered within the round trip has sentAt > watermark. Meta's `mids` (when present) name the
+    // delivered messages exactly: one status event each, then the watermark for everything older.
+    return [...exactStatuses(item.delivery.mids ?? [], "delivered", at), { kind: "watermark", from, status: "delivered", watermark: at }];
   }
 
   if (item.read) {
     // Messenger sends read.watermark; Instagram's messaging_seen sends read.mid and the event timestamp
-    // (everything before the seen moment counts as read).
+    // (everything before the seen moment counts as read; the mid itself is read exactly).
     const watermark = typeof item.read.watermark === "number" ? item.read.watermark : item.timestamp;
     if (typeof watermark !== "number") return [];
-    return [{ kind: "watermark", from, status: "read", watermark: new Date(watermark) }];
+    const at = new Date(watermark);
+    return [...exactStatuses(item.read.mid ? [item.read.mid] : [], "read", at), { kind: "watermark", from, status: "read", watermark: at }];
   }
 
   options.log.debug({ keys: Object.keys(item) }, "meta messaging item ignored");
   return [];
+}
+
+function exactStatuses(mids: string[], status: "delivered" | "read", timestamp: Date): InboundEvent[] {
+  return mids.filter((mid) => typeof mid === "string" && mid).map((providerMessageId) => ({ kind: "status", providerMessageId, status, timestamp }));
 }
 
 function takeReferral({ senderId, inline, options }: { senderId: string; inline?: Record<string, unknown>; options: MessagingParseOptions }) {
