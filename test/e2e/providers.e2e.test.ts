@@ -22,11 +22,14 @@ const ID = {
   x: "0193a4b2-0000-7000-8000-00000000e003",
   tiktok: "0193a4b2-0000-7000-8000-00000000e004",
   email: "0193a4b2-0000-7000-8000-00000000e005",
+  /** Company "acme": an X account with an OAuth 2.0 user token (Bearer). */
+  xBearer: "0193a4b2-0000-7000-8000-00000000e006",
 };
 const TG_POLL_TOKEN = "111:poll-token";
 const TG_HOOK_TOKEN = "222:hook-token";
 const TG_SECRET = "hook-secret_42";
 const X = { userId: "900000001", consumerKey: "ck-test", consumerSecret: "cs-test", accessToken: "at-test", tokenSecret: "ts-test", dailyLimit: 6 };
+const XB = { userId: "900000002", accessToken: "oauth2-user-token", consumerSecret: "cs-acme" };
 const TT = { businessId: "biz-777", clientSecret: "tt-client-secret", accessToken: "tt-access-token" };
 const FROM = "Shop Support <support@shop.example>";
 const LONG = 30_000;
@@ -39,6 +42,8 @@ let srv: RunningServer;
 let tgPoll: TelegramFake;
 let tgHook: TelegramFake;
 let xf: XFake;
+let xfBearer: XFake;
+let acmeKey: string;
 let tt: TiktokFake;
 let smtp: SmtpPeer;
 let inboundSmtpPort: number;
@@ -47,10 +52,10 @@ const delivered: { type: string; data: any }[] = [];
 
 // ------------------------------------------------------------------ helpers
 
-async function api(method: string, path: string, body?: unknown) {
+async function api(method: string, path: string, body?: unknown, key = apiKey) {
   const r = await fetch(`${srv.url}/api/public/v1${path}`, {
     method,
-    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: r.status, headers: r.headers, body: (await r.json().catch(() => null)) as any };
@@ -177,6 +182,19 @@ daily_dm_limit = ${X.dailyLimit}
 base_url = "${xf.url}"
 
 [[channels]]
+id = "${ID.xBearer}"
+company = "acme"
+channel = "x"
+provider = "x"
+name = "Acme X DMs (OAuth 2.0)"
+default = true
+[channels.settings]
+user_id = "${XB.userId}"
+access_token = "${XB.accessToken}"
+consumer_secret = "${XB.consumerSecret}"
+base_url = "${xfBearer.url}"
+
+[[channels]]
 id = "${ID.tiktok}"
 company = "default"
 channel = "tiktok"
@@ -210,10 +228,15 @@ beforeAll(async () => {
   const init = run(["init", "--dir", dir, "--json"]);
   expect(init.code).toBe(0);
   ({ apiKey, configPath } = JSON.parse(init.stdout));
+  expect(run(["companies", "create", "--slug", "acme", "--name", "Acme Ltd", "--config", configPath]).code).toBe(0);
+  const key = run(["keys", "create", "--company", "acme", "--name", "e2e", "--json", "--config", configPath]);
+  expect(key.code).toBe(0);
+  acmeKey = JSON.parse(key.stdout).key;
 
   tgPoll = TelegramFake.start({ token: TG_POLL_TOKEN });
   tgHook = TelegramFake.start({ token: TG_HOOK_TOKEN });
   xf = XFake.start({ userId: X.userId, oauth1: { consumerSecret: X.consumerSecret, tokenSecret: X.tokenSecret } });
+  xfBearer = XFake.start({ userId: XB.userId });
   tt = TiktokFake.start({ accessToken: TT.accessToken });
   smtp = await SmtpPeer.start();
   receiver = Bun.serve({
@@ -235,7 +258,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await srv?.stop();
-  await Promise.all([tgPoll?.stop(), tgHook?.stop(), xf?.stop(), tt?.stop(), smtp?.stop(), receiver?.stop(true)]);
+  await Promise.all([tgPoll?.stop(), tgHook?.stop(), xf?.stop(), xfBearer?.stop(), tt?.stop(), smtp?.stop(), receiver?.stop(true)]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -246,6 +269,7 @@ test("GET /channels lists every provider account with the webhook URL to registe
   expect(r.status).toBe(200);
   const byId = Object.fromEntries(r.body.data.map((a: any) => [a.id, a]));
   for (const [key, id] of Object.entries(ID)) {
+    if (key === "xBearer") continue; // another company's account: not listed for this key
     expect(byId[id], key).toMatchObject({ status: "active", webhookUrl: `http://127.0.0.1:${port}/hooks/${id}` });
   }
   expect(byId[ID.tgPoll]).toMatchObject({ channel: "telegram", provider: "telegram", default: true });
@@ -427,6 +451,13 @@ describe("X", () => {
     expect((await api("GET", `/conversations/${m.conversation_id}`)).body.data).toMatchObject({ status: "open", channel: "x" });
   });
 
+  test("a redelivered event is stored once", async () => {
+    const payload = XFake.dmPayload({ forUserId: X.userId, senderId: "7001", text: "hi X", eventId: "1500000000000000001" });
+    expect((await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload })).status).toBe(200);
+    await Bun.sleep(100);
+    expect(sql("SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?", ID.x, "1500000000000000001")).toHaveLength(1);
+  });
+
   test("a bad or missing signature is rejected (401) and stores nothing", async () => {
     const [messages, contacts] = [countRows("messages"), countRows("contacts")];
     const payload = XFake.dmPayload({ forUserId: X.userId, senderId: "7002", text: "forged", eventId: "1500000000000000002" });
@@ -459,6 +490,26 @@ describe("X", () => {
     expect(oauth).toMatchObject({ oauth_consumer_key: X.consumerKey, oauth_token: X.accessToken, oauth_signature_method: "HMAC-SHA1", oauth_version: "1.0" });
     expect(m.providerMessageId).toMatch(/^\d+$/);
     await eventFor("message.sent", m.id);
+
+    // A read event (direct_message_mark_read_events) marks it read.
+    const read = { for_user_id: X.userId, direct_message_mark_read_events: [{ created_timestamp: String(Date.now()), sender_id: "7001", target: { recipient_id: X.userId }, last_read_event_id: m.providerMessageId }] };
+    expect((await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload: read })).status).toBe(200);
+    await eventFor("message.read", m.id);
+    expect((await api("GET", `/messages/${m.id}`)).body.data.status).toBe("read");
+  }, LONG);
+
+  test("an OAuth 2.0 account (another company) sends with Authorization: Bearer <user token>", async () => {
+    const res = await XFake.pushWebhook({ url: hookUrl(ID.xBearer), consumerSecret: XB.consumerSecret, payload: XFake.dmPayload({ forUserId: XB.userId, senderId: "8001", text: "hi Acme", eventId: "1600000000000000001" }) });
+    expect(res.status).toBe(200);
+    await messageIn(ID.xBearer, "1600000000000000001");
+    const r = await api("POST", "/messages", { channel: "x", to: { handle: "8001" }, type: "text", text: "Hi from Acme" }, acmeKey);
+    expect(r.status).toBe(202);
+    await until("sent", async () => (await api("GET", `/messages/${r.body.data.id}`, undefined, acmeKey)).body.data.status === "sent");
+    expect(xfBearer.requests).toHaveLength(1);
+    expect(xfBearer.requests[0]!).toMatchObject({ method: "POST", path: "/2/dm_conversations/with/8001/messages", body: { text: "Hi from Acme" } });
+    expect(xfBearer.requests[0]!.headers.authorization).toBe(`Bearer ${XB.accessToken}`);
+    // The other company's key does not see it.
+    expect((await api("GET", `/messages/${r.body.data.id}`)).status).toBe(404);
   }, LONG);
 
   test("403 recipient does not accept DMs → message.failed USER_BLOCKED, X consent opted_out", async () => {
@@ -543,6 +594,12 @@ describe("TikTok", () => {
     expect(reqs[0]!.headers.authorization).toBeUndefined();
     expect(reqs[0]!.body).toEqual({ business_id: TT.businessId, recipient_type: "CONVERSATION", recipient: "conv-abc", message_type: "TEXT", text: { body: "Hi from the shop" } });
     expect(m.providerMessageId).toMatch(/^msg-\d+$/);
+
+    // im_mark_read_msg from the user marks it read.
+    await Bun.sleep(5);
+    const read = TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-user-1", conversationId: "conv-abc", event: "im_mark_read_msg", messageId: "tt-read-1" });
+    expect((await push(read)).status).toBe(200);
+    await eventFor("message.read", m.id);
   }, LONG);
 
   test("a non-zero code becomes message.failed with the provider code; a system error is retried", async () => {
