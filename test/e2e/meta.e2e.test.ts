@@ -479,6 +479,15 @@ describe("Instagram", () => {
     expect(never.status).toBe(422);
     expect(never.body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
 
+    // A stored file of a type Instagram does not take is refused at acceptance, not failed later.
+    const form = new FormData();
+    form.set("file", new Blob(["plain notes\n"], { type: "text/plain" }), "notes.txt");
+    const up = await api("POST", "/media", form);
+    expect(up.status).toBe(201);
+    const refused = await send({ channel: "instagram", to: { handle: igsid }, type: "media", media: { mediaId: up.body.data.id } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details[0]).toMatchObject({ pointer: "/media/mediaId", message: "text/plain files are not accepted on this account" });
+
     fake.failNext({ kind: "graph", code: 100, message: "(#100) No matching user found", subcode: 2018001 }, { path: `${IG.igUserId}/messages` });
     const r = await send({ channel: "instagram", to: { handle: igsid }, type: "text", text: "gone?" });
     expect((await waitStatus(r.body.data.id, "failed")).error).toMatchObject({ reason: "RECIPIENT_INVALID", code: "100/2018001" });

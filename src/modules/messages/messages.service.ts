@@ -244,9 +244,15 @@ function priceOf(deps: Deps, channel: Channel, type: MessageType, template: Temp
   return { priceType, unitPrice: text ? parseMicros(text)! : 0 };
 }
 
-function mediaRef(deps: Deps, companyId: string, mediaId: string, pointer: string) {
+/** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
+function mediaRef(deps: Deps, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
   const m = resolveStoredMedia({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
+  const max = runtime.adapter.capabilities.media[m.mimeType];
+  if (max === undefined || m.size > max)
+    throw new AppError("VALIDATION_FAILED", `This ${runtime.account.channel} account cannot send the stored file`, [
+      { pointer, message: max === undefined ? `${m.mimeType} files are not accepted on this account` : `${m.size} bytes is over the ${max} byte limit for ${m.mimeType} on this account` },
+    ]);
   return { id: m.id, filename: m.filename, mimeType: m.mimeType, size: m.size };
 }
 
@@ -269,7 +275,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
         content = { text: input.text };
         break;
       case "media":
-        content = { media: { url: input.media!.url, file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId") : undefined, caption: input.media!.caption } };
+        content = { media: { url: input.media!.url, file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId", runtime) : undefined, caption: input.media!.caption } };
         break;
       case "template":
         content = {
@@ -279,7 +285,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
             language: template!.language,
             params: input.template!.params ?? {},
             headerMedia: input.template!.headerMediaId
-              ? { file: mediaRef(deps, companyId, input.template!.headerMediaId, "/template/headerMediaId") }
+              ? { file: mediaRef(deps, companyId, input.template!.headerMediaId, "/template/headerMediaId", runtime) }
               : input.template!.headerMediaUrl
                 ? { url: input.template!.headerMediaUrl }
                 : undefined,
