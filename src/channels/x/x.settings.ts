@@ -25,7 +25,7 @@ export const xSettings = Type.Object(
       default: 1000,
       description:
         "DMs this account may send per 24 h; the engine answers 429 RATE_LIMITED beyond it. Default 1000 = X's per-user limit for DM creation " +
-        "(1000 requests / 24 h per user, besides 200 / 15 min per user and 15000 / 24 h per app). 0 = no DMs.",
+        "(1000 requests / 24 h per user, besides 200 / 15 min per user and 15000 / 24 h per app). 0 = no limit of our own (X's 429s still apply).",
     }),
     base_url: Type.String({ default: "https://api.x.com", description: "X API host (tests point it at a fake)." }),
   },
