@@ -7,6 +7,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import { insertRow } from "../../db/rows";
 import { formatMicros } from "../../platform/money";
 import { ledgerEntries } from "./ledger.table";
 import { createReadCache } from "../../db/read-cache";
@@ -39,7 +40,7 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
       if (after < 0)
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(after - amount)} available`);
       const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
-      db.insert(ledgerEntries).values(entry).run();
+      insertRow(db, ledgerEntries, entry);
       return entry;
     });
     // After the commit (or the outer transaction's savepoint): an outer rollback would leave a wrong

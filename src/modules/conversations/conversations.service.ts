@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { contactChannelState, conversationNotes, conversations } from "./conversations.table";
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -34,11 +35,7 @@ export function openConversation({ db, events, now, companyId, contactId, channe
   opened: boolean;
 } {
   return db.tx(() => {
-    const open = db
-      .select()
-      .from(conversations)
-      .where(and(eq(conversations.contactId, contactId), eq(conversations.channelAccountId, channelAccountId), eq(conversations.status, "open")))
-      .get();
+    const open = openConversationOf(db, contactId, channelAccountId);
     if (open) return { conversation: open, opened: false };
     const at = now();
     const row: ConversationRow = {
@@ -56,14 +53,19 @@ export function openConversation({ db, events, now, companyId, contactId, channe
       createdAt: at,
       updatedAt: at,
     };
-    db.insert(conversations).values(row).run();
+    insertRow(db, conversations, row);
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row) } });
     return { conversation: row, opened: true };
   });
 }
 
 export function touchConversation({ db, conversationId, messageId, at }: { db: Db; conversationId: string; messageId: string; at: Date }): void {
-  db.update(conversations).set({ lastMessageAt: at, lastMessageId: messageId, updatedAt: at }).where(eq(conversations.id, conversationId)).run();
+  updateRow(db, conversations, conversationId, { lastMessageAt: at, lastMessageId: messageId, updatedAt: at });
+}
+
+function openConversationOf(db: Db, contactId: string, channelAccountId: string): ConversationRow | undefined {
+  const raw = db.$client.query(`SELECT * FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId);
+  return mapRow(conversations, raw as Record<string, unknown> | null);
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
@@ -84,11 +86,8 @@ export function recordInbound({ db, now, companyId, contactId, channelAccountId,
 }
 
 export function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
-  return db
-    .select()
-    .from(contactChannelState)
-    .where(and(eq(contactChannelState.contactId, contactId), eq(contactChannelState.channelAccountId, channelAccountId)))
-    .get();
+  const raw = db.$client.query(`SELECT * FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?`).get(contactId, channelAccountId);
+  return mapRow(contactChannelState, raw as Record<string, unknown> | null);
 }
 
 export function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): ConversationRow {
@@ -168,11 +167,7 @@ export function reopenConversation({ db, events, now, companyId, id }: WriteDeps
 export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }) {
   const { db } = deps;
   return db.tx(() => {
-    const open = db
-      .select()
-      .from(conversations)
-      .where(and(eq(conversations.contactId, deps.contactId), eq(conversations.channelAccountId, deps.channelAccountId), eq(conversations.status, "open")))
-      .get();
+    const open = openConversationOf(db, deps.contactId, deps.channelAccountId);
     if (open) return open;
     const latest = db
       .select()

@@ -13,6 +13,7 @@ import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { formatMicros, parseMicros } from "../../platform/money";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
@@ -79,6 +80,10 @@ export function acceptedView(m: MessageRow) {
     charged: m.charged,
     metadata: m.metadata,
   };
+}
+
+function messageById(db: Deps["db"], id: string): MessageRow | undefined {
+  return mapRow(messages, db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id) as Record<string, unknown> | null);
 }
 
 export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow {
@@ -351,7 +356,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
       updatedAt: at,
       apiKeyId,
     };
-    db.insert(messages).values(row).run();
+    insertRow(db, messages, row);
     touchConversation({ db, conversationId: conversation.id, messageId: id, at });
     deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id } });
     return row;
@@ -371,7 +376,7 @@ export function applyStatus(
 ): MessageRow {
   const { db, events, now } = deps;
   return db.tx(() => {
-    const current = db.select().from(messages).where(eq(messages.id, message.id)).get()!;
+    const current = messageById(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -398,7 +403,7 @@ export function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    db.update(messages).set(changes).where(eq(messages.id, current.id)).run();
+    updateRow(db, messages, current.id, changes);
     const updated = { ...current, ...changes } as MessageRow;
     for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data: { message: messageView(updated) } });
     if (status === "failed" && error?.reason === "USER_BLOCKED")
@@ -501,7 +506,7 @@ class PermanentFailure extends Error {
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
-  const m = deps.db.select().from(messages).where(eq(messages.id, job.payload.messageId)).get();
+  const m = messageById(deps.db, job.payload.messageId);
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
   const fail = (reason: FailureReason | string, message: string, code?: string) => {

@@ -9,6 +9,7 @@ import type { Channel, ProviderTemplate, TemplateComponent } from "../../channel
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import { mapRow } from "../../db/rows";
 import { templates } from "./templates.table";
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -59,11 +60,13 @@ export function resolveTemplateForSend({
 }): TemplateRow {
   let row: TemplateRow | undefined;
   if (ref.templateId) {
-    row = db.select().from(templates).where(and(eq(templates.id, ref.templateId), eq(templates.companyId, companyId))).get();
+    row = mapRow(templates, db.$client.query(`SELECT * FROM templates WHERE id = ? AND company_id = ?`).get(ref.templateId, companyId) as Record<string, unknown> | null);
     if (!row || row.channelAccountId !== channelAccountId)
       throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [{ pointer: "/template/templateId", message: "unknown template for this channel account" }]);
   } else {
-    const rows = db.select().from(templates).where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, ref.name ?? ""))).all();
+    const rows = (db.$client.query(`SELECT * FROM templates WHERE channel_account_id = ? AND name = ?`).all(channelAccountId, ref.name ?? "") as Record<string, unknown>[]).map(
+      (r) => mapRow(templates, r)!,
+    );
     const matching = ref.language ? rows.filter((r) => r.language === ref.language) : rows;
     if (!matching.length)
       throw new AppError("VALIDATION_FAILED", `No template named "${ref.name}"${ref.language ? ` in ${ref.language}` : ""}`, [
@@ -89,7 +92,7 @@ export function resolveTemplateForSend({
 }
 
 export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
-  return db.select().from(templates).where(eq(templates.id, id)).get();
+  return mapRow(templates, db.$client.query(`SELECT * FROM templates WHERE id = ?`).get(id) as Record<string, unknown> | null);
 }
 
 export function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): TemplateRow[] {
