@@ -222,6 +222,18 @@ describe("WhatsApp Cloud", () => {
     expect(receiver.received.filter((x) => JSON.parse(x.body).data.message?.providerMessageId === "wamid.IN1")).toHaveLength(1);
   });
 
+  test("inbound media, location and contacts are stored as typed content", async () => {
+    const push = (id: string, message: Record<string, unknown>) =>
+      fake.pushWebhook({ url: hook(WA.id), appSecret: WA.secret, payload: whatsappPayloads.inbound({ phoneNumberId: WA.phoneNumberId, from: ann, id, message }) });
+    await push("wamid.IMG", { type: "image", image: { id: "MEDIA_9", mime_type: "image/jpeg", caption: "my receipt", sha256: "x" } });
+    await push("wamid.LOC", { type: "location", location: { latitude: 52.52, longitude: 13.405, name: "Office" } });
+    await push("wamid.VCF", { type: "contacts", contacts: [{ name: { formatted_name: "Bob" }, phones: [{ phone: "+14155550100" }] }] });
+    const byId = async (pid: string) => (await waitFor(pid, () => receiver.received.map((x) => JSON.parse(x.body)).find((e) => e.data.message?.providerMessageId === pid))).data.message;
+    expect(await byId("wamid.IMG")).toMatchObject({ type: "media", content: { media: { kind: "image", providerMediaId: "MEDIA_9", mimeType: "image/jpeg", caption: "my receipt" } } });
+    expect(await byId("wamid.LOC")).toMatchObject({ type: "location", content: { location: { latitude: 52.52, longitude: 13.405, name: "Office" } } });
+    expect(await byId("wamid.VCF")).toMatchObject({ type: "contacts", content: { contacts: [{ name: { formatted_name: "Bob" } }] } });
+  });
+
   test("a free text reply inside the window goes out with the exact Cloud API body, and statuses flow back", async () => {
     const r = await send({ channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "It ships today.", metadata: { ticket: "T-1" } });
     expect(r.status).toBe(202);
