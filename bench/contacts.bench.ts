@@ -96,9 +96,11 @@ function bareServer() {
 }
 
 const SYNC = process.env.BENCH_SYNC; // diagnosis only: e.g. NORMAL, to see what the fsyncs cost
+const CACHE_MB = process.env.BENCH_CACHE_MB; // diagnosis only: SQLite page cache (the app's default is 2 MB)
 async function makeApp(): Promise<TestApp> {
   const app = await createTestApp({ config: { rate_limit: { requests_per_second: 1_000_000, burst: 1_000_000 } } });
   if (SYNC) app.deps.db.$client.exec(`PRAGMA synchronous = ${SYNC}`);
+  if (CACHE_MB) app.deps.db.$client.exec(`PRAGMA cache_size = -${Number(CACHE_MB) * 1024}`);
   return app;
 }
 
