@@ -24,7 +24,16 @@ export async function processInbound(deps: Deps, account: ChannelAccount, events
     deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
     return;
   }
-  for (const event of events) {
+  // One group-committed batch for all events of this delivery (one fsync, shared with the other webhooks
+  // and sandbox reports of this event-loop turn); the provider is acknowledged only after it committed.
+  await deps.db.batch(() => {
+    for (const event of events) applyInbound(deps, company.id, account, event);
+  });
+}
+
+function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent): void {
+  const company = { id: companyId };
+  {
     switch (event.kind) {
       case "message":
         receiveMessage(deps, company.id, account, event);

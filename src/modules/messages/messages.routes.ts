@@ -7,7 +7,7 @@ import { acceptedView, getMessage, messageView, sendMessage } from "./messages.s
 export const messagesRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Messages"] })
     .use(deps.guard)
-    .post("/messages", ({ body, auth, idem }) => idem.commit(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))), {
+    .post("/messages", ({ body, auth, idem }) => idem.batch(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))), {
       scope: "messages:send",
       body: SendMessageBody,
       response: { 202: data(MessageAccepted), ...errors(402, 403, 404, 409, 422, 502) },

@@ -509,9 +509,12 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   const m = messageById(deps.db, job.payload.messageId);
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
-  const fail = (reason: FailureReason | string, message: string, code?: string) => {
-    applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
-  };
+  // Final states are written with the job's own finalisation: one group-committed transaction.
+  const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => ({
+    writes: () => {
+      applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
+    },
+  });
   if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
 
   let result: SendResult;
@@ -523,13 +526,17 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
     result = { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: (e as Error).message };
   }
   if (result.ok) {
-    if (result.providerMediaId) {
-      const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
-      if (file) cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: result.providerMediaId });
-    }
-    applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: result.providerMessageId });
+    const sent = result;
     if (runtime.status !== "active") deps.channels.setStatus(runtime.account.id, "active");
-    return;
+    return {
+      writes: () => {
+        if (sent.providerMediaId) {
+          const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
+          if (file) cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
+        }
+        applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
+      },
+    };
   }
   if (result.accountStatus) deps.channels.setStatus(runtime.account.id, result.accountStatus);
   if (result.retry && job.attempts < job.maxAttempts) {
@@ -537,5 +544,5 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
     deps.log.warn({ messageId: m.id, reason: result.reason, attempt: job.attempts, retryInMs: delay }, "send failed; will retry");
     return { retryAt: new Date(deps.now().getTime() + delay), error: `${result.reason}: ${result.message}` };
   }
-  fail(result.reason, result.message, result.providerCode);
+  return fail(result.reason, result.message, result.providerCode);
 }

@@ -152,7 +152,25 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
               return { data };
             },
           };
-          return { auth, idem };
+          /** Like commit, but group-committed with the other requests of this event-loop turn (async). */
+          const batch = async <T>(code: number, fn: () => T): Promise<{ data: T }> => {
+            let data: T;
+            try {
+              data = await deps.db.batch(() => {
+                const d = fn();
+                if (claim) deps.idempotency.store(claim, code, { data: d });
+                return d;
+              });
+            } catch (e) {
+              if (claim) deps.idempotency.release(claim);
+              throw e;
+            }
+            const c = claims.get(request);
+            if (c) c.stored = true;
+            set.status = code;
+            return { data };
+          };
+          return { auth, idem: { ...idem, batch } };
         },
         afterHandle({ request, response, set }) {
           // Routes that do not use idem.commit still get their 2xx stored (in its own transaction).

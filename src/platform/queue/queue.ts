@@ -32,7 +32,14 @@ export type JobOutcome =
   | void
   | { retryAt: Date; error?: string; countAttempt?: boolean }
   /** Give up now; the job is kept as dead with this error. */
-  | { dead: string };
+  | { dead: string }
+  /**
+   * Synchronous writes to commit in the same transaction as the job's finalisation; returns the final
+   * outcome (not another `writes`). Jobs that finish in the same event-loop turn share one transaction
+   * (one fsync), and a handler's result and its job's fate commit together. A throw rolls back only this
+   * job's writes (savepoint) and counts as a failed attempt.
+   */
+  | { writes: () => JobOutcome };
 
 export interface JobHandler<P = Record<string, unknown>> {
   handle(job: Job<P>): Promise<JobOutcome>;
@@ -244,36 +251,68 @@ export function createQueue({
     }));
   }
 
+  /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
+  function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+    if ("thrown" in result) {
+      const e = result.thrown;
+      const error = e instanceof Error ? e.message : String(e);
+      if (job.attempts >= job.maxAttempts) {
+        log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
+        deadStmt.run(error, now().getTime(), job.id, job.leaseToken);
+      } else {
+        const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
+        log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
+        rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
+      }
+      return;
+    }
+    const outcome = result.outcome;
+    if (!outcome) deleteStmt.run(job.id, job.leaseToken);
+    else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
+    else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
+    else
+      rescheduleStmt.run(
+        outcome.retryAt.getTime(),
+        outcome.error ?? null,
+        outcome.countAttempt === false ? 1 : 0,
+        now().getTime(),
+        job.id,
+        job.leaseToken,
+      );
+  }
+
+  /**
+   * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
+   * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
+   * one fsync, each in its own savepoint. A throwing `writes` rolls back alone and counts as a failed
+   * attempt. If the shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
+   */
+  function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
+    return db.batch(() => {
+      let final: { outcome: JobOutcome } | { thrown: unknown } = result;
+      if ("outcome" in result && result.outcome && "writes" in result.outcome) {
+        const writes = result.outcome.writes;
+        try {
+          final = { outcome: db.tx(writes) };
+        } catch (e) {
+          final = { thrown: e };
+        }
+      }
+      finalise(job, handler, final);
+    });
+  }
+
   async function runJob(job: Job): Promise<void> {
     const handler = handlers.get(job.type)!;
     inflightIds.add(job.id);
     try {
-      let outcome: JobOutcome;
+      let result: { outcome: JobOutcome } | { thrown: unknown };
       try {
-        outcome = await handler.handle(job);
+        result = { outcome: await handler.handle(job) };
       } catch (e) {
-        const error = e instanceof Error ? e.message : String(e);
-        if (job.attempts >= job.maxAttempts) {
-          log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
-          deadStmt.run(error, now().getTime(), job.id, job.leaseToken);
-        } else {
-          const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
-          log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
-          rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
-        }
-        return;
+        result = { thrown: e };
       }
-      if (!outcome) deleteStmt.run(job.id, job.leaseToken);
-      else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
-      else
-        rescheduleStmt.run(
-          outcome.retryAt.getTime(),
-          outcome.error ?? null,
-          outcome.countAttempt === false ? 1 : 0,
-          now().getTime(),
-          job.id,
-          job.leaseToken,
-        );
+      await commitOutcome(job, handler, result);
     } finally {
       inflightIds.delete(job.id);
       if (job.groupKey !== null && handler.groupConcurrency) {
