@@ -37,6 +37,9 @@ export function openDatabase(path: string): Db {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA temp_store = MEMORY");
+  // 64 MB page cache (default is 2 MB): with a million contacts the indexes no longer fit in 2 MB and
+  // every import batch re-reads them from disk (measured: import rate fell 3× between 50k and 1M rows).
+  sqlite.exec("PRAGMA cache_size = -65536");
   const db = drizzle(sqlite, { schema }) as unknown as Db;
 
   let depth = 0;

@@ -1,0 +1,72 @@
+/**
+ * Messaging benchmark (issue 4). Run: `make build && npx bun bench/messages.bench.ts [--seconds 10] [--drain 100000]`.
+ * 1. Accepted POST /messages per second on the compiled appliance (sandbox WhatsApp, priced template
+ *    sends, 50 connections, autocannon) ÷ a bare Elysia route in a separate Bun process doing one INSERT
+ *    per request on a database opened with the same pragmas (WAL, synchronous=FULL), same run.
+ * 2. Drain rate: N queued sandbox messages dispatched to `sent` by the job loop, in process.
+ */
+import { parseArgs } from "node:util";
+import { sandboxChannels, createTestApp } from "../test/helpers/test-app";
+import { sendMessage } from "../src/modules/messages/messages.service";
+import { appliance, autocannon, baselineServer, fmt } from "./lib";
+
+const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" }, drain: { type: "string", default: "100000" } } });
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const drainN = Number(values.drain);
+
+// ---- 1. POST /messages vs a bare synchronous=FULL insert
+const bare = await baselineServer(`
+process.env.NODE_ENV = "production";
+import { Elysia, t } from "__ROOT__/node_modules/elysia";
+import { openDatabase } from "__ROOT__/src/db/client";
+const db = openDatabase("__DIR__/bare.db");
+db.$client.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+const insert = db.$client.prepare("INSERT INTO m VALUES (?, ?, ?)");
+new Elysia()
+  .get("/healthz", () => "ok")
+  .post("/insert", ({ body, set }) => { const id = Bun.randomUUIDv7(); insert.run(id, JSON.stringify(body), Date.now()); set.status = 202; return { data: { id } }; },
+    { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
+  .listen({ port: __PORT__, hostname: "127.0.0.1" });
+`);
+const sb = await appliance();
+// A large balance: the run must not hit 402.
+Bun.spawnSync([`${import.meta.dir}/../dist/switchboard`, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", `${sb.dir}/config.toml`]);
+const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+const headers = { "content-type": "application/json" };
+try {
+  await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
+  await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds: 2, connections });
+  const base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
+  const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
+  if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
+  console.log(`bare route, 1 FULL insert : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
+  console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
+  console.log(`ratio send ÷ bare insert  : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5; goal ≥ 1.0 with group commit)`);
+} finally {
+  bare.stop();
+  await sb.stop();
+}
+
+// ---- 2. drain rate
+const app = await createTestApp({ balance: "1000000", config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), jobs: { workers: Number(process.env.BENCH_WORKERS ?? 256) } } });
+try {
+  const t0 = performance.now();
+  for (let done = 0; done < drainN; ) {
+    const batch = Math.min(1000, drainN - done);
+    app.deps.db.tx(() => {
+      for (let i = 0; i < batch; i++)
+        sendMessage(app.deps, { companyId: app.company.id, apiKeyId: null, input: { channel: "whatsapp", to: { phone: `+1415${String(5_000_000 + ((done + i) % 5000)).padStart(7, "0")}` }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } } });
+    });
+    done += batch;
+  }
+  const queuedMs = performance.now() - t0;
+  const t1 = performance.now();
+  await app.deps.queue.drain({ timeoutMs: 600_000 });
+  const drainMs = performance.now() - t1;
+  const sent = (app.deps.db.$client.query("SELECT count(*) AS n FROM messages WHERE status = 'sent'").get() as { n: number }).n;
+  console.log(`queued ${fmt(drainN)} messages in ${fmt(queuedMs / 1000, 1)} s (in-process sendMessage, 1,000 per transaction)`);
+  console.log(`drained to sent: ${fmt(sent)} in ${fmt(drainMs / 1000, 1)} s = ${fmt(sent / (drainMs / 1000))} messages/s (target ≥ 10,000/s)`);
+} finally {
+  await app.close();
+}
