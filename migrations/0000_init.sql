@@ -325,8 +325,6 @@ CREATE TABLE `webhook_deliveries` (
 );
 --> statement-breakpoint
 CREATE INDEX `webhook_deliveries_endpoint_idx` ON `webhook_deliveries` (`endpoint_id`,`id`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_endpoint_status_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`id`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_endpoint_type_idx` ON `webhook_deliveries` (`endpoint_id`,`event_type`,`id`);--> statement-breakpoint
 CREATE TABLE `webhook_endpoints` (
 	`id` text PRIMARY KEY NOT NULL,
 	`company_id` text NOT NULL,

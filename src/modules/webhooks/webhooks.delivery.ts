@@ -10,12 +10,12 @@
  * - 429/503 with `Retry-After` (seconds or HTTP date): the next attempt waits that long instead (capped at 24 h).
  * - 410 Gone disables the endpoint at once; an endpoint whose attempts all failed for 5 days is disabled.
  *   Both emit `webhook.endpoint_disabled`. Pending deliveries of a disabled endpoint fail without a request.
- * - Crash safety: the job is the durable record of "an attempt is due". Results are written before the job
- *   is finalised, so a crash in between repeats an attempt (at-least-once) with the same `webhook-id`.
+ * - Crash safety: the job is the durable record of "an attempt is due". An attempt's record and the job's
+ *   next step commit in one transaction (the queue's `writes` outcome), so a crash before that commit
+ *   repeats the attempt (at-least-once) with the same `webhook-id`; receivers dedupe on it.
  */
 import type { Logger } from "../../platform/logger";
 import type { DomainEvent, EventBus } from "../../platform/events/events";
-import type { Db } from "../../db/client";
 import { newId } from "../../platform/ids";
 import type { Job, JobOutcome, Queue } from "../../platform/queue/queue";
 import { VERSION } from "../../version";
@@ -64,7 +64,6 @@ export function messageBody(type: string, timestamp: Date, data: Record<string, 
 }
 
 export function createDeliveryEngine({
-  db,
   repo,
   cache,
   policy,
@@ -75,7 +74,6 @@ export function createDeliveryEngine({
   timeoutMs,
   log,
 }: {
-  db: Db;
   repo: WebhooksRepository;
   cache: SubscriptionCache;
   policy: UrlPolicy;
@@ -160,7 +158,8 @@ export function createDeliveryEngine({
     const settledAt = now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
-    return db.tx((): JobOutcome => {
+    // The attempt's record and the job's next step commit together, batched with other finished attempts.
+    return { writes: (): JobOutcome => {
       repo.insertAttempt({
         id: newId(),
         deliveryId: ctx.deliveryId,
@@ -209,7 +208,7 @@ export function createDeliveryEngine({
       const retryAt = settledAt.getTime() + delay;
       settle("pending", retryAt);
       return { retryAt: new Date(retryAt), error: result.error ?? `HTTP ${result.statusCode}` };
-    });
+    } };
   }
 
   return { onEvent, enqueueMessage, handle };

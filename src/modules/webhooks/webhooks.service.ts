@@ -31,7 +31,6 @@ function createWebhooks(deps: Deps) {
   const cache = createSubscriptionCache(repo);
   const policy = createUrlPolicy(deps.config.webhooks);
   const engine = createDeliveryEngine({
-    db,
     repo,
     cache,
     policy,

@@ -16,29 +16,43 @@ export interface EventTypeInfo {
   example: Record<string, unknown>;
 }
 
-const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => ({
-  id: "01970f2a-6b1e-7c3d-9a4b-2f5e8d7c6b5a",
-  direction: "outbound",
-  status,
-  conversationId: "01970f2a-5a10-7b2c-8d3e-4f5a6b7c8d9e",
-  contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
-  channel: "whatsapp",
-  channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
-  type: "template",
-  template: { name: "hello_world", language: "en", params: { "body.1": "Ada" } },
-  providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgARGBI",
-  priceType: "wa_template_text",
-  unitPrice: "0.050000",
-  charged: true,
-  metadata: { orderId: "A-1042" },
-  error: null,
-  createdAt: "2025-06-01T10:00:00.000Z",
-  sentAt: status === "queued" ? null : "2025-06-01T10:00:01.000Z",
-  deliveredAt: status === "delivered" || status === "read" ? "2025-06-01T10:00:02.000Z" : null,
-  readAt: status === "read" ? "2025-06-01T10:00:30.000Z" : null,
-  failedAt: null,
-  ...extra,
-});
+const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => {
+  const at = (reached: boolean, t: string) => (reached ? t : null);
+  const order = ["queued", "sent", "delivered", "read"];
+  const reached = (s: string) => order.indexOf(status) >= order.indexOf(s) && order.includes(status);
+  return {
+    id: "01970f2a-6b1e-7c3d-9a4b-2f5e8d7c6b5a",
+    status,
+    direction: "outbound",
+    conversationId: "01970f2a-5a10-7b2c-8d3e-4f5a6b7c8d9e",
+    contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
+    channel: "whatsapp",
+    channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+    type: "template",
+    content: { template: { name: "hello_world", language: "en", params: { "body.1": "Ada" } } },
+    address: "+447700900123",
+    priceType: "wa_template_text",
+    unitPrice: "0.050000",
+    charged: true,
+    refunded: false,
+    metadata: { orderId: "A-1042" },
+    templateId: "01970e00-0000-7000-8000-00000000c0de",
+    replyToMessageId: null,
+    providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgARGBI",
+    error: null,
+    statusTimes: {
+      queuedAt: "2025-06-01T10:00:00.000Z",
+      sentAt: at(reached("sent"), "2025-06-01T10:00:01.000Z"),
+      deliveredAt: at(reached("delivered"), "2025-06-01T10:00:02.000Z"),
+      readAt: at(reached("read"), "2025-06-01T10:00:30.000Z"),
+      failedAt: null,
+      receivedAt: null,
+    },
+    createdAt: "2025-06-01T10:00:00.000Z",
+    updatedAt: "2025-06-01T10:00:01.000Z",
+    ...extra,
+  };
+};
 
 const exampleContact = {
   id: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
@@ -55,14 +69,15 @@ const exampleContact = {
   updatedAt: "2025-06-01T09:59:00.000Z",
 };
 
-const exampleConversation = (status: string, assigneeId: string | null = null) => ({
+const exampleConversation = (status: string, assignee: { id: string; name: string } | null = null) => ({
   id: "01970f2a-5a10-7b2c-8d3e-4f5a6b7c8d9e",
+  status,
   contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
   channel: "whatsapp",
   channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
-  status,
-  assigneeId,
+  assignee,
   lastMessageAt: "2025-06-01T10:00:00.000Z",
+  closedAt: status === "closed" ? "2025-06-01T11:00:00.000Z" : null,
   createdAt: "2025-06-01T09:59:30.000Z",
   updatedAt: "2025-06-01T10:00:00.000Z",
 });
@@ -86,16 +101,34 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
     example: {
       message: exampleMessage("failed", {
         channel: "telegram",
-        sentAt: null,
-        failedAt: "2025-06-01T10:00:01.000Z",
+        address: "blocked_42",
+        priceType: "tg_text",
+        unitPrice: "0.002000",
+        charged: true,
+        refunded: true,
+        providerMessageId: null,
         error: { code: "PROVIDER_ERROR", reason: "USER_BLOCKED", message: "Forbidden: bot was blocked by the user" },
+        statusTimes: { queuedAt: "2025-06-01T10:00:00.000Z", sentAt: null, deliveredAt: null, readAt: null, failedAt: "2025-06-01T10:00:01.000Z", receivedAt: null },
       }),
     },
   },
   {
     name: "message.received",
     description: "A contact wrote in (inbound message on a channel account).",
-    example: { message: { ...exampleMessage("received"), direction: "inbound", type: "text", text: "Hi, where is my order?", template: undefined, priceType: null, unitPrice: "0.000000", charged: false, metadata: {} } },
+    example: {
+      message: exampleMessage("received", {
+        direction: "inbound",
+        type: "text",
+        content: { text: "Hi, where is my order?" },
+        priceType: "free",
+        unitPrice: "0.000000",
+        charged: false,
+        metadata: {},
+        templateId: null,
+        providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgASGBQ",
+        statusTimes: { queuedAt: null, sentAt: null, deliveredAt: null, readAt: null, failedAt: null, receivedAt: "2025-06-01T09:59:58.000Z" },
+      }),
+    },
   },
   { name: "contact.created", description: "A contact was created (API upsert, inbound message or campaign import).", example: { contact: exampleContact } },
   { name: "contact.updated", description: "A contact's fields, identities, tags or custom fields changed.", example: { contact: exampleContact } },
@@ -107,8 +140,8 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
     example: { contact: { ...exampleContact, consent: { whatsapp: { status: "opted_out", updatedAt: "2025-06-02T08:00:00.000Z" } } }, channel: "whatsapp", source: "inbound" },
   },
   { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") } },
-  { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assigneeId null).", example: { conversation: exampleConversation("open", "agent-7") } },
-  { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", "agent-7") } },
+  { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assignee null).", example: { conversation: exampleConversation("open", { id: "agent-7", name: "Grace" }) } },
+  { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", { id: "agent-7", name: "Grace" }) } },
   {
     name: "webhook.test",
     description: "Sent only to one endpoint by POST /webhooks/{id}/test.",

@@ -143,17 +143,24 @@ export function createQueue({
   const claimStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (
-       SELECT id FROM jobs
-       WHERE type = ?4 AND ((status = 'pending' AND run_at <= ?3) OR (status = 'running' AND lease_until < ?3))
-       ORDER BY run_at LIMIT ?5)
+       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND lease_until < ?3 LIMIT ?5)
+       UNION ALL
+       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'pending' AND run_at <= ?3 ORDER BY run_at LIMIT ?5)
+       LIMIT ?5)
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
+  // NB! Expired leases and due jobs are two index searches joined by UNION ALL: an `OR` of the two makes
+  // SQLite collect and sort every due row before the LIMIT, which is O(backlog) per claim.
   // Same claim, skipping groups that are at their limit (passed as a JSON array).
   const groupCandidatesStmt = sqlite.prepare(
-    `SELECT id, group_key FROM jobs
-     WHERE type = ?1 AND ((status = 'pending' AND run_at <= ?2) OR (status = 'running' AND lease_until < ?2))
-       AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3)))
-     ORDER BY run_at LIMIT ?4`,
+    `SELECT id, group_key FROM (
+       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND lease_until < ?2
+         AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3))) LIMIT ?4)
+     UNION ALL
+     SELECT id, group_key FROM (
+       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND run_at <= ?2
+         AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3))) ORDER BY run_at LIMIT ?4)
+     LIMIT ?4`,
   );
   const claimIdsStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
