@@ -4,20 +4,23 @@
  * 1. Deliveries per second: 10 endpoints × 10,000 events to a local receiver (a separate Bun process) that
  *    answers 200 at once. Events are emitted first (fan-out inside their transactions); then the clock
  *    starts and the job loop delivers everything. Counted: succeeded deliveries / wall time.
- * 2. Cost of emitting with 10 subscribed endpoints vs none: one IMMEDIATE transaction per event (as a
- *    feature's write would be), each emitting one message.sent; rate with 10 endpoints ÷ rate with none.
- *    NB! This measures `deps.events.emit` alone, the worst case for the ratio: POST /messages (messaging
- *    engine, built in parallel) was not mounted when this was written; its own writes and HTTP handling
- *    would dilute the fan-out's fixed cost per event.
+ * 2. POST /messages (in process, app.handle, sequential, sandbox WhatsApp priced template) with 10 endpoints
+ *    subscribed to `*` ÷ with none. Two traffic shapes: a new phone number per request (contact.created +
+ *    conversation.opened are emitted at acceptance → 20 deliveries fanned out per request) and one
+ *    known contact (nothing emitted at acceptance; message.sent etc. come later from the dispatch job).
+ *    The job loop is not running during this part, so the numbers are the API's own cost.
+ * 3. Cost of `deps.events.emit` alone with 10 subscribed endpoints vs none: one IMMEDIATE transaction per
+ *    event: the worst case for the ratio, since nothing else happens in the transaction.
  */
 import { parseArgs } from "node:util";
-import { createTestApp, type TestApp } from "../test/helpers/test-app";
+import { createTestApp, sandboxChannels, type TestApp } from "../test/helpers/test-app";
 
 const { values: args } = parseArgs({
   options: {
     events: { type: "string", default: "10000" },
     endpoints: { type: "string", default: "10" },
     emits: { type: "string", default: "5000" },
+    sends: { type: "string", default: "3000" },
     concurrency: { type: "string" },
     "per-endpoint": { type: "string" },
   },
@@ -25,6 +28,7 @@ const { values: args } = parseArgs({
 const EVENTS = Number(args.events);
 const ENDPOINTS = Number(args.endpoints);
 const EMITS = Number(args.emits);
+const SENDS = Number(args.sends);
 
 const receiverSource = `
 const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("ok") });
@@ -107,6 +111,41 @@ async function emitRates(url: string, endpoints: number) {
   }
 }
 
+/** POST /messages rate with N endpoints subscribed to `*` vs none, alternating rounds (see header). */
+async function sendRates(url: string, endpoints: number, newContactEach: boolean) {
+  const mk = () =>
+    createTestApp({
+      balance: "1000000",
+      config: { rate_limit: { requests_per_second: 100000, burst: 100000 }, channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }) },
+    });
+  const none = await mk();
+  const some = await mk();
+  try {
+    for (let i = 0; i < endpoints; i++) await some.request("POST", "/webhooks", { body: { url, events: ["*"] } });
+    let n = 0;
+    const send = async (app: TestApp) => {
+      const phone = newContactEach ? `+1415${String(5_000_000 + n++).padStart(7, "0")}` : "+14155550100";
+      const res = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } } });
+      if (res.status !== 202) throw new Error(`POST /messages: ${res.status} ${JSON.stringify(res.body)}`);
+    };
+    for (let i = 0; i < 100; i++) (await send(none), await send(some)); // warm up
+    const total = { none: 0, some: 0 };
+    const ROUND = 250;
+    for (let done = 0; done < SENDS; done += ROUND) {
+      for (const [key, app] of [["none", none], ["some", some]] as const) {
+        const t0 = performance.now();
+        for (let i = 0; i < ROUND; i++) await send(app);
+        total[key] += performance.now() - t0;
+      }
+    }
+    const deliveries = (some.deps.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries").get() as { n: number }).n;
+    return { none: SENDS / (total.none / 1000), some: SENDS / (total.some / 1000), deliveriesPerSend: deliveries / (SENDS + 100) };
+  } finally {
+    await none.close();
+    await some.close();
+  }
+}
+
 /** The fan-out's CPU cost alone: many emits in one transaction (no commit per event). */
 async function emitCpu(url: string, endpoints: number) {
   const app = await makeApp();
@@ -129,6 +168,13 @@ try {
     `deliveries: ${d.succeeded}/${d.deliveries} succeeded in ${d.seconds.toFixed(2)} s → ${Math.round(d.perSecond)} deliveries/s ` +
       `(concurrency ${d.config.concurrency}, per endpoint ${d.config.concurrency_per_endpoint}; emitting ${EVENTS} events with fan-out took ${d.emitSeconds.toFixed(2)} s)`,
   );
+  for (const newContactEach of [true, false]) {
+    const r = await sendRates(rx.url, ENDPOINTS, newContactEach);
+    console.log(
+      `POST /messages (${newContactEach ? "new contact each" : "known contact"}): ${Math.round(r.none)} req/s with no endpoints, ${Math.round(r.some)} req/s with ${ENDPOINTS} ` +
+        `(${r.deliveriesPerSend.toFixed(1)} deliveries queued per request) → ratio ${(r.some / r.none).toFixed(2)}`,
+    );
+  }
   const { none, some } = await emitRates(rx.url, ENDPOINTS);
   console.log(`emit, one transaction per event, 0 endpoints:  ${Math.round(none.perSecond)} tx/s (${none.usPerEmit.toFixed(0)} µs each)`);
   console.log(`emit, one transaction per event, ${ENDPOINTS} endpoints: ${Math.round(some.perSecond)} tx/s (${some.usPerEmit.toFixed(0)} µs each)`);
