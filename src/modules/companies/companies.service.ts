@@ -4,6 +4,7 @@ import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { companies } from "./companies.table";
 import { createReadCache } from "../../db/read-cache";
+import { mapRow } from "../../db/rows";
 
 export type Company = typeof companies.$inferSelect;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -22,8 +23,14 @@ export function listCompanies({ db }: { db: Db }): Company[] {
   return db.select().from(companies).orderBy(asc(companies.slug)).all();
 }
 
+/** By slug (every inbound event and send resolves its account's company this way): cached like getCompany. */
+const bySlug = new WeakMap<Db, ReturnType<typeof createReadCache<string, Company | undefined>>>();
 export function findCompanyBySlug({ db, slug }: { db: Db; slug: string }): Company | undefined {
-  return db.select().from(companies).where(eq(companies.slug, slug)).get();
+  let cache = bySlug.get(db);
+  if (!cache) bySlug.set(db, (cache = createReadCache<string, Company | undefined>(db)));
+  const found = cache.get(slug, () => mapRow(companies, db.$client.query("SELECT * FROM companies WHERE slug = ?").get(slug) as Record<string, unknown> | null));
+  if (!found) cache.invalidate(slug); // a company created later must be found at once
+  return found;
 }
 
 // NB! Hot path (GET /me, every send): a prepared statement per connection; drizzle's plain .get()

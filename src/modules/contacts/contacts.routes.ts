@@ -67,8 +67,8 @@ export const contactsRoutes = (deps: Deps) => {
       "/contacts",
       ({ auth, body, idem }) =>
         // The status (200/201) is known only after the upsert: run it and the idempotency record in one
-        // outer transaction (idem.commit nests as a savepoint).
-        deps.db.tx(() => {
+        // group-committed transaction (idem.commit nests as a savepoint; one fsync for concurrent upserts).
+        deps.db.batch(() => {
           const r = upsertContact({ ...w, companyId: auth.companyId, input: body });
           return idem.commit(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
         }),

@@ -415,7 +415,7 @@ export function applyStatus(
 
 /** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
-  const m = deps.db.select().from(messages).where(and(eq(messages.channelAccountId, accountId), eq(messages.providerMessageId, event.providerMessageId))).get();
+  const m = mapRow(messages, deps.db.$client.query("SELECT * FROM messages WHERE channel_account_id = ? AND provider_message_id = ?").get(accountId, event.providerMessageId) as Record<string, unknown> | null);
   if (!m) return; // not ours (e.g. sent from the provider's own console) — ignore
   applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error: event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined });
 }
