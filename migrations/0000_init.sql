@@ -68,6 +68,7 @@ CREATE TABLE `jobs` (
 --> statement-breakpoint
 CREATE INDEX `jobs_claim_idx` ON `jobs` (`type`,`status`,`run_at`);--> statement-breakpoint
 CREATE INDEX `jobs_lease_idx` ON `jobs` (`status`,`lease_until`);--> statement-breakpoint
+CREATE INDEX `jobs_due_idx` ON `jobs` (`status`,`run_at`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`id` text PRIMARY KEY NOT NULL,
 	`company_id` text NOT NULL,

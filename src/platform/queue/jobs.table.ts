@@ -24,5 +24,10 @@ export const jobs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("jobs_claim_idx").on(t.type, t.status, t.runAt), index("jobs_lease_idx").on(t.status, t.leaseUntil)],
+  (t) => [
+    index("jobs_claim_idx").on(t.type, t.status, t.runAt),
+    index("jobs_lease_idx").on(t.status, t.leaseUntil),
+    // The loop's "when is the next job due" (min run_at of pending jobs, any type) reads one index entry.
+    index("jobs_due_idx").on(t.status, t.runAt),
+  ],
 );

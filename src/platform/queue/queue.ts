@@ -331,16 +331,25 @@ export function createQueue({
     }
   }
 
-  /** Claims what each type has room for and starts it; returns how many jobs were started. */
-  function pumpOnce(): number {
+  /**
+   * Claims what each type has room for and starts it; returns how many jobs were started. The claims of
+   * all types are one group-commit item: under load they share the fsync of the requests' writes instead
+   * of costing one of their own (a lost claim after a crash only means the job is claimed again).
+   */
+  async function pumpOnce(): Promise<number> {
+    const wanted = [...handlers.keys()].map((type) => [type, capacity(type)] as const).filter(([, room]) => room > 0);
+    if (!wanted.length) return 0;
+    const claimed = await db.batch(() => wanted.map(([type, room]) => claim(type, room)));
     let startedJobs = 0;
-    for (const type of handlers.keys()) {
-      const room = capacity(type);
-      if (room <= 0) continue;
-      const batch = claim(type, room);
+    for (const batch of claimed) {
       for (const job of batch) {
-        const set = running.get(type) ?? new Set();
-        running.set(type, set);
+        if (stopping) {
+          // Claimed while stopping: give the job back now rather than after its lease expires.
+          releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          continue;
+        }
+        const set = running.get(job.type) ?? new Set();
+        running.set(job.type, set);
         const p: Promise<void> = runJob(job)
           .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
           .finally(() => {
@@ -348,13 +357,13 @@ export function createQueue({
             if (!stopping) nudge();
           });
         set.add(p);
+        startedJobs++;
       }
-      startedJobs += batch.length;
     }
     return startedJobs;
   }
 
-  function pump(): void {
+  async function pump(): Promise<void> {
     if (stopping || !started) return;
     if (pumping) {
       pumpAgain = true;
@@ -364,7 +373,7 @@ export function createQueue({
     try {
       do {
         pumpAgain = false;
-        pumpOnce();
+        await pumpOnce();
       } while (pumpAgain && !stopping);
     } catch (e) {
       log.error({ err: e }, "job loop error");
@@ -379,19 +388,19 @@ export function createQueue({
     if (stopping || !started) return;
     const next = (nextDueStmt.get() as { t: number | null }).t;
     const wait = next === null ? pollMs : Math.max(0, Math.min(pollMs, next - now().getTime()));
-    timer = setTimeout(pump, wait);
+    timer = setTimeout(() => void pump(), wait);
   }
 
   function nudge(): void {
     if (!started || stopping) return;
-    queueMicrotask(pump);
+    queueMicrotask(() => void pump());
   }
 
   async function drain({ timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     let total = 0;
     for (;;) {
-      const n = pumpOnce();
+      const n = await pumpOnce();
       total += n;
       const all = [...running.values()].flatMap((s) => [...s]);
       if (n === 0 && all.length === 0) return total;
