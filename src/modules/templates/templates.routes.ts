@@ -40,12 +40,27 @@ const LOCAL_TEMPLATE_CHANNELS = ["email", "telegram", "x", "tiktok", "instagram"
 export const templatesRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Templates"] })
     .use(deps.guard)
-    .get("/templates", ({ query, auth }) => ({ data: listTemplates({ db: deps.db, companyId: auth.companyId, channel: query.channel }).map(view) }), {
+    .get(
+      "/templates",
+      ({ query, auth }) => ({
+        data: listTemplates({ db: deps.db, companyId: auth.companyId, channel: query.channel })
+          .filter((r) => (query.status ?? "approved") === "all" || r.status === (query.status ?? "approved"))
+          .map(view),
+      }),
+      {
       scope: "messages:read",
-      query: t.Object({ channel: t.Optional(ChannelEnum) }),
+      query: t.Object({
+        channel: t.Optional(ChannelEnum),
+        status: t.Optional(
+          t.Union([t.Literal("approved"), t.Literal("pending"), t.Literal("rejected"), t.Literal("paused"), t.Literal("disabled"), t.Literal("all")], {
+            description: "default approved (the sendable ones); all lists every status",
+          }),
+        ),
+      }),
       response: { 200: data(t.Array(Template)), ...errors(403, 422) },
       detail: { summary: "Templates of the company's channel accounts (synced from providers or our own)", operationId: "listTemplates" },
-    })
+      },
+    )
     .post(
       "/templates",
       ({ body, auth, idem }) => {

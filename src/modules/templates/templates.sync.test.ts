@@ -35,7 +35,8 @@ describe("WhatsApp template sync", () => {
     expect(fake.requestsTo("WABA_1/message_templates")).toHaveLength(2);
     expect(statusOf("order_update")?.status).toBe("approved");
     expect(statusOf("promo")?.status).toBe("pending");
-    const listed = await app.request("GET", "/templates?channel=whatsapp");
+    const listed = await app.request("GET", "/templates?channel=whatsapp&status=all");
+    expect((await app.request("GET", "/templates?channel=whatsapp")).body.data.map((t: any) => t.name)).toEqual(["order_update"]);
     expect(listed.body.data.map((t: any) => [t.name, t.status, t.params])).toEqual([["order_update", "approved", ["body.1"]], ["promo", "pending", ["body.1"]]]);
     expect((await sendOrder(app)).status).toBe(202);
     await app.deps.queue.drain();
