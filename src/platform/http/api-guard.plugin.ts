@@ -131,46 +131,40 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             }
             claims.set(request, { claim, stored: false });
           }
-          const idem = {
-            /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
-            commit<T>(code: number, fn: () => T): { data: T } {
-              let data: T;
-              try {
-                data = deps.db.tx(() => {
-                  const d = fn();
-                  if (claim) deps.idempotency.store(claim, code, { data: d });
-                  return d;
-                });
-              } catch (e) {
-                // Free the key before the error response goes out (afterResponse runs only after it).
-                if (claim) deps.idempotency.release(claim);
-                throw e;
-              }
-              const c = claims.get(request);
-              if (c) c.stored = true;
-              set.status = code;
-              return { data };
-            },
+          /** The business write plus its replay record: one unit in whichever transaction runs it. */
+          const write = <T>(code: number, fn: () => T) => () => {
+            const d = fn();
+            if (claim) deps.idempotency.store(claim, code, { data: d });
+            return d;
           };
-          /** Like commit, but group-committed with the other requests of this event-loop turn (async). */
-          const batch = async <T>(code: number, fn: () => T): Promise<{ data: T }> => {
-            let data: T;
-            try {
-              data = await deps.db.batch(() => {
-                const d = fn();
-                if (claim) deps.idempotency.store(claim, code, { data: d });
-                return d;
-              });
-            } catch (e) {
-              if (claim) deps.idempotency.release(claim);
-              throw e;
-            }
+          const done = <T>(code: number, data: T): { data: T } => {
             const c = claims.get(request);
             if (c) c.stored = true;
             set.status = code;
             return { data };
           };
-          return { auth, idem: { ...idem, batch } };
+          // Free the key before the error response goes out (afterResponse runs only after it).
+          const failed = (e: unknown): never => {
+            if (claim) deps.idempotency.release(claim);
+            throw e;
+          };
+          const idem = {
+            /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
+            commit<T>(code: number, fn: () => T): { data: T } {
+              let data: T;
+              try {
+                data = deps.db.tx(write(code, fn));
+              } catch (e) {
+                return failed(e);
+              }
+              return done(code, data);
+            },
+            /** Like commit, but group-committed with the other writes of this event-loop turn (async). */
+            batch<T>(code: number, fn: () => T): Promise<{ data: T }> {
+              return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
+            },
+          };
+          return { auth, idem };
         },
         afterHandle({ request, response, set }) {
           // Routes that do not use idem.commit still get their 2xx stored (in its own transaction).
