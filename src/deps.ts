@@ -42,18 +42,17 @@ export function buildDeps({
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
   const idempotency = createIdempotencyStore({ db, now });
-  /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
-  const guard = apiGuardPlugin({
-    db,
+  /** Key → principal, with IP allow-list and rate limit: the API guard's, and /hooks' for the sandbox. */
+  const authenticate = createAuthenticator({
     now,
     resolveKey: keys.resolveKey,
     markKeyUsed: keys.markKeyUsed,
     limiter,
     rateDefaults: { requestsPerSecond: config.rate_limit.requests_per_second, burst: config.rate_limit.burst },
     trustedProxies: config.server.trusted_proxies,
-    idempotency,
-    publicPaths: ["/openapi.json"],
   });
+  /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
+  const guard = apiGuardPlugin({ db, authenticate, idempotency, publicPaths: ["/openapi.json"] });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
@@ -85,14 +84,7 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
-    authenticate: createAuthenticator({
-      now,
-      resolveKey: keys.resolveKey,
-      markKeyUsed: keys.markKeyUsed,
-      limiter,
-      rateDefaults: { requestsPerSecond: config.rate_limit.requests_per_second, burst: config.rate_limit.burst },
-      trustedProxies: config.server.trusted_proxies,
-    }),
+    authenticate,
     channels,
     keys,
     ledger: createLedger({ db, now }),

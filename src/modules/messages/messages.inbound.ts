@@ -11,7 +11,7 @@ import { newId } from "../../platform/ids";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
-import { applyProviderStatus, applyWatermark, messageView, type MessageRow } from "./messages.service";
+import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
 import { messages } from "./messages.table";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
@@ -93,7 +93,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
 
     const at = now();
     const { type, ...content } = event.content;
-    const row: MessageRow = {
+    const row = newMessageRow({
       id: newId(),
       companyId,
       conversationId: conversation.id,
@@ -105,26 +105,11 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       content: { ...content, ...(event.referral ? { referral: event.referral } : {}) } as Record<string, unknown>,
       address: found.identity.value,
       status: "received",
-      priceType: "free",
-      unitPrice: 0,
-      charged: false,
-      refunded: false,
-      metadata: {},
-      templateId: null,
       replyToMessageId: replyTo,
       providerMessageId: event.providerMessageId,
-      errorCode: null,
-      errorReason: null,
-      errorMessage: null,
       providerTimestamp: event.timestamp,
-      sentAt: null,
-      deliveredAt: null,
-      readAt: null,
-      failedAt: null,
       createdAt: at,
-      updatedAt: at,
-      apiKeyId: null,
-    };
+    });
     db.insert(messages).values(row).run();
     touchConversation({ db, conversationId: conversation.id, messageId: row.id, at });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });

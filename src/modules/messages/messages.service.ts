@@ -82,6 +82,37 @@ export function acceptedView(m: MessageRow) {
   };
 }
 
+type MessageFields = Pick<
+  MessageRow,
+  "id" | "companyId" | "conversationId" | "contactId" | "channel" | "channelAccountId" | "direction" | "type" | "content" | "address" | "status" | "createdAt"
+> &
+  Partial<MessageRow>;
+
+/** A new message row: the given fields, everything else at its starting value (free, no status times). */
+export function newMessageRow(f: MessageFields): MessageRow {
+  return {
+    priceType: FREE_PRICE_TYPE,
+    unitPrice: 0,
+    charged: false,
+    refunded: false,
+    metadata: {},
+    templateId: null,
+    replyToMessageId: null,
+    providerMessageId: null,
+    errorCode: null,
+    errorReason: null,
+    errorMessage: null,
+    providerTimestamp: null,
+    sentAt: null,
+    deliveredAt: null,
+    readAt: null,
+    failedAt: null,
+    updatedAt: f.createdAt,
+    apiKeyId: null,
+    ...f,
+  };
+}
+
 function messageById(db: Deps["db"], id: string): MessageRow | undefined {
   return mapRow(messages, db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id) as Record<string, unknown> | null);
 }
@@ -324,7 +355,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
 
     const { conversation } = openConversation({ db, events, now, companyId, contactId, channel: input.channel, channelAccountId: accountId });
     const at = now();
-    const row: MessageRow = {
+    const row = newMessageRow({
       id,
       companyId,
       conversationId: conversation.id,
@@ -339,23 +370,12 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
       priceType,
       unitPrice,
       charged: unitPrice > 0,
-      refunded: false,
       metadata: input.metadata ?? {},
       templateId: template?.id ?? null,
       replyToMessageId: replyTo?.id ?? null,
-      providerMessageId: null,
-      errorCode: null,
-      errorReason: null,
-      errorMessage: null,
-      providerTimestamp: null,
-      sentAt: null,
-      deliveredAt: null,
-      readAt: null,
-      failedAt: null,
       createdAt: at,
-      updatedAt: at,
       apiKeyId,
-    };
+    });
     insertRow(db, messages, row);
     touchConversation({ db, conversationId: conversation.id, messageId: id, at });
     deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id } });

@@ -31,8 +31,7 @@ export interface KeyPrincipal {
   rateLimit: number | null;
 }
 
-export interface ApiGuardDeps {
-  db: Db;
+export interface AuthenticatorDeps {
   now: () => Date;
   /** Looks a key up by the SHA-256 hex of the presented key. */
   resolveKey(hash: string): KeyPrincipal | null;
@@ -40,6 +39,11 @@ export interface ApiGuardDeps {
   limiter: RateLimiter;
   rateDefaults: { requestsPerSecond: number; burst: number };
   trustedProxies: string[];
+}
+
+export interface ApiGuardDeps {
+  db: Db;
+  authenticate: Authenticate;
   idempotency: IdempotencyStore;
   /** Paths under the prefix that need no key. */
   publicPaths?: string[];
@@ -66,7 +70,7 @@ function presentedKey(headers: Headers): string | null {
  * RATE_LIMITED. Sets the rate-limit headers on `set`. Used by the API guard and by routes outside the
  * API prefix that accept a key (the sandbox inbound simulation).
  */
-export function createAuthenticator(deps: Omit<ApiGuardDeps, "idempotency" | "db" | "publicPaths">) {
+export function createAuthenticator(deps: AuthenticatorDeps) {
   const trusted = compileRanges(deps.trustedProxies);
   return function authenticate(request: Request, peer: string | undefined, headersOut: Record<string, unknown>): KeyPrincipal {
     const key = presentedKey(request.headers);
@@ -94,7 +98,7 @@ export type Authenticate = ReturnType<typeof createAuthenticator>;
 
 export function apiGuardPlugin(deps: ApiGuardDeps) {
   const publicPaths = new Set((deps.publicPaths ?? []).map((p) => API_PREFIX + p));
-  const authenticate = createAuthenticator(deps);
+  const authenticate = deps.authenticate;
 
   return new Elysia({ name: "api-guard" })
     .onRequest(({ request, server, set }) => {
