@@ -210,7 +210,10 @@ export interface ChannelCapabilities {
   webhookAuth: "provider-signature" | "api-key";
   deliveryReceipts: boolean;
   readReceipts: boolean;
-  /** Accepted media: mime type → max bytes. */
+  /**
+   * Stored media (POST /media files) this adapter can send: mime type → max bytes. Checked at acceptance
+   * and at upload with `channel`; an adapter that sends media by URL only declares none.
+   */
   media: Record<string, number>;
 }
 

@@ -45,7 +45,8 @@ describe("instagram provider definition", () => {
       expect((schema as { default?: unknown }).default, key).toBeDefined();
     }
     expect(adapter.capabilities).toMatchObject({ webhookAuth: "provider-signature", deliveryReceipts: false, readReceipts: true });
-    expect(adapter.capabilities.media["image/png"]).toBe(8 * 1024 * 1024);
+    // Stored files cannot be sent (media by URL only): none are declared, so sends refuse them at acceptance.
+    expect(adapter.capabilities.media).toEqual({});
   });
 });
 

@@ -41,7 +41,9 @@ export function createInstagramAdapter(ctx: AdapterContext): ChannelAdapter {
     webhookAuth: "provider-signature",
     deliveryReceipts: false,
     readReceipts: true,
-    media: INSTAGRAM_MEDIA_LIMITS,
+    // NB! No stored files: with Instagram Login, Meta takes media by URL only, so a POST /media file can
+    // never be sent here — declaring none makes the send 422 at acceptance instead of failing later.
+    media: {},
   };
 
   return {
