@@ -25,6 +25,7 @@ import type { SubscriptionCache } from "./webhooks.cache";
 import type { UrlPolicy } from "./webhooks.url-policy";
 
 export const DELIVER_JOB = "webhook.deliver";
+export const FANOUT_JOB = "webhook.fanout";
 
 /** Delay before attempt n+1 after attempt n failed (index n-1); its length + 1 is the number of attempts. */
 export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
@@ -86,8 +87,12 @@ export function createDeliveryEngine({
 }) {
   /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's transaction. */
   function enqueueMessage({ id, companyId, type, createdAt, body, endpointIds }: { id: string; companyId: string; type: string; createdAt: Date; body: string; endpointIds: string[] }): string[] {
-    const at = now().getTime();
     repo.insertMessage({ id, companyId, eventType: type, body, createdAt: createdAt.getTime() });
+    return createDeliveries({ id, companyId, type, endpointIds });
+  }
+
+  function createDeliveries({ id, companyId, type, endpointIds }: { id: string; companyId: string; type: string; endpointIds: string[] }): string[] {
+    const at = now().getTime();
     return endpointIds.map((endpointId) => {
       const deliveryId = newId();
       repo.insertDelivery({ id: deliveryId, companyId, endpointId, messageId: id, eventType: type, at });
@@ -96,11 +101,23 @@ export function createDeliveryEngine({
     });
   }
 
-  /** Event subscriber: synchronous, inside the emitting transaction (event + deliveries commit together). */
+  /**
+   * Event subscriber: synchronous, inside the emitting transaction. It stores the message body and ONE
+   * fan-out job naming the subscribed endpoints, so the request that caused the event writes two rows
+   * however many endpoints there are; the fan-out job then creates one delivery and one delivery job per
+   * endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
+   */
   function onEvent(event: DomainEvent): void {
     const endpointIds = cache.matching(event.companyId, event.type);
     if (!endpointIds.length) return;
-    enqueueMessage({ id: event.id, companyId: event.companyId, type: event.type, createdAt: event.createdAt, body: messageBody(event.type, event.createdAt, event.data), endpointIds });
+    repo.insertMessage({ id: event.id, companyId: event.companyId, eventType: event.type, body: messageBody(event.type, event.createdAt, event.data), createdAt: event.createdAt.getTime() });
+    queue.enqueue({ type: FANOUT_JOB, payload: { messageId: event.id, companyId: event.companyId, type: event.type, endpointIds } });
+  }
+
+  /** The fan-out job: deliveries and their jobs, committed with the job's own completion. */
+  function fanOut(job: Job<{ messageId: string; companyId: string; type: string; endpointIds: string[] }>): JobOutcome {
+    const { messageId, companyId, type, endpointIds } = job.payload;
+    return { writes: () => void createDeliveries({ id: messageId, companyId, type, endpointIds }) };
   }
 
   async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {
@@ -130,6 +147,9 @@ export function createDeliveryEngine({
   }
 
   function disableEndpoint(ctx: DeliveryContext, reason: "gone" | "failing", at: Date): void {
+    // NB! `ctx` was read before the attempt's await: several attempts to one endpoint run at once and may
+    // all decide to disable it. Re-read inside this transaction so it is disabled (and announced) once.
+    if (!repo.getEndpoint(ctx.companyId, ctx.endpointId)?.enabled) return;
     repo.updateEndpoint(ctx.endpointId, { enabled: false, disabledReason: reason, failingSince: null, updatedAt: at });
     cache.invalidate(ctx.companyId);
     const endpoint = repo.getEndpoint(ctx.companyId, ctx.endpointId)!;
@@ -211,7 +231,7 @@ export function createDeliveryEngine({
     } };
   }
 
-  return { onEvent, enqueueMessage, handle };
+  return { onEvent, enqueueMessage, fanOut, handle };
 }
 
 /** At most EXCERPT_BYTES of the response body, as text; the rest is not read. */

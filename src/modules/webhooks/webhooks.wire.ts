@@ -1,6 +1,6 @@
 /** Background wiring of webhooks: the event subscriber, the delivery job handler and retention. */
 import type { Deps } from "../../deps";
-import { DELIVER_JOB } from "./webhooks.delivery";
+import { DELIVER_JOB, FANOUT_JOB } from "./webhooks.delivery";
 import { webhooksFor } from "./webhooks.service";
 
 /** Settled deliveries (and their attempts and bodies) are kept this long. */
@@ -9,6 +9,7 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 export function wireWebhooks(deps: Deps): void {
   const w = webhooksFor(deps);
   deps.events.subscribe(w.engine.onEvent);
+  deps.queue.register(FANOUT_JOB, { handle: async (job) => w.engine.fanOut(job as never), concurrency: 16, maxAttempts: 50 });
   deps.queue.register(DELIVER_JOB, {
     handle: w.engine.handle,
     concurrency: deps.config.webhooks.concurrency,

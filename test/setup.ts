@@ -1,0 +1,7 @@
+/**
+ * Preloaded by bun test (bunfig.toml). NB! bun 1.4's `[test] timeout` key in bunfig is not applied; the
+ * default 5 s is too short for tests that start servers or the compiled binary on a loaded 2-core machine.
+ */
+import { setDefaultTimeout } from "bun:test";
+
+setDefaultTimeout(30_000);
