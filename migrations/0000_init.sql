@@ -77,7 +77,6 @@ CREATE TABLE `events` (
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `events_company_idx` ON `events` (`company_id`,`id`);--> statement-breakpoint
 CREATE TABLE `consent_history` (
 	`id` text PRIMARY KEY NOT NULL,
 	`company_id` text NOT NULL,
@@ -115,7 +114,6 @@ CREATE TABLE `contact_identities` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `contact_identities_value_uq` ON `contact_identities` (`company_id`,`channel`,`value`);--> statement-breakpoint
 CREATE INDEX `contact_identities_contact_idx` ON `contact_identities` (`contact_id`,`channel`);--> statement-breakpoint
-CREATE INDEX `contact_identities_search_idx` ON `contact_identities` (`company_id`,`value`);--> statement-breakpoint
 CREATE TABLE `contacts` (
 	`id` text PRIMARY KEY NOT NULL,
 	`company_id` text NOT NULL,

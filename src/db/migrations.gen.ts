@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
-  [m0, 1795299276904, true],
+  [m0, 1795300347917, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -10,6 +10,8 @@ import type { Contact } from "./contacts.model";
 import { CONTACT_COLUMNS, toContactRow } from "./contacts.repository";
 import { toContacts } from "./contacts.service";
 
+const CHANNEL_LIST = CHANNELS.map((c) => `'${c}'`).join(", ");
+
 export interface ContactFilters {
   tags?: string[];
   tagMatch?: "any" | "all";
@@ -120,7 +122,9 @@ export function listContacts({
       qArgs.push(companyId, first, q, q + TOP);
     }
     for (const v of values) {
-      parts.push("SELECT contact_id FROM contact_identities WHERE company_id = ? AND value >= ? AND value < ?");
+      // The unique (company, channel, value) index serves this as one range per channel, so the import path
+      // does not maintain a second index on identity values.
+      parts.push(`SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
       qArgs.push(companyId, v, v + TOP);
     }
     where.push(`c.id IN (${parts.join(" UNION ")})`);

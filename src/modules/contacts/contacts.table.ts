@@ -54,8 +54,6 @@ export const contactIdentities = sqliteTable(
   (t) => [
     uniqueIndex("contact_identities_value_uq").on(t.companyId, t.channel, t.value),
     index("contact_identities_contact_idx").on(t.contactId, t.channel),
-    // `q` prefix search across channels (e-mail, phone, handle).
-    index("contact_identities_search_idx").on(t.companyId, t.value),
   ],
 );
 

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * The event outbox: every domain event (message.sent, contact.created, …) is written here in the same
@@ -13,5 +13,6 @@ export const events = sqliteTable(
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [index("events_company_idx").on(t.companyId, t.id)],
+  // No secondary index: nothing reads the outbox by company; retention deletes by id (UUID v7 = time order).
+  () => [],
 );

@@ -25,6 +25,17 @@ export interface EventBus {
   subscribe(subscriber: EventSubscriber): () => void;
 }
 
+/** The smallest UUID v7 of a moment: every id below it was made earlier (ids sort by time). */
+export function uuidV7Floor(at: Date): string {
+  const hex = Math.max(0, at.getTime()).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+/** Deletes outbox events older than `before` (kept 30 days by the daily schedule); returns how many. */
+export function sweepEvents(db: Db, before: Date): number {
+  return db.$client.query("DELETE FROM events WHERE id < ?").run(uuidV7Floor(before)).changes;
+}
+
 export function createEventBus({ db, now }: { db: Db; now: () => Date }): EventBus {
   const subscribers = new Set<EventSubscriber>();
   const insert = db
