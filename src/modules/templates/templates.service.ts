@@ -7,7 +7,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
-import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import { AppError, DetailCollector } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { mapRow } from "../../db/rows";
 import { templates } from "./templates.table";
@@ -194,10 +194,4 @@ export function storeSyncedTemplates({ db, now, companyId, account, list }: { db
     }
     return list.length;
   });
-}
-
-export function requireTemplate({ db, companyId, id }: { db: Db; companyId: string; id: string }): TemplateRow {
-  const row = db.select().from(templates).where(and(eq(templates.id, id), eq(templates.companyId, companyId))).get();
-  if (!row) throw notFound("template");
-  return row;
 }
