@@ -3,7 +3,7 @@ BUN := ./node_modules/.bin/bun
 VERSION := $(shell node -p "require('./package.json').version")
 BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
 
-.PHONY: install build run dev test typecheck migrations migrations-reset bench clean
+.PHONY: install build run dev test typecheck migrations bench clean
 
 # A stamp, not node_modules/.bin/bun: that symlink's target keeps the package's old mtime.
 node_modules/.installed: package.json package-lock.json
@@ -33,15 +33,10 @@ test: build
 typecheck: install
 	./node_modules/.bin/tsc --noEmit -p .
 
-## Append a migration for schema changes in *.table.ts, and embed it in the binary.
+## Append a migration for schema changes in *.table.ts, and embed it in the binary. Migrations are
+## append-only since 0.1.0 (0000_init is what every installed appliance has applied): never edit one.
 migrations: install
 	./node_modules/.bin/drizzle-kit generate
-	$(BUN) scripts/embed-migrations.ts
-
-## Pre-release only (nothing shipped yet): regenerate the whole schema as one initial migration.
-migrations-reset: install
-	rm -rf migrations
-	./node_modules/.bin/drizzle-kit generate --name init
 	$(BUN) scripts/embed-migrations.ts
 
 bench: build

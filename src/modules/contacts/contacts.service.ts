@@ -41,9 +41,9 @@ interface WriteDeps {
 /** API shapes (DESIGN §5) of many contacts with three batched queries. */
 export function toContacts(sqlite: Database, rows: ContactRow[]): Contact[] {
   const ids = rows.map((r) => r.id);
-  const identities = groupBy(repo.identitiesOf(sqlite, ids), (i) => i.contactId);
-  const tags = groupBy(repo.tagNamesOf(sqlite, ids), (t) => t.contactId);
-  const consents = groupBy(repo.consentsOf(sqlite, ids), (c) => c.contactId);
+  const identities = Map.groupBy(repo.identitiesOf(sqlite, ids), (i) => i.contactId);
+  const tags = Map.groupBy(repo.tagNamesOf(sqlite, ids), (t) => t.contactId);
+  const consents = Map.groupBy(repo.consentsOf(sqlite, ids), (c) => c.contactId);
   return rows.map((r) => {
     const ids = identities.get(r.id) ?? [];
     const consent: Contact["consent"] = {};
@@ -66,16 +66,6 @@ export function toContacts(sqlite: Database, rows: ContactRow[]): Contact[] {
   });
 }
 
-function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
-  const m = new Map<string, T[]>();
-  for (const i of items) {
-    const k = key(i);
-    const list = m.get(k);
-    if (list) list.push(i);
-    else m.set(k, [i]);
-  }
-  return m;
-}
 
 function shapeOf(sqlite: Database, companyId: string, id: string): Contact {
   const row = repo.contactById(sqlite, companyId, id);

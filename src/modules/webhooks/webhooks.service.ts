@@ -146,7 +146,7 @@ function createWebhooks(deps: Deps) {
         if (problem || eventType === "*") throw new AppError("VALIDATION_FAILED", "eventType is not valid", [{ pointer: "query:eventType", message: problem ?? "use an event type or a prefix pattern" }]);
       }
       const rows = repo.listDeliveries({ endpointId: id, limit, before, status, eventType });
-      const attempts = groupBy(repo.attemptsOf(rows.map((r) => r.id)), (a) => a.deliveryId);
+      const attempts = Map.groupBy(repo.attemptsOf(rows.map((r) => r.id)), (a) => a.deliveryId);
       return { deliveries: rows.map((r) => ({ delivery: r as DeliveryRow, body: r.body, attempts: attempts.get(r.id) ?? [] })) };
     },
 
@@ -164,13 +164,3 @@ function createWebhooks(deps: Deps) {
   };
 }
 
-function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
-  const m = new Map<string, T[]>();
-  for (const i of items) {
-    const k = key(i);
-    const list = m.get(k);
-    if (list) list.push(i);
-    else m.set(k, [i]);
-  }
-  return m;
-}
