@@ -57,11 +57,14 @@ export function createChannelRuntime({
     throw new Error("no inbound handler wired");
   };
   const byId = new Map<string, AccountRuntime>();
+  const logs = new Map<string, AdapterContext["log"]>();
   for (const account of accounts) {
     const def = providerDefinition(account.provider)!;
     let adapter: ChannelAdapter;
+    const ctx = context(account);
+    logs.set(account.id, ctx.log);
     try {
-      adapter = def.create({ ...context(account), account, onInbound: (events) => inbound(account, events) });
+      adapter = def.create({ ...ctx, account, onInbound: (events) => inbound(account, events) });
     } catch (e) {
       throw new ConfigError(`channels entry "${account.name}" (${account.id}): ${(e as Error).message}`);
     }
@@ -85,8 +88,19 @@ export function createChannelRuntime({
       const r = byId.get(id);
       if (r) r.status = status;
     },
+    /**
+     * Starts every account's receivers. NB! One account that cannot start (a port in use, a provider down)
+     * is marked `error` (GET /channels shows it) and logged; it never keeps the others, or the API, down.
+     */
     async start() {
-      for (const r of byId.values()) await r.adapter.start?.();
+      for (const r of byId.values()) {
+        try {
+          await r.adapter.start?.();
+        } catch (e) {
+          r.status = "error";
+          logs.get(r.account.id)?.error({ err: e, accountId: r.account.id }, "channel account failed to start");
+        }
+      }
     },
     async stop() {
       await Promise.allSettled([...byId.values()].map((r) => r.adapter.stop?.()));
