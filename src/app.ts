@@ -40,7 +40,7 @@ export function createApp(deps: Deps) {
   return new Elysia()
     .use(requestIdPlugin)
     .use(errorPlugin({ log: deps.log }))
-    .use(accessLogPlugin({ log: deps.log }))
+    .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))
     .use(
       openapi({
         path: "/docs",

@@ -13,6 +13,7 @@ import { createEventBus } from "./platform/events/events";
 import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.plugin";
 import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
 import { createAdapterStateStore } from "./channels/adapter-state";
+import { createMetrics } from "./platform/http/metrics";
 import { createRateLimiter } from "./platform/http/rate-limit";
 import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
@@ -84,6 +85,8 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
+    metrics: createMetrics(),
+    startedAt: clock.now(),
     authenticate,
     channels,
     keys,

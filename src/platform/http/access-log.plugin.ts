@@ -1,14 +1,19 @@
-/** One access line per request: request id, method, route, status, ms, key id (never the key). */
+/**
+ * One access line per request (request id, method, route, status, ms, key id — never the key), and the
+ * request metrics (by route pattern; unmatched paths are counted as "unmatched", never by raw path).
+ */
 import { Elysia } from "elysia";
 import type { Logger } from "../logger";
+import type { Metrics } from "./metrics";
 import { requestFacts } from "./request-context";
 
-export function accessLogPlugin({ log }: { log: Logger }) {
+export function accessLogPlugin({ log, metrics }: { log: Logger; metrics: Metrics }) {
   return new Elysia({ name: "access-log" })
     .onAfterResponse(({ request, set, route, response }) => {
-      if (!log.isLevelEnabled("info")) return;
       const f = requestFacts(request);
       const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
+      metrics.observeRequest(request.method, route || "unmatched", status, f ? (performance.now() - f.startedAt) / 1000 : 0);
+      if (!log.isLevelEnabled("info")) return;
       log.info(
         {
           requestId: f?.requestId,

@@ -12,7 +12,7 @@ export function errorBody(requestId: string | undefined, code: string, message: 
   return { error: { code, message, requestId: requestId ?? null, details } };
 }
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
@@ -38,6 +38,12 @@ export function errorPlugin({ log }: { log: Logger }) {
     .onError(({ code, error, request, set }) => {
       const requestId = requestFacts(request)?.requestId;
       const headers = { ...(set.headers as Record<string, string>) };
+      // NB! Also on `set`: the access log and metrics read the status there, and a Response built here
+      // is not always what they see (unmatched routes).
+      const json = (status: number, body: unknown, extra: Record<string, string> = {}) => {
+        set.status = status;
+        return jsonResponse(status, body, extra);
+      };
       if (error instanceof AppError) {
         return json(error.status, errorBody(requestId, error.code, error.message, error.details), { ...headers, ...error.headers });
       }
