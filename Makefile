@@ -3,7 +3,7 @@ BUN := ./node_modules/.bin/bun
 VERSION := $(shell node -p "require('./package.json').version")
 BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
 
-.PHONY: install build run dev test typecheck migrations bench clean
+.PHONY: install build release run dev test typecheck migrations bench clean
 
 # A stamp, not node_modules/.bin/bun: that symlink's target keeps the package's old mtime.
 node_modules/.installed: package.json package-lock.json
@@ -15,6 +15,11 @@ install: node_modules/.installed
 ## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
 build: install
 	$(BUN) build src/main.ts $(BUILD_FLAGS) --outfile dist/switchboard
+
+## The vendor build: embeds the vendor's license public key (base64 SPKI DER) instead of the development key.
+release: install
+	@test -n "$(LICENSE_PUBLIC_KEY)" || (echo "usage: make release LICENSE_PUBLIC_KEY=<base64 SPKI DER>" && exit 1)
+	$(BUN) build src/main.ts $(BUILD_FLAGS) --define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"' --outfile dist/switchboard
 
 ## Install, build, create ./data with a sandbox config on first run, and serve.
 run: build

@@ -14,6 +14,8 @@ import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.p
 import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
 import { createAdapterStateStore } from "./channels/adapter-state";
 import { createMetrics } from "./platform/http/metrics";
+import { createLicenseChecker } from "./platform/license/license";
+import { LICENSE_PUBLIC_KEY } from "./platform/license/license.key";
 import { createRateLimiter } from "./platform/http/rate-limit";
 import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
@@ -53,7 +55,8 @@ export function buildDeps({
     trustedProxies: config.server.trusted_proxies,
   });
   /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
-  const guard = apiGuardPlugin({ db, authenticate, idempotency, publicPaths: ["/openapi.json"] });
+  const license = createLicenseChecker({ path: config.license.file, publicKey: LICENSE_PUBLIC_KEY, now });
+  const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"] });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
@@ -85,6 +88,7 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
+    license,
     metrics: createMetrics(),
     startedAt: clock.now(),
     authenticate,

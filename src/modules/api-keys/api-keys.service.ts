@@ -9,6 +9,7 @@ import { parseCidr } from "../../platform/http/ip-allow";
 import { isScope } from "../../platform/http/scopes";
 import { newId, randomToken } from "../../platform/ids";
 import { apiKeys } from "./api-keys.table";
+import { getCompany } from "../companies/companies.service";
 import { createReadCache } from "../../db/read-cache";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -98,7 +99,7 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
           missing = true;
           return null as unknown as KeyPrincipal;
         }
-        return toPrincipal(row);
+        return toPrincipal(row, getCompany({ db, id: row.companyId }).slug);
       });
       if (missing) cache.invalidate(hash);
       return principal ?? null;
@@ -118,10 +119,11 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
   };
 }
 
-function toPrincipal(row: ApiKeyRow): KeyPrincipal {
+function toPrincipal(row: ApiKeyRow, companySlug: string): KeyPrincipal {
   return {
     keyId: row.id,
     companyId: row.companyId,
+    companySlug,
     name: row.name,
     prefix: row.prefix,
     scopes: row.scopes,

@@ -15,6 +15,7 @@ import { clientIp, compileRanges, ipInRanges } from "./ip-allow";
 import type { RateLimiter } from "./rate-limit";
 import { requestFacts } from "./request-context";
 import { hasScope, type Scope } from "./scopes";
+import type { LicenseChecker, LicensedModule } from "../license/license";
 
 export const API_PREFIX = "/api/public/v1";
 
@@ -22,6 +23,8 @@ export const API_PREFIX = "/api/public/v1";
 export interface KeyPrincipal {
   keyId: string;
   companyId: string;
+  /** The company's slug (licenses name companies by slug). */
+  companySlug: string;
   name: string;
   prefix: string;
   scopes: string[];
@@ -45,6 +48,7 @@ export interface ApiGuardDeps {
   db: Db;
   authenticate: Authenticate;
   idempotency: IdempotencyStore;
+  license: LicenseChecker;
   /** Paths under the prefix that need no key. */
   publicPaths?: string[];
 }
@@ -113,6 +117,15 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
       if (c) deps.idempotency.release(c.claim);
     })
     .macro({
+      /** `{ license: "pipeline" }`: the route belongs to a licensed module (403 LICENSE_* / FEATURE_NOT_LICENSED). */
+      license: (module: LicensedModule) => ({
+        resolve({ request }) {
+          const auth = principals.get(request);
+          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
+          deps.license.check(auth.companySlug, module);
+          return {};
+        },
+      }),
       scope: (needed: Scope | "any") => ({
         resolve({ request, body, set, status }) {
           const auth = principals.get(request);
