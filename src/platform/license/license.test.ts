@@ -15,7 +15,7 @@ const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/licens
 const FUTURE = "2099-01-01T00:00:00.000Z";
 
 let app: TestApp;
-let licensed: Elysia<any>;
+let licensed: { handle(request: Request): Promise<Response> };
 let path: string;
 beforeAll(async () => {
   app = await createTestApp();
