@@ -4,7 +4,8 @@
  * job loop (unfinished leases released), checkpoint and close the database, exit 0.
  */
 import { createApp } from "../app";
-import { buildDeps } from "../deps";
+import { startCheckpointer } from "../db/checkpointer";
+import { buildDeps, databasePath } from "../deps";
 import { createLogger } from "../platform/logger";
 import { VERSION } from "../version";
 import { wireModules, startModules, stopModules } from "../wire";
@@ -15,6 +16,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const config = loadCliConfig(values.config);
   const log = createLogger({ level: config.log.level, pretty: process.env.SWITCHBOARD_LOG_PRETTY === "1" });
   const deps = buildDeps({ config, log });
+  const checkpointer = startCheckpointer({ db: deps.db, path: databasePath(config), log });
   wireModules(deps);
   const app = createApp(deps);
 
@@ -39,6 +41,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     await stopModules(deps);
     await deps.queue.stop(Math.max(1000, config.server.shutdown_timeout_ms / 2));
     deps.keys.flushUsage();
+    checkpointer.stop();
     deps.db.close();
     log.info({}, "stopped");
     log.flush?.();

@@ -146,10 +146,13 @@ describe("appliance life cycle", () => {
       const copy = new Database(backup, { readonly: true });
       expect((copy.query("SELECT count(*) AS n FROM api_keys").get() as { n: number }).n).toBeGreaterThan(0);
       copy.close();
+      await Bun.sleep(1200); // at least one checkpoint interval
     } finally {
       expect(await server.stop("SIGTERM")).toBe(0);
     }
     expect(server.output()).toContain('"msg":"stopped"');
+    // The WAL checkpointer worker started and ran (a failure would log and fall back to inline checkpoints).
+    expect(server.output()).not.toContain("WAL checkpointer");
     expect(server.output()).toContain('"route":"/api/public/v1/me"');
     expect(server.output()).not.toContain(init.apiKey);
   });
