@@ -58,7 +58,7 @@ export interface TestAppOptions {
 
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
-  const config: Config = parseConfig({ storage: { data_dir: dir }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
+  const config: Config = parseConfig({ storage: { data_dir: dir }, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
   const clock = createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
