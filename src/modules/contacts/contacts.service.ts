@@ -350,6 +350,20 @@ export interface UpsertResult {
   consentKept: number;
 }
 
+type ContactFields = { firstName: string | null; lastName: string | null; city: string | null; country: string | null; blocked: boolean; customFields: Record<string, unknown> };
+
+/** Whether a write changes anything (no-op writes emit no event and keep updatedAt). */
+function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
+  return (
+    next.firstName !== row.firstName ||
+    next.lastName !== row.lastName ||
+    next.city !== row.city ||
+    next.country !== row.country ||
+    next.blocked !== row.blocked ||
+    !sameJson(next.customFields, row.customFields)
+  );
+}
+
 /**
  * POST /contacts (seed rules 1–4): the contact owning any of the identities is updated (200, created
  * false), otherwise one is created (201); missing tags are created; identities of two different contacts
@@ -395,13 +409,7 @@ export function upsertContact({ db, events, now, companyId, input, options = {} 
         customFields: mergeCustomFields(row.customFields, fields),
         blocked: row.blocked,
       };
-      if (
-        next.firstName !== row.firstName ||
-        next.lastName !== row.lastName ||
-        next.city !== row.city ||
-        next.country !== row.country ||
-        !sameJson(next.customFields, row.customFields)
-      ) {
+      if (fieldsDiffer(next, row)) {
         repo.updateContactFields(sqlite, contactId, { ...next, at });
         changed = true;
       }
@@ -503,14 +511,7 @@ export function patchContact({ db, events, now, companyId, id, input }: WriteDep
       customFields: mergeCustomFields(row.customFields, fields),
       blocked: input.blocked ?? row.blocked,
     };
-    if (
-      next.firstName !== row.firstName ||
-      next.lastName !== row.lastName ||
-      next.city !== row.city ||
-      next.country !== row.country ||
-      next.blocked !== row.blocked ||
-      !sameJson(next.customFields, row.customFields)
-    ) {
+    if (fieldsDiffer(next, row)) {
       repo.updateContactFields(sqlite, id, { ...next, at });
       changed = true;
     }

@@ -123,14 +123,29 @@ export function createLocalTemplate({
   if (input.footer) components.push({ type: "footer", text: input.footer });
   if (db.select({ id: templates.id }).from(templates).where(and(eq(templates.channelAccountId, account.id), eq(templates.name, input.name), eq(templates.language, input.language))).get())
     throw new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
-  const row: TemplateRow = {
+  const row = localTemplateRow({ now, companyId, account, name: input.name, language: input.language, category: input.category ?? "utility", components });
+  db.insert(templates).values(row).run();
+  return row;
+}
+
+/** One of our own templates, approved at once. */
+function localTemplateRow({ now, companyId, account, name, language, category, components }: {
+  now: () => Date;
+  companyId: string;
+  account: { id: string; channel: string };
+  name: string;
+  language: string;
+  category: string;
+  components: TemplateComponent[];
+}): TemplateRow {
+  return {
     id: newId(),
     companyId,
     channelAccountId: account.id,
     channel: account.channel,
-    name: input.name,
-    language: input.language,
-    category: input.category ?? "utility",
+    name,
+    language,
+    category,
     status: "approved",
     components,
     params: paramsOf(components),
@@ -139,30 +154,13 @@ export function createLocalTemplate({
     createdAt: now(),
     updatedAt: now(),
   };
-  db.insert(templates).values(row).run();
-  return row;
 }
 
 /** Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. */
 export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string } }): void {
   const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
   db.insert(templates)
-    .values({
-      id: newId(),
-      companyId,
-      channelAccountId: account.id,
-      channel: account.channel,
-      name: "hello_world",
-      language: "en",
-      category: "utility",
-      status: "approved",
-      components,
-      params: paramsOf(components),
-      source: "local",
-      providerTemplateId: null,
-      createdAt: now(),
-      updatedAt: now(),
-    })
+    .values(localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }))
     .onConflictDoNothing()
     .run();
 }
