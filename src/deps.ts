@@ -75,7 +75,7 @@ export function buildDeps({
     now,
     log,
     fetch: fetchImpl,
-    events: createEventBus({ db, now }),
+    events: createEventBus({ now }),
     queue: createQueue({
       db,
       now,

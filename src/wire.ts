@@ -4,10 +4,6 @@
  * Modules add one line each here.
  */
 import type { Deps } from "./deps";
-import { sweepEvents } from "./platform/events/events";
-
-/** Outbox events are kept this long (webhook deliveries keep their own bodies and logs). */
-const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
 import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
@@ -17,7 +13,6 @@ export function wireModules(deps: Deps): void {
   deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
   registerImportJob(deps);
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
-  deps.scheduler.every("events-retention", "0 43 3 * * *", () => sweepEvents(deps.db, new Date(deps.now().getTime() - EVENT_RETENTION_MS)));
   wireWebhooks(deps);
   wireMessaging(deps);
 }

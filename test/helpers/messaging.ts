@@ -12,9 +12,9 @@ export async function inbound(app: TestApp, channel: ChannelName, from: { phone?
   return res;
 }
 
+/** The committed events (of `type`), in emit order, with `data` as JSON as a webhook receiver sees it. */
 export function eventsOf(app: TestApp, type?: string): { type: string; data: any }[] {
-  const rows = app.deps.db.$client.query("SELECT type, data FROM events ORDER BY id").all() as { type: string; data: string }[];
-  return rows.filter((r) => !type || r.type === type).map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
+  return app.emitted.filter((e) => !type || e.type === type).map((e) => ({ type: e.type, data: JSON.parse(JSON.stringify(e.data)) }));
 }
 
 export async function balanceOf(app: TestApp): Promise<string> {

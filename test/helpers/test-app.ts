@@ -1,6 +1,7 @@
 /**
  * A real app over a fresh temp-file database with the real migrations and a clock the test controls.
- * Requests go through `app.handle` (no socket) unless a test calls `listen()`.
+ * Requests go through `app.handle` (no socket) unless a test calls `listen()`. `app.emitted` lists the
+ * domain events whose transactions committed, in emit order.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug } from "../../src/modules/companies/companies.service";
 import { createManualClock } from "../../src/platform/clock";
+import type { DomainEvent } from "../../src/platform/events/events";
 import { silentLogger } from "../../src/platform/logger";
 import { parseMicros } from "../../src/platform/money";
 
@@ -68,6 +70,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const { key, apiKey } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
   wireModules(deps);
   const app = createApp(deps);
+  const emitted = recordEmitted(deps);
 
   async function request<T = any>(
     method: string,
@@ -101,6 +104,10 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     key,
     apiKey,
     request,
+    /** Every domain event emitted since the app was made whose transaction committed, in emit order. */
+    get emitted(): DomainEvent[] {
+      return emitted();
+    },
     /** Another key of the default company. */
     newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {
       return createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });
@@ -116,3 +123,19 @@ export async function createTestApp(opts: TestAppOptions = {}) {
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+
+/**
+ * Subscribes a recorder to the event bus. It runs inside the emitting transaction like every subscriber, so
+ * it notes each event's id in a TEMP table of the same connection: a rolled-back transaction (or savepoint,
+ * e.g. one failed item of a `db.batch`) takes its notes back with it, and only committed events are listed.
+ */
+function recordEmitted(deps: Deps): () => DomainEvent[] {
+  const sqlite = deps.db.$client;
+  sqlite.exec("CREATE TEMP TABLE emitted_events (id TEXT NOT NULL)");
+  const byId = new Map<string, DomainEvent>();
+  deps.events.subscribe((event) => {
+    byId.set(event.id, event);
+    sqlite.query("INSERT INTO temp.emitted_events (id) VALUES (?)").run(event.id);
+  });
+  return () => (sqlite.query("SELECT id FROM temp.emitted_events ORDER BY rowid").all() as { id: string }[]).map((r) => byId.get(r.id)!);
+}

@@ -14,8 +14,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const upsert = (body: unknown) => app.request("POST", "/contacts", { body });
-const events = (type: string) =>
-  (app.deps.db.$client.query("SELECT data FROM events WHERE type = ? ORDER BY id").all(type) as { data: string }[]).map((e) => JSON.parse(e.data));
+const events = (type: string) => app.emitted.filter((e) => e.type === type).map((e) => JSON.parse(JSON.stringify(e.data)));
 
 describe("POST /contacts (upsert)", () => {
   runScenarios(() => app, [

@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const eventTypes = () => (app.deps.db.$client.query("SELECT type FROM events ORDER BY id").all() as { type: string }[]).map((e) => e.type);
+const eventTypes = () => app.emitted.map((e) => e.type);
 
 describe("normaliseIdentity", () => {
   test.each([
@@ -102,7 +102,7 @@ describe("consent", () => {
       { status: "opted_in", source: "api" },
       { status: "opted_out", source: "provider" },
     ]);
-    const ev = app.deps.db.$client.query("SELECT data FROM events WHERE type = 'contact.opted_out' ORDER BY id DESC LIMIT 1").get() as { data: string };
+    const ev = { data: JSON.stringify(app.emitted.findLast((e) => e.type === "contact.opted_out")!.data) };
     expect(JSON.parse(ev.data)).toMatchObject({ channel: "telegram", source: "provider", contact: { id: contact.id, consent: { telegram: { status: "opted_out" } } } });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { sweepEvents, uuidV7Floor } from "./events";
+import { createEventBus, type DomainEvent } from "./events";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -8,27 +8,48 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-test("uuidV7Floor sorts below every id made at or after the moment, above every id made before", () => {
-  const at = new Date("2026-03-01T12:00:00Z");
-  const floor = uuidV7Floor(at);
-  const before = Bun.randomUUIDv7("hex", at.getTime() - 1);
-  const after = Bun.randomUUIDv7("hex", at.getTime());
-  expect(before < floor).toBe(true);
-  expect(after >= floor).toBe(true);
+test("emit hands each event to every subscriber, in emit order and subscription order; an unsubscribed subscriber gets nothing", () => {
+  const bus = createEventBus({ now: () => new Date("2026-02-01T00:00:00Z") });
+  const calls: string[] = [];
+  const first = bus.subscribe((e) => calls.push(`first ${e.type}`));
+  bus.subscribe((e) => calls.push(`second ${e.type}`));
+  const gone = bus.subscribe((e) => calls.push(`gone ${e.type}`));
+  gone();
+  const a = bus.emit({ companyId: "c1", type: "contact.created", data: { n: 1 } });
+  const b = bus.emit({ companyId: "c1", type: "contact.updated", data: { n: 2 } });
+  expect(calls).toEqual(["first contact.created", "second contact.created", "first contact.updated", "second contact.updated"]);
+  expect(a).toEqual({ id: expect.any(String), companyId: "c1", type: "contact.created", data: { n: 1 }, createdAt: new Date("2026-02-01T00:00:00Z") });
+  expect(b.id > a.id).toBe(true); // UUID v7: ids sort by emit order
+
+  first();
+  bus.emit({ companyId: "c1", type: "contact.deleted", data: {} });
+  expect(calls.at(-1)).toBe("second contact.deleted");
 });
 
-test("retention deletes outbox events older than the cut-off, keeps newer ones; emit runs inside the caller's transaction", () => {
-  const emit = (type: string) => app.deps.db.tx(() => app.deps.events.emit({ companyId: app.company.id, type, data: { n: 1 } }));
-  const old = emit("contact.created");
-  app.clock.advance(31 * 24 * 3_600_000);
-  const recent = emit("contact.updated");
-  // Ids are made from the real clock; give the old one an old id as the appliance would have.
-  const oldId = Bun.randomUUIDv7("hex", new Date("2026-01-01T00:00:00Z").getTime());
-  app.deps.db.$client.query("UPDATE events SET id = ? WHERE id = ?").run(oldId, old.id);
-  const removed = sweepEvents(app.deps.db, new Date(app.clock.now().getTime() - 30 * 24 * 3_600_000));
-  expect(removed).toBeGreaterThanOrEqual(1);
-  const ids = (app.deps.db.$client.query("SELECT id FROM events").all() as { id: string }[]).map((r) => r.id);
-  expect(ids).toContain(recent.id);
-  expect(ids).not.toContain(oldId);
-  expect(app.deps.scheduler.tasks.has("events-retention")).toBe(true);
+test("a subscriber's writes commit with the caller's transaction and roll back with it (or with its savepoint)", () => {
+  const sqlite = app.deps.db.$client;
+  sqlite.exec("CREATE TABLE subscriber_rows (event_id TEXT NOT NULL)");
+  const unsubscribe = app.deps.events.subscribe((e) => void sqlite.query("INSERT INTO subscriber_rows (event_id) VALUES (?)").run(e.id));
+  const rows = () => (sqlite.query("SELECT event_id FROM subscriber_rows ORDER BY rowid").all() as { event_id: string }[]).map((r) => r.event_id);
+  const emit = (type: string) => app.deps.events.emit({ companyId: app.company.id, type, data: { n: 1 } });
+  try {
+    const kept = app.deps.db.tx(() => emit("contact.created"));
+    const lost: DomainEvent[] = [];
+    const failingChange = (type: string) => () => {
+      lost.push(emit(type));
+      throw new Error("the change fails after its event");
+    };
+    expect(() => app.deps.db.tx(failingChange("contact.updated"))).toThrow("the change fails after its event");
+    const outer = app.deps.db.tx(() => {
+      expect(() => app.deps.db.tx(failingChange("contact.deleted"))).toThrow("the change fails after its event");
+      return emit("contact.opted_in");
+    });
+    expect(lost).toHaveLength(2);
+    expect(rows()).toEqual([kept.id, outer.id]);
+    // The test app's recorder is a subscriber too: it lists only what committed.
+    expect(app.emitted.map((e) => e.type)).toEqual(["contact.created", "contact.opted_in"]);
+    expect(app.emitted[0]).toBe(kept);
+  } finally {
+    unsubscribe();
+  }
 });
