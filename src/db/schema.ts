@@ -4,7 +4,6 @@ export * from "../modules/api-keys/api-keys.table";
 export * from "../modules/billing/ledger.table";
 export * from "../platform/idempotency/idempotency.table";
 export * from "../platform/queue/jobs.table";
-export * from "../platform/events/events.table";
 export * from "../modules/contacts/contacts.table";
 export * from "../modules/contacts/tags.table";
 export * from "../modules/contacts/custom-fields.table";

@@ -56,6 +56,8 @@ export interface TestAppOptions {
    * The existing "default" company is reused; a new admin key is made.
    */
   dataDir?: string;
+  /** false: do not record emitted events in `app.emitted` (benchmarks emit millions). */
+  recordEvents?: boolean;
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
@@ -70,7 +72,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const { key, apiKey } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
   wireModules(deps);
   const app = createApp(deps);
-  const emitted = recordEmitted(deps);
+  const emitted = opts.recordEvents === false ? () => [] : recordEmitted(deps);
 
   async function request<T = any>(
     method: string,

@@ -1,8 +1,9 @@
 /**
  * Bulk import (POST /contacts/import): the request body is streamed to a file under the data dir, an
- * import row and a `contacts.import` job are written in one transaction, and the job upserts the rows in
- * batches of IMPORT_BATCH, each batch one transaction together with the import's counters — so a crashed
- * or retried job resumes exactly at `processed`, and a failed row (its own savepoint) never stops the import.
+ * import row and a `contacts.import` job are written in one transaction, and the job upserts the rows:
+ * the import worker thread reads and checks them (import-rows.ts), the event loop writes them in
+ * transactions of about IMPORT_TX_BUDGET_MS, each together with the import's counters — so a crashed or
+ * retried job resumes exactly at `processed`, and a failed row never stops the import.
  *
  * Rows are upsert bodies (see upsertContact) — NDJSON one object per line, or CSV with a header row.
  * Consent rule (Listmonk's pain point): `optIn: false` always applies; `optIn: true` never overwrites an
@@ -11,26 +12,20 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Db } from "../../db/client";
 import { AppError, notFound, validationFailed } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import type { Queue } from "../../platform/queue/queue";
-import { CHANNELS } from "../../channels/channel.types";
-import { ContactUpsertBody, type ContactUpsertInput } from "./contacts.model";
-import { customFieldDefs, type CustomFieldDef } from "./contacts.repository";
-import { upsertContact } from "./contacts.service";
-import { createCsvReader } from "./csv";
+import { customFieldDefs, deferSearchIndex, flushSearchIndex } from "./contacts.repository";
+import { applyUpsert } from "./contacts.service";
+import { checkedBatches, type CheckedRow, type ImportFormat } from "./import-rows";
 
 export const IMPORT_JOB = "contacts.import";
-export const IMPORT_BATCH = 1000;
 /** Stored per-row errors per import; `failed` counts every failed row. */
 export const IMPORT_ERROR_CAP = 1000;
 
-const checkRow = TypeCompiler.Compile(ContactUpsertBody);
-
-export type ImportFormat = "ndjson" | "csv";
+export type { ImportFormat } from "./import-rows";
 
 export function importFormat(contentType: string | null): ImportFormat {
   const ct = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
@@ -145,135 +140,38 @@ export function getImport({ db, companyId, id }: { db: Db; companyId: string; id
   };
 }
 
-// ------------------------------------------------------------------------------------------ row sources
-
-type RowResult = { body: ContactUpsertInput & { consentAt?: string } } | { error: { pointer: string; message: string }[] };
-
-async function* lines(file: string): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let rest = "";
-  for await (const chunk of Bun.file(file).stream()) {
-    rest += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    let start = 0;
-    while ((nl = rest.indexOf("\n", start)) !== -1) {
-      yield rest.slice(start, nl);
-      start = nl + 1;
-    }
-    rest = rest.slice(start);
-  }
-  rest += decoder.decode();
-  if (rest) yield rest;
-}
-
-async function* ndjsonRows(file: string): AsyncGenerator<RowResult> {
-  for await (const line of lines(file)) {
-    const text = line.trim();
-    if (!text) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch {
-      yield { error: [{ pointer: "/", message: "not valid JSON" }] };
-      continue;
-    }
-    yield checkBody(v);
-  }
-}
-
-function checkBody(v: unknown): RowResult {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return { error: [{ pointer: "/", message: "must be a JSON object" }] };
-  const errors: { pointer: string; message: string }[] = [];
-  if (!checkRow.Check(v)) for (const e of checkRow.Errors(v)) if (errors.length < 20) errors.push({ pointer: e.path || "/", message: e.message });
-  const consentAt = (v as { consentAt?: unknown }).consentAt;
-  if (consentAt !== undefined && (typeof consentAt !== "string" || Number.isNaN(Date.parse(consentAt))))
-    errors.push({ pointer: "/consentAt", message: "must be an ISO 8601 date-time" });
-  return errors.length ? { error: errors } : { body: v as ContactUpsertInput };
-}
-
-const TRUE = new Set(["true", "yes", "1", "y"]);
-const FALSE = new Set(["false", "no", "0", "n"]);
-
-/**
- * CSV columns: firstName, lastName, city, country, tags (`|`-separated), optIn (true/false/yes/no/1/0),
- * consentAt, one column per channel (`whatsapp`, `email`, … — several values `|`-separated) and
- * `customFields.<key>` (or `cf.<key>`). Empty cells are absent. Unknown columns fail the import up front.
- */
-async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncGenerator<RowResult> {
-  const reader = createCsvReader();
-  const decoder = new TextDecoder();
-  let header: ((body: Record<string, any>, cell: string) => void)[] | null = null;
-  const mapRecord = (rec: string[]): RowResult => {
-    const body: Record<string, any> = { identities: [] };
-    const errors: { pointer: string; message: string }[] = [];
-    header!.forEach((apply, i) => {
-      const cell = (rec[i] ?? "").trim();
-      if (cell === "") return;
-      try {
-        apply(body, cell);
-      } catch (e) {
-        errors.push({ pointer: (e as { pointer?: string }).pointer ?? "/", message: (e as Error).message });
-      }
-    });
-    if (errors.length) return { error: errors };
-    return checkBody(body);
-  };
-  const buildHeader = (cols: string[]) => {
-    const unknown: string[] = [];
-    header = cols.map((raw) => {
-      const col = raw.trim().replace(/^\uFEFF/, "");
-      if (["firstName", "lastName", "city", "country", "consentAt"].includes(col)) return (b, cell) => void (b[col] = cell);
-      if (col === "tags") return (b, cell) => void (b.tags = cell.split("|").map((s) => s.trim()).filter(Boolean));
-      if (col === "optIn")
-        return (b, cell) => {
-          const v = cell.toLowerCase();
-          if (TRUE.has(v)) b.optIn = true;
-          else if (FALSE.has(v)) b.optIn = false;
-          else throw Object.assign(new Error("must be true or false"), { pointer: "/optIn" });
-        };
-      if ((CHANNELS as readonly string[]).includes(col))
-        return (b, cell) => {
-          for (const value of cell.split("|").map((s) => s.trim()).filter(Boolean)) b.identities.push({ channel: col, value });
-        };
-      const m = /^(?:customFields|cf)\.(.+)$/.exec(col);
-      if (m) {
-        const key = m[1]!;
-        const def = defs.get(key);
-        return (b, cell) => {
-          b.customFields ??= {};
-          if (def?.type === "number") b.customFields[key] = Number.isNaN(Number(cell)) ? cell : Number(cell);
-          else if (def?.type === "boolean") b.customFields[key] = TRUE.has(cell.toLowerCase()) ? true : FALSE.has(cell.toLowerCase()) ? false : cell;
-          else b.customFields[key] = cell;
-        };
-      }
-      unknown.push(col);
-      return () => {};
-    });
-    if (unknown.length) throw new AppError("VALIDATION_FAILED", `Unknown CSV column(s): ${unknown.join(", ")}`);
-  };
-  for await (const chunk of Bun.file(file).stream()) {
-    for (const rec of reader.push(decoder.decode(chunk, { stream: true }))) {
-      if (!header) buildHeader(rec);
-      else yield mapRecord(rec);
-    }
-  }
-  for (const rec of reader.end()) {
-    if (!header) buildHeader(rec);
-    else yield mapRecord(rec);
-  }
-}
-
 // ------------------------------------------------------------------------------------------ the job
 
-/** The `contacts.import` job: idempotent (resumes at `processed`), yields to the event loop between batches. */
-export async function runImport({ db, events, now, importId }: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; importId: string }): Promise<void> {
+/**
+ * Writing budget of one transaction: rows are applied until it is spent, then committed, then the event loop
+ * runs (HTTP requests wait at most about this long). Bigger transactions are what makes imports fast: a
+ * commit writes every b-tree page the transaction touched, and many rows share pages.
+ */
+export const IMPORT_TX_BUDGET_MS = 100;
+
+type Tally = { created: number; updated: number; failed: number; kept: number; errors: [number, string, string][] };
+
+/** The `contacts.import` job: idempotent (resumes at `processed`), yields to the event loop between transactions. */
+export async function runImport({
+  db,
+  events,
+  now,
+  importId,
+  inline,
+}: {
+  db: Db;
+  events: Pick<EventBus, "emit">;
+  now: () => Date;
+  importId: string;
+  /** Check rows on this thread instead of the import worker (tests of both paths). */
+  inline?: boolean;
+}): Promise<void> {
   const sqlite = db.$client;
   const imp = sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(importId) as RawImport | null;
   if (!imp || imp.status === "completed" || imp.status === "failed") return;
   sqlite.query(`UPDATE contact_imports SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ?`).run(now().getTime(), importId);
 
   const companyId = imp.company_id;
-  const defs = customFieldDefs(sqlite, companyId);
   const stmts = {
     progress: sqlite.query(
       `UPDATE contact_imports SET processed = processed + ?, created = created + ?, updated = updated + ?, failed = failed + ?, consent_kept = consent_kept + ? WHERE id = ?`,
@@ -282,64 +180,59 @@ export async function runImport({ db, events, now, importId }: { db: Db; events:
   };
   let storedErrors = (sqlite.query(`SELECT count(DISTINCT row) AS n FROM contact_import_errors WHERE import_id = ?`).get(importId) as { n: number }).n;
 
-  const source = imp.format === "csv" ? csvRows(imp.file_path, defs) : ndjsonRows(imp.file_path);
-  let row = 0;
-  let batch: { row: number; r: RowResult }[] = [];
-
-  const flush = () => {
-    if (!batch.length) return;
-    const items = batch;
-    batch = [];
+  const fail = (t: Tally, row: number, problems: { pointer: string; message: string }[]) => {
+    t.failed++;
+    if (storedErrors + new Set(t.errors.map((e) => e[0])).size < IMPORT_ERROR_CAP) for (const p of problems) t.errors.push([row, p.pointer, p.message]);
+  };
+  /**
+   * Applies rows[from…] until the budget is spent; returns how many it applied. Fast mode writes without a
+   * savepoint per row: a CONFLICT is thrown before a row's first write, and anything else aborts the
+   * transaction, after which the same rows are redone in safe mode (a savepoint each, failures per row).
+   */
+  const applyRows = (rows: CheckedRow[], from: number, count: number | null, safe: boolean): number => {
+    const t: Tally = { created: 0, updated: 0, failed: 0, kept: 0, errors: [] };
+    const started = performance.now();
+    let i = from;
     db.tx(() => {
-      let created = 0;
-      let updated = 0;
-      let failed = 0;
-      let kept = 0;
-      for (const { row, r } of items) {
-        let problems: { pointer: string; message: string }[] | null = null;
-        if ("error" in r) problems = r.error;
-        else {
-          try {
-            const { consentAt, ...input } = r.body;
-            const res = upsertContact({
-              db,
-              events,
-              now,
-              companyId,
-              input,
-              options: { source: "import", protectOptOut: true, consentAt: consentAt ? new Date(consentAt) : undefined, defs },
-            });
-            if (res.created) created++;
-            else updated++;
-            kept += res.consentKept;
-          } catch (e) {
-            if (!(e instanceof AppError)) throw e;
-            problems = e.details.length ? e.details.map((d) => ({ pointer: d.pointer, message: e.code === "CONFLICT" ? `CONFLICT: ${d.message}` : d.message })) : [{ pointer: "/", message: e.message }];
-          }
+      const at = now().getTime();
+      deferSearchIndex(sqlite);
+      for (; i < rows.length && (count === null ? i === from || performance.now() - started < IMPORT_TX_BUDGET_MS : i < from + count); i++) {
+        const r = rows[i]!;
+        if ("errors" in r) {
+          fail(t, r.row, r.errors);
+          continue;
         }
-        if (problems) {
-          failed++;
-          if (storedErrors < IMPORT_ERROR_CAP) {
-            storedErrors++;
-            for (const p of problems) stmts.error.run(importId, row, p.pointer, p.message);
-          }
+        const options = { source: "import" as const, protectOptOut: true, consentAt: r.consentAt === undefined ? undefined : new Date(r.consentAt) };
+        const apply = () => applyUpsert({ sqlite, events, at, companyId, checked: r.checked, options });
+        try {
+          const res = safe ? db.tx(apply) : apply();
+          if (res.created) t.created++;
+          else t.updated++;
+          t.kept += res.consentKept;
+        } catch (e) {
+          const problems = rowProblems(e, safe);
+          if (!problems) throw e;
+          fail(t, r.row, problems);
         }
       }
-      stmts.progress.run(items.length, created, updated, failed, kept, importId);
+      flushSearchIndex(sqlite);
+      for (const [row, pointer, message] of t.errors) stmts.error.run(importId, row, pointer, message);
+      stmts.progress.run(i - from, t.created, t.updated, t.failed, t.kept, importId);
     });
+    storedErrors += new Set(t.errors.map((e) => e[0])).size;
+    return i - from;
   };
 
   try {
-    for await (const r of source) {
-      row++;
-      if (row <= imp.processed) continue; // done before a crash or retry
-      batch.push({ row, r });
-      if (batch.length >= IMPORT_BATCH) {
-        flush();
-        await Bun.sleep(0); // let HTTP requests in between batches
-      }
+    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, inline });
+    let pending: CheckedRow[] = [];
+    for await (const batch of batches) {
+      pending = pending.length ? pending.concat(batch) : batch;
+      // Keep a transaction's worth of rows queued before writing, unless the reader is the slower side.
+      if (pending.length < 4000) continue;
+      pending = await applyPending(pending, applyRows, false);
     }
-    flush();
+    await applyPending(pending, applyRows, true);
   } catch (e) {
     if (!(e instanceof AppError)) throw e; // I/O or database trouble: the queue retries, we resume at `processed`
     sqlite.query(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(e.message, now().getTime(), importId);
@@ -348,6 +241,39 @@ export async function runImport({ db, events, now, importId }: { db: Db; events:
   }
   sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ?`).run(now().getTime(), importId);
   rmSync(imp.file_path, { force: true });
+}
+
+/**
+ * A row's own problem, or null for trouble that is not the row's (I/O, disk full, busy: the job retries).
+ * Fast mode (no savepoint per row) takes only CONFLICT, which is thrown before a row's first write.
+ */
+function rowProblems(e: unknown, safe: boolean): { pointer: string; message: string }[] | null {
+  if (e instanceof AppError && (safe || e.code === "CONFLICT"))
+    return e.details.length ? e.details.map((d) => ({ pointer: d.pointer, message: `${e.code === "CONFLICT" ? "CONFLICT: " : ""}${d.message}` })) : [{ pointer: "/", message: e.message }];
+  const code = (e as { code?: unknown })?.code;
+  if (safe && typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT")) return [{ pointer: "/", message: `not stored: ${(e as Error).message}` }];
+  return null;
+}
+
+/** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
+async function applyPending(
+  rows: CheckedRow[],
+  applyRows: (rows: CheckedRow[], from: number, count: number | null, safe: boolean) => number,
+  all: boolean,
+): Promise<CheckedRow[]> {
+  let from = 0;
+  while (from < rows.length && (all || rows.length - from >= 1000)) {
+    let n: number;
+    try {
+      n = applyRows(rows, from, null, false);
+    } catch {
+      // Something other than a conflict failed mid-transaction (rolled back): redo those rows one savepoint each.
+      n = applyRows(rows, from, Math.min(1000, rows.length - from), true);
+    }
+    from += n;
+    await new Promise((r) => setImmediate(r)); // let HTTP requests in between transactions
+  }
+  return rows.slice(from);
 }
 
 export function registerImportJob(deps: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; queue: Pick<Queue, "register"> }): void {

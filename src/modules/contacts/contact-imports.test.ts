@@ -130,4 +130,68 @@ describe("POST /contacts/import", () => {
     const n = app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE 'resume%'").get() as { n: number };
     expect(n.n).toBe(1500); // rows 1..1000 were skipped as already done
   });
+
+  test("imported names are searchable (`q`), also a contact created and renamed in the same import and an older one renamed by it", async () => {
+    const old = (await app.request("POST", "/contacts", { body: { firstName: "Oldname", identities: [{ channel: "email", value: "renamed@example.com" }] } })).body.data.contact;
+    const raw = [
+      { firstName: "Frieda", lastName: "Fresh", identities: [{ channel: "email", value: "fresh@example.com" }] },
+      { firstName: "Frida", identities: [{ channel: "email", value: "fresh@example.com" }] },
+      { firstName: "Newname", identities: [{ channel: "email", value: "renamed@example.com" }] },
+    ].map((r) => JSON.stringify(r)).join("\n");
+    expect(await runImport(raw, "application/x-ndjson")).toMatchObject({ status: "completed", created: 1, updated: 2 });
+    const q = async (text: string) => (await app.request("GET", `/contacts?q=${text}`)).body.data.map((c: { firstName: string }) => c.firstName);
+    expect(await q("frida")).toEqual(["Frida"]);
+    expect(await q("frieda")).toEqual([]);
+    expect(await q("fresh")).toEqual(["Frida"]);
+    expect(await q("newname")).toEqual(["Newname"]);
+    expect(await q("oldname")).toEqual([]);
+    expect((await app.request("GET", `/contacts/${old.id}`)).body.data.firstName).toBe("Newname");
+    // The deferral is confined to the import's transactions.
+    expect(app.deps.db.$client.query("SELECT deferred_from FROM contact_search_state").get()).toEqual({ deferred_from: null });
+    expect(app.deps.db.$client.query("INSERT INTO contact_search (contact_search) VALUES ('integrity-check')").run().changes).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("import rows: worker thread and inline reader agree", () => {
+  test("the same file checked in the worker and on the calling thread gives the same rows", async () => {
+    const { checkedBatches } = await import("./import-rows");
+    const file = `${app.dir}/agree.ndjson`;
+    const rows = [
+      JSON.stringify({ firstName: " Ann ", identities: [{ channel: "whatsapp", value: "+49 151 1234 0009" }], tags: ["a", "a"], consentAt: "2026-01-01T00:00:00Z" }),
+      "{oops",
+      JSON.stringify({ identities: [{ channel: "email", value: "x" }] }),
+      "",
+      JSON.stringify({ identities: [{ channel: "email", value: "B@Example.com" }], customFields: { score: "high" } }),
+    ];
+    await Bun.write(file, rows.join("\n"));
+    const defs = new Map([["score", { id: "f", key: "score", label: "Score", type: "number" as const, options: null, createdAt: 0 }]]);
+    const collect = async (inline: boolean) => {
+      const out = [];
+      for await (const b of checkedBatches({ file, format: "ndjson", defs, skip: 1, batchRows: 2, inline })) out.push(b.map((r) => r));
+      return out;
+    };
+    const viaWorker = await collect(false);
+    expect(viaWorker).toEqual(await collect(true));
+    expect(viaWorker.flat().map((r) => r.row)).toEqual([2, 3, 4]); // row 1 skipped (already imported); blank lines do not count
+    expect(viaWorker.flat()[1]).toEqual({ row: 3, errors: [{ pointer: "/identities/0/value", message: expect.any(String) }] });
+    expect(viaWorker.flat()[2]).toMatchObject({ row: 4, errors: [{ pointer: "/customFields/score" }] });
+  });
+
+  test("a row the database refuses after its first write fails alone; the rows around it are imported", async () => {
+    const sqlite = app.deps.db.$client;
+    sqlite.exec("CREATE TRIGGER fail_tag BEFORE INSERT ON tags WHEN new.name = 'explode' BEGIN SELECT RAISE(ABORT, 'tag refused'); END");
+    try {
+      const raw = [
+        { identities: [{ channel: "email", value: "redo1@example.com" }], tags: ["fine"] },
+        { identities: [{ channel: "email", value: "redo2@example.com" }], tags: ["explode"] },
+        { identities: [{ channel: "email", value: "redo3@example.com" }] },
+      ].map((r) => JSON.stringify(r)).join("\n");
+      const imp = await runImport(raw, "application/x-ndjson");
+      expect(imp).toMatchObject({ status: "completed", processed: 3, created: 2, failed: 1, errors: [{ row: 2, pointer: "/", message: "not stored: tag refused" }] });
+      const values = sqlite.query("SELECT value FROM contact_identities WHERE value LIKE 'redo%' ORDER BY value").all();
+      expect(values).toEqual([{ value: "redo1@example.com" }, { value: "redo3@example.com" }]); // row 2's contact and identity rolled back with it
+    } finally {
+      sqlite.exec("DROP TRIGGER fail_tag");
+    }
+  });
 });

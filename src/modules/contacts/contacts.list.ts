@@ -103,31 +103,17 @@ export function listContacts({
   }
   const q = filters.q?.trim().toLowerCase();
   if (q) {
-    // Prefix match, case-insensitive: first name, last name, "first last", or any identity value
-    // (e-mail, phone — with or without the +, handle — with or without the @).
+    // Names: word prefixes in the FTS5 index (case- and accent-insensitive; "ann sm" finds "Anna Smith" and
+    // "Smith, Anna"). Identities: a prefix of any value (e-mail, phone — with or without the +, handle — with
+    // or without the @), one range per channel of the (company, channel, value) primary key.
     const values = new Set([q]);
     if (/^\d/.test(q)) values.add(`+${q}`);
     if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
-    const parts = [
-      "SELECT id FROM contacts WHERE company_id = ? AND lower(first_name) >= ? AND lower(first_name) < ?",
-      "SELECT id FROM contacts WHERE company_id = ? AND lower(last_name) >= ? AND lower(last_name) < ?",
-    ];
-    const qArgs: string[] = [companyId, q, q + TOP, companyId, q, q + TOP];
-    const space = q.indexOf(" ");
-    if (space > 0) {
-      const first = q.slice(0, space);
-      parts.push(
-        "SELECT id FROM contacts WHERE company_id = ? AND lower(first_name) = ? AND lower(first_name || ' ' || coalesce(last_name, '')) >= ? AND lower(first_name || ' ' || coalesce(last_name, '')) < ?",
-      );
-      qArgs.push(companyId, first, q, q + TOP);
-    }
-    for (const v of values) {
-      // The unique (company, channel, value) index serves this as one range per channel, so the import path
-      // does not maintain a second index on identity values.
-      parts.push(`SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
-      qArgs.push(companyId, v, v + TOP);
-    }
-    where.push(`c.id IN (${parts.join(" UNION ")})`);
+    const parts = [...values].map(() => `SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
+    const qArgs: string[] = [...values].flatMap((v) => [companyId, v, v + TOP]);
+    const match = nameMatch(q);
+    where.push(`(${match ? "c.seq IN (SELECT rowid FROM contact_search WHERE contact_search MATCH ?) OR " : ""}c.id IN (${parts.join(" UNION ALL ")}))`);
+    if (match) args.push(match);
     args.push(...qArgs);
   }
   if (createdAfter !== undefined) {
@@ -147,4 +133,14 @@ export function listContacts({
   const rows = raw.map(toContactRow);
   const more = rows.length > limit;
   return { rows: toContacts(sqlite, more ? rows.slice(0, limit) : rows), more };
+}
+
+/**
+ * An FTS5 query: every word of `q` as a prefix term, all required; null when `q` has no word. Words split
+ * where the index's tokenizer (unicode61) splits — at anything but letters, marks and digits — because a
+ * quoted string of two tokens would be a phrase, which the index (detail=none) does not keep.
+ */
+function nameMatch(q: string): string | null {
+  const words = q.split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
+  return words.length ? words.map((w) => `"${w}"*`).join(" ") : null;
 }

@@ -22,7 +22,6 @@ export interface ContactRow {
 }
 
 export interface IdentityRow {
-  id: string;
   companyId: string;
   contactId: string;
   channel: string;
@@ -53,7 +52,6 @@ interface RawContact {
 }
 
 interface RawIdentity {
-  id: string;
   company_id: string;
   contact_id: string;
   channel: string;
@@ -80,7 +78,6 @@ export function toContactRow(r: RawContact): ContactRow {
 }
 
 const toIdentityRow = (r: RawIdentity): IdentityRow => ({
-  id: r.id,
   companyId: r.company_id,
   contactId: r.contact_id,
   channel: r.channel,
@@ -104,7 +101,7 @@ export function identityByValue(sqlite: Database, companyId: string, channel: st
 /** The contact's identity on a channel: verified before pending, oldest first. */
 export function identityOfContact(sqlite: Database, contactId: string, channel: string): IdentityRow | undefined {
   const r = sqlite
-    .query(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ? ORDER BY status = 'pending', created_at, id LIMIT 1`)
+    .query(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ? ORDER BY status = 'pending', created_at, value LIMIT 1`)
     .get(contactId, channel) as RawIdentity | null;
   return r ? toIdentityRow(r) : undefined;
 }
@@ -113,7 +110,7 @@ export function identitiesOf(sqlite: Database, contactIds: string[]): IdentityRo
   if (!contactIds.length) return [];
   return (
     sqlite
-      .query(`SELECT * FROM contact_identities WHERE contact_id IN (SELECT value FROM json_each(?)) ORDER BY contact_id, channel, created_at, id`)
+      .query(`SELECT * FROM contact_identities WHERE contact_id IN (SELECT value FROM json_each(?)) ORDER BY contact_id, channel, created_at, value`)
       .all(JSON.stringify(contactIds)) as RawIdentity[]
   ).map(toIdentityRow);
 }
@@ -173,19 +170,21 @@ export function touchContact(sqlite: Database, id: string, at: number): void {
 }
 
 export function insertIdentity(sqlite: Database, i: { companyId: string; contactId: string; channel: string; value: string; status: string; at: number }): IdentityRow {
-  const id = newId();
   sqlite
-    .query(`INSERT INTO contact_identities (id, company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-    .run(id, i.companyId, i.contactId, i.channel, i.value, i.status, i.at);
-  return { id, companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
+    .query(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+    .run(i.companyId, i.contactId, i.channel, i.value, i.status, i.at);
+  return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
 }
 
-export function resolveIdentity(sqlite: Database, identityId: string, value: string): void {
-  sqlite.query(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE id = ?`).run(value, identityId);
+/** A pending `@username` identity becomes the verified platform user id. */
+export function resolveIdentity(sqlite: Database, pending: IdentityRow, value: string): void {
+  sqlite
+    .query(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE company_id = ? AND channel = ? AND value = ?`)
+    .run(value, pending.companyId, pending.channel, pending.value);
 }
 
-export function deleteIdentity(sqlite: Database, identityId: string): void {
-  sqlite.query(`DELETE FROM contact_identities WHERE id = ?`).run(identityId);
+export function deleteIdentity(sqlite: Database, i: IdentityRow): void {
+  sqlite.query(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
 }
 
 /** Tag ids by name, creating the missing tags. */
@@ -271,4 +270,24 @@ export function customFieldDefs(sqlite: Database, companyId: string): Map<string
     .query(`SELECT id, key, label, type, options, created_at AS createdAt FROM custom_fields WHERE company_id = ? ORDER BY key`)
     .all(companyId) as (Omit<CustomFieldDef, "options"> & { options: string | null })[];
   return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
+}
+
+/**
+ * Bulk writes (imports): contacts inserted from here until `flushSearchIndex` in the same transaction are
+ * indexed for `q` by one statement instead of one FTS5 insert each (measured: ~10 µs a row → ~2 µs). The
+ * triggers on contacts (migrations/0001) skip rows at or above `deferred_from`; updates of older rows are
+ * indexed as usual.
+ */
+export function deferSearchIndex(sqlite: Database): void {
+  sqlite.query(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
+}
+
+export function flushSearchIndex(sqlite: Database): void {
+  sqlite
+    .query(
+      `INSERT INTO contact_search (rowid, first_name, last_name)
+       SELECT seq, first_name, last_name FROM contacts WHERE seq >= (SELECT deferred_from FROM contact_search_state)`,
+    )
+    .run();
+  sqlite.query(`UPDATE contact_search_state SET deferred_from = NULL`).run();
 }

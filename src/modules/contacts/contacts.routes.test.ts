@@ -259,6 +259,18 @@ describe("GET /contacts filters", () => {
     expect(await names("q=zelda@")).toEqual(["f1"]);
     expect(await names(`tag=flt-a&createdAfter=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`)).toEqual([]);
   });
+  test("q on names: word prefixes in any order, accent- and case-insensitive; follows renames and erasure", async () => {
+    const c = (await upsert({ firstName: "José María", lastName: "Öztürk-Quist", identities: [{ channel: "email", value: "jm@search.test" }] })).body.data.contact;
+    const found = async (q: string) => (await app.request("GET", `/contacts?q=${encodeURIComponent(q)}`)).body.data.map((x: { id: string }) => x.id);
+    for (const q of ["jose", "MARIA", "ozturk", "quis", "quist jos", "Öztürk, José", "ozturk-qu", "jose_mar"]) expect(await found(q)).toEqual([c.id]);
+    expect(await found("jose zed")).toEqual([]);
+    expect(await found('"')).toEqual([]); // no word: identity prefixes only, no FTS syntax error
+    await app.request("PATCH", `/contacts/${c.id}`, { body: { firstName: "Pedro" } });
+    expect(await found("jose")).toEqual([]);
+    expect(await found("pedro quist")).toEqual([c.id]);
+    await app.request("DELETE", `/contacts/${c.id}`);
+    expect(await found("pedro")).toEqual([]);
+  });
   test("cursor pagination walks every contact once", async () => {
     const seen: string[] = [];
     let cursor: string | null = null;

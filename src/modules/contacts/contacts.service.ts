@@ -22,8 +22,8 @@ import { newId } from "../../platform/ids";
 import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
 import * as repo from "./contacts.repository";
 import type { ContactRow, CustomFieldDef, IdentityRow } from "./contacts.repository";
-import { validateCustomFieldValue } from "./custom-fields.service";
-import { normaliseIdentity, tryNormaliseIdentity, type NormalisedIdentity } from "./identity";
+import { checkCustomFields, checkIdentities, checkTags, checkUpsert, text, type CheckedIdentity, type CheckedUpsert } from "./contacts.checks";
+import { normaliseIdentity, tryNormaliseIdentity } from "./identity";
 
 export { normaliseIdentity } from "./identity";
 export type { ContactRow, IdentityRow } from "./contacts.repository";
@@ -135,7 +135,7 @@ export function findOrCreateContactByIdentity({
       const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
       const pending = repo.identityByValue(sqlite, companyId, channel, handle);
       if (pending && pending.status === "pending" && n.status === "verified") {
-        repo.resolveIdentity(sqlite, pending.id, n.value);
+        repo.resolveIdentity(sqlite, pending, n.value);
         identity = { ...pending, value: n.value, status: "verified" };
         fillNames(sqlite, identity.contactId, displayName, at);
         repo.touchContact(sqlite, identity.contactId, at);
@@ -232,69 +232,6 @@ function emitConsentEvents(
   for (const channel of c.channels) events.emit({ companyId: c.companyId, type, data: { contact, channel, source: c.source } });
 }
 
-// ------------------------------------------------------------------------------------------ input checks
-
-interface CheckedIdentity extends NormalisedIdentity {
-  channel: string;
-  index: number;
-}
-
-const text = (v: string | null | undefined): string | null | undefined => (v === undefined ? undefined : v === null ? null : v.trim() || null);
-
-function checkIdentities(list: { channel: string; value: string }[], errors: DetailCollector): CheckedIdentity[] {
-  const out: CheckedIdentity[] = [];
-  const seen = new Set<string>();
-  list.forEach((i, index) => {
-    const n = tryNormaliseIdentity(i.channel, i.value);
-    if ("error" in n) {
-      errors.add(`/identities/${index}/${n.field}`, n.error);
-      return;
-    }
-    const k = `${i.channel}\u0000${n.value}`;
-    if (seen.has(k)) return; // the same identity twice in one body is the same key
-    seen.add(k);
-    out.push({ ...n, channel: i.channel, index });
-  });
-  return out;
-}
-
-function checkTags(tags: string[] | undefined, errors: DetailCollector): string[] | undefined {
-  if (tags === undefined) return undefined;
-  const out = new Set<string>();
-  tags.forEach((t, i) => {
-    const name = t.trim();
-    if (!name) errors.add(`/tags/${i}`, "must not be blank");
-    else if (name.length > 100) errors.add(`/tags/${i}`, "must be at most 100 characters");
-    else out.add(name);
-  });
-  return [...out];
-}
-
-function checkCustomFields(
-  given: Record<string, unknown> | undefined,
-  defs: Map<string, CustomFieldDef>,
-  errors: DetailCollector,
-): Record<string, unknown> | undefined {
-  if (given === undefined) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(given)) {
-    const pointer = `/customFields/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    const def = defs.get(key);
-    if (!def) {
-      errors.add(pointer, "unknown custom field (see GET /custom-fields)");
-      continue;
-    }
-    if (value === null) {
-      out[key] = null;
-      continue;
-    }
-    const problem = validateCustomFieldValue(def, value);
-    if (problem) errors.add(pointer, problem);
-    else out[key] = value;
-  }
-  return out;
-}
-
 function mergeCustomFields(current: Record<string, unknown>, given: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!given) return current;
   const out = { ...current };
@@ -340,7 +277,6 @@ export interface UpsertOptions {
   consentAt?: Date;
   /** Preloaded custom field definitions (imports load them once). */
   defs?: Map<string, CustomFieldDef>;
-  /** Collect validation problems here instead of throwing (imports). */
 }
 
 export interface UpsertResult {
@@ -370,113 +306,118 @@ function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
  * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
  */
 export function upsertContact({ db, events, now, companyId, input, options = {} }: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
-  const sqlite = db.$client;
-  const errors = new DetailCollector();
-  const identities = checkIdentities(input.identities, errors);
-  if (!input.identities.length) errors.add("/identities", "at least one identity is required");
-  const tagNames = checkTags(input.tags, errors);
-  const fields = checkCustomFields(input.customFields, options.defs ?? repo.customFieldDefs(sqlite, companyId), errors);
-  errors.throwIfAny();
-
-  return db.tx(() => {
-    const at = now().getTime();
-    const byContact = owners(sqlite, companyId, identities);
-    if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
-    const existingId = byContact.keys().next().value as string | undefined;
-    let changed = false;
-    let contactId: string;
-
-    if (existingId === undefined) {
-      contactId = newId();
-      repo.insertContact(sqlite, {
-        id: contactId,
-        companyId,
-        firstName: text(input.firstName) ?? null,
-        lastName: text(input.lastName) ?? null,
-        city: text(input.city) ?? null,
-        country: text(input.country) ?? null,
-        customFields: mergeCustomFields({}, fields),
-        at,
-      });
-    } else {
-      contactId = existingId;
-      const row = repo.contactById(sqlite, companyId, contactId)!;
-      const next = {
-        firstName: pick(text(input.firstName), row.firstName),
-        lastName: pick(text(input.lastName), row.lastName),
-        city: pick(text(input.city), row.city),
-        country: pick(text(input.country), row.country),
-        customFields: mergeCustomFields(row.customFields, fields),
-        blocked: row.blocked,
-      };
-      if (fieldsDiffer(next, row)) {
-        repo.updateContactFields(sqlite, contactId, { ...next, at });
-        changed = true;
-      }
-    }
-    const known = new Set(byContact.get(contactId)?.map((i) => i.index));
-    for (const i of identities) {
-      if (known.has(i.index)) continue;
-      repo.insertIdentity(sqlite, { companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
-      changed = true;
-    }
-    if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at), at) > 0) changed = true;
-
-    let consentChanged: string[] = [];
-    let consentKept = 0;
-    if (input.optIn !== undefined) {
-      const status = input.optIn ? "opted_in" : "opted_out";
-      let channels = [...new Set(identities.map((i) => i.channel))];
-      if (status === "opted_in" && options.protectOptOut) {
-        channels = channels.filter((channel) => {
-          const current = repo.consentOf(sqlite, contactId, channel);
-          const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
-          if (keep) consentKept++;
-          return !keep;
-        });
-      }
-      consentChanged = applyConsent(sqlite, { companyId, contactId, channels, status, source: options.source ?? "api", at });
-    }
-
-    const created = existingId === undefined;
-    if (!created && (changed || consentChanged.length)) repo.touchContact(sqlite, contactId, at);
-    // A new contact's shape is fully known here; skipping the re-read matters for imports (4 queries a row).
-    const contact = created
-      ? newContactShape({ id: contactId, input, identities, tags: tagNames ?? [], customFields: mergeCustomFields({}, fields), consent: consentChanged, optIn: input.optIn, at })
-      : shapeOf(sqlite, companyId, contactId);
-    if (created) events.emit({ companyId, type: "contact.created", data: { contact } });
-    else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact } });
-    if (consentChanged.length) {
-      const type = input.optIn ? "contact.opted_in" : "contact.opted_out";
-      for (const channel of consentChanged) events.emit({ companyId, type, data: { contact, channel, source: options.source ?? "api" } });
-    }
-    return { created, contact, consentKept };
-  });
+  const checked = checkUpsert(input, options.defs ?? repo.customFieldDefs(db.$client, companyId));
+  return db.tx(() => applyUpsert({ sqlite: db.$client, events, at: now().getTime(), companyId, checked, options }));
 }
 
-function newContactShape(c: {
-  id: string;
-  input: ContactUpsertInput;
-  identities: CheckedIdentity[];
-  tags: string[];
-  customFields: Record<string, unknown>;
-  consent: string[];
-  optIn: boolean | undefined;
+/**
+ * The writes of an upsert whose input passed `checkUpsert`; must run inside the caller's transaction.
+ * NB! A CONFLICT is thrown before the first write, so a caller may apply many upserts in one transaction
+ * without a savepoint each (bulk imports do) — any other throw must roll the caller's transaction back.
+ */
+export function applyUpsert({
+  sqlite,
+  events,
+  at,
+  companyId,
+  checked,
+  options = {},
+}: {
+  sqlite: Database;
+  events: Events;
   at: number;
-}): Contact {
+  companyId: string;
+  checked: CheckedUpsert;
+  options?: UpsertOptions;
+}): UpsertResult {
+  const { identities, tags: tagNames, customFields: fields } = checked;
+  const byContact = owners(sqlite, companyId, identities);
+  if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
+  const existingId = byContact.keys().next().value as string | undefined;
+  let changed = false;
+  let contactId: string;
+
+  if (existingId === undefined) {
+    contactId = newId();
+    repo.insertContact(sqlite, {
+      id: contactId,
+      companyId,
+      firstName: checked.firstName ?? null,
+      lastName: checked.lastName ?? null,
+      city: checked.city ?? null,
+      country: checked.country ?? null,
+      customFields: mergeCustomFields({}, fields),
+      at,
+    });
+  } else {
+    contactId = existingId;
+    const row = repo.contactById(sqlite, companyId, contactId)!;
+    const next = {
+      firstName: pick(checked.firstName, row.firstName),
+      lastName: pick(checked.lastName, row.lastName),
+      city: pick(checked.city, row.city),
+      country: pick(checked.country, row.country),
+      customFields: mergeCustomFields(row.customFields, fields),
+      blocked: row.blocked,
+    };
+    if (fieldsDiffer(next, row)) {
+      repo.updateContactFields(sqlite, contactId, { ...next, at });
+      changed = true;
+    }
+  }
+  const known = new Set(byContact.get(contactId)?.map((i) => i.index));
+  for (const i of identities) {
+    if (known.has(i.index)) continue;
+    repo.insertIdentity(sqlite, { companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
+    changed = true;
+  }
+  if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at), at) > 0) changed = true;
+
+  let consentChanged: string[] = [];
+  let consentKept = 0;
+  if (checked.optIn !== undefined) {
+    const status = checked.optIn ? "opted_in" : "opted_out";
+    let channels = [...new Set(identities.map((i) => i.channel))];
+    if (status === "opted_in" && options.protectOptOut) {
+      channels = channels.filter((channel) => {
+        const current = repo.consentOf(sqlite, contactId, channel);
+        const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
+        if (keep) consentKept++;
+        return !keep;
+      });
+    }
+    consentChanged = applyConsent(sqlite, { companyId, contactId, channels, status, source: options.source ?? "api", at });
+  }
+
+  const created = existingId === undefined;
+  if (!created && (changed || consentChanged.length)) repo.touchContact(sqlite, contactId, at);
+  // A new contact's shape is fully known here; skipping the re-read matters for imports (4 queries a row).
+  const contact = created
+    ? newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at })
+    : shapeOf(sqlite, companyId, contactId);
+  if (created) events.emit({ companyId, type: "contact.created", data: { contact } });
+  else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact } });
+  if (consentChanged.length) {
+    const type = checked.optIn ? "contact.opted_in" : "contact.opted_out";
+    for (const channel of consentChanged) events.emit({ companyId, type, data: { contact, channel, source: options.source ?? "api" } });
+  }
+  return { created, contact, consentKept };
+}
+
+function newContactShape(c: { id: string; checked: CheckedUpsert; customFields: Record<string, unknown>; consent: string[]; at: number }): Contact {
   const when = new Date(c.at).toISOString();
-  const identities = [...c.identities].sort((a, b) => (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0));
+  const identities = [...c.checked.identities].sort((a, b) => (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0));
   const consent: Contact["consent"] = {};
   for (const i of identities) consent[i.channel] = { status: "unknown", updatedAt: null };
-  for (const ch of c.consent) consent[ch] = { status: c.optIn ? "opted_in" : "opted_out", updatedAt: when };
+  for (const ch of c.consent) consent[ch] = { status: c.checked.optIn ? "opted_in" : "opted_out", updatedAt: when };
   return {
     id: c.id,
-    firstName: text(c.input.firstName) ?? null,
-    lastName: text(c.input.lastName) ?? null,
-    city: text(c.input.city) ?? null,
-    country: text(c.input.country) ?? null,
+    firstName: c.checked.firstName ?? null,
+    lastName: c.checked.lastName ?? null,
+    city: c.checked.city ?? null,
+    country: c.checked.country ?? null,
     identities: identities.map((i) => ({ channel: i.channel, value: i.value, status: i.status })),
-    tags: [...c.tags].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+    tags: [...(c.checked.tags ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
     customFields: c.customFields,
     consent,
     blocked: false,
@@ -524,7 +465,7 @@ export function patchContact({ db, events, now, companyId, id, input }: WriteDep
       const have = new Set(current.map((i) => `${i.channel}\u0000${i.value}`));
       for (const i of current)
         if (!wanted.has(`${i.channel}\u0000${i.value}`)) {
-          repo.deleteIdentity(sqlite, i.id);
+          repo.deleteIdentity(sqlite, i);
           changed = true;
         }
       for (const i of identities)
