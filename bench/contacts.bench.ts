@@ -10,10 +10,11 @@
  *    and polled until the import completes; rows/s over the whole (upload + processing), the server's peak
  *    RSS (VmHWM), and the latency of API requests made one at a time while the import runs.
  *    --shuffle hashes the e-mail and phone values (random b-tree positions, as real lists have).
+ *    BENCH_PROGRESS=<ms> prints progress, RSS and CPU seconds per server thread at that interval.
  * 3. `GET /contacts?tag=X&limit=50` (and no filter, and `q`) latency (server side, app.handle, no socket)
  *    on a database with --list-contacts contacts and --tags tags, seeded with raw prepared inserts.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -178,11 +179,20 @@ if (!args["skip-import"]) {
   const res = await fetch(`${api}/contacts/import`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" }, body: Bun.file(file) });
   const { data } = (await res.json()) as { data: { id: string } };
   const uploaded = performance.now();
+  const rssUploaded = rssMb(sb.pid);
   let imp: { status: string; created: number; updated: number; failed: number };
   for (;;) {
     imp = ((await (await fetch(`${api}/contacts/imports/${data.id}`, { headers: auth })).json()) as { data: typeof imp }).data;
     if (imp.status === "completed" || imp.status === "failed") break;
-    await Bun.sleep(100);
+    if (process.env.BENCH_PROGRESS) {
+      const threads = readdirSync(`/proc/${sb.pid}/task`).map((tid) => {
+        const st = readFileSync(`/proc/${sb.pid}/task/${tid}/stat`, "utf8");
+        const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+        return `${st.slice(st.indexOf("(") + 1, st.lastIndexOf(")"))}:${(Number(f[11]) + Number(f[12])) / 100}`;
+      });
+      console.log(`${((performance.now() - t0) / 1000).toFixed(1)} s: ${(imp as { processed?: number }).processed} rows, RSS ${fmt(rssMb(sb.pid))} MB; cpu s ${threads.filter((t) => !t.endsWith(":0")).join(" ")}`);
+    }
+    await Bun.sleep(process.env.BENCH_PROGRESS ? Number(process.env.BENCH_PROGRESS) : 100);
   }
   const t1 = performance.now();
   importing = false;
@@ -195,7 +205,7 @@ if (!args["skip-import"]) {
   report(`import (compiled binary, serve): ${fmt(IMPORT_ROWS)} NDJSON rows (${mb(size)}), 2 identities + 1 tag per row, ${SHUFFLE ? "random (hashed) e-mails and phones" : "sequential-ish e-mails and phones"}`);
   report(`  status ${imp.status}: created ${fmt(imp.created)}, updated ${fmt(imp.updated)}, failed ${fmt(imp.failed)}`);
   report(`  upload ${fmt((uploaded - t0) / 1000, 1)} s, total ${fmt(secs, 1)} s → ${fmt(IMPORT_ROWS / secs)} rows/s (target ≥ 20,000/s)`);
-  report(`  server peak RSS (VmHWM) ${fmt(peak)} MB (RSS before the import ${fmt(rssBefore)} MB; target < 300 MB)`);
+  report(`  server peak RSS (VmHWM) ${fmt(peak)} MB (RSS before the import ${fmt(rssBefore)} MB, after the upload ${fmt(rssUploaded)} MB; target < 300 MB)`);
   report(`  GET /contacts?limit=1 during the import: p50 ${fmt(probe[Math.floor(probe.length / 2)]!, 1)} ms, p99 ${fmt(probe[Math.floor(probe.length * 0.99)]!, 1)} ms, max ${fmt(probe.at(-1)!, 1)} ms (${probe.length} requests)`);
 }
 

@@ -156,4 +156,29 @@ describe("appliance life cycle", () => {
     expect(server.output()).toContain('"route":"/api/public/v1/me"');
     expect(server.output()).not.toContain(init.apiKey);
   });
+
+  test("a contact import runs in the binary's import worker thread: rows checked, written, searchable", async () => {
+    const server = await serve(init.configPath);
+    const api = `${server.url}/api/public/v1`;
+    const auth = { authorization: `Bearer ${init.apiKey}` };
+    try {
+      const rows = Array.from({ length: 2500 }, (_, i) => ({ firstName: `Bulk${i}`, lastName: "Müller", identities: [{ channel: "whatsapp", value: `+49 151 2${String(i).padStart(7, "0")}` }], tags: ["e2e-import"] }));
+      const raw = [...rows.map((r) => JSON.stringify(r)), '{"identities":[{"channel":"email","value":"nope"}]}'].join("\n");
+      const res = await fetch(`${api}/contacts/import`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" }, body: raw });
+      expect(res.status).toBe(202);
+      const { id } = ((await res.json()) as { data: { id: string } }).data;
+      let imp: any;
+      for (let i = 0; i < 200; i++) {
+        imp = ((await (await fetch(`${api}/contacts/imports/${id}`, { headers: auth })).json()) as { data: unknown }).data;
+        if (imp.status === "completed" || imp.status === "failed") break;
+        await Bun.sleep(50);
+      }
+      expect(imp).toMatchObject({ status: "completed", processed: 2501, created: 2500, failed: 1, errors: [{ row: 2501, pointer: "/identities/0/value" }] });
+      const found = ((await (await fetch(`${api}/contacts?q=${encodeURIComponent("bulk2499 muller")}`, { headers: auth })).json()) as { data: { identities: { value: string }[] }[] }).data;
+      expect(found.map((c) => c.identities[0]!.value)).toEqual(["+4915120002499"]);
+    } finally {
+      expect(await server.stop("SIGTERM")).toBe(0);
+    }
+    expect(server.output()).not.toContain("import worker");
+  });
 });

@@ -146,8 +146,9 @@ describe("POST /contacts/import", () => {
     expect(await q("newname")).toEqual(["Newname"]);
     expect(await q("oldname")).toEqual([]);
     expect((await app.request("GET", `/contacts/${old.id}`)).body.data.firstName).toBe("Newname");
-    // The deferral is confined to the import's transactions.
+    // The search deferral and synchronous=NORMAL are confined to the import's transactions.
     expect(app.deps.db.$client.query("SELECT deferred_from FROM contact_search_state").get()).toEqual({ deferred_from: null });
+    expect(app.deps.db.$client.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 }); // FULL
     expect(app.deps.db.$client.query("INSERT INTO contact_search (contact_search) VALUES ('integrity-check')").run().changes).toBeGreaterThanOrEqual(0);
   });
 });
@@ -195,3 +196,34 @@ describe("import rows: worker thread and inline reader agree", () => {
     }
   });
 });
+
+describe("import events", () => {
+  test("a webhook endpoint on contact.created gets every imported contact's full shape; nothing is built for events no endpoint wants", async () => {
+    const own = await createTestApp({ config: { rate_limit: { requests_per_second: 10000, burst: 10000 } } });
+    try {
+      const raw = [
+        { firstName: "Wendy", identities: [{ channel: "email", value: "wendy@example.com" }], tags: ["w"], optIn: true },
+        { firstName: "Walt", identities: [{ channel: "whatsapp", value: "+4915112349999" }] },
+      ].map((r) => JSON.stringify(r)).join("\n");
+      const importVia = async () => {
+        const r = await own.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } });
+        await own.deps.queue.drain();
+        return (await own.request("GET", `/contacts/imports/${r.body.data.id}`)).body.data;
+      };
+      await own.request("POST", "/webhooks", { body: { url: "https://erp.example.com/hooks", events: ["contact.created"] } });
+      expect(await importVia()).toMatchObject({ status: "completed", created: 2 });
+      const bodies = (own.deps.db.$client.query("SELECT body FROM webhook_messages WHERE event_type = 'contact.created'").all() as { body: string }[]).map((m) => JSON.parse(m.body));
+      const byName = Object.fromEntries(bodies.map((b) => [b.data.contact.firstName, b.data.contact]));
+      const wendy = (await own.request("GET", `/contacts/${byName.Wendy.id}`)).body.data;
+      expect(byName.Wendy).toEqual(wendy); // the lazily built payload is the contact as stored
+      expect(byName.Wendy).toMatchObject({ tags: ["w"], consent: { email: { status: "opted_in" } } });
+      expect(byName.Walt.identities).toEqual([{ channel: "whatsapp", value: "+4915112349999", status: "verified" }]);
+      // Not subscribed to contact.opted_in: no message for it.
+      expect(own.deps.db.$client.query("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'contact.opted_in'").get()).toEqual({ n: 0 });
+      expect(own.emitted.filter((e) => e.type === "contact.opted_in").map((e) => (e.data.contact as { firstName: string }).firstName)).toEqual(["Wendy"]);
+    } finally {
+      await own.close();
+    }
+  });
+});
+

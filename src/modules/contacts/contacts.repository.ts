@@ -187,17 +187,20 @@ export function deleteIdentity(sqlite: Database, i: IdentityRow): void {
   sqlite.query(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
 }
 
-/** Tag ids by name, creating the missing tags. */
-export function ensureTags(sqlite: Database, companyId: string, names: string[], at: number): string[] {
+/**
+ * Tag ids by name, creating the missing tags. `known` (name → id) saves the look-ups of a bulk write; it must
+ * not outlive the transaction (a rollback takes created tags back).
+ */
+export function ensureTags(sqlite: Database, companyId: string, names: string[], at: number, known?: Map<string, string>): string[] {
   const ids: string[] = [];
   for (const name of names) {
-    const found = sqlite.query(`SELECT id FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as { id: string } | null;
-    if (found) ids.push(found.id);
-    else {
-      const id = newId();
+    let id = known?.get(name) ?? (sqlite.query(`SELECT id FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as { id: string } | null)?.id;
+    if (!id) {
+      id = newId();
       sqlite.query(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(id, companyId, name, at);
-      ids.push(id);
     }
+    known?.set(name, id);
+    ids.push(id);
   }
   return ids;
 }

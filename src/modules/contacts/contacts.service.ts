@@ -277,6 +277,8 @@ export interface UpsertOptions {
   consentAt?: Date;
   /** Preloaded custom field definitions (imports load them once). */
   defs?: Map<string, CustomFieldDef>;
+  /** Tag ids by name known in the caller's transaction (see repo.ensureTags). */
+  tagIds?: Map<string, string>;
 }
 
 export interface UpsertResult {
@@ -371,7 +373,7 @@ export function applyUpsert({
     repo.insertIdentity(sqlite, { companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
     changed = true;
   }
-  if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at), at) > 0) changed = true;
+  if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at, options.tagIds), at) > 0) changed = true;
 
   let consentChanged: string[] = [];
   let consentKept = 0;
@@ -391,17 +393,24 @@ export function applyUpsert({
 
   const created = existingId === undefined;
   if (!created && (changed || consentChanged.length)) repo.touchContact(sqlite, contactId, at);
-  // A new contact's shape is fully known here; skipping the re-read matters for imports (4 queries a row).
-  const contact = created
-    ? newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at })
-    : shapeOf(sqlite, companyId, contactId);
-  if (created) events.emit({ companyId, type: "contact.created", data: { contact } });
-  else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact } });
+  // A new contact's shape is fully known here (no re-read), and built only when something reads it: a bulk
+  // import with no webhook endpoint for contact.* never does. An existing contact's shape is read now — later
+  // writes of the same transaction must not show in its events.
+  let shape: Contact | undefined = created ? undefined : shapeOf(sqlite, companyId, contactId);
+  const contact = (): Contact => (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
+  if (created) events.emit({ companyId, type: "contact.created", data: () => ({ contact: contact() }) });
+  else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact: contact() } });
   if (consentChanged.length) {
     const type = checked.optIn ? "contact.opted_in" : "contact.opted_out";
-    for (const channel of consentChanged) events.emit({ companyId, type, data: { contact, channel, source: options.source ?? "api" } });
+    for (const channel of consentChanged) events.emit({ companyId, type, data: () => ({ contact: contact(), channel, source: options.source ?? "api" }) });
   }
-  return { created, contact, consentKept };
+  return {
+    created,
+    get contact() {
+      return contact();
+    },
+    consentKept,
+  };
 }
 
 function newContactShape(c: { id: string; checked: CheckedUpsert; customFields: Record<string, unknown>; consent: string[]; at: number }): Contact {

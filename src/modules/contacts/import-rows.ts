@@ -172,10 +172,12 @@ function workerUrl(): string {
 }
 
 /**
- * The checked rows in batches of up to `batchRows`, read in the import worker thread (two batches ahead at
- * most); inline on the calling thread when `inline` is set or no worker can start. The worker ends when the
+ * The checked rows in batches of up to `batchRows`, read in the import worker thread (READ_AHEAD batches
+ * ahead at most: enough to fill the next write transaction while this one runs, so the writer never waits); inline on the calling thread when `inline` is set or no worker can start. The worker ends when the
  * consumer stops iterating. Throws AppError for a fatal input problem, Error for I/O trouble.
  */
+const READ_AHEAD = 8;
+
 export async function* checkedBatches(opts: {
   file: string;
   format: ImportFormat;
@@ -183,13 +185,14 @@ export async function* checkedBatches(opts: {
   skip: number;
   batchRows: number;
   inline?: boolean;
+  onFallback?: (error: unknown) => void;
 }): AsyncGenerator<CheckedRow[]> {
   let worker: Worker | null = null;
   if (!opts.inline) {
     try {
       worker = new Worker(workerUrl());
-    } catch {
-      worker = null;
+    } catch (e) {
+      opts.onFallback?.(e);
     }
   }
   if (!worker) {
@@ -216,8 +219,7 @@ export async function* checkedBatches(opts: {
   worker.onerror = (e) => push({ type: "error", message: `import worker failed: ${e.message}` });
   try {
     worker.postMessage({ type: "start", file: opts.file, format: opts.format, defs: opts.defs, skip: opts.skip, batchRows: opts.batchRows });
-    worker.postMessage({ type: "more" });
-    worker.postMessage({ type: "more" });
+    for (let i = 0; i < READ_AHEAD; i++) worker.postMessage({ type: "more" });
     for (;;) {
       while (!inbox.length) await new Promise<void>((r) => (wake = r));
       const m = inbox.shift()!;

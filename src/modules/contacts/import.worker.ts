@@ -15,6 +15,7 @@ declare const self: Worker;
 export type WorkerIn = { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number } | { type: "more" };
 export type WorkerOut = { type: "batch"; rows: CheckedRow[] } | { type: "done" } | { type: "fatal"; message: string } | { type: "error"; message: string };
 
+const HEAP_LIMIT = 32 * 1024 * 1024;
 let credits = 0;
 let wake: (() => void) | null = null;
 const post = (m: WorkerOut) => postMessage(m);
@@ -23,6 +24,8 @@ async function send(rows: CheckedRow[]) {
   while (credits === 0) await new Promise<void>((r) => (wake = r));
   credits--;
   post({ type: "batch", rows });
+  // This thread's heap is its own: collect it when parsing garbage piles up (see IMPORT_HEAP_LIMIT).
+  if (process.memoryUsage().heapUsed > HEAP_LIMIT) Bun.gc(true);
 }
 
 async function run(m: Extract<WorkerIn, { type: "start" }>) {

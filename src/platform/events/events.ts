@@ -22,8 +22,12 @@ export interface DomainEvent {
 export type EventSubscriber = (event: DomainEvent) => void;
 
 export interface EventBus {
-  /** Calls every subscriber, in subscription order, with the event; returns it. */
-  emit(input: { companyId: string; type: string; data: Record<string, unknown> }): DomainEvent;
+  /**
+   * Calls every subscriber, in subscription order, with the event; returns it. `data` may be a function: it
+   * is then called once, when a subscriber first reads `event.data` (bulk writes skip building payloads that
+   * no webhook endpoint wants).
+   */
+  emit(input: { companyId: string; type: string; data: Record<string, unknown> | (() => Record<string, unknown>) }): DomainEvent;
   /** Returns the function that unsubscribes. */
   subscribe(subscriber: EventSubscriber): () => void;
 }
@@ -32,7 +36,11 @@ export function createEventBus({ now }: { now: () => Date }): EventBus {
   const subscribers = new Set<EventSubscriber>();
   return {
     emit({ companyId, type, data }) {
-      const event: DomainEvent = { id: newId(), companyId, type, data, createdAt: now() };
+      const event = { id: newId(), companyId, type, data, createdAt: now() } as DomainEvent;
+      if (typeof data === "function") {
+        let value: Record<string, unknown> | undefined;
+        Object.defineProperty(event, "data", { enumerable: true, get: () => (value ??= data()) });
+      }
       for (const s of subscribers) s(event);
       return event;
     },
