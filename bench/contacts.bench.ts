@@ -263,7 +263,6 @@ if (!args["skip-list"]) {
   await measure("GET /contacts?tag=X&limit=50 (random tag)", (i) => `/contacts?tag=tag${(i * 37) % TAGS}&limit=50`);
   await measure("GET /contacts?limit=50 (no filter)    ", () => `/contacts?limit=50`);
   await measure("GET /contacts?q=<name prefix>&limit=50", (i) => `/contacts?q=seed${(i * 7) % 5000}&limit=50`);
-  app.app.stop();
   await app.close().catch(() => {});
 }
 

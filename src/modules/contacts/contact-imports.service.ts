@@ -150,7 +150,7 @@ export function getImport({ db, companyId, id }: { db: Db; companyId: string; id
  */
 export const IMPORT_TX_BUDGET_MS = 100;
 
-type Tally = { created: number; updated: number; failed: number; kept: number; errors: [number, string, string][] };
+type Tally = { created: number; updated: number; failed: number; kept: number; errors: [number, string, string][]; erroredRows: number };
 
 /** The `contacts.import` job: idempotent (resumes at `processed`), yields to the event loop between transactions. */
 export async function runImport({
@@ -185,7 +185,9 @@ export async function runImport({
 
   const fail = (t: Tally, row: number, problems: { pointer: string; message: string }[]) => {
     t.failed++;
-    if (storedErrors + new Set(t.errors.map((e) => e[0])).size < IMPORT_ERROR_CAP) for (const p of problems) t.errors.push([row, p.pointer, p.message]);
+    if (storedErrors + t.erroredRows >= IMPORT_ERROR_CAP) return;
+    t.erroredRows++;
+    for (const p of problems) t.errors.push([row, p.pointer, p.message]);
   };
   /**
    * Applies rows[from…] until the budget is spent; returns how many it applied. Fast mode writes without a
@@ -193,7 +195,7 @@ export async function runImport({
    * transaction, after which the same rows are redone in safe mode (a savepoint each, failures per row).
    */
   const applyRows = (rows: CheckedRow[], from: number, count: number | null, safe: boolean): number => {
-    const t: Tally = { created: 0, updated: 0, failed: 0, kept: 0, errors: [] };
+    const t: Tally = { created: 0, updated: 0, failed: 0, kept: 0, errors: [], erroredRows: 0 };
     const started = performance.now();
     let i = from;
     // NB! No fsync per import transaction (synchronous=NORMAL for it alone; it was a quarter of the import's
@@ -232,7 +234,7 @@ export async function runImport({
     } finally {
       sqlite.exec("PRAGMA synchronous = FULL");
     }
-    storedErrors += new Set(t.errors.map((e) => e[0])).size;
+    storedErrors += t.erroredRows;
     return i - from;
   };
 
