@@ -178,6 +178,10 @@ function workerUrl(): string {
  */
 const READ_AHEAD = 8;
 
+/** The import worker's messages (import.worker.ts). */
+export type WorkerIn = { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number } | { type: "more" };
+export type WorkerOut = { type: "batch"; rows: CheckedRow[] } | { type: "done" } | { type: "fatal"; message: string } | { type: "error"; message: string };
+
 export async function* checkedBatches(opts: {
   file: string;
   format: ImportFormat;
@@ -207,18 +211,17 @@ export async function* checkedBatches(opts: {
     if (batch.length) yield batch;
     return;
   }
-  type Out = import("./import.worker").WorkerOut;
-  const inbox: (Out | { type: "error"; message: string })[] = [];
+  const inbox: WorkerOut[] = [];
   let wake: (() => void) | null = null;
-  const push = (m: Out) => {
+  const push = (m: WorkerOut) => {
     inbox.push(m);
     wake?.();
     wake = null;
   };
-  worker.onmessage = (e: MessageEvent<Out>) => push(e.data);
+  worker.onmessage = (e: MessageEvent<WorkerOut>) => push(e.data);
   worker.onerror = (e) => push({ type: "error", message: `import worker failed: ${e.message}` });
   try {
-    worker.postMessage({ type: "start", file: opts.file, format: opts.format, defs: opts.defs, skip: opts.skip, batchRows: opts.batchRows });
+    worker.postMessage({ type: "start", file: opts.file, format: opts.format, defs: opts.defs, skip: opts.skip, batchRows: opts.batchRows } satisfies WorkerIn);
     for (let i = 0; i < READ_AHEAD; i++) worker.postMessage({ type: "more" });
     for (;;) {
       while (!inbox.length) await new Promise<void>((r) => (wake = r));

@@ -7,13 +7,9 @@
  * wrong, e.g. unknown CSV columns) | {type: "error", message} (I/O trouble; the job retries).
  */
 import { AppError } from "../../platform/errors";
-import type { CustomFieldDef } from "./contacts.repository";
-import { checkedRows, type CheckedRow, type ImportFormat } from "./import-rows";
+import { checkedRows, type CheckedRow, type WorkerIn, type WorkerOut } from "./import-rows";
 
 declare const self: Worker;
-
-export type WorkerIn = { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number } | { type: "more" };
-export type WorkerOut = { type: "batch"; rows: CheckedRow[] } | { type: "done" } | { type: "fatal"; message: string } | { type: "error"; message: string };
 
 const HEAP_LIMIT = 32 * 1024 * 1024;
 let credits = 0;
