@@ -34,43 +34,46 @@ export function startImapPoller(opts: { ctx: AdapterContext; settings: SmtpSetti
       auth: { user: settings.imap_username, pass: settings.imap_password },
       tls: { rejectUnauthorized: settings.tls_reject_unauthorized },
       logger: false,
+      // IDLE again 1 s after our last command (imapflow's default is 15 s, during which new mail waits).
+      autoIdleDelay: 1000,
     });
     const c = client;
     await c.connect();
-    const lock = await c.getMailboxLock(settings.imap_mailbox);
-    try {
-      const mailbox = c.mailbox;
-      if (!mailbox) throw new Error(`mailbox ${settings.imap_mailbox} not selected`);
-      const validity = String(mailbox.uidValidity);
-      if (ctx.state.get(IMAP_UIDVALIDITY_KEY) !== validity) {
-        ctx.state.set(IMAP_UIDVALIDITY_KEY, validity);
-        ctx.state.set(IMAP_UID_KEY, String(Math.max(0, Number(mailbox.uidNext) - 1)));
-      }
-      let chain = Promise.resolve();
-      const scan = () => {
-        chain = chain.then(() => fetchNew(c)).catch((err) => ctx.log.error({ err, accountId: ctx.account.id }, "imap: fetching new mail failed"));
-      };
-      c.on("exists", scan);
-      scan();
-      const timer = setInterval(scan, RESCAN_MS);
-      await new Promise<void>((resolve) => {
-        c.once("close", resolve);
-        stopping.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
-      clearInterval(timer);
-      await chain;
-    } finally {
-      lock.release();
+    // NB! The mailbox is opened, not locked, for the session: imapflow starts IDLE only while no lock is
+    // held, so a session-long lock would leave new mail to the periodic rescan. Each fetch takes the lock.
+    const mailbox = await c.mailboxOpen(settings.imap_mailbox);
+    const validity = String(mailbox.uidValidity);
+    if (ctx.state.get(IMAP_UIDVALIDITY_KEY) !== validity) {
+      ctx.state.set(IMAP_UIDVALIDITY_KEY, validity);
+      ctx.state.set(IMAP_UID_KEY, String(Math.max(0, Number(mailbox.uidNext) - 1)));
     }
+    let chain = Promise.resolve();
+    const scan = () => {
+      chain = chain.then(() => fetchNew(c)).catch((err) => ctx.log.error({ err, accountId: ctx.account.id }, "imap: fetching new mail failed"));
+    };
+    c.on("exists", scan);
+    scan();
+    const timer = setInterval(scan, RESCAN_MS);
+    await new Promise<void>((resolve) => {
+      c.once("close", resolve);
+      stopping.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    clearInterval(timer);
+    await chain;
   };
 
   const fetchNew = async (c: ImapFlow) => {
     const last = Number(ctx.state.get(IMAP_UID_KEY) ?? "0");
     // NB! Collect first: imapflow forbids other commands while a fetch is being iterated.
     const found: { uid: number; source: Buffer }[] = [];
-    for await (const message of c.fetch(`${last + 1}:*`, { uid: true, source: true }, { uid: true })) {
-      // "n:*" always matches the newest message, even when its UID is below n.
-      if (message.uid > last && message.source) found.push({ uid: message.uid, source: message.source });
+    const lock = await c.getMailboxLock(settings.imap_mailbox);
+    try {
+      for await (const message of c.fetch(`${last + 1}:*`, { uid: true, source: true }, { uid: true })) {
+        // "n:*" always matches the newest message, even when its UID is below n.
+        if (message.uid > last && message.source) found.push({ uid: message.uid, source: message.source });
+      }
+    } finally {
+      lock.release();
     }
     for (const { uid, source } of found.sort((a, b) => a.uid - b.uid)) {
       const parsed = await simpleParser(source);
