@@ -1,6 +1,10 @@
 /**
- * Loopback fake of the X API v2 DM endpoint (`POST /2/dm_conversations/with/:participant_id/messages`)
- * and of the Account Activity webhook sender (CRC GET + signed POST deliveries).
+ * Loopback fake of the X API v2 DM endpoint (`POST /2/dm_conversations/with/:participant_id/messages`),
+ * of the chunked media upload (`/2/media/upload/initialize`, `/{id}/append`, `/{id}/finalize`, STATUS) and of
+ * the Account Activity webhook sender (CRC GET + signed POST deliveries).
+ * - Uploads are assembled from their segments; `uploaded(id)` returns the bytes. A DM may attach only a
+ *   finalized (and, for videos, processed) media id. Videos answer finalize with processing_info
+ *   `pending`, then `in_progress`, then `succeeded` (or `failed` with `failVideoProcessing`).
  *
  * - Requests are recorded; every call must carry `Authorization: Bearer …` or `OAuth …`. With
  *   `oauth1` credentials given, the fake verifies the OAuth 1.0a HMAC-SHA1 signature itself (an
@@ -9,7 +13,7 @@
  *   HTTP answer, or a dropped connection.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedRequest } from "./fake-http";
+import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedFile, type RecordedRequest } from "./fake-http";
 
 const problem = (status: number, title: string, detail: string, extra: Record<string, unknown> = {}): InjectedFailure => ({
   kind: "response",
@@ -53,8 +57,24 @@ export interface XOAuth1Secrets {
   tokenSecret: string;
 }
 
+interface XUpload {
+  type: string;
+  total: number;
+  category: string;
+  segments: Map<number, Uint8Array>;
+  finalized: boolean;
+  /** Remaining STATUS answers before `succeeded` (videos). */
+  processing: ("pending" | "in_progress")[];
+}
+
+const MEDIA_CATEGORIES = new Set(["dm_image", "dm_gif", "dm_video", "tweet_image", "tweet_gif", "tweet_video", "amplify_video", "subtitles"]);
+
 export class XFake {
   readonly requests: RecordedRequest[] = [];
+  /** Video processing ends in `failed` instead of `succeeded`. */
+  failVideoProcessing = false;
+  private uploads = new Map<string, XUpload>();
+  private nextMediaId = 1_900_000_000_000_000_000n;
   private failures = new FailureQueue();
   private nextEventId = 1_800_000_000_000_000_000n;
   private server: ReturnType<typeof Bun.serve>;
@@ -75,6 +95,13 @@ export class XFake {
     return this.server.port!;
   }
 
+  /** The assembled bytes of a finalized upload, with its type and category. */
+  uploaded(id: string): { type: string; category: string; bytes: Uint8Array } | undefined {
+    const u = this.uploads.get(id);
+    if (!u?.finalized) return undefined;
+    return { type: u.type, category: u.category, bytes: assemble(u) };
+  }
+
   fail(failure: InjectedFailure): void {
     this.failures.push(() => true, failure);
   }
@@ -93,18 +120,60 @@ export class XFake {
     if (auth.startsWith("OAuth ") && this.opts.oauth1 && !oauth1SignatureValid({ method: recorded.method, url: req.url, authorization: auth, ...this.opts.oauth1 })) {
       return failureResponse(xErrors.unauthorized());
     }
+    if (recorded.path.startsWith("/2/media/upload")) return this.media(recorded);
     const match = recorded.path.match(/^\/2\/dm_conversations\/with\/([^/]+)\/messages$/);
     if (recorded.method === "POST" && match) {
       const participant = match[1];
       if (!/^\d+$/.test(participant)) return failureResponse(xErrors.invalidParticipant());
-      const body = recorded.body as { text?: string; attachments?: unknown[] } | undefined;
+      const body = recorded.body as { text?: string; attachments?: { media_id?: string }[] } | undefined;
       if (!body || (typeof body.text !== "string" && !body.attachments)) {
         return json({ errors: [{ message: "text or attachments is required" }], title: "Invalid Request", detail: "One or more parameters to your request was invalid.", type: "https://api.twitter.com/2/problems/invalid-request" }, 400);
+      }
+      for (const a of body.attachments ?? []) {
+        const u = a.media_id ? this.uploads.get(a.media_id) : undefined;
+        if (!u?.finalized || u.processing.length) return invalid(`media_id ${a.media_id} is not a usable media id`);
       }
       const ids = [this.opts.userId, participant].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       return json({ data: { dm_conversation_id: ids.join("-"), dm_event_id: String(this.nextEventId++) } }, 201);
     }
     return json({ title: "Not Found Error", type: "https://api.twitter.com/2/problems/resource-not-found", status: 404, detail: "Not found" }, 404);
+  }
+
+  private media(r: RecordedRequest): Response {
+    if (r.method === "POST" && r.path === "/2/media/upload/initialize") {
+      const b = r.body as { media_type?: unknown; total_bytes?: unknown; media_category?: unknown } | undefined;
+      if (typeof b?.media_type !== "string" || typeof b.total_bytes !== "number" || (b.media_category !== undefined && !MEDIA_CATEGORIES.has(String(b.media_category))))
+        return invalid("media_type, total_bytes (number) and a known media_category are required");
+      const id = String(this.nextMediaId++);
+      const video = String(b.media_category ?? "").endsWith("video");
+      this.uploads.set(id, { type: b.media_type, total: b.total_bytes, category: String(b.media_category ?? ""), segments: new Map(), finalized: false, processing: video ? ["in_progress"] : [] });
+      return json({ data: { id, media_key: `3_${id}`, expires_after_secs: 86400 } });
+    }
+    const m = r.path.match(/^\/2\/media\/upload\/(\d+)\/(append|finalize)$/);
+    const u = m ? this.uploads.get(m[1]!) : r.method === "GET" ? this.uploads.get(r.query.get("media_id") ?? "") : undefined;
+    if (!u) return invalid("unknown media id");
+    if (m?.[2] === "append") {
+      const f = r.body as { segment_index?: string; media?: RecordedFile } | undefined;
+      const index = Number(f?.segment_index);
+      if (!f?.media || !Number.isInteger(index) || index < 0 || index > 999) return invalid("segment_index (0-999) and media are required");
+      if (f.media.size > 5 * 1024 * 1024) return invalid("a segment must be at most 5 MB");
+      u.segments.set(index, f.media.bytes);
+      return json({ data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } });
+    }
+    if (m?.[2] === "finalize") {
+      const size = assemble(u).length;
+      if (size !== u.total) return invalid(`File size mismatch: got ${size} bytes, total_bytes was ${u.total}`);
+      u.finalized = true;
+      const info = u.processing.length ? { processing_info: { state: "pending", check_after_secs: 1 } } : {};
+      return json({ data: { id: m[1], media_key: `3_${m[1]}`, size, expires_after_secs: 86400, ...info } });
+    }
+    if (r.method === "GET" && r.query.get("command") === "STATUS") {
+      const state = u.processing.shift() ?? (this.failVideoProcessing && u.category.endsWith("video") ? "failed" : "succeeded");
+      if (state === "failed") u.processing.unshift("pending"); // never usable
+      const error = state === "failed" ? { error: { code: 1, name: "InvalidMedia", message: "Unsupported video format" } } : {};
+      return json({ data: { id: r.query.get("media_id"), processing_info: { state, check_after_secs: state === "succeeded" || state === "failed" ? undefined : 1, progress_percent: state === "succeeded" ? 100 : 40, ...error } } });
+    }
+    return invalid("unsupported media upload call");
   }
 
   // ------------------------------------------------------------------ webhook side (X → appliance)
@@ -178,4 +247,19 @@ export function parseOAuthHeader(header: string): Record<string, string> {
 
 function rfc3986(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function invalid(detail: string): Response {
+  return json({ errors: [{ message: detail }], title: "Invalid Request", detail: "One or more parameters to your request was invalid.", type: "https://api.twitter.com/2/problems/invalid-request" }, 400);
+}
+
+function assemble(u: XUpload): Uint8Array {
+  const parts = [...u.segments.entries()].sort((a, b) => a[0] - b[0]).map(([, bytes]) => bytes);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

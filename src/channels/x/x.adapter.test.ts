@@ -3,6 +3,10 @@ import { createTestContext } from "../../../test/fakes/adapter-context";
 import { oauth1SignatureValid, parseOAuthHeader, XFake, xErrors } from "../../../test/fakes/x.fake";
 import type { OutboundMessage } from "../channel.types";
 import { createXAdapter } from "./x.adapter";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RecordedFile } from "../../../test/fakes/fake-http";
 
 const OUR_ID = "1000000001";
 const oauth1 = { consumer_key: "ck-key", consumer_secret: "cs-secret/+=", access_token: `${OUR_ID}-at`, access_token_secret: "ats secret!" };
@@ -62,13 +66,6 @@ describe("x send", () => {
     expect(fake.requests[0].body).toEqual({ text: "Rendered!" });
   });
 
-  test("media is refused with MEDIA_INVALID, no request", async () => {
-    const { adapter: a } = adapter({ access_token: "t" });
-    const r = await a.send({ messageId: "m", to: { value: "5" }, content: { type: "media", media: { url: "https://x/y.jpg" } } });
-    expect(r).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
-    expect(fake.requests).toHaveLength(0);
-  });
-
   test("@username recipient → RECIPIENT_INVALID, no request", async () => {
     const { adapter: a } = adapter({ access_token: "t" });
     expect(await a.send(dm("@annlee", "x"))).toMatchObject({ ok: false, reason: "RECIPIENT_INVALID" });
@@ -112,3 +109,95 @@ describe("x error mapping", () => {
     }
   });
 });
+
+describe("x media (chunked upload, then attachments)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sb-x-media-"));
+  const stored = async (name: string, mimeType: string, size: number) => {
+    const bytes = new Uint8Array(size).map((_, i) => (i * 31 + size) % 251);
+    const path = join(dir, name);
+    await Bun.write(path, bytes);
+    return { file: { id: `media-${name}`, path, mimeType, filename: name, size }, bytes };
+  };
+  const mediaDm = (media: OutboundMessage["content"] & { type: "media" }): OutboundMessage => ({ messageId: "m-media", to: { value: "2244994945" }, content: media });
+
+  test("a stored 6 MB GIF: initialize (exact JSON), two appends of 4 MiB + rest, finalize, then the DM with caption and media_id (OAuth 1.0a verified on every call)", async () => {
+    const { file, bytes } = await stored("anim.gif", "image/gif", 6 * 1024 * 1024);
+    const { adapter: a } = adapter(oauth1);
+    const r = await a.send(mediaDm({ type: "media", media: { file, caption: "Your parcel" } }));
+    expect(r).toEqual({ ok: true, providerMessageId: expect.stringMatching(/^\d+$/) });
+    expect(fake.requests.map((q) => `${q.method} ${q.path}`)).toEqual([
+      "POST /2/media/upload/initialize",
+      expect.stringMatching(/^POST \/2\/media\/upload\/\d+\/append$/),
+      expect.stringMatching(/^POST \/2\/media\/upload\/\d+\/append$/),
+      expect.stringMatching(/^POST \/2\/media\/upload\/\d+\/finalize$/),
+      "POST /2/dm_conversations/with/2244994945/messages",
+    ]);
+    const [init, a0, a1, , dmReq] = fake.requests;
+    expect(new TextDecoder().decode(init!.raw)).toBe(`{"media_type":"image/gif","total_bytes":${6 * 1024 * 1024},"media_category":"dm_gif"}`);
+    expect(init!.headers["content-type"]).toBe("application/json");
+    for (const [q, index, size] of [[a0, "0", 4 * 1024 * 1024], [a1, "1", 2 * 1024 * 1024]] as const) {
+      expect(q!.headers["content-type"]).toStartWith("multipart/form-data; boundary=");
+      const body = q!.body as { segment_index: string; media: RecordedFile };
+      expect(body.segment_index).toBe(index);
+      expect(body.media.size).toBe(size);
+    }
+    const mediaId = (dmReq!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
+    expect(dmReq!.body).toEqual({ text: "Your parcel", attachments: [{ media_id: mediaId }] });
+    const up = fake.uploaded(mediaId)!;
+    expect(up.category).toBe("dm_gif");
+    expect(Buffer.from(up.bytes).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  test("an MP4 waits for X's processing (STATUS until succeeded) before the DM; no caption → attachments only", async () => {
+    const { file } = await stored("clip.mp4", "video/mp4", 300_000);
+    const { adapter: a } = adapter({ access_token: "t" });
+    const r = await a.send(mediaDm({ type: "media", media: { file } }));
+    expect(r.ok).toBe(true);
+    const calls = fake.requests.map((q) => `${q.method} ${q.path}${q.method === "GET" ? `?${q.query}` : ""}`);
+    expect(calls.filter((c) => c.startsWith("GET /2/media/upload?command=STATUS&media_id="))).toHaveLength(2);
+    const init = fake.requests[0]!.body as { media_category: string };
+    expect(init.media_category).toBe("dm_video");
+    expect(Object.keys(fake.requests.at(-1)!.body as object)).toEqual(["attachments"]);
+  }, 15_000);
+
+  test("failed processing → MEDIA_INVALID, no DM", async () => {
+    const { file } = await stored("bad.mp4", "video/mp4", 1000);
+    fake.failVideoProcessing = true;
+    try {
+      const { adapter: a } = adapter({ access_token: "t" });
+      const r = await a.send(mediaDm({ type: "media", media: { file } }));
+      expect(r).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID", message: expect.stringContaining("Unsupported video format") });
+      expect(fake.requests.some((q) => q.path.includes("dm_conversations"))).toBe(false);
+    } finally {
+      fake.failVideoProcessing = false;
+    }
+  }, 15_000);
+
+  test("media by URL: the served bytes are uploaded with the served type", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
+    const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(png, { headers: { "content-type": "image/png" } }) });
+    try {
+      const { adapter: a } = adapter({ access_token: "t" });
+      const r = await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/p.png`, caption: "see" } }));
+      expect(r.ok).toBe(true);
+      const mediaId = (fake.requests.at(-1)!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
+      expect(fake.uploaded(mediaId)).toMatchObject({ type: "image/png", bytes: png });
+    } finally {
+      await origin.stop(true);
+    }
+  });
+
+  test("a type or size X does not take → MEDIA_INVALID with no request; a 5xx during the upload → retried (PROVIDER_UNAVAILABLE)", async () => {
+    const { adapter: a } = adapter({ access_token: "t" });
+    const { file: pdf } = await stored("doc.pdf", "application/pdf", 100);
+    expect(await a.send(mediaDm({ type: "media", media: { file: pdf } }))).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
+    const { file: big } = await stored("big.jpg", "image/jpeg", 5 * 1024 * 1024 + 1);
+    expect(await a.send(mediaDm({ type: "media", media: { file: big } }))).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID", message: expect.stringContaining("limit") });
+    expect(fake.requests).toHaveLength(0);
+
+    const { file } = await stored("p.png", "image/png", 100);
+    fake.fail(xErrors.serverError()); // consumed by initialize
+    expect(await a.send(mediaDm({ type: "media", media: { file } }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE" });
+  });
+});
+

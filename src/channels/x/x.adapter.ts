@@ -1,8 +1,8 @@
 /**
  * X (Twitter) API v2 Direct Messages adapter: one-to-one DMs by user id, Account Activity webhooks in.
  *
- * Media is refused with MEDIA_INVALID: DM attachments need the chunked media upload
- * (`POST /2/media/upload` INIT/APPEND/FINALIZE, media_category dm_image) which is not built yet.
+ * Media (a stored file or a URL's bytes) goes through X's chunked media upload (x.media.ts) and is attached
+ * to the DM by its media id, with the caption as the DM's text.
  * X has no delivery receipts; read receipts arrive as `direct_message_mark_read_events`.
  * The daily DM limit (`daily_dm_limit`) is counted by the engine, not here: the adapter only reports
  * X's own 429s.
@@ -11,13 +11,14 @@ import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessa
 import { xAuthorization } from "./x.auth";
 import { xFailure, type XProblem } from "./x.errors";
 import { crcResponse, parseXActivity, xSignatureValid, type XActivityPayload } from "./x.inbound";
+import { uploadXMedia, X_DM_MEDIA } from "./x.media";
 import { readXSettings, xSettings } from "./x.settings";
 
 export const xCapabilities: ChannelCapabilities = {
   webhookAuth: "provider-signature",
   deliveryReceipts: false,
   readReceipts: true,
-  media: {},
+  media: X_DM_MEDIA,
 };
 
 export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
@@ -33,22 +34,26 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
       return { ok: false, retry: false, reason: "RECIPIENT_INVALID", message: `X DMs need a numeric user id, got "${recipient}"` };
     }
     const content = message.content;
-    let text: string;
+    let body: { text?: string; attachments?: { media_id: string }[] };
     switch (content.type) {
       case "text":
-        text = content.text;
+        body = { text: content.text };
         break;
       case "template":
-        text = content.template.rendered.text;
+        body = { text: content.template.rendered.text };
         break;
-      case "media":
-        return { ok: false, retry: false, reason: "MEDIA_INVALID", message: "media on X DMs is not supported by this appliance yet" };
+      case "media": {
+        const uploaded = await uploadXMedia({ ctx, settings, auth, media: content.media });
+        if (!uploaded.ok) return uploaded;
+        body = { ...(content.media.caption ? { text: content.media.caption } : {}), attachments: [{ media_id: uploaded.mediaId }] };
+        break;
+      }
       case "email":
         return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on X" };
     }
     const url = `${settings.base_url.replace(/\/+$/, "")}/2/dm_conversations/with/${recipient}/messages`;
     let response: Response;
-    let body: unknown;
+    let answer: unknown;
     try {
       response = await ctx.fetch(url, {
         method: "POST",
@@ -56,16 +61,16 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
           authorization: xAuthorization({ settings, auth, method: "POST", url, now: ctx.now }),
           "content-type": "application/json",
         },
-        body: JSON.stringify({ text }),
+        body: JSON.stringify(body),
       });
-      body = await response.json().catch(() => undefined);
+      answer = await response.json().catch(() => undefined);
     } catch (err) {
       return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: `X unreachable: ${err instanceof Error ? err.message : String(err)}` };
     }
-    const data = (body as { data?: { dm_event_id?: string } } | undefined)?.data;
+    const data = (answer as { data?: { dm_event_id?: string } } | undefined)?.data;
     if (response.ok && data?.dm_event_id) return { ok: true, providerMessageId: data.dm_event_id };
     if (response.ok) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: String(response.status), message: "X answered without dm_event_id" };
-    return xFailure({ status: response.status, problem: body as XProblem | undefined, headers: response.headers, now: ctx.now() });
+    return xFailure({ status: response.status, problem: answer as XProblem | undefined, headers: response.headers, now: ctx.now() });
   }
 
   async function handleWebhook(request: WebhookRequest): Promise<WebhookResult> {
