@@ -471,6 +471,36 @@ describe("X", () => {
     expect(contactIdOf("x", "7002")).toBeUndefined();
   });
 
+  test("a stored image goes out through X's chunked upload and is attached to the DM; a PDF is refused at POST /messages", async () => {
+    const png = new Uint8Array(70_000).map((_, i) => i % 256);
+    png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]); // the PNG signature: POST /media sniffs the type
+    const form = new FormData();
+    form.append("file", new File([png], "label.png", { type: "image/png" }));
+    const up = await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: form });
+    expect(up.status).toBe(201);
+    const mediaId = ((await up.json()) as { data: { id: string } }).data.id;
+    const before = xf.requests.length;
+    const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId, caption: "Your label" } }, "sent");
+    const reqs = xf.requests.slice(before);
+    expect(reqs.map((q) => q.path.replace(/\d{6,}/, ":id"))).toEqual([
+      "/2/media/upload/initialize",
+      "/2/media/upload/:id/append",
+      "/2/media/upload/:id/finalize",
+      "/2/dm_conversations/with/7001/messages",
+    ]);
+    const xMediaId = (reqs[3]!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
+    expect(reqs[3]!.body).toEqual({ text: "Your label", attachments: [{ media_id: xMediaId }] });
+    expect(Buffer.from(xf.uploaded(xMediaId)!.bytes).equals(Buffer.from(png))).toBe(true);
+    await eventFor("message.sent", m.id);
+
+    const pdf = new FormData();
+    pdf.append("file", new File([new TextEncoder().encode("%PDF-1.4\n%%EOF\n")], "x.pdf", { type: "application/pdf" }));
+    const pdfId = ((await (await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: pdf })).json()) as { data: { id: string } }).data.id;
+    const refused = await send({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId: pdfId } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details[0].pointer).toBe("/media/mediaId");
+  }, LONG);
+
   test("a DM without a prior conversation is refused: 422 MESSAGING_WINDOW_CLOSED", async () => {
     const r = await send({ channel: "x", to: { handle: "7999" }, type: "text", text: "cold DM" });
     expect(r.status).toBe(422);
