@@ -4,6 +4,7 @@
  * by id, and only the user can open a conversation (48 h reply window, enforced by the engine).
  */
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, StoredMedia, WebhookRequest, WebhookResult } from "../channel.types";
+import { mediaBytes } from "../media-bytes";
 import { tiktokFailure, tiktokHttpFailure } from "./tiktok.errors";
 import { parseTiktokWebhook, tiktokSignatureValid, type TiktokWebhookBody } from "./tiktok.inbound";
 import { readTiktokSettings, tiktokSettings } from "./tiktok.settings";
@@ -92,24 +93,10 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
   /** A cached media id, or an upload of the stored file or of the URL's bytes. */
   async function mediaIdFor(media: { url?: string; file?: StoredMedia }): Promise<Call<{ mediaId: string; uploaded: boolean }>> {
     if (media.file?.providerMediaId) return { ok: true, data: { mediaId: media.file.providerMediaId, uploaded: false } };
-    let blob: File;
-    if (media.file) {
-      const bytes = Bun.file(media.file.path);
-      if (!(await bytes.exists())) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `stored media ${media.file.id} is missing on disk` };
-      blob = new File([await bytes.arrayBuffer()], media.file.filename, { type: media.file.mimeType });
-    } else if (media.url) {
-      // TikTok takes no links: fetch the picture and upload it.
-      try {
-        const response = await ctx.fetch(media.url);
-        if (!response.ok) return { ok: false, retry: response.status >= 500, reason: "MEDIA_INVALID", message: `media URL answered HTTP ${response.status}` };
-        const type = (response.headers.get("content-type") ?? "").split(";")[0].trim();
-        blob = new File([await response.arrayBuffer()], new URL(media.url).pathname.split("/").pop() || "image", { type });
-      } catch (err) {
-        return { ok: false, retry: true, reason: "MEDIA_INVALID", message: `media URL unreachable: ${err instanceof Error ? err.message : String(err)}` };
-      }
-    } else {
-      return { ok: false, retry: false, reason: "MEDIA_INVALID", message: "media has neither url nor file" };
-    }
+    // TikTok takes no links: a URL's picture is fetched and uploaded.
+    const bytes = await mediaBytes(ctx, media, tiktokCapabilities.media);
+    if (!bytes.ok) return bytes;
+    const { blob, filename } = bytes;
     if (!(blob.type in tiktokCapabilities.media)) {
       return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `TikTok messages take JPEG or PNG images only, not ${blob.type || "unknown type"}` };
     }
@@ -117,7 +104,7 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
     const form = new FormData();
     form.append("business_id", settings.business_id);
     form.append("media_type", "IMAGE");
-    form.append("file", blob);
+    form.append("file", blob, filename);
     const answer = await call<{ media_id?: string }>("/media/upload/", form);
     if (!answer.ok) return answer.reason === "PROVIDER_REJECTED" ? { ...answer, reason: "MEDIA_INVALID" } : answer;
     if (!answer.data?.media_id) return tiktokHttpFailure({ message: "TikTok upload answered without media_id" });

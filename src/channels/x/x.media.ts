@@ -10,6 +10,7 @@
  * cached for later sends: X expires them (expires_after_secs), so every send uploads.
  */
 import type { AdapterContext, SendResult, StoredMedia } from "../channel.types";
+import { mediaBytes } from "../media-bytes";
 import { xAuthorization } from "./x.auth";
 import { xFailure, type XProblem } from "./x.errors";
 import type { XAuthMode, XSettings } from "./x.settings";
@@ -49,7 +50,7 @@ export async function uploadXMedia(opts: {
   const sleep = opts.sleep ?? Bun.sleep;
   const base = `${settings.base_url.replace(/\/+$/, "")}/2/media/upload`;
 
-  const bytes = await mediaBytes(ctx, opts.media);
+  const bytes = await mediaBytes(ctx, opts.media, X_DM_MEDIA);
   if (!bytes.ok) return bytes;
   const { blob } = bytes;
   const max = X_DM_MEDIA[blob.type];
@@ -105,24 +106,4 @@ export async function uploadXMedia(opts: {
     info = status.data?.data?.processing_info;
   }
   return { ok: true, mediaId: id };
-}
-
-/** The file's bytes: a stored file (POST /media), or what the URL serves. */
-async function mediaBytes(ctx: AdapterContext, media: { url?: string; file?: StoredMedia }): Promise<{ ok: true; blob: Blob } | Failure> {
-  if (media.file) {
-    const file = Bun.file(media.file.path, { type: media.file.mimeType });
-    if (!(await file.exists())) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `stored media ${media.file.id} is missing on disk` };
-    return { ok: true, blob: file };
-  }
-  if (!media.url) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: "media has neither url nor file" };
-  try {
-    const response = await ctx.fetch(media.url);
-    if (!response.ok) return { ok: false, retry: response.status >= 500, reason: "MEDIA_INVALID", message: `media URL answered HTTP ${response.status}` };
-    const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    const length = Number(response.headers.get("content-length") ?? 0);
-    if (length > (X_DM_MEDIA[type] ?? 0)) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `media URL serves ${type || "an unknown type"} of ${length} bytes, which X DMs do not take` };
-    return { ok: true, blob: new Blob([await response.arrayBuffer()], { type }) };
-  } catch (err) {
-    return { ok: false, retry: true, reason: "MEDIA_INVALID", message: `media URL unreachable: ${err instanceof Error ? err.message : String(err)}` };
-  }
 }
