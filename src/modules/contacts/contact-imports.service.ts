@@ -20,7 +20,7 @@ import type { Logger } from "../../platform/logger";
 import type { Queue } from "../../platform/queue/queue";
 import { customFieldDefs, deferSearchIndex, flushSearchIndex } from "./contacts.repository";
 import { applyUpsert } from "./contacts.service";
-import { checkedBatches, type CheckedRow, type ImportFormat } from "./import-rows";
+import { checkedBatches, heapKeeper, type CheckedRow, type ImportFormat } from "./import-rows";
 
 export const IMPORT_JOB = "contacts.import";
 /** Stored per-row errors per import; `failed` counts every failed row. */
@@ -240,13 +240,14 @@ export async function runImport({
 
   try {
     const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, inline, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
+    const keepHeap = heapKeeper(32 * 1024 * 1024);
     let pending: CheckedRow[] = [];
     for await (const batch of batches) {
       pending = pending.length ? pending.concat(batch) : batch;
       if (pending.length < 2000) continue; // the reader runs ahead, so this waits only at the start
-      pending = await applyPending(pending, applyRows, false);
+      pending = await applyPending(pending, applyRows, false, keepHeap);
     }
-    await applyPending(pending, applyRows, true);
+    await applyPending(pending, applyRows, true, keepHeap);
   } catch (e) {
     if (!(e instanceof AppError)) throw e; // I/O or database trouble: the queue retries, we resume at `processed`
     sqlite.query(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(e.message, now().getTime(), importId);
@@ -270,12 +271,11 @@ function rowProblems(e: unknown, safe: boolean): { pointer: string; message: str
 }
 
 /** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
-const IMPORT_HEAP_LIMIT = 48 * 1024 * 1024;
-
 async function applyPending(
   rows: CheckedRow[],
   applyRows: (rows: CheckedRow[], from: number, count: number | null, safe: boolean) => number,
   all: boolean,
+  keepHeap: () => void,
 ): Promise<CheckedRow[]> {
   let from = 0;
   while (from < rows.length && (all || rows.length - from >= 1000)) {
@@ -287,9 +287,7 @@ async function applyPending(
       n = applyRows(rows, from, Math.min(1000, rows.length - from), true);
     }
     from += n;
-    // A full collection when the heap has grown well past its live size: under this allocation rate JSC lets
-    // it grow 3-4× between its own collections (measured at 1M rows: peak RSS 358 MB without).
-    if (process.memoryUsage().heapUsed > IMPORT_HEAP_LIMIT) Bun.gc(true);
+    keepHeap();
     // A timer, not setImmediate: requests that arrived during the transaction are answered before the next one
     // starts (with setImmediate a request could wait for two transactions).
     await Bun.sleep(1);

@@ -7,11 +7,11 @@
  * wrong, e.g. unknown CSV columns) | {type: "error", message} (I/O trouble; the job retries).
  */
 import { AppError } from "../../platform/errors";
-import { checkedRows, type CheckedRow, type WorkerIn, type WorkerOut } from "./import-rows";
+import { checkedRows, heapKeeper, type CheckedRow, type WorkerIn, type WorkerOut } from "./import-rows";
 
 declare const self: Worker;
 
-const HEAP_LIMIT = 32 * 1024 * 1024;
+const keepHeap = heapKeeper(24 * 1024 * 1024);
 let credits = 0;
 let wake: (() => void) | null = null;
 const post = (m: WorkerOut) => postMessage(m);
@@ -20,8 +20,7 @@ async function send(rows: CheckedRow[]) {
   while (credits === 0) await new Promise<void>((r) => (wake = r));
   credits--;
   post({ type: "batch", rows });
-  // This thread's heap is its own: collect it when parsing garbage piles up (see IMPORT_HEAP_LIMIT).
-  if (process.memoryUsage().heapUsed > HEAP_LIMIT) Bun.gc(true);
+  keepHeap(); // this thread's heap is its own
 }
 
 async function run(m: Extract<WorkerIn, { type: "start" }>) {
