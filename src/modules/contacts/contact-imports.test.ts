@@ -23,10 +23,21 @@ describe("CSV reader", () => {
     const text = 'a,b,c\r\n"x, y","he said ""hi""","multi\nline"\r\n1,,3\n';
     for (const size of [1, 2, 5, 1000]) {
       const r = createCsvReader();
-      const out: string[][] = [];
+      const out: (string[] | null)[] = [];
       for (let i = 0; i < text.length; i += size) out.push(...r.push(text.slice(i, i + size)));
       out.push(...r.end());
       expect(out).toEqual([["a", "b", "c"], ["x, y", 'he said "hi"', "multi\nline"], ["1", "", "3"]]);
+    }
+  });
+
+  test("a record over maxRecord characters comes out as null, its text dropped; the records around it are intact", () => {
+    const text = `a,b\n"${"x".repeat(50)}\n"" inside",y\n${"z".repeat(30)}"q,w\nc,d`;
+    for (const size of [1, 7, 1000]) {
+      const r = createCsvReader({ maxRecord: 20 });
+      const out: (string[] | null)[] = [];
+      for (let i = 0; i < text.length; i += size) out.push(...r.push(text.slice(i, i + size)));
+      out.push(...r.end());
+      expect(out).toEqual([["a", "b"], null, null, ["c", "d"]]);
     }
   });
 });
@@ -154,6 +165,20 @@ describe("POST /contacts/import", () => {
 });
 
 describe("import rows: worker thread and inline reader agree", () => {
+  test("a row over MAX_ROW_CHARS fails alone (NDJSON and CSV) without being held in memory whole", async () => {
+    const { checkedBatches, MAX_ROW_CHARS } = await import("./import-rows");
+    const huge = "y".repeat(MAX_ROW_CHARS + 10);
+    const ndjson = `${app.dir}/long.ndjson`;
+    await Bun.write(ndjson, [JSON.stringify({ identities: [{ channel: "email", value: "a@long.test" }] }), JSON.stringify({ firstName: huge, identities: [] }), JSON.stringify({ identities: [{ channel: "email", value: "b@long.test" }] })].join("\n"));
+    const csv = `${app.dir}/long.csv`;
+    await Bun.write(csv, `email,firstName\na@long.test,A\nb@long.test,"${huge}"\nc@long.test,C\n`);
+    for (const [file, format] of [[ndjson, "ndjson"], [csv, "csv"]] as const) {
+      const rows = [];
+      for await (const b of checkedBatches({ file, format, defs: new Map(), skip: 0, batchRows: 10, inline: true })) rows.push(...b);
+      expect(rows.map((r) => ("errors" in r ? r.errors[0]!.message : "ok"))).toEqual(["ok", `row is longer than ${MAX_ROW_CHARS} characters`, "ok"]);
+    }
+  });
+
   test("the same file checked in the worker and on the calling thread gives the same rows", async () => {
     const { checkedBatches } = await import("./import-rows");
     const file = `${app.dir}/agree.ndjson`;

@@ -22,27 +22,43 @@ type RowResult = { body: ContactUpsertInput & { consentAt?: string } } | { error
 const checkRow = TypeCompiler.Compile(ContactUpsertBody);
 
 
-async function* lines(file: string): AsyncGenerator<string> {
+/** Longest row (characters) an import reads; a longer one is a failed row, its text dropped as it streams by. */
+export const MAX_ROW_CHARS = 1024 * 1024;
+const TOO_LONG: Problem[] = [{ pointer: "/", message: `row is longer than ${MAX_ROW_CHARS} characters` }];
+
+/** The file's lines; null for a line longer than MAX_ROW_CHARS. */
+async function* lines(file: string): AsyncGenerator<string | null> {
   const decoder = new TextDecoder();
   let rest = "";
+  let dropping = false; // inside a line that is already too long
   for await (const chunk of Bun.file(file).stream()) {
     rest += decoder.decode(chunk, { stream: true });
     let nl: number;
     let start = 0;
     while ((nl = rest.indexOf("\n", start)) !== -1) {
-      yield rest.slice(start, nl);
+      yield dropping || nl - start > MAX_ROW_CHARS ? null : rest.slice(start, nl);
+      dropping = false;
       start = nl + 1;
     }
     rest = rest.slice(start);
+    if (rest.length > MAX_ROW_CHARS) {
+      dropping = true;
+      rest = "";
+    }
   }
   rest += decoder.decode();
-  if (rest) yield rest;
+  if (dropping) yield null;
+  else if (rest) yield rest;
 }
 
 /** NDJSON rows; the first `skip` are counted but not parsed. */
 async function* ndjsonRows(file: string, skip: number): AsyncGenerator<RowResult> {
   let n = 0;
   for await (const line of lines(file)) {
+    if (line === null) {
+      if (n++ >= skip) yield { error: TOO_LONG };
+      continue;
+    }
     const text = line.trim();
     if (!text) continue;
     if (n++ < skip) {
@@ -79,7 +95,7 @@ const FALSE = new Set(["false", "no", "0", "n"]);
  * `customFields.<key>` (or `cf.<key>`). Empty cells are absent. Unknown columns fail the import up front.
  */
 async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncGenerator<RowResult> {
-  const reader = createCsvReader();
+  const reader = createCsvReader({ maxRecord: MAX_ROW_CHARS });
   const decoder = new TextDecoder();
   let header: ((body: Record<string, any>, cell: string) => void)[] | null = null;
   const mapRecord = (rec: string[]): RowResult => {
@@ -97,7 +113,8 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
     if (errors.length) return { error: errors };
     return checkBody(body);
   };
-  const buildHeader = (cols: string[]) => {
+  const buildHeader = (cols: string[] | null) => {
+    if (!cols) throw new AppError("VALIDATION_FAILED", `The CSV header row is longer than ${MAX_ROW_CHARS} characters`);
     const unknown: string[] = [];
     header = cols.map((raw) => {
       const col = raw.trim().replace(/^\uFEFF/, "");
@@ -133,12 +150,12 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
   for await (const chunk of Bun.file(file).stream()) {
     for (const rec of reader.push(decoder.decode(chunk, { stream: true }))) {
       if (!header) buildHeader(rec);
-      else yield mapRecord(rec);
+      else yield rec ? mapRecord(rec) : { error: TOO_LONG };
     }
   }
   for (const rec of reader.end()) {
     if (!header) buildHeader(rec);
-    else yield mapRecord(rec);
+    else yield rec ? mapRecord(rec) : { error: TOO_LONG };
   }
 }
 
@@ -157,7 +174,8 @@ export async function* checkedRows({ file, format, defs, skip }: { file: string;
       yield { row, checked: checkUpsert(input, defs), consentAt: consentAt ? Date.parse(consentAt) : undefined };
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
-      yield { row, errors: e.details.length ? e.details.map((d) => ({ pointer: d.pointer, message: d.message })) : [{ pointer: "/", message: e.message }] };
+      // At most 20 problems a row, as for the schema check (a row with thousands of unknown keys stays small).
+      yield { row, errors: e.details.length ? e.details.slice(0, 20).map((d) => ({ pointer: d.pointer, message: d.message })) : [{ pointer: "/", message: e.message }] };
     }
   }
 }
