@@ -115,12 +115,7 @@ interface RawImport {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): ContactImport {
-  const r = db.$client.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as RawImport | null;
-  if (!r) throw notFound("Import");
-  const errors = db.$client
-    .query(`SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, rowid`)
-    .all(id) as ContactImport["errors"];
+function toImport(r: RawImport, errors: ContactImport["errors"]): ContactImport {
   const storedRows = new Set(errors.map((e) => e.row)).size;
   return {
     id: r.id,
@@ -139,6 +134,28 @@ export function getImport({ db, companyId, id }: { db: Db; companyId: string; id
     startedAt: iso(r.started_at),
     finishedAt: iso(r.finished_at),
   };
+}
+
+export function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): ContactImport {
+  const r = db.$client.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as RawImport | null;
+  if (!r) throw notFound("Import");
+  const errors = db.$client
+    .query(`SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, rowid`)
+    .all(id) as ContactImport["errors"];
+  return toImport(r, errors);
+}
+
+export type ContactImportSummary = Omit<ContactImport, "errors" | "errorsTruncated">;
+
+/** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7), without per-row errors. */
+export function listImports({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): ContactImportSummary[] {
+  const raw = db.$client
+    .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+    .all(companyId, before ?? null, limit) as RawImport[];
+  return raw.map((r) => {
+    const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
+    return summary;
+  });
 }
 
 // ------------------------------------------------------------------------------------------ the job

@@ -121,6 +121,31 @@ describe("POST /contacts/import", () => {
     expect(imp.errorsTruncated).toBe(true);
   });
 
+  test("GET /contacts/imports lists the company's imports newest first, paged, without per-row errors", async () => {
+    const mine = (app.deps.db.$client.query("SELECT id FROM contact_imports WHERE company_id = ? ORDER BY id DESC").all(app.company.id) as { id: string }[]).map((r) => r.id);
+    expect(mine.length).toBeGreaterThanOrEqual(3);
+    const first = await app.request("GET", "/contacts/imports?limit=2");
+    expect(first.status).toBe(200);
+    expect(first.body.data.map((i: { id: string }) => i.id)).toEqual(mine.slice(0, 2));
+    expect(first.body.data[0]).not.toHaveProperty("errors");
+    expect(first.body.data[0]).toMatchObject({ status: expect.any(String), processed: expect.any(Number), failed: expect.any(Number) });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: any = await app.request("GET", `/contacts/imports?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...r.body.data.map((i: { id: string }) => i.id));
+      cursor = r.body.page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(mine);
+    const { createCompany } = await import("../companies/companies.service");
+    const { createApiKey } = await import("../api-keys/api-keys.service");
+    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "imports-other", name: "Other" });
+    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    expect((await app.request("GET", "/contacts/imports", { key })).body.data).toEqual([]); // another company sees none of them
+    expect((await app.request("GET", `/contacts/imports/${mine[0]}`, { key })).status).toBe(404);
+    expect((await app.request("GET", "/contacts/imports?limit=0")).body.error.details[0].pointer).toBe("query:limit");
+  });
+
   test("wrong content type and empty body → 422; unknown import → 404", async () => {
     const a = await app.request("POST", "/contacts/import", { raw: "{}", headers: { "content-type": "application/json" } });
     expect(a.status).toBe(422);

@@ -116,3 +116,4 @@ export const ContactImportModel = t.Object(
   },
   { title: "ContactImport" },
 );
+export const ContactImportSummaryModel = t.Omit(ContactImportModel, ["errors", "errorsTruncated"], { title: "ContactImportSummary" });

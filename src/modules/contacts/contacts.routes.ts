@@ -2,12 +2,13 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors, list } from "../../platform/http/envelope";
-import { decodeCursor, encodeCursor, PageQuery, pageLimit } from "../../platform/http/pagination";
-import { createImport, getImport, importFormat, spoolImport } from "./contact-imports.service";
+import { decodeCursor, encodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
+import { createImport, getImport, importFormat, listImports, spoolImport } from "./contact-imports.service";
 import { listContacts } from "./contacts.list";
 import {
   ChannelsBody,
   ContactImportModel,
+  ContactImportSummaryModel,
   ContactModel,
   ContactPatchBody,
   ContactUpsertBody,
@@ -24,7 +25,7 @@ const ListQuery = t.Object({
   tagMatch: t.Optional(t.Union([t.Literal("any"), t.Literal("all")], { description: "with several tags: any (default) or all" })),
   channel: t.Optional(t.String({ description: "contacts with an identity on this channel" })),
   consent: t.Optional(t.String({ description: "<channel>:<opted_in|opted_out|unknown>, e.g. whatsapp:opted_in" })),
-  q: t.Optional(t.String({ maxLength: 200, description: "case-insensitive prefix of first name, last name, full name, e-mail, phone or handle" })),
+  q: t.Optional(t.String({ maxLength: 200, description: "word prefixes of the name in any order (case- and accent-insensitive), or a prefix of an e-mail, phone or handle" })),
   createdAfter: t.Optional(t.String({ description: "ISO 8601 date-time" })),
   updatedAfter: t.Optional(t.String({ description: "ISO 8601 date-time" })),
 });
@@ -99,6 +100,21 @@ export const contactsRoutes = (deps: Deps) => {
           description: "Content-Type application/x-ndjson (one upsert body per line) or text/csv (header row). Poll GET /contacts/imports/{id}.",
           operationId: "importContacts",
         },
+      },
+    )
+    .get(
+      "/contacts/imports",
+      ({ auth, query }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0];
+        const rows = listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
+        return toPage(rows, limit, (r) => [r.id], (r) => r);
+      },
+      {
+        scope: "contacts:read",
+        query: t.Object(PageQuery),
+        response: { 200: list(ContactImportSummaryModel), ...errors(403, 422) },
+        detail: { summary: "Imports, newest first (without per-row errors: see GET /contacts/imports/{id})", operationId: "listContactImports" },
       },
     )
     .get("/contacts/imports/:id", ({ auth, params }) => ({ data: getImport({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
