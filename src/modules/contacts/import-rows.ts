@@ -21,7 +21,6 @@ type RowResult = { body: ContactUpsertInput & { consentAt?: string } } | { error
 
 const checkRow = TypeCompiler.Compile(ContactUpsertBody);
 
-
 /** Longest row (characters) an import reads; a longer one is a failed row, its text dropped as it streams by. */
 export const MAX_ROW_CHARS = 1024 * 1024;
 const TOO_LONG: Problem[] = [{ pointer: "/", message: `row is longer than ${MAX_ROW_CHARS} characters` }];
@@ -204,17 +203,19 @@ function workerUrl(): string {
   return new URL(Bun.isStandaloneExecutable ? "./modules/contacts/import.worker.ts" : "./import.worker.ts", import.meta.url).href;
 }
 
-/**
- * The checked rows in batches of up to `batchRows`, read in the import worker thread (READ_AHEAD batches
- * ahead at most: enough to fill the next write transaction while this one runs, so the writer never waits); inline on the calling thread when `inline` is set or no worker can start. The worker ends when the
- * consumer stops iterating. Throws AppError for a fatal input problem, Error for I/O trouble.
- */
 const READ_AHEAD = 8;
 
 /** The import worker's messages (import.worker.ts). */
 export type WorkerIn = { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number } | { type: "more" };
 export type WorkerOut = { type: "batch"; rows: CheckedRow[] } | { type: "done" } | { type: "fatal"; message: string } | { type: "error"; message: string };
 
+/**
+ * The checked rows in batches of up to `batchRows`, read in the import worker thread (READ_AHEAD batches
+ * ahead at most: enough to fill the next write transaction while this one runs, so the writer never
+ * waits); inline on the calling thread when `inline` is set or no worker can start (`onFallback` is told
+ * why). The worker ends when the consumer stops iterating. Throws AppError for a fatal input problem,
+ * Error for I/O trouble.
+ */
 export async function* checkedBatches(opts: {
   file: string;
   format: ImportFormat;
