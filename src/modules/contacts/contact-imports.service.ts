@@ -79,7 +79,7 @@ export function createImport({
 
 export interface ContactImport {
   id: string;
-  status: "queued" | "running" | "completed" | "failed";
+  status: "queued" | "running" | "completed" | "failed" | "cancelled";
   format: ImportFormat;
   bytes: number;
   processed: number;
@@ -190,6 +190,7 @@ export async function runImport({
   const sqlite = db.$client;
   const imp = sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(importId) as RawImport | null;
   if (!imp || imp.status === "completed" || imp.status === "failed") return;
+  if (imp.status === "cancelled") return void rmSync(imp.file_path, { force: true });
   sqlite.query(`UPDATE contact_imports SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ?`).run(now().getTime(), importId);
 
   const companyId = imp.company_id;
@@ -261,24 +262,63 @@ export async function runImport({
     return i - from;
   };
 
+  /** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
+  const keepHeap = heapKeeper(32 * 1024 * 1024);
+  const cancelled = () => (sqlite.query(`SELECT status FROM contact_imports WHERE id = ?`).get(importId) as { status: string }).status === "cancelled";
+  const writePending = async (rows: CheckedRow[], all: boolean): Promise<CheckedRow[]> => {
+    let from = 0;
+    while (from < rows.length && (all || rows.length - from >= 1000)) {
+      if (cancelled()) throw new ImportCancelled();
+      let n: number;
+      try {
+        n = applyRows(rows, from, null, false);
+      } catch {
+        // Something other than a conflict failed mid-transaction (rolled back): redo those rows one savepoint each.
+        n = applyRows(rows, from, Math.min(1000, rows.length - from), true);
+      }
+      from += n;
+      keepHeap();
+      // A timer, not setImmediate: requests that arrived during the transaction are answered before the next
+      // one starts (with setImmediate a request could wait for two transactions).
+      await Bun.sleep(1);
+    }
+    return rows.slice(from);
+  };
+
   try {
     const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, inline, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
-    const keepHeap = heapKeeper(32 * 1024 * 1024);
     let pending: CheckedRow[] = [];
     for await (const batch of batches) {
       pending = pending.length ? pending.concat(batch) : batch;
       if (pending.length < 2000) continue; // the reader runs ahead, so this waits only at the start
-      pending = await applyPending(pending, applyRows, false, keepHeap);
+      pending = await writePending(pending, false);
     }
-    await applyPending(pending, applyRows, true, keepHeap);
+    await writePending(pending, true);
   } catch (e) {
+    if (e instanceof ImportCancelled) return void rmSync(imp.file_path, { force: true }); // rows written so far stay
     if (!(e instanceof AppError)) throw e; // I/O or database trouble: the queue retries, we resume at `processed`
     sqlite.query(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(e.message, now().getTime(), importId);
     rmSync(imp.file_path, { force: true });
     return;
   }
-  sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ?`).run(now().getTime(), importId);
+  sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ? AND status = 'running'`).run(now().getTime(), importId);
   rmSync(imp.file_path, { force: true });
+}
+
+class ImportCancelled extends Error {}
+
+/**
+ * POST /contacts/imports/{id}/cancel: a queued or running import stops before its next transaction (rows
+ * already written stay); 409 CONFLICT once it has ended.
+ */
+export function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): ContactImport {
+  return db.tx(() => {
+    const current = getImport({ db, companyId, id });
+    if (current.status !== "queued" && current.status !== "running")
+      throw new AppError("CONFLICT", `The import has already ended (${current.status})`, [{ pointer: "/", message: `status is ${current.status}` }]);
+    db.$client.query(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(now().getTime(), id);
+    return getImport({ db, companyId, id });
+  });
 }
 
 /**
@@ -294,30 +334,6 @@ function rowProblems(e: unknown, safe: boolean): { pointer: string; message: str
 }
 
 /** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
-async function applyPending(
-  rows: CheckedRow[],
-  applyRows: (rows: CheckedRow[], from: number, count: number | null, safe: boolean) => number,
-  all: boolean,
-  keepHeap: () => void,
-): Promise<CheckedRow[]> {
-  let from = 0;
-  while (from < rows.length && (all || rows.length - from >= 1000)) {
-    let n: number;
-    try {
-      n = applyRows(rows, from, null, false);
-    } catch {
-      // Something other than a conflict failed mid-transaction (rolled back): redo those rows one savepoint each.
-      n = applyRows(rows, from, Math.min(1000, rows.length - from), true);
-    }
-    from += n;
-    keepHeap();
-    // A timer, not setImmediate: requests that arrived during the transaction are answered before the next one
-    // starts (with setImmediate a request could wait for two transactions).
-    await Bun.sleep(1);
-  }
-  return rows.slice(from);
-}
-
 export function registerImportJob(deps: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; queue: Pick<Queue, "register">; log: Pick<Logger, "warn"> }): void {
   deps.queue.register<{ importId: string }>(IMPORT_JOB, {
     concurrency: 1,

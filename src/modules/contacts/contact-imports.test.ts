@@ -146,6 +146,39 @@ describe("POST /contacts/import", () => {
     expect((await app.request("GET", "/contacts/imports?limit=0")).body.error.details[0].pointer).toBe("query:limit");
   });
 
+  test("cancel: a queued import never starts, a running one stops before its next transaction (rows written stay); an ended one is 409", async () => {
+    const ndjson = (n: number, tag: string) => Array.from({ length: n }, (_, i) => JSON.stringify({ identities: [{ channel: "email", value: `${tag}${i}@cancel.test` }] })).join("\n");
+    const post = async (raw: string) => (await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } })).body.data;
+    const count = (tag: string) => (app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(`${tag}%`) as { n: number }).n;
+
+    const queued = await post(ndjson(10, "q"));
+    const c1 = await app.request("POST", `/contacts/imports/${queued.id}/cancel`);
+    expect(c1.status).toBe(200);
+    expect(c1.body.data).toMatchObject({ status: "cancelled", processed: 0, finishedAt: expect.any(String) });
+    await app.deps.queue.drain();
+    expect((await app.request("GET", `/contacts/imports/${queued.id}`)).body.data).toMatchObject({ status: "cancelled", processed: 0 });
+    expect(count("q")).toBe(0);
+    const spooled = app.deps.db.$client.query("SELECT file_path FROM contact_imports WHERE id = ?").get(queued.id) as { file_path: string };
+    expect(await Bun.file(spooled.file_path).exists()).toBe(false);
+
+    const running = await post(ndjson(40_000, "r"));
+    const drained = app.deps.queue.drain();
+    for (let i = 0; i < 2000 && !(await app.request("GET", `/contacts/imports/${running.id}`)).body.data.processed; i++) await Bun.sleep(5);
+    const c2 = await app.request("POST", `/contacts/imports/${running.id}/cancel`);
+    expect(c2.status).toBe(200);
+    await drained;
+    const after = (await app.request("GET", `/contacts/imports/${running.id}`)).body.data;
+    expect(after.status).toBe("cancelled");
+    expect(after.processed).toBeGreaterThan(0);
+    expect(after.processed).toBeLessThan(40_000);
+    expect(count("r")).toBe(after.created); // exactly the committed transactions' rows
+
+    const again = await app.request("POST", `/contacts/imports/${running.id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("CONFLICT");
+    expect((await app.request("POST", "/contacts/imports/00000000-0000-7000-8000-000000000000/cancel")).status).toBe(404);
+  });
+
   test("wrong content type and empty body → 422; unknown import → 404", async () => {
     const a = await app.request("POST", "/contacts/import", { raw: "{}", headers: { "content-type": "application/json" } });
     expect(a.status).toBe(422);

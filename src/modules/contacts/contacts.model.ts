@@ -99,7 +99,7 @@ export const CustomFieldCreateBody = t.Object({
 export const ContactImportModel = t.Object(
   {
     id: t.String(),
-    status: t.Union([t.Literal("queued"), t.Literal("running"), t.Literal("completed"), t.Literal("failed")]),
+    status: t.Union([t.Literal("queued"), t.Literal("running"), t.Literal("completed"), t.Literal("failed"), t.Literal("cancelled")]),
     format: t.Union([t.Literal("ndjson"), t.Literal("csv")]),
     bytes: t.Integer(),
     processed: t.Integer(),

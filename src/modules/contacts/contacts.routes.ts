@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, encodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
-import { createImport, getImport, importFormat, listImports, spoolImport } from "./contact-imports.service";
+import { cancelImport, createImport, getImport, importFormat, listImports, spoolImport } from "./contact-imports.service";
 import { listContacts } from "./contacts.list";
 import {
   ChannelsBody,
@@ -123,6 +123,16 @@ export const contactsRoutes = (deps: Deps) => {
       response: { 200: data(ContactImportModel), ...errors(403, 404) },
       detail: { summary: "Import progress and per-row errors", operationId: "getContactImport" },
     })
+    .post(
+      "/contacts/imports/:id/cancel",
+      ({ auth, params, idem }) => idem.commit(200, () => cancelImport({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id })),
+      {
+        scope: "contacts:write",
+        params: IdParams,
+        response: { 200: data(ContactImportModel), ...errors(403, 404, 409) },
+        detail: { summary: "Cancel a queued or running import (rows already written stay)", operationId: "cancelContactImport" },
+      },
+    )
     .get("/contacts/:id", ({ auth, params }) => ({ data: getContact({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
       scope: "contacts:read",
       params: IdParams,
