@@ -14,6 +14,10 @@ export const tags = sqliteTable(
   (t) => [uniqueIndex("tags_company_name_uq").on(t.companyId, t.name)],
 );
 
+/**
+ * A contact's tag. NB! WITHOUT ROWID (migrations/0001; drizzle cannot declare it): the primary key is the
+ * table, one b-tree fewer per tag link on bulk imports. A drizzle-kit table rebuild of it must keep that.
+ */
 export const contactTags = sqliteTable(
   "contact_tags",
   {
