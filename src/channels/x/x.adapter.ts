@@ -8,8 +8,7 @@
  * X's own 429s.
  */
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, WebhookRequest, WebhookResult } from "../channel.types";
-import { xAuthorization } from "./x.auth";
-import { xFailure, type XProblem } from "./x.errors";
+import { xCall } from "./x.http";
 import { crcResponse, parseXActivity, xSignatureValid, type XActivityPayload } from "./x.inbound";
 import { uploadXMedia, X_DM_MEDIA } from "./x.media";
 import { readXSettings, xSettings } from "./x.settings";
@@ -52,25 +51,11 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
         return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on X" };
     }
     const url = `${settings.base_url.replace(/\/+$/, "")}/2/dm_conversations/with/${recipient}/messages`;
-    let response: Response;
-    let answer: unknown;
-    try {
-      response = await ctx.fetch(url, {
-        method: "POST",
-        headers: {
-          authorization: xAuthorization({ settings, auth, method: "POST", url, now: ctx.now }),
-          "content-type": "application/json",
-        },
-        body: JSON.stringify(body),
-      });
-      answer = await response.json().catch(() => undefined);
-    } catch (err) {
-      return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: `X unreachable: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    const data = (answer as { data?: { dm_event_id?: string } } | undefined)?.data;
-    if (response.ok && data?.dm_event_id) return { ok: true, providerMessageId: data.dm_event_id };
-    if (response.ok) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: String(response.status), message: "X answered without dm_event_id" };
-    return xFailure({ status: response.status, problem: answer as XProblem | undefined, headers: response.headers, now: ctx.now() });
+    const answer = await xCall<{ data?: { dm_event_id?: string } }>({ ctx, settings, auth, method: "POST", url, body: JSON.stringify(body) });
+    if (!answer.ok) return answer;
+    const eventId = answer.data?.data?.dm_event_id;
+    if (eventId) return { ok: true, providerMessageId: eventId };
+    return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: String(answer.status), message: "X answered without dm_event_id" };
   }
 
   async function handleWebhook(request: WebhookRequest): Promise<WebhookResult> {

@@ -11,8 +11,7 @@
  */
 import type { AdapterContext, SendResult, StoredMedia } from "../channel.types";
 import { mediaBytes } from "../media-bytes";
-import { xAuthorization } from "./x.auth";
-import { xFailure, type XProblem } from "./x.errors";
+import { xCall } from "./x.http";
 import type { XAuthMode, XSettings } from "./x.settings";
 
 type Failure = Extract<SendResult, { ok: false }>;
@@ -57,28 +56,16 @@ export async function uploadXMedia(opts: {
   if (max === undefined) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `X DMs take ${Object.keys(X_DM_MEDIA).join(", ")}, not ${blob.type || "an unknown type"}` };
   if (blob.size > max) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `${blob.size} bytes is over X's ${max} byte limit for ${blob.type}` };
 
-  const call = async <T>(method: string, url: string, body?: string | FormData, json = false): Promise<{ ok: true; data: T } | Failure> => {
-    let response: Response;
-    let parsed: unknown;
-    try {
-      const headers: Record<string, string> = { authorization: xAuthorization({ settings, auth, method, url, now: ctx.now }) };
-      if (json) headers["content-type"] = "application/json";
-      response = await ctx.fetch(url, { method, headers, body });
-      parsed = await response.json().catch(() => undefined);
-    } catch (err) {
-      return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: `X media upload unreachable: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    if (response.ok) return { ok: true, data: parsed as T };
-    const failure = xFailure({ status: response.status, problem: parsed as XProblem | undefined, headers: response.headers, now: ctx.now() });
+  const call = async <T>(method: string, url: string, body?: string | FormData): Promise<{ ok: true; data: T | undefined } | Failure> => {
+    const answer = await xCall<T>({ ctx, settings, auth, method, url, body });
     // X refusing the file itself (type, size, corrupt) is a media problem, not a recipient or account one.
-    return failure.reason === "PROVIDER_REJECTED" && !failure.accountStatus ? { ...failure, reason: "MEDIA_INVALID" } : failure;
+    return answer.ok || answer.reason !== "PROVIDER_REJECTED" || answer.accountStatus ? answer : { ...answer, reason: "MEDIA_INVALID" };
   };
 
   const init = await call<{ data?: { id?: string } }>(
     "POST",
     `${base}/initialize`,
     JSON.stringify({ media_type: blob.type, total_bytes: blob.size, media_category: category(blob.type) }),
-    true,
   );
   if (!init.ok) return init;
   const id = init.data?.data?.id;

@@ -176,7 +176,6 @@ export async function runImport({
   events,
   now,
   importId,
-  inline,
   log,
 }: {
   db: Db;
@@ -184,8 +183,6 @@ export async function runImport({
   now: () => Date;
   importId: string;
   log?: Pick<Logger, "warn">;
-  /** Check rows on this thread instead of the import worker (tests of both paths). */
-  inline?: boolean;
 }): Promise<void> {
   const sqlite = db.$client;
   const imp = sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(importId) as RawImport | null;
@@ -286,7 +283,7 @@ export async function runImport({
   };
 
   try {
-    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, inline, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
+    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
     let pending: CheckedRow[] = [];
     for await (const batch of batches) {
       pending = pending.length ? pending.concat(batch) : batch;
