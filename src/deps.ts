@@ -21,6 +21,7 @@ import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
 import { createQueue } from "./platform/queue/queue";
 import { createScheduler } from "./platform/scheduler";
+import { createThrottle } from "./platform/throttle";
 
 export function databasePath(config: Config): string {
   return join(config.storage.data_dir, "switchboard.db");
@@ -95,6 +96,8 @@ export function buildDeps({
     channels,
     keys,
     ledger: createLedger({ db, now }),
+    /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */
+    throttle: createThrottle({ now: () => performance.timeOrigin + performance.now() }),
   };
 }
 

@@ -7,6 +7,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Config } from "../config/config.schema";
 import { ConfigError, pointerToKey } from "../config/config.load";
 import { providerDefinition } from "./channel.registry";
+import { CHANNEL_RULES } from "./channel.rules";
 import type { AccountStatus, AdapterContext, ChannelAccount, ChannelAdapter, InboundEvent } from "./channel.types";
 
 export interface AccountRuntime {
@@ -39,7 +40,9 @@ export function validateChannelAccounts(config: Config): ChannelAccount[] {
       if (defaults.has(k)) throw new ConfigError(`${where}: company "${entry.company}" already has a default ${entry.channel} account (channels[${defaults.get(k)}])`);
       defaults.set(k, i);
     }
-    return { id: entry.id, company: entry.company, channel: entry.channel, provider: entry.provider, name: entry.name, isDefault: entry.default, settings };
+    // DESIGN §10 defaults: WhatsApp 80/s, other providers 20/s, sandbox unlimited; 0 turns the throttle off.
+    const rate = entry.max_per_second ?? (entry.provider === "sandbox" ? 0 : CHANNEL_RULES[entry.channel].maxPerSecond);
+    return { id: entry.id, company: entry.company, channel: entry.channel, provider: entry.provider, name: entry.name, isDefault: entry.default, settings, maxPerSecond: rate > 0 ? rate : null };
   });
 }
 

@@ -57,6 +57,8 @@ export interface ChannelAccount {
   name: string;
   isDefault: boolean;
   settings: Record<string, unknown>;
+  /** Sends per second to the provider (`max_per_second`); null: unlimited. */
+  maxPerSecond: number | null;
 }
 
 // ---------------------------------------------------------------- outbound

@@ -100,6 +100,9 @@ export const ChannelAccountConfig = t.Object(
     provider: t.Union(PROVIDERS.map((p) => t.Literal(p)), { default: "sandbox" }),
     name: t.String({ minLength: 1 }),
     default: t.Boolean({ default: false }),
+    max_per_second: t.Optional(
+      t.Number({ minimum: 0, maximum: 100_000, description: "sends per second to the provider, shared by campaigns and POST /messages (default: WhatsApp 80, others 20, sandbox unlimited; 0 = unlimited)" }),
+    ),
     settings: t.Record(t.String(), t.Unknown(), { default: {}, description: "provider-specific settings" }),
   },
   { additionalProperties: false },

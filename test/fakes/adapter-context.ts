@@ -39,6 +39,7 @@ export function createTestContext(opts: {
     provider: opts.provider,
     name: `${opts.provider} (test)`,
     isDefault: true,
+    maxPerSecond: null,
     settings: opts.settings,
   };
   const log = (level: string) => (o: object, m?: string) => {

@@ -101,6 +101,18 @@ export function identityOf({ db, companyId, contactId, channel }: { db: Db; comp
 }
 
 /**
+ * The facts a send is decided on (channels/channel.eligibility.ts) for one contact: its identity on the
+ * channel (verified before pending), blocked, consent there. Undefined for unknown, foreign or deleted ids.
+ */
+export function contactSendFacts({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }):
+  | { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus }
+  | undefined {
+  const c = repo.contactById(db.$client, companyId, contactId);
+  if (!c) return undefined;
+  return { identity: repo.identityOfContact(db.$client, contactId, channel), blocked: c.blocked, consent: repo.consentOf(db.$client, contactId, channel)?.status ?? "unknown" };
+}
+
+/**
  * Finds the contact of an identity, or creates it when `create` is true (outbound `to.phone|email|handle`
  * with createContact, and every inbound sender). For inbound senders pass the platform user id as `value`
  * and the sender's `username`: a pending `@username` identity on that channel is then resolved to the

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { and, desc, eq, lt } from "drizzle-orm";
+import { windowState } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { Channel } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
@@ -7,8 +7,7 @@ import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { getContact } from "../contacts/contacts.service";
 import { MessageRecord } from "../messages/messages.model";
-import { messageView } from "../messages/messages.service";
-import { messages } from "../messages/messages.table";
+import { findMessage, listConversationMessages, messageView } from "../messages/messages.service";
 import {
   addNote,
   assignConversation,
@@ -53,16 +52,15 @@ const IdParams = t.Object({ id: t.String() });
 
 function detail(deps: Deps, companyId: string, c: ConversationRow) {
   const contact = getContact({ db: deps.db, companyId, id: c.contactId });
-  const last = c.lastMessageId ? deps.db.select().from(messages).where(eq(messages.id, c.lastMessageId)).get() : undefined;
-  const rule = CHANNEL_RULES[c.channel as Channel].window;
+  const last = c.lastMessageId ? findMessage({ db: deps.db, companyId, id: c.lastMessageId }) : undefined;
+  const rule = CHANNEL_RULES[c.channel as Channel];
   const lastInbound = channelState({ db: deps.db, contactId: c.contactId, channelAccountId: c.channelAccountId })?.lastInboundAt ?? null;
-  const expires = rule.kind === "since_last_inbound" && lastInbound ? new Date(lastInbound.getTime() + rule.hours * 3_600_000) : null;
-  const open = rule.kind === "none" ? true : rule.kind === "contact_wrote_first" ? lastInbound !== null : expires !== null && expires.getTime() > deps.now().getTime();
+  const { open, expiresAt: expires } = windowState({ rule, lastInboundAt: lastInbound, now: deps.now() });
   return {
     ...conversationView(c),
     contact: { id: contact.id, firstName: contact.firstName, lastName: contact.lastName, blocked: contact.blocked },
     lastMessage: last ? messageView(last) : null,
-    window: { kind: rule.kind, open, expiresAt: expires?.toISOString() ?? null, lastInboundAt: lastInbound?.toISOString() ?? null },
+    window: { kind: rule.window.kind, open, expiresAt: expires?.toISOString() ?? null, lastInboundAt: lastInbound?.toISOString() ?? null },
     notes: listNotes({ db: deps.db, conversationId: c.id }).map((n) => ({ id: n.id, text: n.text, author: n.author, createdAt: n.createdAt.toISOString() })),
   };
 }
@@ -103,13 +101,7 @@ export const conversationsRoutes = (deps: Deps) =>
         const c = getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id });
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = deps.db
-          .select()
-          .from(messages)
-          .where(before ? and(eq(messages.conversationId, c.id), lt(messages.id, before)) : eq(messages.conversationId, c.id))
-          .orderBy(desc(messages.id))
-          .limit(limit + 1)
-          .all();
+        const rows = listConversationMessages({ db: deps.db, conversationId: c.id, limit: limit + 1, before });
         return toPage(rows, limit, (r) => [r.id], messageView);
       },
       {

@@ -3,33 +3,18 @@
  * that will send it, or a scheduled social post that will publish it. Sent messages keep their own copy
  * of the StoredMedia in `content` and do not need the file any more.
  */
-import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { messages } from "../messages/messages.table";
+import { queuedMessageUsingMedia as queuedMessageWithMedia } from "../messages/messages.service";
 
 export interface MediaUse {
   kind: "message" | "social_post";
   id: string;
 }
 
-/**
- * Queued messages whose content holds this media: the messaging engine stores the StoredMedia at
- * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
- */
+/** A queued message that will still send this media (the messaging service knows where content keeps it). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
-  const row = db
-    .select({ id: messages.id })
-    .from(messages)
-    .where(
-      and(
-        eq(messages.companyId, companyId),
-        eq(messages.status, "queued"),
-        sql`(json_extract(${messages.content}, '$.media.file.id') = ${mediaId} OR json_extract(${messages.content}, '$.template.headerMedia.file.id') = ${mediaId})`,
-      ),
-    )
-    .limit(1)
-    .get();
-  return row ? { kind: "message", id: row.id } : undefined;
+  const id = queuedMessageWithMedia({ db, companyId, mediaId });
+  return id ? { kind: "message", id } : undefined;
 }
 
 /**

@@ -4,7 +4,6 @@
  * the messaging window, status updates, blocks, and events. Each event commits in its own transaction, and
  * a duplicate provider delivery (same account + provider message id) is ignored.
  */
-import { and, eq } from "drizzle-orm";
 import type { ChannelAccount, InboundEvent } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
 import { newId } from "../../platform/ids";
@@ -12,7 +11,7 @@ import { findCompanyBySlug } from "../companies/companies.service";
 import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
 import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
-import { messages } from "./messages.table";
+import * as repo from "./messages.repository";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
 const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);
@@ -65,12 +64,7 @@ function findContact(deps: Deps, companyId: string, account: ChannelAccount, val
 function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): void {
   const { db, events, now } = deps;
   db.tx(() => {
-    const duplicate = db
-      .select({ id: messages.id })
-      .from(messages)
-      .where(and(eq(messages.channelAccountId, account.id), eq(messages.providerMessageId, event.providerMessageId)))
-      .get();
-    if (duplicate) return;
+    if (repo.messageByProviderId(db, account.id, event.providerMessageId)) return; // a duplicate delivery
     const found = findOrCreateContactByIdentity({
       db,
       events,
@@ -88,8 +82,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
 
     let replyTo: string | null = null;
     if (event.inReplyTo)
-      replyTo =
-        db.select({ id: messages.id }).from(messages).where(and(eq(messages.channelAccountId, account.id), eq(messages.providerMessageId, event.inReplyTo))).get()?.id ?? null;
+      replyTo = repo.messageByProviderId(db, account.id, event.inReplyTo)?.id ?? null;
 
     const at = now();
     const { type, ...content } = event.content;
@@ -110,7 +103,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       providerTimestamp: event.timestamp,
       createdAt: at,
     });
-    db.insert(messages).values(row).run();
+    repo.insertMessage(db, row);
     touchConversation({ db, conversationId: conversation.id, messageId: row.id, at });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 

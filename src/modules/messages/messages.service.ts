@@ -6,27 +6,29 @@
  * Acceptance is one transaction (the route's idem.commit): contact (maybe created), conversation, message,
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
  */
-import { and, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
 import type { Channel, FailureReason, InboundEvent, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
 import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
-import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { formatMicros, parseMicros } from "../../platform/money";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
-import { findOrCreateContactByIdentity, getConsent, identityOf, setConsent } from "../contacts/contacts.service";
+import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
 import { getCompany } from "../companies/companies.service";
 import { channelState, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import type { SendMessageInput } from "./messages.model";
-import { messages } from "./messages.table";
+import * as repo from "./messages.repository";
+import type { MessageRow } from "./messages.repository";
 
-export type MessageRow = typeof messages.$inferSelect;
+export type { MessageRow };
 export const DISPATCH_JOB = "message.dispatch";
+/** Dispatch of campaign messages: the same handler, its own workers (DESIGN §10: one-to-one sends are never starved). */
+export const BULK_DISPATCH_JOB = "message.dispatch.bulk";
 const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2, read: 3 };
 
 // ------------------------------------------------------------------ views
@@ -53,6 +55,7 @@ export function messageView(m: MessageRow) {
     templateId: m.templateId,
     replyToMessageId: m.replyToMessageId,
     providerMessageId: m.providerMessageId,
+    campaignId: m.campaignId,
     error: m.errorReason ? { code: m.errorCode ?? m.errorReason, reason: m.errorReason, message: m.errorMessage ?? "" } : null,
     statusTimes: {
       queuedAt: m.direction === "outbound" ? iso(m.createdAt) : null,
@@ -109,18 +112,30 @@ export function newMessageRow(f: MessageFields): MessageRow {
     failedAt: null,
     updatedAt: f.createdAt,
     apiKeyId: null,
+    campaignId: null,
     ...f,
   };
 }
 
-function messageById(db: Deps["db"], id: string): MessageRow | undefined {
-  return mapRow(messages, db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id) as Record<string, unknown> | null);
-}
-
 export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow {
-  const m = db.select().from(messages).where(and(eq(messages.id, id), eq(messages.companyId, companyId))).get();
+  const m = repo.messageOfCompany(db, companyId, id);
   if (!m) throw notFound("message");
   return m;
+}
+
+/** A conversation's messages, newest first (GET /conversations/{id}/messages). */
+export function listConversationMessages({ db, conversationId, limit, before }: { db: Deps["db"]; conversationId: string; limit: number; before?: string }): MessageRow[] {
+  return repo.conversationMessages(db, { conversationId, limit, before });
+}
+
+/** The message, if any, of this company (a conversation's last message). */
+export function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow | undefined {
+  return repo.messageOfCompany(db, companyId, id);
+}
+
+/** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
+export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
+  return repo.queuedMessageWithMedia(db, companyId, mediaId);
 }
 
 // ------------------------------------------------------------------ request rules
@@ -212,13 +227,11 @@ function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Ac
 function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput) {
   const { db, events, now } = deps;
   if (input.to.contactId) {
-    const identity = identityOf({ db, companyId, contactId: input.to.contactId, channel: input.channel });
-    if (!identity) {
-      const exists = db.$client.query("SELECT 1 FROM contacts WHERE id = ? AND company_id = ? AND deleted_at IS NULL").get(input.to.contactId, companyId);
-      if (!exists) throw notFound("contact");
+    const facts = contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
+    if (!facts) throw notFound("contact");
+    if (!facts.identity)
       throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [{ pointer: "/to/contactId", message: `no ${input.channel} identity` }]);
-    }
-    return { contactId: input.to.contactId, address: identity.value };
+    return { contactId: input.to.contactId, address: facts.identity.value };
   }
   const field = CHANNEL_RULES[input.channel].address;
   const value = input.to[field]!;
@@ -234,45 +247,69 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
   return { contactId: found.contact.id, address: found.identity.value };
 }
 
-function checkWindow(deps: Deps, input: SendMessageInput, contactId: string, accountId: string): void {
-  const window = CHANNEL_RULES[input.channel].window;
-  if (window.kind === "none" || !window.appliesTo.includes(input.type)) return;
-  const last = channelState({ db: deps.db, contactId, channelAccountId: accountId })?.lastInboundAt ?? null;
-  if (window.kind === "contact_wrote_first") {
-    if (!last)
-      throw new AppError("MESSAGING_WINDOW_CLOSED", `On ${input.channel} the contact must have written to this account first`, [{ pointer: "/to", message: "no prior conversation with this account" }]);
-    return;
+/** POST /messages' HTTP error for an eligibility refusal (channel.eligibility.ts decides; this only words it). */
+function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, lastInboundAt }: { channel: Channel; lastInboundAt: Date | null }): AppError {
+  const rule = CHANNEL_RULES[channel];
+  switch (verdict.reason) {
+    case "noIdentity":
+      return new AppError("VALIDATION_FAILED", `The contact has no ${channel} identity`, [{ pointer: "/to", message: `no ${channel} identity` }]);
+    case "blocked":
+      return new AppError("CONTACT_BLOCKED", "The contact is blocked", [{ pointer: "/to", message: "blocked contact" }]);
+    case "noConsent":
+      return new AppError("CONTACT_BLOCKED", `The contact opted out of ${channel}`, [{ pointer: "/to", message: `opted out of ${channel}` }]);
   }
-  const closesAt = last ? last.getTime() + window.hours * 3_600_000 : 0;
-  if (deps.now().getTime() > closesAt) {
-    const hint = CHANNEL_RULES[input.channel].types.includes("template") && !window.appliesTo.includes("template") ? "; send an approved template instead" : "";
-    throw new AppError(
-      "MESSAGING_WINDOW_CLOSED",
-      last ? `The ${window.hours} h window closed at ${new Date(closesAt).toISOString()}${hint}` : `The contact has not written to this account; the ${window.hours} h window is closed${hint}`,
-      [{ pointer: "/type", message: "outside the messaging window" }],
-    );
-  }
+  const window = rule.window;
+  if (window.kind !== "since_last_inbound")
+    return new AppError("MESSAGING_WINDOW_CLOSED", `On ${channel} the contact must have written to this account first`, [{ pointer: "/to", message: "no prior conversation with this account" }]);
+  const hint = rule.types.includes("template") && !window.appliesTo.includes("template") ? "; send an approved template instead" : "";
+  const closesAt = lastInboundAt ? new Date(lastInboundAt.getTime() + window.hours * 3_600_000) : null;
+  return new AppError(
+    "MESSAGING_WINDOW_CLOSED",
+    closesAt ? `The ${window.hours} h window closed at ${closesAt.toISOString()}${hint}` : `The contact has not written to this account; the ${window.hours} h window is closed${hint}`,
+    [{ pointer: "/type", message: "outside the messaging window" }],
+  );
 }
 
-/** Per-account daily DM limit (X): counted over the current UTC day from our own sends. */
-function checkDailyLimit(deps: Deps, input: SendMessageInput, runtime: AccountRuntime): void {
-  if (!CHANNEL_RULES[input.channel].dailyDmLimit) return;
+/** The eligibility facts of a contact on an account, looked up, and the verdict on them. */
+export function sendVerdict(deps: Pick<Deps, "db" | "now">, { companyId, contactId, channel, channelAccountId, type, purpose }: { companyId: string; contactId: string; channel: Channel; channelAccountId: string; type: MessageType; purpose: "direct" | "campaign" }) {
+  const facts = contactSendFacts({ db: deps.db, companyId, contactId, channel });
+  const lastInboundAt = channelState({ db: deps.db, contactId, channelAccountId })?.lastInboundAt ?? null;
+  const verdict = eligibility({
+    rule: CHANNEL_RULES[channel],
+    identity: facts?.identity ?? null,
+    blocked: facts?.blocked ?? false,
+    consent: facts?.consent ?? "unknown",
+    lastInboundAt,
+    messageType: type,
+    purpose,
+    now: deps.now(),
+  });
+  return { verdict, lastInboundAt, address: facts?.identity?.value ?? null };
+}
+
+/**
+ * The account's daily DM quota (X `daily_dm_limit`), counted over the current UTC day from our own sends;
+ * null when the channel or account has none.
+ */
+export function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): { limit: number; used: number; resetsAt: Date } | null {
+  if (!CHANNEL_RULES[runtime.account.channel].dailyDmLimit) return null;
   const limit = Number(runtime.account.settings.daily_dm_limit ?? 0);
-  if (!(limit > 0)) return;
+  if (!(limit > 0)) return null;
   const now = deps.now();
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  const sent = deps.db
-    .select({ n: sql<number>`count(*)` })
-    .from(messages)
-    .where(and(eq(messages.channelAccountId, runtime.account.id), eq(messages.direction, "outbound"), gte(messages.createdAt, new Date(dayStart))))
-    .get()!.n;
-  if (sent >= limit) {
-    const retryAfter = Math.ceil((dayStart + 86_400_000 - now.getTime()) / 1000);
-    throw new AppError("RATE_LIMITED", `The daily DM limit of ${limit} for this account is reached; it resets at 00:00 UTC`, [], { "retry-after": String(retryAfter) });
+  return { limit, used: repo.countOutboundSince(deps.db, runtime.account.id, new Date(dayStart)), resetsAt: new Date(dayStart + 86_400_000) };
+}
+
+function checkDailyLimit(deps: Deps, runtime: AccountRuntime): void {
+  const quota = dailyDmQuota(deps, runtime);
+  if (quota && quota.used >= quota.limit) {
+    const retryAfter = Math.ceil((quota.resetsAt.getTime() - deps.now().getTime()) / 1000);
+    throw new AppError("RATE_LIMITED", `The daily DM limit of ${quota.limit} for this account is reached; it resets at 00:00 UTC`, [], { "retry-after": String(retryAfter) });
   }
 }
 
-function priceOf(deps: Deps, channel: Channel, type: MessageType, template: TemplateRow | null, headerMedia: boolean): { priceType: string; unitPrice: number } {
+/** priceType and unit price (micros) of a message (billing by the channel rules' price table). */
+export function priceOf(deps: Pick<Deps, "config">, channel: Channel, type: MessageType, template: TemplateRow | null, headerMedia: boolean): { priceType: string; unitPrice: number } {
   const price = CHANNEL_RULES[channel].price;
   const priceType = (type === "template" && (headerMedia || (template && hasMediaHeader(template))) ? price.templateWithMedia : undefined) ?? price[type];
   if (!priceType) return { priceType: FREE_PRICE_TYPE, unitPrice: 0 };
@@ -281,7 +318,7 @@ function priceOf(deps: Deps, channel: Channel, type: MessageType, template: Temp
 }
 
 /** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
-function mediaRef(deps: Deps, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
+export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
   const m = resolveStoredMedia({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
   const max = runtime.adapter.capabilities.media[m.mimeType];
@@ -298,7 +335,7 @@ function mediaRef(deps: Deps, companyId: string, mediaId: string, pointer: strin
  */
 export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
   checkRequest(input);
-  const { db, events, now } = deps;
+  const { db } = deps;
   return db.tx(() => {
     const runtime = pickAccount(deps, companyId, input);
     const accountId = runtime.account.id;
@@ -335,50 +372,89 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
 
     let replyTo: MessageRow | undefined;
     if (input.replyToMessageId) {
-      replyTo = db.select().from(messages).where(and(eq(messages.id, input.replyToMessageId), eq(messages.companyId, companyId))).get();
+      replyTo = repo.messageOfCompany(db, companyId, input.replyToMessageId);
       if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
     }
 
     const { contactId, address } = resolveRecipient(deps, companyId, input);
-    const blocked = db.$client.query("SELECT blocked FROM contacts WHERE id = ?").get(contactId) as { blocked: number } | null;
-    if (blocked?.blocked) throw new AppError("CONTACT_BLOCKED", "The contact is blocked", [{ pointer: "/to", message: "blocked contact" }]);
-    if (getConsent({ db, companyId, contactId, channel: input.channel }) === "opted_out")
-      throw new AppError("CONTACT_BLOCKED", `The contact opted out of ${input.channel}`, [{ pointer: "/to", message: `opted out of ${input.channel}` }]);
-
-    checkWindow(deps, input, contactId, accountId);
-    checkDailyLimit(deps, input, runtime);
+    const { verdict, lastInboundAt } = sendVerdict(deps, { companyId, contactId, channel: input.channel, channelAccountId: accountId, type: input.type, purpose: "direct" });
+    if (!verdict.ok) throw refusal(verdict, { channel: input.channel, lastInboundAt });
+    checkDailyLimit(deps, runtime);
 
     const hasHeaderMedia = Boolean((content.template as { headerMedia?: unknown } | undefined)?.headerMedia);
-    const { priceType, unitPrice } = priceOf(deps, input.channel, input.type, template, hasHeaderMedia);
-    const id = newId();
-    if (unitPrice > 0) deps.ledger.debit({ companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
+    return createOutboundMessage(deps, {
+      companyId,
+      contactId,
+      address,
+      channel: input.channel,
+      channelAccountId: accountId,
+      type: input.type,
+      content,
+      price: priceOf(deps, input.channel, input.type, template, hasHeaderMedia),
+      metadata: input.metadata ?? {},
+      templateId: template?.id ?? null,
+      replyToMessageId: replyTo?.id ?? null,
+      apiKeyId,
+    });
+  });
+}
 
-    const { conversation } = openConversation({ db, events, now, companyId, contactId, channel: input.channel, channelAccountId: accountId });
+/**
+ * Writes an accepted outbound message: ledger debit (402 INSUFFICIENT_BALANCE when the balance would go
+ * negative), the contact's open conversation, the message row and its dispatch job. The caller has checked
+ * eligibility. `bulk` messages (campaigns) are dispatched by their own job type, so a campaign's backlog
+ * never queues ahead of one-to-one sends. Synchronous; call inside a transaction.
+ */
+export function createOutboundMessage(
+  deps: Pick<Deps, "db" | "events" | "now" | "ledger" | "queue">,
+  m: {
+    companyId: string;
+    contactId: string;
+    address: string;
+    channel: Channel;
+    channelAccountId: string;
+    type: MessageType;
+    content: Record<string, unknown>;
+    price: { priceType: string; unitPrice: number };
+    metadata: Record<string, string>;
+    templateId: string | null;
+    replyToMessageId?: string | null;
+    apiKeyId: string | null;
+    campaignId?: string;
+  },
+): MessageRow {
+  const { db, events, now } = deps;
+  return db.tx(() => {
+    const id = newId();
+    const { priceType, unitPrice } = m.price;
+    if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
+    const { conversation } = openConversation({ db, events, now, companyId: m.companyId, contactId: m.contactId, channel: m.channel, channelAccountId: m.channelAccountId });
     const at = now();
     const row = newMessageRow({
       id,
-      companyId,
+      companyId: m.companyId,
       conversationId: conversation.id,
-      contactId,
-      channel: input.channel,
-      channelAccountId: accountId,
+      contactId: m.contactId,
+      channel: m.channel,
+      channelAccountId: m.channelAccountId,
       direction: "outbound",
-      type: input.type,
-      content,
-      address,
+      type: m.type,
+      content: m.content,
+      address: m.address,
       status: "queued",
       priceType,
       unitPrice,
       charged: unitPrice > 0,
-      metadata: input.metadata ?? {},
-      templateId: template?.id ?? null,
-      replyToMessageId: replyTo?.id ?? null,
+      metadata: m.metadata,
+      templateId: m.templateId,
+      replyToMessageId: m.replyToMessageId ?? null,
       createdAt: at,
-      apiKeyId,
+      apiKeyId: m.apiKeyId,
+      campaignId: m.campaignId ?? null,
     });
-    insertRow(db, messages, row);
+    repo.insertMessage(db, row);
     touchConversation({ db, conversationId: conversation.id, messageId: id, at });
-    deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id } });
+    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id } });
     return row;
   });
 }
@@ -396,7 +472,7 @@ export function applyStatus(
 ): MessageRow {
   const { db, events, now } = deps;
   return db.tx(() => {
-    const current = messageById(db, message.id)!;
+    const current = repo.messageById(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -423,7 +499,7 @@ export function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    updateRow(db, messages, current.id, changes);
+    repo.updateMessage(db, current.id, changes);
     const updated = { ...current, ...changes } as MessageRow;
     for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data: { message: messageView(updated) } });
     if (status === "failed" && error?.reason === "USER_BLOCKED")
@@ -435,26 +511,14 @@ export function applyStatus(
 
 /** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
-  const m = mapRow(messages, deps.db.$client.query("SELECT * FROM messages WHERE channel_account_id = ? AND provider_message_id = ?").get(accountId, event.providerMessageId) as Record<string, unknown> | null);
+  const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
   if (!m) return; // not ours (e.g. sent from the provider's own console) — ignore
   applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error: event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined });
 }
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
 export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
-  const rows = deps.db
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.channelAccountId, accountId),
-        eq(messages.contactId, contactId),
-        eq(messages.direction, "outbound"),
-        inArray(messages.status, status === "read" ? ["sent", "delivered"] : ["sent"]),
-        lte(messages.sentAt, watermark),
-      ),
-    )
-    .all();
+  const rows = repo.outboundSentUpTo(deps.db, { channelAccountId: accountId, contactId, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
   for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
 }
 
@@ -497,7 +561,7 @@ function buildOutbound(deps: Deps, m: MessageRow): OutboundMessage {
     }
   }
   const state = channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId });
-  const byId = (id: string | null) => (id ? deps.db.select().from(messages).where(eq(messages.id, id)).get() : undefined);
+  const byId = (id: string | null) => (id ? repo.messageById(deps.db, id) : undefined);
   const replyTo = byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
   const references: string[] = [];
@@ -526,7 +590,7 @@ class PermanentFailure extends Error {
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
-  const m = messageById(deps.db, job.payload.messageId);
+  const m = repo.messageById(deps.db, job.payload.messageId);
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
@@ -536,6 +600,15 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
     },
   });
   if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
+
+  // The account's send rate, one schedule for every sender. Campaign messages may book at most 0.5 s ahead,
+  // one-to-one sends 5 s, so a draining campaign delays a one-to-one send by half a second at most.
+  const rate = runtime.account.maxPerSecond;
+  if (rate) {
+    const wait = deps.throttle.reserve(runtime.account.id, rate, job.type === BULK_DISPATCH_JOB ? 500 : 5000);
+    if (wait < 0) return { retryAt: new Date(deps.now().getTime() + 250), countAttempt: false };
+    if (wait > 0) await Bun.sleep(wait);
+  }
 
   let result: SendResult;
   try {

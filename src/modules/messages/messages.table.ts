@@ -43,6 +43,8 @@ export const messages = sqliteTable(
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
     /** Set by the API key that sent it (null for inbound). */
     apiKeyId: text("api_key_id"),
+    /** The campaign that created it (null for one-to-one and inbound messages). */
+    campaignId: text("campaign_id"),
   },
   (t) => [
     // Duplicate provider deliveries of one inbound message are ignored; statuses find their message.

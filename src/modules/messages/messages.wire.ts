@@ -6,10 +6,11 @@ import type { Deps } from "../../deps";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import { processInbound } from "./messages.inbound";
-import { DISPATCH_JOB, dispatchMessage } from "./messages.service";
+import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
   deps.queue.register<{ messageId: string }>(DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
+  deps.queue.register<{ messageId: string }>(BULK_DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   seedSandboxTemplates(deps);
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));

@@ -1,0 +1,66 @@
+/**
+ * Send eligibility (DESIGN §9): ONE pure verdict on whether a contact can be sent a message of a given type
+ * on a channel account now. POST /messages turns a refusal into its HTTP error, the campaign estimate counts
+ * the reasons over an audience, and the campaign fan-out records them per recipient. No HTTP, no database:
+ * callers look the facts up and pass them in, so the same rules answer all three.
+ *
+ * Reasons, highest precedence first (a contact is refused for exactly one):
+ *   noIdentity           no identity on the channel (campaigns: also when the only one is `pending`,
+ *                        an @username never resolved to a platform user id)
+ *   blocked              the contact is blocked
+ *   noConsent            one-to-one: consent on the channel is `opted_out`;
+ *                        campaigns: consent on the channel is not `opted_in`
+ *   noPriorConversation  the channel lets only the contact start (X, Telegram, TikTok) and they never wrote
+ *   outsideWindow        the channel's window applies to this message type and is closed
+ */
+import type { ChannelRule, MessageType } from "./channel.rules";
+
+export const EXCLUSION_REASONS = ["noIdentity", "blocked", "noConsent", "noPriorConversation", "outsideWindow"] as const;
+export type ExclusionReason = (typeof EXCLUSION_REASONS)[number];
+
+export type Verdict = { ok: true } | { ok: false; reason: ExclusionReason };
+
+export interface EligibilityFacts {
+  rule: ChannelRule;
+  /** The contact's identity on the channel, or null. */
+  identity: { status: "verified" | "pending" | string } | null;
+  blocked: boolean;
+  /** Consent on the channel; no row is `unknown`. */
+  consent: "opted_in" | "opted_out" | "unknown" | string;
+  /** Provider timestamp of the contact's last inbound message on this channel account, or null. */
+  lastInboundAt: Date | number | null;
+  messageType: MessageType;
+  /** `campaign`: bulk sends need explicit opt-in and a verified identity. */
+  purpose: "direct" | "campaign";
+  now: Date | number;
+}
+
+const HOUR = 3_600_000;
+const ms = (d: Date | number) => (typeof d === "number" ? d : d.getTime());
+
+/**
+ * The messaging window of a channel for a contact: whether it is open now, and when it closes (null when the
+ * channel has no timed window, or the contact never wrote). The one place the window arithmetic lives.
+ */
+export function windowState({ rule, lastInboundAt, now }: { rule: ChannelRule; lastInboundAt: Date | number | null; now: Date | number }): {
+  open: boolean;
+  expiresAt: Date | null;
+} {
+  const w = rule.window;
+  if (w.kind === "none") return { open: true, expiresAt: null };
+  if (lastInboundAt === null) return { open: false, expiresAt: null };
+  if (w.kind === "contact_wrote_first") return { open: true, expiresAt: null };
+  const expiresAt = new Date(ms(lastInboundAt) + w.hours * HOUR);
+  return { open: expiresAt.getTime() > ms(now), expiresAt };
+}
+
+export function eligibility(f: EligibilityFacts): Verdict {
+  if (!f.identity || (f.purpose === "campaign" && f.identity.status !== "verified")) return { ok: false, reason: "noIdentity" };
+  if (f.blocked) return { ok: false, reason: "blocked" };
+  if (f.purpose === "campaign" ? f.consent !== "opted_in" : f.consent === "opted_out") return { ok: false, reason: "noConsent" };
+  const w = f.rule.window;
+  if (w.kind === "none" || !w.appliesTo.includes(f.messageType)) return { ok: true };
+  if (f.lastInboundAt === null && f.rule.contactStarts) return { ok: false, reason: "noPriorConversation" };
+  if (!windowState({ rule: f.rule, lastInboundAt: f.lastInboundAt, now: f.now }).open) return { ok: false, reason: "outsideWindow" };
+  return { ok: true };
+}

@@ -1,0 +1,128 @@
+/** Request and response schemas of /campaigns (they validate requests and feed the OpenAPI document). */
+import { t } from "elysia";
+import { CHANNELS } from "../../channels/channel.types";
+import { PageQuery } from "../../platform/http/pagination";
+
+export const MAX_AUDIENCE_IDS = 10_000;
+export const CAMPAIGN_STATUSES = ["scheduled", "running", "paused", "completed", "canceled", "failed"] as const;
+export const RECIPIENT_STATUSES = ["pending", "sent", "delivered", "read", "failed", "excluded", "canceled"] as const;
+export const PAUSE_REASONS = ["MANUAL", "INSUFFICIENT_BALANCE", "ERROR_RATE"] as const;
+
+const Uuid = { format: "uuid" } as const;
+
+export const Money = t.Object(
+  { amount: t.String({ description: "decimal text, 6 places", examples: ["0.050000"] }), unit: t.String({ description: "currency code", examples: ["USD"] }) },
+  { title: "Money" },
+);
+
+export const AudienceModel = t.Union(
+  [
+    t.Object(
+      {
+        type: t.Literal("tags"),
+        tags: t.Array(t.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
+        match: t.Optional(t.UnionEnum(["any", "all"], { default: "any", description: "any: a contact with at least one tag; all: with every tag" })),
+      },
+      { additionalProperties: false },
+    ),
+    t.Object(
+      { type: t.Literal("contacts"), contactIds: t.Array(t.String(Uuid), { minItems: 1, maxItems: MAX_AUDIENCE_IDS }) },
+      { additionalProperties: false },
+    ),
+  ],
+  { title: "CampaignAudience", description: "Resolved into recipients when the campaign starts (a snapshot)." },
+);
+
+const campaignFields = {
+  templateId: t.String({ ...Uuid, description: "an approved template (GET /templates); its channel account sends the campaign" }),
+  channelAccountId: t.Optional(t.String({ ...Uuid, description: "must be the template's account when given" })),
+  audience: AudienceModel,
+  askValues: t.Optional(
+    t.Record(t.String(), t.String({ maxLength: 1024 }), {
+      default: {},
+      description:
+        'Template param → literal text or a contact reference with an optional fallback: "{{contact.firstName | \\"friend\\"}}", "{{contact.customFields.plan}}".',
+    }),
+  ),
+  headerMediaId: t.Optional(t.Union([t.String(Uuid), t.Null()], { description: "stored media (POST /media) for a template with a media header" })),
+  scheduledAt: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()], { description: "start later; absent or null starts at once" })),
+};
+
+export const EstimateBody = t.Object({ name: t.Optional(t.String({ maxLength: 200 })), ...campaignFields }, { title: "CampaignEstimateRequest", additionalProperties: false });
+export const CreateCampaignBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), ...campaignFields }, { title: "CampaignCreateRequest", additionalProperties: false });
+export type EstimateInput = typeof EstimateBody.static;
+
+export const Excluded = t.Object(
+  { noIdentity: t.Integer(), noConsent: t.Integer(), blocked: t.Integer(), outsideWindow: t.Integer(), noPriorConversation: t.Integer() },
+  { title: "CampaignExclusions" },
+);
+
+export const EstimateModel = t.Object(
+  {
+    channel: t.UnionEnum(CHANNELS),
+    matched: t.Integer({ description: "recipients matched by the audience" }),
+    sendable: t.Integer({ description: "recipients that can be sent to" }),
+    excluded: Excluded,
+    unitPrice: t.String({ description: "decimal text, 6 places" }),
+    estimatedCost: Money,
+    balance: Money,
+    sufficientBalance: t.Boolean(),
+    dailyDmLimit: t.Union([t.Integer(), t.Null()], { description: "the account's daily DM limit when one applies (X)" }),
+  },
+  { title: "CampaignEstimate" },
+);
+
+export const CampaignModel = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    status: t.UnionEnum(CAMPAIGN_STATUSES),
+    channel: t.UnionEnum(CHANNELS),
+    channelAccountId: t.String(),
+    templateId: t.String(),
+    audience: AudienceModel,
+    askValues: t.Record(t.String(), t.String()),
+    headerMediaId: t.Union([t.String(), t.Null()]),
+    scheduledAt: t.Union([t.String(), t.Null()]),
+    startedAt: t.Union([t.String(), t.Null()]),
+    completedAt: t.Union([t.String(), t.Null()]),
+    canceledAt: t.Union([t.String(), t.Null()]),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+    stats: t.Object(
+      {
+        matched: t.Integer(),
+        sendable: t.Integer(),
+        excluded: Excluded,
+        pending: t.Integer(),
+        sent: t.Integer(),
+        delivered: t.Integer(),
+        read: t.Integer(),
+        failed: t.Integer(),
+        canceled: t.Integer(),
+        replied: t.Integer(),
+      },
+      { description: "recipients by their furthest status; replied: contacts who wrote in after their campaign message" },
+    ),
+    cost: t.Object({ estimated: Money, spent: Money }),
+    progress: t.Integer({ minimum: 0, maximum: 100, description: "recipients done (not pending) of those matched, in percent" }),
+    pauseReason: t.Union([t.UnionEnum(PAUSE_REASONS), t.Null()]),
+    failureReason: t.Union([t.String(), t.Null()]),
+  },
+  { title: "Campaign" },
+);
+
+export const RecipientModel = t.Object(
+  {
+    contactId: t.String(),
+    status: t.UnionEnum(RECIPIENT_STATUSES),
+    reason: t.Union([t.String(), t.Null()], { description: "exclusion reason (noIdentity …) or failure code" }),
+    messageId: t.Union([t.String(), t.Null()]),
+    updatedAt: t.String(),
+  },
+  { title: "CampaignRecipient" },
+);
+
+export const ListQuery = t.Object({ ...PageQuery, status: t.Optional(t.UnionEnum(CAMPAIGN_STATUSES)), channel: t.Optional(t.UnionEnum(CHANNELS)) });
+export const RecipientsQuery = t.Object({ ...PageQuery, status: t.Optional(t.UnionEnum(RECIPIENT_STATUSES)) });
+export const IdParams = t.Object({ id: t.String() });

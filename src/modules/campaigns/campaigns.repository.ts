@@ -1,0 +1,132 @@
+/**
+ * The campaign engine's store (Listmonk's `Store`): every read and write of the campaigns and
+ * campaign_recipients tables. Counters move in the same statement batch as the rows they count; callers run
+ * these inside one transaction.
+ */
+import type { Db } from "../../db/client";
+import { insertRow, mapRow, updateRow } from "../../db/rows";
+import type { ExclusionReason } from "../../channels/channel.eligibility";
+import { campaignRecipients, campaigns } from "./campaigns.table";
+
+export type CampaignRow = typeof campaigns.$inferSelect;
+export type RecipientRow = typeof campaignRecipients.$inferSelect;
+
+/** Counter column of each recipient status (excluded reasons have their own columns). */
+const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed", canceled: "n_canceled" };
+export const EXCLUDED_COLUMN: Record<ExclusionReason, string> = {
+  noIdentity: "x_no_identity",
+  noConsent: "x_no_consent",
+  blocked: "x_blocked",
+  outsideWindow: "x_outside_window",
+  noPriorConversation: "x_no_prior_conversation",
+};
+
+export function createCampaignStore(db: Db) {
+  const sqlite = db.$client;
+  const byId = (id: string) => mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
+  const insertRecipient = sqlite.prepare(
+    `INSERT OR IGNORE INTO campaign_recipients (campaign_id, contact_id, status, reason, message_id, replied_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)`,
+  );
+
+  return {
+    insert(row: CampaignRow) {
+      insertRow(db, campaigns, row);
+    },
+    get: byId,
+    ofCompany(companyId: string, id: string): CampaignRow | undefined {
+      const c = byId(id);
+      return c && c.companyId === companyId ? c : undefined;
+    },
+    update(id: string, changes: Partial<CampaignRow>) {
+      updateRow(db, campaigns, id, changes);
+    },
+    /** Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta. */
+    bump(id: string, deltas: Record<string, number>, at: number) {
+      const cols = Object.keys(deltas).filter((k) => deltas[k] !== 0);
+      if (!cols.length) return;
+      sqlite.query(`UPDATE campaigns SET ${cols.map((c) => `${c} = ${c} + ?`).join(", ")}, updated_at = ? WHERE id = ?`).run(...cols.map((c) => deltas[c]!), at, id);
+    },
+    list({ companyId, status, channel, limit, before }: { companyId: string; status?: string; channel?: string; limit: number; before?: string }): CampaignRow[] {
+      return (
+        sqlite
+          .query(
+            `SELECT * FROM campaigns WHERE company_id = ?1 AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR channel = ?3) AND (?4 IS NULL OR id < ?4)
+             ORDER BY id DESC LIMIT ?5`,
+          )
+          .all(companyId, status ?? null, channel ?? null, before ?? null, limit) as Record<string, unknown>[]
+      ).map((r) => mapRow(campaigns, r)!);
+    },
+    /** Scheduled campaigns whose start is due (start-up catch-up; the queue holds the normal path). */
+    dueScheduled(now: number): CampaignRow[] {
+      return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map((r) => mapRow(campaigns, r)!);
+    },
+
+    // ---------------------------------------------------------------- recipients
+    /** Writes recipient rows of a resolved audience page; returns how many were new. */
+    addRecipients(campaignId: string, rows: { contactId: string; status: "pending" | "excluded"; reason: string | null }[], at: number): number {
+      let n = 0;
+      for (const r of rows) n += insertRecipient.run(campaignId, r.contactId, r.status, r.reason, at).changes;
+      return n;
+    },
+    /** The next pending recipients that have no message yet, in contact order. */
+    todo(campaignId: string, limit: number): string[] {
+      return (
+        sqlite.query(`SELECT contact_id FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ?`).all(campaignId, limit) as {
+          contact_id: string;
+        }[]
+      ).map((r) => r.contact_id);
+    },
+    recipient(campaignId: string, contactId: string): RecipientRow | undefined {
+      return mapRow(campaignRecipients, sqlite.query(`SELECT * FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).get(campaignId, contactId) as Record<string, unknown> | null);
+    },
+    /**
+     * Claims a recipient for its message: only while it is still pending without a message. Returns false when
+     * something else got there first (so the caller rolls its message back).
+     */
+    claim(campaignId: string, contactId: string, messageId: string, at: number): boolean {
+      return (
+        sqlite
+          .query(`UPDATE campaign_recipients SET message_id = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND message_id IS NULL`)
+          .run(messageId, at, campaignId, contactId).changes === 1
+      );
+    },
+    setStatus(campaignId: string, contactId: string, status: string, reason: string | null, at: number) {
+      sqlite.query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`).run(status, reason, at, campaignId, contactId);
+    },
+    /** Cancels every recipient not yet given a message; returns how many. */
+    cancelPending(campaignId: string, at: number): number {
+      return sqlite
+        .query(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
+        .run(at, campaignId).changes;
+    },
+    listRecipients({ campaignId, status, limit, after }: { campaignId: string; status?: string; limit: number; after?: string }): RecipientRow[] {
+      const rows = status
+        ? sqlite
+            .query(`SELECT * FROM campaign_recipients WHERE campaign_id = ?1 AND status = ?2 AND contact_id > ?3 ORDER BY contact_id LIMIT ?4`)
+            .all(campaignId, status, after ?? "", limit)
+        : sqlite.query(`SELECT * FROM campaign_recipients WHERE campaign_id = ?1 AND contact_id > ?2 ORDER BY contact_id LIMIT ?3`).all(campaignId, after ?? "", limit);
+      return (rows as Record<string, unknown>[]).map((r) => mapRow(campaignRecipients, r)!);
+    },
+    /**
+     * A contact wrote in on an account: their recipient rows of campaigns on that account whose message went
+     * out and who had not replied are marked replied; returns the campaigns to count it for.
+     */
+    markReplied(contactId: string, channelAccountId: string, at: number): string[] {
+      return (
+        sqlite
+          .query(
+            `UPDATE campaign_recipients SET replied_at = ?1 WHERE contact_id = ?2 AND message_id IS NOT NULL AND replied_at IS NULL
+             AND status IN ('sent', 'delivered', 'read')
+             AND campaign_id IN (SELECT id FROM campaigns WHERE channel_account_id = ?3)
+             RETURNING campaign_id`,
+          )
+          .all(at, contactId, channelAccountId) as { campaign_id: string }[]
+      ).map((r) => r.campaign_id);
+    },
+    counterOf(status: string): string | undefined {
+      return COUNTER[status];
+    },
+  };
+}
+
+export type CampaignStore = ReturnType<typeof createCampaignStore>;

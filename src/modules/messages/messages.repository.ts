@@ -1,0 +1,78 @@
+/**
+ * The messages table's one reader and writer. Other modules reach messages through messages.service.ts
+ * (conversation history, media in use, campaign replies), never through this file or the table.
+ * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
+ */
+import type { Db } from "../../db/client";
+import { insertRow, mapRow, updateRow } from "../../db/rows";
+import { messages } from "./messages.table";
+
+export type MessageRow = typeof messages.$inferSelect;
+type Raw = Record<string, unknown> | null;
+
+const one = (raw: unknown) => mapRow(messages, raw as Raw);
+const many = (raws: unknown[]) => raws.map((r) => mapRow(messages, r as Raw)!);
+
+export function insertMessage(db: Db, row: MessageRow): void {
+  insertRow(db, messages, row);
+}
+
+export function updateMessage(db: Db, id: string, changes: Partial<MessageRow>): void {
+  updateRow(db, messages, id, changes);
+}
+
+export function messageById(db: Db, id: string): MessageRow | undefined {
+  return one(db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id));
+}
+
+export function messageOfCompany(db: Db, companyId: string, id: string): MessageRow | undefined {
+  return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
+}
+
+export function messageByProviderId(db: Db, channelAccountId: string, providerMessageId: string): MessageRow | undefined {
+  return one(db.$client.query(`SELECT * FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+}
+
+/** Outbound messages of an account created since `since` (X daily DM limit). */
+export function countOutboundSince(db: Db, channelAccountId: string, since: Date): number {
+  return (
+    db.$client
+      .query(`SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'outbound' AND created_at >= ?`)
+      .get(channelAccountId, since.getTime()) as { n: number }
+  ).n;
+}
+
+/** Outbound messages to a contact on an account in the given statuses, sent at or before `sentBefore` (watermark receipts). */
+export function outboundSentUpTo(db: Db, { channelAccountId, contactId, statuses, sentBefore }: { channelAccountId: string; contactId: string; statuses: string[]; sentBefore: Date }): MessageRow[] {
+  return many(
+    db.$client
+      .query(
+        `SELECT * FROM messages WHERE channel_account_id = ? AND contact_id = ? AND direction = 'outbound'
+         AND status IN (SELECT value FROM json_each(?)) AND sent_at <= ?`,
+      )
+      .all(channelAccountId, contactId, JSON.stringify(statuses), sentBefore.getTime()),
+  );
+}
+
+/** A conversation's messages, newest first, keyset on id. */
+export function conversationMessages(db: Db, { conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): MessageRow[] {
+  return many(
+    db.$client
+      .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+      .all(conversationId, before ?? null, limit),
+  );
+}
+
+/**
+ * A queued message whose content holds this media: the messaging engine stores the StoredMedia at
+ * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
+ */
+export function queuedMessageWithMedia(db: Db, companyId: string, mediaId: string): string | undefined {
+  const r = db.$client
+    .query(
+      `SELECT id FROM messages WHERE company_id = ?1 AND status = 'queued'
+       AND (json_extract(content, '$.media.file.id') = ?2 OR json_extract(content, '$.template.headerMedia.file.id') = ?2) LIMIT 1`,
+    )
+    .get(companyId, mediaId) as { id: string } | null;
+  return r?.id;
+}
