@@ -10,6 +10,7 @@ import { API_PREFIX } from "./platform/http/api-guard.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
+import { campaignsRoutes } from "./modules/campaigns/campaigns.routes";
 import { contactsRoutes } from "./modules/contacts/contacts.routes";
 import { tagsRoutes } from "./modules/contacts/tags.routes";
 import { mediaRoutes } from "./modules/media/media.routes";
@@ -35,7 +36,8 @@ export function createApp(deps: Deps) {
     .use(conversationsRoutes(deps))
     .use(templatesRoutes(deps))
     .use(channelsRoutes(deps))
-    .use(mediaRoutes(deps));
+    .use(mediaRoutes(deps))
+    .use(campaignsRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

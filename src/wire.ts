@@ -4,6 +4,7 @@
  * Modules add one line each here.
  */
 import type { Deps } from "./deps";
+import { wireCampaigns } from "./modules/campaigns/campaigns.wire";
 import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
@@ -15,6 +16,7 @@ export function wireModules(deps: Deps): void {
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
   wireWebhooks(deps);
   wireMessaging(deps);
+  wireCampaigns(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */

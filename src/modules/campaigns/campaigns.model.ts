@@ -123,6 +123,8 @@ export const RecipientModel = t.Object(
   { title: "CampaignRecipient" },
 );
 
-export const ListQuery = t.Object({ ...PageQuery, status: t.Optional(t.UnionEnum(CAMPAIGN_STATUSES)), channel: t.Optional(t.UnionEnum(CHANNELS)) });
-export const RecipientsQuery = t.Object({ ...PageQuery, status: t.Optional(t.UnionEnum(RECIPIENT_STATUSES)) });
+// NB! Literal unions, not UnionEnum: Elysia fills a missing optional UnionEnum query value with its first member.
+const oneOf = <T extends string>(values: readonly T[], description: string) => t.Optional(t.Union(values.map((v) => t.Literal(v)), { description }));
+export const ListQuery = t.Object({ ...PageQuery, status: oneOf(CAMPAIGN_STATUSES, "only campaigns in this status"), channel: oneOf(CHANNELS, "only campaigns on this channel") });
+export const RecipientsQuery = t.Object({ ...PageQuery, status: oneOf(RECIPIENT_STATUSES, "only recipients in this status") });
 export const IdParams = t.Object({ id: t.String() });

@@ -35,7 +35,20 @@ export interface AudienceMember {
  * Checks an audience against the company's data: unknown tag names and unknown (or deleted) contact ids are
  * 422s pointing at the entry. Returns what `audiencePage` pages through.
  */
-export function resolveAudience({ db, companyId, audience, pointer = "/audience" }: { db: Db; companyId: string; audience: Audience; pointer?: string }): ResolvedAudience {
+export function resolveAudience({
+  db,
+  companyId,
+  audience,
+  pointer = "/audience",
+  ignoreUnknown = false,
+}: {
+  db: Db;
+  companyId: string;
+  audience: Audience;
+  pointer?: string;
+  /** Skip unknown tags and contacts instead of refusing (a started campaign whose tag was deleted since). */
+  ignoreUnknown?: boolean;
+}): ResolvedAudience {
   const sqlite = db.$client;
   const p = new DetailCollector();
   if (audience.type === "tags") {
@@ -47,7 +60,7 @@ export function resolveAudience({ db, companyId, audience, pointer = "/audience"
     audience.tags.forEach((t, i) => {
       if (!byName.has(t.trim())) p.add(`${pointer}/tags/${i}`, `no tag named "${t}"`);
     });
-    p.throwIfAny("The audience names unknown tags");
+    if (!ignoreUnknown) p.throwIfAny("The audience names unknown tags");
     return { type: "tags", tagIds: [...byName.values()], match: audience.match ?? "any" };
   }
   const ids = [...new Set(audience.contactIds)];
@@ -61,8 +74,8 @@ export function resolveAudience({ db, companyId, audience, pointer = "/audience"
   audience.contactIds.forEach((id, i) => {
     if (!known.has(id)) p.add(`${pointer}/contactIds/${i}`, "no such contact");
   });
-  p.throwIfAny("The audience names unknown contacts");
-  return { type: "contacts", contactIds: ids.sort() };
+  if (!ignoreUnknown) p.throwIfAny("The audience names unknown contacts");
+  return { type: "contacts", contactIds: ids.filter((id) => known.has(id)).sort() };
 }
 
 /** The next `limit` contact ids of the audience after `after` (contact-id order). */

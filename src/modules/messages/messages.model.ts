@@ -82,6 +82,7 @@ export const MessageRecord = t.Object({
   templateId: t.Union([t.String(), t.Null()]),
   replyToMessageId: t.Union([t.String(), t.Null()]),
   providerMessageId: t.Union([t.String(), t.Null()]),
+  campaignId: t.Union([t.String(), t.Null()], { description: "the campaign that sent it (null for one-to-one and inbound messages)" }),
   error: t.Union([t.Object({ code: t.String(), reason: t.String(), message: t.String() }), t.Null()]),
   statusTimes: t.Object({
     queuedAt: t.Union([t.String(), t.Null()]),

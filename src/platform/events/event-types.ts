@@ -7,6 +7,7 @@
  *   message.*       data = { message: <full message record incl. metadata, status, error> }
  *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out)
  *   conversation.*  data = { conversation }
+ *   campaign.*      data = { campaign }  (the Campaign of GET /campaigns/{id}, at the moment of the change)
  */
 
 export interface EventTypeInfo {
@@ -39,6 +40,7 @@ const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => 
     templateId: "01970e00-0000-7000-8000-00000000c0de",
     replyToMessageId: null,
     providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgARGBI",
+    campaignId: null,
     error: null,
     statusTimes: {
       queuedAt: "2025-06-01T10:00:00.000Z",
@@ -91,6 +93,41 @@ const exampleEndpoint = {
   disabledReason: "failing",
 };
 
+const exampleCampaign = (status: string, extra: Record<string, unknown> = {}) => ({
+  id: "01970f40-1c2d-7e3f-8a4b-5c6d7e8f9a0b",
+  name: "June sale",
+  status,
+  channel: "whatsapp",
+  channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+  templateId: "01970e00-0000-7000-8000-00000000c0de",
+  audience: { type: "tags", tags: ["vip"], match: "any" },
+  askValues: { "body.1": '{{contact.firstName | "friend"}}' },
+  headerMediaId: null,
+  scheduledAt: null,
+  startedAt: "2025-06-01T10:00:00.000Z",
+  completedAt: status === "completed" ? "2025-06-01T10:05:00.000Z" : null,
+  canceledAt: status === "canceled" ? "2025-06-01T10:03:00.000Z" : null,
+  createdAt: "2025-06-01T10:00:00.000Z",
+  updatedAt: "2025-06-01T10:05:00.000Z",
+  stats: {
+    matched: 1200,
+    sendable: 1130,
+    excluded: { noIdentity: 20, noConsent: 40, blocked: 2, outsideWindow: 0, noPriorConversation: 8 },
+    pending: status === "completed" ? 0 : 300,
+    sent: 120,
+    delivered: 410,
+    read: status === "completed" ? 590 : 290,
+    failed: 10,
+    canceled: 0,
+    replied: 64,
+  },
+  cost: { estimated: { amount: "56.500000", unit: "USD" }, spent: { amount: "41.500000", unit: "USD" } },
+  progress: status === "completed" ? 100 : 73,
+  pauseReason: null,
+  failureReason: null,
+  ...extra,
+});
+
 export const EVENT_TYPES: readonly EventTypeInfo[] = [
   { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") } },
   { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") } },
@@ -142,6 +179,20 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
   { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") } },
   { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assignee null).", example: { conversation: exampleConversation("open", { id: "agent-7", name: "Grace" }) } },
   { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", { id: "agent-7", name: "Grace" }) } },
+  { name: "campaign.started", description: "A campaign started sending (at once, or when its scheduledAt came).", example: { campaign: exampleCampaign("running") } },
+  {
+    name: "campaign.paused",
+    description: "A campaign was paused: by POST /campaigns/{id}/pause (pauseReason MANUAL), for lack of balance (INSUFFICIENT_BALANCE) or because more than half of its last 100 sends failed (ERROR_RATE).",
+    example: { campaign: exampleCampaign("paused", { pauseReason: "INSUFFICIENT_BALANCE" }) },
+  },
+  { name: "campaign.resumed", description: "A paused campaign was resumed; it continues with the recipients still pending.", example: { campaign: exampleCampaign("running") } },
+  { name: "campaign.completed", description: "No recipient of the campaign is pending any more.", example: { campaign: exampleCampaign("completed") } },
+  { name: "campaign.canceled", description: "A campaign was canceled; its pending recipients are canceled.", example: { campaign: exampleCampaign("canceled") } },
+  {
+    name: "campaign.failed",
+    description: "A campaign cannot go on (its template was deleted or is no longer approved, or its channel account was removed); failureReason says which.",
+    example: { campaign: exampleCampaign("failed", { failureReason: "TEMPLATE_UNAVAILABLE" }) },
+  },
   {
     name: "webhook.test",
     description: "Sent only to one endpoint by POST /webhooks/{id}/test.",

@@ -1,0 +1,248 @@
+/**
+ * The campaign engine (Listmonk's manager, minus its users' worst bugs):
+ *
+ * - Recipient rows are the checkpoint. The audience is resolved into them when the campaign starts (a
+ *   snapshot, written page by page with a resume cursor), then a recipient is claimed and its message
+ *   created in ONE transaction: sent at most once across pause, resume, cancel, kill -9 and restart.
+ * - One run job per campaign (group key = campaign id, one at a time) drives it in short transactions that
+ *   share the API's group commit, yielding between them; it hands itself back to the queue every few seconds
+ *   (a lease never outlives it) and after a crash the queue reclaims it and it continues from the rows.
+ * - "completed" means no recipient is pending: never because a batch came back empty while messages were
+ *   still queued. An all-excluded batch just moves on.
+ * - Backpressure: at most `window` of a campaign's messages are queued at once, so a million-recipient
+ *   campaign neither books its whole cost upfront nor buries one-to-one dispatch (campaign messages also have
+ *   their own dispatch job type). The account's send rate is the dispatch throttle's, shared with POST /messages.
+ * - Balance: a debit refused mid-way pauses the campaign (INSUFFICIENT_BALANCE); resume continues where it
+ *   stopped. More than half of the last 100 sends failing pauses it (ERROR_RATE). X's daily DM limit holds
+ *   the rest until the next UTC day.
+ * - Recipient statuses follow their messages through the message.* events (same transaction as the status
+ *   change); `replied` counts contacts who wrote in on the account after their campaign message went out.
+ */
+import type { Job, JobOutcome } from "../../platform/queue/queue";
+import { AppError } from "../../platform/errors";
+import type { DomainEvent } from "../../platform/events/events";
+import { parseMicros } from "../../platform/money";
+import { audienceMembers, audiencePage, resolveAudience, type Audience } from "../contacts/contacts.audience";
+import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
+import { getTemplateById } from "../templates/templates.service";
+import { renderAskValues } from "./campaigns.ask-values";
+import type { CampaignRow } from "./campaigns.repository";
+import { memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
+
+/** Recipients claimed per transaction (~10 ms of writes: one-to-one requests never wait long behind one). */
+export const BATCH = 200;
+/** Queued messages per campaign at once when the account has no rate limit. */
+export const UNLIMITED_WINDOW = 4000;
+/** A run job hands itself back to the queue after this long (well inside the job lease). */
+const RUN_SLICE_MS = 10_000;
+/** ERROR_RATE: more than half of the last OUTCOMES sends failed (judged from MIN_OUTCOMES on). */
+const OUTCOMES = 100;
+const MIN_OUTCOMES = 20;
+
+const STEP: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 };
+const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed" };
+
+export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; campaigns: Campaigns }) {
+  const { db, now } = deps;
+  const store = campaigns.store;
+  const at = () => now().getTime();
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+
+  function fail(c: CampaignRow, reason: string): void {
+    db.tx(() => {
+      const n = store.cancelPending(c.id, at());
+      store.bump(c.id, { n_pending: -n, n_canceled: n }, at());
+      campaigns.transition(store.get(c.id)!, { status: "failed", failureReason: reason, pauseReason: null }, "campaign.failed");
+    });
+  }
+
+  function complete(id: string): void {
+    const c = store.get(id);
+    if (c && c.status === "running" && c.resolvedAt && c.nPending === 0) campaigns.transition(c, { status: "completed", completedAt: now() }, "campaign.completed");
+  }
+
+  /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
+  function resolvePage(c: CampaignRow): void {
+    const first = c.resolveCursor === null;
+    const audience = resolveAudience({ db, companyId: c.companyId, audience: c.audience as Audience, ignoreUnknown: true });
+    const { members, last } = audiencePage({ db, companyId: c.companyId, audience, channel: c.channel, channelAccountId: c.channelAccountId, after: c.resolveCursor ?? "", limit: PAGE });
+    const deltas: Record<string, number> = {};
+    const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
+    if (first) {
+      // The estimate's counts are replaced by the snapshot's own.
+      store.update(c.id, { matched: 0, nPending: 0, xNoIdentity: 0, xNoConsent: 0, xBlocked: 0, xOutsideWindow: 0, xNoPriorConversation: 0 });
+    }
+    if (last === null) {
+      store.update(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
+      complete(c.id); // an audience of nobody (or of excluded contacts only) is done at once
+      return;
+    }
+    const t = at();
+    for (const m of members) {
+      const v = memberVerdict(m, c.channel as never, t);
+      const inserted = store.addRecipients(c.id, [{ contactId: m.contactId, status: v.ok ? "pending" : "excluded", reason: v.ok ? null : v.reason }], t);
+      if (!inserted) continue;
+      add("matched");
+      add(v.ok ? "n_pending" : campaigns.excludedColumn(v.reason));
+    }
+    store.bump(c.id, deltas, t);
+    store.update(c.id, { resolveCursor: last });
+  }
+
+  /**
+   * Claims up to `limit` pending recipients and creates their messages (one transaction). Re-checks each
+   * recipient's eligibility now: facts change between the start and the send. Returns how many were claimed.
+   */
+  function sendBatch(id: string, limit: number): number {
+    const c = store.get(id);
+    if (!c || c.status !== "running") return 0;
+    const contactIds = store.todo(c.id, limit);
+    if (!contactIds.length) return 0;
+    const template = getTemplateById({ db, id: c.templateId })!;
+    const runtime = deps.channels.get(c.channelAccountId)!;
+    const header = c.headerMediaId ? { file: mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
+    const members = new Map(audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]));
+    const t = at();
+    const deltas: Record<string, number> = {};
+    const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
+    for (const contactId of contactIds) {
+      const m = members.get(contactId);
+      const v = m ? memberVerdict(m, c.channel as never, t) : ({ ok: false, reason: "noIdentity" } as const); // deleted since the start
+      if (!v.ok) {
+        store.setStatus(c.id, contactId, "excluded", v.reason, t);
+        add("n_pending", -1);
+        add(campaigns.excludedColumn(v.reason));
+        continue;
+      }
+      const { params, missing } = renderAskValues(c.askValues, m!);
+      if (missing) {
+        store.setStatus(c.id, contactId, "failed", "PARAM_MISSING", t);
+        add("n_pending", -1);
+        add("n_failed");
+        continue;
+      }
+      let messageId: string;
+      try {
+        messageId = createOutboundMessage(deps, {
+          companyId: c.companyId,
+          contactId,
+          address: m!.identityValue!,
+          channel: c.channel as never,
+          channelAccountId: c.channelAccountId,
+          type: "template",
+          content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
+          price: { priceType: c.priceType, unitPrice: c.unitPrice },
+          metadata: {},
+          templateId: template.id,
+          apiKeyId: c.apiKeyId,
+          campaignId: c.id,
+        }).id;
+      } catch (e) {
+        if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;
+        store.bump(c.id, deltas, t);
+        campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "INSUFFICIENT_BALANCE" }, "campaign.paused");
+        return 0;
+      }
+      if (!store.claim(c.id, contactId, messageId, t)) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
+      add("n_queued");
+      add("spent", c.unitPrice);
+    }
+    store.bump(c.id, deltas, t);
+    return contactIds.length;
+  }
+
+  /** Why a running campaign cannot go on, if it cannot. */
+  function brokenBy(c: CampaignRow): string | null {
+    if (!deps.channels.get(c.channelAccountId)) return "CHANNEL_ACCOUNT_MISSING";
+    const template = getTemplateById({ db, id: c.templateId });
+    if (!template || template.status !== "approved") return "TEMPLATE_UNAVAILABLE";
+    return null;
+  }
+
+  /** The run job: start a due scheduled campaign, resolve its audience, fan its recipients out. */
+  async function run(job: Job<{ campaignId: string }>): Promise<JobOutcome> {
+    const id = job.payload.campaignId;
+    const until = Date.now() + RUN_SLICE_MS;
+    for (;;) {
+      let c = store.get(id);
+      if (!c) return;
+      if (c.status === "scheduled")
+        c = db.tx(() => campaigns.transition(c!, { status: "running", startedAt: now() }, "campaign.started"));
+      if (c.status !== "running") return;
+      const broken = brokenBy(c);
+      if (broken) return fail(c, broken);
+
+      if (!c.resolvedAt) {
+        const current = c;
+        await db.batch(() => resolvePage(current));
+      } else {
+        const runtime = deps.channels.get(c.channelAccountId)!;
+        let limit = BATCH;
+        const quota = dailyDmQuota(deps, runtime);
+        if (quota) {
+          if (quota.used >= quota.limit) return { retryAt: quota.resetsAt, countAttempt: false };
+          limit = Math.min(limit, quota.limit - quota.used);
+        }
+        const rate = runtime.account.maxPerSecond;
+        const window = rate ? Math.max(Math.ceil(rate * 2), 20) : UNLIMITED_WINDOW;
+        const room = window - c.nQueued;
+        if (room <= 0) {
+          if (Date.now() > until) return { retryAt: new Date(at() + 200), countAttempt: false };
+          await Bun.sleep(rate ? Math.min(200, Math.ceil(1000 / rate)) : 5);
+          continue;
+        }
+        const claimed = await db.batch(() => sendBatch(id, Math.min(limit, room)));
+        if (claimed === 0) {
+          await db.batch(() => complete(id));
+          return;
+        }
+      }
+      if (Date.now() > until) return { retryAt: now(), countAttempt: false };
+      await turn();
+    }
+  }
+
+  /** Appends an outcome to the campaign's window of recent sends; true when the error rate says pause. */
+  function recordOutcome(c: CampaignRow, outcome: "s" | "f"): boolean {
+    const window = (c.recentOutcomes + outcome).slice(-OUTCOMES);
+    store.update(c.id, { recentOutcomes: window });
+    if (outcome !== "f" || window.length < MIN_OUTCOMES) return false;
+    let failed = 0;
+    for (const ch of window) if (ch === "f") failed++;
+    return failed * 2 > window.length;
+  }
+
+  /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
+  function onEvent(event: DomainEvent): void {
+    if (!event.type.startsWith("message.")) return;
+    const msg = event.data.message as
+      | { id: string; campaignId?: string | null; contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null }
+      | undefined;
+    if (!msg) return;
+    if (event.type === "message.received") {
+      for (const campaignId of store.markReplied(msg.contactId, msg.channelAccountId, at())) store.bump(campaignId, { n_replied: 1 }, at());
+      return;
+    }
+    if (!msg.campaignId) return;
+    const step = event.type.slice("message.".length);
+    if (!(step in COUNTER)) return;
+    const r = store.recipient(msg.campaignId, msg.contactId);
+    if (!r || r.messageId !== msg.id) return;
+    if (step === "failed" ? r.status !== "pending" && r.status !== "sent" : !(r.status in STEP) || STEP[step]! <= STEP[r.status]!) return;
+    const t = at();
+    const deltas: Record<string, number> = { [COUNTER[r.status]!]: -1, [COUNTER[step]!]: 1 };
+    if (r.status === "pending") deltas.n_queued = -1;
+    if (step === "failed" && msg.refunded) deltas.spent = -(parseMicros(msg.unitPrice) ?? 0);
+    store.setStatus(msg.campaignId, msg.contactId, step, step === "failed" ? (msg.error?.code ?? "FAILED") : null, t);
+    store.bump(msg.campaignId, deltas, t);
+    const c = store.get(msg.campaignId)!;
+    const outcome = step === "failed" ? "f" : r.status === "pending" ? "s" : null;
+    if (outcome && recordOutcome(c, outcome) && c.status === "running")
+      campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    else if (r.status === "pending") complete(c.id);
+  }
+
+  return { run, onEvent, sendBatch, resolvePage };
+}
+
+export type CampaignEngine = ReturnType<typeof createCampaignEngine>;

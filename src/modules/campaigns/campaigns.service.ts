@@ -1,0 +1,331 @@
+/**
+ * Campaigns (DESIGN §10): checking a campaign request, the estimate, creation and the state transitions
+ * (pause, resume, cancel), views. No HTTP. The sending itself is the engine's (campaigns.engine.ts); both
+ * share one store. Contacts, messages and templates are reached through their services only.
+ *
+ * Statuses: scheduled → running → completed; running ⇄ paused; scheduled | running | paused → canceled;
+ * failed when the campaign cannot go on (template gone or unapproved, account removed).
+ */
+import { eligibility, EXCLUSION_REASONS, type ExclusionReason } from "../../channels/channel.eligibility";
+import { CHANNEL_RULES } from "../../channels/channel.rules";
+import type { AccountRuntime } from "../../channels/channel.accounts";
+import type { Channel } from "../../channels/channel.types";
+import type { Deps } from "../../deps";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import { formatMicros } from "../../platform/money";
+import { assertAudienceSize, audiencePage, resolveAudience, type Audience, type AudienceMember, type ResolvedAudience } from "../contacts/contacts.audience";
+import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
+import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
+import { checkAskValues } from "./campaigns.ask-values";
+import { MAX_AUDIENCE_IDS, type EstimateInput } from "./campaigns.model";
+import { createCampaignStore, EXCLUDED_COLUMN, type CampaignRow, type CampaignStore } from "./campaigns.repository";
+
+export const RUN_JOB = "campaign.run";
+/** Contacts per audience page (estimate and resolution). */
+export const PAGE = 2000;
+
+export type CampaignDeps = Pick<Deps, "db" | "events" | "now" | "ledger" | "queue" | "channels" | "config" | "log" | "throttle">;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A checked campaign request: everything the estimate and the engine need. */
+export interface Plan {
+  runtime: AccountRuntime;
+  template: TemplateRow;
+  audience: ResolvedAudience;
+  askValues: Record<string, string>;
+  headerMedia: { id: string; filename: string; mimeType: string; size: number } | null;
+  price: { priceType: string; unitPrice: number };
+  scheduledAt: Date | null;
+}
+
+export type Counts = { matched: number; sendable: number; excluded: Record<ExclusionReason, number> };
+
+/** The verdict on one audience member for a campaign (templates; campaign consent rules). */
+export function memberVerdict(m: AudienceMember, channel: Channel, now: number) {
+  return eligibility({
+    rule: CHANNEL_RULES[channel],
+    identity: m.identityStatus ? { status: m.identityStatus } : null,
+    blocked: m.blocked,
+    consent: m.consent,
+    lastInboundAt: m.lastInboundAt,
+    messageType: "template",
+    purpose: "campaign",
+    now,
+  });
+}
+
+/** Runs reads in one deferred transaction (one snapshot), or in the caller's when inside one. */
+function readSnapshot(db: Deps["db"], fn: () => void): void {
+  if (db.$client.inTransaction) return fn();
+  db.$client.exec("BEGIN DEFERRED");
+  try {
+    fn();
+  } finally {
+    db.$client.exec("COMMIT");
+  }
+}
+
+export function createCampaigns(deps: CampaignDeps) {
+  const { db, now } = deps;
+  const store = createCampaignStore(db);
+  const currency = deps.config.billing.currency;
+  const money = (micros: number) => ({ amount: formatMicros(micros), unit: currency });
+
+  /** Every check of a campaign request (422 with pointers); reads only. */
+  function plan(companyId: string, input: EstimateInput): Plan {
+    assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
+    const template = getTemplateById({ db, id: input.templateId });
+    if (!template || template.companyId !== companyId)
+      throw new AppError("VALIDATION_FAILED", "No such template", [{ pointer: "/templateId", message: "unknown template (GET /templates)" }]);
+    if (template.status !== "approved")
+      throw new AppError("VALIDATION_FAILED", `Template "${template.name}" is ${template.status}, not approved`, [{ pointer: "/templateId", message: `template is ${template.status}` }]);
+    const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === template.channelAccountId);
+    if (!runtime) throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [{ pointer: "/templateId", message: "its channel account is gone" }]);
+    if (input.channelAccountId && input.channelAccountId !== runtime.account.id)
+      throw new AppError("VALIDATION_FAILED", "The template belongs to another channel account", [{ pointer: "/channelAccountId", message: `the template is on account ${runtime.account.id}` }]);
+
+    const p = new DetailCollector();
+    const askValues = input.askValues ?? {};
+    checkAskValues(askValues, template.params, p);
+    let headerMedia: Plan["headerMedia"] = null;
+    if (hasMediaHeader(template) && !input.headerMediaId) p.add("/headerMediaId", "required: the template has a media header");
+    if (input.headerMediaId && !hasMediaHeader(template)) p.add("/headerMediaId", "the template has no media header");
+    let scheduledAt: Date | null = null;
+    if (input.scheduledAt) {
+      scheduledAt = new Date(input.scheduledAt);
+      if (Number.isNaN(scheduledAt.getTime())) p.add("/scheduledAt", "not a date-time");
+      else if (scheduledAt.getTime() <= now().getTime()) scheduledAt = null; // a past time means now
+    }
+    p.throwIfAny("The campaign request is not valid");
+    if (input.headerMediaId && hasMediaHeader(template)) headerMedia = mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
+    const audience = resolveAudience({ db, companyId, audience: input.audience as Audience });
+    const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
+    return { runtime, template, audience, askValues, headerMedia, price, scheduledAt };
+  }
+
+  /** Counts the audience by verdict (the estimate, and the cost check of POST /campaigns). */
+  function count(companyId: string, pl: Plan): Counts {
+    const excluded = Object.fromEntries(EXCLUSION_REASONS.map((r) => [r, 0])) as Record<ExclusionReason, number>;
+    let matched = 0;
+    let sendable = 0;
+    const t = now().getTime();
+    const channel = pl.runtime.account.channel;
+    // One read transaction: every page sees the same snapshot.
+    readSnapshot(db, () => {
+      for (let after = ""; ; ) {
+        const { members, last } = audiencePage({ db, companyId, audience: pl.audience, channel, channelAccountId: pl.runtime.account.id, after, limit: PAGE });
+        if (last === null) break;
+        after = last;
+        for (const m of members) {
+          matched++;
+          const v = memberVerdict(m, channel, t);
+          if (v.ok) sendable++;
+          else excluded[v.reason]++;
+        }
+      }
+    });
+    return { matched, sendable, excluded };
+  }
+
+  function estimate(companyId: string, input: EstimateInput) {
+    const pl = plan(companyId, input);
+    const counts = count(companyId, pl);
+    const cost = counts.sendable * pl.price.unitPrice;
+    const balance = deps.ledger.balance(companyId);
+    return {
+      channel: pl.runtime.account.channel,
+      ...counts,
+      unitPrice: formatMicros(pl.price.unitPrice),
+      estimatedCost: money(cost),
+      balance: money(balance),
+      sufficientBalance: cost <= balance,
+      dailyDmLimit: dailyDmQuota(deps, pl.runtime)?.limit ?? null,
+    };
+  }
+
+  /** POST /campaigns, first half: the checks and the audience count (reads; outside the write transaction). */
+  function prepare(companyId: string, input: EstimateInput): { pl: Plan; counts: Counts; cost: number } {
+    const pl = plan(companyId, input);
+    const counts = count(companyId, pl);
+    return { pl, counts, cost: counts.sendable * pl.price.unitPrice };
+  }
+
+  /**
+   * POST /campaigns, second half: the balance check on committed truth and the campaign row with its run job
+   * (due at `scheduledAt`, or now). Synchronous; the route runs it inside idem.commit.
+   */
+  function create(companyId: string, apiKeyId: string | null, input: EstimateInput & { name: string }, { pl, counts, cost }: ReturnType<typeof prepare>): CampaignRow {
+    return db.tx(() => {
+      const balance = deps.ledger.balance(companyId);
+      if (cost > balance)
+        throw new AppError("INSUFFICIENT_BALANCE", `The estimated cost ${formatMicros(cost)} ${currency} is above the balance ${formatMicros(balance)} ${currency}`);
+      const at = now();
+      const row: CampaignRow = {
+        id: newId(),
+        companyId,
+        name: input.name,
+        status: pl.scheduledAt ? "scheduled" : "running",
+        channel: pl.runtime.account.channel,
+        channelAccountId: pl.runtime.account.id,
+        templateId: pl.template.id,
+        audience: input.audience as Record<string, unknown>,
+        askValues: pl.askValues,
+        headerMediaId: pl.headerMedia?.id ?? null,
+        priceType: pl.price.priceType,
+        unitPrice: pl.price.unitPrice,
+        estimatedCost: cost,
+        spent: 0,
+        pauseReason: null,
+        failureReason: null,
+        resolvedAt: null,
+        resolveCursor: null,
+        recentOutcomes: "",
+        // The estimate's counts until the audience is resolved at start (then the recipients' own).
+        matched: counts.matched,
+        nPending: 0,
+        nQueued: 0,
+        nSent: 0,
+        nDelivered: 0,
+        nRead: 0,
+        nFailed: 0,
+        nCanceled: 0,
+        nReplied: 0,
+        xNoIdentity: counts.excluded.noIdentity,
+        xNoConsent: counts.excluded.noConsent,
+        xBlocked: counts.excluded.blocked,
+        xOutsideWindow: counts.excluded.outsideWindow,
+        xNoPriorConversation: counts.excluded.noPriorConversation,
+        scheduledAt: pl.scheduledAt,
+        startedAt: pl.scheduledAt ? null : at,
+        completedAt: null,
+        canceledAt: null,
+        createdAt: at,
+        updatedAt: at,
+        apiKeyId,
+      };
+      store.insert(row);
+      deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: row.id }, runAt: pl.scheduledAt ?? at, groupKey: row.id });
+      if (!pl.scheduledAt) emit(row, "campaign.started");
+      return row;
+    });
+  }
+
+  function mustGet(companyId: string, id: string): CampaignRow {
+    const c = store.ofCompany(companyId, id);
+    if (!c) throw notFound("campaign");
+    return c;
+  }
+
+  function conflict(c: CampaignRow, action: string): AppError {
+    return new AppError("CONFLICT", `A ${c.status} campaign cannot be ${action}`);
+  }
+
+  function emit(c: CampaignRow, type: `campaign.${string}`) {
+    deps.events.emit({ companyId: c.companyId, type, data: { campaign: view(c) } });
+  }
+
+  /** Moves a campaign to another status (inside the caller's transaction) and emits its event. */
+  function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): CampaignRow {
+    const updated = { ...c, ...changes, updatedAt: now() };
+    store.update(c.id, { ...changes, updatedAt: updated.updatedAt });
+    emit(updated, event);
+    return updated;
+  }
+
+  function pause(companyId: string, id: string): CampaignRow {
+    return db.tx(() => {
+      const c = mustGet(companyId, id);
+      if (c.status !== "running") throw conflict(c, "paused");
+      return transition(c, { status: "paused", pauseReason: "MANUAL" }, "campaign.paused");
+    });
+  }
+
+  function resume(companyId: string, id: string): CampaignRow {
+    return db.tx(() => {
+      const c = mustGet(companyId, id);
+      if (c.status !== "paused") throw conflict(c, "resumed");
+      const updated = transition(c, { status: "running", pauseReason: null, recentOutcomes: "" }, "campaign.resumed");
+      deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: c.id }, groupKey: c.id });
+      return updated;
+    });
+  }
+
+  /** Pending recipients become canceled in the same transaction; messages already created still go out. */
+  function cancel(companyId: string, id: string): CampaignRow {
+    return db.tx(() => {
+      const c = mustGet(companyId, id);
+      if (!["scheduled", "running", "paused"].includes(c.status)) throw conflict(c, "canceled");
+      const at = now();
+      const n = store.cancelPending(c.id, at.getTime());
+      store.bump(c.id, { n_pending: -n, n_canceled: n }, at.getTime());
+      const fresh = store.get(c.id)!;
+      return transition(fresh, { status: "canceled", canceledAt: at, pauseReason: null }, "campaign.canceled");
+    });
+  }
+
+  function view(c: CampaignRow) {
+    const excluded = { noIdentity: c.xNoIdentity, noConsent: c.xNoConsent, blocked: c.xBlocked, outsideWindow: c.xOutsideWindow, noPriorConversation: c.xNoPriorConversation };
+    const nExcluded = Object.values(excluded).reduce((a, b) => a + b, 0);
+    const done = c.matched - c.nPending;
+    const finished = c.status === "completed" || (c.resolvedAt !== null && c.nPending === 0);
+    return {
+      id: c.id,
+      name: c.name,
+      status: c.status as "running",
+      channel: c.channel as Channel,
+      channelAccountId: c.channelAccountId,
+      templateId: c.templateId,
+      audience: c.audience as never,
+      askValues: c.askValues,
+      headerMediaId: c.headerMediaId,
+      scheduledAt: iso(c.scheduledAt),
+      startedAt: iso(c.startedAt),
+      completedAt: iso(c.completedAt),
+      canceledAt: iso(c.canceledAt),
+      createdAt: c.createdAt.toISOString(),
+      updatedAt: c.updatedAt.toISOString(),
+      stats: {
+        matched: c.matched,
+        sendable: c.matched - nExcluded,
+        excluded,
+        pending: c.resolvedAt ? c.nPending : c.matched - nExcluded - c.nSent - c.nDelivered - c.nRead - c.nFailed - c.nCanceled,
+        sent: c.nSent,
+        delivered: c.nDelivered,
+        read: c.nRead,
+        failed: c.nFailed,
+        canceled: c.nCanceled,
+        replied: c.nReplied,
+      },
+      cost: { estimated: money(c.estimatedCost), spent: money(c.spent) },
+      progress: finished ? 100 : c.resolvedAt && c.matched > 0 ? Math.min(99, Math.floor((done * 100) / c.matched)) : 0,
+      pauseReason: (c.pauseReason as "MANUAL" | null) ?? null,
+      failureReason: c.failureReason,
+    };
+  }
+
+  return {
+    store,
+    plan,
+    estimate,
+    prepare,
+    create,
+    pause,
+    resume,
+    cancel,
+    transition,
+    emit,
+    view,
+    get: mustGet,
+    list: store.list,
+    recipients(companyId: string, id: string, q: { status?: string; limit: number; after?: string }) {
+      mustGet(companyId, id);
+      return store.listRecipients({ campaignId: id, ...q });
+    },
+    excludedColumn: (r: ExclusionReason) => EXCLUDED_COLUMN[r],
+  };
+}
+
+export type Campaigns = ReturnType<typeof createCampaigns>;
+export type { CampaignRow, CampaignStore };

@@ -1,0 +1,25 @@
+/** Background wiring of campaigns: the run job and the message.* subscriber. One instance per Deps. */
+import type { Deps } from "../../deps";
+import { createCampaignEngine } from "./campaigns.engine";
+import { createCampaigns, RUN_JOB } from "./campaigns.service";
+
+const instances = new WeakMap<Deps, ReturnType<typeof build>>();
+
+function build(deps: Deps) {
+  const campaigns = createCampaigns(deps);
+  return { campaigns, engine: createCampaignEngine({ deps, campaigns }) };
+}
+
+/** The campaigns module of this app (created on first use), shared by its routes and its wiring. */
+export function campaignsFor(deps: Deps) {
+  let m = instances.get(deps);
+  if (!m) instances.set(deps, (m = build(deps)));
+  return m;
+}
+
+export function wireCampaigns(deps: Deps): void {
+  const { engine } = campaignsFor(deps);
+  deps.events.subscribe(engine.onEvent);
+  // One run at a time per campaign (group = campaign id); campaigns of different companies run side by side.
+  deps.queue.register<{ campaignId: string }>(RUN_JOB, { handle: engine.run, concurrency: 8, groupConcurrency: 1, maxAttempts: 1000 });
+}
