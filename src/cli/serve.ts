@@ -24,6 +24,10 @@ export async function serveCommand(args: string[]): Promise<void> {
   app.listen({ hostname: host, port, // NB! Large on purpose: POST /contacts/import streams NDJSON/CSV bodies of millions of rows. Routes that
     // buffer (media uploads) refuse oversized bodies by Content-Length themselves (100 MB).
     maxRequestBodySize: 4 * 1024 ** 3 });
+  // One appliance per database (DESIGN §7): jobs still marked running were held by a process that is gone
+  // (a crash, kill -9); they run again at once rather than when their lease expires.
+  const orphans = deps.queue.releaseOrphans();
+  if (orphans) log.warn({ jobs: orphans }, "jobs interrupted by the previous run were released");
   deps.queue.start();
   deps.scheduler.start();
   await startModules(deps);

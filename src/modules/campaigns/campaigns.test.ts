@@ -5,6 +5,8 @@ import { runScenarios } from "../../../test/helpers/scenarios";
 import { eventsOf, inbound, type ChannelName } from "../../../test/helpers/messaging";
 import { applyProviderStatus } from "../messages/messages.service";
 import { campaignsFor } from "./campaigns.wire";
+import { createApiKey } from "../api-keys/api-keys.service";
+import { createCompany } from "../companies/companies.service";
 
 const HOUR = 3_600_000;
 const CHANNELS = Object.keys(ACCOUNTS) as ChannelName[];
@@ -150,14 +152,17 @@ describe("campaign routes: validation, statuses and their errors", () => {
     expect(est.body.data).toMatchObject({ sendable: 30, estimatedCost: { amount: "1.500000" }, sufficientBalance: false });
   });
 
-  test("a foreign company's campaign is 404", async () => {
-    const other = await createTestApp();
-    try {
-      const res = await other.request("GET", "/campaigns");
-      expect(res.body.data).toEqual([]);
-    } finally {
-      await other.close();
+  test("another company's campaign is 404 on every route, and not listed", async () => {
+    const mine = (await app.request("POST", "/campaigns", { body: body({ name: "mine" }) })).body.data;
+    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "other", scopes: ["*"] });
+    for (const [m, u] of [["GET", ""], ["GET", "/recipients"], ["POST", "/pause"], ["POST", "/resume"], ["POST", "/cancel"]] as const) {
+      const res = await app.request(m, `/campaigns/${mine.id}${u}`, { key });
+      expect([u, res.status, res.body.error?.code]).toEqual([u, 404, "NOT_FOUND"]);
     }
+    expect((await app.request("GET", "/campaigns", { key })).body.data).toEqual([]);
+    // Nor can it send another company's template.
+    expect((await app.request("POST", "/campaigns/estimate", { key, body: body() })).body.error.details[0].pointer).toBe("/templateId");
   });
 
   test("statuses and their 409s: pause → resume → cancel, then nothing more", async () => {
@@ -375,6 +380,36 @@ describe("the engine", () => {
     await app.deps.queue.drain();
     const d = await get(c.id);
     expect(d).toMatchObject({ status: "canceled", stats: { sent: 10, canceled: 20, pending: 0 } });
+  });
+
+  test("pause/resume/cancel racing the fan-out: no recipient gets two messages, the counts add up", async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ firstName: `R${i}`, identities: [{ channel: "email", value: `r${i}@example.com` }], tags: ["race"], optIn: true }));
+    const imp = await app.request("POST", "/contacts/import", { raw: lines.join("\n"), headers: { "content-type": "application/x-ndjson" } });
+    expect(imp.status).toBe(202);
+    await app.deps.queue.drain();
+    const c = await campaign("race", {}, "email");
+    app.deps.queue.start();
+    const seen: string[] = [];
+    for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {
+      await Bun.sleep(15);
+      const res = await app.request("POST", `/campaigns/${c.id}/${action}`);
+      seen.push(`${action}:${res.status}`);
+    }
+    expect(seen.every((s) => s.endsWith(":200"))).toBe(true);
+    // The messages created before the cancel still go out.
+    for (let i = 0; i < 400 && (await get(c.id)).stats.pending > 0; i++) await Bun.sleep(25);
+    await app.deps.queue.stop();
+    const d = await get(c.id);
+    expect(d.status).toBe("canceled");
+    const s = d.stats;
+    expect(s.matched).toBe(3000);
+    expect(s.pending).toBe(0);
+    expect(s.sent + s.delivered + s.read + s.failed + s.canceled).toBe(3000);
+    const db = app.deps.db.$client;
+    const n = (sql: string) => (db.query(sql).get(c.id) as { n: number }).n;
+    expect(n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1)")).toBe(0);
+    expect(n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
+    expect(n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
   });
 
   test("a deleted template fails the campaign and cancels its pending recipients", async () => {
