@@ -143,6 +143,8 @@ export function audiencePage({
 }): { members: AudienceMember[]; last: string | null } {
   const sqlite = db.$client;
   const ids = pageIds(sqlite, audience, after, limit);
+  // NB! CROSS JOIN fixes the join order: the page's ids drive, each a lookup by contact id. Left to itself the
+  // planner scans the company's contacts and probes the id list for each (quadratic in the audience).
   if (!ids.length) return { members: [], last: null };
   const rows = sqlite
     .query(
@@ -151,7 +153,7 @@ export function audiencePage({
             ORDER BY i.status = 'pending', i.created_at, i.value LIMIT 1) AS identity,
          cc.status AS consent, s.last_inbound_at
        FROM json_each(?1) j
-       JOIN contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
+       CROSS JOIN contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
        LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
        LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4`,
     )
