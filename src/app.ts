@@ -21,6 +21,7 @@ import { channelsRoutes } from "./modules/channels-api/channels.routes";
 import { hooksRoutes } from "./modules/inbound/hooks.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
+import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
@@ -35,7 +36,8 @@ export function createApp(deps: Deps) {
     .use(conversationsRoutes(deps))
     .use(templatesRoutes(deps))
     .use(channelsRoutes(deps))
-    .use(mediaRoutes(deps));
+    .use(mediaRoutes(deps))
+    .use(pipelineRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

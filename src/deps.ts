@@ -21,6 +21,7 @@ import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
 import { createQueue } from "./platform/queue/queue";
 import { createScheduler } from "./platform/scheduler";
+import { resolvePipeline } from "./modules/pipeline/pipeline.config";
 
 export function databasePath(config: Config): string {
   return join(config.storage.data_dir, "switchboard.db");
@@ -41,6 +42,7 @@ export function buildDeps({
 }) {
   const now = () => clock.now();
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
+  const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   migrate(db);
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
@@ -95,6 +97,7 @@ export function buildDeps({
     channels,
     keys,
     ledger: createLedger({ db, now }),
+    pipeline,
   };
 }
 

@@ -7,6 +7,7 @@ import type { Deps } from "./deps";
 import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
+import { wirePipeline } from "./modules/pipeline/pipeline.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
@@ -15,6 +16,7 @@ export function wireModules(deps: Deps): void {
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
   wireWebhooks(deps);
   wireMessaging(deps);
+  wirePipeline(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */

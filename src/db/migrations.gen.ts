@@ -2,10 +2,12 @@
 import { createHash } from "node:crypto";
 import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 import m1 from "../../migrations/0001_search_and_keys.sql" with { type: "text" };
+import m2 from "../../migrations/0002_pipeline.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
   [m1, 1795303049117, true],
+  [m2, 1795402521934, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -14,3 +14,4 @@ export * from "../modules/conversations/conversations.table";
 export * from "../modules/templates/templates.table";
 export * from "../modules/webhooks/webhooks.table";
 export * from "../modules/media/media.table";
+export * from "../modules/pipeline/pipeline.table";
