@@ -114,6 +114,7 @@ export const UpdateRecordBody = t.Object(
     ownerId: t.Optional(t.Union([ExternalId, t.Null()])),
     expectedCloseDate: t.Optional(t.Union([DateOnly, t.Null()])),
     customFields: t.Optional(t.Record(t.String({ maxLength: 100 }), CustomValue, { maxProperties: 100, description: "replaces the whole object" })),
+    stageId: t.Optional(t.Unknown({ description: "not accepted here (422): stage changes go through POST /records/{id}/move" })),
   },
   { additionalProperties: false, description: "stage changes go through POST /records/{id}/move", title: "UpdatePipelineRecord" },
 );

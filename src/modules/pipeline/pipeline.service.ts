@@ -169,6 +169,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     updateRecord({ companyId, id, patch }: { companyId: string; id: string; patch: typeof UpdateRecordBody.static }) {
       const current = mustGetRecord(companyId, id);
       const details = new DetailCollector();
+      if (patch.stageId !== undefined) details.add("/stageId", "use POST /records/{id}/move to change the stage (it writes the history)");
       if (patch.conversationId) checkConversation(companyId, patch.conversationId, current.contactId, details);
       checkDate(patch.expectedCloseDate, "/expectedCloseDate", details);
       details.throwIfAny();
