@@ -321,6 +321,7 @@ describe("validation: 422 naming the field", () => {
       v("record with an unknown stage", "POST", "/records", () => ({ title: "t", contactId: contactA, stageId: ID }), "/stageId"),
       v("record with a bad value", "POST", "/records", { title: "t", contactId: ID, value: "12,50" }, "/value"),
       v("record with a negative value", "POST", "/records", { title: "t", contactId: ID, value: "-5" }, "/value"),
+      v("record with a value beyond 999999999.999999", "POST", "/records", { title: "t", contactId: ID, value: "1000000000" }, "/value"),
       v("record with an impossible date", "POST", "/records", () => ({ title: "t", contactId: contactA, expectedCloseDate: "2026-02-30" }), "/expectedCloseDate"),
       v("record with an unknown conversation", "POST", "/records", () => ({ title: "t", contactId: contactA, conversationId: ID }), "/conversationId"),
       v("record with another contact's conversation", "POST", "/records", () => ({ title: "t", contactId: contactB, conversationId: conversationA }), "/conversationId"),
@@ -358,4 +359,28 @@ describe("validation: 422 naming the field", () => {
     expect(b.headers.get("idempotent-replayed")).toBe("true");
     expect(b.body.data.id).toBe(a.body.data.id);
   });
+});
+
+describe("no input of any shape produces a 500 (licensed, so the handlers run)", () => {
+  test("hostile bodies, path values and queries on every pipeline operation", async () => {
+    writeLicense();
+    const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
+    const ops = Object.entries(spec.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => /\/(pipeline|records|tasks)\b/.test(path))
+      .flatMap(([path, o]) => Object.keys(o).filter((m) => ["get", "post", "patch", "delete"].includes(m)).map((m) => ({ method: m.toUpperCase(), path })));
+    expect(ops).toHaveLength(10);
+    const bodies = [undefined, "", "null", "[]", "{", '{"__proto__": {"x": 1}}', JSON.stringify({ title: 5, contactId: [], value: "1e9", customFields: { a: { b: 1 } }, remindAt: "2026-13-45T99:00:00Z", stageId: null, status: "done" }), JSON.stringify({ title: "t", contactId: contactA, dueAt: "0000-01-01T00:00:00Z", remindAt: "9999-12-31T23:59:59Z", value: "999999999999.999999" })];
+    const values = ["nope", "%00", "x".repeat(2000), "'; DROP TABLE pipeline_records; --", ownRecord];
+    const queries = ["", "?limit=abc&cursor=%%%", "?cursor=eyJ4Ijox", "?stageId=&status=[]&dueBefore=yesterday&ownerId=%00"];
+    const failures: string[] = [];
+    for (const op of ops)
+      for (const value of op.path.includes("{") ? values : [""])
+        for (const q of queries)
+          for (const body of op.method === "GET" || op.method === "DELETE" ? [undefined] : bodies) {
+            const path = op.path.replace(/\{[^}]+\}/g, encodeURIComponent(value)).replace(/^\/api\/public\/v1/, "");
+            const res = await app.request(op.method, `${path}${q}`, { raw: body, headers: body !== undefined ? { "content-type": "application/json" } : {} });
+            if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code)) failures.push(`${op.method} ${path}${q} ${String(body).slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+          }
+    expect(failures.slice(0, 5)).toEqual([]);
+  }, 60_000);
 });
