@@ -209,6 +209,30 @@ describe("tasks", () => {
   });
 });
 
+describe("events", () => {
+  test("GET /webhooks/event-types lists the pipeline events with examples", async () => {
+    const r = await app.request("GET", "/webhooks/event-types");
+    const names = r.body.data.map((e: { name: string }) => e.name);
+    for (const n of ["record.created", "record.updated", "record.moved", "task.created", "task.due", "task.completed"]) expect(names).toContain(n);
+    expect(r.body.data.find((e: { name: string }) => e.name === "record.moved").example).toMatchObject({ record: { status: "won" }, reason: "signed", by: "crm" });
+  });
+
+  test("a webhook endpoint can subscribe to record.* and task.*", async () => {
+    const r = await app.request("POST", "/webhooks", { body: { url: "https://erp.example.com/h", events: ["record.*", "task.due"] } });
+    expect(r.status).toBe(201);
+    expect(r.body.data.events).toEqual(["record.*", "task.due"]);
+  });
+});
+
+describe("task fields", () => {
+  test("PATCH title, notes, dueAt, assigneeId; null clears", async () => {
+    const id = (await app.request("POST", "/tasks", { body: { title: "a", notes: "n", dueAt: "2026-02-01T10:00:00Z", assigneeId: "x" } })).body.data.id;
+    const r = await app.request("PATCH", `/tasks/${id}`, { body: { title: "b", notes: null, dueAt: "2026-02-02T10:00:00+02:00", assigneeId: null } });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ title: "b", notes: null, dueAt: "2026-02-02T08:00:00.000Z", assigneeId: null, status: "open" });
+  });
+});
+
 describe("GET /me lists licensed modules with expiry", () => {
   test("licensed, not listed, expired", async () => {
     writeLicense({ modules: ["pipeline"] });
