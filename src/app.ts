@@ -22,6 +22,7 @@ import { channelsRoutes } from "./modules/channels-api/channels.routes";
 import { hooksRoutes } from "./modules/inbound/hooks.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
+import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
@@ -37,7 +38,8 @@ export function createApp(deps: Deps) {
     .use(templatesRoutes(deps))
     .use(channelsRoutes(deps))
     .use(mediaRoutes(deps))
-    .use(campaignsRoutes(deps));
+    .use(campaignsRoutes(deps))
+    .use(pipelineRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

@@ -22,6 +22,7 @@ import { createLogger, type Logger } from "./platform/logger";
 import { createQueue } from "./platform/queue/queue";
 import { createScheduler } from "./platform/scheduler";
 import { createThrottle } from "./platform/throttle";
+import { resolvePipeline } from "./modules/pipeline/pipeline.config";
 
 export function databasePath(config: Config): string {
   return join(config.storage.data_dir, "switchboard.db");
@@ -42,6 +43,7 @@ export function buildDeps({
 }) {
   const now = () => clock.now();
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
+  const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   migrate(db);
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
@@ -98,6 +100,7 @@ export function buildDeps({
     ledger: createLedger({ db, now }),
     /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */
     throttle: createThrottle({ now: () => performance.timeOrigin + performance.now() }),
+    pipeline,
   };
 }
 

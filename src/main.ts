@@ -5,6 +5,7 @@ process.env.NODE_ENV ||= "production"; // bun --compile bakes "development" othe
 import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand } from "./cli/admin";
 import { describeError } from "./cli/cli.util";
 import { initCommand } from "./cli/init";
+import { licenseCommand } from "./cli/license";
 import { serveCommand } from "./cli/serve";
 import { templatesCommand } from "./cli/templates";
 import { VERSION } from "./version";
@@ -24,6 +25,8 @@ const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appli
   switchboard jobs retry ID
   switchboard templates sync [--json]
   switchboard backup --to FILE
+  switchboard license show [--json]
+  switchboard license verify FILE [--json]
   switchboard version
 
 Config: --config PATH, else $SWITCHBOARD_CONFIG, else ./config.toml.
@@ -39,6 +42,7 @@ const commands: Record<string, (args: string[]) => unknown> = {
   jobs: jobsCommand,
   templates: templatesCommand,
   backup: backupCommand,
+  license: licenseCommand,
   version: () => process.stdout.write(`switchboard ${VERSION}\n`),
   help: () => process.stdout.write(HELP + "\n"),
 };

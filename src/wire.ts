@@ -8,6 +8,7 @@ import { wireCampaigns } from "./modules/campaigns/campaigns.wire";
 import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
+import { wirePipeline } from "./modules/pipeline/pipeline.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
@@ -17,6 +18,7 @@ export function wireModules(deps: Deps): void {
   wireWebhooks(deps);
   wireMessaging(deps);
   wireCampaigns(deps);
+  wirePipeline(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */

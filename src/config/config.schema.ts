@@ -120,6 +120,30 @@ export const SocialAccountConfig = t.Object(
   { additionalProperties: false },
 );
 
+export const PIPELINE_TEMPLATES = ["sales", "recruiting", "admissions"] as const;
+
+export const PipelineStageConfig = t.Object(
+  {
+    key: t.String({ pattern: "^[a-z][a-z0-9_]{0,39}$", description: "stable stage key (lower case, digits, _); the stage id is derived from it" }),
+    name: t.String({ minLength: 1, maxLength: 100, description: "display name" }),
+    kind: t.Union([t.Literal("open"), t.Literal("won"), t.Literal("lost")], { default: "open", description: "open | won | lost" }),
+    probability: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: "win probability in percent (default: won 100, lost 0, open stages spread evenly)" })),
+  },
+  { additionalProperties: false },
+);
+
+export const PipelineConfig = t.Object(
+  {
+    template: t.Union([...PIPELINE_TEMPLATES.map((n) => t.Literal(n)), t.Literal("custom")], {
+      default: "sales",
+      description: "built-in template (sales, recruiting, admissions) or custom ([[pipeline.stages]])",
+    }),
+    stages: t.Array(PipelineStageConfig, { default: [], description: "custom stages in order; only with template = \"custom\"" }),
+    terms: t.Record(t.String(), t.String({ minLength: 1, maxLength: 50 }), { default: {}, description: "overrides of the terms record, records, stage, stages" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
 export const ConfigSchema = t.Object(
   {
     server: ServerConfig,
@@ -132,6 +156,7 @@ export const ConfigSchema = t.Object(
     webhooks: WebhooksConfig,
     channels: t.Array(ChannelAccountConfig, { default: [] }),
     social_accounts: t.Array(SocialAccountConfig, { default: [] }),
+    pipeline: PipelineConfig,
   },
   { additionalProperties: false },
 );

@@ -15,3 +15,4 @@ export * from "../modules/templates/templates.table";
 export * from "../modules/webhooks/webhooks.table";
 export * from "../modules/media/media.table";
 export * from "../modules/campaigns/campaigns.table";
+export * from "../modules/pipeline/pipeline.table";

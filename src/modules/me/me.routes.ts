@@ -3,6 +3,8 @@ import type { Deps } from "../../deps";
 import { data, errors } from "../../platform/http/envelope";
 import { money } from "../../platform/money";
 import { getCompany } from "../companies/companies.service";
+import { AppError } from "../../platform/errors";
+import { LICENSED_MODULES } from "../../platform/license/license";
 
 const MeModel = t.Object({
   key: t.Object({
@@ -19,7 +21,31 @@ const MeModel = t.Object({
     name: t.String(),
     balance: t.Object({ amount: t.String(), unit: t.String() }),
   }),
+  licensedModules: t.Array(
+    t.Object({
+      module: t.String({ description: "pipeline | sources" }),
+      licensed: t.Boolean({ description: "whether this company may call the module now" }),
+      code: t.Union([t.String(), t.Null()], { description: "the 403 code its routes answer when not licensed: LICENSE_NOT_FOUND, LICENSE_EXPIRED, FEATURE_NOT_LICENSED" }),
+      expiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "the license's expiry (when one is installed for this company)" }),
+    }),
+    { description: "every licensed module with its state under the installed license file" },
+  ),
 });
+
+/** Each licensed module's state for this company: the same check its routes make. */
+function licensedModules(license: Deps["license"], companySlug: string) {
+  const read = license.read();
+  const expiresAt = read.ok && read.payload.company === companySlug ? new Date(read.payload.expiresAt).toISOString() : null;
+  return LICENSED_MODULES.map((module) => {
+    try {
+      license.check(companySlug, module);
+      return { module, licensed: true, code: null, expiresAt };
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      return { module, licensed: false, code: e.code as string, expiresAt };
+    }
+  });
+}
 
 export const meRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] })
@@ -38,6 +64,7 @@ export const meRoutes = (deps: Deps) =>
             expiresAt: auth.expiresAt?.toISOString() ?? null,
           },
           company: { id: company.id, slug: company.slug, name: company.name, balance: money(deps.ledger.balance(company.id), deps.config.billing.currency) },
+          licensedModules: licensedModules(deps.license, auth.companySlug),
         },
       };
     },

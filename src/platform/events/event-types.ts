@@ -8,6 +8,8 @@
  *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out)
  *   conversation.*  data = { conversation }
  *   campaign.*      data = { campaign }  (the Campaign of GET /campaigns/{id}, at the moment of the change)
+ *   record.*        data = { record }  (+ fromStageId, toStageId, reason, by for record.moved)
+ *   task.*          data = { task }
  */
 
 export interface EventTypeInfo {
@@ -128,6 +130,42 @@ const exampleCampaign = (status: string, extra: Record<string, unknown> = {}) =>
   ...extra,
 });
 
+const exampleRecord = {
+  id: "01970f40-2222-7aaa-8bbb-000000000001",
+  title: "Ada Lovelace — 20 seats",
+  contactId: "01970f29-ffe0-7a1b-9c2d-3e4f5a6b7c8d",
+  contactDeleted: false,
+  conversationId: null,
+  stageId: "6d1f2c3a-9b8e-8c7d-a6f5-e4d3c2b1a090",
+  status: "open",
+  value: { amount: "1500.000000", unit: "USD" },
+  ownerId: "agent-7",
+  expectedCloseDate: "2025-07-01",
+  customFields: { seats: 20 },
+  stageEnteredAt: "2025-06-01T10:00:00.000Z",
+  wonAt: null,
+  lostAt: null,
+  createdAt: "2025-06-01T10:00:00.000Z",
+  updatedAt: "2025-06-01T10:00:00.000Z",
+};
+
+const exampleTask = (status: string, extra: Record<string, unknown> = {}) => ({
+  id: "01970f41-3333-7aaa-8bbb-000000000001",
+  title: "Call back about the offer",
+  notes: null,
+  dueAt: "2025-06-03T09:00:00.000Z",
+  remindAt: "2025-06-03T08:45:00.000Z",
+  remindedAt: null,
+  status,
+  completedAt: status === "done" ? "2025-06-03T09:10:00.000Z" : null,
+  recordId: exampleRecord.id,
+  contactId: exampleRecord.contactId,
+  assigneeId: "agent-7",
+  createdAt: "2025-06-01T10:05:00.000Z",
+  updatedAt: "2025-06-01T10:05:00.000Z",
+  ...extra,
+});
+
 export const EVENT_TYPES: readonly EventTypeInfo[] = [
   { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") } },
   { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") } },
@@ -193,6 +231,22 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
     description: "A campaign cannot go on (its template was deleted or is no longer approved, or its channel account was removed); failureReason says which.",
     example: { campaign: exampleCampaign("failed", { failureReason: "TEMPLATE_UNAVAILABLE" }) },
   },
+  { name: "record.created", description: "A pipeline record was created (licensed pipeline module).", example: { record: exampleRecord } },
+  { name: "record.updated", description: "A pipeline record's fields changed (not its stage: see record.moved).", example: { record: exampleRecord } },
+  {
+    name: "record.moved",
+    description: "A pipeline record moved to another stage; a won or lost stage sets its status and wonAt/lostAt. `by` is the API key's name.",
+    example: {
+      record: { ...exampleRecord, stageId: "0c9b8a7d-6e5f-8a4b-9c3d-2e1f0a9b8c7d", status: "won", wonAt: "2025-06-10T12:00:00.000Z", stageEnteredAt: "2025-06-10T12:00:00.000Z" },
+      fromStageId: exampleRecord.stageId,
+      toStageId: "0c9b8a7d-6e5f-8a4b-9c3d-2e1f0a9b8c7d",
+      reason: "signed",
+      by: "crm",
+    },
+  },
+  { name: "task.created", description: "A task or reminder was added.", example: { task: exampleTask("open") } },
+  { name: "task.due", description: "A task's remindAt has come (fires once per remindAt, also after a restart).", example: { task: exampleTask("open", { remindedAt: "2025-06-03T08:45:00.000Z" }) } },
+  { name: "task.completed", description: "A task was completed (PATCH status done).", example: { task: exampleTask("done") } },
   {
     name: "webhook.test",
     description: "Sent only to one endpoint by POST /webhooks/{id}/test.",

@@ -22,6 +22,8 @@ export interface LicensePayload {
 }
 
 type Loaded = { ok: true; payload: LicensePayload } | { ok: false; reason: string };
+/** A license file read and verified: its payload, or why it is not usable. */
+export type LoadedLicense = Loaded;
 
 export function createLicenseChecker({ path, publicKey, now }: { path: string; publicKey: string; now: () => Date }) {
   const key: KeyObject = createPublicKey({ key: Buffer.from(publicKey, "base64"), format: "der", type: "spki" });
@@ -56,6 +58,10 @@ export function createLicenseChecker({ path, publicKey, now }: { path: string; p
   }
 
   return {
+    /** The license file as it is now (re-read when it changed): its verified payload, or why there is none. */
+    read(): Loaded {
+      return load();
+    },
     /** Throws the 403 that applies, or returns the license. */
     check(companySlug: string, module: LicensedModule): LicensePayload {
       const loaded = load();

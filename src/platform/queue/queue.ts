@@ -71,6 +71,11 @@ export interface Queue {
   start(): void;
   /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
   stop(timeoutMs?: number): Promise<void>;
+  /**
+   * Deletes a job that has not started (pending); call inside the business transaction. Returns false when
+   * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
+   */
+  cancel(id: string): boolean;
   /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
   nudge(): void;
   /**
@@ -183,6 +188,7 @@ export function createQueue({
   const releaseStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ? WHERE id = ? AND lease_token = ?`,
   );
+  const cancelStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'pending'`);
   const nextDueStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'`);
 
   function enqueue(input: EnqueueInput): string {
@@ -416,6 +422,7 @@ export function createQueue({
 
   return {
     enqueue,
+    cancel: (id) => cancelStmt.run(id).changes > 0,
     register(type, handler) {
       handlers.set(type, handler as JobHandler);
     },

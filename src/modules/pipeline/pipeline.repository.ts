@@ -1,0 +1,136 @@
+/** Pipeline queries (records, stage history, tasks). Only this file touches the pipeline tables. */
+import { and, count, desc, eq, inArray, lt } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { pipelineRecordHistory, pipelineRecords, pipelineTasks } from "./pipeline.table";
+
+export type RecordRow = typeof pipelineRecords.$inferSelect;
+export type HistoryRow = typeof pipelineRecordHistory.$inferSelect;
+export type TaskRow = typeof pipelineTasks.$inferSelect;
+
+/** SQLite's default limit on bound parameters is high, but long IN lists are slow to plan: chunk them. */
+export const IN_CHUNK = 500;
+
+export type PipelineRepository = ReturnType<typeof createPipelineRepository>;
+
+export function createPipelineRepository(db: Db) {
+  const sqlite = db.$client;
+  return {
+    // ---- records ----
+    insertRecord(row: RecordRow): void {
+      db.insert(pipelineRecords).values(row).run();
+    },
+    getRecord(companyId: string, id: string): RecordRow | undefined {
+      return db
+        .select()
+        .from(pipelineRecords)
+        .where(and(eq(pipelineRecords.companyId, companyId), eq(pipelineRecords.id, id)))
+        .get();
+    },
+    updateRecord(id: string, patch: Partial<RecordRow>): void {
+      db.update(pipelineRecords).set(patch).where(eq(pipelineRecords.id, id)).run();
+    },
+    /** Newest first, keyset on id; each filter has its own (company, column, id) index. */
+    listRecords(q: { companyId: string; limit: number; before?: string; stageId?: string; status?: string; contactId?: string; ownerId?: string }): RecordRow[] {
+      return db
+        .select()
+        .from(pipelineRecords)
+        .where(
+          and(
+            eq(pipelineRecords.companyId, q.companyId),
+            q.before ? lt(pipelineRecords.id, q.before) : undefined,
+            q.stageId !== undefined ? eq(pipelineRecords.stageId, q.stageId) : undefined,
+            q.status !== undefined ? eq(pipelineRecords.status, q.status) : undefined,
+            q.contactId !== undefined ? eq(pipelineRecords.contactId, q.contactId) : undefined,
+            q.ownerId !== undefined ? eq(pipelineRecords.ownerId, q.ownerId) : undefined,
+          ),
+        )
+        .orderBy(desc(pipelineRecords.id))
+        .limit(q.limit)
+        .all();
+    },
+    /** Marks the records of a deleted contact (they stay readable). */
+    markContactDeleted(companyId: string, contactId: string, at: Date): number {
+      return sqlite
+        .query(`UPDATE pipeline_records SET contact_deleted_at = ? WHERE company_id = ? AND contact_id = ? AND contact_deleted_at IS NULL`)
+        .run(at.getTime(), companyId, contactId).changes;
+    },
+    countWon(companyId: string, contactIds: string[]): number {
+      let n = 0;
+      for (let i = 0; i < contactIds.length; i += IN_CHUNK) {
+        const chunk = contactIds.slice(i, i + IN_CHUNK);
+        const r = db
+          .select({ n: count() })
+          .from(pipelineRecords)
+          .where(and(eq(pipelineRecords.companyId, companyId), inArray(pipelineRecords.contactId, chunk), eq(pipelineRecords.status, "won")))
+          .get();
+        n += r?.n ?? 0;
+      }
+      return n;
+    },
+
+    // ---- history ----
+    insertHistory(row: HistoryRow): void {
+      db.insert(pipelineRecordHistory).values(row).run();
+    },
+    historyOf(recordId: string): HistoryRow[] {
+      return db.select().from(pipelineRecordHistory).where(eq(pipelineRecordHistory.recordId, recordId)).orderBy(pipelineRecordHistory.id).all();
+    },
+
+    // ---- tasks ----
+    insertTask(row: TaskRow): void {
+      db.insert(pipelineTasks).values(row).run();
+    },
+    getTask(companyId: string, id: string): TaskRow | undefined {
+      return db
+        .select()
+        .from(pipelineTasks)
+        .where(and(eq(pipelineTasks.companyId, companyId), eq(pipelineTasks.id, id)))
+        .get();
+    },
+    getTaskById(id: string): TaskRow | undefined {
+      return db.select().from(pipelineTasks).where(eq(pipelineTasks.id, id)).get();
+    },
+    updateTask(id: string, patch: Partial<TaskRow>): void {
+      db.update(pipelineTasks).set(patch).where(eq(pipelineTasks.id, id)).run();
+    },
+    deleteTask(id: string): void {
+      db.delete(pipelineTasks).where(eq(pipelineTasks.id, id)).run();
+    },
+    /**
+     * Claims the reminder: sets reminded_at = remind_at only if the task is open, still reminds at exactly
+     * `remindAt` and has not fired for it. One row changed = fire now; zero = stale job or already fired.
+     */
+    claimReminder(id: string, remindAt: number): boolean {
+      return (
+        sqlite
+          .query(
+            `UPDATE pipeline_tasks SET reminded_at = remind_at, reminder_job_id = NULL
+             WHERE id = ? AND status = 'open' AND remind_at = ? AND (reminded_at IS NULL OR reminded_at != remind_at)`,
+          )
+          .run(id, remindAt).changes === 1
+      );
+    },
+    /** Newest first, keyset on id. */
+    listTasks(q: { companyId: string; limit: number; before?: string; status?: string; recordId?: string; contactId?: string; dueBefore?: Date }): TaskRow[] {
+      return db
+        .select()
+        .from(pipelineTasks)
+        .where(
+          and(
+            eq(pipelineTasks.companyId, q.companyId),
+            q.before ? lt(pipelineTasks.id, q.before) : undefined,
+            q.status !== undefined ? eq(pipelineTasks.status, q.status) : undefined,
+            q.recordId !== undefined ? eq(pipelineTasks.recordId, q.recordId) : undefined,
+            q.contactId !== undefined ? eq(pipelineTasks.contactId, q.contactId) : undefined,
+            q.dueBefore !== undefined ? lt(pipelineTasks.dueAt, q.dueBefore) : undefined,
+          ),
+        )
+        .orderBy(desc(pipelineTasks.id))
+        .limit(q.limit)
+        .all();
+    },
+    tasksOfRecord(recordId: string): TaskRow[] {
+      return db.select().from(pipelineTasks).where(eq(pipelineTasks.recordId, recordId)).orderBy(desc(pipelineTasks.id)).all();
+    },
+  };
+}

@@ -1,0 +1,302 @@
+/**
+ * The pipeline: records moving through the configured stages, their stage history, and tasks with durable
+ * reminders (DESIGN §12). Rules only, no HTTP. Writes run inside the caller's transaction (routes wrap them
+ * in `idem.commit`), so a record, its history row, its events and a task's reminder job commit together.
+ *
+ * Reminders: a task with `remindAt` owns one pending job `pipeline.task-reminder` {taskId, remindAt} due at
+ * that time. Rescheduling cancels the job and enqueues a new one; completing or deleting cancels it. The
+ * handler fires `task.due` only through `claimReminder` (open task, same remindAt, not yet fired for it), in
+ * the job's own finalising transaction: a stale or repeated job (crash after the commit, a cancel that
+ * lost the race with a running job) finds nothing to claim, so `task.due` fires once per remindAt.
+ */
+import type { Db } from "../../db/client";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import type { EventBus } from "../../platform/events/events";
+import { newId } from "../../platform/ids";
+import { parseMicros } from "../../platform/money";
+import type { Queue } from "../../platform/queue/queue";
+import { getContact } from "../contacts/contacts.service";
+import { getConversationRow } from "../conversations/conversations.service";
+import type { Pipeline } from "./pipeline.config";
+import type { CreateRecordBody, CreateTaskBody, MoveRecordBody, UpdateRecordBody, UpdateTaskBody } from "./pipeline.model";
+import { createPipelineRepository, type RecordRow, type TaskRow } from "./pipeline.repository";
+import { recordView, taskView } from "./pipeline.views";
+
+export const TASK_REMINDER_JOB = "pipeline.task-reminder";
+
+/**
+ * How many records with status `won` belong to these contacts (the source-tracking module's `recordsWon`).
+ * Long id lists are queried in chunks.
+ */
+export function countWonRecords({ db, companyId, contactIds }: { db: Db; companyId: string; contactIds: string[] }): number {
+  if (contactIds.length === 0) return 0;
+  return createPipelineRepository(db).countWon(companyId, contactIds);
+}
+
+export interface PipelineServiceDeps {
+  db: Db;
+  events: EventBus;
+  queue: Queue;
+  now: () => Date;
+  pipeline: Pipeline;
+  /** The billing currency record values are in. */
+  currency: string;
+}
+
+export type PipelineService = ReturnType<typeof createPipelineService>;
+
+export function createPipelineService({ db, events, queue, now, pipeline, currency }: PipelineServiceDeps) {
+  const repo = createPipelineRepository(db);
+  const view = (r: RecordRow) => recordView(r, currency);
+
+  /** A live contact of the company, or a detail at `pointer`. */
+  function checkContact(companyId: string, contactId: string, pointer: string, details: DetailCollector): boolean {
+    try {
+      getContact({ db, companyId, id: contactId });
+      return true;
+    } catch (e) {
+      if (e instanceof AppError && e.code === "NOT_FOUND") {
+        details.add(pointer, "no such contact");
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  function checkConversation(companyId: string, conversationId: string, contactId: string, details: DetailCollector): void {
+    try {
+      const c = getConversationRow({ db, companyId, id: conversationId });
+      if (c.contactId !== contactId) details.add("/conversationId", "the conversation belongs to another contact");
+    } catch (e) {
+      if (e instanceof AppError && e.code === "NOT_FOUND") details.add("/conversationId", "no such conversation");
+      else throw e;
+    }
+  }
+
+  function mustGetRecord(companyId: string, id: string): RecordRow {
+    const r = repo.getRecord(companyId, id);
+    if (!r) throw notFound("Record");
+    return r;
+  }
+
+  function mustGetTask(companyId: string, id: string): TaskRow {
+    const t = repo.getTask(companyId, id);
+    if (!t) throw notFound("Task");
+    return t;
+  }
+
+  /** Status and won/lost times for a record entering `stageId` at `at`. */
+  function stageFields(stageId: string, at: Date) {
+    const kind = pipeline.stageById(stageId)!.kind;
+    return { stageId, status: kind, stageEnteredAt: at, wonAt: kind === "won" ? at : null, lostAt: kind === "lost" ? at : null };
+  }
+
+  const parseTime = (text: string | null | undefined, pointer: string, details: DetailCollector): Date | null | undefined => {
+    if (text === undefined || text === null) return text;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) {
+      details.add(pointer, "must be an ISO 8601 date-time");
+      return undefined;
+    }
+    return new Date(ms);
+  };
+
+  const checkDate = (text: string | null | undefined, pointer: string, details: DetailCollector) => {
+    if (!text) return;
+    const d = new Date(`${text}T00:00:00.000Z`);
+    if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text) details.add(pointer, "must be a calendar date YYYY-MM-DD");
+  };
+
+  /** Points the task's reminder job at its current remindAt (or at nothing). Inside the caller's transaction. */
+  function armReminder(task: TaskRow): string | null {
+    if (task.reminderJobId) queue.cancel(task.reminderJobId);
+    const due = task.status === "open" && task.remindAt !== null && task.remindedAt?.getTime() !== task.remindAt.getTime();
+    if (!due) return null;
+    return queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: task.id, remindAt: task.remindAt!.getTime() }, runAt: task.remindAt! });
+  }
+
+  return {
+    repo,
+
+    getPipeline() {
+      return { template: pipeline.template, terms: pipeline.terms, stages: pipeline.stages };
+    },
+
+    // ------------------------------------------------------------------------------------------ records
+
+    createRecord({ companyId, input, by }: { companyId: string; input: typeof CreateRecordBody.static; by: string }) {
+      const details = new DetailCollector();
+      const contactOk = checkContact(companyId, input.contactId, "/contactId", details);
+      if (input.conversationId && contactOk) checkConversation(companyId, input.conversationId, input.contactId, details);
+      const stageId = input.stageId ?? pipeline.firstStage.id;
+      if (!pipeline.stageById(stageId)) details.add("/stageId", "not a stage of this pipeline (see GET /pipeline)");
+      checkDate(input.expectedCloseDate, "/expectedCloseDate", details);
+      details.throwIfAny();
+      const at = now();
+      const row: RecordRow = {
+        id: newId(),
+        companyId,
+        title: input.title,
+        contactId: input.contactId,
+        conversationId: input.conversationId ?? null,
+        ...stageFields(stageId, at),
+        valueMicros: input.value == null ? null : parseMicros(input.value),
+        ownerId: input.ownerId ?? null,
+        expectedCloseDate: input.expectedCloseDate ?? null,
+        customFields: input.customFields ?? {},
+        contactDeletedAt: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      repo.insertRecord(row);
+      repo.insertHistory({ id: newId(), recordId: row.id, fromStageId: null, toStageId: stageId, at, by, reason: null });
+      const record = view(row);
+      events.emit({ companyId, type: "record.created", data: { record } });
+      return { record };
+    },
+
+    listRecords(q: { companyId: string; limit: number; before?: string; stageId?: string; status?: string; contactId?: string; ownerId?: string }) {
+      if (q.stageId !== undefined && !pipeline.stageById(q.stageId))
+        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [{ pointer: "query:stageId", message: "not a stage of this pipeline (see GET /pipeline)" }]);
+      return { records: repo.listRecords(q).map(view) };
+    },
+
+    getRecord({ companyId, id }: { companyId: string; id: string }) {
+      const r = mustGetRecord(companyId, id);
+      return { record: view(r), history: repo.historyOf(id), tasks: repo.tasksOfRecord(id).map(taskView) };
+    },
+
+    updateRecord({ companyId, id, patch }: { companyId: string; id: string; patch: typeof UpdateRecordBody.static }) {
+      const current = mustGetRecord(companyId, id);
+      const details = new DetailCollector();
+      if (patch.stageId !== undefined) details.add("/stageId", "use POST /records/{id}/move to change the stage (it writes the history)");
+      if (patch.conversationId) checkConversation(companyId, patch.conversationId, current.contactId, details);
+      checkDate(patch.expectedCloseDate, "/expectedCloseDate", details);
+      details.throwIfAny();
+      const changes: Partial<RecordRow> = { updatedAt: now() };
+      if (patch.title !== undefined) changes.title = patch.title;
+      if (patch.conversationId !== undefined) changes.conversationId = patch.conversationId;
+      if (patch.value !== undefined) changes.valueMicros = patch.value === null ? null : parseMicros(patch.value);
+      if (patch.ownerId !== undefined) changes.ownerId = patch.ownerId;
+      if (patch.expectedCloseDate !== undefined) changes.expectedCloseDate = patch.expectedCloseDate;
+      if (patch.customFields !== undefined) changes.customFields = patch.customFields;
+      repo.updateRecord(id, changes);
+      const record = view(mustGetRecord(companyId, id));
+      events.emit({ companyId, type: "record.updated", data: { record } });
+      return { record };
+    },
+
+    /** A history row with who and why; a won/lost stage sets the status and its time (cleared when moved back to open). */
+    moveRecord({ companyId, id, input, by }: { companyId: string; id: string; input: typeof MoveRecordBody.static; by: string }) {
+      const current = mustGetRecord(companyId, id);
+      if (!pipeline.stageById(input.stageId))
+        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [{ pointer: "/stageId", message: "not a stage of this pipeline (see GET /pipeline)" }]);
+      if (current.stageId === input.stageId) throw new AppError("CONFLICT", "The record is already in that stage");
+      const at = now();
+      const reason = input.reason ?? null;
+      repo.updateRecord(id, { ...stageFields(input.stageId, at), updatedAt: at });
+      repo.insertHistory({ id: newId(), recordId: id, fromStageId: current.stageId, toStageId: input.stageId, at, by, reason });
+      const record = view(mustGetRecord(companyId, id));
+      events.emit({ companyId, type: "record.moved", data: { record, fromStageId: current.stageId, toStageId: input.stageId, reason, by } });
+      return { record };
+    },
+
+    /** contact.deleted → the contact's records stay, marked `contactDeleted` (their history is the company's). */
+    onContactDeleted({ companyId, contactId }: { companyId: string; contactId: string }) {
+      return repo.markContactDeleted(companyId, contactId, now());
+    },
+
+    // ------------------------------------------------------------------------------------------ tasks
+
+    createTask({ companyId, input }: { companyId: string; input: typeof CreateTaskBody.static }) {
+      const details = new DetailCollector();
+      let contactId = input.contactId ?? null;
+      if (input.recordId) {
+        const record = repo.getRecord(companyId, input.recordId);
+        if (!record) details.add("/recordId", "no such record");
+        else if (contactId === null) contactId = record.contactId;
+        else if (contactId !== record.contactId) details.add("/contactId", "not the record's contact");
+      }
+      if (input.contactId) checkContact(companyId, input.contactId, "/contactId", details);
+      const dueAt = parseTime(input.dueAt, "/dueAt", details);
+      const remindAt = parseTime(input.remindAt, "/remindAt", details);
+      details.throwIfAny();
+      const at = now();
+      const row: TaskRow = {
+        id: newId(),
+        companyId,
+        title: input.title,
+        notes: input.notes ?? null,
+        dueAt: dueAt ?? null,
+        remindAt: remindAt ?? null,
+        status: "open",
+        completedAt: null,
+        recordId: input.recordId ?? null,
+        contactId,
+        assigneeId: input.assigneeId ?? null,
+        reminderJobId: null,
+        remindedAt: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      row.reminderJobId = armReminder(row);
+      repo.insertTask(row);
+      const task = taskView(row);
+      events.emit({ companyId, type: "task.created", data: { task } });
+      return { task };
+    },
+
+    listTasks(q: { companyId: string; limit: number; before?: string; status?: string; recordId?: string; contactId?: string; dueBefore?: string }) {
+      let dueBefore: Date | undefined;
+      if (q.dueBefore !== undefined) {
+        const ms = Date.parse(q.dueBefore);
+        if (Number.isNaN(ms)) throw new AppError("VALIDATION_FAILED", "dueBefore is not a date-time", [{ pointer: "query:dueBefore", message: "must be an ISO 8601 date-time" }]);
+        dueBefore = new Date(ms);
+      }
+      return { tasks: repo.listTasks({ ...q, dueBefore }).map(taskView) };
+    },
+
+    updateTask({ companyId, id, patch }: { companyId: string; id: string; patch: typeof UpdateTaskBody.static }) {
+      const current = mustGetTask(companyId, id);
+      const details = new DetailCollector();
+      const dueAt = parseTime(patch.dueAt, "/dueAt", details);
+      const remindAt = parseTime(patch.remindAt, "/remindAt", details);
+      details.throwIfAny();
+      const at = now();
+      const next: TaskRow = { ...current, updatedAt: at };
+      if (patch.title !== undefined) next.title = patch.title;
+      if (patch.notes !== undefined) next.notes = patch.notes;
+      if (patch.assigneeId !== undefined) next.assigneeId = patch.assigneeId;
+      if (dueAt !== undefined) next.dueAt = dueAt;
+      if (remindAt !== undefined) next.remindAt = remindAt;
+      const completing = patch.status === "done" && current.status !== "done";
+      if (completing) Object.assign(next, { status: "done", completedAt: at });
+      if (patch.status === "open" && current.status === "done") Object.assign(next, { status: "open", completedAt: null });
+      const reminderChanged = next.status !== current.status || next.remindAt?.getTime() !== current.remindAt?.getTime();
+      if (reminderChanged) next.reminderJobId = armReminder(next);
+      const { id: _, ...changes } = next;
+      repo.updateTask(id, changes);
+      const task = taskView(next);
+      if (completing) events.emit({ companyId, type: "task.completed", data: { task } });
+      return { task };
+    },
+
+    deleteTask({ companyId, id }: { companyId: string; id: string }) {
+      const t = mustGetTask(companyId, id);
+      if (t.reminderJobId) queue.cancel(t.reminderJobId);
+      repo.deleteTask(id);
+      return { id };
+    },
+
+    /**
+     * The reminder job's writes (run in the job's finalising transaction): fire `task.due` if this job's
+     * remindAt is still the task's and has not fired. Returns whether it fired.
+     */
+    fireReminder({ taskId, remindAt }: { taskId: string; remindAt: number }): boolean {
+      if (!repo.claimReminder(taskId, remindAt)) return false;
+      const t = repo.getTaskById(taskId)!;
+      events.emit({ companyId: t.companyId, type: "task.due", data: { task: taskView(t) } });
+      return true;
+    },
+  };
+}

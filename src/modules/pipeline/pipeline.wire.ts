@@ -1,0 +1,29 @@
+/** Background wiring of the pipeline: the task reminder job and the contact.deleted subscriber. */
+import type { Deps } from "../../deps";
+import { createPipelineService, TASK_REMINDER_JOB } from "./pipeline.service";
+
+export function wirePipeline(deps: Deps): void {
+  const p = createPipelineService({
+    db: deps.db,
+    events: deps.events,
+    queue: deps.queue,
+    now: deps.now,
+    pipeline: deps.pipeline,
+    currency: deps.config.billing.currency,
+  });
+  // The claim and task.due commit with the job's own finalisation (one transaction): fires once.
+  deps.queue.register<{ taskId: string; remindAt: number }>(TASK_REMINDER_JOB, {
+    handle: async (job) => ({
+      writes: () => {
+        p.fireReminder(job.payload);
+      },
+    }),
+    concurrency: 8,
+  });
+  // NB! Runs inside the contact deletion's transaction (subscribers are synchronous and write only rows).
+  deps.events.subscribe((event) => {
+    if (event.type !== "contact.deleted") return;
+    const contact = (event.data as { contact?: { id?: string } }).contact;
+    if (contact?.id) p.onContactDeleted({ companyId: event.companyId, contactId: contact.id });
+  });
+}
