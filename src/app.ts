@@ -23,6 +23,7 @@ import { hooksRoutes } from "./modules/inbound/hooks.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
+import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
@@ -37,6 +38,7 @@ export function createApp(deps: Deps) {
     .use(conversationsRoutes(deps))
     .use(templatesRoutes(deps))
     .use(channelsRoutes(deps))
+    .use(socialRoutes(deps))
     .use(mediaRoutes(deps))
     .use(campaignsRoutes(deps))
     .use(pipelineRoutes(deps));
@@ -66,6 +68,7 @@ export function createApp(deps: Deps) {
     )
     .use(systemRoutes(deps))
     .use(hooksRoutes(deps))
+    .use(socialPublicRoutes(deps))
     .use(api);
 }
 

@@ -23,6 +23,7 @@ import { createQueue } from "./platform/queue/queue";
 import { createScheduler } from "./platform/scheduler";
 import { createThrottle } from "./platform/throttle";
 import { resolvePipeline } from "./modules/pipeline/pipeline.config";
+import { createSocialRuntime, validateSocialAccounts } from "./modules/social/social.accounts";
 
 export function databasePath(config: Config): string {
   return join(config.storage.data_dir, "switchboard.db");
@@ -44,6 +45,7 @@ export function buildDeps({
   const now = () => clock.now();
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
+  const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
   migrate(db);
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
@@ -96,6 +98,8 @@ export function buildDeps({
     startedAt: clock.now(),
     authenticate,
     channels,
+    /** Social accounts from `[[social_accounts]]`, each with its publisher and status. */
+    social: createSocialRuntime({ accounts: socialAccounts, context: (account) => ({ fetch: fetchImpl, now, sleep: (ms) => Bun.sleep(ms), log: log.child({ socialAccountId: account.id, provider: account.provider }) }) }),
     keys,
     ledger: createLedger({ db, now }),
     /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */

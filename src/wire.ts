@@ -9,6 +9,7 @@ import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
 import { wirePipeline } from "./modules/pipeline/pipeline.wire";
+import { startSocial, wireSocial } from "./modules/social/social.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
@@ -19,12 +20,14 @@ export function wireModules(deps: Deps): void {
   wireMessaging(deps);
   wireCampaigns(deps);
   wirePipeline(deps);
+  wireSocial(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */
 export async function startModules(deps: Deps): Promise<void> {
   await deps.channels.start();
   void syncAllTemplates(deps);
+  startSocial(deps);
 }
 
 /** Stops it again on shutdown, before the job loop is drained. */

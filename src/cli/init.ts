@@ -68,6 +68,8 @@ currency = "USD"
 # Sandbox accounts: every send succeeds and moves to sent/delivered/read; recipients starting with
 # "blocked", "fail" or "slow" simulate failures. Replace them with real providers when ready.
 ${channels}
+# Social sandbox accounts publish at once (text with #fail is refused, #flaky fails its first attempt) and
+# give synthetic analytics. Real providers (instagram, facebook, x, tiktok): see config.example.toml.
 ${social}`;
 }
 

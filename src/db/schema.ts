@@ -16,3 +16,4 @@ export * from "../modules/webhooks/webhooks.table";
 export * from "../modules/media/media.table";
 export * from "../modules/campaigns/campaigns.table";
 export * from "../modules/pipeline/pipeline.table";
+export * from "../modules/social/social.table";

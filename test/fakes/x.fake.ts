@@ -11,6 +11,11 @@
  *   implementation independent of the adapter's library) and answers 401 on a mismatch.
  * - `fail(failure)` queues one failure: `xErrors.*` (RFC 7807 bodies, 429 with x-rate-limit-*), any
  *   HTTP answer, or a dropped connection.
+ * - Posts (social publishing): `POST /2/tweets` {text, media:{media_ids}} → 201 {data:{id,text}}, `DELETE
+ *   /2/tweets/:id`, `GET /2/users/:id/tweets` (start_time, max_results, tweet.fields=created_at,public_metrics)
+ *   and `GET /2/users/:id?user.fields=public_metrics`. `tweets` is what exists on "X";
+ *   `dropAfterCreate()` makes the next post succeed on X and then drops the connection before the answer
+ *   (the crash between "platform accepted" and "we stored it").
  */
 import { createHmac, randomBytes } from "node:crypto";
 import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedFile, type RecordedRequest } from "./fake-http";
@@ -77,6 +82,13 @@ export class XFake {
   private nextMediaId = 1_900_000_000_000_000_000n;
   private failures = new FailureQueue();
   private nextEventId = 1_800_000_000_000_000_000n;
+  /** Posts on "X", in creation order. */
+  readonly tweets: { id: string; text: string; mediaIds: string[]; createdAt: Date; deleted: boolean; metrics: Record<string, number> }[] = [];
+  private nextTweetId = 1_790_000_000_000_000_000n;
+  private dropCreates = 0;
+  followers = 1234;
+  /** X's clock (created_at of posts); tests that drive the app's clock share it. */
+  now: () => Date = () => new Date();
   private server: ReturnType<typeof Bun.serve>;
 
   private constructor(private readonly opts: { userId: string; oauth1?: XOAuth1Secrets; port?: number; hostname?: string }) {
@@ -104,6 +116,11 @@ export class XFake {
 
   fail(failure: InjectedFailure): void {
     this.failures.push(() => true, failure);
+  }
+
+  /** The next `POST /2/tweets` creates the post, then the connection drops before the answer. */
+  dropAfterCreate(): void {
+    this.dropCreates++;
   }
 
   async stop(): Promise<void> {
@@ -136,7 +153,67 @@ export class XFake {
       const ids = [this.opts.userId, participant].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       return json({ data: { dm_conversation_id: ids.join("-"), dm_event_id: String(this.nextEventId++) } }, 201);
     }
+    const posts = this.posts(recorded);
+    if (posts) return posts;
     return json({ title: "Not Found Error", type: "https://api.twitter.com/2/problems/resource-not-found", status: 404, detail: "Not found" }, 404);
+  }
+
+  private posts(r: RecordedRequest): Response | undefined {
+    const live = () => this.tweets.filter((t) => !t.deleted);
+    const view = (t: (typeof this.tweets)[number], fields: string[]) => ({
+      id: t.id,
+      text: t.text,
+      edit_history_tweet_ids: [t.id],
+      ...(fields.includes("created_at") ? { created_at: t.createdAt.toISOString() } : {}),
+      ...(fields.includes("public_metrics") ? { public_metrics: t.metrics } : {}),
+    });
+    if (r.method === "POST" && r.path === "/2/tweets") {
+      const b = r.body as { text?: unknown; media?: { media_ids?: unknown } } | undefined;
+      if (!b || (typeof b.text !== "string" && !b.media)) return invalid("text or media is required");
+      const mediaIds = Array.isArray(b.media?.media_ids) ? (b.media!.media_ids as string[]) : [];
+      if (mediaIds.length > 4) return invalid("at most 4 media_ids");
+      for (const id of mediaIds) {
+        const u = this.uploads.get(id);
+        if (!u?.finalized || u.processing.length) return invalid(`media_id ${id} is not a usable media id`);
+        if (u.category.startsWith("dm_")) return invalid(`media_id ${id} was uploaded for DMs (${u.category}), not for posts`);
+      }
+      const text = typeof b.text === "string" ? b.text : "";
+      if (live().some((t) => t.text === text && text !== ""))
+        return json({ detail: "You are not allowed to create a Tweet with duplicate content.", type: "about:blank", title: "Forbidden", status: 403 }, 403);
+      const id = String(this.nextTweetId++);
+      const n = Number(BigInt(id) % 1000n);
+      this.tweets.push({ id, text, mediaIds, createdAt: this.now(), deleted: false, metrics: { retweet_count: n % 7, reply_count: n % 5, like_count: 10 + (n % 40), quote_count: n % 3, bookmark_count: 1, impression_count: 500 + n } });
+      if (this.dropCreates > 0) {
+        this.dropCreates--;
+        return failureResponse({ kind: "drop" });
+      }
+      return json({ data: { id, text, edit_history_tweet_ids: [id] } }, 201);
+    }
+    const del = r.path.match(/^\/2\/tweets\/(\d+)$/);
+    if (r.method === "DELETE" && del) {
+      const t = live().find((x) => x.id === del[1]);
+      if (!t) return json({ title: "Not Found Error", type: "https://api.twitter.com/2/problems/resource-not-found", status: 404, detail: `Could not find tweet with id: [${del[1]}].` }, 404);
+      t.deleted = true;
+      return json({ data: { deleted: true } });
+    }
+    const timeline = r.path.match(/^\/2\/users\/(\d+)\/tweets$/);
+    if (r.method === "GET" && timeline) {
+      const fields = (r.query.get("tweet.fields") ?? "").split(",");
+      const start = r.query.get("start_time");
+      const max = Number(r.query.get("max_results") ?? 10);
+      if (!(max >= 5 && max <= 100)) return invalid("max_results must be between 5 and 100");
+      const rows = live()
+        .filter((t) => !start || t.createdAt.getTime() >= Date.parse(start))
+        .reverse()
+        .slice(0, max)
+        .map((t) => view(t, fields));
+      return json(rows.length ? { data: rows, meta: { result_count: rows.length, newest_id: rows[0]!.id, oldest_id: rows[rows.length - 1]!.id } } : { meta: { result_count: 0 } });
+    }
+    const user = r.path.match(/^\/2\/users\/(\d+)$/);
+    if (r.method === "GET" && user) {
+      return json({ data: { id: user[1], name: "Our Shop", username: "ourshop", public_metrics: { followers_count: this.followers, following_count: 1, tweet_count: live().length, listed_count: 0 } } });
+    }
+    return undefined;
   }
 
   private media(r: RecordedRequest): Response {

@@ -10,7 +10,7 @@ import type { XAuthMode, XSettings } from "./x.settings";
 type Failure = Extract<SendResult, { ok: false }>;
 
 export async function xCall<T>(opts: {
-  ctx: AdapterContext;
+  ctx: Pick<AdapterContext, "fetch" | "now">;
   settings: XSettings;
   auth: XAuthMode;
   method: string;

@@ -38,12 +38,14 @@ interface ProcessingInfo {
 }
 
 export async function uploadXMedia(opts: {
-  ctx: AdapterContext;
+  ctx: Pick<AdapterContext, "fetch" | "now">;
   settings: XSettings;
   auth: XAuthMode;
   media: { url?: string; file?: StoredMedia };
   /** Waits between status checks (tests pass a short one). */
   sleep?: (ms: number) => Promise<void>;
+  /** media_category by content type (default: the DM categories; posts use tweet_image/tweet_gif/tweet_video). */
+  categoryOf?: (mime: string) => string;
 }): Promise<{ ok: true; mediaId: string } | Failure> {
   const { ctx, settings, auth } = opts;
   const sleep = opts.sleep ?? Bun.sleep;
@@ -65,7 +67,7 @@ export async function uploadXMedia(opts: {
   const init = await call<{ data?: { id?: string } }>(
     "POST",
     `${base}/initialize`,
-    JSON.stringify({ media_type: blob.type, total_bytes: blob.size, media_category: category(blob.type) }),
+    JSON.stringify({ media_type: blob.type, total_bytes: blob.size, media_category: (opts.categoryOf ?? category)(blob.type) }),
   );
   if (!init.ok) return init;
   const id = init.data?.data?.id;

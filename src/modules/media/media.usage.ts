@@ -5,6 +5,7 @@
  */
 import type { Db } from "../../db/client";
 import { queuedMessageUsingMedia as queuedMessageWithMedia } from "../messages/messages.service";
+import { socialPostUsingMedia } from "../social/social.service";
 
 export interface MediaUse {
   kind: "message" | "social_post";
@@ -18,11 +19,12 @@ export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Db; co
 }
 
 /**
- * SEAM — scheduled social posts (not built yet). When the social module lands, look its scheduled posts
- * up here (status scheduled / pending approval, media ids in the post) and return the first one.
+ * A social post that will still publish this media (draft, pending approval, scheduled or publishing),
+ * asked of the social module's service (it owns its tables).
  */
-export function scheduledSocialPostUsingMedia(_: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
-  return undefined;
+export function scheduledSocialPostUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
+  const id = socialPostUsingMedia({ db, companyId, mediaId });
+  return id ? { kind: "social_post", id } : undefined;
 }
 
 /** The first thing still using the media, if any. Call inside the deleting transaction. */

@@ -166,6 +166,24 @@ const exampleTask = (status: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const exampleSocialPost = (status: "published" | "partially_published" | "failed") => ({
+  id: "01970f40-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
+  status,
+  text: "Summer sale starts today",
+  media: [{ url: "https://cdn.example.com/summer.jpg", kind: "image" }],
+  overrides: {},
+  scheduledAt: "2025-06-01T09:00:00.000Z",
+  publishedAt: status === "failed" ? null : "2025-06-01T09:00:04.000Z",
+  requiresApproval: false,
+  approvedAt: null,
+  targets: [
+    { accountId: "0193a4b2-0000-7000-8000-0000000000b1", platform: "instagram", status: status === "failed" ? "failed" : "published", externalId: status === "failed" ? null : "17895695668004550", url: status === "failed" ? null : "https://www.instagram.com/p/C7xYz/", error: status === "failed" ? { code: "190", message: "Invalid OAuth access token" } : null, attempts: 1, publishedAt: status === "failed" ? null : "2025-06-01T09:00:04.000Z" },
+    { accountId: "0193a4b2-0000-7000-8000-0000000000b3", platform: "x", status: status === "published" ? "published" : "failed", externalId: status === "published" ? "1798765432109876543" : null, url: status === "published" ? "https://x.com/i/web/status/1798765432109876543" : null, error: status === "published" ? null : { code: "403", message: "You are not allowed to create a Tweet with duplicate content." }, attempts: 1, publishedAt: status === "published" ? "2025-06-01T09:00:02.000Z" : null },
+  ],
+  createdAt: "2025-05-30T12:00:00.000Z",
+  updatedAt: "2025-06-01T09:00:04.000Z",
+});
+
 export const EVENT_TYPES: readonly EventTypeInfo[] = [
   { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") } },
   { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") } },
@@ -247,6 +265,16 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
   { name: "task.created", description: "A task or reminder was added.", example: { task: exampleTask("open") } },
   { name: "task.due", description: "A task's remindAt has come (fires once per remindAt, also after a restart).", example: { task: exampleTask("open", { remindedAt: "2025-06-03T08:45:00.000Z" }) } },
   { name: "task.completed", description: "A task was completed (PATCH status done).", example: { task: exampleTask("done") } },
+  {
+    name: "social_post.published",
+    description: "A social post finished publishing on every target (status published) or on some of them (partially_published); each target has its status, externalId and error.",
+    example: { post: exampleSocialPost("partially_published") },
+  },
+  {
+    name: "social_post.failed",
+    description: "A social post failed on every target; each target's error has {code, message}.",
+    example: { post: exampleSocialPost("failed") },
+  },
   {
     name: "webhook.test",
     description: "Sent only to one endpoint by POST /webhooks/{id}/test.",

@@ -1,0 +1,63 @@
+/**
+ * The social module of one app: its repository, service, publishing engine and analytics, built once per
+ * Deps from exactly what each part uses (the composition root of this module; nothing below sees Deps).
+ */
+import type { Deps } from "../../deps";
+import { getCompany } from "../companies/companies.service";
+import { getMedia, resolveStoredMedia } from "../media/media.service";
+import { findCompanyBySlug } from "../companies/companies.service";
+import { createAdapterStateStore } from "../../channels/adapter-state";
+import { createAnalytics } from "./social.analytics";
+import { createMediaLinks, isPublicUrl } from "./social.media-links";
+import { createPublishEngine } from "./social.publish";
+import { createSocialRepository } from "./social.repository";
+import { createSocialService } from "./social.service";
+
+const instances = new WeakMap<Deps, ReturnType<typeof createSocialModule>>();
+
+export function socialFor(deps: Deps) {
+  let s = instances.get(deps);
+  if (!s) instances.set(deps, (s = createSocialModule(deps)));
+  return s;
+}
+
+function createSocialModule(deps: Deps) {
+  const { db, now, log, social: runtime } = deps;
+  const repo = createSocialRepository(db);
+  // The signing secret lives in adapter_state under the pseudo-account "social".
+  const mediaLinks = createMediaLinks({ store: createAdapterStateStore(db, "social"), publicUrl: deps.config.server.public_url, now });
+  const service = createSocialService({
+    publicMediaLinks: isPublicUrl(deps.config.server.public_url),
+    repo,
+    runtime,
+    queue: deps.queue,
+    events: deps.events,
+    now,
+    mediaType: (companyId, mediaId) => getMedia({ db, companyId, id: mediaId })?.mimeType,
+  });
+  const engine = createPublishEngine({
+    repo,
+    runtime,
+    events: deps.events,
+    now,
+    log: log.child({ module: "social" }),
+    resolveMedia: (companyId, mediaId) => resolveStoredMedia({ db, companyId, mediaId }),
+    mediaLink: mediaLinks.link,
+  });
+  const analytics = createAnalytics({
+    repo,
+    runtime,
+    now,
+    log: log.child({ module: "social" }),
+    companyIdOf: (slug) => findCompanyBySlug({ db, slug })?.id,
+  });
+  return {
+    repo,
+    service,
+    engine,
+    analytics,
+    mediaLinks,
+    /** Company id → slug (social accounts belong to a company by slug, as in the config). */
+    slugOf: (companyId: string) => getCompany({ db, id: companyId }).slug,
+  };
+}

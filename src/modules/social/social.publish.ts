@@ -1,0 +1,188 @@
+/**
+ * The publishing engine: one durable job per target (queue type `social.publish`, grouped by account).
+ * Delivery policy lives here — statuses, retries, never-twice — and transport in the publishers.
+ *
+ * One attempt:
+ *   1. The job's token must still be the post's run token (a cancel or re-schedule retires old jobs).
+ *   2. The target becomes `publishing`, its attempt counted, in one transaction (before any platform call).
+ *   3. An id saved by an earlier attempt → published. An earlier attempt began (attempts > 0) → ask the
+ *      platform (`findExisting`) before publishing again: a crash between the platform's answer and our
+ *      write, or an answer lost on the wire, never makes a second post.
+ *   4. `publish`; the publisher saves every id the moment the platform returns it (`save`, own transaction).
+ *   5. Success or a permanent failure settles the target; a retryable failure records the error on the
+ *      target (visible in GET /social/posts/{id} while it waits) and retries with backoff.
+ * The post's status is derived from its targets: published / partially_published / failed, with the event.
+ */
+import type { EventBus } from "../../platform/events/events";
+import type { Logger } from "../../platform/logger";
+import { defaultBackoffMs, type Job, type JobOutcome } from "../../platform/queue/queue";
+import { publisherDefinition } from "../../social-publishers/publisher.registry";
+import { PublishError, type PublishedPost, type PublishInput, type PublishMedia } from "../../social-publishers/publisher.types";
+import type { SocialRuntime } from "./social.accounts";
+import type { PostRow, SocialRepository, TargetRow } from "./social.repository";
+import { postView } from "./social.service";
+import type { StoredPostMedia } from "./social.table";
+
+export interface PublishPayload {
+  targetId: string;
+  token: string;
+}
+
+export const PUBLISH_MAX_ATTEMPTS = 8;
+
+export function createPublishEngine({
+  repo,
+  runtime,
+  events,
+  now,
+  log,
+  resolveMedia,
+  mediaLink,
+}: {
+  repo: SocialRepository;
+  runtime: SocialRuntime;
+  events: EventBus;
+  now: () => Date;
+  log: Pick<Logger, "warn" | "error">;
+  /** Our media id → the stored file; undefined when it is gone. */
+  resolveMedia: (companyId: string, mediaId: string) => PublishMedia["file"] | undefined;
+  /** A signed public link to our media, for platforms that only pull from URLs. */
+  mediaLink: (companyId: string, mediaId: string) => string;
+}) {
+  /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a tx. */
+  function settlePost(postId: string): void {
+    const post = repo.getPostById(postId);
+    if (!post) return;
+    const targets = repo.targetsOf([postId]);
+    const live = targets.filter((t) => t.status !== "canceled");
+    if (live.some((t) => t.status === "pending" || t.status === "publishing")) {
+      if (post.status !== "publishing") repo.updatePost(postId, { status: "publishing", updatedAt: now() });
+      return;
+    }
+    const published = live.filter((t) => t.status === "published");
+    const status = published.length === live.length ? "published" : published.length > 0 ? "partially_published" : "failed";
+    if (status === post.status) return;
+    const publishedAt = published.length ? new Date(Math.max(...published.map((t) => t.publishedAt!.getTime()))) : null;
+    const patch: Partial<PostRow> = { status, publishedAt, updatedAt: now() };
+    repo.updatePost(postId, patch);
+    const settled = { ...post, ...patch };
+    events.emit({
+      companyId: post.companyId,
+      type: status === "failed" ? "social_post.failed" : "social_post.published",
+      data: () => ({ post: postView(settled, targets) }),
+    });
+  }
+
+  function succeed(target: TargetRow, result: PublishedPost): void {
+    repo.tx(() => {
+      repo.updateTarget(target.id, {
+        status: "published",
+        externalId: result.externalId,
+        url: result.url,
+        publishedAt: result.publishedAt,
+        errorCode: null,
+        errorMessage: null,
+        updatedAt: now(),
+      });
+      settlePost(target.postId);
+    });
+  }
+
+  function fail(target: TargetRow, code: string, message: string): void {
+    repo.tx(() => {
+      repo.updateTarget(target.id, { status: "failed", errorCode: code, errorMessage: message, updatedAt: now() });
+      settlePost(target.postId);
+    });
+  }
+
+  function contentOf(post: PostRow, target: TargetRow): { text: string; media: StoredPostMedia[] } {
+    const o = post.overrides[target.accountId] ?? {};
+    return { text: o.text ?? post.text, media: o.media ?? post.media };
+  }
+
+  async function handle(job: Job<PublishPayload>): Promise<JobOutcome> {
+    const { targetId, token } = job.payload;
+    const found = repo.getTarget(targetId);
+    const post = found && repo.getPostById(found.postId);
+    // Deleted, canceled, re-scheduled (another token) or already settled: this job has nothing to do.
+    if (!found || !post || post.runToken !== token || found.status === "published" || found.status === "failed" || found.status === "canceled") return;
+
+    const rt = runtime.get(found.accountId);
+    if (!rt) return fail(found, "ACCOUNT_MISSING", `social account ${found.accountId} is no longer configured`);
+
+    const startedAt = now();
+    const earlierAttempts = found.attempts;
+    repo.tx(() => {
+      repo.updateTarget(found.id, { status: "publishing", attempts: earlierAttempts + 1, firstAttemptAt: found.firstAttemptAt ?? startedAt, updatedAt: startedAt });
+      settlePost(post.id);
+    });
+    const target = repo.getTarget(targetId)!;
+
+    const { text, media: stored } = contentOf(post, target);
+    const media: PublishMedia[] = [];
+    for (const m of stored) {
+      if (m.mediaId) {
+        const file = resolveMedia(post.companyId, m.mediaId);
+        if (!file) return fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
+        // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
+        media.push(publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) });
+      } else media.push({ kind: m.kind, url: m.url });
+    }
+
+    const progress = { ...target.progress };
+    const input: PublishInput = {
+      targetId: target.id,
+      text,
+      media,
+      progress,
+      firstAttemptAt: target.firstAttemptAt!,
+      save(p) {
+        Object.assign(progress, p);
+        repo.tx(() => {
+          const current = repo.getTarget(target.id);
+          if (!current) return;
+          repo.updateTarget(target.id, { progress: { ...current.progress, ...p }, externalId: p.externalId ?? current.externalId, url: p.url ?? current.url, updatedAt: now() });
+        });
+      },
+    };
+
+    try {
+      let result: PublishedPost | null = null;
+      if (progress.externalId) result = { externalId: progress.externalId, url: progress.url ?? null, publishedAt: now() };
+      else if (earlierAttempts > 0) result = await rt.publisher.findExisting(input);
+      result ??= await rt.publisher.publish(input);
+      succeed(target, result);
+      if (rt.status !== "connected") runtime.setStatus(rt.account.id, "connected");
+    } catch (e) {
+      const err = e instanceof PublishError ? e : new PublishError("INTERNAL", e instanceof Error ? e.message : String(e), true);
+      if (!(e instanceof PublishError)) log.error({ err: e, targetId }, "social publisher threw unexpectedly");
+      if (err.opts.accountError) runtime.setStatus(rt.account.id, "error", err.message);
+      if (err.retry && job.attempts < job.maxAttempts) {
+        repo.tx(() => repo.updateTarget(target.id, { status: "pending", errorCode: err.code, errorMessage: err.message, updatedAt: now() }));
+        log.warn({ targetId, code: err.code, attempt: job.attempts }, "social publish attempt failed; will retry");
+        return { retryAt: err.opts.retryAt ?? new Date(now().getTime() + defaultBackoffMs(job.attempts)), error: `${err.code}: ${err.message}` };
+      }
+      fail(target, err.code, err.message);
+    }
+  }
+
+  /**
+   * Targets whose publish job died outside the handler's own error handling (e.g. the database refused the
+   * write eight times) would wait forever: settle them as failed with the job's last error, so the post gets
+   * a final status and says why. Idempotent (settled targets and retired tokens are skipped).
+   */
+  function failDeadJobs(dead: { payload: Record<string, unknown>; lastError: string | null }[]): number {
+    let failed = 0;
+    for (const job of dead) {
+      const { targetId, token } = job.payload as unknown as PublishPayload;
+      const target = repo.getTarget(targetId);
+      const post = target && repo.getPostById(target.postId);
+      if (!target || !post || post.runToken !== token || (target.status !== "pending" && target.status !== "publishing")) continue;
+      fail(target, target.errorCode ?? "PUBLISH_GAVE_UP", target.errorMessage ?? job.lastError ?? "the publish job gave up");
+      failed++;
+    }
+    return failed;
+  }
+
+  return { handle, settlePost, failDeadJobs };
+}

@@ -1,0 +1,156 @@
+/** Social queries (drizzle). Writes run inside the caller's transaction. */
+import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { socialAccountDays, socialPlatformMedia, socialPosts, socialPostTargets } from "./social.table";
+
+export type PostRow = typeof socialPosts.$inferSelect;
+export type TargetRow = typeof socialPostTargets.$inferSelect;
+export type AccountDayRow = typeof socialAccountDays.$inferSelect;
+export type PlatformMediaRow = typeof socialPlatformMedia.$inferSelect;
+
+export type SocialRepository = ReturnType<typeof createSocialRepository>;
+
+export function createSocialRepository(db: Db) {
+  return {
+    tx: db.tx,
+    insertPost(post: PostRow, targets: TargetRow[]) {
+      db.insert(socialPosts).values(post).run();
+      if (targets.length) db.insert(socialPostTargets).values(targets).run();
+    },
+    insertTargets(targets: TargetRow[]) {
+      if (targets.length) db.insert(socialPostTargets).values(targets).run();
+    },
+    deleteTargetsOfPost(postId: string) {
+      db.delete(socialPostTargets).where(eq(socialPostTargets.postId, postId)).run();
+    },
+    getPost(companyId: string, id: string): PostRow | undefined {
+      return db.select().from(socialPosts).where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id))).get();
+    },
+    getPostById(id: string): PostRow | undefined {
+      return db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();
+    },
+    targetsOf(postIds: string[]): TargetRow[] {
+      if (!postIds.length) return [];
+      return db.select().from(socialPostTargets).where(inArray(socialPostTargets.postId, postIds)).orderBy(socialPostTargets.id).all();
+    },
+    getTarget(id: string): TargetRow | undefined {
+      return db.select().from(socialPostTargets).where(eq(socialPostTargets.id, id)).get();
+    },
+    updatePost(id: string, patch: Partial<PostRow>) {
+      db.update(socialPosts).set(patch).where(eq(socialPosts.id, id)).run();
+    },
+    updateTarget(id: string, patch: Partial<TargetRow>) {
+      db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.id, id)).run();
+    },
+    updateTargetsOfPost(postId: string, patch: Partial<TargetRow>) {
+      db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.postId, postId)).run();
+    },
+    deletePost(id: string) {
+      db.delete(socialPosts).where(eq(socialPosts.id, id)).run();
+    },
+    listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }): PostRow[] {
+      const when = sql`coalesce(${socialPosts.scheduledAt}, ${socialPosts.createdAt})`;
+      const conds = [eq(socialPosts.companyId, o.companyId)];
+      if (o.before) conds.push(lt(socialPosts.id, o.before));
+      if (o.status) conds.push(eq(socialPosts.status, o.status));
+      if (o.from) conds.push(sql`${when} >= ${o.from.getTime()}`);
+      if (o.to) conds.push(sql`${when} < ${o.to.getTime()}`);
+      if (o.accountId)
+        conds.push(sql`exists (select 1 from ${socialPostTargets} where ${socialPostTargets.postId} = ${socialPosts.id} and ${socialPostTargets.accountId} = ${o.accountId})`);
+      return db.select().from(socialPosts).where(and(...conds)).orderBy(desc(socialPosts.id)).limit(o.limit).all();
+    },
+    /** Media ids a not-yet-published post of the company will publish (for MEDIA_IN_USE). */
+    postUsingMedia(companyId: string, mediaId: string): string | undefined {
+      const row = db
+        .select({ id: socialPosts.id })
+        .from(socialPosts)
+        .where(
+          and(
+            eq(socialPosts.companyId, companyId),
+            inArray(socialPosts.status, ["draft", "pending_approval", "scheduled", "publishing"]),
+            sql`(exists (select 1 from json_each(${socialPosts.media}) where json_extract(value, '$.mediaId') = ${mediaId})
+                 or exists (select 1 from json_each(${socialPosts.overrides}) o, json_each(o.value, '$.media') m where json_extract(m.value, '$.mediaId') = ${mediaId}))`,
+          ),
+        )
+        .limit(1)
+        .get();
+      return row?.id;
+    },
+    /** Published targets of an account (the sandbox's "platform" listing). */
+    publishedTargets(accountId: string, limit = 200) {
+      return db
+        .select({ target: socialPostTargets, text: socialPosts.text, overrides: socialPosts.overrides, media: socialPosts.media })
+        .from(socialPostTargets)
+        .innerJoin(socialPosts, eq(socialPosts.id, socialPostTargets.postId))
+        .where(and(eq(socialPostTargets.accountId, accountId), eq(socialPostTargets.status, "published")))
+        .orderBy(desc(socialPostTargets.publishedAt))
+        .limit(limit)
+        .all();
+    },
+    postIdByExternal(accountId: string, externalIds: string[]): Map<string, string> {
+      if (!externalIds.length) return new Map();
+      const rows = db
+        .select({ externalId: socialPostTargets.externalId, postId: socialPostTargets.postId })
+        .from(socialPostTargets)
+        .where(and(eq(socialPostTargets.accountId, accountId), inArray(socialPostTargets.externalId, externalIds)))
+        .all();
+      return new Map(rows.map((r) => [r.externalId!, r.postId]));
+    },
+    upsertDays(rows: AccountDayRow[]) {
+      for (const r of rows)
+        db.insert(socialAccountDays)
+          .values(r)
+          .onConflictDoUpdate({ target: [socialAccountDays.accountId, socialAccountDays.date], set: { followers: r.followers, views: r.views, reach: r.reach, engagements: r.engagements, syncedAt: r.syncedAt } })
+          .run();
+    },
+    upsertMedia(rows: PlatformMediaRow[]) {
+      for (const r of rows)
+        db.insert(socialPlatformMedia)
+          .values(r)
+          .onConflictDoUpdate({
+            target: [socialPlatformMedia.accountId, socialPlatformMedia.externalId],
+            set: { postId: r.postId, text: r.text, mediaType: r.mediaType, url: r.url, views: r.views, reach: r.reach, likes: r.likes, comments: r.comments, shares: r.shares, engagements: r.engagements, syncedAt: r.syncedAt },
+          })
+          .run();
+    },
+    days(o: { companyId: string; platform?: string; accountIds?: string[]; from: string; to: string }): AccountDayRow[] {
+      const conds = [eq(socialAccountDays.companyId, o.companyId), gte(socialAccountDays.date, o.from), lte(socialAccountDays.date, o.to)];
+      if (o.platform) conds.push(eq(socialAccountDays.platform, o.platform));
+      if (o.accountIds) conds.push(inArray(socialAccountDays.accountId, o.accountIds));
+      return db.select().from(socialAccountDays).where(and(...conds)).orderBy(socialAccountDays.date).all();
+    },
+    /** Latest known followers of each account of the company (any date up to `to`). */
+    latestFollowers(companyId: string, to: string): { accountId: string; platform: string; followers: number }[] {
+      return db.$client
+        .query(
+          `SELECT d.account_id AS accountId, d.platform AS platform, d.followers AS followers FROM social_account_days d
+           WHERE d.company_id = ?1 AND d.date = (SELECT max(date) FROM social_account_days WHERE account_id = d.account_id AND date <= ?2)`,
+        )
+        .all(companyId, to) as { accountId: string; platform: string; followers: number }[];
+    },
+    mediaInRange(o: { companyId: string; platform?: string; accountIds?: string[]; from: Date; to: Date; orderByEngagement?: boolean; limit?: number }): PlatformMediaRow[] {
+      const conds = [eq(socialPlatformMedia.companyId, o.companyId), gte(socialPlatformMedia.publishedAt, o.from), lt(socialPlatformMedia.publishedAt, o.to)];
+      if (o.platform) conds.push(eq(socialPlatformMedia.platform, o.platform));
+      if (o.accountIds) conds.push(inArray(socialPlatformMedia.accountId, o.accountIds));
+      const q = db.select().from(socialPlatformMedia).where(and(...conds));
+      return (o.orderByEngagement ? q.orderBy(desc(socialPlatformMedia.engagements), desc(socialPlatformMedia.publishedAt)) : q).limit(o.limit ?? 100_000).all();
+    },
+    /** GET /social/media: newest first, keyset on (published_at, account_id, external_id). */
+    listMedia(o: { companyId: string; accountIds: string[]; limit: number; after?: [number, string, string] }): PlatformMediaRow[] {
+      const conds = [eq(socialPlatformMedia.companyId, o.companyId), inArray(socialPlatformMedia.accountId, o.accountIds)];
+      if (o.after) {
+        const [t, a, e] = o.after;
+        conds.push(
+          sql`(${socialPlatformMedia.publishedAt} < ${t} OR (${socialPlatformMedia.publishedAt} = ${t} AND (${socialPlatformMedia.accountId} < ${a} OR (${socialPlatformMedia.accountId} = ${a} AND ${socialPlatformMedia.externalId} < ${e}))))`,
+        );
+      }
+      return db
+        .select()
+        .from(socialPlatformMedia)
+        .where(and(...conds))
+        .orderBy(desc(socialPlatformMedia.publishedAt), desc(socialPlatformMedia.accountId), desc(socialPlatformMedia.externalId))
+        .limit(o.limit)
+        .all();
+    },
+  };
+}

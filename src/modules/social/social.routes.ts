@@ -1,0 +1,220 @@
+/**
+ * /social: accounts, posts (create, list, detail, delete, schedule, cancel, approve) and analytics read
+ * from the tables the analytics job fills. Thin: see social.service.ts and social.analytics.ts.
+ */
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { AppError, notFound } from "../../platform/errors";
+import { getMedia } from "../media/media.service";
+import { MEDIA_LINK_PATH } from "./social.media-links";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
+import { mediaView } from "./social.analytics";
+import {
+  AnalyticsQuery,
+  AnalyticsSummaryModel,
+  CreatePostBody,
+  DeletedPostModel,
+  IdParams,
+  ListPostsQuery,
+  MediaQuery,
+  PlatformAnalyticsModel,
+  PlatformAnalyticsQuery,
+  PlatformMediaModel,
+  PlatformParams,
+  SchedulePostBody,
+  SocialAccountModel,
+  SocialPostModel,
+  UpdatePostBody,
+} from "./social.model";
+import { socialFor } from "./social.module";
+
+function queryDate(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new AppError("VALIDATION_FAILED", `${name} is not a date-time`, [{ pointer: `query:${name}`, message: "must be an ISO 8601 date-time" }]);
+  return d;
+}
+
+function checkRange(q: { from?: string; to?: string }): void {
+  if (q.from && q.to && q.from > q.to) throw new AppError("VALIDATION_FAILED", "from is after to", [{ pointer: "query:from", message: "must not be after to" }]);
+}
+
+/**
+ * The public side: signed links to uploaded media for platforms that pull media by URL (Instagram). No API
+ * key; the signature and expiry are the authorisation. Unknown, forged or expired links are 404.
+ */
+export const socialPublicRoutes = (deps: Deps) => {
+  const s = socialFor(deps);
+  return new Elysia({ tags: ["Inbound webhooks"] }).get(
+    `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
+    async ({ params, query }) => {
+      const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig) ? getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId }) : undefined;
+      const file = row && Bun.file(row.path);
+      if (!row || !file || !(await file.exists())) throw notFound("Media");
+      return new Response(file, {
+        headers: { "content-type": row.mimeType, "content-length": String(row.size), "x-content-type-options": "nosniff", "cache-control": "private, max-age=3600" },
+      });
+    },
+    {
+      params: t.Object({ companyId: t.String(), mediaId: t.String() }),
+      query: t.Object({ exp: t.Optional(t.String()), sig: t.Optional(t.String()) }),
+      detail: { summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)", operationId: "getSocialMediaLink" },
+    },
+  );
+};
+
+export const socialRoutes = (deps: Deps) => {
+  const s = socialFor(deps);
+  const svc = s.service;
+
+  return new Elysia({ tags: ["Social"] })
+    .use(deps.guard)
+    .get("/social/accounts", ({ auth }) => ({ data: svc.listAccounts(s.slugOf(auth.companyId)) }), {
+      scope: "social:read",
+      response: { 200: data(t.Array(SocialAccountModel)), ...errors(403) },
+      detail: { summary: "Social accounts of the company with status and platform limits", operationId: "listSocialAccounts" },
+    })
+    .get(
+      "/social/posts",
+      ({ auth, query }) => {
+        const limit = pageLimit(query.limit);
+        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
+        const { posts } = svc.listPosts({
+          companyId: auth.companyId,
+          limit: limit + 1,
+          before,
+          status: query.status,
+          accountId: query.accountId,
+          from: queryDate(query.from, "from"),
+          to: queryDate(query.to, "to"),
+        });
+        return toPage(posts, limit, (p) => [p.id], (p) => p);
+      },
+      {
+        scope: "social:read",
+        query: ListPostsQuery,
+        response: { 200: list(SocialPostModel), ...errors(403, 422) },
+        detail: { summary: "List posts, newest first; filter by status, account and scheduledAt range", operationId: "listSocialPosts" },
+      },
+    )
+    .post(
+      "/social/posts",
+      ({ auth, body, idem }) => idem.commit(201, () => svc.createPost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), input: body }).post),
+      {
+        scope: "social:write",
+        body: CreatePostBody,
+        response: { 201: data(SocialPostModel), ...errors(403, 409, 422) },
+        detail: {
+          summary: "Create a post: a draft, scheduled (scheduledAt) or published at once (publishNow)",
+          description:
+            "409 SOCIAL_APPROVAL_REQUIRED: requiresApproval with scheduledAt/publishNow. 422 SOCIAL_POST_INVALID (a platform rule; the pointer names the field), SOCIAL_PLATFORM_UNAVAILABLE (an account not connected), VALIDATION_FAILED.",
+          operationId: "createSocialPost",
+        },
+      },
+    )
+    .get("/social/posts/:id", ({ auth, params }) => ({ data: svc.getPost({ companyId: auth.companyId, id: params.id }).post }), {
+      scope: "social:read",
+      params: IdParams,
+      response: { 200: data(SocialPostModel), ...errors(403, 404) },
+      detail: { summary: "Post detail with a status per target", operationId: "getSocialPost" },
+    })
+    .patch(
+      "/social/posts/:id",
+      ({ auth, params, body, idem }) =>
+        idem.commit(200, () => svc.updatePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body }).post),
+      {
+        scope: "social:write",
+        params: IdParams,
+        body: UpdatePostBody,
+        response: { 200: data(SocialPostModel), ...errors(403, 404, 409, 422) },
+        detail: {
+          summary: "Change a post that is not publishing or published (an edit withdraws its approval)",
+          description: "409 SOCIAL_POST_NOT_EDITABLE once publishing, published or partially_published; 422 as for POST /social/posts.",
+          operationId: "updateSocialPost",
+        },
+      },
+    )
+    .delete(
+      "/social/posts/:id",
+      async ({ auth, params }) => {
+        const out = await svc.deletePost({ companyId: auth.companyId, id: params.id });
+        return { data: { id: out.id, deleted: true as const, notRemoved: out.notRemoved } };
+      },
+      {
+        scope: "social:write",
+        params: IdParams,
+        response: { 200: data(DeletedPostModel), ...errors(403, 404, 409) },
+        detail: {
+          summary: "Delete a post; a published one is removed from Facebook and X, the targets left on their platform are listed",
+          operationId: "deleteSocialPost",
+        },
+      },
+    )
+    .post(
+      "/social/posts/:id/schedule",
+      ({ auth, params, body, idem }) =>
+        idem.commit(200, () => svc.schedulePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body }).post),
+      {
+        scope: "social:write",
+        params: IdParams,
+        body: SchedulePostBody,
+        response: { 200: data(SocialPostModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Schedule a post ({scheduledAt}) or publish it at once ({publishNow: true})", operationId: "scheduleSocialPost" },
+      },
+    )
+    .post("/social/posts/:id/cancel", ({ auth, params, idem }) => idem.commit(200, () => svc.cancelPost({ companyId: auth.companyId, id: params.id }).post), {
+      scope: "social:write",
+      params: IdParams,
+      response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
+      detail: { summary: "Cancel a draft, pending-approval or scheduled post", operationId: "cancelSocialPost" },
+    })
+    .post("/social/posts/:id/approve", ({ auth, params, idem }) => idem.commit(200, () => svc.approvePost({ companyId: auth.companyId, id: params.id }).post), {
+      scope: "social:write",
+      params: IdParams,
+      response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
+      detail: { summary: "Approve a post that requires approval (then it can be scheduled)", operationId: "approveSocialPost" },
+    })
+    .get(
+      "/social/analytics/summary",
+      ({ auth, query }) => {
+        checkRange(query);
+        return { data: s.analytics.summary({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), query }) };
+      },
+      {
+        scope: "social:read",
+        query: AnalyticsQuery,
+        response: { 200: data(AnalyticsSummaryModel), ...errors(403, 422) },
+        detail: { summary: "Totals per platform over a date range (from the last analytics pull)", operationId: "getSocialAnalyticsSummary" },
+      },
+    )
+    .get(
+      "/social/analytics/:platform",
+      ({ auth, params, query }) => {
+        checkRange(query);
+        return { data: s.analytics.platform({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), platform: params.platform, query }) };
+      },
+      {
+        scope: "social:read",
+        params: PlatformParams,
+        query: PlatformAnalyticsQuery,
+        response: { 200: data(PlatformAnalyticsModel), ...errors(403, 404, 422) },
+        detail: { summary: "Daily series and top posts of one platform (unknown platform: 404)", operationId: "getSocialPlatformAnalytics" },
+      },
+    )
+    .get(
+      "/social/media",
+      ({ auth, query }) => {
+        const limit = pageLimit(query.limit);
+        const cursor = decodeCursor(query.cursor) as [number, string, string] | null;
+        const { media } = s.analytics.listMedia({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), accountId: query.accountId, limit: limit + 1, after: cursor ?? undefined });
+        return toPage(media, limit, (m) => [m.publishedAt.getTime(), m.accountId, m.externalId], mediaView);
+      },
+      {
+        scope: "social:read",
+        query: MediaQuery,
+        response: { 200: list(PlatformMediaModel), ...errors(403, 404, 422) },
+        detail: { summary: "Posts on the platforms with their metrics, including posts not made here; newest first", operationId: "listSocialMedia" },
+      },
+    );
+};

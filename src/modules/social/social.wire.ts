@@ -1,0 +1,27 @@
+/** Background wiring of social: the publish job handler and the analytics pull. */
+import type { Deps } from "../../deps";
+import { socialFor } from "./social.module";
+import { PUBLISH_MAX_ATTEMPTS, type PublishPayload } from "./social.publish";
+import { PUBLISH_JOB } from "./social.service";
+
+/** How often analytics are pulled (cron with seconds). */
+export const ANALYTICS_PATTERN = "0 */15 * * * *";
+
+export function wireSocial(deps: Deps): void {
+  const s = socialFor(deps);
+  deps.queue.register<PublishPayload>(PUBLISH_JOB, {
+    handle: s.engine.handle,
+    concurrency: 8,
+    // One post at a time per account: platforms rate-limit per account, and Instagram's 24 h publishing
+    // limit is checked before each post.
+    groupConcurrency: 1,
+    maxAttempts: PUBLISH_MAX_ATTEMPTS,
+  });
+  deps.scheduler.every("social-analytics", ANALYTICS_PATTERN, () => s.analytics.syncAll());
+  deps.scheduler.every("social-dead-jobs", "30 * * * * *", () => s.engine.failDeadJobs(deps.queue.list({ dead: true, type: PUBLISH_JOB, limit: 200 })));
+}
+
+/** At start-up: a first pull, so analytics have data before the first quarter hour. */
+export function startSocial(deps: Deps): void {
+  void socialFor(deps).analytics.syncAll();
+}
