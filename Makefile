@@ -14,12 +14,12 @@ install: node_modules/.installed
 
 ## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
 build: install
-	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts $(BUILD_FLAGS) --outfile dist/switchboard
+	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts $(BUILD_FLAGS) --outfile dist/switchboard
 
 ## The vendor build: embeds the vendor's license public key (base64 SPKI DER) instead of the development key.
 release: install
 	@test -n "$(LICENSE_PUBLIC_KEY)" || (echo "usage: make release LICENSE_PUBLIC_KEY=<base64 SPKI DER>" && exit 1)
-	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts $(BUILD_FLAGS) --define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"' --outfile dist/switchboard
+	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts $(BUILD_FLAGS) --define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"' --outfile dist/switchboard
 
 ## Install, build, create ./data with a sandbox config on first run, and serve.
 run: build

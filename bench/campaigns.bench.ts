@@ -1,5 +1,5 @@
 /**
- * Campaign benchmark (issue 11). Run: `make build && ./node_modules/.bin/bun bench/campaigns.bench.ts [--contacts 1000000] [--seconds 10]`.
+ * Campaign benchmark (issue 11). Run: `make build && ./node_modules/.bin/bun bench/campaigns.bench.ts [--contacts 1000000] [--seconds 10] [--estimate-only]`.
  * On the compiled appliance (fresh `init`, sandbox WhatsApp with sent_after_ms = 0 so the sandbox's own
  * 50 ms "network" delay does not cap the run; delivered/read reports as init writes them), with N opted-in
  * contacts tagged `all` written straight into the database before `serve`:
@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { autocannon, BINARY, fmt, freePort, rssMb, tempDir, waitFor } from "./lib";
 
-const { values } = parseArgs({ options: { contacts: { type: "string", default: "1000000" }, seconds: { type: "string", default: "10" } } });
+const { values } = parseArgs({ options: { contacts: { type: "string", default: "1000000" }, seconds: { type: "string", default: "10" }, "estimate-only": { type: "boolean", default: false } } });
 const N = Number(values.contacts);
 const seconds = Number(values.seconds);
 
@@ -91,38 +91,40 @@ try {
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[1]!;
   console.log(`estimate over ${fmt(est.data.matched)} contacts: best ${fmt(Math.min(...estMs))} ms, median ${fmt(med(estMs))} ms (target < 1,000 ms); sendable ${fmt(est.data.sendable)}`);
   console.log(`bare count(*) of the tag   : best ${fmt(Math.min(...countMs), 1)} ms  → estimate ÷ count ${fmt(Math.min(...estMs) / Math.min(...countMs), 1)}×`);
+  if (!values["estimate-only"]) {
 
-  // ---- 2a. POST /messages p99, idle
-  const send = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-  const load = () => autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds, connections: 10 });
-  await autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds: 2, connections: 10 });
-  const idle = await load();
+    // ---- 2a. POST /messages p99, idle
+    const send = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+    const load = () => autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds, connections: 10 });
+    await autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds: 2, connections: 10 });
+    const idle = await load();
 
-  // ---- 3. the campaign
-  let peak = rssMb(proc.pid);
-  const t0 = performance.now();
-  const created = await api("POST", "/campaigns", { name: "bench", ...request });
-  const id = created.data.id as string;
-  const createMs = performance.now() - t0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(proc.pid))), 250);
-  // ---- 2b. the same load while it runs
-  await Bun.sleep(3000);
-  const busy = await load();
-  let d: any;
-  for (;;) {
-    d = (await api("GET", `/campaigns/${id}`)).data;
-    if (d.stats.pending === 0 && d.status === "completed") break;
-    await Bun.sleep(500);
+    // ---- 3. the campaign
+    let peak = rssMb(proc.pid);
+    const t0 = performance.now();
+    const created = await api("POST", "/campaigns", { name: "bench", ...request });
+    const id = created.data.id as string;
+    const createMs = performance.now() - t0;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(proc.pid))), 250);
+    // ---- 2b. the same load while it runs
+    await Bun.sleep(3000);
+    const busy = await load();
+    let d: any;
+    for (;;) {
+      d = (await api("GET", `/campaigns/${id}`)).data;
+      if (d.stats.pending === 0 && d.status === "completed") break;
+      await Bun.sleep(500);
+    }
+    const totalS = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
+    const s = d.stats;
+    console.log(`campaign create (incl. its estimate): ${fmt(createMs)} ms`);
+    console.log(`campaign of ${fmt(s.matched)}: no recipient pending after ${fmt(totalS, 1)} s = ${fmt(s.matched / totalS)} recipients/s (target < 180 s at 1M); sent ${fmt(s.sent)} delivered ${fmt(s.delivered)} read ${fmt(s.read)} failed ${fmt(s.failed)}`);
+    console.log(`peak RSS during the campaign: ${fmt(peak)} MB (target < 300 MB)`);
+    console.log(`POST /messages idle        : ${fmt(idle.rps)} req/s  p50 ${idle.p50} ms  p99 ${idle.p99} ms`);
+    console.log(`POST /messages during it   : ${fmt(busy.rps)} req/s  p50 ${busy.p50} ms  p99 ${busy.p99} ms  (non-2xx ${busy.non2xx})`);
+    console.log(`p99 ratio busy ÷ idle      : ${fmt(busy.p99 / Math.max(idle.p99, 1), 2)} (target ≤ 3)`);
   }
-  const totalS = (performance.now() - t0) / 1000;
-  clearInterval(sampler);
-  const s = d.stats;
-  console.log(`campaign create (incl. its estimate): ${fmt(createMs)} ms`);
-  console.log(`campaign of ${fmt(s.matched)}: no recipient pending after ${fmt(totalS, 1)} s = ${fmt(s.matched / totalS)} recipients/s (target < 180 s at 1M); sent ${fmt(s.sent)} delivered ${fmt(s.delivered)} read ${fmt(s.read)} failed ${fmt(s.failed)}`);
-  console.log(`peak RSS during the campaign: ${fmt(peak)} MB (target < 300 MB)`);
-  console.log(`POST /messages idle        : ${fmt(idle.rps)} req/s  p50 ${idle.p50} ms  p99 ${idle.p99} ms`);
-  console.log(`POST /messages during it   : ${fmt(busy.rps)} req/s  p50 ${busy.p50} ms  p99 ${busy.p99} ms  (non-2xx ${busy.non2xx})`);
-  console.log(`p99 ratio busy ÷ idle      : ${fmt(busy.p99 / Math.max(idle.p99, 1), 2)} (target ≤ 3)`);
 } finally {
   proc.kill("SIGTERM");
   await proc.exited;

@@ -1,6 +1,6 @@
 /** The send-eligibility verdict: a table per channel × reason, and the precedence of reasons. */
 import { describe, expect, test } from "bun:test";
-import { eligibility, windowState, type EligibilityFacts, type Verdict } from "./channel.eligibility";
+import { eligibility, windowCutoff, windowState, type EligibilityFacts, type Verdict } from "./channel.eligibility";
 import { CHANNEL_RULES, type MessageType } from "./channel.rules";
 import type { Channel } from "./channel.types";
 
@@ -87,4 +87,18 @@ describe("windowState", () => {
     expect(windowState({ rule: CHANNEL_RULES.x, lastInboundAt: 0, now: NOW })).toEqual({ open: true, expiresAt: null });
   });
   test("none: always open", () => expect(windowState({ rule: CHANNEL_RULES.email, lastInboundAt: null, now: NOW })).toEqual({ open: true, expiresAt: null }));
+});
+
+describe("windowCutoff (the estimate's bulk form of the window)", () => {
+  const lasts = [null, NOW - H, NOW - 24 * H, NOW - 24 * H + 1, NOW - 30 * H, NOW - 49 * H, 0];
+  for (const channel of CHANNELS)
+    test(`${channel}: open ⇔ last inbound after the cut-off, null ⇔ the window does not apply`, () => {
+      const rule = CHANNEL_RULES[channel];
+      for (const type of ["text", "media", "template"] as MessageType[]) {
+        const cutoff = windowCutoff(rule, type, NOW);
+        const applies = rule.window.kind !== "none" && rule.window.appliesTo.includes(type);
+        expect(cutoff === null).toBe(!applies);
+        if (cutoff !== null) for (const last of lasts) expect(last !== null && last > cutoff).toBe(windowState({ rule, lastInboundAt: last, now: NOW }).open);
+      }
+    });
 });

@@ -54,6 +54,18 @@ export function windowState({ rule, lastInboundAt, now }: { rule: ChannelRule; l
   return { open: expiresAt.getTime() > ms(now), expiresAt };
 }
 
+/**
+ * The window as a cut-off for counting in bulk: a last inbound message after the returned instant (ms) keeps
+ * the window open now; null when the channel's window does not apply to `messageType` (nothing to look up).
+ * Agrees with `windowState`: open ⇔ lastInboundAt > cut-off.
+ */
+export function windowCutoff(rule: ChannelRule, messageType: MessageType, now: Date | number): number | null {
+  const w = rule.window;
+  if (w.kind === "none" || !w.appliesTo.includes(messageType)) return null;
+  if (w.kind === "contact_wrote_first") return Number.MIN_SAFE_INTEGER;
+  return ms(now) - w.hours * HOUR;
+}
+
 export function eligibility(f: EligibilityFacts): Verdict {
   if (!f.identity || (f.purpose === "campaign" && f.identity.status !== "verified")) return { ok: false, reason: "noIdentity" };
   if (f.blocked) return { ok: false, reason: "blocked" };

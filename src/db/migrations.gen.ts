@@ -5,6 +5,7 @@ import m1 from "../../migrations/0001_search_and_keys.sql" with { type: "text" }
 import m2 from "../../migrations/0002_campaigns.sql" with { type: "text" };
 import m3 from "../../migrations/0003_pipeline.sql" with { type: "text" };
 import m4 from "../../migrations/0004_social.sql" with { type: "text" };
+import m5 from "../../migrations/0005_campaign_estimate_indexes.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -12,6 +13,7 @@ const entries: [string, number, boolean][] = [
   [m2, 1795402523083, true],
   [m3, 1795404096296, true],
   [m4, 1795404216542, true],
+  [m5, 1795411033980, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

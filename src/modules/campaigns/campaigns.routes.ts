@@ -27,7 +27,7 @@ export const campaignsRoutes = (deps: Deps) => {
 
   return new Elysia({ tags: ["Campaigns"] })
     .use(deps.guard)
-    .post("/campaigns/estimate", ({ body, auth }) => ({ data: c.estimate(auth.companyId, body) }), {
+    .post("/campaigns/estimate", async ({ body, auth }) => ({ data: await c.estimate(auth.companyId, body) }), {
       scope: "campaigns:write",
       body: EstimateBody,
       response: { 200: data(EstimateModel), ...errors(403, 409, 422) },
@@ -39,8 +39,8 @@ export const campaignsRoutes = (deps: Deps) => {
     })
     .post(
       "/campaigns",
-      ({ body, auth, idem }) => {
-        const prepared = c.prepare(auth.companyId, body);
+      async ({ body, auth, idem }) => {
+        const prepared = await c.prepare(auth.companyId, body);
         return idem.commit(201, () => c.view(c.create(auth.companyId, auth.keyId, body, prepared)));
       },
       {

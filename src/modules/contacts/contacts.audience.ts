@@ -10,6 +10,9 @@
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
+import { countAudienceCodes, countInWorker, factGroups, type AudienceFactGroup } from "./audience-count";
+
+export type { AudienceFactGroup };
 
 export type Audience = { type: "tags"; tags: string[]; match?: "any" | "all" } | { type: "contacts"; contactIds: string[] };
 
@@ -175,6 +178,42 @@ export function audiencePage({
     };
   });
   return { members, last: ids[ids.length - 1]! };
+}
+
+/**
+ * A tag audience counted by send facts (the campaign estimate over a million contacts), in one pass per
+ * shard: in two worker threads over a database file (each probes half the members, and the event loop stays
+ * free for one-to-one sends), inline for an in-memory database or when a worker cannot start.
+ */
+export async function audienceFactCounts({
+  db,
+  companyId,
+  audience,
+  channel,
+  channelAccountId,
+  since,
+  onFallback,
+}: {
+  db: Db;
+  companyId: string;
+  audience: Extract<ResolvedAudience, { type: "tags" }>;
+  channel: string;
+  channelAccountId: string;
+  since: number | null;
+  /** Told why the count runs on the event loop after all (a worker could not start or failed). */
+  onFallback?: (err: unknown) => void;
+}): Promise<AudienceFactGroup[]> {
+  if (!audience.tagIds.length) return [];
+  const q = { companyId, channel, channelAccountId, since, tagIds: audience.tagIds, match: audience.match };
+  const file = db.$client.filename;
+  if (!file || file === ":memory:") return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+  try {
+    const parts = await Promise.all([0, 1].map((index) => countInWorker(file, { ...q, shard: { of: 2, index } })));
+    return factGroups(parts[0]!.map((n, k) => n + parts[1]![k]!));
+  } catch (err) {
+    onFallback?.(err);
+    return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+  }
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */

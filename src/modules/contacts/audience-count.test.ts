@@ -1,0 +1,53 @@
+/** The audience count's shards and worker threads give the inline count's numbers, fact by fact. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { audienceFactCounts } from "./contacts.audience";
+import { countAudienceCodes, countInWorker, factGroups, type CountQuery } from "./audience-count";
+
+let app: TestApp;
+let q: CountQuery;
+const H = 3_600_000;
+beforeAll(async () => {
+  app = await createTestApp();
+  const now = app.deps.now().getTime();
+  // 40 contacts on a tag, spread over every fact: identity (verified / pending / none), blocked, consent,
+  // and (through the sandbox's inbound hook) a last inbound message inside or outside 24 h.
+  for (let i = 0; i < 40; i++) {
+    const identities = i % 5 === 0 ? [{ channel: "email", value: `n${i}@example.com` }] : [{ channel: "instagram", value: i % 7 === 0 ? `@pending_${i}` : `ig_${i}` }];
+    const res = await app.request("POST", "/contacts", { body: { identities, tags: ["t"], optIn: i % 3 !== 0 } });
+    expect(res.status).toBeLessThan(300);
+    if (i % 4 === 0) expect((await app.request("PATCH", `/contacts/${res.body.data.contact.id}`, { body: { blocked: true } })).status).toBe(200);
+  }
+  const sqlite = app.deps.db.$client;
+  const tag = sqlite.query("SELECT id FROM tags WHERE name = 't'").get() as { id: string };
+  const account = sqlite.query("SELECT DISTINCT channel_account_id AS a FROM contact_channel_state").get() as { a: string } | null;
+  q = { companyId: app.company.id, channel: "instagram", channelAccountId: account?.a ?? "none", since: now - 24 * H, tagIds: [tag.id], match: "any", shard: null };
+});
+afterAll(() => app.close());
+
+test("two shards add up to the whole, and the whole covers every member once", () => {
+  const whole = countAudienceCodes(app.deps.db.$client, q);
+  const halves = [0, 1].map((index) => countAudienceCodes(app.deps.db.$client, { ...q, shard: { of: 2, index } }));
+  expect(halves[0]!.map((n, k) => n + halves[1]![k]!)).toEqual(whole);
+  expect(whole.reduce((a, b) => a + b, 0)).toBe(40);
+  expect(halves.every((h) => h.some((n) => n > 0))).toBe(true);
+  const groups = factGroups(whole);
+  expect(groups.filter((g) => g.blocked).reduce((a, g) => a + g.n, 0)).toBe(10);
+  expect(groups.filter((g) => g.identityStatus === null).reduce((a, g) => a + g.n, 0)).toBe(8);
+});
+
+test("a worker thread counts its shard on its own connection", async () => {
+  const shard = { of: 2, index: 1 };
+  expect(await countInWorker(app.deps.db.$client.filename, { ...q, shard })).toEqual(countAudienceCodes(app.deps.db.$client, { ...q, shard }));
+});
+
+test("audienceFactCounts uses the workers (no fallback) and agrees with the inline count", async () => {
+  const fallbacks: unknown[] = [];
+  const groups = await audienceFactCounts({ db: app.deps.db, companyId: q.companyId, audience: { type: "tags", tagIds: q.tagIds, match: "any" }, channel: q.channel, channelAccountId: q.channelAccountId, since: q.since, onFallback: (e) => fallbacks.push(e) });
+  expect(fallbacks).toEqual([]);
+  expect(groups).toEqual(factGroups(countAudienceCodes(app.deps.db.$client, q)));
+});
+
+test("a worker that cannot open the database falls back to the event loop", async () => {
+  await expect(countInWorker("/nonexistent/dir/switchboard.db", q)).rejects.toThrow();
+});
