@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dir, "..");
-export const BINARY = join(ROOT, "dist/switchboard");
+/** The appliance under test; SWITCHBOARD_BENCH_BINARY runs another (e.g. a wrapper that profiles from source). */
+export const BINARY = process.env.SWITCHBOARD_BENCH_BINARY ?? join(ROOT, "dist/switchboard");
 export const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 export interface LoadResult {

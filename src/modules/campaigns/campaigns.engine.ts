@@ -56,8 +56,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     });
   }
 
-  function complete(id: string): void {
-    const c = store.get(id);
+  /** Completes a running campaign with no recipient pending (`c` read after the last counter change). */
+  function complete(c: CampaignRow | undefined): void {
     if (c && c.status === "running" && c.resolvedAt && c.nPending === 0) campaigns.transition(c, { status: "completed", completedAt: now() }, "campaign.completed");
   }
 
@@ -74,7 +74,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     }
     if (last === null) {
       store.update(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
-      complete(c.id); // an audience of nobody (or of excluded contacts only) is done at once
+      complete(store.get(c.id)); // an audience of nobody (or of excluded contacts only) is done at once
       return;
     }
     const t = at();
@@ -193,7 +193,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         }
         const claimed = await db.batch(() => sendBatch(id, Math.min(limit, room)));
         if (claimed === 0) {
-          await db.batch(() => complete(id));
+          await db.batch(() => complete(store.get(id)));
           return;
         }
       }
@@ -235,11 +235,12 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (step === "failed" && msg.refunded) deltas.spent = -(parseMicros(msg.unitPrice) ?? 0);
     store.setStatus(msg.campaignId, msg.contactId, step, step === "failed" ? (msg.error?.code ?? "FAILED") : null, t);
     store.bump(msg.campaignId, deltas, t);
+    // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
+    if (step !== "failed" && r.status !== "pending") return;
     const c = store.get(msg.campaignId)!;
-    const outcome = step === "failed" ? "f" : r.status === "pending" ? "s" : null;
-    if (outcome && recordOutcome(c, outcome) && c.status === "running")
-      campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
-    else if (r.status === "pending") complete(c.id);
+    if (recordOutcome(c, step === "failed" ? "f" : "s") && c.status === "running")
+      campaigns.transition(c, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    else if (r.status === "pending") complete(c);
   }
 
   return { run, onEvent, sendBatch, resolvePage };
