@@ -23,6 +23,7 @@ import { hooksRoutes } from "./modules/inbound/hooks.routes";
 import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
+import { sourcesRoutes } from "./modules/sources/sources.routes";
 import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
 import { VERSION } from "./version";
 
@@ -41,7 +42,8 @@ export function createApp(deps: Deps) {
     .use(socialRoutes(deps))
     .use(mediaRoutes(deps))
     .use(campaignsRoutes(deps))
-    .use(pipelineRoutes(deps));
+    .use(pipelineRoutes(deps))
+    .use(sourcesRoutes(deps));
 
   return new Elysia()
     .use(requestIdPlugin)

@@ -9,6 +9,7 @@ import { registerImportJob } from "./modules/contacts/contact-imports.service";
 import { wireWebhooks } from "./modules/webhooks/webhooks.wire";
 import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wire";
 import { wirePipeline } from "./modules/pipeline/pipeline.wire";
+import { wireSources } from "./modules/sources/sources.wire";
 import { startSocial, wireSocial } from "./modules/social/social.wire";
 
 export function wireModules(deps: Deps): void {
@@ -20,6 +21,7 @@ export function wireModules(deps: Deps): void {
   wireMessaging(deps);
   wireCampaigns(deps);
   wirePipeline(deps);
+  wireSources(deps);
   wireSocial(deps);
 }
 

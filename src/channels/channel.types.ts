@@ -59,6 +59,8 @@ export interface ChannelAccount {
   settings: Record<string, unknown>;
   /** Sends per second to the provider (`max_per_second`); null: unlimited. */
   maxPerSecond: number | null;
+  /** Who contacts write to in click-to-chat links (`chat_handle`): number, username or page; null: unknown. */
+  chatHandle: string | null;
 }
 
 // ---------------------------------------------------------------- outbound

@@ -32,11 +32,14 @@ const SOCIAL: [string, string][] = [
   ["tiktok", "TikTok"],
 ];
 
+/** Fictional handles for the sandbox accounts' click-to-chat links (sources), so links and QR codes can be tried. */
+const SANDBOX_CHAT_HANDLES: Record<string, string> = { whatsapp: "15550100000", messenger: "SwitchboardSandbox", instagram: "switchboard.sandbox", telegram: "SwitchboardSandboxBot" };
+
 export function sandboxConfigToml(): string {
   const channels = CHANNEL_NAMES.map(
     ([channel, name]) => `[[channels]]
 id = "${newId()}"
-company = "default"
+${SANDBOX_CHAT_HANDLES[channel] ? `chat_handle = "${SANDBOX_CHAT_HANDLES[channel]}"          # click-to-chat links of sources (fictional here)\n` : ""}company = "default"
 channel = "${channel}"
 provider = "sandbox"
 name = "${name} (sandbox)"

@@ -103,6 +103,13 @@ export const ChannelAccountConfig = t.Object(
     max_per_second: t.Optional(
       t.Number({ minimum: 0, maximum: 100_000, description: "sends per second to the provider, shared by campaigns and POST /messages (default: WhatsApp 80, others 20, sandbox unlimited; 0 = unlimited)" }),
     ),
+    chat_handle: t.Optional(
+      t.String({
+        pattern: "^[A-Za-z0-9._+-]{1,64}$",
+        description:
+          "who contacts write to, for click-to-chat links of sources: the WhatsApp number (digits, with country code), the Messenger Page username or id, the Instagram username, the Telegram bot username (default: the Messenger page_id)",
+      }),
+    ),
     settings: t.Record(t.String(), t.Unknown(), { default: {}, description: "provider-specific settings" }),
   },
   { additionalProperties: false },

@@ -6,6 +6,7 @@ import m2 from "../../migrations/0002_campaigns.sql" with { type: "text" };
 import m3 from "../../migrations/0003_pipeline.sql" with { type: "text" };
 import m4 from "../../migrations/0004_social.sql" with { type: "text" };
 import m5 from "../../migrations/0005_campaign_estimate_indexes.sql" with { type: "text" };
+import m6 from "../../migrations/0006_sources.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -14,6 +15,7 @@ const entries: [string, number, boolean][] = [
   [m3, 1795404096296, true],
   [m4, 1795404216542, true],
   [m5, 1795411033980, true],
+  [m6, 1795412318575, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -17,3 +17,4 @@ export * from "../modules/media/media.table";
 export * from "../modules/campaigns/campaigns.table";
 export * from "../modules/pipeline/pipeline.table";
 export * from "../modules/social/social.table";
+export * from "../modules/sources/sources.table";

@@ -40,6 +40,7 @@ export function createTestContext(opts: {
     name: `${opts.provider} (test)`,
     isDefault: true,
     maxPerSecond: null,
+    chatHandle: null,
     settings: opts.settings,
   };
   const log = (level: string) => (o: object, m?: string) => {

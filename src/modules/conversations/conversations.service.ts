@@ -194,3 +194,9 @@ export function addNote({ db, now, companyId, id, text, author }: { db: Db; now:
 export function listNotes({ db, conversationId }: { db: Db; conversationId: string }) {
   return db.select().from(conversationNotes).where(eq(conversationNotes.conversationId, conversationId)).orderBy(desc(conversationNotes.id)).limit(100).all();
 }
+
+/** Ids of the conversations of these contacts (any account, open or closed). */
+export function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
+  if (!contactIds.length) return [];
+  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(contactIds)) as { id: string }[]).map((r) => r.id);
+}

@@ -23,6 +23,8 @@ export const conversations = sqliteTable(
   (t) => [
     uniqueIndex("conversations_one_open_uq").on(t.contactId, t.channelAccountId).where(sql`status = 'open'`),
     index("conversations_company_idx").on(t.companyId, t.id),
+    // A contact's conversations (source statistics).
+    index("conversations_contact_idx").on(t.contactId),
   ],
 );
 

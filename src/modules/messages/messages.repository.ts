@@ -76,3 +76,19 @@ export function queuedMessageWithMedia(db: Db, companyId: string, mediaId: strin
     .get(companyId, mediaId) as { id: string } | null;
   return r?.id;
 }
+
+/** Messages of both directions in these conversations. */
+export function countInConversations(db: Db, conversationIds: string[]): number {
+  if (!conversationIds.length) return 0;
+  return (db.$client.query(`SELECT count(*) AS n FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?))`).get(JSON.stringify(conversationIds)) as { n: number }).n;
+}
+
+/** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
+export function countInboundIn(db: Db, conversationIds: string[], cap: number): number {
+  if (!conversationIds.length) return 0;
+  return (
+    db.$client
+      .query(`SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?1)) AND direction = 'inbound' LIMIT ?2)`)
+      .get(JSON.stringify(conversationIds), cap) as { n: number }
+  ).n;
+}

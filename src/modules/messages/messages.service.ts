@@ -134,6 +134,16 @@ export function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: 
 }
 
 /** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
+/** How many messages (both directions) these conversations hold. */
+export function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): number {
+  return repo.countInConversations(db, conversationIds);
+}
+
+/** True when the contact has written exactly one message so far (the one being handled) on any account. */
+export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
+  return repo.countInboundIn(db, conversationIds, 2) === 1;
+}
+
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
   return repo.queuedMessageWithMedia(db, companyId, mediaId);
 }

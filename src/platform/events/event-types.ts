@@ -5,7 +5,8 @@
  *
  * Payload conventions (contract for emitters):
  *   message.*       data = { message: <full message record incl. metadata, status, error> }
- *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out)
+ *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out);
+ *                   contact.source_attributed: data = { contactId, source, attributedAt, via, referral, history }
  *   conversation.*  data = { conversation }
  *   campaign.*      data = { campaign }  (the Campaign of GET /campaigns/{id}, at the moment of the change)
  *   record.*        data = { record }  (+ fromStageId, toStageId, reason, by for record.moved)
@@ -231,6 +232,30 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
     name: "contact.opted_out",
     description: "A contact withdrew consent on a channel (API, inbound STOP, or a blocked bot).",
     example: { contact: { ...exampleContact, consent: { whatsapp: { status: "opted_out", updatedAt: "2025-06-02T08:00:00.000Z" } } }, channel: "whatsapp", source: "inbound" },
+  },
+  {
+    name: "contact.source_attributed",
+    description: "A contact was attributed to the source (link, QR code or ad) that first brought them (licensed module sources).",
+    example: {
+      contactId: "0193a4b2-6c1e-7b3a-9f4d-2a5b8c9d0e1f",
+      source: {
+        id: "0193a4b2-9a00-7c3a-8f4d-2a5b8c9d0e99",
+        name: "Spring poster",
+        type: "qr",
+        channel: "whatsapp",
+        channelAccountId: "0193a4b2-0000-7000-8000-000000000001",
+        code: "spring24",
+        link: "https://wa.me/15550100000?text=Hi!%20(ref%20spring24)",
+        externalId: null,
+        stats: null,
+        createdAt: "2025-05-01T08:00:00.000Z",
+        updatedAt: "2025-05-01T08:00:00.000Z",
+      },
+      attributedAt: "2025-06-01T12:00:00.000Z",
+      via: "auto",
+      referral: null,
+      history: [{ fromSourceId: null, toSourceId: "0193a4b2-9a00-7c3a-8f4d-2a5b8c9d0e99", via: "auto", by: null, at: "2025-06-01T12:00:00.000Z" }],
+    },
   },
   { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") } },
   { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assignee null).", example: { conversation: exampleConversation("open", { id: "agent-7", name: "Grace" }) } },

@@ -1,0 +1,95 @@
+/** Source-tracking queries. Only this file touches the sources tables. */
+import { and, desc, eq, lt } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { contactSourceHistory, contactSources, sources } from "./sources.table";
+
+export type SourceRow = typeof sources.$inferSelect;
+export type ContactSourceRow = typeof contactSources.$inferSelect;
+export type SourceHistoryRow = typeof contactSourceHistory.$inferSelect;
+
+export function createSourcesRepository(db: Db) {
+  const sqlite = db.$client;
+  return {
+    insert(row: SourceRow): void {
+      db.insert(sources).values(row).run();
+    },
+    update(id: string, patch: Partial<SourceRow>): void {
+      db.update(sources).set(patch).where(eq(sources.id, id)).run();
+    },
+    get(companyId: string, id: string): SourceRow | undefined {
+      return db
+        .select()
+        .from(sources)
+        .where(and(eq(sources.companyId, companyId), eq(sources.id, id)))
+        .get();
+    },
+    byCode(companyId: string, code: string): SourceRow | undefined {
+      return db
+        .select()
+        .from(sources)
+        .where(and(eq(sources.companyId, companyId), eq(sources.code, code)))
+        .get();
+    },
+    /** The first of `codes` that is a source of the company (in the order given). */
+    firstKnownCode(companyId: string, codes: string[]): SourceRow | undefined {
+      if (!codes.length) return undefined;
+      const rows = sqlite.query(`SELECT code FROM sources WHERE company_id = ? AND code IN (SELECT value FROM json_each(?))`).all(companyId, JSON.stringify(codes)) as { code: string }[];
+      const known = new Set(rows.map((r) => r.code));
+      const code = codes.find((c) => known.has(c));
+      return code ? this.byCode(companyId, code) : undefined;
+    },
+    byExternalId(companyId: string, externalId: string): SourceRow | undefined {
+      return db
+        .select()
+        .from(sources)
+        .where(and(eq(sources.companyId, companyId), eq(sources.externalId, externalId)))
+        .get();
+    },
+    /** Newest first, keyset on id. */
+    list(companyId: string, limit: number, before?: string): SourceRow[] {
+      return db
+        .select()
+        .from(sources)
+        .where(and(eq(sources.companyId, companyId), before ? lt(sources.id, before) : undefined))
+        .orderBy(desc(sources.id))
+        .limit(limit)
+        .all();
+    },
+
+    // ---- contact attribution
+    ofContact(contactId: string): ContactSourceRow | undefined {
+      return db.select().from(contactSources).where(eq(contactSources.contactId, contactId)).get();
+    },
+    /** Writes the contact's first attribution; false when the contact already has a row (first touch wins). */
+    insertFirst(row: ContactSourceRow): boolean {
+      return sqlite
+        .query(
+          `INSERT INTO contact_sources (contact_id, company_id, source_id, via, referral, attributed_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (contact_id) DO NOTHING`,
+        )
+        .run(row.contactId, row.companyId, row.sourceId, row.via, row.referral ? JSON.stringify(row.referral) : null, row.attributedAt.getTime(), row.updatedAt.getTime()).changes === 1;
+    },
+    upsertManual(row: ContactSourceRow): void {
+      db.insert(contactSources)
+        .values(row)
+        .onConflictDoUpdate({ target: contactSources.contactId, set: { sourceId: row.sourceId, via: row.via, referral: row.referral, attributedAt: row.attributedAt, updatedAt: row.updatedAt } })
+        .run();
+    },
+    addHistory(row: SourceHistoryRow): void {
+      db.insert(contactSourceHistory).values(row).run();
+    },
+    history(contactId: string): SourceHistoryRow[] {
+      return db.select().from(contactSourceHistory).where(eq(contactSourceHistory.contactId, contactId)).orderBy(contactSourceHistory.id).all();
+    },
+    /** Contacts attributed to a source in [from, to). */
+    contactsOf(sourceId: string, from: Date | null, to: Date | null): string[] {
+      return (
+        sqlite
+          .query(`SELECT contact_id FROM contact_sources WHERE source_id = ?1 AND attributed_at >= ?2 AND attributed_at < ?3`)
+          .all(sourceId, from?.getTime() ?? 0, to?.getTime() ?? Number.MAX_SAFE_INTEGER) as { contact_id: string }[]
+      ).map((r) => r.contact_id);
+    },
+  };
+}
+
+export type SourcesRepository = ReturnType<typeof createSourcesRepository>;
