@@ -48,6 +48,7 @@ export function validateChannelAccounts(config: Config): ChannelAccount[] {
 }
 
 export type InboundHandler = (account: ChannelAccount, events: InboundEvent[]) => Promise<void>;
+export type ScheduledInboundHandler = (account: ChannelAccount, schedule: { at: Date; events: InboundEvent[] }[]) => Promise<void>;
 
 export function createChannelRuntime({
   accounts,
@@ -55,10 +56,13 @@ export function createChannelRuntime({
 }: {
   accounts: ChannelAccount[];
   /** Everything of the adapter context but the account and the inbound hand-over. */
-  context: (account: ChannelAccount) => Omit<AdapterContext, "account" | "onInbound">;
+  context: (account: ChannelAccount) => Omit<AdapterContext, "account" | "onInbound" | "scheduleInbound">;
 }) {
   let inbound: InboundHandler = async () => {
     throw new Error("no inbound handler wired");
+  };
+  let scheduled: ScheduledInboundHandler = async () => {
+    throw new Error("no scheduled-inbound handler wired");
   };
   const byId = new Map<string, AccountRuntime>();
   const logs = new Map<string, AdapterContext["log"]>();
@@ -68,7 +72,7 @@ export function createChannelRuntime({
     const ctx = context(account);
     logs.set(account.id, ctx.log);
     try {
-      adapter = def.create({ ...ctx, account, onInbound: (events) => inbound(account, events) });
+      adapter = def.create({ ...ctx, account, onInbound: (events) => inbound(account, events), scheduleInbound: (schedule) => scheduled(account, schedule) });
     } catch (e) {
       throw new ConfigError(`channels entry "${account.name}" (${account.id}): ${(e as Error).message}`);
     }
@@ -78,6 +82,10 @@ export function createChannelRuntime({
     /** The messaging module hands inbound events (webhooks, polling, sandbox timers) to one handler. */
     onInbound(handler: InboundHandler) {
       inbound = handler;
+    },
+    /** …and keeps the reports adapters schedule for later (durable jobs). */
+    onScheduledInbound(handler: ScheduledInboundHandler) {
+      scheduled = handler;
     },
     get(id: string): AccountRuntime | undefined {
       return byId.get(id);

@@ -238,6 +238,11 @@ export interface AdapterContext {
   state: AdapterStateStore;
   /** Where background receivers (polling, IMAP, inbound SMTP) hand over what they received. */
   onInbound: (events: InboundEvent[]) => Promise<void>;
+  /**
+   * Inbound events the provider will report later (the sandbox's delivered/read), kept durably: each is
+   * applied at its `at`, also after a restart or a crash. Resolves once they are stored.
+   */
+  scheduleInbound: (schedule: { at: Date; events: InboundEvent[] }[]) => Promise<void>;
 }
 
 /** A synced provider template (WhatsApp message_templates). */

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { databasePath } from "../deps";
 import { createApiKey, listApiKeys, revokeApiKey } from "../modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug, listCompanies } from "../modules/companies/companies.service";
+import { seedSandboxTemplates } from "../modules/messages/messages.wire";
 import { formatMicros, parseMicros } from "../platform/money";
 import { openDatabase } from "../db/client";
 import { migrate } from "../db/migrate";
@@ -57,6 +58,9 @@ export function companiesCommand(args: string[]): void {
       const company = deps.db.tx(() => {
         const { company } = createCompany({ db: deps.db, now: deps.now, slug, name });
         if (balance > 0) deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
+        // Its sandbox accounts (configured before the company existed) ship hello_world now, not at the
+        // running appliance's next restart.
+        seedSandboxTemplates(deps);
         return company;
       });
       const out = { id: company.id, slug, name: company.name, balance: { amount: formatMicros(balance), unit: deps.config.billing.currency } };

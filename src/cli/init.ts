@@ -68,7 +68,7 @@ data_dir = "./data"
 [billing]
 currency = "USD"
 
-# Sandbox accounts: every send succeeds and moves to sent/delivered/read; recipients starting with
+# Sandbox accounts: every send succeeds and moves to sent/delivered/read; +12025550101/2/3 and recipients starting with
 # "blocked", "fail" or "slow" simulate failures. Replace them with real providers when ready.
 ${channels}
 # Social sandbox accounts publish at once (text with #fail is refused, #flaky fails its first attempt) and

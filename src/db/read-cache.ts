@@ -2,7 +2,8 @@
  * Small in-memory caches for rows read on every request (API keys, companies, balances) that stay
  * correct when another process writes the database — the `switchboard keys revoke` or `balance credit`
  * CLI. SQLite's `PRAGMA data_version` changes whenever another connection commits; it is read at most
- * every `checkEveryMs`, so an external change is seen within that time (0.1 s by default). Writes of this
+ * every `checkEveryMs`, so an external change is seen within that time (0.1 s by default; 0 checks on every
+ * read — the API key cache, where a revocation must hold for the next request). Writes of this
  * process must call `invalidate` themselves (data_version ignores our own connection's commits).
  */
 import type { Db } from "./client";
@@ -15,7 +16,7 @@ export function createReadCache<K, V>(db: Db, { checkEveryMs = 100, maxEntries =
 
   function fresh(): void {
     const t = performance.now();
-    if (t - checkedAt < checkEveryMs) return;
+    if (checkEveryMs > 0 && t - checkedAt < checkEveryMs) return;
     checkedAt = t;
     const v = (version.get() as { data_version: number }).data_version;
     if (v !== seen) {

@@ -3,13 +3,16 @@
  * provider credentials (DESIGN §5).
  *
  * Outbound: every send is accepted, then reported delivered and read after the configured delays.
- * Documented test recipients (identity value, `@` ignored):
- *   blocked…  → fails with USER_BLOCKED        fail… → fails with PROVIDER_REJECTED
- *   slow…     → stays `sent` for a minute, then delivered and read
+ * Documented test recipients (identity value, `@` ignored; WhatsApp recipients are phone numbers, so the
+ * fictional numbers below stand in for the words):
+ *   blocked…  or +12025550101 → fails with USER_BLOCKED
+ *   fail…     or +12025550102 → fails with PROVIDER_REJECTED
+ *   slow…     or +12025550103 → stays `sent` for a minute, then delivered and read
  * Inbound: `POST /hooks/{channelAccountId}` with `{"from": {"phone"|"email"|"handle", "name"?}, "text",
  * "timestamp"?}` simulates the contact writing in. A sandbox has no provider signature, so the route
  * authenticates it with an API key of the account's company (capabilities.webhookAuth = "api-key").
- * NB! Status progression runs on in-memory timers: a restart drops pending delivered/read reports.
+ * The delivered/read reports are scheduled durably (ctx.scheduleInbound: jobs), like a real provider that
+ * keeps calling back: a restart or a crash does not lose them.
  */
 import { Value } from "@sinclair/typebox/value";
 import type { AdapterContext, ChannelAdapter, InboundEvent, OutboundMessage, ProviderDefinition, SendResult } from "../channel.types";
@@ -17,17 +20,17 @@ import { SandboxSettings } from "./sandbox.settings";
 
 const SLOW_MS = 60_000;
 
+/** Reserved test phone numbers (E.164, fictional 555-01xx): what `blocked…`, `fail…`, `slow…` are for handles. */
+export const SANDBOX_TEST_NUMBERS = { blocked: "+12025550101", fail: "+12025550102", slow: "+12025550103" } as const;
+
+function behaviour(to: string): "blocked" | "fail" | "slow" | null {
+  const who = to.replace(/^@/, "").toLowerCase();
+  for (const kind of ["blocked", "fail", "slow"] as const) if (who.startsWith(kind) || to === SANDBOX_TEST_NUMBERS[kind]) return kind;
+  return null;
+}
+
 export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
   const settings = Value.Default(SandboxSettings, { ...ctx.account.settings }) as typeof SandboxSettings.static;
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-
-  function later(ms: number, events: InboundEvent[]): void {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      ctx.onInbound(events).catch((e) => ctx.log.error({ err: e }, "sandbox status report failed"));
-    }, ms);
-    timers.add(timer);
-  }
 
   return {
     capabilities: {
@@ -39,15 +42,16 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
 
     async send(message: OutboundMessage): Promise<SendResult> {
       if (settings.sent_after_ms) await Bun.sleep(settings.sent_after_ms);
-      const who = message.to.value.replace(/^@/, "").toLowerCase();
-      if (who.startsWith("blocked")) return { ok: false, retry: false, reason: "USER_BLOCKED", providerCode: "sandbox_blocked", message: "The recipient blocked this account (sandbox)" };
-      if (who.startsWith("fail")) return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: "sandbox_rejected", message: "The provider rejected the message (sandbox)" };
+      const kind = behaviour(message.to.value);
+      if (kind === "blocked") return { ok: false, retry: false, reason: "USER_BLOCKED", providerCode: "sandbox_blocked", message: "The recipient blocked this account (sandbox)" };
+      if (kind === "fail") return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: "sandbox_rejected", message: "The provider rejected the message (sandbox)" };
       const providerMessageId = `sandbox.${message.messageId}`;
-      const deliveredAfter = who.startsWith("slow") ? SLOW_MS : settings.delivered_after_ms;
-      const t0 = ctx.now().getTime();
-      later(deliveredAfter, [{ kind: "status", providerMessageId, status: "delivered", timestamp: new Date(t0 + deliveredAfter) }]);
-      later(deliveredAfter + settings.read_after_ms, [
-        { kind: "status", providerMessageId, status: "read", timestamp: new Date(t0 + deliveredAfter + settings.read_after_ms) },
+      const deliveredAt = new Date(ctx.now().getTime() + (kind === "slow" ? SLOW_MS : settings.delivered_after_ms));
+      const readAt = new Date(deliveredAt.getTime() + settings.read_after_ms);
+      // Stored before the send is reported done: a crash after it loses no report.
+      await ctx.scheduleInbound([
+        { at: deliveredAt, events: [{ kind: "status", providerMessageId, status: "delivered", timestamp: deliveredAt }] },
+        { at: readAt, events: [{ kind: "status", providerMessageId, status: "read", timestamp: readAt }] },
       ]);
       return { ok: true, providerMessageId };
     },
@@ -83,11 +87,6 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
         referral: body.referral,
       };
       return { response: { status: 202, body: JSON.stringify({ data: { accepted: true, providerMessageId: event.providerMessageId } }), headers: { "content-type": "application/json" } }, events: [event] };
-    },
-
-    async stop() {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
     },
   };
 }

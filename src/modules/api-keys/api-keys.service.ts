@@ -88,8 +88,9 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
     .where(eq(apiKeys.hash, placeholder("hash")))
     .prepare();
   const used = new Map<string, Date>();
-  // Revocation and expiry edits come from the CLI (another process): the cache sees them within 0.1 s.
-  const cache = createReadCache<string, KeyPrincipal>(db);
+  // Revocation and expiry edits come from the CLI (another process) and must hold for the very next request:
+  // the cache checks PRAGMA data_version on every lookup (~1 µs; bench/RESULTS.md, "Key cache").
+  const cache = createReadCache<string, KeyPrincipal>(db, { checkEveryMs: 0 });
   return {
     resolveKey(hash: string): KeyPrincipal | null {
       let missing = false;

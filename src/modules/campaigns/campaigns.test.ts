@@ -370,7 +370,9 @@ describe("the engine", () => {
     app.clock.set(new Date("2026-06-02T00:00:01Z"));
     await app.deps.queue.drain();
     d = await get(c.id);
-    expect(d).toMatchObject({ status: "completed", stats: { sent: 5, pending: 0 } });
+    // The day went by: the sandbox's (durable) delivered/read reports of the first three came in too.
+    expect(d).toMatchObject({ status: "completed", stats: { pending: 0, failed: 0 } });
+    expect(d.stats.sent + d.stats.delivered + d.stats.read).toBe(5);
   });
 
   test("cancel while running: pending recipients canceled at once, the created messages still go out, counts add up", async () => {

@@ -18,16 +18,19 @@ const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "qui
 const OPT_IN = new Set(["start", "unstop", "subscribe"]);
 
 export async function processInbound(deps: Deps, account: ChannelAccount, events: InboundEvent[]): Promise<void> {
+  // One group-committed batch for all events of this delivery (one fsync, shared with the other webhooks
+  // and sandbox reports of this event-loop turn); the provider is acknowledged only after it committed.
+  await deps.db.batch(() => applyInboundEvents(deps, account, events));
+}
+
+/** The same, synchronously inside the caller's transaction (a scheduled report's job commits with it). */
+export function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[]): void {
   const company = findCompanyBySlug({ db: deps.db, slug: account.company });
   if (!company) {
     deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
     return;
   }
-  // One group-committed batch for all events of this delivery (one fsync, shared with the other webhooks
-  // and sandbox reports of this event-loop turn); the provider is acknowledged only after it committed.
-  await deps.db.batch(() => {
-    for (const event of events) applyInbound(deps, company.id, account, event);
-  });
+  for (const event of events) applyInbound(deps, company.id, account, event);
 }
 
 function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent): void {

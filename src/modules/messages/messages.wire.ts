@@ -5,15 +5,56 @@
 import type { Deps } from "../../deps";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
-import { processInbound } from "./messages.inbound";
+import type { InboundEvent } from "../../channels/channel.types";
+import { applyInboundEvents, processInbound } from "./messages.inbound";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
   deps.queue.register<{ messageId: string }>(DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
   deps.queue.register<{ messageId: string }>(BULK_DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
+  wireScheduledInbound(deps);
   seedSandboxTemplates(deps);
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
+}
+
+/** Job of the reports an adapter scheduled for later (ctx.scheduleInbound): the sandbox's delivered/read. */
+export const SCHEDULED_INBOUND_JOB = "channel.inbound.scheduled";
+
+type Scheduled = { at: number; events: InboundEvent[] }[];
+
+/** Dates of events come back from the job's JSON payload as strings. */
+const revive = (e: InboundEvent): InboundEvent => {
+  const out = { ...e } as Record<string, unknown>;
+  for (const k of ["timestamp", "watermark"]) if (typeof out[k] === "string") out[k] = new Date(out[k] as string);
+  return out as unknown as InboundEvent;
+};
+
+/**
+ * One job per schedule (a sent message's delivered and read): each run applies every report that is due —
+ * in the job's own transaction, so a report is applied exactly when its job run commits — and comes back
+ * at the next one. Re-applying a report is harmless (statuses only move forward), so a run cut short by a
+ * crash is simply run again.
+ */
+function wireScheduledInbound(deps: Deps): void {
+  deps.channels.onScheduledInbound(async (account, schedule) => {
+    const payload = { accountId: account.id, schedule: schedule.map((s) => ({ at: s.at.getTime(), events: s.events })) };
+    const first = Math.min(...payload.schedule.map((s) => s.at));
+    await deps.db.batch(() => void deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload, runAt: new Date(first) }));
+  });
+  deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
+    handle: async (job) => ({
+      writes: () => {
+        const runtime = deps.channels.get(job.payload.accountId);
+        if (!runtime) return; // the account left the config: nobody to report for
+        const now = deps.now().getTime();
+        const due = job.payload.schedule.filter((s) => s.at <= now);
+        applyInboundEvents(deps, runtime.account, due.flatMap((s) => s.events.map(revive)));
+        const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
+        return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
+      },
+    }),
+  });
 }
 
 export function seedSandboxTemplates(deps: Deps): void {

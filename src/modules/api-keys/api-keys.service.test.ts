@@ -1,0 +1,38 @@
+/**
+ * A key revoked (or its expiry moved) by another process — the `switchboard keys` CLI on its own database
+ * connection — holds for the very next request: the key cache sees every external commit.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openDatabase } from "../../db/client";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { revokeApiKey } from "./api-keys.service";
+
+let app: TestApp;
+let cli: ReturnType<typeof openDatabase>;
+beforeAll(async () => {
+  app = await createTestApp();
+  cli = openDatabase(join(app.dir, "switchboard.db"));
+});
+afterAll(() => {
+  cli.close();
+  app.close();
+});
+
+test("revoked by another connection: the very next request is 401 API_KEY_REVOKED", async () => {
+  for (let i = 0; i < 20; i++) {
+    const { key, apiKey } = app.newKey({ name: `k${i}` });
+    expect((await app.request("GET", "/me", { key })).status).toBe(200); // cached now
+    revokeApiKey({ db: cli, now: () => new Date(), id: apiKey.id });
+    const res = await app.request("GET", "/me", { key });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("API_KEY_REVOKED");
+  }
+});
+
+test("an expiry moved into the past by another connection holds at once", async () => {
+  const { key, apiKey } = app.newKey({ name: "expiring" });
+  expect((await app.request("GET", "/me", { key })).status).toBe(200);
+  cli.$client.query("UPDATE api_keys SET expires_at = ? WHERE id = ?").run(app.clock.now().getTime() - 1000, apiKey.id);
+  expect((await app.request("GET", "/me", { key })).body.error.code).toBe("API_KEY_EXPIRED");
+});
