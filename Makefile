@@ -1,7 +1,11 @@
 # Switchboard — see README.md. Bun comes from node_modules (npm ci), so only Node and npm are needed.
 BUN := ./node_modules/.bin/bun
-VERSION := $(shell node -p "require('./package.json').version")
-BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"'
+# The version is the git tag on HEAD (v1.2.3 → 1.2.3), else package.json's.
+VERSION := $(shell (git describe --tags --exact-match 2>/dev/null | sed 's/^v//') | grep . || node -p "require('./package.json').version")
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+BUILD_TIME := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+ENTRIES := src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts
+BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"' --define SWITCHBOARD_COMMIT='"$(COMMIT)"' --define SWITCHBOARD_BUILD_TIME='"$(BUILD_TIME)"'
 
 .PHONY: install build release run dev test typecheck migrations bench clean
 
@@ -14,12 +18,16 @@ install: node_modules/.installed
 
 ## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
 build: install
-	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts $(BUILD_FLAGS) --outfile dist/switchboard
+	$(BUN) build $(ENTRIES) $(BUILD_FLAGS) --outfile dist/switchboard
 
-## The vendor build: embeds the vendor's license public key (base64 SPKI DER) instead of the development key.
+## Release artefacts: dist/switchboard-<version>-linux-x64, -linux-x64-baseline (CPUs without AVX2) and
+## SHA256SUMS. The vendor build embeds its license public key: LICENSE_PUBLIC_KEY=<base64 SPKI DER>
+## (without it, the development key — fine for trying, not for selling licenses).
 release: install
-	@test -n "$(LICENSE_PUBLIC_KEY)" || (echo "usage: make release LICENSE_PUBLIC_KEY=<base64 SPKI DER>" && exit 1)
-	$(BUN) build src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts $(BUILD_FLAGS) --define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"' --outfile dist/switchboard
+	@test -n "$(LICENSE_PUBLIC_KEY)" || echo "warning: no LICENSE_PUBLIC_KEY; the artefacts accept licenses signed with the development key"
+	$(BUN) build $(ENTRIES) $(BUILD_FLAGS) $(if $(LICENSE_PUBLIC_KEY),--define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"') --target=bun-linux-x64 --outfile dist/switchboard-$(VERSION)-linux-x64
+	$(BUN) build $(ENTRIES) $(BUILD_FLAGS) $(if $(LICENSE_PUBLIC_KEY),--define SWITCHBOARD_LICENSE_PUBLIC_KEY='"$(LICENSE_PUBLIC_KEY)"') --target=bun-linux-x64-baseline --outfile dist/switchboard-$(VERSION)-linux-x64-baseline
+	cd dist && sha256sum switchboard-$(VERSION)-linux-x64 switchboard-$(VERSION)-linux-x64-baseline > SHA256SUMS && cat SHA256SUMS
 
 ## Install, build, create ./data with a sandbox config on first run, and serve.
 run: build

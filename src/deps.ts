@@ -5,7 +5,8 @@
 import { join } from "node:path";
 import type { Config } from "./config/config.schema";
 import { openDatabase, type Db } from "./db/client";
-import { migrate } from "./db/migrate";
+import { migrateWithBackup } from "./db/migrate";
+import { VERSION } from "./version";
 import { createKeyResolver } from "./modules/api-keys/api-keys.service";
 import { createLedger } from "./modules/billing/ledger.service";
 import { systemClock, type Clock } from "./platform/clock";
@@ -46,7 +47,9 @@ export function buildDeps({
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
-  migrate(db);
+  // NB! An in-memory database (some tests) has nothing to back up.
+  const file = db.$client.filename;
+  migrateWithBackup(db, { version: VERSION, backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null, keep: config.storage.backups_keep });
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
   const idempotency = createIdempotencyStore({ db, now });

@@ -2,13 +2,13 @@
 /** CLI entry: parse the command, dispatch to cli/*; nothing else. */
 process.env.NODE_ENV ||= "production"; // bun --compile bakes "development" otherwise (STACK-NOTES)
 
-import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand } from "./cli/admin";
+import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand, restoreCommand } from "./cli/admin";
 import { describeError } from "./cli/cli.util";
 import { initCommand } from "./cli/init";
 import { licenseCommand } from "./cli/license";
 import { serveCommand } from "./cli/serve";
 import { templatesCommand } from "./cli/templates";
-import { VERSION } from "./version";
+import { BUILD_TIME, COMMIT, VERSION } from "./version";
 
 const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appliance
 
@@ -24,10 +24,11 @@ const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appli
   switchboard jobs list [--dead] [--json]
   switchboard jobs retry ID
   switchboard templates sync [--json]
-  switchboard backup --to FILE
+  switchboard backup --to FILE [--force]
   switchboard license show [--json]
   switchboard license verify FILE [--json]
-  switchboard version
+  switchboard restore --from FILE
+  switchboard version [--json]
 
 Config: --config PATH, else $SWITCHBOARD_CONFIG, else ./config.toml.
 Overrides: SWITCHBOARD_LISTEN, SWITCHBOARD_DATA_DIR, SWITCHBOARD_LOG_LEVEL.`;
@@ -42,8 +43,12 @@ const commands: Record<string, (args: string[]) => unknown> = {
   jobs: jobsCommand,
   templates: templatesCommand,
   backup: backupCommand,
+  restore: restoreCommand,
   license: licenseCommand,
-  version: () => process.stdout.write(`switchboard ${VERSION}\n`),
+  version: (args: string[]) =>
+    process.stdout.write(
+      args.includes("--json") ? JSON.stringify({ version: VERSION, commit: COMMIT, buildTime: BUILD_TIME, bun: Bun.version, platform: `${process.platform}-${process.arch}` }) + "\n" : `switchboard ${VERSION} (${COMMIT})\n`,
+    ),
   help: () => process.stdout.write(HELP + "\n"),
 };
 

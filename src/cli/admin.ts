@@ -1,5 +1,5 @@
 /** Operator commands on companies, keys, balances, jobs, the schema and backups. */
-import { existsSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { databasePath } from "../deps";
@@ -9,6 +9,8 @@ import { seedSandboxTemplates } from "../modules/messages/messages.wire";
 import { formatMicros, parseMicros } from "../platform/money";
 import { openDatabase } from "../db/client";
 import { migrate } from "../db/migrate";
+import { embeddedMigrations } from "../db/migrations.gen";
+import { VERSION } from "../version";
 import { cliDeps, loadCliConfig, parse, print, required, UsageError } from "./cli.util";
 
 type Deps = ReturnType<typeof cliDeps>;
@@ -204,9 +206,10 @@ export function jobsCommand(args: string[]): void {
  * server runs: WAL readers don't block the writer), integrity_check it, then rename into place.
  */
 export function backupCommand(args: string[]): void {
-  const usage = "switchboard backup --to FILE";
-  const { values } = parse(args, { to: { type: "string" } }, usage);
+  const usage = "switchboard backup --to FILE [--force]";
+  const { values } = parse(args, { to: { type: "string" }, force: { type: "boolean" } }, usage);
   const target = resolve(required(values.to, "--to", usage));
+  if (existsSync(target) && !values.force) throw new UsageError(`${target} exists; pass --force to replace it`);
   const config = loadCliConfig(values.config);
   const source = databasePath(config);
   if (!existsSync(source)) throw new UsageError(`no database at ${source}; nothing to back up`);
@@ -228,4 +231,61 @@ export function backupCommand(args: string[]): void {
   }
   renameSync(tmp, target);
   process.stdout.write(`Backup written to ${target}\n`);
+}
+
+/**
+ * `restore --from FILE` (offline): checks FILE (integrity, a Switchboard database this binary's
+ * schema knows), makes sure no process has the current database open (an exclusive lock, not waited for),
+ * keeps the current file aside as `switchboard.db.replaced-<time>` and puts a copy of FILE in its place.
+ * Pending migrations of an older backup run at the next start (after their own automatic backup).
+ */
+export function restoreCommand(args: string[]): void {
+  const usage = "switchboard restore --from FILE";
+  const { values } = parse(args, { from: { type: "string" } }, usage);
+  const source = resolve(required(values.from, "--from", usage));
+  const config = loadCliConfig(values.config);
+  const target = databasePath(config);
+  if (!existsSync(source)) throw new UsageError(`no file at ${source}`);
+  if (source === target) throw new UsageError("--from is the database itself");
+
+  const backup = new Database(source, { readonly: true });
+  try {
+    let check: string;
+    try {
+      check = (backup.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+    } catch (e) {
+      throw new UsageError(`${source} cannot be read as a database (${(e as Error).message}); nothing was changed`);
+    }
+    if (check !== "ok") throw new UsageError(`${source} fails its integrity check (${check}); nothing was changed`);
+    let newest: number;
+    try {
+      newest = (backup.query("SELECT max(created_at) AS m FROM __drizzle_migrations").get() as { m: number | null }).m ?? 0;
+    } catch {
+      throw new UsageError(`${source} is not a Switchboard database (no migration history); nothing was changed`);
+    }
+    const known = embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis;
+    if (newest > known) throw new UsageError(`${source} was written by a newer Switchboard than this one (${VERSION}); restore it with that version`);
+  } finally {
+    backup.close();
+  }
+
+  if (existsSync(target)) {
+    const current = new Database(target);
+    try {
+      current.exec("PRAGMA busy_timeout = 0");
+      current.exec("PRAGMA locking_mode = EXCLUSIVE");
+      current.exec("BEGIN EXCLUSIVE");
+      current.exec("COMMIT");
+    } catch {
+      throw new UsageError(`${target} is in use (is switchboard serve running?): stop the service first (systemctl stop switchboard)`);
+    } finally {
+      current.close();
+    }
+    const aside = `${target}.replaced-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+    renameSync(target, aside);
+    for (const suffix of ["-wal", "-shm"]) if (existsSync(target + suffix)) renameSync(target + suffix, aside + suffix);
+    process.stdout.write(`The replaced database is kept at ${aside}\n`);
+  }
+  copyFileSync(source, target);
+  process.stdout.write(`Restored ${source} to ${target}; start the service again (pending migrations run at start-up)\n`);
 }

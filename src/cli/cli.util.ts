@@ -1,4 +1,5 @@
 /** Small CLI helpers: usage errors (exit 1, one line), config + deps loading, JSON/text output. */
+import { SchemaTooNewError } from "../db/migrate";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError, loadConfig, resolveConfigPath } from "../config/config.load";
 import type { Config } from "../config/config.schema";
@@ -37,7 +38,7 @@ export function print(json: boolean | undefined, value: unknown, text: string): 
 
 /** Turns known errors into a one-line message; returns null for unexpected ones. */
 export function describeError(e: unknown): string | null {
-  if (e instanceof UsageError || e instanceof ConfigError) return e.message;
+  if (e instanceof UsageError || e instanceof ConfigError || e instanceof SchemaTooNewError) return e.message;
   if (e instanceof AppError) return e.message;
   return null;
 }

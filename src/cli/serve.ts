@@ -9,7 +9,7 @@ import { buildDeps, databasePath } from "../deps";
 import { createLogger } from "../platform/logger";
 import { VERSION } from "../version";
 import { wireModules, startModules, stopModules } from "../wire";
-import { loadCliConfig, parse } from "./cli.util";
+import { loadCliConfig, parse, UsageError } from "./cli.util";
 
 export async function serveCommand(args: string[]): Promise<void> {
   const { values } = parse(args, {}, "switchboard serve [--config PATH]");
@@ -21,9 +21,19 @@ export async function serveCommand(args: string[]): Promise<void> {
   const app = createApp(deps);
 
   const [host, port] = splitListen(config.server.listen);
-  app.listen({ hostname: host, port, // NB! Large on purpose: POST /contacts/import streams NDJSON/CSV bodies of millions of rows. Routes that
+  try {
+    // NB! Large on purpose: POST /contacts/import streams NDJSON/CSV bodies of millions of rows. Routes that
     // buffer (media uploads) refuse oversized bodies by Content-Length themselves (100 MB).
-    maxRequestBodySize: 4 * 1024 ** 3 });
+    // reusePort off: a second appliance on the same port (and database) must fail, not share the socket.
+    app.listen({ hostname: host, port, maxRequestBodySize: 4 * 1024 ** 3, reusePort: false });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE" || code === "EACCES")
+      throw new UsageError(
+        `cannot listen on ${config.server.listen}: ${code === "EADDRINUSE" ? "the address is in use (another switchboard, or another program)" : "permission denied (ports below 1024 need privileges)"}; choose another with [server] listen in the config or SWITCHBOARD_LISTEN=host:port`,
+      );
+    throw e;
+  }
   // One appliance per database (DESIGN §7): jobs still marked running were held by a process that is gone
   // (a crash, kill -9); they run again at once rather than when their lease expires.
   const orphans = deps.queue.releaseOrphans();

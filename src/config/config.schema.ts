@@ -27,6 +27,7 @@ export const StorageConfig = t.Object(
   {
     data_dir: t.String({ default: "./data", description: "database, media files, backups" }),
     media_quota_mb: t.Integer({ minimum: 0, default: 1024, description: "total size of uploaded media per company" }),
+    backups_keep: t.Integer({ minimum: 1, maximum: 100, default: 5, description: "automatic backups before upgrades kept in <data_dir>/backups (the newest)" }),
   },
   { default: {}, additionalProperties: false },
 );

@@ -1,47 +1,86 @@
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+/**
+ * Upgrade by binary swap: a database made by an earlier release's migrations is backed up (integrity-checked,
+ * retention) before the pending migrations run; a database written by a newer version is refused, naming
+ * both versions; a fresh database is not backed up.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "./client";
-import { migrate } from "./migrate";
+import { migrateWithBackup, SchemaTooNewError } from "./migrate";
 import { embeddedMigrations } from "./migrations.gen";
 
-const dir = mkdtempSync(join(tmpdir(), "sb-migrate-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
-/** Applies only the first `n` embedded migrations, as an appliance of that version would have. */
-function migrateTo(db: Db, n: number) {
-  const { dialect, session } = db as unknown as { dialect: { migrate: Function }; session: unknown };
-  dialect.migrate(embeddedMigrations.slice(0, n), session, { migrationsTable: "__drizzle_migrations" });
+/** A database as release 0.1.0 left it: only the first two migrations (0000_init, 0001), with a company. */
+function previousRelease(): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), "sb-upgrade-"));
+  dirs.push(dir);
+  const file = join(dir, "switchboard.db");
+  const db = openDatabase(file);
+  const dialect = (db as unknown as { dialect: { migrate: Function } }).dialect;
+  dialect.migrate(embeddedMigrations.slice(0, 2), (db as unknown as { session: unknown }).session, { migrationsTable: "__drizzle_migrations" });
+  db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'old', 'Old Co', 1)").run();
+  db.$client.exec("PRAGMA user_version = 1000");
+  db.close();
+  return { dir, file };
 }
+const tables = (db: Database | Db) => ((("$client" in db ? db.$client : db) as Database).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
 
-test("0.1.0 data survives the 0001 rebuild: contacts keep rowids as seq, identities stay unique, names become searchable", () => {
-  const db = openDatabase(join(dir, "upgrade.db"));
-  migrateTo(db, 1);
-  const s = db.$client;
-  s.exec(`INSERT INTO companies (id, name, slug, created_at) VALUES ('co', 'Co', 'co', 0)`);
-  s.exec(`INSERT INTO tags (id, company_id, name, created_at) VALUES ('t1', 'co', 'vip', 0)`);
-  for (const [i, first, last] of [[1, "Ann", "Smith"], [2, "José", "Núñez"]] as const) {
-    s.query(`INSERT INTO contacts (id, company_id, first_name, last_name, created_at, updated_at) VALUES (?, 'co', ?, ?, 0, 0)`).run(`c${i}`, first, last);
-    s.query(`INSERT INTO contact_identities (id, company_id, contact_id, channel, value, status, created_at) VALUES (?, 'co', ?, 'email', ?, 'verified', 0)`).run(`i${i}`, `c${i}`, `u${i}@x.test`);
-    s.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, 't1', 0)`).run(`c${i}`);
+test("pending migrations on a database with data: a checked backup first, then the upgrade", () => {
+  const { dir, file } = previousRelease();
+  const db = openDatabase(file);
+  const r = migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5, now: new Date("2026-11-23T10:00:00.000Z") });
+  expect(r.applied).toBe(embeddedMigrations.length - 2);
+  expect(r.backup).toBe(join(dir, "backups", "pre-0.3.0-2026-11-23T10-00-00-000Z.db"));
+  expect(tables(db)).toContain("campaigns");
+  expect((db.$client.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(3000);
+  db.close();
+  const backup = new Database(r.backup!, { readonly: true });
+  expect((backup.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check).toBe("ok");
+  expect(tables(backup)).not.toContain("campaigns"); // the schema before the upgrade
+  expect(backup.query("SELECT slug FROM companies").all()).toEqual([{ slug: "old" }]);
+  backup.close();
+});
+
+test("no pending migration, or a fresh database: no backup", () => {
+  const { dir, file } = previousRelease();
+  const db = openDatabase(file);
+  migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5 });
+  expect(migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5 }).backup).toBeNull();
+  db.close();
+  const fresh = openDatabase(join(dir, "fresh.db"));
+  expect(migrateWithBackup(fresh, { version: "0.3.0", backupDir: join(dir, "fresh-backups"), keep: 5 })).toMatchObject({ backup: null });
+  fresh.close();
+});
+
+test("retention keeps the newest `keep` backups", async () => {
+  const backupDir = mkdtempSync(join(tmpdir(), "sb-backups-"));
+  dirs.push(backupDir);
+  for (let i = 0; i < 4; i++) {
+    const { file } = previousRelease();
+    const db = openDatabase(file);
+    migrateWithBackup(db, { version: "0.3.0", backupDir, keep: 2, now: new Date(Date.UTC(2026, 10, 23, 10, i)) });
+    db.close();
+    await Bun.sleep(5); // distinct modification times
   }
-  const rowids = s.query(`SELECT rowid AS r, id FROM contacts ORDER BY id`).all();
+  expect(readdirSync(backupDir).sort()).toEqual(["pre-0.3.0-2026-11-23T10-02-00-000Z.db", "pre-0.3.0-2026-11-23T10-03-00-000Z.db"]);
+});
 
-  expect(migrate(db).applied).toBe(embeddedMigrations.length - 1);
-
-  expect(s.query(`SELECT seq AS r, id FROM contacts ORDER BY id`).all()).toEqual(rowids);
-  expect(s.query(`SELECT contact_id, value FROM contact_identities ORDER BY value`).all()).toEqual([
-    { contact_id: "c1", value: "u1@x.test" },
-    { contact_id: "c2", value: "u2@x.test" },
-  ]);
-  expect(s.query(`SELECT count(*) AS n FROM contact_tags`).get()).toEqual({ n: 2 });
-  expect(() => s.exec(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES ('co', 'c2', 'email', 'u1@x.test', 'verified', 0)`)).toThrow(/UNIQUE/);
-  const search = (q: string) => s.query(`SELECT c.id FROM contact_search JOIN contacts c ON c.seq = contact_search.rowid WHERE contact_search MATCH ?`).all(q);
-  expect(search('"nunez"*')).toEqual([{ id: "c2" }]);
-  expect(search('"smi"*')).toEqual([{ id: "c1" }]);
-  // Foreign keys are back on and still hold.
-  expect(s.query(`PRAGMA foreign_keys`).get()).toEqual({ foreign_keys: 1 });
-  expect(() => s.exec(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES ('nope', 't1', 0)`)).toThrow(/FOREIGN KEY/);
+test("a database written by a newer version is refused, naming both versions, and left untouched", () => {
+  const { dir, file } = previousRelease();
+  const db = openDatabase(file);
+  migrateWithBackup(db, { version: "0.3.0", backupDir: null, keep: 5 });
+  const newest = embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis;
+  db.$client.query("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)").run(newest + 1000);
+  db.$client.exec("PRAGMA user_version = 1002003");
+  expect(() => migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5 })).toThrow(SchemaTooNewError);
+  expect(() => migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5 })).toThrow(/Switchboard 1\.2\.3.*\(0\.3\.0\)/);
+  expect((db.$client.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(1002003);
   db.close();
 });

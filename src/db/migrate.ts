@@ -7,8 +7,77 @@
  * dropped and renamed) and checked afterwards; `PRAGMA foreign_keys` is a no-op inside a transaction, so the
  * migration files' own PRAGMA lines cannot do it.
  */
+import { Database } from "bun:sqlite";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { Db } from "./client";
 import { embeddedMigrations } from "./migrations.gen";
+
+/** A database this binary cannot run on (written by a newer version). */
+export class SchemaTooNewError extends Error {}
+
+/** "0.2.0" → 2000; `PRAGMA user_version` keeps the version that last migrated the file. */
+export function versionNumber(version: string): number {
+  const [major = 0, minor = 0, patch = 0] = (/^(\d+)\.(\d+)\.(\d+)/.exec(version) ?? []).slice(1).map(Number);
+  return major * 1_000_000 + minor * 1_000 + patch;
+}
+const versionText = (n: number) => `${Math.floor(n / 1_000_000)}.${Math.floor(n / 1_000) % 1_000}.${n % 1_000}`;
+
+/**
+ * Upgrade by binary swap (start-up of every command): refuses a database written by a newer version, and
+ * before pending migrations run on a database that has data, writes `<backupDir>/pre-<version>-<time>.db`
+ * (VACUUM INTO, integrity-checked; the newest `keep` are kept). Then migrates and stamps the version.
+ */
+export function migrateWithBackup(db: Db, { version, backupDir, keep, now = new Date() }: { version: string; backupDir: string | null; keep: number; now?: Date }): { applied: number; backup: string | null } {
+  const sqlite = db.$client;
+  const applied = appliedMigrations(db);
+  const known = embeddedMigrations.length ? embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis : 0;
+  const stamped = (sqlite.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  if (applied.newest > known)
+    throw new SchemaTooNewError(
+      `the database was written by Switchboard ${stamped ? versionText(stamped) : "(a newer version)"}, whose schema is newer than this binary's (${version}): run that version or newer, or restore a backup made for ${version} (switchboard restore --from FILE)`,
+    );
+  let backup: string | null = null;
+  const pending = embeddedMigrations.filter((m) => m.folderMillis > applied.newest).length;
+  if (pending && applied.count && backupDir) backup = backupBeforeMigrating(sqlite, { version, backupDir, keep, now });
+  const result = migrate(db);
+  if (versionNumber(version) > stamped) sqlite.exec(`PRAGMA user_version = ${versionNumber(version)}`);
+  return { applied: result.applied, backup };
+}
+
+function backupBeforeMigrating(sqlite: Database, { version, backupDir, keep, now }: { version: string; backupDir: string; keep: number; now: Date }): string {
+  mkdirSync(backupDir, { recursive: true });
+  const name = `pre-${version}-${now.toISOString().replace(/[:.]/g, "-")}.db`;
+  const target = join(backupDir, name);
+  const tmp = `${target}.tmp`;
+  rmSync(tmp, { force: true });
+  sqlite.query("VACUUM INTO ?").run(tmp);
+  const copy = new Database(tmp, { readonly: true });
+  const check = (copy.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+  copy.close();
+  if (check !== "ok") {
+    rmSync(tmp, { force: true });
+    throw new Error(`the backup before migrating failed its integrity check (${check}); nothing was migrated`);
+  }
+  renameSync(tmp, target);
+  const old = readdirSync(backupDir)
+    .filter((f) => /^pre-.*\.db$/.test(f))
+    .map((f) => ({ f, at: statSync(join(backupDir, f)).mtimeMs }))
+    .sort((a, b) => a.at - b.at)
+    .map((x) => x.f)
+    .slice(0, -Math.max(keep, 1));
+  for (const f of old) rmSync(join(backupDir, f), { force: true });
+  return target;
+}
+
+function appliedMigrations(db: Db): { count: number; newest: number } {
+  try {
+    const row = db.$client.query("SELECT count(*) AS n, max(created_at) AS newest FROM __drizzle_migrations").get() as { n: number; newest: number | null };
+    return { count: row.n, newest: row.newest ?? 0 };
+  } catch {
+    return { count: 0, newest: 0 };
+  }
+}
 
 export function migrate(db: Db): { applied: number } {
   const before = countApplied(db);

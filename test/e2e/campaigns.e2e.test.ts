@@ -110,6 +110,15 @@ describe("campaigns on the binary", () => {
     expect(done.stats.matched).toBe(6000);
     expect(done.stats.pending).toBe(0);
     expect(done.stats.sent + done.stats.delivered + done.stats.read + done.stats.failed).toBe(6000);
+    // The sandbox's delivered/read reports (durable jobs) drain after the last send: then no job is left.
+    await until("the reports drained", async () => {
+      const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
+      try {
+        return (db.query(`SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')`).get() as { n: number }).n === 0 || undefined;
+      } finally {
+        db.close();
+      }
+    }, 60_000);
 
     const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
     try {

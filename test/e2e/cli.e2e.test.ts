@@ -123,8 +123,11 @@ describe("operator commands", () => {
     expect(r.stdout).toContain("0 migration(s) applied");
   });
 
-  test("version", () => {
+  test("version, and --json with commit and build time", () => {
     expect(run(["version"]).stdout).toMatch(/^switchboard \d+\.\d+\.\d+/);
+    const v = JSON.parse(run(["version", "--json"]).stdout);
+    expect(v).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^[0-9a-f]{7,}$|^unknown$/), platform: "linux-x64" });
+    expect(Date.parse(v.buildTime)).toBeGreaterThan(Date.parse("2026-01-01"));
   });
 });
 
@@ -180,5 +183,50 @@ describe("appliance life cycle", () => {
       expect(await server.stop("SIGTERM")).toBe(0);
     }
     expect(server.output()).not.toContain("import worker");
+  });
+
+  test("a port in use: one line naming [server] listen and SWITCHBOARD_LISTEN, no stack trace", async () => {
+    const server = await serve(init.configPath);
+    try {
+      const port = new URL(server.url).port;
+      const r = run(["serve", "--config", init.configPath], { env: { SWITCHBOARD_LISTEN: `127.0.0.1:${port}` } });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toEqual([`switchboard: cannot listen on 127.0.0.1:${port}: the address is in use (another switchboard, or another program); choose another with [server] listen in the config or SWITCHBOARD_LISTEN=host:port`]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("backup refuses to overwrite without --force; restore is refused while serving, then swaps the file offline", async () => {
+    const backup = join(dir, "restore-me.db");
+    const cfg = ["--config", init.configPath];
+    expect(run(["backup", "--to", backup, ...cfg]).code).toBe(0);
+    const again = run(["backup", "--to", backup, ...cfg]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("exists; pass --force");
+    expect(run(["backup", "--to", backup, "--force", ...cfg]).code).toBe(0);
+    // A change after the backup, which the restore takes back.
+    expect(run(["companies", "create", "--slug", "after-backup", "--name", "After", ...cfg]).code).toBe(0);
+
+    const server = await serve(init.configPath);
+    try {
+      const busy = run(["restore", "--from", backup, ...cfg]);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain("is in use (is switchboard serve running?)");
+    } finally {
+      await server.stop();
+    }
+    const bad = join(dir, "not-a-db.db");
+    writeFileSync(bad, "hello");
+    expect(run(["restore", "--from", bad, ...cfg]).code).toBe(1);
+    const ok = run(["restore", "--from", backup, ...cfg]);
+    expect(ok.code).toBe(0);
+    const aside = /kept at (\S+)/.exec(ok.stdout)![1]!;
+    expect(existsSync(aside)).toBe(true);
+    const slugs = JSON.parse(run(["companies", "list", "--json", ...cfg]).stdout).map((c: { slug: string }) => c.slug);
+    expect(slugs).not.toContain("after-backup");
+    const old = new Database(aside, { readonly: true });
+    expect(old.query("SELECT slug FROM companies WHERE slug = 'after-backup'").all()).toHaveLength(1);
+    old.close();
   });
 });
