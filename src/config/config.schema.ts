@@ -152,6 +152,11 @@ export const PipelineConfig = t.Object(
   { default: {}, additionalProperties: false },
 );
 
+export const MetricsConfig = t.Object(
+  { token: t.String({ default: "", description: "bearer token GET /metrics requires; empty: none (restrict it at the proxy instead)" }) },
+  { default: {}, additionalProperties: false },
+);
+
 export const ConfigSchema = t.Object(
   {
     server: ServerConfig,
@@ -162,6 +167,7 @@ export const ConfigSchema = t.Object(
     license: LicenseConfig,
     jobs: JobsConfig,
     webhooks: WebhooksConfig,
+    metrics: MetricsConfig,
     channels: t.Array(ChannelAccountConfig, { default: [] }),
     social_accounts: t.Array(SocialAccountConfig, { default: [] }),
     pipeline: PipelineConfig,

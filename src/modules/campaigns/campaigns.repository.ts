@@ -123,6 +123,19 @@ export function createCampaignStore(db: Db) {
           .all(at, contactId, channelAccountId) as { campaign_id: string }[]
       ).map((r) => r.campaign_id);
     },
+    /** Recipients by status of the campaigns not finished (metrics). */
+    activeProgress(): { id: string; companyId: string; status: string; counts: Record<string, number> }[] {
+      return (
+        sqlite
+          .query(`SELECT id, company_id, status, matched, n_pending, n_sent, n_delivered, n_read, n_failed, n_canceled FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')`)
+          .all() as Record<string, string | number>[]
+      ).map((r) => ({
+        id: r.id as string,
+        companyId: r.company_id as string,
+        status: r.status as string,
+        counts: { matched: r.matched as number, pending: r.n_pending as number, sent: r.n_sent as number, delivered: r.n_delivered as number, read: r.n_read as number, failed: r.n_failed as number, canceled: r.n_canceled as number },
+      }));
+    },
     counterOf(status: string): string | undefined {
       return COUNTER[status];
     },

@@ -604,7 +604,8 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
-  const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => ({
+  const counted = (outcome: "sent" | "retry" | "failed") => deps.metrics.count("switchboard_dispatch_total", { channel: m.channel, outcome });
+  const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => (counted("failed"), {
     writes: () => {
       applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
     },
@@ -622,13 +623,19 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
 
   let result: SendResult;
   try {
-    result = await runtime.adapter.send(buildOutbound(deps, m));
+    const started = performance.now();
+    try {
+      result = await runtime.adapter.send(buildOutbound(deps, m));
+    } finally {
+      deps.metrics.observe("switchboard_dispatch_duration_seconds", { channel: m.channel }, (performance.now() - started) / 1000);
+    }
   } catch (e) {
     if (e instanceof PermanentFailure) return fail(e.reason, e.message);
     deps.log.error({ err: e, messageId: m.id }, "adapter send threw");
     result = { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: (e as Error).message };
   }
   if (result.ok) {
+    counted("sent");
     const sent = result;
     if (runtime.status !== "active") deps.channels.setStatus(runtime.account.id, "active");
     return {
@@ -645,6 +652,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   if (result.retry && job.attempts < job.maxAttempts) {
     const delay = Math.max(result.retryAfterMs ?? 0, defaultBackoffMs(job.attempts));
     deps.log.warn({ messageId: m.id, reason: result.reason, attempt: job.attempts, retryInMs: delay }, "send failed; will retry");
+    counted("retry");
     return { retryAt: new Date(deps.now().getTime() + delay), error: `${result.reason}: ${result.message}` };
   }
   return fail(result.reason, result.message, result.providerCode);

@@ -1,13 +1,21 @@
 /**
  * Operator endpoints outside the API prefix: liveness, readiness, Prometheus metrics and the offline docs
- * UI bundle. /metrics needs no key (like /healthz): it holds counts, never data; restrict it at the proxy.
+ * UI bundle. /metrics needs no API key (like /healthz): it holds counts, never data; `[metrics] token`
+ * requires a bearer token of its own, else restrict it at the proxy.
  * NB! The Scalar bundle is embedded in the binary (`with { type: "file" }`): the appliance may have no
  * internet, and a CDN script would leave /docs blank.
  */
 import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
-import type { Deps } from "../../deps";
+import { existsSync, statSync } from "node:fs";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { databasePath, type Deps } from "../../deps";
+import { campaignsFor } from "../campaigns/campaigns.wire";
+import { listCompanies } from "../companies/companies.service";
 import { VERSION } from "../../version";
+
+/** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
+const sameSecret = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 
 export const systemRoutes = (deps: Deps) =>
   new Elysia()
@@ -21,12 +29,44 @@ export const systemRoutes = (deps: Deps) =>
         return { status: "unavailable" };
       }
     })
-    .get("/metrics", () => {
+    .get("/metrics", ({ headers }) => {
+      const token = deps.config.metrics.token;
+      if (token && !sameSecret(headers.authorization ?? "", `Bearer ${token}`))
+        return new Response("metrics need Authorization: Bearer <[metrics] token>\n", { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
       const jobs = Object.entries(deps.queue.stats()).flatMap(([type, counts]) =>
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
+      const companies = listCompanies({ db: deps.db });
+      const slugOf = new Map(companies.map((c) => [c.id, c.slug]));
+      const dbFile = databasePath(deps.config);
+      const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
       const body = deps.metrics.render([
         { name: "switchboard_jobs", help: "Jobs in the durable queue by type and status (dead = retries exhausted).", samples: jobs },
+        {
+          name: "switchboard_jobs_oldest_due_age_seconds",
+          help: "Per job type, how long the oldest due pending job has waited (a growing value: the loop is behind).",
+          samples: Object.entries(deps.queue.oldestDueAgeMs()).map(([type, ms]) => ({ labels: { type }, value: Math.max(0, ms) / 1000 })),
+        },
+        {
+          name: "switchboard_campaign_recipients",
+          help: "Recipients of scheduled, running and paused campaigns by status (matched = the audience).",
+          samples: campaignsFor(deps).campaigns.store.activeProgress().flatMap((c) =>
+            Object.entries(c.counts).map(([status, value]) => ({ labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status }, value })),
+          ),
+        },
+        {
+          name: "switchboard_company_balance",
+          help: "Balance per company in the billing currency (priced sends are refused at 0).",
+          samples: companies.map((c) => ({ labels: { company: c.slug, currency: deps.config.billing.currency }, value: deps.ledger.balance(c.id) / 1_000_000 })),
+        },
+        {
+          name: "switchboard_database_bytes",
+          help: "Size of the SQLite database file and of its write-ahead log.",
+          samples: [
+            { labels: { file: "db" }, value: size(dbFile) },
+            { labels: { file: "wal" }, value: size(`${dbFile}-wal`) },
+          ],
+        },
         {
           name: "switchboard_channel_account_up",
           help: "1 when a channel account is active, 0 when auth_failed or error.",

@@ -27,3 +27,40 @@ test("/metrics: request counters by route pattern (never raw paths), job and acc
   expect(text).toMatch(/switchboard_http_request_duration_seconds_count\{method="GET",route="\/api\/public\/v1\/me",status="200"\} 2/);
   expect(text).toMatch(/process_resident_memory_bytes \d+/);
 });
+
+test("/metrics: dispatch outcomes and latency per channel, webhook outcomes, oldest due job, campaigns, balances, database size", async () => {
+  const a = await createTestApp();
+  try {
+    // A webhook endpoint that answers 500, so its attempts count as failures.
+    const receiver = Bun.serve({ port: 0, fetch: () => new Response("no", { status: 500 }) });
+    await a.request("POST", "/webhooks", { body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ["message.sent"] } });
+    const send = (phone: string) => a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } } });
+    await send("+14155550101");
+    await send("+12025550102"); // the sandbox's PROVIDER_REJECTED number
+    const before = (await a.request("GET", "/metrics", { key: null })).body as string;
+    expect(before).toMatch(/switchboard_jobs_oldest_due_age_seconds\{type="message\.dispatch"\} \d/);
+    await a.deps.queue.drain();
+    const text = (await a.request("GET", "/metrics", { key: null })).body as string;
+    receiver.stop(true);
+    expect(text).toContain('switchboard_dispatch_total{channel="whatsapp",outcome="sent"} 1');
+    expect(text).toContain('switchboard_dispatch_total{channel="whatsapp",outcome="failed"} 1');
+    expect(text).toContain("# TYPE switchboard_dispatch_duration_seconds histogram");
+    expect(text).toContain('switchboard_dispatch_duration_seconds_bucket{channel="whatsapp",le="+Inf"} 2');
+    expect(text).toMatch(/switchboard_webhook_deliveries_total\{outcome="failure"\} [1-9]/);
+    expect(text).toContain('switchboard_company_balance{company="default",currency="USD"} 99.95'); // 100 − one priced send
+    expect(text).toMatch(/switchboard_database_bytes\{file="db"\} [1-9]\d*/);
+  } finally {
+    await a.close();
+  }
+});
+
+test("/metrics with [metrics] token: 401 without it, 200 with it", async () => {
+  const a = await createTestApp({ config: { metrics: { token: "s3cret-token" } } });
+  try {
+    expect((await a.request("GET", "/metrics", { key: null })).status).toBe(401);
+    expect((await a.request("GET", "/metrics", { key: null, headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await a.request("GET", "/metrics", { key: null, headers: { authorization: "Bearer s3cret-token" } })).status).toBe(200);
+  } finally {
+    await a.close();
+  }
+});

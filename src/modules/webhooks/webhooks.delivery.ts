@@ -14,6 +14,7 @@
  *   next step commit in one transaction (the queue's `writes` outcome), so a crash before that commit
  *   repeats the attempt (at-least-once) with the same `webhook-id`; receivers dedupe on it.
  */
+import type { Metrics } from "../../platform/http/metrics";
 import type { Logger } from "../../platform/logger";
 import type { DomainEvent, EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
@@ -74,6 +75,7 @@ export function createDeliveryEngine({
   fetch: fetchImpl,
   timeoutMs,
   log,
+  metrics,
 }: {
   repo: WebhooksRepository;
   cache: SubscriptionCache;
@@ -84,6 +86,7 @@ export function createDeliveryEngine({
   fetch: typeof fetch;
   timeoutMs: number;
   log: Logger;
+  metrics?: Metrics;
 }) {
   /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's transaction. */
   function enqueueMessage({ id, companyId, type, createdAt, body, endpointIds }: { id: string; companyId: string; type: string; createdAt: Date; body: string; endpointIds: string[] }): string[] {
@@ -177,6 +180,7 @@ export function createDeliveryEngine({
       : { statusCode: null, durationMs: 0, responseExcerpt: null, error: "endpoint is disabled; not sent", retryAfterMs: null };
     const settledAt = now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    if (ctx.enabled) metrics?.count("switchboard_webhook_deliveries_total", { outcome: ok ? "success" : "failure" });
 
     // The attempt's record and the job's next step commit together, batched with other finished attempts.
     return { writes: (): JobOutcome => {

@@ -40,6 +40,7 @@ function createWebhooks(deps: Deps) {
     fetch: deps.fetch,
     timeoutMs: deps.config.webhooks.timeout_ms,
     log: deps.log,
+    metrics: deps.metrics,
   });
 
   function mustGet(companyId: string, id: string): EndpointRow {

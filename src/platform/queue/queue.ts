@@ -88,6 +88,8 @@ export interface Queue {
   list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
   retry(id: string): boolean;
   stats(): Record<string, { pending: number; running: number; dead: number }>;
+  /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
+  oldestDueAgeMs(): Record<string, number>;
 }
 
 export interface JobRow {
@@ -489,6 +491,11 @@ export function createQueue({
         (out[r.type] as Record<string, number>)[r.status] = r.n;
       }
       return out;
+    },
+    oldestDueAgeMs() {
+      const t = now().getTime();
+      const rows = sqlite.query(`SELECT type, min(run_at) AS at FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY type`).all(t) as { type: string; at: number }[];
+      return Object.fromEntries(rows.map((r) => [r.type, t - r.at]));
     },
   };
 }
