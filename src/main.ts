@@ -4,6 +4,7 @@ process.env.NODE_ENV ||= "production"; // bun --compile bakes "development" othe
 
 import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand, restoreCommand } from "./cli/admin";
 import { describeError } from "./cli/cli.util";
+import { doctorCommand } from "./cli/doctor";
 import { initCommand } from "./cli/init";
 import { licenseCommand } from "./cli/license";
 import { serveCommand } from "./cli/serve";
@@ -28,6 +29,7 @@ const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appli
   switchboard license show [--json]
   switchboard license verify FILE [--json]
   switchboard restore --from FILE
+  switchboard doctor [--json]
   switchboard version [--json]
 
 Config: --config PATH, else $SWITCHBOARD_CONFIG, else ./config.toml.
@@ -44,6 +46,7 @@ const commands: Record<string, (args: string[]) => unknown> = {
   templates: templatesCommand,
   backup: backupCommand,
   restore: restoreCommand,
+  doctor: doctorCommand,
   license: licenseCommand,
   version: (args: string[]) =>
     process.stdout.write(
