@@ -118,20 +118,25 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
     })
     .macro({
       /** `{ license: "pipeline" }`: the route belongs to a licensed module (403 LICENSE_* / FEATURE_NOT_LICENSED). */
+      // NB! The key, scope and license are checked in `transform`, before the body is validated: a caller
+      // who may not use an operation gets 403, never the operation's validation rules (422).
       license: (module: LicensedModule) => ({
-        resolve({ request }) {
+        transform({ request }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
           deps.license.check(auth.companySlug, module);
-          return {};
         },
       }),
       scope: (needed: Scope | "any") => ({
-        resolve({ request, body, set, status }) {
+        transform({ request }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
           if (needed !== "any" && !hasScope(auth.scopes, needed))
             throw new AppError("API_SCOPE_MISSING", `This operation needs the scope ${needed}`);
+        },
+        resolve({ request, body, set, status }) {
+          const auth = principals.get(request);
+          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
 
           const method = request.method;
           const rawKey = request.headers.get("idempotency-key");
