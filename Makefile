@@ -7,7 +7,7 @@ BUILD_TIME := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 ENTRIES := src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts
 BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"' --define SWITCHBOARD_COMMIT='"$(COMMIT)"' --define SWITCHBOARD_BUILD_TIME='"$(BUILD_TIME)"'
 
-.PHONY: install build release run dev test typecheck migrations bench clean
+.PHONY: install build release run dev test typecheck migrations bench soak fuzz clean
 
 # A stamp, not node_modules/.bin/bun: that symlink's target keeps the package's old mtime.
 node_modules/.installed: package.json package-lock.json
@@ -54,6 +54,14 @@ migrations: install
 
 bench: build
 	$(BUN) bench/run.ts
+
+## Mixed traffic against the binary for SOAK_SECONDS (default 600), then drained: RSS, p99, leftovers.
+soak: build
+	$(BUN) bench/soak.ts --seconds $${SOAK_SECONDS:-600}
+
+## OpenAPI-driven fuzz: every operation × FUZZ_CASES (default 400) random cases, plus the fixed hostile inputs.
+fuzz: install
+	FUZZ_CASES=$${FUZZ_CASES:-400} $(BUN) test test/reliability/fuzz.test.ts src/platform/http/no-500.test.ts
 
 clean:
 	rm -rf dist

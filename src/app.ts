@@ -45,9 +45,9 @@ export function createApp(deps: Deps) {
     .use(pipelineRoutes(deps))
     .use(sourcesRoutes(deps));
 
-  return new Elysia()
+  const app = new Elysia()
     .use(requestIdPlugin)
-    .use(errorPlugin({ log: deps.log }))
+    .use(errorPlugin({ log: deps.log, routes: deps.routeTable }))
     .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))
     .use(
       openapi({
@@ -72,6 +72,8 @@ export function createApp(deps: Deps) {
     .use(hooksRoutes(deps))
     .use(socialPublicRoutes(deps))
     .use(api);
+  deps.routeTable.set(app.routes);
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -2,6 +2,7 @@
  * Builds the dependency object every module receives: config, database, clock, logger, events, queue,
  * scheduler and the cross-cutting stores. Nothing here listens or starts loops — `serve` does that.
  */
+import { createRouteTable } from "./platform/http/route-table";
 import { join } from "node:path";
 import type { Config } from "./config/config.schema";
 import { openDatabase, type Db } from "./db/client";
@@ -64,7 +65,8 @@ export function buildDeps({
   });
   /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
   const license = createLicenseChecker({ path: config.license.file, publicKey: LICENSE_PUBLIC_KEY, now });
-  const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"] });
+  const routeTable = createRouteTable(); // filled by createApp
+  const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"], routes: routeTable });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
@@ -96,6 +98,7 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
+    routeTable,
     license,
     metrics: createMetrics(),
     startedAt: clock.now(),

@@ -289,3 +289,16 @@ describe("GET /contacts filters", () => {
     expect(r.body.error.details.map((d: { pointer: string }) => d.pointer).sort()).toEqual(["query:channel", "query:consent", "query:createdAfter"]);
   });
 });
+
+test("DELETE /contacts/{id}/tags/{tagName}: names with % and encoded-looking text are removed as written (once decoded)", async () => {
+  const c = (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "pct@example.com" }], tags: ["a b", "50%off", "x%20y"] } })).body.data.contact.id;
+  for (const [tag, left] of [
+    ["50%off", ["a b", "x%20y"]],
+    ["x%20y", ["a b"]],
+    ["a b", []],
+  ] as const) {
+    const res = await app.request("DELETE", `/contacts/${c}/tags/${encodeURIComponent(tag)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.tags).toEqual(left);
+  }
+});

@@ -174,7 +174,7 @@ export const contactsRoutes = (deps: Deps) => {
     .delete(
       "/contacts/:id/tags/:tagName",
       ({ auth, params, idem }) =>
-        idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: decodeURIComponent(params.tagName) })),
+        idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
       {
         scope: "contacts:write",
         params: t.Object({ id: t.String(), tagName: t.String() }),

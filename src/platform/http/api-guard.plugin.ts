@@ -7,6 +7,7 @@
  * Handlers get `auth` (the principal) and `idem.commit(status, fn)`, which runs fn's writes and stores
  * the idempotent response in one transaction and returns the `{data}` envelope.
  */
+import type { RouteTable } from "./route-table";
 import { Elysia } from "elysia";
 import type { Db } from "../../db/client";
 import { AppError } from "../errors";
@@ -51,6 +52,8 @@ export interface ApiGuardDeps {
   license: LicenseChecker;
   /** Paths under the prefix that need no key. */
   publicPaths?: string[];
+  /** Once filled, a path no route serves is not authenticated: it is 404 with or without a key. */
+  routes?: RouteTable;
 }
 
 const principals = new WeakMap<Request, KeyPrincipal>();
@@ -108,6 +111,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
     .onRequest(({ request, server, set }) => {
       const path = new URL(request.url).pathname;
       if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
+      if (deps.routes?.filled && deps.routes.methodsFor(path).length === 0) return; // routing before auth
       principals.set(request, authenticate(request, server?.requestIP(request)?.address, set.headers));
     })
     // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a

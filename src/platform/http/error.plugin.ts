@@ -7,6 +7,7 @@ import { Elysia, ValidationError } from "elysia";
 import { AppError, type ErrorDetail } from "../errors";
 import type { Logger } from "../logger";
 import { requestFacts } from "./request-context";
+import type { RouteTable } from "./route-table";
 
 export function errorBody(requestId: string | undefined, code: string, message: string, details: ErrorDetail[] = []) {
   return { error: { code, message, requestId: requestId ?? null, details } };
@@ -33,7 +34,7 @@ function validationDetails(error: ValidationError): ErrorDetail[] {
   return out.slice(0, 50);
 }
 
-export function errorPlugin({ log }: { log: Logger }) {
+export function errorPlugin({ log, routes }: { log: Logger; routes?: RouteTable }) {
   return new Elysia({ name: "errors" })
     .onError(({ code, error, request, set }) => {
       const requestId = requestFacts(request)?.requestId;
@@ -52,8 +53,15 @@ export function errorPlugin({ log }: { log: Logger }) {
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid", validationDetails(error as ValidationError)), headers);
         case "PARSE":
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request body is not valid JSON", [{ pointer: "/", message: "malformed JSON" }]), headers);
-        case "NOT_FOUND":
+        case "NOT_FOUND": {
+          // A known path asked with another method: 405 with the methods it takes.
+          const methods = routes?.methodsFor(new URL(request.url).pathname).filter((m) => m !== "*") ?? [];
+          if (methods.length && !methods.includes(request.method)) {
+            const allow = [...methods, ...(methods.includes("GET") && !methods.includes("HEAD") ? ["HEAD"] : [])].sort().join(", ");
+            return json(405, errorBody(requestId, "METHOD_NOT_ALLOWED", `${request.method} is not allowed here; use ${allow}`), { ...headers, allow });
+          }
           return json(404, errorBody(requestId, "NOT_FOUND", "No such route"), headers);
+        }
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid"), headers);

@@ -145,3 +145,39 @@ describe("IP allow-list over a real socket", () => {
     }
   });
 });
+
+describe("routing before auth, 405, probes", () => {
+  let a: TestApp;
+  beforeAll(async () => {
+    a = await createTestApp();
+  });
+  afterAll(() => a.close());
+
+  test("an unknown route is 404 with or without a key (no 401 for a route that does not exist)", async () => {
+    for (const key of [null, "sb_live_nope", undefined]) {
+      const res = await a.request("GET", "/no/such/route", key === undefined ? {} : { key });
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe("NOT_FOUND");
+    }
+    // A known route still needs its key.
+    expect((await a.request("GET", "/contacts", { key: null })).status).toBe(401);
+  });
+
+  test("a known path with another method: 405 METHOD_NOT_ALLOWED with Allow", async () => {
+    const res = await a.request("PUT", "/messages");
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.body.error.code).toBe("METHOD_NOT_ALLOWED");
+    const contact = await a.request("POST", "/contacts/0193a4b2-0000-7000-8000-00000000ffff");
+    expect(contact.status).toBe(405);
+    expect(contact.headers.get("allow")).toBe("DELETE, GET, HEAD, PATCH");
+  });
+
+  test("/healthz and /readyz answer a probe whatever its X-Request-Id", async () => {
+    for (const id of ["", "x".repeat(1000), "id with spaces", "ü\u0001"])
+      for (const path of ["/healthz", "/readyz"]) {
+        const res = await a.app.handle(new Request(`http://localhost${path}`, { headers: { "x-request-id": id } }));
+        expect(res.status).toBe(200);
+      }
+  });
+});
