@@ -10,7 +10,7 @@ export const ErrorEnvelope = t.Object(
       details: t.Array(t.Object({ pointer: t.String(), message: t.String() })),
     }),
   },
-  { $id: "#/components/schemas/Error", title: "Error" },
+  { title: "Error" },
 );
 
 export const data = <S extends TSchema>(schema: S) => t.Object({ data: schema });
