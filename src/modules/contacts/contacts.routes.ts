@@ -99,6 +99,19 @@ export const contactsRoutes = (deps: Deps) => {
           summary: "Bulk import contacts from NDJSON or CSV (streamed body, runs as a job)",
           description: "Content-Type application/x-ndjson (one upsert body per line) or text/csv (header row). Poll GET /contacts/imports/{id}.",
           operationId: "importContacts",
+          "x-openapi": {
+            requestBody: {
+              required: true,
+              description: "The contacts, streamed: one upsert body (as POST /contacts) per NDJSON line, or CSV with a header row.",
+              content: {
+                "application/x-ndjson": {
+                  schema: { type: "string" },
+                  example: '{"identities":[{"channel":"whatsapp","value":"+14155550101"}],"firstName":"Ann","tags":["vip"]}\n{"identities":[{"channel":"email","value":"bob@example.com"}],"firstName":"Bob"}\n',
+                },
+                "text/csv": { schema: { type: "string" }, example: "firstName,lastName,whatsapp,email,tags,optIn\nAnn,Lee,+14155550101,ann@example.com,vip|june,true\n" },
+              },
+            },
+          },
         },
       },
     )

@@ -20,8 +20,9 @@ import {
   reopenConversation,
   type ConversationRow,
 } from "./conversations.service";
+import { named } from "../../platform/http/schemas";
 
-const Conversation = t.Object({
+const Conversation = named("Conversation", t.Object({
   id: t.String(),
   status: t.String({ description: "open | closed" }),
   contactId: t.String(),
@@ -32,8 +33,8 @@ const Conversation = t.Object({
   closedAt: t.Union([t.String(), t.Null()]),
   createdAt: t.String(),
   updatedAt: t.String(),
-});
-const Note = t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() });
+}));
+const Note = named("ConversationNote", t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() }));
 const ConversationDetail = t.Composite([
   Conversation,
   t.Object({

@@ -1,6 +1,7 @@
 /** Request and response schemas of /messages (they feed validation and the OpenAPI document). */
 import { t } from "elysia";
 import { CHANNELS } from "../../channels/channel.types";
+import { named } from "../../platform/http/schemas";
 
 const Uuid = t.String({ format: "uuid" });
 
@@ -51,7 +52,7 @@ export const SendMessageBody = t.Object({
 export type SendMessageInput = typeof SendMessageBody.static;
 
 /** The seed's Message: exactly these fields (POST /messages, 202). */
-export const MessageAccepted = t.Object({
+export const MessageAccepted = named("MessageAccepted", t.Object({
   id: t.String(),
   status: t.String(),
   conversationId: t.String(),
@@ -61,9 +62,9 @@ export const MessageAccepted = t.Object({
   unitPrice: t.String({ description: "decimal, 6 places" }),
   charged: t.Boolean(),
   metadata: t.Record(t.String(), t.String()),
-});
+}));
 
-export const MessageRecord = t.Object({
+export const MessageRecord = named("Message", t.Object({
   id: t.String(),
   status: t.String({ description: "queued | sent | delivered | read | failed | received" }),
   direction: t.String({ description: "outbound | inbound" }),
@@ -94,4 +95,4 @@ export const MessageRecord = t.Object({
   }),
   createdAt: t.String(),
   updatedAt: t.String(),
-});
+}));

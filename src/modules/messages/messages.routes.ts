@@ -16,6 +16,20 @@ export const messagesRoutes = (deps: Deps) =>
         description:
           "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
         operationId: "sendMessage",
+        "x-error-codes": ["MESSAGING_WINDOW_CLOSED", "CHANNEL_ACCOUNT_MISSING", "CONTACT_BLOCKED", "STORAGE_LIMIT_REACHED", "INSUFFICIENT_BALANCE", "PROVIDER_ERROR", "IDEMPOTENCY_CONFLICT"],
+        "x-openapi": {
+          requestBody: {
+            content: {
+              "application/json": {
+                examples: {
+                  template: { summary: "The hello_world template on WhatsApp", value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", language: "en_US", params: { "body.1": "Ann" } } } },
+                  text: { summary: "A text reply inside the 24 h window", value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "Your order has shipped." } },
+                  email: { summary: "An e-mail", value: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Welcome", text: "Hello Ann" } } },
+                },
+              },
+            },
+          },
+        },
       },
     })
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {

@@ -59,7 +59,12 @@ export const socialPublicRoutes = (deps: Deps) => {
     {
       params: t.Object({ companyId: t.String(), mediaId: t.String() }),
       query: t.Object({ exp: t.Optional(t.String()), sig: t.Optional(t.String()) }),
-      detail: { summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)", operationId: "getSocialMediaLink" },
+      detail: {
+        summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)",
+        operationId: "getSocialMediaLink",
+        "x-error-codes": ["NOT_FOUND"],
+        "x-openapi": { security: [], responses: { "200": { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } } } },
+      },
     },
   );
 };

@@ -119,6 +119,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
     .macro({
       /** `{ license: "pipeline" }`: the route belongs to a licensed module (403 LICENSE_* / FEATURE_NOT_LICENSED). */
       license: (module: LicensedModule) => ({
+        detail: { "x-license": module } as { summary?: string },
         resolve({ request }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
@@ -127,6 +128,8 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
         },
       }),
       scope: (needed: Scope | "any") => ({
+        // Read by the OpenAPI document (openapi.ts): the operation's bearer scope.
+        detail: { "x-scope": needed } as { summary?: string },
         resolve({ request, body, set, status }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");

@@ -84,10 +84,15 @@ const STATUS_TEXT: Record<number, string> = {
 
 const isObj = (x: unknown): x is Record<string, Json> => typeof x === "object" && x !== null && !Array.isArray(x);
 
-function deepMerge(target: Json, patch: Json): Json {
-  if (!isObj(target) || !isObj(patch)) return patch;
+/**
+ * `x-openapi` over the generated operation: objects merge key by key, except that a `schema` replaces the
+ * generated one and a `content` naming none of the generated media types replaces them all.
+ */
+function deepMerge(target: Json, patch: Json, key = ""): Json {
+  if (!isObj(target) || !isObj(patch) || key === "schema") return patch;
+  if (key === "content" && !Object.keys(patch).some((k) => k in target)) return patch;
   const out = { ...target };
-  for (const [k, v] of Object.entries(patch)) out[k] = k in out ? deepMerge(out[k], v) : v;
+  for (const [k, v] of Object.entries(patch)) out[k] = k in out ? deepMerge(out[k], v, k) : v;
   return out;
 }
 
@@ -151,7 +156,8 @@ function schemaFixer(components: Record<string, Json>, inResponse: boolean) {
   return fix;
 }
 
-export interface RouteFacts {
+/** What the guard's macros (`scope`, `license`) leave in the route's detail. */
+interface RouteFacts {
   scope?: string;
   license?: string;
 }
@@ -159,7 +165,7 @@ export interface RouteFacts {
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /** The generated document → the published one (see the conventions at the top of this file). */
-export function finishDocument(raw: Json, routes: Map<string, RouteFacts>, info: { title: string; version: string; description: string; serverUrl: string }): Json {
+export function finishDocument(raw: Json, info: { title: string; version: string; description: string; serverUrl: string }): Json {
   const schemas: Record<string, Json> = {};
   const errorSchema = {
     type: "object",
@@ -195,8 +201,8 @@ export function finishDocument(raw: Json, routes: Map<string, RouteFacts>, info:
         outItem[method] = op0;
         continue;
       }
-      const { "x-openapi": patch, "x-error-codes": extraCodes = [], ...op } = op0 as Json;
-      const facts = routes.get(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`) ?? {};
+      const { "x-openapi": patch, "x-error-codes": extraCodes = [], "x-scope": scope, "x-license": license, ...op } = op0 as Json;
+      const facts: RouteFacts = { scope, license };
       // Request bodies: JSON only (the API parses nothing else); the form variants Elysia lists are refused.
       if (op.requestBody?.content) {
         const c = op.requestBody.content;
@@ -222,6 +228,7 @@ export function finishDocument(raw: Json, routes: Map<string, RouteFacts>, info:
         (codes.get(st) ?? codes.set(st, new Set()).get(st)!).add(c);
       };
       for (const c of extraCodes as string[]) addCode(c);
+      if (inApi && facts.scope && (method === "post" || method === "patch")) addCode("IDEMPOTENCY_CONFLICT");
       if (facts.license) for (const c of LICENSE_CODES) addCode(c);
       for (const status of [...statuses].sort()) {
         const given = op.responses?.[String(status)];
@@ -270,7 +277,10 @@ export function finishDocument(raw: Json, routes: Map<string, RouteFacts>, info:
       description: "The API's description, for client generators. Needs no key.",
       operationId: "getOpenApiDocument",
       security: [],
-      responses: { "200": { description: "The document", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } } },
+      responses: {
+        "200": { description: "The document", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } },
+        "405": { description: `${STATUS_TEXT[405]}; \`Allow\` lists the methods.`, headers: { Allow: { description: "the path's methods", schema: { type: "string" } } }, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+      },
     },
   };
 
@@ -329,9 +339,7 @@ export function openapiPlugin(opts: { title: string; version: string; descriptio
   const plugin = new Elysia({ name: "openapi-doc" });
   const build = () => {
     const raw = toOpenAPISchema(plugin as never, { paths: [...opts.exclude, specPath] } as never, undefined, undefined, "3.1.0" as never) as Json;
-    const routes = new Map<string, RouteFacts>();
-    for (const r of (plugin as Json).getGlobalRoutes() as Json[]) routes.set(`${r.method} ${r.path}`, { scope: r.hooks?.scope, license: r.hooks?.license });
-    return finishDocument(raw, routes, opts);
+    return finishDocument(raw, opts);
   };
   return plugin
     .get(specPath, () => new Response(JSON.stringify((cached ??= build())), { headers: { "content-type": "application/json" } }), { detail: { hide: true } })
