@@ -145,3 +145,39 @@ describe("IP allow-list over a real socket", () => {
     }
   });
 });
+
+describe("validation messages: plain language, one detail per field, at the field the client sent", () => {
+  const details = async (method: string, url: string, body: unknown) => {
+    const res = await app.request(method, url, { body });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("VALIDATION_FAILED");
+    const text = JSON.stringify(res.body);
+    expect(text).not.toMatch(/Expected|UnionEnum|union value/);
+    const pointers = res.body.error.details.map((d: { pointer: string }) => d.pointer);
+    expect(new Set(pointers).size).toBe(pointers.length);
+    return res.body.error.details as { pointer: string; message: string }[];
+  };
+  test("an empty message body names each required field once", async () => {
+    expect(await details("POST", "/messages", {})).toEqual([
+      { pointer: "/channel", message: "is required" },
+      { pointer: "/to", message: "is required" },
+      { pointer: "/type", message: "is required" },
+    ]);
+  });
+  test('"identities": "x" is reported at /identities', async () => {
+    expect(await details("POST", "/contacts", { identities: "x" })).toEqual([{ pointer: "/identities", message: "must be an array" }]);
+  });
+  test("a value outside a closed set lists the allowed values", async () => {
+    expect(await details("POST", "/contacts", { identities: [{ channel: "fax", value: "1" }] })).toEqual([
+      { pointer: "/identities/0/channel", message: "must be one of: whatsapp, instagram, messenger, x, tiktok, telegram, email" },
+    ]);
+    expect(await details("POST", "/messages", { channel: "whatsapp", to: {}, type: "nope", createContact: "x" })).toEqual([
+      { pointer: "/type", message: "must be one of: text, media, template, email" },
+      { pointer: "/createContact", message: "must be true or false" },
+    ]);
+  });
+  test("query values too", async () => {
+    const res = await app.request("GET", "/contacts?tagMatch=zzz");
+    expect(res.body.error.details).toEqual([{ pointer: "query:tagMatch", message: "must be one of: any, all" }]);
+  });
+});
