@@ -9,6 +9,7 @@ import { API_PREFIX } from "./platform/http/api-guard.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
 import { openapiPlugin } from "./platform/http/openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
+import { routingPlugin } from "./platform/http/routing.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
 import { campaignsRoutes } from "./modules/campaigns/campaigns.routes";
 import { contactsRoutes } from "./modules/contacts/contacts.routes";
@@ -47,6 +48,7 @@ export function createApp(deps: Deps) {
     .use(requestIdPlugin)
     .use(errorPlugin({ log: deps.log }))
     .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))
+    .use(routingPlugin())
     .use(
       openapiPlugin({
         title: "Switchboard API",

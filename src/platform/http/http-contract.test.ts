@@ -181,3 +181,19 @@ describe("validation messages: plain language, one detail per field, at the fiel
     expect(res.body.error.details).toEqual([{ pointer: "query:tagMatch", message: "must be one of: any, all" }]);
   });
 });
+
+describe("routing before authentication", () => {
+  runScenarios(() => app, [
+    { name: "wrong method on a known path → 405 with Allow (no key needed)", method: "DELETE", url: "/messages", key: null, status: 405, headers: {}, contains: { error: { code: "METHOD_NOT_ALLOWED" } } },
+    { name: "unknown API route without a key → 404, not 401", method: "GET", url: "/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "unknown route outside the API → 404", method: "GET", url: "/api/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "healthz with a malformed request id still answers", method: "GET", url: "/healthz", key: null, headers: { "x-request-id": "bad id!" }, status: 200, contains: { status: "ok" } },
+    { name: "readyz with a short request id still answers", method: "GET", url: "/readyz", key: null, headers: { "x-request-id": "x" }, status: 200, contains: { status: "ready" } },
+    { name: "the API still refuses a malformed request id", method: "GET", url: "/me", headers: { "x-request-id": "x" }, status: 422, contains: { error: { details: [{ pointer: "header:X-Request-Id" }] } } },
+  ]);
+  test("Allow lists the path's methods", async () => {
+    const res = await app.request("PUT", "/contacts/0193a4b2-0000-7000-8000-0000000000ff", { key: null });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("DELETE, GET, HEAD, PATCH");
+  });
+});
