@@ -24,9 +24,9 @@ import { named } from "../../platform/http/schemas";
 
 const Conversation = named("Conversation", t.Object({
   id: t.String(),
-  status: t.String({ description: "open | closed" }),
+  status: t.Union([t.Literal("open"), t.Literal("closed")]),
   contactId: t.String(),
-  channel: t.String(),
+  channel: t.String({ description: "whatsapp | instagram | messenger | x | tiktok | telegram | email" }),
   channelAccountId: t.String(),
   assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
   lastMessageAt: t.Union([t.String(), t.Null()]),

@@ -51,13 +51,16 @@ export const SendMessageBody = t.Object({
 });
 export type SendMessageInput = typeof SendMessageBody.static;
 
+const MessageStatus = t.Union(["queued", "sent", "delivered", "read", "failed", "received"].map((v) => t.Literal(v)), { description: "queued → sent → delivered → read, or failed; received for inbound" });
+const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
+
 /** The seed's Message: exactly these fields (POST /messages, 202). */
 export const MessageAccepted = named("MessageAccepted", t.Object({
   id: t.String(),
-  status: t.String(),
+  status: MessageStatus,
   conversationId: t.String(),
   contactId: t.String(),
-  channel: t.String(),
+  channel: Channel,
   priceType: t.String(),
   unitPrice: t.String({ description: "decimal, 6 places" }),
   charged: t.Boolean(),
@@ -66,11 +69,11 @@ export const MessageAccepted = named("MessageAccepted", t.Object({
 
 export const MessageRecord = named("Message", t.Object({
   id: t.String(),
-  status: t.String({ description: "queued | sent | delivered | read | failed | received" }),
-  direction: t.String({ description: "outbound | inbound" }),
+  status: MessageStatus,
+  direction: t.Union([t.Literal("outbound"), t.Literal("inbound")]),
   conversationId: t.String(),
   contactId: t.String(),
-  channel: t.String(),
+  channel: Channel,
   channelAccountId: t.String(),
   type: t.String(),
   content: t.Record(t.String(), t.Unknown()),
