@@ -51,8 +51,8 @@ export const SendMessageBody = t.Object({
 });
 export type SendMessageInput = typeof SendMessageBody.static;
 
-const MessageStatus = t.Union(["queued", "sent", "delivered", "read", "failed", "received"].map((v) => t.Literal(v)), { description: "queued → sent → delivered → read, or failed; received for inbound" });
-const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
+const MessageStatus = t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("delivered"), t.Literal("read"), t.Literal("failed"), t.Literal("received")], { description: "queued → sent → delivered → read, or failed; received for inbound" });
+const Channel = t.UnionEnum(CHANNELS);
 
 /** The seed's Message: exactly these fields (POST /messages, 202). */
 export const MessageAccepted = named("MessageAccepted", t.Object({
