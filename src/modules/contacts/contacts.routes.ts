@@ -81,6 +81,26 @@ export const contactsRoutes = (deps: Deps) => {
           summary: "Create or update a contact by its identities (upsert)",
           description: "200 `created:false` when an identity belongs to a contact (updated), 201 `created:true` otherwise; 409 CONFLICT when the identities belong to different contacts.",
           operationId: "upsertContact",
+          "x-openapi": {
+            requestBody: {
+              content: {
+                "application/json": {
+                  example: {
+                    firstName: "Ann",
+                    lastName: "Lee",
+                    country: "US",
+                    identities: [
+                      { channel: "whatsapp", value: "+14155550101" },
+                      { channel: "email", value: "ann@example.com" },
+                    ],
+                    customFields: { plan: "gold" },
+                    tags: ["vip"],
+                    optIn: true,
+                  },
+                },
+              },
+            },
+          },
         },
       },
     )

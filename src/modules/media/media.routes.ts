@@ -166,7 +166,7 @@ export const mediaRoutes = (deps: Deps) => {
         scope: "media:write",
         params: IdParams,
         response: { 200: data(DeletedModel), ...errors(403, 404, 409) },
-        detail: { summary: "Delete media (409 MEDIA_IN_USE while a queued message or scheduled post uses it)", operationId: "deleteMedia" },
+        detail: { summary: "Delete media (409 MEDIA_IN_USE while a queued message or scheduled post uses it)", operationId: "deleteMedia", "x-error-codes": ["MEDIA_IN_USE"] },
       },
     );
 };

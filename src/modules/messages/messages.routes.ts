@@ -18,6 +18,27 @@ export const messagesRoutes = (deps: Deps) =>
         operationId: "sendMessage",
         "x-error-codes": ["MESSAGING_WINDOW_CLOSED", "CHANNEL_ACCOUNT_MISSING", "CONTACT_BLOCKED", "STORAGE_LIMIT_REACHED", "INSUFFICIENT_BALANCE", "PROVIDER_ERROR", "IDEMPOTENCY_CONFLICT"],
         "x-openapi": {
+          responses: {
+            "202": {
+              content: {
+                "application/json": {
+                  example: {
+                    data: {
+                      id: "01970f2a-7c00-7d1e-8f2a-0b1c2d3e4f50",
+                      status: "queued",
+                      conversationId: "01970f2a-7b10-7a2e-9c3d-1a2b3c4d5e6f",
+                      contactId: "01970f2a-7a00-7b1e-8d2c-2b3c4d5e6f70",
+                      channel: "whatsapp",
+                      priceType: "wa_template_text",
+                      unitPrice: "0.050000",
+                      charged: true,
+                      metadata: {},
+                    },
+                  },
+                },
+              },
+            },
+          },
           requestBody: {
             content: {
               "application/json": {
