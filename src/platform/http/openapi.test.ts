@@ -97,6 +97,28 @@ describe("the document", () => {
   });
 });
 
+describe("/docs works with no internet", () => {
+  test("the page loads only its own assets, hides cloud-only buttons and tries requests on the serving origin", async () => {
+    const res = await app.request("GET", "/docs", { key: null });
+    expect(res.status).toBe(200);
+    const html = res.body as string;
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).toContain('<script src="/docs/scalar.js">');
+    expect(html).toContain("withDefaultFonts: false");
+    expect(html).toContain("agent: { disabled: true }");
+    expect(html).toContain('showDeveloperTools: "never"');
+    expect(html).toContain('proxyUrl: ""');
+    expect(html).toContain("servers: [{ url: window.location.origin");
+    expect(html).toContain('url: "/api/public/v1/openapi.json"');
+  });
+  test("the guide is served from the binary", async () => {
+    const res = await app.request("GET", "/docs/guide", { key: null });
+    expect(res.status).toBe(200);
+    for (const part of ["Authentication", "Idempotency", "Pagination", "Webhook signatures"]) expect(res.body).toContain(part);
+    expect(res.body).not.toMatch(/src="https?:|href="https?:/);
+  });
+});
+
 describe("a generated client", () => {
   test("type-checks an openapi-fetch program that runs against the live app", async () => {
     const dir = join(ROOT, "node_modules/.cache/openapi-client");
