@@ -59,7 +59,6 @@ const COMMON_CODES: Record<number, ErrorCode[]> = {
   401: ["API_KEY_INVALID", "API_KEY_REVOKED", "API_KEY_EXPIRED"],
   403: ["API_SCOPE_MISSING", "IP_NOT_ALLOWED"],
   404: ["NOT_FOUND"],
-  409: ["CONFLICT"],
   422: ["VALIDATION_FAILED"],
   429: ["RATE_LIMITED"],
   500: ["INTERNAL"],
@@ -219,7 +218,8 @@ export function finishDocument(raw: Json, info: { title: string; version: string
       // Responses: named schemas, headers, and the error codes per status.
       const responses: Json = {};
       const statuses = new Set(Object.keys(op.responses ?? {}).map(Number));
-      if (inApi && facts.scope) for (const s of [401, 403, 429, 500]) statuses.add(s);
+      // Every API operation authenticates, rate-limits and checks X-Request-Id.
+      if (inApi && facts.scope) for (const s of [401, 403, 422, 429, 500]) statuses.add(s);
       const codes = new Map<number, Set<string>>();
       const addCode = (c: string) => {
         const st = ERROR_STATUS[c as ErrorCode];
@@ -241,7 +241,8 @@ export function finishDocument(raw: Json, info: { title: string; version: string
         if (status === 429) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status >= 400) {
           const set = new Set([...(COMMON_CODES[status] ?? []), ...(codes.get(status) ?? [])]);
-          const list = [...set];
+          // A status declared without codes: every code of that status.
+          const list = set.size ? [...set] : Object.keys(ERROR_STATUS).filter((c) => ERROR_STATUS[c as ErrorCode] === status);
           responses[String(status)] = {
             description: `${STATUS_TEXT[status] ?? "Error"}. Codes: ${list.join(", ")}.`,
             headers,
