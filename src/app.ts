@@ -2,13 +2,14 @@
  * createApp(deps): the HTTP surface. Platform plugins first (request id, errors, access log, API guard),
  * then each module's routes under /api/public/v1. No listen() here — `serve` and tests decide.
  */
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { accessLogPlugin } from "./platform/http/access-log.plugin";
 import { API_PREFIX } from "./platform/http/api-guard.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
+import { openapiPlugin } from "./platform/http/openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
+import { routingPlugin } from "./platform/http/routing.plugin";
 import { billingRoutes } from "./modules/billing/billing.routes";
 import { campaignsRoutes } from "./modules/campaigns/campaigns.routes";
 import { contactsRoutes } from "./modules/contacts/contacts.routes";
@@ -45,35 +46,24 @@ export function createApp(deps: Deps) {
     .use(pipelineRoutes(deps))
     .use(sourcesRoutes(deps));
 
-  const app = new Elysia()
+  return new Elysia()
     .use(requestIdPlugin)
-    .use(errorPlugin({ log: deps.log, routes: deps.routeTable }))
+    .use(errorPlugin({ log: deps.log }))
     .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))
+    .use(routingPlugin())
     .use(
-      openapi({
-        path: "/docs",
-        specPath: `${API_PREFIX}/openapi.json`,
-        provider: "scalar",
-        scalar: { url: `${API_PREFIX}/openapi.json`, cdn: "/docs/scalar.js" } as never,
-        exclude: { paths: ["/docs", "/docs/scalar.js", "/healthz", "/readyz", "/metrics"] },
-        documentation: {
-          info: {
-            title: "Switchboard API",
-            version: VERSION,
-            description: "On-premises omnichannel messaging: messages, contacts, conversations, campaigns, webhooks. See docs/api.md.",
-          },
-          servers: [{ url: deps.config.server.public_url }],
-          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key sb_live_…" } } },
-          security: [{ bearer: [] }],
-        },
+      openapiPlugin({
+        title: "Switchboard API",
+        version: VERSION,
+        description: "On-premises omnichannel messaging: messages, contacts, conversations, campaigns, social posts, pipeline, webhooks. Guide: /docs/guide.",
+        serverUrl: deps.config.server.public_url,
+        exclude: ["/docs", "/docs/scalar.js", "/docs/guide", "/healthz", "/readyz", "/metrics"],
       }),
     )
     .use(systemRoutes(deps))
     .use(hooksRoutes(deps))
     .use(socialPublicRoutes(deps))
     .use(api);
-  deps.routeTable.set(app.routes);
-  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -2,7 +2,6 @@
  * Builds the dependency object every module receives: config, database, clock, logger, events, queue,
  * scheduler and the cross-cutting stores. Nothing here listens or starts loops — `serve` does that.
  */
-import { createRouteTable } from "./platform/http/route-table";
 import { join } from "node:path";
 import type { Config } from "./config/config.schema";
 import { openDatabase, type Db } from "./db/client";
@@ -65,8 +64,7 @@ export function buildDeps({
   });
   /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
   const license = createLicenseChecker({ path: config.license.file, publicKey: LICENSE_PUBLIC_KEY, now });
-  const routeTable = createRouteTable(); // filled by createApp
-  const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"], routes: routeTable });
+  const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"] });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
@@ -98,7 +96,6 @@ export function buildDeps({
     idempotency,
     limiter,
     guard,
-    routeTable,
     license,
     metrics: createMetrics(),
     startedAt: clock.now(),

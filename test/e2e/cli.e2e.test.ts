@@ -142,6 +142,8 @@ describe("appliance life cycle", () => {
       const docs = await fetch(`${server.url}/docs`);
       expect(await docs.text()).toContain("/docs/scalar.js");
       expect((await fetch(`${server.url}/docs/scalar.js`)).status).toBe(200);
+      expect(await (await fetch(`${server.url}/docs/guide`)).text()).toContain("Webhook signatures");
+      expect(((await (await fetch(`${server.url}/api/public/v1/openapi.json`)).json()) as any).components.schemas.Message).toBeDefined();
 
       const backup = join(dir, "backup.db");
       const b = run(["backup", "--to", backup, "--config", init.configPath]);

@@ -3,8 +3,9 @@ import type { Deps } from "../../deps";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { errors, list } from "../../platform/http/envelope";
 import { formatMicros } from "../../platform/money";
+import { named } from "../../platform/http/schemas";
 
-const LedgerEntryModel = t.Object({
+const LedgerEntryModel = named("LedgerEntry", t.Object({
   id: t.String(),
   kind: t.Union([t.Literal("credit"), t.Literal("debit"), t.Literal("refund")]),
   amount: t.String({ description: "signed decimal, 6 places" }),
@@ -13,7 +14,7 @@ const LedgerEntryModel = t.Object({
   messageId: t.Union([t.String(), t.Null()]),
   description: t.String(),
   createdAt: t.String({ format: "date-time" }),
-});
+}));
 
 export const billingRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Billing"] })

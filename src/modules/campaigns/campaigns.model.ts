@@ -2,6 +2,7 @@
 import { t } from "elysia";
 import { CHANNELS } from "../../channels/channel.types";
 import { PageQuery } from "../../platform/http/pagination";
+import { Money } from "../../platform/http/schemas";
 
 export const MAX_AUDIENCE_IDS = 10_000;
 export const CAMPAIGN_STATUSES = ["scheduled", "running", "paused", "completed", "canceled", "failed"] as const;
@@ -10,10 +11,7 @@ export const PAUSE_REASONS = ["MANUAL", "INSUFFICIENT_BALANCE", "ERROR_RATE"] as
 
 const Uuid = { format: "uuid" } as const;
 
-export const Money = t.Object(
-  { amount: t.String({ description: "decimal text, 6 places", examples: ["0.050000"] }), unit: t.String({ description: "currency code", examples: ["USD"] }) },
-  { title: "Money" },
-);
+export { Money };
 
 export const AudienceModel = t.Union(
   [

@@ -34,7 +34,7 @@ export const campaignsRoutes = (deps: Deps) => {
       detail: {
         summary: "Estimate recipients and cost",
         description: "Counts the audience by send eligibility (matched = sendable + Σ excluded) and prices the sendable part. Nothing is stored.",
-        operationId: "estimateCampaign",
+        operationId: "estimateCampaign", "x-error-codes": ["CHANNEL_ACCOUNT_MISSING"],
       },
     })
     .post(
@@ -50,7 +50,7 @@ export const campaignsRoutes = (deps: Deps) => {
         detail: {
           summary: "Create a campaign",
           description: "Starts at once (running), or at scheduledAt (scheduled). An estimated cost above the balance is 402 INSUFFICIENT_BALANCE.",
-          operationId: "createCampaign",
+          operationId: "createCampaign", "x-error-codes": ["CHANNEL_ACCOUNT_MISSING", "INSUFFICIENT_BALANCE"],
         },
       },
     )

@@ -2,8 +2,9 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors } from "../../platform/http/envelope";
 import { accountsFor } from "../messages/messages.service";
+import { named } from "../../platform/http/schemas";
 
-const ChannelAccount = t.Object({
+const ChannelAccount = named("ChannelAccount", t.Object({
   id: t.String(),
   channel: t.String(),
   provider: t.String(),
@@ -11,7 +12,7 @@ const ChannelAccount = t.Object({
   default: t.Boolean(),
   status: t.String({ description: "active | auth_failed | error" }),
   webhookUrl: t.String({ description: "the inbound webhook URL to give the provider" }),
-});
+}));
 
 export const channelsRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(

@@ -81,6 +81,26 @@ export const contactsRoutes = (deps: Deps) => {
           summary: "Create or update a contact by its identities (upsert)",
           description: "200 `created:false` when an identity belongs to a contact (updated), 201 `created:true` otherwise; 409 CONFLICT when the identities belong to different contacts.",
           operationId: "upsertContact",
+          "x-openapi": {
+            requestBody: {
+              content: {
+                "application/json": {
+                  example: {
+                    firstName: "Ann",
+                    lastName: "Lee",
+                    country: "US",
+                    identities: [
+                      { channel: "whatsapp", value: "+14155550101" },
+                      { channel: "email", value: "ann@example.com" },
+                    ],
+                    customFields: { plan: "gold" },
+                    tags: ["vip"],
+                    optIn: true,
+                  },
+                },
+              },
+            },
+          },
         },
       },
     )
@@ -99,6 +119,19 @@ export const contactsRoutes = (deps: Deps) => {
           summary: "Bulk import contacts from NDJSON or CSV (streamed body, runs as a job)",
           description: "Content-Type application/x-ndjson (one upsert body per line) or text/csv (header row). Poll GET /contacts/imports/{id}.",
           operationId: "importContacts",
+          "x-openapi": {
+            requestBody: {
+              required: true,
+              description: "The contacts, streamed: one upsert body (as POST /contacts) per NDJSON line, or CSV with a header row.",
+              content: {
+                "application/x-ndjson": {
+                  schema: { type: "string" },
+                  example: '{"identities":[{"channel":"whatsapp","value":"+14155550101"}],"firstName":"Ann","tags":["vip"]}\n{"identities":[{"channel":"email","value":"bob@example.com"}],"firstName":"Bob"}\n',
+                },
+                "text/csv": { schema: { type: "string" }, example: "firstName,lastName,whatsapp,email,tags,optIn\nAnn,Lee,+14155550101,ann@example.com,vip|june,true\n" },
+              },
+            },
+          },
         },
       },
     )

@@ -20,20 +20,21 @@ import {
   reopenConversation,
   type ConversationRow,
 } from "./conversations.service";
+import { named } from "../../platform/http/schemas";
 
-const Conversation = t.Object({
+const Conversation = named("Conversation", t.Object({
   id: t.String(),
-  status: t.String({ description: "open | closed" }),
+  status: t.Union([t.Literal("open"), t.Literal("closed")]),
   contactId: t.String(),
-  channel: t.String(),
+  channel: t.String({ description: "whatsapp | instagram | messenger | x | tiktok | telegram | email" }),
   channelAccountId: t.String(),
   assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
   lastMessageAt: t.Union([t.String(), t.Null()]),
   closedAt: t.Union([t.String(), t.Null()]),
   createdAt: t.String(),
   updatedAt: t.String(),
-});
-const Note = t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() });
+}));
+const Note = named("ConversationNote", t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() }));
 const ConversationDetail = t.Composite([
   Conversation,
   t.Object({

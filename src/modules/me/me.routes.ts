@@ -5,8 +5,9 @@ import { money } from "../../platform/money";
 import { getCompany } from "../companies/companies.service";
 import { AppError } from "../../platform/errors";
 import { LICENSED_MODULES } from "../../platform/license/license";
+import { named } from "../../platform/http/schemas";
 
-const MeModel = t.Object({
+const MeModel = named("Me", t.Object({
   key: t.Object({
     id: t.String(),
     name: t.String(),
@@ -30,7 +31,7 @@ const MeModel = t.Object({
     }),
     { description: "every licensed module with its state under the installed license file" },
   ),
-});
+}));
 
 /** Each licensed module's state for this company: the same check its routes make. */
 function licensedModules(license: Deps["license"], companySlug: string) {

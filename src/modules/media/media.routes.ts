@@ -74,6 +74,23 @@ export const mediaRoutes = (deps: Deps) => {
           description:
             "Max 100 MB. The declared type must match the content for images, video, audio and PDF. With `channel`, the type and size must be accepted by that channel. Over the company's quota: 422 STORAGE_LIMIT_REACHED.",
           operationId: "uploadMedia",
+          "x-error-codes": ["STORAGE_LIMIT_REACHED"],
+          "x-openapi": {
+            requestBody: {
+              content: {
+                "multipart/form-data": {
+                  schema: {
+                    type: "object",
+                    required: ["file"],
+                    properties: {
+                      file: { type: "string", contentMediaType: "application/octet-stream", description: "the file; its part's Content-Type is checked against the content" },
+                      channel: { type: "string", description: "check the file against this channel's (or channel account id's) accepted types and sizes" },
+                    },
+                  },
+                },
+              },
+            },
+          },
         },
       },
     )
@@ -129,7 +146,14 @@ export const mediaRoutes = (deps: Deps) => {
         scope: "media:read",
         params: IdParams,
         response: { 200: t.File({ description: "the bytes, with the stored Content-Type" }), ...errors(403, 404) },
-        detail: { summary: "Media content (the bytes)", operationId: "getMediaContent" },
+        detail: {
+          summary: "Media content (the bytes)",
+          description: "The stored bytes with their Content-Type, Content-Length, an ETag (SHA-256) and Content-Disposition: attachment.",
+          operationId: "getMediaContent",
+          "x-openapi": {
+            responses: { "200": { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } } },
+          },
+        },
       },
     )
     .delete(
@@ -142,7 +166,7 @@ export const mediaRoutes = (deps: Deps) => {
         scope: "media:write",
         params: IdParams,
         response: { 200: data(DeletedModel), ...errors(403, 404, 409) },
-        detail: { summary: "Delete media (409 MEDIA_IN_USE while a queued message or scheduled post uses it)", operationId: "deleteMedia" },
+        detail: { summary: "Delete media (409 MEDIA_IN_USE while a queued message or scheduled post uses it)", operationId: "deleteMedia", "x-error-codes": ["MEDIA_IN_USE"] },
       },
     );
 };

@@ -1,6 +1,7 @@
 /** Request and response schemas of /messages (they feed validation and the OpenAPI document). */
 import { t } from "elysia";
 import { CHANNELS } from "../../channels/channel.types";
+import { named } from "../../platform/http/schemas";
 
 const Uuid = t.String({ format: "uuid" });
 
@@ -50,26 +51,29 @@ export const SendMessageBody = t.Object({
 });
 export type SendMessageInput = typeof SendMessageBody.static;
 
+const MessageStatus = t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("delivered"), t.Literal("read"), t.Literal("failed"), t.Literal("received")], { description: "queued → sent → delivered → read, or failed; received for inbound" });
+const Channel = t.UnionEnum(CHANNELS);
+
 /** The seed's Message: exactly these fields (POST /messages, 202). */
-export const MessageAccepted = t.Object({
+export const MessageAccepted = named("MessageAccepted", t.Object({
   id: t.String(),
-  status: t.String(),
+  status: MessageStatus,
   conversationId: t.String(),
   contactId: t.String(),
-  channel: t.String(),
+  channel: Channel,
   priceType: t.String(),
   unitPrice: t.String({ description: "decimal, 6 places" }),
   charged: t.Boolean(),
   metadata: t.Record(t.String(), t.String()),
-});
+}));
 
-export const MessageRecord = t.Object({
+export const MessageRecord = named("Message", t.Object({
   id: t.String(),
-  status: t.String({ description: "queued | sent | delivered | read | failed | received" }),
-  direction: t.String({ description: "outbound | inbound" }),
+  status: MessageStatus,
+  direction: t.Union([t.Literal("outbound"), t.Literal("inbound")]),
   conversationId: t.String(),
   contactId: t.String(),
-  channel: t.String(),
+  channel: Channel,
   channelAccountId: t.String(),
   type: t.String(),
   content: t.Record(t.String(), t.Unknown()),
@@ -94,4 +98,4 @@ export const MessageRecord = t.Object({
   }),
   createdAt: t.String(),
   updatedAt: t.String(),
-});
+}));

@@ -16,6 +16,41 @@ export const messagesRoutes = (deps: Deps) =>
         description:
           "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
         operationId: "sendMessage",
+        "x-error-codes": ["MESSAGING_WINDOW_CLOSED", "CHANNEL_ACCOUNT_MISSING", "CONTACT_BLOCKED", "STORAGE_LIMIT_REACHED", "INSUFFICIENT_BALANCE", "PROVIDER_ERROR", "IDEMPOTENCY_CONFLICT"],
+        "x-openapi": {
+          responses: {
+            "202": {
+              content: {
+                "application/json": {
+                  example: {
+                    data: {
+                      id: "01970f2a-7c00-7d1e-8f2a-0b1c2d3e4f50",
+                      status: "queued",
+                      conversationId: "01970f2a-7b10-7a2e-9c3d-1a2b3c4d5e6f",
+                      contactId: "01970f2a-7a00-7b1e-8d2c-2b3c4d5e6f70",
+                      channel: "whatsapp",
+                      priceType: "wa_template_text",
+                      unitPrice: "0.050000",
+                      charged: true,
+                      metadata: {},
+                    },
+                  },
+                },
+              },
+            },
+          },
+          requestBody: {
+            content: {
+              "application/json": {
+                examples: {
+                  template: { summary: "The hello_world template on WhatsApp", value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", language: "en_US", params: { "body.1": "Ann" } } } },
+                  text: { summary: "A text reply inside the 24 h window", value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "Your order has shipped." } },
+                  email: { summary: "An e-mail", value: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Welcome", text: "Hello Ann" } } },
+                },
+              },
+            },
+          },
+        },
       },
     })
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {

@@ -21,7 +21,7 @@ import { getCompany } from "../companies/companies.service";
 import { channelState, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
-import type { SendMessageInput } from "./messages.model";
+import type { MessageRecord, SendMessageInput } from "./messages.model";
 import * as repo from "./messages.repository";
 import type { MessageRow } from "./messages.repository";
 
@@ -35,14 +35,17 @@ const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2,
 
 const iso = (d: Date | null | undefined) => d?.toISOString() ?? null;
 
+/** Stored as text; the values are the closed sets of messages.model.ts. */
+type MessageStatus = (typeof MessageRecord.static)["status"];
+
 export function messageView(m: MessageRow) {
   return {
     id: m.id,
-    status: m.status,
-    direction: m.direction,
+    status: m.status as MessageStatus,
+    direction: m.direction as "outbound" | "inbound",
     conversationId: m.conversationId,
     contactId: m.contactId,
-    channel: m.channel,
+    channel: m.channel as Channel,
     channelAccountId: m.channelAccountId,
     type: m.type,
     content: m.content,
@@ -74,10 +77,10 @@ export function messageView(m: MessageRow) {
 export function acceptedView(m: MessageRow) {
   return {
     id: m.id,
-    status: m.status,
+    status: m.status as MessageStatus,
     conversationId: m.conversationId,
     contactId: m.contactId,
-    channel: m.channel,
+    channel: m.channel as Channel,
     priceType: m.priceType,
     unitPrice: formatMicros(m.unitPrice),
     charged: m.charged,

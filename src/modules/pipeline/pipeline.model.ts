@@ -1,6 +1,7 @@
 /** Request and response schemas of the pipeline API (validation and OpenAPI from the same named objects). */
 import { t } from "elysia";
 import { PageQuery } from "../../platform/http/pagination";
+import { Money } from "../../platform/http/schemas";
 
 const DateTime = t.String({ format: "date-time" });
 const NullableDateTime = t.Union([DateTime, t.Null()]);
@@ -10,10 +11,7 @@ const MoneyText = t.String({ pattern: "^\\d{1,9}(\\.\\d{1,6})?$", description: "
 const DateOnly = t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "YYYY-MM-DD" });
 const CustomValue = t.Union([t.String({ maxLength: 1000 }), t.Number(), t.Boolean(), t.Null()]);
 
-export const MoneyModel = t.Object(
-  { amount: t.String({ description: "decimal text, 6 places" }), unit: t.String({ description: "the billing currency" }) },
-  { title: "Money" },
-);
+export const MoneyModel = Money;
 
 export const StageModel = t.Object(
   {

@@ -59,7 +59,12 @@ export const socialPublicRoutes = (deps: Deps) => {
     {
       params: t.Object({ companyId: t.String(), mediaId: t.String() }),
       query: t.Object({ exp: t.Optional(t.String()), sig: t.Optional(t.String()) }),
-      detail: { summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)", operationId: "getSocialMediaLink" },
+      detail: {
+        summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)",
+        operationId: "getSocialMediaLink",
+        "x-error-codes": ["NOT_FOUND"],
+        "x-openapi": { security: [], responses: { "200": { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } } } },
+      },
     },
   );
 };
@@ -109,7 +114,7 @@ export const socialRoutes = (deps: Deps) => {
           summary: "Create a post: a draft, scheduled (scheduledAt) or published at once (publishNow)",
           description:
             "409 SOCIAL_APPROVAL_REQUIRED: requiresApproval with scheduledAt/publishNow. 422 SOCIAL_POST_INVALID (a platform rule; the pointer names the field), SOCIAL_PLATFORM_UNAVAILABLE (an account not connected), VALIDATION_FAILED.",
-          operationId: "createSocialPost",
+          operationId: "createSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "STORAGE_LIMIT_REACHED"],
         },
       },
     )
@@ -131,7 +136,7 @@ export const socialRoutes = (deps: Deps) => {
         detail: {
           summary: "Change a post that is not publishing or published (an edit withdraws its approval)",
           description: "409 SOCIAL_POST_NOT_EDITABLE once publishing, published or partially_published; 422 as for POST /social/posts.",
-          operationId: "updateSocialPost",
+          operationId: "updateSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
         },
       },
     )
@@ -147,7 +152,7 @@ export const socialRoutes = (deps: Deps) => {
         response: { 200: data(DeletedPostModel), ...errors(403, 404, 409) },
         detail: {
           summary: "Delete a post; a published one is removed from Facebook and X, the targets left on their platform are listed",
-          operationId: "deleteSocialPost",
+          operationId: "deleteSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
         },
       },
     )
@@ -160,20 +165,20 @@ export const socialRoutes = (deps: Deps) => {
         params: IdParams,
         body: SchedulePostBody,
         response: { 200: data(SocialPostModel), ...errors(403, 404, 409, 422) },
-        detail: { summary: "Schedule a post ({scheduledAt}) or publish it at once ({publishNow: true})", operationId: "scheduleSocialPost" },
+        detail: { summary: "Schedule a post ({scheduledAt}) or publish it at once ({publishNow: true})", operationId: "scheduleSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_APPROVAL_REQUIRED", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
       },
     )
     .post("/social/posts/:id/cancel", ({ auth, params, idem }) => idem.commit(200, () => svc.cancelPost({ companyId: auth.companyId, id: params.id }).post), {
       scope: "social:write",
       params: IdParams,
       response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: { summary: "Cancel a draft, pending-approval or scheduled post", operationId: "cancelSocialPost" },
+      detail: { summary: "Cancel a draft, pending-approval or scheduled post", operationId: "cancelSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
     })
     .post("/social/posts/:id/approve", ({ auth, params, idem }) => idem.commit(200, () => svc.approvePost({ companyId: auth.companyId, id: params.id }).post), {
       scope: "social:write",
       params: IdParams,
       response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: { summary: "Approve a post that requires approval (then it can be scheduled)", operationId: "approveSocialPost" },
+      detail: { summary: "Approve a post that requires approval (then it can be scheduled)", operationId: "approveSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
     })
     .get(
       "/social/analytics/summary",

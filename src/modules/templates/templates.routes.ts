@@ -5,8 +5,9 @@ import { data, errors } from "../../platform/http/envelope";
 import { accountsFor } from "../messages/messages.service";
 import { ChannelEnum } from "../messages/messages.model";
 import { createLocalTemplate, listTemplates, type TemplateRow } from "./templates.service";
+import { named } from "../../platform/http/schemas";
 
-const Template = t.Object({
+const Template = named("Template", t.Object({
   id: t.String(),
   channel: t.String(),
   channelAccountId: t.String(),
@@ -18,7 +19,7 @@ const Template = t.Object({
   components: t.Array(t.Record(t.String(), t.Unknown())),
   params: t.Array(t.String(), { description: "positional params the template takes: body.<n>, button.<n>.<m>" }),
   updatedAt: t.String(),
-});
+}));
 
 const view = (r: TemplateRow) => ({
   id: r.id,

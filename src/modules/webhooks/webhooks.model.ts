@@ -1,6 +1,7 @@
 /** Request and response schemas of the webhooks API (validation and OpenAPI from the same objects). */
 import { t } from "elysia";
 import { PageQuery } from "../../platform/http/pagination";
+import { named } from "../../platform/http/schemas";
 
 const EventsField = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
@@ -28,7 +29,7 @@ export const UpdateEndpointBody = t.Object(
   { additionalProperties: false },
 );
 
-export const EndpointModel = t.Object({
+export const EndpointModel = named("WebhookEndpoint", t.Object({
   id: t.String(),
   url: t.String(),
   description: t.Union([t.String(), t.Null()]),
@@ -40,16 +41,16 @@ export const EndpointModel = t.Object({
   previousSecretExpiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "after a rotation, until when the old secret also signs" }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
-});
+}));
 
-export const EndpointWithSecretModel = t.Composite([
+export const EndpointWithSecretModel = named("WebhookEndpointWithSecret", t.Composite([
   EndpointModel,
   t.Object({ secret: t.String({ description: "whsec_<base64 of 32 bytes>; shown only in this response" }) }),
-]);
+]));
 
 export const DeletedModel = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-export const AttemptModel = t.Object({
+export const AttemptModel = named("WebhookAttempt", t.Object({
   id: t.String(),
   trigger: t.Union([t.Literal("scheduled"), t.Literal("manual")], { description: "manual = redeliver" }),
   attemptedAt: t.String({ format: "date-time" }),
@@ -57,9 +58,9 @@ export const AttemptModel = t.Object({
   durationMs: t.Integer(),
   responseExcerpt: t.Union([t.String(), t.Null()], { description: "first 1 KiB of the response body" }),
   error: t.Union([t.String(), t.Null()], { description: "timeout, connection error or policy refusal" }),
-});
+}));
 
-export const DeliveryModel = t.Object({
+export const DeliveryModel = named("WebhookDelivery", t.Object({
   id: t.String(),
   endpointId: t.String(),
   webhookId: t.String({ description: "the webhook-id header: the event id, the same on every retry and redelivery" }),
@@ -72,7 +73,7 @@ export const DeliveryModel = t.Object({
   attempts: t.Array(AttemptModel, { description: "oldest first" }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
-});
+}));
 
 export const DeliveriesQuery = t.Object({
   ...PageQuery,
@@ -80,11 +81,11 @@ export const DeliveriesQuery = t.Object({
   eventType: t.Optional(t.String({ description: "an event type or a prefix pattern (message.*)" })),
 });
 
-export const EventTypeModel = t.Object({
+export const EventTypeModel = named("WebhookEventType", t.Object({
   name: t.String(),
   description: t.String(),
   example: t.Unknown({ description: "example of the event's data" }),
-});
+}));
 
 export const IdParams = t.Object({ id: t.String() });
 export const DeliveryParams = t.Object({ id: t.String(), deliveryId: t.String() });

@@ -104,7 +104,12 @@ export const webhooksRoutes = (deps: Deps) => {
         scope: "webhooks:write",
         body: CreateEndpointBody,
         response: { 201: data(EndpointWithSecretModel), ...errors(403, 409, 422) },
-        detail: { summary: "Create a webhook endpoint (the secret is returned only here)", operationId: "createWebhook" },
+        detail: {
+          summary: "Create a webhook endpoint (the secret is returned only here)",
+          description: "Events are POSTed to `url`, signed per Standard Webhooks (see /docs/guide); keep the returned `secret` to verify them.",
+          operationId: "createWebhook",
+          "x-openapi": { requestBody: { content: { "application/json": { example: { url: "https://crm.example.com/hooks/switchboard", events: ["message.delivered", "message.failed", "message.received"], description: "CRM" } } } } },
+        },
       },
     )
     .get("/webhooks/:id", ({ auth, params }) => ({ data: endpointOut(w.getEndpoint({ companyId: auth.companyId, id: params.id }).endpoint) }), {

@@ -7,7 +7,6 @@
  * Handlers get `auth` (the principal) and `idem.commit(status, fn)`, which runs fn's writes and stores
  * the idempotent response in one transaction and returns the `{data}` envelope.
  */
-import type { RouteTable } from "./route-table";
 import { Elysia } from "elysia";
 import type { Db } from "../../db/client";
 import { AppError } from "../errors";
@@ -52,8 +51,6 @@ export interface ApiGuardDeps {
   license: LicenseChecker;
   /** Paths under the prefix that need no key. */
   publicPaths?: string[];
-  /** Once filled, a path no route serves is not authenticated: it is 404 with or without a key. */
-  routes?: RouteTable;
 }
 
 const principals = new WeakMap<Request, KeyPrincipal>();
@@ -111,7 +108,6 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
     .onRequest(({ request, server, set }) => {
       const path = new URL(request.url).pathname;
       if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
-      if (deps.routes?.filled && deps.routes.methodsFor(path).length === 0) return; // routing before auth
       principals.set(request, authenticate(request, server?.requestIP(request)?.address, set.headers));
     })
     // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a
@@ -125,6 +121,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
       // NB! The key, scope and license are checked in `transform`, before the body is validated: a caller
       // who may not use an operation gets 403, never the operation's validation rules (422).
       license: (module: LicensedModule) => ({
+        detail: { "x-license": module } as { summary?: string },
         transform({ request }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
@@ -132,6 +129,8 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
         },
       }),
       scope: (needed: Scope | "any") => ({
+        // Read by the OpenAPI document (openapi.ts): the operation's bearer scope.
+        detail: { "x-scope": needed } as { summary?: string },
         transform({ request }) {
           const auth = principals.get(request);
           if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");

@@ -3,11 +3,11 @@
  * AppErrors, Elysia validation and parse errors (422 VALIDATION_FAILED with a pointer per problem),
  * unknown routes (404 NOT_FOUND), and anything unexpected (500 INTERNAL, logged, nothing leaked).
  */
-import { Elysia, ValidationError } from "elysia";
+import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
+import { Elysia, ValidationError, type TSchema } from "elysia";
 import { AppError, type ErrorDetail } from "../errors";
 import type { Logger } from "../logger";
 import { requestFacts } from "./request-context";
-import type { RouteTable } from "./route-table";
 
 export function errorBody(requestId: string | undefined, code: string, message: string, details: ErrorDetail[] = []) {
   return { error: { code, message, requestId: requestId ?? null, details } };
@@ -17,25 +17,92 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, str
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
-/** Elysia/TypeBox validation errors → our details; `type` says where the value came from. */
-function validationDetails(error: ValidationError): ErrorDetail[] {
-  const where = (error as unknown as { type: string }).type;
-  const prefix = where === "query" ? "query:" : where === "headers" ? "header:" : where === "params" ? "path:" : "";
-  const seen = new Set<string>();
-  const out: ErrorDetail[] = [];
-  for (const e of error.all as { path: string; message: string; summary?: string }[]) {
-    const pointer = prefix ? `${prefix}${e.path.replace(/^\//, "")}` : e.path || "/";
-    const key = `${pointer}|${e.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ pointer, message: e.message });
-  }
-  // A union mismatch reports every branch; keep the messages short but complete.
-  return out.slice(0, 50);
+const sentBodies = new WeakMap<Request, unknown>();
+
+const TYPE_NAMES: Record<string, string> = { string: "a string", integer: "an integer", number: "a number", boolean: "true or false", object: "an object", array: "an array", null: "null" };
+
+/** The closed set a schema allows (enum, or a union of literals), if it is one. */
+function choices(schema: TSchema | undefined): unknown[] | null {
+  if (!schema) return null;
+  if (Array.isArray(schema.enum)) return schema.enum;
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((b: TSchema) => "const" in b)) return schema.anyOf.map((b: TSchema) => b.const);
+  return null;
 }
 
-export function errorPlugin({ log, routes }: { log: Logger; routes?: RouteTable }) {
+/** One TypeBox error → a plain-language message (never the library's wording). */
+function plainMessage(e: ValueError): string {
+  const s = e.schema as TSchema;
+  if (e.type === ValueErrorType.ObjectRequiredProperty) return "is required";
+  const list = choices(s);
+  if (list) return `must be one of: ${list.join(", ")}`;
+  switch (e.type) {
+    case ValueErrorType.ObjectAdditionalProperties:
+      return "is not a known field";
+    case ValueErrorType.StringMinLength:
+      return s.minLength === 1 ? "must not be empty" : `must be at least ${s.minLength} characters`;
+    case ValueErrorType.StringMaxLength:
+      return `must be at most ${s.maxLength} characters`;
+    case ValueErrorType.StringFormat:
+      return s.format === "uuid" ? "must be a UUID" : s.format === "date-time" ? "must be an ISO 8601 date-time" : `must be a valid ${s.format}`;
+    case ValueErrorType.StringPattern:
+      return s.description ? `has the wrong format (${s.description})` : `must match ${s.pattern}`;
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return `must be at least ${s.minimum}`;
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return `must be at most ${s.maximum}`;
+    case ValueErrorType.ArrayMinItems:
+      return `must have at least ${s.minItems} item${s.minItems === 1 ? "" : "s"}`;
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${s.maxItems} items`;
+    case ValueErrorType.ObjectMaxProperties:
+      return `must have at most ${s.maxProperties} keys`;
+    case ValueErrorType.ArrayUniqueItems:
+      return "must not repeat items";
+    case ValueErrorType.Literal:
+      return `must be ${JSON.stringify(s.const)}`;
+  }
+  const types = Array.isArray(s.anyOf) ? s.anyOf.map((b: TSchema) => b.type).filter(Boolean) : [s.type].flat().filter(Boolean);
+  if (types.length) return `must be ${[...new Set(types as string[])].map((t) => TYPE_NAMES[t] ?? t).join(" or ")}`;
+  return "is invalid";
+}
+
+/**
+ * Elysia/TypeBox validation errors → our details: one per offending field, in plain language. Errors are
+ * recomputed on the body the client sent (see sentBodies); `type` says where the value came from.
+ */
+function validationDetails(error: ValidationError, sent: unknown): ErrorDetail[] {
+  const where = (error as unknown as { type: string }).type;
+  const prefix = where === "query" ? "query:" : where === "headers" ? "header:" : where === "params" ? "path:" : "";
+  const validator = (error as unknown as { validator?: { schema?: TSchema } & TSchema }).validator;
+  const schema = validator?.schema ?? validator;
+  let all: ValueError[];
+  try {
+    all = where === "body" && sent !== undefined && schema ? [...Value.Errors(schema, sent)] : (error.all as ValueError[]);
+  } catch {
+    all = error.all as ValueError[];
+  }
+  if (!all.length) all = error.all as ValueError[];
+  const byPointer = new Map<string, ErrorDetail>();
+  for (const e of all) {
+    const pointer = prefix ? `${prefix}${e.path.replace(/^\//, "")}` : e.path || "/";
+    // The first error at a path is the most specific (TypeBox reports "required" before the type).
+    if (byPointer.has(pointer)) continue;
+    // A problem inside a value already reported (e.g. union branches) adds nothing.
+    if ([...byPointer.keys()].some((p) => pointer.startsWith(p + "/"))) continue;
+    byPointer.set(pointer, { pointer, message: plainMessage(e) });
+  }
+  return [...byPointer.values()].slice(0, 50);
+}
+
+export function errorPlugin({ log }: { log: Logger }) {
   return new Elysia({ name: "errors" })
+    // NB! Elysia coerces the body in place while validating (defaults, "x" → [{}]); keep what the client
+    // sent so a failure is reported at the field the client got wrong.
+    .onTransform(({ request, body }) => {
+      if (body !== null && typeof body === "object" && !(body instanceof FormData) && !(body instanceof Blob)) sentBodies.set(request, structuredClone(body));
+    })
     .onError(({ code, error, request, set }) => {
       const requestId = requestFacts(request)?.requestId;
       const headers = { ...(set.headers as Record<string, string>) };
@@ -50,18 +117,11 @@ export function errorPlugin({ log, routes }: { log: Logger; routes?: RouteTable 
       }
       switch (code) {
         case "VALIDATION":
-          return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid", validationDetails(error as ValidationError)), headers);
+          return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid", validationDetails(error as ValidationError, sentBodies.get(request))), headers);
         case "PARSE":
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request body is not valid JSON", [{ pointer: "/", message: "malformed JSON" }]), headers);
-        case "NOT_FOUND": {
-          // A known path asked with another method: 405 with the methods it takes.
-          const methods = routes?.methodsFor(new URL(request.url).pathname).filter((m) => m !== "*") ?? [];
-          if (methods.length && !methods.includes(request.method)) {
-            const allow = [...methods, ...(methods.includes("GET") && !methods.includes("HEAD") ? ["HEAD"] : [])].sort().join(", ");
-            return json(405, errorBody(requestId, "METHOD_NOT_ALLOWED", `${request.method} is not allowed here; use ${allow}`), { ...headers, allow });
-          }
+        case "NOT_FOUND":
           return json(404, errorBody(requestId, "NOT_FOUND", "No such route"), headers);
-        }
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid"), headers);

@@ -181,3 +181,55 @@ describe("routing before auth, 405, probes", () => {
       }
   });
 });
+
+describe("validation messages: plain language, one detail per field, at the field the client sent", () => {
+  const details = async (method: string, url: string, body: unknown) => {
+    const res = await app.request(method, url, { body });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("VALIDATION_FAILED");
+    const text = JSON.stringify(res.body);
+    expect(text).not.toMatch(/Expected|UnionEnum|union value/);
+    const pointers = res.body.error.details.map((d: { pointer: string }) => d.pointer);
+    expect(new Set(pointers).size).toBe(pointers.length);
+    return res.body.error.details as { pointer: string; message: string }[];
+  };
+  test("an empty message body names each required field once", async () => {
+    expect(await details("POST", "/messages", {})).toEqual([
+      { pointer: "/channel", message: "is required" },
+      { pointer: "/to", message: "is required" },
+      { pointer: "/type", message: "is required" },
+    ]);
+  });
+  test('"identities": "x" is reported at /identities', async () => {
+    expect(await details("POST", "/contacts", { identities: "x" })).toEqual([{ pointer: "/identities", message: "must be an array" }]);
+  });
+  test("a value outside a closed set lists the allowed values", async () => {
+    expect(await details("POST", "/contacts", { identities: [{ channel: "fax", value: "1" }] })).toEqual([
+      { pointer: "/identities/0/channel", message: "must be one of: whatsapp, instagram, messenger, x, tiktok, telegram, email" },
+    ]);
+    expect(await details("POST", "/messages", { channel: "whatsapp", to: {}, type: "nope", createContact: "x" })).toEqual([
+      { pointer: "/type", message: "must be one of: text, media, template, email" },
+      { pointer: "/createContact", message: "must be true or false" },
+    ]);
+  });
+  test("query values too", async () => {
+    const res = await app.request("GET", "/contacts?tagMatch=zzz");
+    expect(res.body.error.details).toEqual([{ pointer: "query:tagMatch", message: "must be one of: any, all" }]);
+  });
+});
+
+describe("routing before authentication", () => {
+  runScenarios(() => app, [
+    { name: "wrong method on a known path → 405 with Allow (no key needed)", method: "DELETE", url: "/messages", key: null, status: 405, headers: {}, contains: { error: { code: "METHOD_NOT_ALLOWED" } } },
+    { name: "unknown API route without a key → 404, not 401", method: "GET", url: "/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "unknown route outside the API → 404", method: "GET", url: "/api/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    { name: "healthz with a malformed request id still answers", method: "GET", url: "/healthz", key: null, headers: { "x-request-id": "bad id!" }, status: 200, contains: { status: "ok" } },
+    { name: "readyz with a short request id still answers", method: "GET", url: "/readyz", key: null, headers: { "x-request-id": "x" }, status: 200, contains: { status: "ready" } },
+    { name: "the API still refuses a malformed request id", method: "GET", url: "/me", headers: { "x-request-id": "x" }, status: 422, contains: { error: { details: [{ pointer: "header:X-Request-Id" }] } } },
+  ]);
+  test("Allow lists the path's methods", async () => {
+    const res = await app.request("PUT", "/contacts/0193a4b2-0000-7000-8000-0000000000ff", { key: null });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("DELETE, GET, HEAD, PATCH");
+  });
+});

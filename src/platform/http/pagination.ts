@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 export const PageQuery = {
   // NB! A string, parsed by pageLimit(): Elysia's integer coercion of query values reports range errors
   // without the key name, and every error must name its field.
-  limit: t.Optional(t.String({ description: "page size, 1-200, default 50" })),
+  limit: t.Optional(t.String({ description: "page size, 1-200, default 50", "x-openapi-schema": { type: "integer", minimum: 1, maximum: 200, default: 50 } })),
   cursor: t.Optional(t.String({ description: "opaque cursor from page.nextCursor" })),
 };
 

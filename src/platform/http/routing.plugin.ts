@@ -1,0 +1,48 @@
+/**
+ * Routing before authentication: a path no route serves is 404 NOT_FOUND and a known path asked with a
+ * method it does not serve is 405 METHOD_NOT_ALLOWED with `Allow` — both before the API guard looks for a
+ * key (its onRequest is registered after this one), so a typo is not reported as a missing key.
+ * The table is built from the app's routes on the first request (all routes are registered by then).
+ */
+import { Elysia } from "elysia";
+import { AppError } from "../errors";
+
+interface RouteShape {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+function compile(path: string): RegExp {
+  const body = path
+    .split("/")
+    .map((seg) => (seg === "*" ? ".*" : seg.startsWith(":") ? (seg.endsWith("?") ? "?[^/]*" : "[^/]+") : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${body}/?$`);
+}
+
+export function routingPlugin() {
+  let table: RouteShape[] | null = null;
+  const plugin = new Elysia({ name: "routing" });
+  const build = (): RouteShape[] => {
+    const byPath = new Map<string, Set<string>>();
+    for (const r of (plugin as unknown as { getGlobalRoutes(): { method: string; path: string }[] }).getGlobalRoutes()) {
+      const set = byPath.get(r.path) ?? byPath.set(r.path, new Set()).get(r.path)!;
+      set.add(r.method.toUpperCase());
+    }
+    return [...byPath].map(([path, methods]) => ({ pattern: compile(path), methods }));
+  };
+  return plugin
+    .onRequest(({ request }) => {
+      const method = request.method.toUpperCase();
+      if (method === "OPTIONS") return;
+      const path = new URL(request.url).pathname;
+      const methods = new Set<string>();
+      for (const r of (table ??= build())) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+      if (methods.has("ALL") || methods.has(method) || (method === "HEAD" && methods.has("GET"))) return;
+      if (!methods.size) throw new AppError("NOT_FOUND", "No such route");
+      if (methods.has("GET")) methods.add("HEAD");
+      const allow = [...methods].sort().join(", ");
+      throw new AppError("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; allowed: ${allow}`, [], { allow });
+    })
+    .as("global");
+}
