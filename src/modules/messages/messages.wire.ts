@@ -7,6 +7,7 @@ import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
+import * as repo from "./messages.repository";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
@@ -49,7 +50,15 @@ function wireScheduledInbound(deps: Deps): void {
         if (!runtime) return; // the account left the config: nobody to report for
         const now = deps.now().getTime();
         const due = job.payload.schedule.filter((s) => s.at <= now);
-        applyInboundEvents(deps, runtime.account, due.flatMap((s) => s.events.map(revive)));
+        const events = due.flatMap((s) => s.events.map(revive));
+        // A report can fall due before the send it reports on has committed (the dispatch job stores the
+        // provider's message id when it finishes): not known yet → come back shortly, never drop it.
+        const unknown = events.some((e) => e.kind === "status" && !repo.messageByProviderId(deps.db, runtime.account.id, e.providerMessageId));
+        if (unknown)
+          return now - Math.min(...due.map((s) => s.at)) > 600_000
+            ? { dead: "the reported message was never stored with its provider id" }
+            : { retryAt: new Date(now + 500), countAttempt: false, error: "reported message not stored yet" };
+        applyInboundEvents(deps, runtime.account, events);
         const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
         return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
       },

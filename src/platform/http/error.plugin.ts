@@ -35,6 +35,15 @@ function plainMessage(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectRequiredProperty) return "is required";
   const list = choices(s);
   if (list) return `must be one of: ${list.join(", ")}`;
+  // A union whose branch of the value's own type rejects it (a too-long string where a string or null is
+  // allowed): that branch's reason, not "must be a string or null".
+  if (e.type === ValueErrorType.Union && Array.isArray(s.anyOf)) {
+    const v = e.value;
+    const type = v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v;
+    const branch = (s.anyOf as TSchema[]).find((b) => b.type === type || (type === "integer" && b.type === "number"));
+    const first = branch ? Value.Errors(branch, v).First() : undefined;
+    if (first) return plainMessage(first);
+  }
   switch (e.type) {
     case ValueErrorType.ObjectAdditionalProperties:
       return "is not a known field";
@@ -125,6 +134,15 @@ export function errorPlugin({ log }: { log: Logger }) {
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid"), headers);
+      }
+      // The database cannot take the write (a full disk, a read-only file or mount, an I/O error) or is held
+      // by another process: 503 with Retry-After — the transaction rolled back, nothing was stored, and the
+      // same request succeeds once the operator freed space.
+      const sqlite = (error as { code?: unknown }).code;
+      if (typeof sqlite === "string" && /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|BUSY|LOCKED)/.test(sqlite)) {
+        log.error({ requestId, err: error, path: new URL(request.url).pathname }, "database unavailable for writes");
+        const why = sqlite.startsWith("SQLITE_FULL") ? "the disk is full" : sqlite.startsWith("SQLITE_READONLY") ? "the database is read-only" : sqlite.startsWith("SQLITE_BUSY") || sqlite.startsWith("SQLITE_LOCKED") ? "the database is busy" : "the database had an I/O error";
+        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${why}; nothing was changed. Retry later.`), { ...headers, "retry-after": sqlite.startsWith("SQLITE_BUSY") ? "1" : "30" });
       }
       log.error({ requestId, err: error, path: new URL(request.url).pathname }, "unhandled error");
       return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);

@@ -233,3 +233,14 @@ describe("routing before authentication", () => {
     expect(res.headers.get("allow")).toBe("DELETE, GET, HEAD, PATCH");
   });
 });
+
+test("a nullable string that is too long says so (not \"must be a string or null\")", async () => {
+  const a = await createTestApp();
+  try {
+    const res = await a.request("POST", "/contacts", { body: { firstName: "x".repeat(5000), identities: [{ channel: "email", value: "long@example.com" }] } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ pointer: "/firstName", message: expect.stringMatching(/^must be at most \d+ characters$/) }]);
+  } finally {
+    a.close();
+  }
+});
