@@ -29,6 +29,8 @@ export type { MessageRow };
 export const DISPATCH_JOB = "message.dispatch";
 /** Dispatch of campaign messages: the same handler, its own workers (DESIGN §10: one-to-one sends are never starved). */
 export const BULK_DISPATCH_JOB = "message.dispatch.bulk";
+/** Status reports applied later (messages.wire.ts): the sandbox's scheduled delivered/read, and provider reports that overtook our commit of the send. */
+export const SCHEDULED_INBOUND_JOB = "channel.inbound.scheduled";
 const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2, read: 3 };
 
 // ------------------------------------------------------------------ views
@@ -525,7 +527,12 @@ export function applyStatus(
 /** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
   const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
-  if (!m) return; // not ours (e.g. sent from the provider's own console) — ignore
+  if (!m) {
+    // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
+    // the send (fast providers answer the send and call back within milliseconds): try again shortly.
+    deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
+    return;
+  }
   applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error: event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined });
 }
 

@@ -8,7 +8,7 @@ import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.s
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
 import * as repo from "./messages.repository";
-import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage } from "./messages.service";
+import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
   deps.queue.register<{ messageId: string }>(DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
@@ -19,8 +19,6 @@ export function wireMessaging(deps: Deps): void {
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
 
-/** Job of the reports an adapter scheduled for later (ctx.scheduleInbound): the sandbox's delivered/read. */
-export const SCHEDULED_INBOUND_JOB = "channel.inbound.scheduled";
 
 type Scheduled = { at: number; events: InboundEvent[] }[];
 
@@ -32,6 +30,8 @@ const revive = (e: InboundEvent): InboundEvent => {
 };
 
 /**
+ * Reports to apply later: the sandbox's scheduled delivered/read, and a provider's status report that arrived
+ * before the send it reports on had committed (messages.service applyProviderStatus defers it here).
  * One job per schedule (a sent message's delivered and read): each run applies every report that is due —
  * in the job's own transaction, so a report is applied exactly when its job run commits — and comes back
  * at the next one. Re-applying a report is harmless (statuses only move forward), so a run cut short by a
@@ -54,10 +54,15 @@ function wireScheduledInbound(deps: Deps): void {
         // A report can fall due before the send it reports on has committed (the dispatch job stores the
         // provider's message id when it finishes): not known yet → come back shortly, never drop it.
         const unknown = events.some((e) => e.kind === "status" && !repo.messageByProviderId(deps.db, runtime.account.id, e.providerMessageId));
-        if (unknown)
-          return now - Math.min(...due.map((s) => s.at)) > 600_000
-            ? { dead: "the reported message was never stored with its provider id" }
-            : { retryAt: new Date(now + 500), countAttempt: false, error: "reported message not stored yet" };
+        if (unknown) {
+          const waited = now - Math.min(...due.map((s) => s.at));
+          if (waited > 600_000) {
+            // Not ours after all (sent from the provider's own console), or its send never committed.
+            deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
+            return;
+          }
+          return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
+        }
         applyInboundEvents(deps, runtime.account, events);
         const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
         return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;

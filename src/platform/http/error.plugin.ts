@@ -105,12 +105,32 @@ function validationDetails(error: ValidationError, sent: unknown): ErrorDetail[]
   return [...byPointer.values()].slice(0, 50);
 }
 
+const MAX_BODY_DEPTH = 64;
+
+/** Depth of a parsed JSON value, iteratively (no recursion to overflow); stops once past the limit. */
+function nestingDepth(value: object): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d > max) max = d;
+    if (max > MAX_BODY_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
 export function errorPlugin({ log }: { log: Logger }) {
   return new Elysia({ name: "errors" })
     // NB! Elysia coerces the body in place while validating (defaults, "x" → [{}]); keep what the client
     // sent so a failure is reported at the field the client got wrong.
     .onTransform(({ request, body }) => {
-      if (body !== null && typeof body === "object" && !(body instanceof FormData) && !(body instanceof Blob)) sentBodies.set(request, structuredClone(body));
+      if (body === null || typeof body !== "object" || body instanceof FormData || body instanceof Blob) return;
+      // A body nested thousands deep overflowed the validator (500): refuse it before anything walks it.
+      if (nestingDepth(body) > MAX_BODY_DEPTH)
+        throw new AppError("VALIDATION_FAILED", "The request body is nested too deeply", [{ pointer: "/", message: `nested deeper than ${MAX_BODY_DEPTH} levels` }]);
+      sentBodies.set(request, structuredClone(body));
     })
     .onError(({ code, error, request, set }) => {
       const requestId = requestFacts(request)?.requestId;
