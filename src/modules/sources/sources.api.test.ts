@@ -235,6 +235,16 @@ describe("manual assignment, statistics", () => {
     expect((await sourceOf(c)).source).toBeNull();
   });
 
+  test("deleting a contact removes its attribution and history (the referral may identify the person)", async () => {
+    const s = await source({ name: "Gone", channel: "whatsapp", code: "gone_src" });
+    await inbound(app, "whatsapp", { phone: "+14155550191" }, "gone_src");
+    const c = await contactOf("whatsapp", "+14155550191");
+    expect((await sourceOf(c)).source.id).toBe(s.id);
+    expect((await app.request("DELETE", `/contacts/${c}`)).status).toBe(200);
+    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_sources WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
+    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_source_history WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
+  });
+
   test("statistics per period: contacts attributed in it, their conversations and messages, records won with the pipeline", async () => {
     const s = await source({ name: "Stats", channel: "whatsapp", code: "stats_src" });
     await inbound(app, "whatsapp", { phone: "+14155550171" }, "stats_src please");

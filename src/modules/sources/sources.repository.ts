@@ -81,6 +81,11 @@ export function createSourcesRepository(db: Db) {
     history(contactId: string): SourceHistoryRow[] {
       return db.select().from(contactSourceHistory).where(eq(contactSourceHistory.contactId, contactId)).orderBy(contactSourceHistory.id).all();
     },
+    /** A deleted contact's attribution and its history go with it (the referral may identify the person). */
+    forgetContact(contactId: string): void {
+      sqlite.query(`DELETE FROM contact_sources WHERE contact_id = ?`).run(contactId);
+      sqlite.query(`DELETE FROM contact_source_history WHERE contact_id = ?`).run(contactId);
+    },
     /** Contacts attributed to a source in [from, to). */
     contactsOf(sourceId: string, from: Date | null, to: Date | null): string[] {
       return (

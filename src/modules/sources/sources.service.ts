@@ -186,7 +186,7 @@ export function createSourcesService(deps: SourcesDeps) {
     });
   }
 
-  return { create, get, update, list: repo.list, stats, view, qr, attributeInbound, contactSource, setContactSource };
+  return { create, get, update, list: repo.list, stats, view, qr, attributeInbound, contactSource, setContactSource, forgetContact: repo.forgetContact };
 }
 
 export type SourcesService = ReturnType<typeof createSourcesService>;

@@ -11,6 +11,11 @@ export function wireSources(deps: Deps): void {
   // Attribution is not gated by the license: a contact who arrives while it lapsed is still attributed, and
   // the data shows once the license is renewed (the routes are what the license guards).
   deps.events.subscribe((event) => {
+    if (event.type === "contact.deleted") {
+      const id = (event.data as { contact?: { id?: string } }).contact?.id;
+      if (id) s.forgetContact(id);
+      return;
+    }
     if (event.type !== "message.received") return;
     const m = (event.data as { message?: { contactId: string; channel: Channel; channelAccountId: string; content: Record<string, unknown> | null } }).message;
     if (!m) return;
