@@ -64,3 +64,17 @@ test("/metrics with [metrics] token: 401 without it, 200 with it", async () => {
     await a.close();
   }
 });
+
+test("/metrics: recipients of unfinished campaigns by status", async () => {
+  const a = await createTestApp();
+  try {
+    await a.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550131" }], tags: ["m"], optIn: true } });
+    const templateId = (await a.request("GET", "/templates?channel=whatsapp")).body.data.find((t: { name: string }) => t.name === "hello_world").id;
+    const c = await a.request("POST", "/campaigns", { body: { name: "m", templateId, audience: { type: "tags", tags: ["m"] }, askValues: { "body.1": "x" }, scheduledAt: "2099-01-01T00:00:00.000Z" } });
+    expect(c.status).toBe(201);
+    const text = (await a.request("GET", "/metrics", { key: null })).body as string;
+    expect(text).toContain(`switchboard_campaign_recipients{campaign="${c.body.data.id}",company="default",campaign_status="scheduled",status="matched"} 1`);
+  } finally {
+    await a.close();
+  }
+});
