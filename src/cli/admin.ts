@@ -1,5 +1,5 @@
 /** Operator commands on companies, keys, balances, jobs, the schema and backups. */
-import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, renameSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { databasePath } from "../deps";
@@ -8,8 +8,7 @@ import { createCompany, findCompanyBySlug, listCompanies } from "../modules/comp
 import { seedSandboxTemplates } from "../modules/messages/messages.wire";
 import { formatMicros, parseMicros } from "../platform/money";
 import { openDatabase } from "../db/client";
-import { migrate } from "../db/migrate";
-import { embeddedMigrations } from "../db/migrations.gen";
+import { migrate, schemaState, writeCheckedCopy } from "../db/migrate";
 import { VERSION } from "../version";
 import { cliDeps, loadCliConfig, parse, print, required, UsageError } from "./cli.util";
 
@@ -202,8 +201,8 @@ export function jobsCommand(args: string[]): void {
 }
 
 /**
- * `backup --to FILE`: VACUUM INTO a temp file beside the target (a consistent snapshot, safe while the
- * server runs: WAL readers don't block the writer), integrity_check it, then rename into place.
+ * `backup --to FILE`: a consistent, integrity-checked copy (db/migrate.ts writeCheckedCopy), safe while the
+ * server runs.
  */
 export function backupCommand(args: string[]): void {
   const usage = "switchboard backup --to FILE [--force]";
@@ -213,23 +212,15 @@ export function backupCommand(args: string[]): void {
   const config = loadCliConfig(values.config);
   const source = databasePath(config);
   if (!existsSync(source)) throw new UsageError(`no database at ${source}; nothing to back up`);
-  const tmp = `${target}.tmp-${process.pid}`;
-  rmSync(tmp, { force: true });
   const db = new Database(source, { readonly: true });
+  let check: string;
   try {
     db.exec("PRAGMA busy_timeout = 5000");
-    db.query("VACUUM INTO ?").run(tmp);
+    check = writeCheckedCopy(db, target);
   } finally {
     db.close();
   }
-  const copy = new Database(tmp, { readonly: true });
-  const check = copy.query("PRAGMA integrity_check").get() as { integrity_check: string };
-  copy.close();
-  if (check.integrity_check !== "ok") {
-    rmSync(tmp, { force: true });
-    throw new UsageError(`backup failed integrity_check: ${check.integrity_check}`);
-  }
-  renameSync(tmp, target);
+  if (check !== "ok") throw new UsageError(`backup failed integrity_check: ${check}`);
   process.stdout.write(`Backup written to ${target}\n`);
 }
 
@@ -257,14 +248,9 @@ export function restoreCommand(args: string[]): void {
       throw new UsageError(`${source} cannot be read as a database (${(e as Error).message}); nothing was changed`);
     }
     if (check !== "ok") throw new UsageError(`${source} fails its integrity check (${check}); nothing was changed`);
-    let newest: number;
-    try {
-      newest = (backup.query("SELECT max(created_at) AS m FROM __drizzle_migrations").get() as { m: number | null }).m ?? 0;
-    } catch {
-      throw new UsageError(`${source} is not a Switchboard database (no migration history); nothing was changed`);
-    }
-    const known = embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis;
-    if (newest > known) throw new UsageError(`${source} was written by a newer Switchboard than this one (${VERSION}); restore it with that version`);
+    const schema = schemaState(backup);
+    if (!schema.applied) throw new UsageError(`${source} is not a Switchboard database (no migration history); nothing was changed`);
+    if (schema.newer) throw new UsageError(`${source} was written by a newer Switchboard than this one (${VERSION}); restore it with that version`);
   } finally {
     backup.close();
   }

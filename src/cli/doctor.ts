@@ -8,7 +8,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, statfsSync, statSync } from "node:fs";
 import { validateChannelAccounts } from "../channels/channel.accounts";
-import { embeddedMigrations } from "../db/migrations.gen";
+import { schemaState } from "../db/migrate";
 import { databasePath } from "../deps";
 import { validateSocialAccounts } from "../modules/social/social.accounts";
 import { VERSION } from "../version";
@@ -71,13 +71,8 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
       const check = (db.query("PRAGMA quick_check").get() as { quick_check: string }).quick_check;
       const wal = existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0;
       add("database", check === "ok" ? "ok" : "fail", `${check === "ok" ? "quick_check ok" : `quick_check: ${check}`}; ${mb(statSync(file).size)}, WAL ${mb(wal)}`);
-      let newest = 0;
-      try {
-        newest = (db.query("SELECT max(created_at) AS m FROM __drizzle_migrations").get() as { m: number | null }).m ?? 0;
-      } catch {}
-      const known = embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis;
-      const pending = embeddedMigrations.filter((m) => m.folderMillis > newest).length;
-      if (newest > known) add("schema", "fail", `written by a newer Switchboard than this binary (${VERSION}); it will not start on it`);
+      const { pending, newer } = schemaState(db);
+      if (newer) add("schema", "fail", `written by a newer Switchboard than this binary (${VERSION}); it will not start on it`);
       else add("schema", pending ? "warn" : "ok", pending ? `${pending} migration(s) pending: they run at the next start, after an automatic backup` : "up to date");
       try {
         const t = Date.now();

@@ -30,16 +30,14 @@ const versionText = (n: number) => `${Math.floor(n / 1_000_000)}.${Math.floor(n 
  */
 export function migrateWithBackup(db: Db, { version, backupDir, keep, now = new Date() }: { version: string; backupDir: string | null; keep: number; now?: Date }): { applied: number; backup: string | null } {
   const sqlite = db.$client;
-  const applied = appliedMigrations(db);
-  const known = embeddedMigrations.length ? embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis : 0;
+  const schema = schemaState(sqlite);
   const stamped = (sqlite.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (applied.newest > known)
+  if (schema.newer)
     throw new SchemaTooNewError(
       `the database was written by Switchboard ${stamped ? versionText(stamped) : "(a newer version)"}, whose schema is newer than this binary's (${version}): run that version or newer, or restore a backup made for ${version} (switchboard restore --from FILE)`,
     );
   let backup: string | null = null;
-  const pending = embeddedMigrations.filter((m) => m.folderMillis > applied.newest).length;
-  if (pending && applied.count && backupDir) backup = backupBeforeMigrating(sqlite, { version, backupDir, keep, now });
+  if (schema.pending && schema.applied && backupDir) backup = backupBeforeMigrating(sqlite, { version, backupDir, keep, now });
   const result = migrate(db);
   if (versionNumber(version) > stamped) sqlite.exec(`PRAGMA user_version = ${versionNumber(version)}`);
   return { applied: result.applied, backup };
@@ -49,17 +47,8 @@ function backupBeforeMigrating(sqlite: Database, { version, backupDir, keep, now
   mkdirSync(backupDir, { recursive: true });
   const name = `pre-${version}-${now.toISOString().replace(/[:.]/g, "-")}.db`;
   const target = join(backupDir, name);
-  const tmp = `${target}.tmp`;
-  rmSync(tmp, { force: true });
-  sqlite.query("VACUUM INTO ?").run(tmp);
-  const copy = new Database(tmp, { readonly: true });
-  const check = (copy.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
-  copy.close();
-  if (check !== "ok") {
-    rmSync(tmp, { force: true });
-    throw new Error(`the backup before migrating failed its integrity check (${check}); nothing was migrated`);
-  }
-  renameSync(tmp, target);
+  const check = writeCheckedCopy(sqlite, target);
+  if (check !== "ok") throw new Error(`the backup before migrating failed its integrity check (${check}); nothing was migrated`);
   const old = readdirSync(backupDir)
     .filter((f) => /^pre-.*\.db$/.test(f))
     .map((f) => ({ f, at: statSync(join(backupDir, f)).mtimeMs }))
@@ -70,13 +59,34 @@ function backupBeforeMigrating(sqlite: Database, { version, backupDir, keep, now
   return target;
 }
 
-function appliedMigrations(db: Db): { count: number; newest: number } {
+/**
+ * A consistent copy of the database at `target`: VACUUM INTO a temp file beside it (safe while the server
+ * runs: WAL readers don't block the writer), integrity_check it, rename it into place. Returns the check's
+ * answer; on anything but "ok" the temp file is removed and `target` left as it was.
+ */
+export function writeCheckedCopy(sqlite: Database, target: string): string {
+  const tmp = `${target}.tmp-${process.pid}`;
+  rmSync(tmp, { force: true });
+  sqlite.query("VACUUM INTO ?").run(tmp);
+  const copy = new Database(tmp, { readonly: true });
+  const check = (copy.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+  copy.close();
+  if (check !== "ok") rmSync(tmp, { force: true });
+  else renameSync(tmp, target);
+  return check;
+}
+
+/** The database's schema against this binary's migrations: how many applied, how many pending, newer or not. */
+export function schemaState(sqlite: Database): { applied: number; pending: number; newer: boolean } {
+  let applied = 0;
+  let newest = 0;
   try {
-    const row = db.$client.query("SELECT count(*) AS n, max(created_at) AS newest FROM __drizzle_migrations").get() as { n: number; newest: number | null };
-    return { count: row.n, newest: row.newest ?? 0 };
-  } catch {
-    return { count: 0, newest: 0 };
-  }
+    const row = sqlite.query("SELECT count(*) AS n, max(created_at) AS newest FROM __drizzle_migrations").get() as { n: number; newest: number | null };
+    applied = row.n;
+    newest = row.newest ?? 0;
+  } catch {} // no migration table: a fresh (or foreign) database
+  const known = embeddedMigrations.length ? embeddedMigrations[embeddedMigrations.length - 1]!.folderMillis : 0;
+  return { applied, pending: embeddedMigrations.filter((m) => m.folderMillis > newest).length, newer: newest > known };
 }
 
 export function migrate(db: Db): { applied: number } {

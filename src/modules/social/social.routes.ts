@@ -8,7 +8,7 @@ import { AppError, notFound } from "../../platform/errors";
 import { getMedia } from "../media/media.service";
 import { MEDIA_LINK_PATH } from "./social.media-links";
 import { data, errors, list } from "../../platform/http/envelope";
-import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
+import { decodeCursor, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { mediaView } from "./social.analytics";
 import {
   AnalyticsQuery,
@@ -28,13 +28,6 @@ import {
   UpdatePostBody,
 } from "./social.model";
 import { socialFor } from "./social.module";
-
-function queryDate(value: string | undefined, name: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new AppError("VALIDATION_FAILED", `${name} is not a date-time`, [{ pointer: `query:${name}`, message: "must be an ISO 8601 date-time" }]);
-  return d;
-}
 
 function checkRange(q: { from?: string; to?: string }): void {
   if (q.from && q.to && q.from > q.to) throw new AppError("VALIDATION_FAILED", "from is after to", [{ pointer: "query:from", message: "must not be after to" }]);

@@ -5,20 +5,12 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors, list } from "../../platform/http/envelope";
-import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
-import { AppError } from "../../platform/errors";
+import { decodeCursor, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { ContactSourceModel, CreateSourceBody, IdParams, ListSourcesQuery, SetContactSourceBody, SourceModel, UpdateSourceBody } from "./sources.model";
 import { createSourcesService } from "./sources.service";
 
 const read = { scope: "sources:read", license: "sources" } as const;
 const write = { scope: "sources:write", license: "sources" } as const;
-
-function time(value: string | undefined, pointer: string): Date | null {
-  if (value === undefined) return null;
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new AppError("VALIDATION_FAILED", `${pointer.slice(6)} is not a date-time`, [{ pointer, message: "must be an ISO 8601 date-time" }]);
-  return d;
-}
 
 export const sourcesRoutes = (deps: Deps) => {
   const s = createSourcesService(deps);
@@ -55,8 +47,8 @@ export const sourcesRoutes = (deps: Deps) => {
       "/sources",
       ({ auth, query }) => {
         const limit = pageLimit(query.limit);
-        const from = time(query.from, "query:from");
-        const to = time(query.to, "query:to");
+        const from = queryDate(query.from, "from") ?? null;
+        const to = queryDate(query.to, "to") ?? null;
         const withPipeline = pipelineLicensed(auth.companySlug);
         const rows = s.list(auth.companyId, limit + 1, decodeCursor(query.cursor)?.[0] as string | undefined);
         return toPage(rows, limit, (r) => [r.id], (r) => s.view(r, s.stats(r, from, to, withPipeline)));

@@ -48,3 +48,11 @@ export function toPage<R, O>(rows: R[], limit: number, keyOf: (row: R) => unknow
     page: { nextCursor: more && last !== undefined ? encodeCursor(keyOf(last)) : null, limit },
   };
 }
+
+/** An optional ISO 8601 date-time query value (`?from=`), or 422 naming `query:<name>`. */
+export function queryDate(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new AppError("VALIDATION_FAILED", `${name} is not a date-time`, [{ pointer: `query:${name}`, message: "must be an ISO 8601 date-time" }]);
+  return d;
+}
