@@ -1,8 +1,9 @@
 /**
  * Messaging benchmark (issue 4). Run: `make build && npx bun bench/messages.bench.ts [--seconds 10] [--drain 100000]`.
  * 1. Accepted POST /messages per second on the compiled appliance (sandbox WhatsApp, priced template
- *    sends, 50 connections, autocannon) ÷ a bare Elysia route in a separate Bun process doing one INSERT
- *    per request on a database opened with the same pragmas (WAL, synchronous=FULL), same run.
+ *    sends, 50 connections, autocannon; dispatch and delivered/read reports running) ÷ a bare Elysia route
+ *    in a separate Bun process that validates the same body and inserts one row under group commit on a
+ *    database opened with the same pragmas (WAL, synchronous=FULL; answered after the commit), same run.
  * 2. Drain rate: N queued sandbox messages dispatched to `sent` by the job loop, in process.
  */
 import { parseArgs } from "node:util";
@@ -15,7 +16,7 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const drainN = Number(values.drain);
 
-// ---- 1. POST /messages vs a bare synchronous=FULL insert
+// ---- 1. POST /messages vs a bare group-commit insert (the durability ceiling)
 const bare = await baselineServer(`
 process.env.NODE_ENV = "production";
 import { Elysia, t } from "__ROOT__/node_modules/elysia";
@@ -25,7 +26,9 @@ db.$client.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, create
 const insert = db.$client.prepare("INSERT INTO m VALUES (?, ?, ?)");
 new Elysia()
   .get("/healthz", () => "ok")
-  .post("/insert", ({ body, set }) => { const id = Bun.randomUUIDv7(); insert.run(id, JSON.stringify(body), Date.now()); set.status = 202; return { data: { id } }; },
+  // Group commit, as the appliance: the inserts of one event-loop turn share one synchronous=FULL COMMIT,
+  // and each request is answered after it.
+  .post("/insert", async ({ body, set }) => { const id = Bun.randomUUIDv7(); await db.batch(() => insert.run(id, JSON.stringify(body), Date.now())); set.status = 202; return { data: { id } }; },
     { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
   .listen({ port: __PORT__, hostname: "127.0.0.1" });
 `);
@@ -40,9 +43,9 @@ try {
   const base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
   const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
   if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
-  console.log(`bare route, 1 FULL insert : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
+  console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
   console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
-  console.log(`ratio send ÷ bare insert  : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5; goal ≥ 1.0 with group commit)`);
+  console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms)`);
 } finally {
   bare.stop();
   await sb.stop();

@@ -43,15 +43,26 @@ export function insertRow<T extends Table>(db: { $client: import("bun:sqlite").D
 }
 
 /** `UPDATE table SET <changed columns> WHERE id = ?` with the statement cached per set of columns. */
+const updates = new WeakMap<Table, Map<string, { sql: string; keys: string[]; cols: { mapToDriverValue(v: unknown): unknown }[] } | null>>();
 export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").Database }, table: T, id: string, changes: Partial<T["$inferSelect"]>): void {
-  const cols = getTableColumns(table) as Record<string, { name: string; mapToDriverValue(v: unknown): unknown }>;
-  const keys = Object.keys(changes).filter((k) => (changes as Record<string, unknown>)[k] !== undefined && cols[k]);
+  const given = changes as Record<string, unknown>;
+  const keys: string[] = [];
+  for (const k in given) if (given[k] !== undefined) keys.push(k);
   if (!keys.length) return;
-  const name = (table as unknown as { [k: symbol]: string })[Symbol.for("drizzle:Name")];
-  const sql = `UPDATE "${name}" SET ${keys.map((k) => `"${cols[k]!.name}" = ?`).join(", ")} WHERE "id" = ?`;
-  const values = keys.map((k) => {
-    const v = (changes as Record<string, unknown>)[k];
-    return v === null ? null : cols[k]!.mapToDriverValue(v);
-  });
-  db.$client.query(sql).run(...(values as never[]), id);
+  let plans = updates.get(table);
+  if (!plans) updates.set(table, (plans = new Map()));
+  const signature = keys.join(",");
+  let plan = plans.get(signature);
+  if (plan === undefined) {
+    // Keys that are not columns of the table are ignored.
+    const all = getTableColumns(table) as Record<string, { name: string; mapToDriverValue(v: unknown): unknown }>;
+    const known = keys.filter((k) => all[k]);
+    const name = (table as unknown as { [k: symbol]: string })[Symbol.for("drizzle:Name")];
+    plan = known.length ? { sql: `UPDATE "${name}" SET ${known.map((k) => `"${all[k]!.name}" = ?`).join(", ")} WHERE "id" = ?`, keys: known, cols: known.map((k) => all[k]!) } : null;
+    plans.set(signature, plan);
+  }
+  if (!plan) return;
+  const p = plan;
+  const values = p.keys.map((k, i) => (given[k] === null ? null : p.cols[i]!.mapToDriverValue(given[k])));
+  db.$client.query(plan.sql).run(...(values as never[]), id);
 }

@@ -479,15 +479,23 @@ export function createOutboundMessage(
 /**
  * Moves a message forward (queued → sent → delivered → read) or to failed (from queued or sent), storing
  * each status time and emitting one event per step. Late or duplicate reports never move it backwards;
- * a read report for a message not yet marked delivered emits delivered first.
+ * a read report for a message not yet marked delivered emits delivered first. `fresh`: `message` was read
+ * in the caller's current transaction, so it is not read again.
  */
 export function applyStatus(
   deps: Deps,
-  { message, status, at, providerMessageId, error }: { message: MessageRow; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string } },
+  {
+    message,
+    status,
+    at,
+    providerMessageId,
+    error,
+    fresh = false,
+  }: { message: MessageRow; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
 ): MessageRow {
   const { db, events, now } = deps;
   return db.tx(() => {
-    const current = repo.messageById(db, message.id)!;
+    const current = fresh ? message : repo.messageById(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -526,14 +534,17 @@ export function applyStatus(
 
 /** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
-  const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
-  if (!m) {
-    // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
-    // the send (fast providers answer the send and call back within milliseconds): try again shortly.
-    deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
-    return;
-  }
-  applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error: event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined });
+  deps.db.tx(() => {
+    const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
+    if (!m) {
+      // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
+      // the send (fast providers answer the send and call back within milliseconds): try again shortly.
+      deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
+      return;
+    }
+    const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
+    applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+  });
 }
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */

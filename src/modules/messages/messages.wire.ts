@@ -32,9 +32,9 @@ const revive = (e: InboundEvent): InboundEvent => {
 /**
  * Reports to apply later: the sandbox's scheduled delivered/read, and a provider's status report that arrived
  * before the send it reports on had committed (messages.service applyProviderStatus defers it here).
- * One job per schedule (a sent message's delivered and read): each run applies every report that is due —
- * in the job's own transaction, so a report is applied exactly when its job run commits — and comes back
- * at the next one. Re-applying a report is harmless (statuses only move forward), so a run cut short by a
+ * One inline job per schedule (a sent message's delivered and read): each run applies every report that is
+ * due — in the transaction that takes the job, so a report is applied exactly when its run commits — and
+ * comes back at the next one. Re-applying a report is harmless (statuses only move forward), so a run cut short by a
  * crash is simply run again.
  */
 function wireScheduledInbound(deps: Deps): void {
@@ -44,30 +44,28 @@ function wireScheduledInbound(deps: Deps): void {
     await deps.db.batch(() => void deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload, runAt: new Date(first) }));
   });
   deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
-    handle: async (job) => ({
-      writes: () => {
-        const runtime = deps.channels.get(job.payload.accountId);
-        if (!runtime) return; // the account left the config: nobody to report for
-        const now = deps.now().getTime();
-        const due = job.payload.schedule.filter((s) => s.at <= now);
-        const events = due.flatMap((s) => s.events.map(revive));
-        // A report can fall due before the send it reports on has committed (the dispatch job stores the
-        // provider's message id when it finishes): not known yet → come back shortly, never drop it.
-        const unknown = events.some((e) => e.kind === "status" && !repo.messageByProviderId(deps.db, runtime.account.id, e.providerMessageId));
-        if (unknown) {
-          const waited = now - Math.min(...due.map((s) => s.at));
-          if (waited > 600_000) {
-            // Not ours after all (sent from the provider's own console), or its send never committed.
-            deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
-            return;
-          }
-          return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
+    inline: (job) => {
+      const runtime = deps.channels.get(job.payload.accountId);
+      if (!runtime) return; // the account left the config: nobody to report for
+      const now = deps.now().getTime();
+      const due = job.payload.schedule.filter((s) => s.at <= now);
+      const events = due.flatMap((s) => s.events.map(revive));
+      // A report can fall due before the send it reports on has committed (the dispatch job stores the
+      // provider's message id when it finishes): not known yet → come back shortly, never drop it.
+      const unknown = events.some((e) => e.kind === "status" && !repo.messageByProviderId(deps.db, runtime.account.id, e.providerMessageId));
+      if (unknown) {
+        const waited = now - Math.min(...due.map((s) => s.at));
+        if (waited > 600_000) {
+          // Not ours after all (sent from the provider's own console), or its send never committed.
+          deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
+          return;
         }
-        applyInboundEvents(deps, runtime.account, events);
-        const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
-        return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
-      },
-    }),
+        return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
+      }
+      applyInboundEvents(deps, runtime.account, events);
+      const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
+      return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
+    },
   });
 }
 

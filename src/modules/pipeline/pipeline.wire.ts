@@ -11,14 +11,9 @@ export function wirePipeline(deps: Deps): void {
     pipeline: deps.pipeline,
     currency: deps.config.billing.currency,
   });
-  // The claim and task.due commit with the job's own finalisation (one transaction): fires once.
+  // Inline: the claim and task.due commit with the job's own removal (one transaction): fires once.
   deps.queue.register<{ taskId: string; remindAt: number }>(TASK_REMINDER_JOB, {
-    handle: async (job) => ({
-      writes: () => {
-        p.fireReminder(job.payload);
-      },
-    }),
-    concurrency: 8,
+    inline: (job) => void p.fireReminder(job.payload),
   });
   // NB! Runs inside the contact deletion's transaction (subscribers are synchronous and write only rows).
   deps.events.subscribe((event) => {

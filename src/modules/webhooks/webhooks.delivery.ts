@@ -117,10 +117,10 @@ export function createDeliveryEngine({
     queue.enqueue({ type: FANOUT_JOB, payload: { messageId: event.id, companyId: event.companyId, type: event.type, endpointIds } });
   }
 
-  /** The fan-out job: deliveries and their jobs, committed with the job's own completion. */
+  /** The fan-out job (inline): deliveries and their jobs, committed with the job's own removal. */
   function fanOut(job: Job<{ messageId: string; companyId: string; type: string; endpointIds: string[] }>): JobOutcome {
     const { messageId, companyId, type, endpointIds } = job.payload;
-    return { writes: () => void createDeliveries({ id: messageId, companyId, type, endpointIds }) };
+    createDeliveries({ id: messageId, companyId, type, endpointIds });
   }
 
   async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {

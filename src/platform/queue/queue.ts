@@ -41,8 +41,22 @@ export type JobOutcome =
    */
   | { writes: () => JobOutcome };
 
-export interface JobHandler<P = Record<string, unknown>> {
-  handle(job: Job<P>): Promise<JobOutcome>;
+export type JobHandler<P = Record<string, unknown>> = (
+  | { handle(job: Job<P>): Promise<JobOutcome>; inline?: never }
+  | {
+      /**
+       * For a job that only writes to the database (no I/O, nothing awaited): runs synchronously inside
+       * the transaction that takes it, in a savepoint with the job's own delete / reschedule. No claim
+       * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
+       * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
+       */
+      inline(job: Job<P>): JobOutcome;
+      handle?: never;
+    }
+) &
+  JobOptions;
+
+interface JobOptions {
   /** Concurrent handlers of this type (default: config jobs.workers). */
   concurrency?: number;
   /**
@@ -55,6 +69,9 @@ export interface JobHandler<P = Record<string, unknown>> {
   /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
   backoffMs?: (attempts: number) => number;
 }
+
+/** Inline jobs run per type and pump, at most: bounds the time one group commit holds the loop. */
+const INLINE_BATCH = 256;
 
 export interface EnqueueInput {
   type: string;
@@ -147,6 +164,19 @@ export function createQueue({
   let timer: ReturnType<typeof setTimeout> | null = null;
   let pumping = false;
   let pumpAgain = false;
+  /**
+   * Claim hints. A type whose claim came back with less than it had room for has nothing due before its
+   * earliest pending run_at, read then (`idleUntil`); pumps skip its claim until that time or until this
+   * process enqueues, reschedules or releases a job of that type. A full pass (every type) still runs at
+   * least every `pollMs`, for jobs written by other processes (`jobs retry`) and leases that expired.
+   * Under load this turns ~a dozen claim statements per pump into the one or two of the busy types.
+   */
+  const idleUntil = new Map<string, number>();
+  let nextFullPass = 0;
+  const wake = (type: string, at: number) => {
+    const hint = idleUntil.get(type);
+    if (hint !== undefined && at < hint) idleUntil.set(type, at);
+  };
 
   const insertStmt = sqlite.prepare(
     `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
@@ -192,25 +222,39 @@ export function createQueue({
   );
   const cancelStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'pending'`);
   const nextDueStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'`);
+  const dueStmt = sqlite.prepare(
+    `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at LIMIT ?`,
+  );
+  // An inline type's row is only ever `running` if a claiming version of the appliance held it when it stopped.
+  const inlineExpiredStmt = sqlite.prepare(
+    `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND lease_until < ?1`,
+  );
+  const inlineDeleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`);
+  const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`);
+  const inlineDeadStmt = sqlite.prepare(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
+  const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ? AND status = 'pending'`);
 
   function enqueue(input: EnqueueInput): string {
     const id = newId();
     const t = now().getTime();
+    const runAt = input.runAt?.getTime() ?? t;
     insertStmt.run(
       id,
       input.type,
       JSON.stringify(input.payload),
-      (input.runAt ?? now()).getTime(),
+      runAt,
       input.maxAttempts ?? handlers.get(input.type)?.maxAttempts ?? defaultMaxAttempts,
       input.groupKey ?? null,
       t,
       t,
     );
+    wake(input.type, runAt);
     if (started) nudge();
     return id;
   }
 
   function capacity(type: string): number {
+    if (handlers.get(type)?.inline) return INLINE_BATCH;
     const limit = handlers.get(type)?.concurrency ?? workers;
     return limit - (running.get(type)?.size ?? 0);
   }
@@ -257,6 +301,8 @@ export function createQueue({
     const token = randomToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
     const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
+    if (rows.length < limit) idleUntil.set(type, (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity);
+    else idleUntil.delete(type);
     if (perGroup)
       for (const r of rows) if (r.group_key !== null) runningPerGroup.set(groupId(type, r.group_key), (runningPerGroup.get(groupId(type, r.group_key)) ?? 0) + 1);
     return rows.map((r) => ({
@@ -271,6 +317,44 @@ export function createQueue({
     }));
   }
 
+  /** Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many. */
+  function runInline(type: string, handler: JobHandler, limit: number, full: boolean): number {
+    const t = now().getTime();
+    if (full) inlineExpiredStmt.run(t, type);
+    const rows = dueStmt.all(type, t, limit) as RawJob[];
+    for (const r of rows) {
+      const job: Job = { id: r.id, type, payload: JSON.parse(r.payload), attempts: r.attempts + 1, maxAttempts: r.max_attempts, groupKey: r.group_key, runAt: r.run_at, leaseToken: "" };
+      let outcome: JobOutcome;
+      try {
+        outcome = db.tx(() => {
+          const o = handler.inline!(job);
+          if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
+          return o;
+        });
+      } catch (e) {
+        const error = e instanceof Error ? e.message : String(e);
+        if (job.attempts >= job.maxAttempts) {
+          log.error({ jobId: job.id, type, attempts: job.attempts, err: error }, "job dead");
+          inlineDeadStmt.run(error, t, job.id);
+        } else {
+          const at = t + (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
+          log.warn({ jobId: job.id, type, attempts: job.attempts, err: error, retryInMs: at - t }, "job failed; will retry");
+          inlineRescheduleStmt.run(at, error, 1, t, job.id);
+          wake(type, at);
+        }
+        continue;
+      }
+      if (!outcome) inlineDeleteStmt.run(job.id);
+      else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
+      else {
+        inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, job.id);
+        wake(type, outcome.retryAt.getTime());
+      }
+    }
+    if (rows.length < limit) idleUntil.set(type, (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity);
+    return rows.length;
+  }
+
   /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
   function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
     if ("thrown" in result) {
@@ -283,6 +367,7 @@ export function createQueue({
         const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
         log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
         rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
+        wake(job.type, now().getTime() + delay);
       }
       return;
     }
@@ -290,7 +375,7 @@ export function createQueue({
     if (!outcome) deleteStmt.run(job.id, job.leaseToken);
     else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
-    else
+    else {
       rescheduleStmt.run(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
@@ -299,6 +384,8 @@ export function createQueue({
         job.id,
         job.leaseToken,
       );
+      wake(job.type, outcome.retryAt.getTime());
+    }
   }
 
   /**
@@ -328,7 +415,7 @@ export function createQueue({
     try {
       let result: { outcome: JobOutcome } | { thrown: unknown };
       try {
-        result = { outcome: await handler.handle(job) };
+        result = { outcome: await handler.handle!(job) };
       } catch (e) {
         result = { thrown: e };
       }
@@ -349,16 +436,31 @@ export function createQueue({
    * all types are one group-commit item: under load they share the fsync of the requests' writes instead
    * of costing one of their own (a lost claim after a crash only means the job is claimed again).
    */
-  async function pumpOnce(): Promise<number> {
-    const wanted = [...handlers.keys()].map((type) => [type, capacity(type)] as const).filter(([, room]) => room > 0);
+  async function pumpOnce(full = false): Promise<number> {
+    const t = now().getTime();
+    if (performance.now() >= nextFullPass) {
+      full = true;
+      nextFullPass = performance.now() + pollMs;
+    }
+    const wanted = [...handlers.keys()]
+      .filter((type) => full || !((idleUntil.get(type) ?? -Infinity) > t))
+      .map((type) => [type, capacity(type)] as const)
+      .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
-    const claimed = await db.batch(() => wanted.map(([type, room]) => claim(type, room)));
     let startedJobs = 0;
+    const claimed = await db.batch(() =>
+      wanted.map(([type, room]) => {
+        if (!handlers.get(type)!.inline) return claim(type, room);
+        startedJobs += runInline(type, handlers.get(type)!, room, full);
+        return [];
+      }),
+    );
     for (const batch of claimed) {
       for (const job of batch) {
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
           releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          idleUntil.delete(job.type);
           continue;
         }
         const set = running.get(job.type) ?? new Set();
@@ -413,7 +515,7 @@ export function createQueue({
     const deadline = Date.now() + timeoutMs;
     let total = 0;
     for (;;) {
-      const n = await pumpOnce();
+      const n = await pumpOnce(true);
       total += n;
       const all = [...running.values()].flatMap((s) => [...s]);
       if (n === 0 && all.length === 0) return total;
@@ -426,6 +528,7 @@ export function createQueue({
     enqueue,
     cancel: (id) => cancelStmt.run(id).changes > 0,
     register(type, handler) {
+      if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
       handlers.set(type, handler as JobHandler);
     },
     start() {
@@ -448,6 +551,7 @@ export function createQueue({
     },
     nudge,
     releaseOrphans() {
+      idleUntil.clear();
       return sqlite
         .query(`UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ? WHERE status = 'running'`)
         .run(now().getTime()).changes;
@@ -476,7 +580,10 @@ export function createQueue({
       const res = sqlite
         .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
         .run(t, t, id);
-      if (res.changes) nudge();
+      if (res.changes) {
+        idleUntil.clear();
+        nudge();
+      }
       return res.changes > 0;
     },
     stats() {

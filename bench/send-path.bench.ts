@@ -1,0 +1,78 @@
+/**
+ * The send path in process, stage by stage (issue 19). Run: `npx bun bench/send-path.bench.ts [--messages 20000]`
+ * (add `--cpu-prof` to bun for a profile of the same run).
+ *
+ * No HTTP and no load generator, so the figures are main-thread time per message and hardly depend on what
+ * else the machine runs. Requests go through `app.handle` 50 at a time (they share group commits, as
+ * under load). Stages:
+ *   bare     an Elysia route that validates the same body and inserts one row under group commit
+ *   accept   POST /messages (guard, validation, idempotency-free priced template send, 202)
+ *   dispatch the queue taking every message to the sandbox and recording `sent`
+ *   reports  the sandbox's delivered and read reports (two per message)
+ */
+import { parseArgs } from "node:util";
+import { Elysia, t } from "elysia";
+import { createTestApp } from "../test/helpers/test-app";
+import { openDatabase } from "../src/db/client";
+import { fmt, tempDir } from "./lib";
+
+const { values } = parseArgs({ options: { messages: { type: "string", default: "20000" } } });
+const N = Number(values.messages);
+const INFLIGHT = 50;
+const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+
+async function run(handle: (r: Request) => Promise<Response>, url: string, headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  for (let done = 0; done < N; done += INFLIGHT) {
+    const answers = await Promise.all(Array.from({ length: Math.min(INFLIGHT, N - done) }, () => handle(new Request(url, { method: "POST", headers, body }))));
+    for (const a of answers) if (a.status !== 202) throw new Error(`${a.status}: ${await a.text()}`);
+  }
+  return ((performance.now() - t0) * 1000) / N;
+}
+
+// ---- bare: validation + one INSERT under group commit
+const dir = tempDir("sb-sendpath-");
+const bareDb = openDatabase(`${dir}/bare.db`);
+bareDb.$client.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+const insert = bareDb.$client.prepare("INSERT INTO m VALUES (?, ?, ?)");
+const bare = new Elysia().post(
+  "/insert",
+  async ({ body, set }) => {
+    const id = Bun.randomUUIDv7();
+    await bareDb.batch(() => insert.run(id, JSON.stringify(body), Date.now()));
+    set.status = 202;
+    return { data: { id } };
+  },
+  { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) },
+);
+await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" }); // warm-up
+const bareUs = await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" });
+bareDb.close();
+
+// ---- the appliance
+const app = await createTestApp({ balance: "1000000", recordEvents: false });
+// A key whose bucket never empties: the bench measures the stack, not the rate limiter's 429s.
+const { key } = app.newKey({ name: "bench", rateLimit: 10_000_000 });
+const headers = { "content-type": "application/json", authorization: `Bearer ${key}` };
+const url = "http://localhost/api/public/v1/messages";
+await run((r) => app.app.handle(r), url, headers); // warm-up (its messages are dispatched and reported below too)
+const acceptUs = await run((r) => app.app.handle(r), url, headers);
+const total = N * 2;
+let t0 = performance.now();
+await app.deps.queue.drain({ timeoutMs: 600_000 }); // dispatch; the reports are not due on the manual clock
+const dispatchUs = ((performance.now() - t0) * 1000) / total;
+app.clock.advance(3_600_000);
+t0 = performance.now();
+await app.deps.queue.drain({ timeoutMs: 600_000 });
+const reportsUs = ((performance.now() - t0) * 1000) / total;
+const read = (app.deps.db.$client.query(`SELECT count(*) AS n FROM messages WHERE status = 'read'`).get() as { n: number }).n;
+await app.close();
+if (read !== total) throw new Error(`${read} of ${total} messages reached read`);
+
+const all = acceptUs + dispatchUs + reportsUs;
+console.log(`µs of main thread per message, ${fmt(N)} messages, ${INFLIGHT} in flight (in process, no HTTP)`);
+console.log(`bare route (validate + 1 insert, group commit) : ${fmt(bareUs, 1)}`);
+console.log(`accept  POST /messages → 202                   : ${fmt(acceptUs, 1)}`);
+console.log(`dispatch to the sandbox, record sent           : ${fmt(dispatchUs, 1)}`);
+console.log(`delivered + read reports                       : ${fmt(reportsUs, 1)}`);
+console.log(`whole life of a message                        : ${fmt(all, 1)}  (bare ÷ whole = ${fmt(bareUs / all, 2)}; bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`);

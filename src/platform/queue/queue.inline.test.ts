@@ -1,0 +1,122 @@
+/**
+ * Inline jobs (JobHandler.inline: run inside the transaction that takes them) and the claim hints that let
+ * a pump skip types with nothing due.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+const rowOf = (id: string) =>
+  app.deps.db.$client.query(`SELECT status, attempts, run_at, last_error, lease_token FROM jobs WHERE id = ?`).get(id) as
+    | { status: string; attempts: number; run_at: number; last_error: string | null; lease_token: string | null }
+    | null;
+
+test("an inline job's writes and its removal commit together; a throw rolls its writes back and retries with backoff until dead", async () => {
+  const db = app.deps.db.$client;
+  db.exec(`CREATE TABLE inline_effects (job_id TEXT, n INTEGER)`);
+  let failUntil = 0;
+  app.deps.queue.register<{ n: number }>("test.inline", {
+    maxAttempts: 3,
+    backoffMs: () => 1000,
+    inline(job) {
+      db.query(`INSERT INTO inline_effects VALUES (?, ?)`).run(job.id, job.payload.n);
+      if (job.attempts <= failUntil) throw new Error(`boom ${job.attempts}`);
+    },
+  });
+  const ok = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 1 } }));
+  expect(await app.deps.queue.drain()).toBe(1);
+  expect(rowOf(ok)).toBeNull();
+  expect(db.query(`SELECT n FROM inline_effects WHERE job_id = ?`).all(ok)).toEqual([{ n: 1 }]);
+
+  failUntil = 1;
+  const flaky = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 2 } }));
+  await app.deps.queue.drain();
+  expect(rowOf(flaky)).toMatchObject({ status: "pending", attempts: 1, last_error: "boom 1", lease_token: null });
+  expect(rowOf(flaky)!.run_at).toBe(app.clock.now().getTime() + 1000);
+  expect(db.query(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 0 }); // rolled back
+  app.clock.advance(1000);
+  await app.deps.queue.drain();
+  expect(rowOf(flaky)).toBeNull();
+  expect(db.query(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 1 });
+
+  failUntil = 99;
+  const doomed = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 3 } }));
+  for (let i = 0; i < 3; i++) {
+    await app.deps.queue.drain();
+    app.clock.advance(1000);
+  }
+  expect(rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
+});
+
+test("an inline job can come back later without counting an attempt", async () => {
+  let runs = 0;
+  app.deps.queue.register("test.inline.later", {
+    inline: () => (++runs === 1 ? { retryAt: new Date(app.clock.now().getTime() + 5000), countAttempt: false } : undefined),
+  });
+  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline.later", payload: {} }));
+  await app.deps.queue.drain();
+  expect(rowOf(id)).toMatchObject({ status: "pending", attempts: 0 });
+  await app.deps.queue.drain();
+  expect(runs).toBe(1); // not due yet
+  app.clock.advance(5000);
+  await app.deps.queue.drain();
+  expect(runs).toBe(2);
+  expect(rowOf(id)).toBeNull();
+});
+
+test("an inline job left running by a process that stopped is taken again once its lease expired", async () => {
+  let runs = 0;
+  app.deps.queue.register("test.inline.orphan", { inline: () => void runs++ });
+  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline.orphan", payload: {} }));
+  const t = app.clock.now().getTime();
+  app.deps.db.$client.query(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ? WHERE id = ?`).run(t + 30_000, id);
+  await app.deps.queue.drain();
+  expect(runs).toBe(0);
+  app.clock.advance(30_001);
+  await app.deps.queue.drain();
+  expect(runs).toBe(1);
+  expect(rowOf(id)).toBeNull();
+});
+
+test("a handler gives exactly one of handle and inline", () => {
+  expect(() => app.deps.queue.register("test.both", { inline: () => undefined, handle: async () => undefined } as never)).toThrow("exactly one");
+  expect(() => app.deps.queue.register("test.neither", {} as never)).toThrow("exactly one");
+});
+
+test("the running loop skips idle types but still finds jobs that come due, and jobs written by another process", async () => {
+  const ran: string[] = [];
+  app.deps.queue.register<{ tag: string }>("test.hinted", { handle: async (job) => void ran.push(job.payload.tag) });
+  app.deps.queue.start();
+  try {
+    const until = async (n: number) => {
+      for (let i = 0; i < 300 && ran.length < n; i++) await Bun.sleep(10);
+    };
+    // Enqueued here: runs at once.
+    app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.hinted", payload: { tag: "now" } }));
+    await until(1);
+    expect(ran).toEqual(["now"]);
+    // Due later: the type is idle until then, and runs once the clock reaches it.
+    app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.hinted", payload: { tag: "later" }, runAt: new Date(app.clock.now().getTime() + 60_000) }));
+    await Bun.sleep(50);
+    expect(ran).toEqual(["now"]);
+    app.clock.advance(60_000);
+    app.deps.queue.nudge();
+    await until(2);
+    expect(ran).toEqual(["now", "later"]);
+    // Written by another connection (the CLI): no nudge reaches this process; the periodic full pass finds it.
+    const { Database } = await import("bun:sqlite");
+    const other = new Database(`${app.dir}/switchboard.db`);
+    const t = app.clock.now().getTime();
+    other.query(`INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`).run(t, t, t);
+    other.close();
+    await until(3);
+    expect(ran).toEqual(["now", "later", "cli"]);
+  } finally {
+    await app.deps.queue.stop();
+  }
+});
