@@ -1,6 +1,6 @@
 /**
  * The send path in process, stage by stage (issue 19). Run: `npx bun bench/send-path.bench.ts [--messages 20000]`
- * (add `--cpu-prof` to bun for a profile of the same run).
+ * (add `--cpu-prof` to bun for a profile of the same run; `--accept-only` stops after the accept stage).
  *
  * No HTTP and no load generator, so the figures are main-thread time per message and hardly depend on what
  * else the machine runs. Requests go through `app.handle` 50 at a time (they share group commits, as
@@ -16,7 +16,7 @@ import { createTestApp } from "../test/helpers/test-app";
 import { openDatabase } from "../src/db/client";
 import { fmt, tempDir } from "./lib";
 
-const { values } = parseArgs({ options: { messages: { type: "string", default: "20000" } } });
+const { values } = parseArgs({ options: { messages: { type: "string", default: "20000" }, "accept-only": { type: "boolean", default: false } } });
 const N = Number(values.messages);
 const INFLIGHT = 50;
 const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
@@ -57,9 +57,16 @@ const headers = { "content-type": "application/json", authorization: `Bearer ${k
 const url = "http://localhost/api/public/v1/messages";
 await run((r) => app.app.handle(r), url, headers); // warm-up (its messages are dispatched and reported below too)
 const acceptUs = await run((r) => app.app.handle(r), url, headers);
+if (values["accept-only"]) {
+  console.log(`bare route ${fmt(bareUs, 1)} µs, accept ${fmt(acceptUs, 1)} µs per message (bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`);
+  await app.close();
+  process.exit(0);
+}
 const total = N * 2;
 let t0 = performance.now();
+if (process.env.BENCH_MARKS) console.error(`dispatch from ${Math.round(t0)} ms`);
 await app.deps.queue.drain({ timeoutMs: 600_000 }); // dispatch; the reports are not due on the manual clock
+if (process.env.BENCH_MARKS) console.error(`dispatch to ${Math.round(performance.now())} ms`);
 const dispatchUs = ((performance.now() - t0) * 1000) / total;
 app.clock.advance(3_600_000);
 t0 = performance.now();

@@ -48,7 +48,6 @@ export function validateChannelAccounts(config: Config): ChannelAccount[] {
 }
 
 export type InboundHandler = (account: ChannelAccount, events: InboundEvent[]) => Promise<void>;
-export type ScheduledInboundHandler = (account: ChannelAccount, schedule: { at: Date; events: InboundEvent[] }[]) => Promise<void>;
 
 export function createChannelRuntime({
   accounts,
@@ -56,13 +55,10 @@ export function createChannelRuntime({
 }: {
   accounts: ChannelAccount[];
   /** Everything of the adapter context but the account and the inbound hand-over. */
-  context: (account: ChannelAccount) => Omit<AdapterContext, "account" | "onInbound" | "scheduleInbound">;
+  context: (account: ChannelAccount) => Omit<AdapterContext, "account" | "onInbound">;
 }) {
   let inbound: InboundHandler = async () => {
     throw new Error("no inbound handler wired");
-  };
-  let scheduled: ScheduledInboundHandler = async () => {
-    throw new Error("no scheduled-inbound handler wired");
   };
   const byId = new Map<string, AccountRuntime>();
   const logs = new Map<string, AdapterContext["log"]>();
@@ -72,7 +68,7 @@ export function createChannelRuntime({
     const ctx = context(account);
     logs.set(account.id, ctx.log);
     try {
-      adapter = def.create({ ...ctx, account, onInbound: (events) => inbound(account, events), scheduleInbound: (schedule) => scheduled(account, schedule) });
+      adapter = def.create({ ...ctx, account, onInbound: (events) => inbound(account, events) });
     } catch (e) {
       throw new ConfigError(`channels entry "${account.name}" (${account.id}): ${(e as Error).message}`);
     }
@@ -82,10 +78,6 @@ export function createChannelRuntime({
     /** The messaging module hands inbound events (webhooks, polling, sandbox timers) to one handler. */
     onInbound(handler: InboundHandler) {
       inbound = handler;
-    },
-    /** …and keeps the reports adapters schedule for later (durable jobs). */
-    onScheduledInbound(handler: ScheduledInboundHandler) {
-      scheduled = handler;
     },
     get(id: string): AccountRuntime | undefined {
       return byId.get(id);

@@ -127,6 +127,11 @@ export type SendResult =
       providerMessageId: string;
       /** Provider media id created by this send's upload, to be cached on the media row. */
       providerMediaId?: string;
+      /**
+       * Reports the provider will make about this send later (the sandbox's delivered/read): stored in the
+       * same commit as the send's `sent`, and applied at each `at` — also after a restart or a crash.
+       */
+      reports?: { at: Date; events: InboundEvent[] }[];
     }
   | {
       ok: false;
@@ -238,11 +243,6 @@ export interface AdapterContext {
   state: AdapterStateStore;
   /** Where background receivers (polling, IMAP, inbound SMTP) hand over what they received. */
   onInbound: (events: InboundEvent[]) => Promise<void>;
-  /**
-   * Inbound events the provider will report later (the sandbox's delivered/read), kept durably: each is
-   * applied at its `at`, also after a restart or a crash. Resolves once they are stored.
-   */
-  scheduleInbound: (schedule: { at: Date; events: InboundEvent[] }[]) => Promise<void>;
 }
 
 /** A synced provider template (WhatsApp message_templates). */

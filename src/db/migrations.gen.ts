@@ -7,6 +7,7 @@ import m3 from "../../migrations/0003_pipeline.sql" with { type: "text" };
 import m4 from "../../migrations/0004_social.sql" with { type: "text" };
 import m5 from "../../migrations/0005_campaign_estimate_indexes.sql" with { type: "text" };
 import m6 from "../../migrations/0006_sources.sql" with { type: "text" };
+import m7 from "../../migrations/0007_lean_jobs.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -16,6 +17,7 @@ const entries: [string, number, boolean][] = [
   [m4, 1795404216542, true],
   [m5, 1795411033980, true],
   [m6, 1795412318575, true],
+  [m7, 1795459737464, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -9,8 +9,6 @@ export interface TestContext {
   ctx: AdapterContext;
   /** Every batch handed to ctx.onInbound, in order. */
   inbound: InboundEvent[][];
-  /** Every schedule handed to ctx.scheduleInbound, in order. */
-  scheduled: { at: Date; events: InboundEvent[] }[][];
   /** The state store's backing map (inspect or pre-seed it). */
   state: Map<string, string>;
   /** Move the fake clock. */
@@ -32,7 +30,6 @@ export function createTestContext(opts: {
 }): TestContext {
   let now = opts.now ?? new Date();
   const inbound: InboundEvent[][] = [];
-  const scheduled: { at: Date; events: InboundEvent[] }[][] = [];
   const state = opts.state ?? new Map<string, string>();
   const logs: TestContext["logs"] = [];
   const account: ChannelAccount = {
@@ -61,7 +58,6 @@ export function createTestContext(opts: {
       inbound.push(events);
       if (opts.onInbound) await opts.onInbound(events);
     },
-    scheduleInbound: async (schedule) => void scheduled.push(schedule),
   };
-  return { ctx, inbound, scheduled, state, setNow: (d) => void (now = d), logs };
+  return { ctx, inbound, state, setNow: (d) => void (now = d), logs };
 }

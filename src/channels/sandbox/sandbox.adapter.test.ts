@@ -10,17 +10,18 @@ const send = (to: string, settings: Record<string, unknown> = { sent_after_ms: 0
   return adapter.send({ messageId: "m1", to: { value: to }, content: { type: "text", text: "hi" } }).then((result) => ({ result, t }));
 };
 
-test("a send schedules delivered then read, durably, at the configured delays", async () => {
+test("a send returns its delivered then read reports, at the configured delays, to be stored with it", async () => {
   const { result, t } = await send("+14155550100", { sent_after_ms: 0, delivered_after_ms: 200, read_after_ms: 500 });
-  expect(result).toEqual({ ok: true, providerMessageId: "sandbox.m1" });
-  expect(t.inbound).toEqual([]); // nothing reported in memory
   const at = (ms: number) => new Date(NOW.getTime() + ms);
-  expect(t.scheduled).toEqual([
-    [
+  expect(result).toEqual({
+    ok: true,
+    providerMessageId: "sandbox.m1",
+    reports: [
       { at: at(200), events: [{ kind: "status", providerMessageId: "sandbox.m1", status: "delivered", timestamp: at(200) }] },
       { at: at(700), events: [{ kind: "status", providerMessageId: "sandbox.m1", status: "read", timestamp: at(700) }] },
     ],
-  ]);
+  });
+  expect(t.inbound).toEqual([]); // nothing reported in memory
 });
 
 test.each([
@@ -28,14 +29,13 @@ test.each([
   ["@fail_bob", "PROVIDER_REJECTED"],
   [SANDBOX_TEST_NUMBERS.blocked, "USER_BLOCKED"],
   [SANDBOX_TEST_NUMBERS.fail, "PROVIDER_REJECTED"],
-])("%s fails with %s and schedules nothing", async (to, reason) => {
-  const { result, t } = await send(to);
+])("%s fails with %s and reports nothing later", async (to, reason) => {
+  const { result } = await send(to);
   expect(result).toMatchObject({ ok: false, retry: false, reason });
-  expect(t.scheduled).toEqual([]);
+  expect("reports" in result).toBe(false);
 });
 
 test.each([["slow_carl"], [SANDBOX_TEST_NUMBERS.slow]])("%s stays sent for a minute", async (to) => {
-  const { result, t } = await send(to, { sent_after_ms: 0, delivered_after_ms: 200, read_after_ms: 0 });
-  expect(result.ok).toBe(true);
-  expect(t.scheduled[0]![0]!.at).toEqual(new Date(NOW.getTime() + 60_000));
+  const { result } = await send(to, { sent_after_ms: 0, delivered_after_ms: 200, read_after_ms: 0 });
+  expect(result.ok && result.reports![0]!.at).toEqual(new Date(NOW.getTime() + 60_000));
 });

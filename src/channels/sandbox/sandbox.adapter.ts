@@ -11,8 +11,8 @@
  * Inbound: `POST /hooks/{channelAccountId}` with `{"from": {"phone"|"email"|"handle", "name"?}, "text",
  * "timestamp"?}` simulates the contact writing in. A sandbox has no provider signature, so the route
  * authenticates it with an API key of the account's company (capabilities.webhookAuth = "api-key").
- * The delivered/read reports are scheduled durably (ctx.scheduleInbound: jobs), like a real provider that
- * keeps calling back: a restart or a crash does not lose them.
+ * The delivered/read reports are returned with the send (SendResult.reports) and stored with its `sent`
+ * (a job), like a real provider that keeps calling back: a restart or a crash does not lose them.
  */
 import { Value } from "@sinclair/typebox/value";
 import type { AdapterContext, ChannelAdapter, InboundEvent, OutboundMessage, ProviderDefinition, SendResult } from "../channel.types";
@@ -48,12 +48,14 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
       const providerMessageId = `sandbox.${message.messageId}`;
       const deliveredAt = new Date(ctx.now().getTime() + (kind === "slow" ? SLOW_MS : settings.delivered_after_ms));
       const readAt = new Date(deliveredAt.getTime() + settings.read_after_ms);
-      // Stored before the send is reported done: a crash after it loses no report.
-      await ctx.scheduleInbound([
-        { at: deliveredAt, events: [{ kind: "status", providerMessageId, status: "delivered", timestamp: deliveredAt }] },
-        { at: readAt, events: [{ kind: "status", providerMessageId, status: "read", timestamp: readAt }] },
-      ]);
-      return { ok: true, providerMessageId };
+      return {
+        ok: true,
+        providerMessageId,
+        reports: [
+          { at: deliveredAt, events: [{ kind: "status", providerMessageId, status: "delivered", timestamp: deliveredAt }] },
+          { at: readAt, events: [{ kind: "status", providerMessageId, status: "read", timestamp: readAt }] },
+        ],
+      };
     },
 
     async handleWebhook(request) {

@@ -16,19 +16,14 @@ export type LedgerEntry = typeof ledgerEntries.$inferSelect;
 export type LedgerKind = "credit" | "debit" | "refund";
 
 export function createLedger({ db, now }: { db: Db; now: () => Date }) {
-  const latest = db
-    .select({ balanceAfter: ledgerEntries.balanceAfter })
-    .from(ledgerEntries)
-    .where(eq(ledgerEntries.companyId, sql.placeholder("companyId")))
-    .orderBy(desc(ledgerEntries.id))
-    .limit(1)
-    .prepare();
+  // Raw SQL: drizzle's prepared query spent 5 µs of the send path's ~150 mapping this one value.
+  const latest = db.$client.prepare(`SELECT balance_after FROM ledger_entries WHERE company_id = ? ORDER BY id DESC LIMIT 1`);
 
   // Credits also come from the CLI (another process): the cache sees them within 0.1 s; our own
   // appends update it directly. NB! Inside a write transaction the balance is read from the table, never
   // the cache, so "never negative" is decided on committed truth.
   const cache = createReadCache<string, number>(db);
-  const read = (companyId: string) => latest.get({ companyId })?.balanceAfter ?? 0;
+  const read = (companyId: string) => (latest.get(companyId) as { balance_after: number } | null)?.balance_after ?? 0;
 
   function balance(companyId: string): number {
     return cache.get(companyId, () => read(companyId));

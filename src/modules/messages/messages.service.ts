@@ -547,6 +547,15 @@ export function applyProviderStatus(deps: Deps, accountId: string, event: Extrac
   });
 }
 
+/**
+ * Stores reports a provider will make later (SendResult.reports) as one inline job that applies each at its
+ * time (messages.wire.ts). Call inside the transaction that records the send.
+ */
+function scheduleReports(deps: Pick<Deps, "queue">, accountId: string, reports: { at: Date; events: InboundEvent[] }[]): void {
+  const schedule = reports.map((r) => ({ at: r.at.getTime(), events: r.events }));
+  deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule }, runAt: new Date(Math.min(...schedule.map((s) => s.at))) });
+}
+
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
 export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
   const rows = repo.outboundSentUpTo(deps.db, { channelAccountId: accountId, contactId, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
@@ -666,6 +675,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
           if (file) cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
         }
         applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
+        if (sent.reports?.length) scheduleReports(deps, m.channelAccountId, sent.reports);
       },
     };
   }

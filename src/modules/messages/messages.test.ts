@@ -295,7 +295,7 @@ describe("idempotency and crash recovery", () => {
     const dir = first.dir;
     const s = await first.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550141" }, type: "template", template: hello } });
     // Simulate a crash mid-dispatch: the job is claimed (leased) and the process dies before finishing.
-    first.deps.db.$client.query("UPDATE jobs SET status = 'running', lease_until = ?, lease_token = 'dead-worker', attempts = 1").run(first.clock.now().getTime() + 60_000);
+    first.deps.db.$client.query("UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1").run(first.clock.now().getTime() + 60_000);
     first.deps.db.$client.close(); // no graceful shutdown
 
     const second = await createTestApp({ dataDir: dir, start: new Date(first.clock.now().getTime() + 61_000) });

@@ -38,11 +38,6 @@ const revive = (e: InboundEvent): InboundEvent => {
  * crash is simply run again.
  */
 function wireScheduledInbound(deps: Deps): void {
-  deps.channels.onScheduledInbound(async (account, schedule) => {
-    const payload = { accountId: account.id, schedule: schedule.map((s) => ({ at: s.at.getTime(), events: s.events })) };
-    const first = Math.min(...payload.schedule.map((s) => s.at));
-    await deps.db.batch(() => void deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload, runAt: new Date(first) }));
-  });
   deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
     inline: (job) => {
       const runtime = deps.channels.get(job.payload.accountId);

@@ -27,7 +27,12 @@ export function createMetrics() {
   const requests = new Map<string, { labels: Record<string, string>; count: number; seconds: number }>();
   const counters = new Map<string, { name: string; labels: Record<string, string>; value: number }>();
   const histograms = new Map<string, { name: string; labels: Record<string, string>; buckets: number[]; sum: number; count: number }>();
-  const keyOf = (name: string, labels: Record<string, string>) => `${name}${labelText(labels)}`;
+  // A map key, not exposition text (that is built at scrape time): no escaping on the dispatch path.
+  const keyOf = (name: string, labels: Record<string, string>) => {
+    let key = name;
+    for (const k in labels) key += `\u0000${k}\u0001${labels[k]}`;
+    return key;
+  };
   return {
     count(name: keyof typeof HELP, labels: Record<string, string>, by = 1): void {
       const key = keyOf(name, labels);

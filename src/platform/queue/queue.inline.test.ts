@@ -74,7 +74,7 @@ test("an inline job left running by a process that stopped is taken again once i
   app.deps.queue.register("test.inline.orphan", { inline: () => void runs++ });
   const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline.orphan", payload: {} }));
   const t = app.clock.now().getTime();
-  app.deps.db.$client.query(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ? WHERE id = ?`).run(t + 30_000, id);
+  app.deps.db.$client.query(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ?1, run_at = ?1 WHERE id = ?2`).run(t + 30_000, id);
   await app.deps.queue.drain();
   expect(runs).toBe(0);
   app.clock.advance(30_001);

@@ -5,7 +5,8 @@
  * - `enqueue` inserts a row; call it inside the business `db.tx` (outbox): the job exists iff the change does.
  * - Each job type has its own handler and its own concurrency, so a slow webhook receiver never starves
  *   message dispatch.
- * - A claim sets `lease_until`, a fresh `lease_token` and `attempts + 1` in one UPDATE … RETURNING;
+ * - A claim sets `lease_until` (and `run_at`, to the same time: expired leases are then found by the index
+ *   that finds due jobs), a fresh `lease_token` and `attempts + 1` in one UPDATE … RETURNING;
  *   finalising (delete / reschedule / dead) happens only `WHERE lease_token = ?`, so a worker whose lease
  *   expired (and whose job was reclaimed) cannot overwrite the new owner's result.
  * - After a crash, `running` rows whose lease expired are claimable again: at-least-once; handlers are
@@ -183,9 +184,9 @@ export function createQueue({
      VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
   );
   const claimStmt = sqlite.prepare(
-    `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
+    `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (
-       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND lease_until < ?3 LIMIT ?5)
+       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND run_at < ?3 LIMIT ?5)
        UNION ALL
        SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'pending' AND run_at <= ?3 ORDER BY run_at LIMIT ?5)
        LIMIT ?5)
@@ -196,7 +197,7 @@ export function createQueue({
   // Same claim, skipping groups that are at their limit (passed as a JSON array).
   const groupCandidatesStmt = sqlite.prepare(
     `SELECT id, group_key FROM (
-       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND lease_until < ?2
+       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2
          AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3))) LIMIT ?4)
      UNION ALL
      SELECT id, group_key FROM (
@@ -205,7 +206,7 @@ export function createQueue({
      LIMIT ?4`,
   );
   const claimIdsStmt = sqlite.prepare(
-    `UPDATE jobs SET status = 'running', lease_until = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
+    `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (SELECT value FROM json_each(?4))
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
@@ -218,16 +219,15 @@ export function createQueue({
     `UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, last_error = ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
   );
   const releaseStmt = sqlite.prepare(
-    `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ? WHERE id = ? AND lease_token = ?`,
+    `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ?1 WHERE id = ?2 AND lease_token = ?3`,
   );
   const cancelStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'pending'`);
-  const nextDueStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'`);
   const dueStmt = sqlite.prepare(
     `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at LIMIT ?`,
   );
   // An inline type's row is only ever `running` if a claiming version of the appliance held it when it stopped.
   const inlineExpiredStmt = sqlite.prepare(
-    `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND lease_until < ?1`,
+    `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND run_at < ?1`,
   );
   const inlineDeleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`);
   const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`);
@@ -501,7 +501,11 @@ export function createQueue({
   function schedule(): void {
     if (timer) clearTimeout(timer);
     if (stopping || !started) return;
-    const next = (nextDueStmt.get() as { t: number | null }).t;
+    let next: number | null = null;
+    for (const type of handlers.keys()) {
+      const t = (nextDueOfTypeStmt.get(type) as { t: number | null }).t;
+      if (t !== null && (next === null || t < next)) next = t;
+    }
     const wait = next === null ? pollMs : Math.max(0, Math.min(pollMs, next - now().getTime()));
     timer = setTimeout(() => void pump(), wait);
   }
@@ -553,7 +557,7 @@ export function createQueue({
     releaseOrphans() {
       idleUntil.clear();
       return sqlite
-        .query(`UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ? WHERE status = 'running'`)
+        .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
         .run(now().getTime()).changes;
     },
     drain,
@@ -601,8 +605,12 @@ export function createQueue({
     },
     oldestDueAgeMs() {
       const t = now().getTime();
-      const rows = sqlite.query(`SELECT type, min(run_at) AS at FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY type`).all(t) as { type: string; at: number }[];
-      return Object.fromEntries(rows.map((r) => [r.type, t - r.at]));
+      const out: Record<string, number> = {};
+      for (const type of handlers.keys()) {
+        const at = (nextDueOfTypeStmt.get(type) as { t: number | null }).t;
+        if (at !== null && at <= t) out[type] = t - at;
+      }
+      return out;
     },
   };
 }
