@@ -4,7 +4,8 @@
  *    sends, 50 connections, autocannon; dispatch and delivered/read reports running) ÷ a bare Elysia route
  *    in a separate Bun process that validates the same body and inserts one row under group commit on a
  *    database opened with the same pragmas (WAL, synchronous=FULL; answered after the commit), same run.
- * 2. Drain rate: N queued sandbox messages dispatched to `sent` by the job loop, in process.
+ * 2. Drain rate: N queued sandbox messages dispatched to `sent` by the job loop, in process, at the default
+ *    `[jobs] workers` (BENCH_WORKERS overrides it).
  */
 import { parseArgs } from "node:util";
 import { sandboxChannels, createTestApp } from "../test/helpers/test-app";
@@ -52,7 +53,9 @@ try {
 }
 
 // ---- 2. drain rate
-const app = await createTestApp({ balance: "1000000", config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), jobs: { workers: Number(process.env.BENCH_WORKERS ?? 256) } } });
+// BENCH_WORKERS sets [jobs] workers; without it the default of the config applies.
+const jobs = process.env.BENCH_WORKERS ? { jobs: { workers: Number(process.env.BENCH_WORKERS) } } : {};
+const app = await createTestApp({ balance: "1000000", config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), ...jobs } });
 try {
   const t0 = performance.now();
   for (let done = 0; done < drainN; ) {
@@ -69,7 +72,7 @@ try {
   const drainMs = performance.now() - t1;
   const sent = (app.deps.db.$client.query("SELECT count(*) AS n FROM messages WHERE status = 'sent'").get() as { n: number }).n;
   console.log(`queued ${fmt(drainN)} messages in ${fmt(queuedMs / 1000, 1)} s (in-process sendMessage, 1,000 per transaction)`);
-  console.log(`drained to sent: ${fmt(sent)} in ${fmt(drainMs / 1000, 1)} s = ${fmt(sent / (drainMs / 1000))} messages/s (target ≥ 10,000/s)`);
+  console.log(`drained to sent: ${fmt(sent)} in ${fmt(drainMs / 1000, 1)} s = ${fmt(sent / (drainMs / 1000))} messages/s with ${app.config.jobs.workers} workers (target ≥ 10,000/s)`);
 } finally {
   await app.close();
 }
