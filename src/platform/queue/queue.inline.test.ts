@@ -88,6 +88,34 @@ test("a handler gives exactly one of handle and inline", () => {
   expect(() => app.deps.queue.register("test.neither", {} as never)).toThrow("exactly one");
 });
 
+test("an outcome whose commit fails (write lock held elsewhere, disk full) is stored on a later try, and the job is not run again", async () => {
+  let runs = 0;
+  let failNext = false;
+  app.deps.queue.register("test.commit-fails", {
+    handle: async () => {
+      runs++;
+      failNext = true; // the next group commit — this job's outcome — fails
+    },
+  });
+  const batch = app.deps.db.batch;
+  app.deps.db.batch = (fn) => {
+    if (failNext) {
+      failNext = false;
+      return Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
+    }
+    return batch(fn);
+  };
+  try {
+    const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.commit-fails", payload: {} }));
+    await app.deps.queue.drain();
+    expect(runs).toBe(1);
+    expect(rowOf(id)).toBeNull();
+  } finally {
+    app.deps.db.batch = batch;
+  }
+});
+
+
 test("the running loop skips idle types but still finds jobs that come due, and jobs written by another process", async () => {
   const ran: string[] = [];
   app.deps.queue.register<{ tag: string }>("test.hinted", { handle: async (job) => void ran.push(job.payload.tag) });

@@ -24,6 +24,7 @@ export interface Job<P = Record<string, unknown>> {
   attempts: number;
   maxAttempts: number;
   groupKey: string | null;
+  /** A claimed job: when its lease expires (ms). An inline job: when it was due. */
   runAt: number;
   leaseToken: string;
 }
@@ -419,7 +420,19 @@ export function createQueue({
       } catch (e) {
         result = { thrown: e };
       }
-      await commitOutcome(job, handler, result);
+      // The outcome is in memory only until it commits: a commit that fails (the write lock held past the
+      // busy timeout by another process, a full disk) is tried again while the lease holds, instead of
+      // leaving the job leased and running it a second time after the lease (a dispatch would send twice).
+      for (let wait = 50; ; wait = Math.min(wait * 2, 2000)) {
+        try {
+          await commitOutcome(job, handler, result);
+          break;
+        } catch (e) {
+          if (now().getTime() + wait >= job.runAt - 1000) throw e; // job.runAt = its lease expiry
+          log.warn({ err: e, jobId: job.id, type: job.type, retryInMs: wait }, "job outcome not stored; trying again");
+          await Bun.sleep(wait);
+        }
+      }
     } finally {
       inflightIds.delete(job.id);
       if (job.groupKey !== null && handler.groupConcurrency) {
