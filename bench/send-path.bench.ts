@@ -1,6 +1,7 @@
 /**
  * The send path in process, stage by stage (issue 19). Run: `npx bun bench/send-path.bench.ts [--messages 20000]`
- * (add `--cpu-prof` to bun for a profile of the same run; `--accept-only` stops after the accept stage).
+ * (add `--cpu-prof` to bun for a profile of the same run; `--accept-only` stops after the accept stage;
+ * BENCH_MARKS=1 prints when each measured stage starts and ends, to cut the profile by time).
  *
  * No HTTP and no load generator, so the figures are main-thread time per message and hardly depend on what
  * else the machine runs. Requests go through `app.handle` 50 at a time (they share group commits, as
@@ -56,7 +57,9 @@ const { key } = app.newKey({ name: "bench", rateLimit: 10_000_000 });
 const headers = { "content-type": "application/json", authorization: `Bearer ${key}` };
 const url = "http://localhost/api/public/v1/messages";
 await run((r) => app.app.handle(r), url, headers); // warm-up (its messages are dispatched and reported below too)
+if (process.env.BENCH_MARKS) console.error(`accept from ${Math.round(performance.now())} ms`);
 const acceptUs = await run((r) => app.app.handle(r), url, headers);
+if (process.env.BENCH_MARKS) console.error(`accept to ${Math.round(performance.now())} ms`);
 if (values["accept-only"]) {
   console.log(`bare route ${fmt(bareUs, 1)} µs, accept ${fmt(acceptUs, 1)} µs per message (bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`);
   await app.close();

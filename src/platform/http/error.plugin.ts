@@ -107,18 +107,28 @@ function validationDetails(error: ValidationError, sent: unknown): ErrorDetail[]
 
 const MAX_BODY_DEPTH = 64;
 
-/** Depth of a parsed JSON value, iteratively (no recursion to overflow); stops once past the limit. */
-function nestingDepth(value: object): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (d > max) max = d;
-    if (max > MAX_BODY_DEPTH) return max;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
+const TOO_DEEP = Symbol("too deep");
+
+/**
+ * A copy of a parsed body (plain objects, arrays, scalars), refusing one nested deeper than MAX_BODY_DEPTH
+ * before walking further (so the recursion is bounded). One walk for both: structuredClone plus a separate
+ * depth walk cost ~5 µs per request.
+ */
+function copyBody(v: unknown, depth = 1): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (depth > MAX_BODY_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = copyBody(v[i], depth + 1);
+    return out;
   }
-  return max;
+  const out: Record<string, unknown> = {};
+  for (const [k, child] of Object.entries(v)) {
+    // NB! A JSON key "__proto__" is an own property of the parsed object; assigning it would set the prototype.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: copyBody(child, depth + 1), enumerable: true, writable: true, configurable: true });
+    else out[k] = copyBody(child, depth + 1);
+  }
+  return out;
 }
 
 export function errorPlugin({ log }: { log: Logger }) {
@@ -128,9 +138,14 @@ export function errorPlugin({ log }: { log: Logger }) {
     .onTransform(({ request, body }) => {
       if (body === null || typeof body !== "object" || body instanceof FormData || body instanceof Blob) return;
       // A body nested thousands deep overflowed the validator (500): refuse it before anything walks it.
-      if (nestingDepth(body) > MAX_BODY_DEPTH)
+      let copy: unknown;
+      try {
+        copy = copyBody(body);
+      } catch (e) {
+        if (e !== TOO_DEEP) throw e;
         throw new AppError("VALIDATION_FAILED", "The request body is nested too deeply", [{ pointer: "/", message: `nested deeper than ${MAX_BODY_DEPTH} levels` }]);
-      sentBodies.set(request, structuredClone(body));
+      }
+      sentBodies.set(request, copy);
     })
     .onError(({ code, error, request, set }) => {
       const requestId = requestFacts(request)?.requestId;
