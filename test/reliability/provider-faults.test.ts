@@ -51,8 +51,8 @@ let smtpProxy: SmtpChaosProxy;
 let clockOf: () => Date = () => new Date();
 
 interface Provider {
+  /** Also the channel: one account per channel. */
   key: ProviderKey;
-  channel: string;
   proxy: HttpChaosProxy | SmtpChaosProxy;
   /** The contact writes in first where the channel needs it (through the real /hooks path, signed). */
   open?(hook: string): Promise<Response>;
@@ -82,7 +82,6 @@ beforeAll(async () => {
   providers = [
     {
       key: "whatsapp",
-      channel: "whatsapp",
       proxy: new HttpChaosProxy(graph.url, graphForms),
       open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: whatsappPayloads.text({ phoneNumberId: META.phone, from: "14155550100", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
       body: text("whatsapp", { phone: "+14155550100" }),
@@ -90,7 +89,6 @@ beforeAll(async () => {
     },
     {
       key: "messenger",
-      channel: "messenger",
       proxy: new HttpChaosProxy(graph.url, graphForms),
       open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: messengerPayloads.message({ accountId: META.page, senderId: "6001", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
       body: text("messenger", { handle: "6001" }),
@@ -98,7 +96,6 @@ beforeAll(async () => {
     },
     {
       key: "instagram",
-      channel: "instagram",
       proxy: new HttpChaosProxy(graph.url, graphForms),
       open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: instagramPayloads.message({ accountId: META.ig, senderId: "6002", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
       body: text("instagram", { handle: "6002" }),
@@ -106,7 +103,6 @@ beforeAll(async () => {
     },
     {
       key: "x",
-      channel: "x",
       proxy: new HttpChaosProxy(
         xf.url,
         forms(
@@ -121,7 +117,6 @@ beforeAll(async () => {
     },
     {
       key: "telegram",
-      channel: "telegram",
       proxy: new HttpChaosProxy(tg.url, forms(() => failureResponse({ kind: "response", status: 500, body: { ok: false, error_code: 500, description: "Internal Server Error" } }), (s) => failureResponse(telegramErrors.tooManyRequests(s)))),
       open: (hook) =>
         TelegramFake.pushWebhook({ url: hook, secretToken: TG.secret, update: { update_id: Date.now() % 1_000_000_000, message: { message_id: 900, from: { id: 5001, is_bot: false, first_name: "Ann" }, chat: { id: 5001, type: "private" }, date: nowS(), text: "hi" } } }),
@@ -130,7 +125,6 @@ beforeAll(async () => {
     },
     {
       key: "tiktok",
-      channel: "tiktok",
       proxy: new HttpChaosProxy(
         tt.url,
         forms(
@@ -145,7 +139,6 @@ beforeAll(async () => {
     },
     {
       key: "email",
-      channel: "email",
       proxy: smtpProxy,
       body: (marker) => ({ channel: "email", to: { email: "pf@example.com" }, type: "email", email: { subject: marker, text: marker } }),
       accepted: (m) => smtp.messages.filter((mail) => mail.parsed.subject === m).length,
