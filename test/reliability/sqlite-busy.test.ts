@@ -2,7 +2,7 @@
  * SQLITE_BUSY storms from a second process (test/reliability/fixtures/write-storm.ts, as a CLI command, a
  * backup or an operator's sqlite3 shell would): it holds write transactions on the appliance's database file.
  * 1. Against the compiled binary while clients send messages: many short transactions (BEGIN IMMEDIATE … a
- *    few ms … COMMIT), then one held 2 s (under the 5 s busy timeout). Printed: accepted/s, statuses, POST
+ *    few ms … COMMIT), then one held 1.5 s (under the 5 s busy timeout). Printed: accepted/s, statuses, POST
  *    and GET /healthz latency per phase.
  * 2. The busy timeout running out, in-process (shortened on the app's connection to 100 ms, as storage.test.ts
  *    lowers max_page_count, so it runs out in 0.1 s instead of 5 s): a transaction held 1 s.
@@ -102,9 +102,9 @@ const row = (p: Phase) =>
 
 test("a second process holding write transactions: only 503 STORAGE_UNAVAILABLE with Retry-After, nothing accepted lost", async () => {
   const quiet = await phase("no storm", { durationMs: 500, holdMs: 0, gapMs: 500 });
-  const storm = await phase("storm: 5 ms transactions, 1 ms apart", { durationMs: 1_500, holdMs: 5, gapMs: 1 });
+  const storm = await phase("storm: 5 ms transactions, 1 ms apart", { durationMs: 1_000, holdMs: 5, gapMs: 1 });
   // Held for less than the busy timeout: every write waits for it, and with them the whole process.
-  const held = await phase("one transaction held 2 s", { durationMs: 1, holdMs: 2_000, gapMs: 0 }, 4);
+  const held = await phase("one transaction held 1.5 s", { durationMs: 1, holdMs: 1_500, gapMs: 0 }, 4);
   const phases = [quiet, storm, held];
   console.log(`SQLITE_BUSY from a second process (binary, 6 senders + a /healthz probe):\n${phases.map(row).join("\n")}`);
 
