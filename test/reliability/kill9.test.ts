@@ -5,8 +5,8 @@
  * ends with exactly the right contacts, and no job is left leased. Figures printed.
  *
  * The receiver answers each event's first attempt `503` with `Retry-After: 1` (so the retry comes a second
- * later, not after the schedule's 5 s) and later ones `200` after 150 ms, so at the kill some attempts are
- * waiting for their retry and some are in flight.
+ * later, not after the schedule's 5 s) and later ones `200` after 250 ms; the import starts once retries are
+ * in flight, and the kill comes when it has 10,000 rows in: some attempts are then in flight, the rest waiting.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -33,7 +33,7 @@ const receiver = Bun.serve({
     s.bodies.add(body);
     s.attempts++;
     if (s.attempts === 1) return new Response("not yet", { status: 503, headers: { "retry-after": "1" } });
-    await Bun.sleep(150);
+    await Bun.sleep(250);
     s.ok++;
     return new Response("ok");
   },
@@ -92,7 +92,9 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   await until("every first attempt refused", () => (seen.size >= EVENTS ? true : undefined));
   const before = sql("SELECT count(*) AS n FROM contacts")[0]!.n;
 
-  // The import starts as the retries fall due; the kill comes once it is under way.
+  const inFlight = () => [...seen.values()].filter((v) => v.attempts > 1 && v.ok === 0).length;
+  await until("retries in flight", () => (inFlight() > 0 ? true : undefined));
+  // The import starts while retries are in flight; the kill comes once it is well under way.
   const lines = Array.from({ length: CONTACTS }, (_, i) => JSON.stringify({ firstName: `K${i}`, identities: [{ channel: "email", value: `k${i}@example.com` }], tags: ["kill9"] })).join("\n");
   const imp = await api("POST", "/contacts/import", lines, "application/x-ndjson");
   expect(imp.status).toBe(202);
@@ -100,8 +102,8 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   const atKill = await until("the import under way and retries in flight", async () => {
     const s = (await api("GET", `/contacts/imports/${importId}`)).body.data;
     const delivered = [...seen.values()].filter((v) => v.ok > 0).length;
-    const inFlight = [...seen.values()].filter((v) => v.attempts > 1 && v.ok === 0).length;
-    return s.status === "running" && s.processed > 0 && inFlight > 0 ? { processed: s.processed as number, delivered, inFlight } : undefined;
+    const flying = inFlight();
+    return s.status === "running" && s.processed >= 10_000 && flying > 0 ? { processed: s.processed as number, delivered, inFlight: flying } : undefined;
   });
   server.proc.kill("SIGKILL");
   await server.proc.exited;
