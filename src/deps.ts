@@ -14,6 +14,7 @@ import { createEventBus } from "./platform/events/events";
 import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.plugin";
 import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
 import { createAdapterStateStore } from "./channels/adapter-state";
+import { boundedFetch, providerTimeoutMs } from "./channels/provider-timeout";
 import { createMetrics } from "./platform/http/metrics";
 import { createLicenseChecker } from "./platform/license/license";
 import { LICENSE_PUBLIC_KEY } from "./platform/license/license.key";
@@ -65,10 +66,13 @@ export function buildDeps({
   /** The API guard plugin; every module `.use(deps.guard)` to get the typed `scope` macro (deduplicated by name). */
   const license = createLicenseChecker({ path: config.license.file, publicKey: LICENSE_PUBLIC_KEY, now });
   const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"] });
+  const requestTimeoutMs = providerTimeoutMs(config.jobs.lease_seconds);
+  const providerFetch = boundedFetch(fetchImpl, requestTimeoutMs);
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
-      fetch: fetchImpl,
+      fetch: providerFetch,
+      requestTimeoutMs,
       now,
       log: log.child({ accountId: account.id, provider: account.provider }),
       publicUrl: config.server.public_url.replace(/\/$/, ""),

@@ -34,7 +34,7 @@ describe("channel accounts from the config", () => {
     ]));
     const runtime = createChannelRuntime({
       accounts,
-      context: () => ({ fetch, now: () => new Date(), log: silentLogger, publicUrl: "http://localhost", dataDir: "/tmp", state: { get: () => undefined, set: () => {} } }),
+      context: () => ({ fetch, requestTimeoutMs: 15_000, now: () => new Date(), log: silentLogger, publicUrl: "http://localhost", dataDir: "/tmp", state: { get: () => undefined, set: () => {} } }),
     });
     await runtime.start();
     expect(runtime.get(id(1))!.status).toBe("error");

@@ -8,7 +8,9 @@
  *   only for programming errors; the engine treats a throw as a retryable PROVIDER_UNAVAILABLE.
  * - `handleWebhook` verifies the provider's signature/handshake itself. An unverified request returns a
  *   401/403 response and NO events (nothing may be stored from a forged request).
- * - All HTTP goes through `ctx.fetch` to `settings.base_url`, so tests point adapters at fakes.
+ * - All HTTP goes through `ctx.fetch` to `settings.base_url`, so tests point adapters at fakes. `ctx.fetch`
+ *   aborts a call after `ctx.requestTimeoutMs` unless the call brings its own `signal`; other transports
+ *   (SMTP) apply `requestTimeoutMs` themselves.
  */
 import type { TSchema } from "@sinclair/typebox";
 
@@ -234,7 +236,10 @@ export interface AdapterStateStore {
 
 export interface AdapterContext {
   account: ChannelAccount;
+  /** Bounded: a call without its own `signal` is aborted after `requestTimeoutMs` (provider-timeout.ts). */
   fetch: typeof fetch;
+  /** How long one provider call may wait for its answer (a quarter of the job lease; see provider-timeout.ts). */
+  requestTimeoutMs: number;
   now: () => Date;
   log: { debug(o: object, m?: string): void; info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
   /** `[server] public_url`, e.g. to register a Telegram webhook. */

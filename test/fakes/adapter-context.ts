@@ -27,6 +27,7 @@ export function createTestContext(opts: {
   /** Replaces the default recorder; the recorder still records before calling it. */
   onInbound?: (events: InboundEvent[]) => Promise<void>;
   fetch?: typeof fetch;
+  requestTimeoutMs?: number;
 }): TestContext {
   let now = opts.now ?? new Date();
   const inbound: InboundEvent[][] = [];
@@ -49,6 +50,7 @@ export function createTestContext(opts: {
   const ctx: AdapterContext = {
     account,
     fetch: opts.fetch ?? fetch,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 15_000,
     now: () => now,
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     publicUrl: opts.publicUrl ?? "http://localhost:8080",

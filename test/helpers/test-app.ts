@@ -58,12 +58,31 @@ export interface TestAppOptions {
   dataDir?: string;
   /** false: do not record emitted events in `app.emitted` (benchmarks emit millions). */
   recordEvents?: boolean;
+  /**
+   * true: the clock follows real time (leases expire, retries fall due, `queue.start()` runs them), and
+   * `clock.advance`/`set` still jump it. Default: a manual clock that moves only when the test moves it.
+   */
+  realTime?: boolean;
+}
+
+/** Real time plus an offset the test can move: a clock for tests that run the job loop on its own. */
+export function createOffsetClock(start?: Date): ReturnType<typeof createManualClock> {
+  let offset = start ? start.getTime() - Date.now() : 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    set: (d) => {
+      offset = d.getTime() - Date.now();
+    },
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
   const config: Config = parseConfig({ storage: { data_dir: dir }, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
-  const clock = createManualClock(opts.start ?? new Date());
+  const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
   const { company } = existing ? { company: existing } : createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });

@@ -6,6 +6,7 @@
  * ../shared/PROVIDERS.md. Codes they do not list fall back to `is_transient` and the HTTP status.
  */
 import type { AccountStatus, FailureReason, SendResult } from "../channel.types";
+import { parseRetryAfter } from "../retry-after";
 
 /** Graph's error body: `{"error":{"message","type","code","error_subcode","error_data","fbtrace_id"}}`. */
 export interface GraphError {
@@ -124,15 +125,7 @@ export function parseGraphError(body: unknown): GraphError | undefined {
   };
 }
 
-/** `Retry-After` as delta-seconds or HTTP date → ms from `now`. */
-export function parseRetryAfter({ header, now }: { header: string | null; now: Date }): number | undefined {
-  if (!header) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now.getTime());
-}
+export { parseRetryAfter };
 
 function errorText(error: GraphError): string {
   const details =

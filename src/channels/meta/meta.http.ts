@@ -7,9 +7,6 @@ import { failureFromGraphResponse, failureFromNetworkError, type SendFailure } f
 
 export type GraphResult<T> = { ok: true; status: number; body: T } | { ok: false; failure: SendFailure };
 
-/** Long enough for a 100 MB document upload on a slow uplink; short enough that a hung socket frees the job. */
-const DEFAULT_TIMEOUT_MS = 120_000;
-
 /** Joins `base_url` (which carries the version, e.g. `https://graph.facebook.com/v23.0`) and a path. */
 export function graphUrl({ baseUrl, path, query }: { baseUrl: string; path: string; query?: Record<string, string | undefined> }): string {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`);
@@ -24,7 +21,7 @@ export async function graphRequest<T>({
   url,
   json,
   form,
-  timeoutMs = DEFAULT_TIMEOUT_MS,
+  timeoutMs,
 }: {
   ctx: Pick<AdapterContext, "fetch" | "now" | "log">;
   token: string;
@@ -32,6 +29,7 @@ export async function graphRequest<T>({
   url: string;
   json?: unknown;
   form?: FormData;
+  /** Own deadline; without it the call is bounded by `ctx.fetch` (channel adapters: `requestTimeoutMs`). */
   timeoutMs?: number;
 }): Promise<GraphResult<T>> {
   // The token travels in the header, never in the query string, so it stays out of proxy and access logs.
@@ -48,7 +46,7 @@ export async function graphRequest<T>({
   try {
     // NB! A network error after the bytes left may still have delivered the message. Graph has no
     // idempotency key, so a retry can duplicate it: at-least-once, as the engine documents.
-    response = await ctx.fetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    response = await ctx.fetch(url, { method, headers, body, signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined });
   } catch (error) {
     ctx.log.warn({ err: error, method, url: redactUrl(url) }, "graph request failed without an answer");
     return { ok: false, failure: failureFromNetworkError(error) };

@@ -40,9 +40,10 @@ export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
       auth: settings.username ? { user: settings.username, pass: settings.password } : undefined,
       tls: { rejectUnauthorized: settings.tls_reject_unauthorized },
       dkim: settings.dkim_domain && settings.dkim_private_key ? { domainName: settings.dkim_domain, keySelector: settings.dkim_selector, privateKey: settings.dkim_private_key } : undefined,
-      connectionTimeout: 30_000,
-      greetingTimeout: 30_000,
-      socketTimeout: 60_000,
+      // A relay that accepts the connection and then says nothing is a failed attempt, retried (channel.types.ts).
+      connectionTimeout: ctx.requestTimeoutMs,
+      greetingTimeout: ctx.requestTimeoutMs,
+      socketTimeout: ctx.requestTimeoutMs,
     });
     return transport;
   }

@@ -5,6 +5,7 @@
  */
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, StoredMedia, WebhookRequest, WebhookResult } from "../channel.types";
 import { mediaBytes } from "../media-bytes";
+import { parseRetryAfter } from "../retry-after";
 import { tiktokFailure, tiktokHttpFailure } from "./tiktok.errors";
 import { parseTiktokWebhook, tiktokSignatureValid, type TiktokWebhookBody } from "./tiktok.inbound";
 import { readTiktokSettings, tiktokSettings } from "./tiktok.settings";
@@ -43,7 +44,7 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
       return tiktokHttpFailure({ message: `TikTok unreachable: ${err instanceof Error ? err.message : String(err)}` });
     }
     if (!response.ok || !parsed || typeof parsed.code !== "number") {
-      return tiktokHttpFailure({ status: response.status, message: parsed?.message ?? `HTTP ${response.status}` });
+      return tiktokHttpFailure({ status: response.status, message: parsed?.message ?? `HTTP ${response.status}`, retryAfterMs: parseRetryAfter({ header: response.headers.get("retry-after"), now: ctx.now() }) });
     }
     if (parsed.code !== 0) return tiktokFailure({ code: parsed.code, message: parsed.message ?? "" });
     return { ok: true, data: parsed.data as T };

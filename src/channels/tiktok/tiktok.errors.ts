@@ -23,12 +23,14 @@ export function tiktokFailure(opts: { code: number; message: string }): Failure 
   return { ok: false, retry: false, reason: "PROVIDER_REJECTED", ...base };
 }
 
-export function tiktokHttpFailure(opts: { status?: number; message: string }): Failure {
+/** An answer that is not TikTok's `{code: 0}`; `retryAfterMs` is the gateway's Retry-After, if it sent one. */
+export function tiktokHttpFailure(opts: { status?: number; message: string; retryAfterMs?: number }): Failure {
+  const wait = opts.retryAfterMs !== undefined ? { retryAfterMs: opts.retryAfterMs } : {};
   if (opts.status === 401) return { ok: false, retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed", providerCode: "401", message: opts.message };
-  if (opts.status === 429) return { ok: false, retry: true, reason: "RATE_LIMITED", providerCode: "429", message: opts.message };
+  if (opts.status === 429) return { ok: false, retry: true, reason: "RATE_LIMITED", providerCode: "429", message: opts.message, ...wait };
   if (opts.status !== undefined && opts.status >= 400 && opts.status < 500) {
     return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: String(opts.status), message: opts.message };
   }
   // 5xx, a dropped connection, or an answer that is not TikTok JSON.
-  return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: opts.status ? String(opts.status) : undefined, message: opts.message };
+  return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: opts.status ? String(opts.status) : undefined, message: opts.message, ...wait };
 }

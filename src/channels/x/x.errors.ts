@@ -10,6 +10,7 @@
  * - anything else → PROVIDER_REJECTED.
  */
 import type { SendResult } from "../channel.types";
+import { parseRetryAfter } from "../retry-after";
 
 type Failure = Extract<SendResult, { ok: false }>;
 
@@ -32,19 +33,21 @@ export function xFailure(opts: { status: number; problem: XProblem | undefined; 
   const detail = texts.length ? texts.join("; ") : (problem?.title ?? `HTTP ${status}`);
   const base = { providerCode: String(status), message: detail };
 
+  // A plain Retry-After (an edge proxy's, or X's own on a 503) counts when the x-rate-limit-* headers say nothing.
+  const retryAfterMs = parseRetryAfter({ header: headers.get("retry-after"), now: opts.now });
   if (status === 429) {
     const limit = rateLimitOf(headers, opts.now);
     return {
       ok: false,
       retry: true,
       reason: "RATE_LIMITED",
-      retryAfterMs: limit.retryAfterMs,
+      retryAfterMs: limit.retryAfterMs ?? retryAfterMs,
       providerCode: "429",
       message: `${detail} (${limit.summary})`,
     };
   }
   if (status === 401) return { ok: false, retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed", ...base };
-  if (status >= 500) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", ...base };
+  if (status >= 500) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...base };
   const text = `${problem?.type ?? ""} ${problem?.reason ?? ""} ${detail}`;
   if (status === 403) {
     if (ACCOUNT_PROBLEM.test(text)) return { ok: false, retry: false, reason: "PROVIDER_REJECTED", accountStatus: "error", ...base };
