@@ -140,7 +140,7 @@ test("a second process holding write transactions: only 503 STORAGE_UNAVAILABLE 
   }
 }, 60_000);
 
-test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, nothing accepted lost; jobs finishing meanwhile stay leased", async () => {
+test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, nothing accepted lost; jobs finishing meanwhile commit later, none runs twice", async () => {
   const app = await createTestApp({ realTime: true, balance: "1000.000000", config: { rate_limit: { requests_per_second: 1e6, burst: 1e6 } } });
   // A receiver slow enough that webhook deliveries are in flight when the other process takes the lock.
   const received = new Map<string, number>();
@@ -186,12 +186,12 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
     expect(Object.keys(statuses).every((k) => k === "202" || k === "503 STORAGE_UNAVAILABLE retry-after=1")).toBe(true);
     expect(statuses["503 STORAGE_UNAVAILABLE retry-after=1"] ?? 0).toBeGreaterThan(0);
 
-    // NB! A job whose outcome could not be committed (its group commit met SQLITE_BUSY) keeps its lease in
-    // this live process until the lease expires (60 s), and is then run again: a webhook attempt that the
-    // receiver answered 200 is made again, a dispatch sends its message to the provider a second time. The
-    // job loop does not retry that commit (docs/reliability.md, "SQLITE_BUSY"). Counted here, then handed
-    // back as `serve` does at start-up, to keep the test short. (After the receiver's 500 ms, nothing is in flight.)
-    await Bun.sleep(700);
+    // A job whose outcome could not be committed (its group commit met SQLITE_BUSY) commits it again while
+    // its lease holds. Before that fix it stayed leased in this live process until the lease expired (60 s)
+    // and was run again: a webhook attempt the receiver had answered 200 was made again, a dispatch sent its
+    // message twice. Counted, then handed back as `serve` does at start-up, so a regression shows as a
+    // duplicate below rather than as a 60 s wait. (After the receiver's 500 ms, nothing is in flight.)
+    await Bun.sleep(2_000);
     const one = (q: string) => (app.deps.db.$client.query(q).get() as { n: number }).n;
     const stranded = app.deps.db.$client.query("SELECT type, count(*) AS n FROM jobs WHERE status = 'running' AND lease_until > ? GROUP BY type").all(Date.now()) as { type: string; n: number }[];
     await app.deps.queue.stop(1_000);
@@ -206,6 +206,8 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
     expect(inQueue()).toBe(0);
     expect(received.size).toBe(events());
     const twice = [...received.values()].filter((n) => n > 1).length;
+    expect(stranded).toEqual([]);
+    expect(twice).toBe(0);
     console.log(
       `  busy timeout run out (a transaction held 1 s; timeout shortened to 100 ms): ${JSON.stringify(statuses)}; all ${accepted.length} accepted stored and sent; ` +
         `jobs left leased in the live process by a finalising commit that met SQLITE_BUSY: ${JSON.stringify(Object.fromEntries(stranded.map((r) => [r.type, r.n])))} → ${twice} webhook event(s) delivered twice once handed back`,

@@ -148,3 +148,26 @@ test("the running loop skips idle types but still finds jobs that come due, and 
     await app.deps.queue.stop();
   }
 });
+
+test("a job that runs longer than a third of its lease has the lease renewed while it runs", async () => {
+  const slow = await createTestApp({ config: { jobs: { lease_seconds: 5 } } });
+  try {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    slow.deps.queue.register("test.slow", { handle: () => gate });
+    const id = slow.deps.db.tx(() => slow.deps.queue.enqueue({ type: "test.slow", payload: {} }));
+    const t0 = slow.clock.now().getTime();
+    const draining = slow.deps.queue.drain();
+    const lease = () => (slow.deps.db.$client.query(`SELECT lease_until FROM jobs WHERE id = ?`).get(id) as { lease_until: number }).lease_until;
+    await Bun.sleep(100);
+    expect(lease()).toBe(t0 + 5000); // the claim's
+    slow.clock.advance(3000);
+    await Bun.sleep(1800); // one renewal: every 5 s / 3 of real time
+    expect(lease()).toBe(t0 + 3000 + 5000);
+    release();
+    await draining;
+    expect(slow.deps.db.$client.query(`SELECT count(*) AS n FROM jobs WHERE id = ?`).get(id)).toEqual({ n: 0 });
+  } finally {
+    await slow.close();
+  }
+});

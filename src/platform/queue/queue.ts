@@ -212,6 +212,7 @@ export function createQueue({
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
   const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
+  const renewStmt = sqlite.prepare(`UPDATE jobs SET lease_until = ?1, run_at = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'`);
   const rescheduleStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'pending', run_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?,
        attempts = attempts - ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
@@ -413,6 +414,18 @@ export function createQueue({
   async function runJob(job: Job): Promise<void> {
     const handler = handlers.get(job.type)!;
     inflightIds.add(job.id);
+    // A handler may outlive one lease (many provider calls, each bounded by a quarter of it: X's chunked
+    // uploads): the lease is renewed every third of it while the handler runs, so no other worker claims
+    // the job and sends it a second time meanwhile. A crashed process renews nothing: its leases expire.
+    const renewal = setInterval(() => {
+      const until = now().getTime() + leaseMs;
+      void db
+        .batch(() => renewStmt.run(until, job.id, job.leaseToken).changes)
+        .then((changed) => {
+          if (changed) job.runAt = until;
+        })
+        .catch((e) => log.warn({ err: e, jobId: job.id }, "job lease not renewed"));
+    }, Math.max(1000, leaseMs / 3));
     try {
       let result: { outcome: JobOutcome } | { thrown: unknown };
       try {
@@ -434,6 +447,7 @@ export function createQueue({
         }
       }
     } finally {
+      clearInterval(renewal);
       inflightIds.delete(job.id);
       if (job.groupKey !== null && handler.groupConcurrency) {
         const k = groupId(job.type, job.groupKey);
