@@ -76,7 +76,9 @@ export function openDatabase(path: string): Db {
       sqlite.query(depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
       return result;
     } catch (e) {
-      sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
+      // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
+      if (sqlite.inTransaction) sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       throw e;
     } finally {
       depth--;
@@ -97,6 +99,9 @@ export function openDatabase(path: string): Db {
             try {
               results.push({ ok: true, value: db.tx(item.fn) });
             } catch (error) {
+              // SQLite rolled the whole group back with this item (see tx): the items before it are lost
+              // too, so every item of the group fails rather than being answered as stored.
+              if (!sqlite.inTransaction) throw error;
               results.push({ ok: false, error });
             }
           }
