@@ -528,13 +528,12 @@ export function createQueue({
   function schedule(): void {
     if (timer) clearTimeout(timer);
     if (stopping || !started) return;
-    let next: number | null = null;
-    for (const type of handlers.keys()) {
-      const t = (nextDueOfTypeStmt.get(type) as { t: number | null }).t;
-      if (t !== null && (next === null || t < next)) next = t;
-    }
-    const wait = next === null ? pollMs : Math.max(0, Math.min(pollMs, next - now().getTime()));
-    timer = setTimeout(() => void pump(), wait);
+    // From the claim hints, without a query: a type with room and no hint was claimed in full (more may
+    // be due now); a type without room is woken by its running jobs as they finish.
+    const t = now().getTime();
+    let next = t + pollMs;
+    for (const type of handlers.keys()) if (capacity(type) > 0) next = Math.min(next, idleUntil.get(type) ?? t);
+    timer = setTimeout(() => void pump(), Math.max(0, next - t));
   }
 
   function nudge(): void {
