@@ -8,6 +8,7 @@ import m4 from "../../migrations/0004_social.sql" with { type: "text" };
 import m5 from "../../migrations/0005_campaign_estimate_indexes.sql" with { type: "text" };
 import m6 from "../../migrations/0006_sources.sql" with { type: "text" };
 import m7 from "../../migrations/0007_lean_jobs.sql" with { type: "text" };
+import m8 from "../../migrations/0008_jobs_group_idx.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -18,6 +19,7 @@ const entries: [string, number, boolean][] = [
   [m5, 1795411033980, true],
   [m6, 1795412318575, true],
   [m7, 1795459737464, true],
+  [m8, 1795462423092, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

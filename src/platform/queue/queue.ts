@@ -174,8 +174,25 @@ export function createQueue({
    * Under load this turns ~a dozen claim statements per pump into the one or two of the busy types.
    */
   const idleUntil = new Map<string, number>();
+  /**
+   * Groups (of types with a per-group limit) where a job finished since the last claim. A type whose due
+   * jobs all sit in full groups is idle until a group frees a slot: then only that group's next jobs are
+   * looked up (jobs_group_idx), never the backlog of the full groups ahead of them again (that scan was
+   * O(backlog) per pump: a 100,000-delivery backlog to one slow endpoint took the loop's whole CPU).
+   */
+  const freed = new Map<string, Set<string>>();
+  /** …and groups with a job enqueued or rescheduled there, by when it is due (type → group → run_at). */
+  const groupDueAt = new Map<string, Map<string, number>>();
   let nextFullPass = 0;
-  const wake = (type: string, at: number) => {
+  /** A job of `type` (in `group`) is due at `at`: its type, or only its group, is worth a claim then. */
+  const wake = (type: string, at: number, group?: string | null) => {
+    if (group != null && handlers.get(type)?.groupConcurrency) {
+      let due = groupDueAt.get(type);
+      if (!due) groupDueAt.set(type, (due = new Map()));
+      const cur = due.get(group);
+      if (cur === undefined || at < cur) due.set(group, at);
+      return;
+    }
     const hint = idleUntil.get(type);
     if (hint !== undefined && at < hint) idleUntil.set(type, at);
   };
@@ -205,6 +222,9 @@ export function createQueue({
        SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND run_at <= ?2
          AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?3))) ORDER BY run_at LIMIT ?4)
      LIMIT ?4`,
+  );
+  const groupDueStmt = sqlite.prepare(
+    `SELECT id FROM jobs WHERE type = ?1 AND group_key = ?2 AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3 ORDER BY run_at LIMIT ?4`,
   );
   const claimIdsStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
@@ -250,7 +270,7 @@ export function createQueue({
       t,
       t,
     );
-    wake(input.type, runAt);
+    wake(input.type, runAt, input.groupKey);
     if (started) nudge();
     return id;
   }
@@ -268,10 +288,23 @@ export function createQueue({
    * per group, repeating while the type has room and a pass found something (a pass may fill a group and
    * leave slots for the next one). One transaction, so the picks and the UPDATE see the same rows.
    */
-  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string): RawJob[] {
+  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): RawJob[] {
     const claimed: RawJob[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
+    // First the groups that freed a slot: their own next due jobs.
+    const groups = freed.get(type);
+    freed.delete(type);
+    for (const g of groups ?? []) {
+      const room = Math.min(roomOf(g), limit - claimed.length);
+      if (room <= 0) continue;
+      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
+      if (!ids.length) continue;
+      claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
+      taken.set(g, (taken.get(g) ?? 0) + ids.length);
+    }
+    if (!scan) return claimed;
+    // Then due jobs in run_at order, skipping groups at their limit.
     const full = new Set<string>([...runningPerGroup.entries()].filter(([k, n]) => k.startsWith(type + "\u0000") && n >= perGroup).map(([k]) => k.slice(type.length + 1)));
     while (claimed.length < limit) {
       const want = limit - claimed.length;
@@ -298,13 +331,22 @@ export function createQueue({
     return claimed;
   }
 
-  function claim(type: string, limit: number): Job[] {
+  /** Claims up to `limit` due jobs of a type. `scan`: false when only the groups that freed a slot are due. */
+  function claim(type: string, limit: number, scan = true): Job[] {
     const t = now().getTime();
     const token = randomToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
-    if (rows.length < limit) idleUntil.set(type, (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity);
-    else idleUntil.delete(type);
+    const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
+    if (rows.length < limit) {
+      if (!scan) {
+        // Still idle until its next due time, which the groups' claims did not change.
+      } else {
+        const due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+        // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
+        // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
+        idleUntil.set(type, perGroup && due <= t ? Infinity : due);
+      }
+    } else idleUntil.delete(type);
     if (perGroup)
       for (const r of rows) if (r.group_key !== null) runningPerGroup.set(groupId(type, r.group_key), (runningPerGroup.get(groupId(type, r.group_key)) ?? 0) + 1);
     return rows.map((r) => ({
@@ -342,7 +384,7 @@ export function createQueue({
           const at = t + (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
           log.warn({ jobId: job.id, type, attempts: job.attempts, err: error, retryInMs: at - t }, "job failed; will retry");
           inlineRescheduleStmt.run(at, error, 1, t, job.id);
-          wake(type, at);
+          wake(type, at, job.groupKey);
         }
         continue;
       }
@@ -350,7 +392,7 @@ export function createQueue({
       else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
       else {
         inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, job.id);
-        wake(type, outcome.retryAt.getTime());
+        wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
     if (rows.length < limit) idleUntil.set(type, (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity);
@@ -369,7 +411,7 @@ export function createQueue({
         const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
         log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
         rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
-        wake(job.type, now().getTime() + delay);
+        wake(job.type, now().getTime() + delay, job.groupKey);
       }
       return;
     }
@@ -386,7 +428,7 @@ export function createQueue({
         job.id,
         job.leaseToken,
       );
-      wake(job.type, outcome.retryAt.getTime());
+      wake(job.type, outcome.retryAt.getTime(), job.groupKey);
     }
   }
 
@@ -454,6 +496,9 @@ export function createQueue({
         const n = (runningPerGroup.get(k) ?? 1) - 1;
         if (n > 0) runningPerGroup.set(k, n);
         else runningPerGroup.delete(k);
+        let groups = freed.get(job.type);
+        if (!groups) freed.set(job.type, (groups = new Set()));
+        groups.add(job.groupKey);
       }
     }
   }
@@ -469,15 +514,24 @@ export function createQueue({
       full = true;
       nextFullPass = performance.now() + pollMs;
     }
+    for (const [type, due] of groupDueAt)
+      for (const [group, at] of due)
+        if (at <= t) {
+          due.delete(group);
+          let groups = freed.get(type);
+          if (!groups) freed.set(type, (groups = new Set()));
+          groups.add(group);
+        }
+    const idle = (type: string) => (idleUntil.get(type) ?? -Infinity) > t;
     const wanted = [...handlers.keys()]
-      .filter((type) => full || !((idleUntil.get(type) ?? -Infinity) > t))
+      .filter((type) => full || !idle(type) || freed.has(type))
       .map((type) => [type, capacity(type)] as const)
       .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
     let startedJobs = 0;
     const claimed = await db.batch(() =>
       wanted.map(([type, room]) => {
-        if (!handlers.get(type)!.inline) return claim(type, room);
+        if (!handlers.get(type)!.inline) return claim(type, room, full || !idle(type));
         startedJobs += runInline(type, handlers.get(type)!, room, full);
         return [];
       }),
@@ -533,6 +587,7 @@ export function createQueue({
     const t = now().getTime();
     let next = t + pollMs;
     for (const type of handlers.keys()) if (capacity(type) > 0) next = Math.min(next, idleUntil.get(type) ?? t);
+    for (const due of groupDueAt.values()) for (const at of due.values()) next = Math.min(next, at);
     timer = setTimeout(() => void pump(), Math.max(0, next - t));
   }
 
@@ -582,6 +637,8 @@ export function createQueue({
     nudge,
     releaseOrphans() {
       idleUntil.clear();
+      freed.clear();
+      groupDueAt.clear();
       return sqlite
         .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
         .run(now().getTime()).changes;

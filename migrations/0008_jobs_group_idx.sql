@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_group_idx` ON `jobs` (`type`,`group_key`,`run_at`) WHERE status = 'pending' AND group_key IS NOT NULL;
