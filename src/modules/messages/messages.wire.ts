@@ -47,7 +47,7 @@ function wireScheduledInbound(deps: Deps): void {
       const events = due.flatMap((s) => s.events.map(revive));
       // A report can fall due before the send it reports on has committed (the dispatch job stores the
       // provider's message id when it finishes): not known yet → come back shortly, never drop it.
-      const unknown = events.some((e) => e.kind === "status" && !repo.messageByProviderId(deps.db, runtime.account.id, e.providerMessageId));
+      const unknown = events.some((e) => e.kind === "status" && !repo.hasProviderMessage(deps.db, runtime.account.id, e.providerMessageId));
       if (unknown) {
         const waited = now - Math.min(...due.map((s) => s.at));
         if (waited > 600_000) {
