@@ -469,7 +469,7 @@ export function createOutboundMessage(
     });
     repo.insertMessage(db, row);
     touchConversation({ db, conversationId: conversation.id, messageId: id, at });
-    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id } });
+    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id }, groupKey: m.channelAccountId });
     return row;
   });
 }

@@ -11,8 +11,12 @@ import * as repo from "./messages.repository";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
-  deps.queue.register<{ messageId: string }>(DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
-  deps.queue.register<{ messageId: string }>(BULK_DISPATCH_JOB, { handle: (job) => dispatchMessage(deps, job) });
+  // Dispatch jobs are grouped by channel account: one account may use `[jobs] workers` sends at once, the
+  // type twice that, so a provider that hangs holds at most half of the slots and the other accounts keep
+  // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).
+  const workers = deps.config.jobs.workers;
+  for (const type of [DISPATCH_JOB, BULK_DISPATCH_JOB])
+    deps.queue.register<{ messageId: string }>(type, { handle: (job) => dispatchMessage(deps, job), concurrency: workers * 2, groupConcurrency: workers });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);
   seedSandboxTemplates(deps);
