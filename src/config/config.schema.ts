@@ -74,7 +74,7 @@ export const LicenseConfig = t.Object(
 
 export const JobsConfig = t.Object(
   {
-    workers: t.Integer({ minimum: 1, maximum: 1024, default: 64, description: "concurrent job handlers per job type" }),
+    workers: t.Integer({ minimum: 1, maximum: 1024, default: 64, description: "concurrent job handlers per job type (message dispatch: this many per channel account, twice it in all)" }),
     max_attempts: t.Integer({ minimum: 1, default: 10, description: "attempts before a job is dead" }),
     lease_seconds: t.Integer({ minimum: 5, default: 60, description: "how long a claimed job is held before it is reclaimed; each call to a channel provider may take a quarter of it" }),
   },
