@@ -9,8 +9,8 @@
  * at most three provider calls (upload, message, caption) after waiting up to 5 s for the account's rate,
  * so each call gets a quarter of the lease (15 s with the default 60 s): the whole send ends before its
  * lease does. The bound is per call and covers the body too: a large upload, or a media URL fetched for a
- * provider that takes uploads only (X, TikTok), needs lease_seconds raised on a slow link. NB! A send of
- * many calls (X's chunked video upload) can still outlive the lease: the job loop does not renew leases.
+ * provider that takes uploads only (X, TikTok), needs lease_seconds raised on a slow link. A send of many
+ * calls (X's chunked video upload) may outlive one lease: the job loop renews the lease while it runs.
  */
 export function providerTimeoutMs(leaseSeconds: number): number {
   return leaseSeconds * 250;

@@ -62,7 +62,7 @@ export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").D
     plans.set(signature, plan);
   }
   if (!plan) return;
-  const p = plan;
-  const values = p.keys.map((k, i) => (given[k] === null ? null : p.cols[i]!.mapToDriverValue(given[k])));
-  db.$client.query(plan.sql).run(...(values as never[]), id);
+  const { sql, keys: known, cols } = plan;
+  const values = known.map((k, i) => (given[k] === null ? null : cols[i]!.mapToDriverValue(given[k])));
+  db.$client.query(sql).run(...(values as never[]), id);
 }

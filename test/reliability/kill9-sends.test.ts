@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, run, serve, tempDir, type RunningServer } from "../e2e/binary";
+import { freePort, run, serve, tempDir, until as waitUntil, type RunningServer } from "../e2e/binary";
 import { TelegramFake } from "../fakes/telegram.fake";
 
 const USERS = 200;
@@ -85,15 +85,7 @@ const sql = <T = { n: number }>(query: string): T[] => {
     db.close();
   }
 };
-async function until<T>(what: string, fn: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${server.output().slice(-2000)}`);
-    await Bun.sleep(20);
-  }
-}
+const until = <T>(what: string, fn: () => T | undefined) => waitUntil(what, fn, { context: () => server.output().slice(-2000) });
 const sent = (i: number) => tg.calls("sendMessage").filter((c) => (c.body as { text?: string }).text === `k9-${i}`).length;
 
 test("kill -9 during a burst of sends to a provider: every message sent, a duplicate only for a send in flight at the kill, nothing leased", async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { appendFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { run, serve, tempDir, type RunningServer } from "../e2e/binary";
+import { run, serve, tempDir, until as waitUntil, type RunningServer } from "../e2e/binary";
 
 const EVENTS = 80;
 const CONTACTS = 50_000;
@@ -69,15 +69,7 @@ function sql<T = { n: number }>(query: string, ...params: string[]): T[] {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${server.output().slice(-2000)}`);
-    await Bun.sleep(20);
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined) => waitUntil(what, fn, { timeoutMs: 20_000, context: () => server.output().slice(-2000) });
 
 test("kill -9 with webhook retries pending and in flight and an import half done: all delivered, same webhook-id, import exact, nothing leased", async () => {
   expect((await api("POST", "/webhooks", { url: `http://127.0.0.1:${receiver.port}/hook`, events: ["message.sent"] })).status).toBe(201);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { failureFromGraphResponse, failureFromNetworkError, failureFromWebhookError, GRAPH_ERROR_RULES, parseRetryAfter } from "./meta.errors";
+import { parseRetryAfter } from "../../platform/http/retry-after";
+import { failureFromGraphResponse, failureFromNetworkError, failureFromWebhookError, GRAPH_ERROR_RULES } from "./meta.errors";
 
 const now = new Date("2025-01-15T12:00:00.000Z");
 const graphBody = (code: number, subcode?: number, message = "msg") => ({ error: { message, type: "OAuthException", code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: "Az" } });

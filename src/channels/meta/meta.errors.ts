@@ -6,7 +6,7 @@
  * ../shared/PROVIDERS.md. Codes they do not list fall back to `is_transient` and the HTTP status.
  */
 import type { AccountStatus, FailureReason, SendResult } from "../channel.types";
-import { parseRetryAfter } from "../retry-after";
+import { parseRetryAfter } from "../../platform/http/retry-after";
 
 /** Graph's error body: `{"error":{"message","type","code","error_subcode","error_data","fbtrace_id"}}`. */
 export interface GraphError {
@@ -124,8 +124,6 @@ export function parseGraphError(body: unknown): GraphError | undefined {
     fbtrace_id: typeof e.fbtrace_id === "string" ? e.fbtrace_id : undefined,
   };
 }
-
-export { parseRetryAfter };
 
 function errorText(error: GraphError): string {
   const details =

@@ -5,7 +5,7 @@
  */
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, StoredMedia, WebhookRequest, WebhookResult } from "../channel.types";
 import { mediaBytes } from "../media-bytes";
-import { parseRetryAfter } from "../retry-after";
+import { parseRetryAfter } from "../../platform/http/retry-after";
 import { tiktokFailure, tiktokHttpFailure } from "./tiktok.errors";
 import { parseTiktokWebhook, tiktokSignatureValid, type TiktokWebhookBody } from "./tiktok.inbound";
 import { readTiktokSettings, tiktokSettings } from "./tiktok.settings";

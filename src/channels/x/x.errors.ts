@@ -10,7 +10,7 @@
  * - anything else → PROVIDER_REJECTED.
  */
 import type { SendResult } from "../channel.types";
-import { parseRetryAfter } from "../retry-after";
+import { parseRetryAfter } from "../../platform/http/retry-after";
 
 type Failure = Extract<SendResult, { ok: false }>;
 

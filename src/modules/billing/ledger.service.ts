@@ -3,7 +3,7 @@
  * `balanceAfter`. Writes must run inside a `db.tx` (IMMEDIATE: one writer), which is what makes
  * "read balance, check, append" safe under concurrent requests — no balance ever goes negative.
  */
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";

@@ -15,6 +15,7 @@
  *   repeats the attempt (at-least-once) with the same `webhook-id`; receivers dedupe on it.
  */
 import type { Metrics } from "../../platform/http/metrics";
+import { parseRetryAfter as parseRetryAfterHeader } from "../../platform/http/retry-after";
 import type { Logger } from "../../platform/logger";
 import type { DomainEvent, EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
@@ -42,14 +43,10 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   return Math.round(base * (0.9 + random() * 0.2));
 }
 
-/** `Retry-After` as milliseconds (delta seconds or HTTP date), or null when absent/invalid. */
+/** A receiver's `Retry-After` in milliseconds, capped at MAX_RETRY_AFTER_MS; null when absent/invalid. */
 export function parseRetryAfter(value: string | null, now: Date): number | null {
-  if (!value) return null;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Math.min(Number(v) * 1000, MAX_RETRY_AFTER_MS);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return null;
-  return Math.min(Math.max(0, at - now.getTime()), MAX_RETRY_AFTER_MS);
+  const ms = parseRetryAfterHeader({ header: value, now });
+  return ms === undefined ? null : Math.min(ms, MAX_RETRY_AFTER_MS);
 }
 
 export interface AttemptResult {

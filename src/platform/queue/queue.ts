@@ -181,6 +181,11 @@ export function createQueue({
    * O(backlog) per pump: a 100,000-delivery backlog to one slow endpoint took the loop's whole CPU).
    */
   const freed = new Map<string, Set<string>>();
+  const markFreed = (type: string, group: string) => {
+    let groups = freed.get(type);
+    if (!groups) freed.set(type, (groups = new Set()));
+    groups.add(group);
+  };
   /** …and groups with a job enqueued or rescheduled there, by when it is due (type → group → run_at). */
   const groupDueAt = new Map<string, Map<string, number>>();
   let nextFullPass = 0;
@@ -337,16 +342,14 @@ export function createQueue({
     const token = randomToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
     const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
-    if (rows.length < limit) {
-      if (!scan) {
-        // Still idle until its next due time, which the groups' claims did not change.
-      } else {
-        const due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
-        // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
-        // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
-        idleUntil.set(type, perGroup && due <= t ? Infinity : due);
-      }
-    } else idleUntil.delete(type);
+    if (rows.length >= limit) idleUntil.delete(type);
+    else if (scan) {
+      // (Without a scan only the freed groups were claimed: the type's hint stands.)
+      const due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+      // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
+      // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
+      idleUntil.set(type, perGroup && due <= t ? Infinity : due);
+    }
     if (perGroup)
       for (const r of rows) if (r.group_key !== null) runningPerGroup.set(groupId(type, r.group_key), (runningPerGroup.get(groupId(type, r.group_key)) ?? 0) + 1);
     return rows.map((r) => ({
@@ -496,9 +499,7 @@ export function createQueue({
         const n = (runningPerGroup.get(k) ?? 1) - 1;
         if (n > 0) runningPerGroup.set(k, n);
         else runningPerGroup.delete(k);
-        let groups = freed.get(job.type);
-        if (!groups) freed.set(job.type, (groups = new Set()));
-        groups.add(job.groupKey);
+        markFreed(job.type, job.groupKey);
       }
     }
   }
@@ -518,9 +519,7 @@ export function createQueue({
       for (const [group, at] of due)
         if (at <= t) {
           due.delete(group);
-          let groups = freed.get(type);
-          if (!groups) freed.set(type, (groups = new Set()));
-          groups.add(group);
+          markFreed(type, group);
         }
     const idle = (type: string) => (idleUntil.get(type) ?? -Infinity) > t;
     const wanted = [...handlers.keys()]

@@ -1,4 +1,4 @@
-/** A provider's `Retry-After` header (delta seconds or an HTTP date) → milliseconds from `now`; undefined when absent or unreadable. */
+/** A `Retry-After` header (delta seconds or an HTTP date) → milliseconds from `now`; undefined when absent or unreadable. */
 export function parseRetryAfter({ header, now }: { header: string | null; now: Date }): number | undefined {
   if (!header) return undefined;
   const trimmed = header.trim();
