@@ -17,11 +17,18 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { pgDatabase } from "./postgres/compat";
+import { PgConnection } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
+export type Engine = "sqlite" | "postgres";
 export type Db = BunSQLiteDatabase<Schema> & {
+  /** bun:sqlite's Database, or on PostgreSQL the same surface over a libpq connection (postgres/compat.ts). */
   $client: Database;
+  engine: Engine;
+  /** Changes when another process commits; this connection's own commits leave it (read-cache.ts). */
+  dataVersion(): number;
   /** Runs fn in one IMMEDIATE transaction (savepoint when nested). fn must not be async. */
   tx<T>(fn: () => T): T;
   /** Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT. */
@@ -63,16 +70,76 @@ export function openDatabase(path: string): Db {
   // identity values arrive in order; with random values 64 MB is ~15 % faster than 16 MB but costs 48 MB RSS.
   sqlite.exec("PRAGMA cache_size = -32768");
   const db = drizzle(sqlite, { schema }) as unknown as Db;
+  db.engine = "sqlite";
+  const version = sqlite.prepare("PRAGMA data_version");
+  db.dataVersion = () => (version.get() as { data_version: number }).data_version;
+  withTransactions(db, { begin: () => sqlite.query("BEGIN IMMEDIATE").run(), beforeCommit: () => {} });
+  db.close = () => {
+    try {
+      sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } finally {
+      sqlite.close();
+    }
+  };
+  return db;
+}
 
+/**
+ * PostgreSQL (`[storage] driver = "postgres"`): the same Db over one synchronous libpq connection.
+ *
+ * NB! Writers are serialized across every instance on the database, as SQLite serializes them: a
+ * transaction takes the transaction-scoped advisory lock WRITE_LOCK first (BEGIN IMMEDIATE's twin), and the
+ * services' read-then-write steps (balance checks, idempotency, rate counters) stay correct without a retry
+ * loop. Reads never wait for it. `dataVersion` is a counter that triggers on the cached tables bump (under
+ * the same lock) — PRAGMA data_version's twin, so caches see other instances' commits.
+ */
+export const WRITE_LOCK = 0x5357_0001; // "SW" 1
+export function openPostgres(url: string): Db {
+  const conn = new PgConnection(url);
+  conn.exec("SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'");
+  const client = pgDatabase(conn);
+  const db = drizzle(client, { schema }) as unknown as Db;
+  db.engine = "postgres";
+  const read = client.prepare("SELECT v FROM switchboard_data_version");
+  const current = () => (read.get() as { v: number } | null)?.v ?? 0;
+  let known = -1;
+  let reported = 0;
+  db.dataVersion = () => {
+    const v = current();
+    if (v !== known) {
+      reported++;
+      known = v;
+    }
+    return reported;
+  };
+  const lock = client.prepare(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+  withTransactions(db, {
+    begin: () => {
+      client.query("BEGIN").run();
+      lock.run();
+      db.dataVersion(); // commits of others before ours count as theirs…
+    },
+    beforeCommit: () => {
+      known = current(); // …and the bumps of ours (we hold the lock) do not
+    },
+  });
+  db.close = () => conn.close();
+  return db;
+}
+
+function withTransactions(db: Db, hooks: { begin(): void; beforeCommit(): void }): void {
+  const sqlite = db.$client;
   let depth = 0;
   db.tx = <T>(fn: () => T): T => {
     const savepoint = `sp${depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
-    sqlite.query(depth === 0 ? "BEGIN IMMEDIATE" : `SAVEPOINT ${savepoint}`).run();
+    if (depth === 0) hooks.begin();
+    else sqlite.query(`SAVEPOINT ${savepoint}`).run();
     depth++;
     try {
       const result = fn();
       if (result instanceof Promise) throw new Error("db.tx callback must be synchronous");
+      if (depth === 1) hooks.beforeCommit();
       sqlite.query(depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
       return result;
     } catch (e) {
@@ -134,12 +201,4 @@ export function openDatabase(path: string): Db {
       }
     });
   };
-  db.close = () => {
-    try {
-      sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    } finally {
-      sqlite.close();
-    }
-  };
-  return db;
 }

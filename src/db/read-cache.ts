@@ -5,20 +5,23 @@
  * every `checkEveryMs`, so an external change is seen within that time (0.1 s by default; 0 checks on every
  * read — the API key cache, where a revocation must hold for the next request). Writes of this
  * process must call `invalidate` themselves (data_version ignores our own connection's commits).
+ *
+ * On PostgreSQL the other writers are instances serving traffic (a balance debited there), not an occasional
+ * CLI: the version (`db.dataVersion`) is read on every lookup.
  */
 import type { Db } from "./client";
 
 export function createReadCache<K, V>(db: Db, { checkEveryMs = 100, maxEntries = 10_000 }: { checkEveryMs?: number; maxEntries?: number } = {}) {
-  const version = db.$client.prepare("PRAGMA data_version");
+  if (db.engine === "postgres") checkEveryMs = 0;
   const entries = new Map<K, V>();
-  let seen = (version.get() as { data_version: number }).data_version;
+  let seen = db.dataVersion();
   let checkedAt = performance.now();
 
   function fresh(): void {
     const t = performance.now();
     if (checkEveryMs > 0 && t - checkedAt < checkEveryMs) return;
     checkedAt = t;
-    const v = (version.get() as { data_version: number }).data_version;
+    const v = db.dataVersion();
     if (v !== seen) {
       seen = v;
       entries.clear();

@@ -1,0 +1,92 @@
+/**
+ * The part of bun:sqlite's `Database` the appliance uses (`query`/`prepare` → `all`/`get`/`run`/`values`,
+ * `exec`, `inTransaction`), over a PostgreSQL connection. drizzle's bun-sqlite driver and the services'
+ * hot-path statements run on it unchanged: their SQL is the portable subset both engines read alike, with
+ * `?` / `?N` parameters rewritten to `$N` here. Statements that are not portable are chosen per engine by
+ * their callers (src/db/dialect.ts).
+ */
+import type { Database, Statement } from "bun:sqlite";
+import { PgConnection, type PgValue } from "./libpq";
+
+/** `?` → `$1, $2, …` and `?N` → `$N`, outside string literals, quoted identifiers and comments. */
+export function toPgParams(sql: string): string {
+  let out = "";
+  let next = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i]!;
+    if (ch === "'" || ch === '"') {
+      const end = sql.indexOf(ch, i + 1);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop + 1);
+      i = stop;
+    } else if (ch === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (ch === "?") {
+      let j = i + 1;
+      while (j < sql.length && sql[j]! >= "0" && sql[j]! <= "9") j++;
+      if (j > i + 1) {
+        out += `$${sql.slice(i + 1, j)}`;
+        i = j - 1;
+      } else out += `$${++next}`;
+    } else out += ch;
+  }
+  return out;
+}
+
+type Row = Record<string, unknown>;
+
+class PgStatement {
+  private readonly text: string;
+  constructor(
+    private readonly conn: PgConnection,
+    sql: string,
+  ) {
+    this.text = toPgParams(sql);
+  }
+  all(...params: PgValue[]): Row[] {
+    const { fields, rows } = this.conn.query(this.text, params);
+    return rows.map((r) => {
+      const o: Row = {};
+      for (let i = 0; i < fields.length; i++) o[fields[i]!] = r[i];
+      return o;
+    });
+  }
+  get(...params: PgValue[]): Row | null {
+    return this.all(...params)[0] ?? null;
+  }
+  values(...params: PgValue[]): unknown[][] {
+    return this.conn.query(this.text, params).rows;
+  }
+  run(...params: PgValue[]): { changes: number; lastInsertRowid: number } {
+    return { changes: this.conn.query(this.text, params).changes, lastInsertRowid: 0 };
+  }
+  finalize(): void {}
+}
+
+/** A PostgreSQL connection dressed as the bun:sqlite `Database` the data layer expects. */
+export function pgDatabase(conn: PgConnection): Database {
+  const statements = new Map<string, PgStatement>();
+  const prepare = (sql: string) => {
+    let s = statements.get(sql);
+    if (!s) {
+      if (statements.size >= 5000) statements.clear();
+      statements.set(sql, (s = new PgStatement(conn, sql)));
+    }
+    return s as unknown as Statement;
+  };
+  const facade = {
+    filename: "",
+    query: prepare,
+    prepare,
+    exec: (sql: string) => conn.exec(sql),
+    run: (sql: string) => conn.exec(sql),
+    get inTransaction() {
+      return conn.inTransaction;
+    },
+    close: () => conn.close(),
+  };
+  return facade as unknown as Database;
+}
