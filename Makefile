@@ -48,8 +48,12 @@ typecheck: install
 
 ## Append a migration for schema changes in *.table.ts, and embed it in the binary. Migrations are
 ## append-only since 0.1.0 (0000_init is what every installed appliance has applied): never edit one.
+## PostgreSQL (migrations-pg/) gets its migration from the same change: scripts/pg-schema.ts mirrors the
+## *.table.ts files into src/db/postgres/schema.gen.ts first.
 migrations: install
+	$(BUN) scripts/pg-schema.ts
 	./node_modules/.bin/drizzle-kit generate
+	./node_modules/.bin/drizzle-kit generate --config drizzle.pg.config.ts
 	$(BUN) scripts/embed-migrations.ts
 
 bench: build
