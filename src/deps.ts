@@ -4,8 +4,10 @@
  */
 import { join } from "node:path";
 import type { Config } from "./config/config.schema";
-import { openDatabase, type Db } from "./db/client";
+import { openDatabase, openPostgres, type Db } from "./db/client";
 import { migrateWithBackup } from "./db/migrate";
+import { migratePostgres } from "./db/postgres/migrate";
+import { createLeader } from "./platform/leader";
 import { VERSION } from "./version";
 import { createKeyResolver } from "./modules/api-keys/api-keys.service";
 import { createLedger } from "./modules/billing/ledger.service";
@@ -31,11 +33,27 @@ export function databasePath(config: Config): string {
   return join(config.storage.data_dir, "switchboard.db");
 }
 
+/** The configured database: the SQLite file in the data dir, or the PostgreSQL at `[storage] url`. */
+export function openStorage(config: Config): Db {
+  return config.storage.driver === "postgres" ? openPostgres(config.storage.url!) : openDatabase(databasePath(config));
+}
+
+/** Migrates the database to this binary's schema (SQLite: with a backup first when it holds data). */
+export function migrateStorage(db: Db, config: Config): void {
+  if (db.engine === "postgres") {
+    migratePostgres(db, { version: VERSION });
+    return;
+  }
+  // NB! An in-memory database (some tests) has nothing to back up.
+  const file = db.$client.filename;
+  migrateWithBackup(db, { version: VERSION, backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null, keep: config.storage.backups_keep });
+}
+
 export function buildDeps({
   config,
   clock = systemClock,
   log = createLogger({ level: config.log.level }),
-  db = openDatabase(databasePath(config)),
+  db = openStorage(config),
   fetch: fetchImpl = globalThis.fetch,
 }: {
   config: Config;
@@ -48,9 +66,7 @@ export function buildDeps({
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
-  // NB! An in-memory database (some tests) has nothing to back up.
-  const file = db.$client.filename;
-  migrateWithBackup(db, { version: VERSION, backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null, keep: config.storage.backups_keep });
+  migrateStorage(db, config);
   const keys = createKeyResolver({ db, now });
   const limiter = createRateLimiter({ now: () => clock.now().getTime() });
   const idempotency = createIdempotencyStore({ db, now });
@@ -80,6 +96,7 @@ export function buildDeps({
       state: createAdapterStateStore(db, account.id),
     }),
   });
+  const leader = createLeader({ db, url: config.storage.url, log });
   return {
     config,
     db,
@@ -96,7 +113,8 @@ export function buildDeps({
       maxAttempts: config.jobs.max_attempts,
       leaseMs: config.jobs.lease_seconds * 1000,
     }),
-    scheduler: createScheduler({ log }),
+    leader,
+    scheduler: createScheduler({ log, isLeader: leader.isLeader }),
     idempotency,
     limiter,
     guard,

@@ -16,7 +16,7 @@ export function wireModules(deps: Deps): void {
   // Platform housekeeping.
   deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
   registerImportJob(deps);
-  deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage());
+  deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage(), { perInstance: true });
   wireWebhooks(deps);
   wireMessaging(deps);
   wireCampaigns(deps);

@@ -16,7 +16,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const config = loadCliConfig(values.config);
   const log = createLogger({ level: config.log.level, pretty: process.env.SWITCHBOARD_LOG_PRETTY === "1" });
   const deps = buildDeps({ config, log });
-  const checkpointer = startCheckpointer({ db: deps.db, path: databasePath(config), log });
+  const checkpointer = deps.db.engine === "sqlite" ? startCheckpointer({ db: deps.db, path: databasePath(config), log }) : null;
   wireModules(deps);
   const app = createApp(deps);
 
@@ -34,14 +34,18 @@ export async function serveCommand(args: string[]): Promise<void> {
       );
     throw e;
   }
-  // One appliance per database (DESIGN §7): jobs still marked running were held by a process that is gone
-  // (a crash, kill -9); they run again at once rather than when their lease expires.
-  const orphans = deps.queue.releaseOrphans();
-  if (orphans) log.warn({ jobs: orphans }, "jobs interrupted by the previous run were released");
+  // One appliance per SQLite file (DESIGN §7): jobs still marked running were held by a process that is gone
+  // (a crash, kill -9); they run again at once rather than when their lease expires. On PostgreSQL they may
+  // be another live instance's: those of a dead one run again when their lease expires.
+  if (deps.db.engine === "sqlite") {
+    const orphans = deps.queue.releaseOrphans();
+    if (orphans) log.warn({ jobs: orphans }, "jobs interrupted by the previous run were released");
+  }
   deps.queue.start();
+  deps.leader.start();
   deps.scheduler.start();
   await startModules(deps);
-  log.info({ listen: config.server.listen, version: VERSION, dataDir: config.storage.data_dir }, "switchboard started");
+  log.info({ listen: config.server.listen, version: VERSION, dataDir: config.storage.data_dir, storage: config.storage.driver }, "switchboard started");
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -49,13 +53,14 @@ export async function serveCommand(args: string[]): Promise<void> {
     stopping = true;
     log.info({ signal }, "shutting down");
     deps.scheduler.stop();
+    deps.leader.stop();
     const deadline = Bun.sleep(config.server.shutdown_timeout_ms).then(() => "timeout" as const);
     const drained = await Promise.race([app.stop().then(() => "ok" as const), deadline]);
     if (drained === "timeout") await app.stop(true);
     await stopModules(deps);
     await deps.queue.stop(Math.max(1000, config.server.shutdown_timeout_ms / 2));
     deps.keys.flushUsage();
-    checkpointer.stop();
+    checkpointer?.stop();
     deps.db.close();
     log.info({}, "stopped");
     log.flush?.();

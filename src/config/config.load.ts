@@ -46,6 +46,8 @@ export function parseConfig(raw: unknown, { env = process.env, source = "config"
   }
   const config = withDefaults as Config;
   applyEnvOverrides(config, env);
+  if (config.storage.driver === "postgres" && !config.storage.url)
+    throw new ConfigError(`${source}: key "storage.url" is missing: driver = "postgres" needs a URL such as postgres://switchboard@db.internal/switchboard`);
   return config;
 }
 

@@ -28,6 +28,8 @@ export const StorageConfig = t.Object(
     data_dir: t.String({ default: "./data", description: "database, media files, backups" }),
     media_quota_mb: t.Integer({ minimum: 0, default: 1024, description: "total size of uploaded media per company" }),
     backups_keep: t.Integer({ minimum: 1, maximum: 100, default: 5, description: "automatic backups before upgrades kept in <data_dir>/backups (the newest)" }),
+    driver: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { default: "sqlite", description: "database engine: the embedded SQLite file, or a PostgreSQL shared by several instances" }),
+    url: t.Optional(t.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL connection URL (driver = \"postgres\"); env:NAME / file:/path allowed" })),
   },
   { default: {}, additionalProperties: false },
 );

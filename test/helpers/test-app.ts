@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config/config.load";
 import type { Config } from "../../src/config/config.schema";
-import { openDatabase } from "../../src/db/client";
+import { openDatabase, openPostgres } from "../../src/db/client";
 import { buildDeps, type Deps } from "../../src/deps";
 import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
@@ -18,6 +18,13 @@ import { createManualClock } from "../../src/platform/clock";
 import type { DomainEvent } from "../../src/platform/events/events";
 import { silentLogger } from "../../src/platform/logger";
 import { parseMicros } from "../../src/platform/money";
+import { freshPostgresDatabase } from "./postgres";
+
+/**
+ * The engine test apps run on: SQLite, or with SWITCHBOARD_TEST_ENGINE=postgres a fresh PostgreSQL database
+ * per app (test/helpers/postgres.ts) — how the API scenarios run against both engines.
+ */
+export const TEST_ENGINE = process.env.SWITCHBOARD_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
 
 export const BASE = "http://localhost/api/public/v1";
 
@@ -58,6 +65,8 @@ export interface TestAppOptions {
   dataDir?: string;
   /** false: do not record emitted events in `app.emitted` (benchmarks emit millions). */
   recordEvents?: boolean;
+  /** PostgreSQL runs: the database of an app closed with `close({ keepData: true })` (with `dataDir`, a restart). */
+  databaseUrl?: string;
   /**
    * true: the clock follows real time (leases expire, retries fall due, `queue.start()` runs them), and
    * `clock.advance`/`set` still jump it. Default: a manual clock that moves only when the test moves it.
@@ -81,9 +90,11 @@ export function createOffsetClock(start?: Date): ReturnType<typeof createManualC
 
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
-  const config: Config = parseConfig({ storage: { data_dir: dir }, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
+  const url = TEST_ENGINE === "postgres" ? (opts.databaseUrl ?? (await freshPostgresDatabase())) : undefined;
+  const storage = url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir };
+  const config: Config = parseConfig({ storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
-  const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: openDatabase(join(dir, "switchboard.db")) });
+  const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
   const { company } = existing ? { company: existing } : createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;
@@ -117,6 +128,8 @@ export async function createTestApp(opts: TestAppOptions = {}) {
 
   return {
     dir,
+    /** The PostgreSQL database of this app (SWITCHBOARD_TEST_ENGINE=postgres), for a restart. */
+    databaseUrl: url,
     config,
     clock,
     deps,
@@ -152,11 +165,11 @@ export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
  */
 function recordEmitted(deps: Deps): () => DomainEvent[] {
   const sqlite = deps.db.$client;
-  sqlite.exec("CREATE TEMP TABLE emitted_events (id TEXT NOT NULL)");
+  sqlite.exec(`CREATE TEMP TABLE emitted_events (seq ${deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, id TEXT NOT NULL)`);
   const byId = new Map<string, DomainEvent>();
   deps.events.subscribe((event) => {
     byId.set(event.id, event);
-    sqlite.query("INSERT INTO temp.emitted_events (id) VALUES (?)").run(event.id);
+    sqlite.query("INSERT INTO emitted_events (id) VALUES (?)").run(event.id);
   });
-  return () => (sqlite.query("SELECT id FROM temp.emitted_events ORDER BY rowid").all() as { id: string }[]).map((r) => byId.get(r.id)!);
+  return () => (sqlite.query("SELECT id FROM emitted_events ORDER BY seq").all() as { id: string }[]).map((r) => byId.get(r.id)!);
 }

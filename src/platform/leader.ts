@@ -1,0 +1,57 @@
+/**
+ * Which instance runs the scheduled work (template sync, analytics pulls, retention sweeps). On SQLite
+ * there is one instance: always the leader. On PostgreSQL the leader is the instance holding the
+ * session advisory lock LEADER_LOCK on a connection of its own; PostgreSQL releases it when that session
+ * ends (the process dies, the network drops), and another instance takes it at its next try — fail-over
+ * within `tryEveryMs`. Queue jobs need no leader: any instance claims them.
+ */
+import type { Db } from "../db/client";
+import { PgConnection } from "../db/postgres/libpq";
+import type { Logger } from "./logger";
+
+export const LEADER_LOCK = 0x5357_0002; // "SW" 2
+
+export interface Leader {
+  isLeader(): boolean;
+  start(): void;
+  stop(): void;
+}
+
+export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url?: string; log: Logger; tryEveryMs?: number }): Leader {
+  if (db.engine !== "postgres" || !url) return { isLeader: () => true, start() {}, stop() {} };
+  let conn: PgConnection | null = null;
+  let leading = false;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  // NB! The connection re-connects by itself after a drop (libpq.ts): a new session holds no lock, so every
+  // step asks PostgreSQL whether this session holds it rather than trusting what an earlier step saw.
+  const holds = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = ${LEADER_LOCK} AND objsubid = 1 AND pid = pg_backend_pid() AND granted)`;
+  const step = () => {
+    try {
+      conn ??= new PgConnection(url);
+      const was = leading;
+      leading = conn.query(holds).rows[0]![0] === 1 || conn.query(`SELECT pg_try_advisory_lock(${LEADER_LOCK})`).rows[0]![0] === 1;
+      if (leading && !was) log.info("this instance leads the scheduled work");
+      if (!leading && was) log.warn("this instance lost the leader lock; another instance runs the scheduled work");
+    } catch (err) {
+      if (leading) log.warn({ err }, "lost the leader lock's connection; scheduled work stops here until it is taken again");
+      leading = false;
+      conn?.close();
+      conn = null;
+    }
+  };
+  return {
+    isLeader: () => leading,
+    start() {
+      step();
+      timer = setInterval(step, tryEveryMs);
+      timer.unref?.();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      leading = false;
+      conn?.close(); // releases the lock now rather than at process exit
+      conn = null;
+    },
+  };
+}
