@@ -2,12 +2,13 @@
 import { copyFileSync, existsSync, renameSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
-import { databasePath } from "../deps";
+import { databasePath, openStorage } from "../deps";
+import { migratePostgres } from "../db/postgres/migrate";
+import type { Config } from "../config/config.schema";
 import { createApiKey, listApiKeys, revokeApiKey } from "../modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug, listCompanies } from "../modules/companies/companies.service";
 import { seedSandboxTemplates } from "../modules/messages/messages.wire";
 import { formatMicros, parseMicros } from "../platform/money";
-import { openDatabase } from "../db/client";
 import { migrate, schemaState, writeCheckedCopy } from "../db/migrate";
 import { VERSION } from "../version";
 import { cliDeps, loadCliConfig, parse, print, required, UsageError } from "./cli.util";
@@ -35,12 +36,18 @@ function amountArg(text: string): number {
   return micros;
 }
 
+/** backup/restore copy the SQLite file; a PostgreSQL is backed up with its own tools. */
+function refuseOnPostgres(config: Config, command: string): void {
+  if (config.storage.driver === "postgres")
+    throw new UsageError(`${command} copies the SQLite file; this appliance runs on PostgreSQL: use pg_dump / pg_restore (docs/operations.md, "PostgreSQL")`);
+}
+
 export function migrateCommand(args: string[]): void {
   const { values } = parse(args, {}, "switchboard migrate [--config PATH]");
   const config = loadCliConfig(values.config);
-  const db = openDatabase(databasePath(config));
+  const db = openStorage(config);
   try {
-    const { applied } = migrate(db);
+    const { applied } = db.engine === "postgres" ? migratePostgres(db, { version: VERSION }) : migrate(db);
     process.stdout.write(`${applied} migration(s) applied; schema is current\n`);
   } finally {
     db.close();
@@ -210,6 +217,7 @@ export function backupCommand(args: string[]): void {
   const target = resolve(required(values.to, "--to", usage));
   if (existsSync(target) && !values.force) throw new UsageError(`${target} exists; pass --force to replace it`);
   const config = loadCliConfig(values.config);
+  refuseOnPostgres(config, "backup");
   const source = databasePath(config);
   if (!existsSync(source)) throw new UsageError(`no database at ${source}; nothing to back up`);
   const db = new Database(source, { readonly: true });
@@ -235,6 +243,7 @@ export function restoreCommand(args: string[]): void {
   const { values } = parse(args, { from: { type: "string" } }, usage);
   const source = resolve(required(values.from, "--from", usage));
   const config = loadCliConfig(values.config);
+  refuseOnPostgres(config, "restore");
   const target = databasePath(config);
   if (!existsSync(source)) throw new UsageError(`no file at ${source}`);
   if (source === target) throw new UsageError("--from is the database itself");

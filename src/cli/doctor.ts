@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, statfsSync, statSync } from "node:fs";
 import { validateChannelAccounts } from "../channels/channel.accounts";
 import { schemaState } from "../db/migrate";
-import { databasePath } from "../deps";
+import { databasePath, openStorage } from "../deps";
 import { validateSocialAccounts } from "../modules/social/social.accounts";
 import { VERSION } from "../version";
 import { inspectLicense } from "./license";
@@ -63,7 +63,16 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
   add("config", "ok", `${accounts.length} channel account(s), ${social.length} social account(s); version ${VERSION}`);
 
   const file = databasePath(config);
-  if (!existsSync(file)) add("database", "warn", `no database at ${file} yet (created at the first start)`);
+  if (config.storage.driver === "postgres") {
+    try {
+      const db = openStorage(config);
+      const version = (db.$client.query("SHOW server_version").get() as { server_version: string }).server_version;
+      db.close();
+      add("database", "ok", `PostgreSQL ${version} answers at [storage] url`);
+    } catch (e) {
+      add("database", "fail", (e as Error).message);
+    }
+  } else if (!existsSync(file)) add("database", "warn", `no database at ${file} yet (created at the first start)`);
   else {
     const db = new Database(file, { readonly: true });
     try {
