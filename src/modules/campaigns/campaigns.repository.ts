@@ -25,7 +25,8 @@ export function createCampaignStore(db: Db) {
   const sqlite = db.$client;
   const byId = (id: string) => mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
   const insertRecipient = sqlite.prepare(
-    `INSERT OR IGNORE INTO campaign_recipients (campaign_id, contact_id, status, reason, message_id, replied_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)`,
+    `INSERT INTO campaign_recipients (campaign_id, contact_id, status, reason, message_id, replied_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)
+     ON CONFLICT DO NOTHING`,
   );
 
   return {

@@ -56,10 +56,14 @@ export function memberVerdict(m: Pick<AudienceMember, "identityStatus" | "blocke
   });
 }
 
-/** Runs reads in one deferred transaction (one snapshot), or in the caller's when inside one. */
+/**
+ * Runs reads in one deferred transaction (one snapshot), or in the caller's when inside one. PostgreSQL's
+ * default isolation (read committed) takes a snapshot per statement; repeatable read keeps the first one.
+ */
+const BEGIN_SNAPSHOT = { sqlite: "BEGIN DEFERRED", postgres: "BEGIN ISOLATION LEVEL REPEATABLE READ" } as const;
 function readSnapshot(db: Deps["db"], fn: () => void): void {
   if (db.$client.inTransaction) return fn();
-  db.$client.exec("BEGIN DEFERRED");
+  db.$client.exec(BEGIN_SNAPSHOT[db.engine]);
   try {
     fn();
   } finally {

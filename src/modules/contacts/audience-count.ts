@@ -2,9 +2,11 @@
  * Counting a tag audience by send facts (contacts.audience.ts `audienceFactCounts`): each member's facts
  * reduced in SQL to one of 54 combinations, counted here. No row reaches JS as an object and nothing is
  * sorted; a member costs two covering-index probes (identity, consent), plus one of contact_channel_state when
- * the channel's window applies. Kept free of app imports: the audience-count worker thread runs it too.
+ * the channel's window applies. Kept free of app imports (db/dialect.ts is a leaf): the audience-count worker
+ * thread runs it too.
  */
 import { Database } from "bun:sqlite";
+import { compactParams, engineOf } from "../../db/dialect";
 
 /** Send facts of a group of audience members. */
 export interface AudienceFactGroup {
@@ -35,7 +37,8 @@ const CODES = 54;
 export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
   const n = new Array<number>(CODES).fill(0);
   if (!q.tagIds.length) return n;
-  const shard = q.shard ? `AND unicode(substr(ct.contact_id, -1)) % ${q.shard.of} = ${q.shard.index}` : "";
+  const pg = engineOf(sqlite) === "postgres";
+  const shard = q.shard ? `AND ${pg ? "ascii(right(ct.contact_id, 1))" : "unicode(substr(ct.contact_id, -1))"} % ${q.shard.of} = ${q.shard.index}` : "";
   const members =
     q.match === "all"
       ? `SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?5 ${shard} ${q.tagIds
@@ -58,9 +61,16 @@ export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
      FROM ${from}
      LEFT JOIN contact_consents cc ON cc.contact_id = m.id AND cc.channel = ?2`;
   const args = [q.companyId, q.channel, q.channelAccountId, q.since ?? 0, ...q.tagIds];
-  for (const [k] of sqlite.query(code(`(${members}) m`)).values(...args) as [number][]) n[k]!++;
-  const blocked = `(SELECT id FROM contacts INDEXED BY contacts_blocked_idx WHERE company_id = ?1 AND blocked = 1 AND id IN (${members})) m`;
-  for (const [k] of sqlite.query(code(blocked)).values(...args) as [number][]) {
+  // PostgreSQL: no INDEXED BY (its planner picks contacts_blocked_idx for the few blocked rows), and every
+  // parameter must be used (the member count does not use the company, nor the cut-off without a window).
+  const run = (sql: string) => {
+    if (!pg) return sqlite.query(sql).values(...args) as [number][];
+    const c = compactParams(sql, args);
+    return sqlite.query(c.sql).values(...c.args) as [number][];
+  };
+  for (const [k] of run(code(`(${members}) m`))) n[k]!++;
+  const blocked = `(SELECT id FROM contacts ${pg ? "" : "INDEXED BY contacts_blocked_idx "}WHERE company_id = ?1 AND blocked = 1 AND id IN (${members})) m`;
+  for (const [k] of run(code(blocked))) {
     n[k]!--;
     n[k + 9]!++;
   }

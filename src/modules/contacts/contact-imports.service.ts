@@ -13,6 +13,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../../db/client";
+import { isConstraintViolation, perEngine } from "../../db/dialect";
 import { AppError, notFound, validationFailed } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
@@ -136,12 +137,17 @@ function toImport(r: RawImport, errors: ContactImport["errors"]): ContactImport 
   };
 }
 
+/**
+ * A row's errors in the order they were stored: contact_import_errors has no key, so SQLite's rowid, and on
+ * PostgreSQL the row's physical position (ctid) — insertion order for a table that is only appended to and
+ * deleted from, never updated.
+ */
+const IMPORT_ERRORS = perEngine((e) => `SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, ${e === "sqlite" ? "rowid" : "ctid"}`);
+
 export function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): ContactImport {
   const r = db.$client.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as RawImport | null;
   if (!r) throw notFound("Import");
-  const errors = db.$client
-    .query(`SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, rowid`)
-    .all(id) as ContactImport["errors"];
+  const errors = db.$client.query(IMPORT_ERRORS[db.engine]).all(id) as ContactImport["errors"];
   return toImport(r, errors);
 }
 
@@ -221,7 +227,9 @@ export async function runImport({
     // time). Safe because the rows commit with the import's `processed`: a power loss can only undo the
     // last transactions, and the job redoes them. The next FULL commit on the connection (any API write,
     // job claim or webhook delivery) fsyncs the WAL, these frames included, before it is acknowledged.
-    sqlite.exec("PRAGMA synchronous = NORMAL");
+    // (SQLite only: on PostgreSQL every commit is durable as configured.)
+    const onSqlite = db.engine === "sqlite";
+    if (onSqlite) sqlite.exec("PRAGMA synchronous = NORMAL");
     try {
       db.tx(() => {
         const at = now().getTime();
@@ -252,7 +260,7 @@ export async function runImport({
         stmts.progress.run(i - from, t.created, t.updated, t.failed, t.kept, importId);
       });
     } finally {
-      sqlite.exec("PRAGMA synchronous = FULL");
+      if (onSqlite) sqlite.exec("PRAGMA synchronous = FULL");
     }
     lastTailMs = performance.now() - rowsDone;
     storedErrors += t.erroredRows;
@@ -325,8 +333,7 @@ export function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Da
 function rowProblems(e: unknown, safe: boolean): { pointer: string; message: string }[] | null {
   if (e instanceof AppError && (safe || e.code === "CONFLICT"))
     return e.details.length ? e.details.map((d) => ({ pointer: d.pointer, message: `${e.code === "CONFLICT" ? "CONFLICT: " : ""}${d.message}` })) : [{ pointer: "/", message: e.message }];
-  const code = (e as { code?: unknown })?.code;
-  if (safe && typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT")) return [{ pointer: "/", message: `not stored: ${(e as Error).message}` }];
+  if (safe && isConstraintViolation(e)) return [{ pointer: "/", message: `not stored: ${(e as Error).message}` }];
   return null;
 }
 

@@ -9,10 +9,29 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
+import { jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import { AppError, DetailCollector } from "../../platform/errors";
 import { countAudienceCodes, countInWorker, factGroups, type AudienceFactGroup } from "./audience-count";
 
 export type { AudienceFactGroup };
+
+const SQL = perEngine((e) => ({
+  tagsByName: `SELECT id, name FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
+  liveContacts: `SELECT id FROM contacts WHERE company_id = ? AND deleted_at IS NULL AND id IN (${jsonValues(e)})`,
+  // NB! SQLite: CROSS JOIN fixes the join order — the page's ids drive, each a lookup by contact id. Left to
+  // itself the planner scans the company's contacts and probes the id list for each (quadratic in the
+  // audience). PostgreSQL has no CROSS JOIN … ON and plans this shape well by itself (a nested loop over the
+  // ids); its join does not keep the ids' order, so the page is ordered by id as SQLite returns it.
+  page: `SELECT c.id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked,
+         (SELECT i.status || ':' || i.value FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?3
+            ORDER BY i.status = 'pending', i.created_at, i.value LIMIT 1) AS identity,
+         cc.status AS consent, s.last_inbound_at
+       FROM ${jsonTable(e, "j", "?1")}
+       ${e === "sqlite" ? "CROSS JOIN" : "JOIN"} contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
+       LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
+       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4${e === "sqlite" ? "" : `
+       ORDER BY c.id`}`,
+}));
 
 export type Audience = { type: "tags"; tags: string[]; match?: "any" | "all" } | { type: "contacts"; contactIds: string[] };
 
@@ -53,11 +72,12 @@ export function resolveAudience({
   ignoreUnknown?: boolean;
 }): ResolvedAudience {
   const sqlite = db.$client;
+  const sql = SQL[db.engine];
   const p = new DetailCollector();
   if (audience.type === "tags") {
     const names = [...new Set(audience.tags.map((t) => t.trim()))];
     const rows = sqlite
-      .query(`SELECT id, name FROM tags WHERE company_id = ? AND name IN (SELECT value FROM json_each(?))`)
+      .query(sql.tagsByName)
       .all(companyId, JSON.stringify(names)) as { id: string; name: string }[];
     const byName = new Map(rows.map((r) => [r.name, r.id]));
     audience.tags.forEach((t, i) => {
@@ -70,7 +90,7 @@ export function resolveAudience({
   const known = new Set(
     (
       sqlite
-        .query(`SELECT id FROM contacts WHERE company_id = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`)
+        .query(sql.liveContacts)
         .all(companyId, JSON.stringify(ids)) as { id: string }[]
     ).map((r) => r.id),
   );
@@ -105,8 +125,8 @@ function pageIds(sqlite: Database, a: ResolvedAudience, after: string, limit: nu
   }
   // `any`: one ordered range scan of the tag index per tag, merged (UNION dedups); each arm is limited, so a
   // page costs O(tags × limit) whatever the audience size.
-  const arms = a.tagIds.map((_, i) => `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2)`);
-  return (sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]).map((r) => r.id);
+  const arms = a.tagIds.map((_, i) => `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`);
+  return (sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]).map((r) => r.id);
 }
 
 type RawMember = {
@@ -146,21 +166,8 @@ export function audiencePage({
 }): { members: AudienceMember[]; last: string | null } {
   const sqlite = db.$client;
   const ids = pageIds(sqlite, audience, after, limit);
-  // NB! CROSS JOIN fixes the join order: the page's ids drive, each a lookup by contact id. Left to itself the
-  // planner scans the company's contacts and probes the id list for each (quadratic in the audience).
   if (!ids.length) return { members: [], last: null };
-  const rows = sqlite
-    .query(
-      `SELECT c.id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked,
-         (SELECT i.status || ':' || i.value FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?3
-            ORDER BY i.status = 'pending', i.created_at, i.value LIMIT 1) AS identity,
-         cc.status AS consent, s.last_inbound_at
-       FROM json_each(?1) j
-       CROSS JOIN contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
-       LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
-       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4`,
-    )
-    .all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[];
+  const rows = sqlite.query(SQL[db.engine].page).all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[];
   const members = rows.map((r) => {
     const colon = r.identity ? r.identity.indexOf(":") : -1;
     return {
@@ -183,7 +190,8 @@ export function audiencePage({
 /**
  * A tag audience counted by send facts (the campaign estimate over a million contacts), in one pass per
  * shard: in two worker threads over a database file (each probes half the members, and the event loop stays
- * free for one-to-one sends), inline for an in-memory database or when a worker cannot start.
+ * free for one-to-one sends), inline for an in-memory database, on PostgreSQL (the workers open the SQLite
+ * file) or when a worker cannot start.
  */
 export async function audienceFactCounts({
   db,
@@ -206,7 +214,7 @@ export async function audienceFactCounts({
   if (!audience.tagIds.length) return [];
   const q = { companyId, channel, channelAccountId, since, tagIds: audience.tagIds, match: audience.match };
   const file = db.$client.filename;
-  if (!file || file === ":memory:") return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+  if (db.engine === "postgres" || !file || file === ":memory:") return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
   try {
     const parts = await Promise.all([0, 1].map((index) => countInWorker(file, { ...q, shard: { of: 2, index } })));
     return factGroups(parts[0]!.map((n, k) => n + parts[1]![k]!));

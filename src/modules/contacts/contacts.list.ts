@@ -4,6 +4,7 @@
  * `limit + 1` — so its cost does not grow with the number of contacts in the company.
  */
 import type { Db } from "../../db/client";
+import { jsonValues, perEngine } from "../../db/dialect";
 import { DetailCollector } from "../../platform/errors";
 import { CHANNELS } from "../../channels/channel.types";
 import type { Contact } from "./contacts.model";
@@ -23,6 +24,20 @@ export interface ContactFilters {
 }
 
 const TOP = "\u{10FFFF}";
+
+/**
+ * The engine-bound parts of the list query. Name search: SQLite's FTS5 table contact_search; PostgreSQL's
+ * GIN index contacts_name_search_idx, whose expression the condition must repeat exactly to use it
+ * (migrations-pg/0001). Both take the query `nameMatch` builds for the engine.
+ */
+const SQL = perEngine((e) => ({
+  tagIdsByName: `SELECT id FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
+  anyTag: `c.id IN (SELECT contact_id FROM contact_tags WHERE tag_id IN (${jsonValues(e)}))`,
+  nameMatch:
+    e === "sqlite"
+      ? "c.seq IN (SELECT rowid FROM contact_search WHERE contact_search MATCH ?)"
+      : "c.id IN (SELECT s.id FROM contacts s WHERE to_tsvector('simple', coalesce(s.first_name,'') || ' ' || coalesce(s.last_name,'')) @@ to_tsquery('simple', ?))",
+}));
 
 function parseTime(v: string | undefined, name: string, errors: DetailCollector): number | undefined {
   if (v === undefined) return undefined;
@@ -45,6 +60,7 @@ export function listContacts({
   before?: string;
 }): { rows: Contact[]; more: boolean } {
   const sqlite = db.$client;
+  const sql = SQL[db.engine];
   const errors = new DetailCollector();
   const createdAfter = parseTime(filters.createdAfter, "createdAfter", errors);
   const updatedAfter = parseTime(filters.updatedAfter, "updatedAfter", errors);
@@ -67,7 +83,7 @@ export function listContacts({
   const names = [...new Set((filters.tags ?? []).map((t) => t.trim()).filter(Boolean))];
   if (names.length) {
     const found = sqlite
-      .query(`SELECT id FROM tags WHERE company_id = ? AND name IN (SELECT value FROM json_each(?))`)
+      .query(sql.tagIdsByName)
       .all(companyId, JSON.stringify(names)) as { id: string }[];
     const all = filters.tagMatch === "all";
     if (!found.length || (all && found.length < names.length)) return { rows: [], more: false };
@@ -83,7 +99,7 @@ export function listContacts({
         args.push(id);
       }
     } else {
-      where.push("c.id IN (SELECT contact_id FROM contact_tags WHERE tag_id IN (SELECT value FROM json_each(?)))");
+      where.push(sql.anyTag);
       args.push(JSON.stringify(ids));
     }
   }
@@ -104,15 +120,15 @@ export function listContacts({
   const q = filters.q?.trim().toLowerCase();
   if (q) {
     // Names: word prefixes in the FTS5 index (case- and accent-insensitive; "ann sm" finds "Anna Smith" and
-    // "Smith, Anna"). Identities: a prefix of any value (e-mail, phone — with or without the +, handle — with
+    // "Smith, Anna"; on PostgreSQL the 'simple' text search configuration is case- but not accent-insensitive). Identities: a prefix of any value (e-mail, phone — with or without the +, handle — with
     // or without the @), one range per channel of the (company, channel, value) primary key.
     const values = new Set([q]);
     if (/^\d/.test(q)) values.add(`+${q}`);
     if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
     const parts = [...values].map(() => `SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
     const qArgs: string[] = [...values].flatMap((v) => [companyId, v, v + TOP]);
-    const match = nameMatch(q);
-    where.push(`(${match ? "c.seq IN (SELECT rowid FROM contact_search WHERE contact_search MATCH ?) OR " : ""}c.id IN (${parts.join(" UNION ALL ")}))`);
+    const match = nameMatch(q, db.engine);
+    where.push(`(${match ? `${sql.nameMatch} OR ` : ""}c.id IN (${parts.join(" UNION ALL ")}))`);
     if (match) args.push(match);
     args.push(...qArgs);
   }
@@ -136,11 +152,14 @@ export function listContacts({
 }
 
 /**
- * An FTS5 query: every word of `q` as a prefix term, all required; null when `q` has no word. Words split
+ * A name query: every word of `q` as a prefix term, all required; null when `q` has no word. Words split
  * where the index's tokenizer (unicode61) splits — at anything but letters, marks and digits — because a
- * quoted string of two tokens would be a phrase, which the index (detail=none) does not keep.
+ * quoted string of two tokens would be a phrase, which the index (detail=none) does not keep. SQLite: an
+ * FTS5 query (`"ann"* "sm"*`); PostgreSQL: a tsquery (`'ann':* & 'sm':*`), the words quoted so none of
+ * them is read as an operator.
  */
-function nameMatch(q: string): string | null {
+function nameMatch(q: string, engine: Db["engine"]): string | null {
   const words = q.split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
-  return words.length ? words.map((w) => `"${w}"*`).join(" ") : null;
+  if (!words.length) return null;
+  return engine === "sqlite" ? words.map((w) => `"${w}"*`).join(" ") : words.map((w) => `'${w}':*`).join(" & ");
 }

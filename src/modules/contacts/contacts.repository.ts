@@ -5,6 +5,7 @@
  * Every function is synchronous and meant to run inside the caller's `db.tx`.
  */
 import type { Database } from "bun:sqlite";
+import { engineOf, jsonValues, perEngine } from "../../db/dialect";
 import { newId } from "../../platform/ids";
 import type { ConsentSource } from "./contacts.model";
 
@@ -117,39 +118,37 @@ function identityRank(a: RawIdentity, b: RawIdentity): number {
   return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
 }
 
+const IDENTITIES_OF = perEngine((e) => `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`);
+
 export function identitiesOf(sqlite: Database, contactIds: string[]): IdentityRow[] {
   if (!contactIds.length) return [];
-  return (
-    sqlite
-      .query(`SELECT * FROM contact_identities WHERE contact_id IN (SELECT value FROM json_each(?)) ORDER BY contact_id, channel, created_at, value`)
-      .all(JSON.stringify(contactIds)) as RawIdentity[]
-  ).map(toIdentityRow);
+  return (sqlite.query(IDENTITIES_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as RawIdentity[]).map(toIdentityRow);
 }
+
+const TAG_NAMES_OF = perEngine(
+  (e) => `SELECT ct.contact_id AS "contactId", t.name AS name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
+       WHERE ct.contact_id IN (${jsonValues(e)}) ORDER BY t.name`,
+);
 
 export function tagNamesOf(sqlite: Database, contactIds: string[]): { contactId: string; name: string }[] {
   if (!contactIds.length) return [];
-  return sqlite
-    .query(
-      `SELECT ct.contact_id AS contactId, t.name AS name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
-       WHERE ct.contact_id IN (SELECT value FROM json_each(?)) ORDER BY t.name`,
-    )
-    .all(JSON.stringify(contactIds)) as { contactId: string; name: string }[];
+  return sqlite.query(TAG_NAMES_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as { contactId: string; name: string }[];
 }
+
+const CONSENTS_OF = perEngine(
+  (e) => `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
+       WHERE contact_id IN (${jsonValues(e)})`,
+);
 
 export function consentsOf(sqlite: Database, contactIds: string[]): ConsentRow[] {
   if (!contactIds.length) return [];
-  return sqlite
-    .query(
-      `SELECT contact_id AS contactId, channel, status, source, updated_at AS updatedAt FROM contact_consents
-       WHERE contact_id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(JSON.stringify(contactIds)) as ConsentRow[];
+  return sqlite.query(CONSENTS_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as ConsentRow[];
 }
 
 export function consentOf(sqlite: Database, contactId: string, channel: string): ConsentRow | undefined {
   return (
     (sqlite
-      .query(`SELECT contact_id AS contactId, channel, status, source, updated_at AS updatedAt FROM contact_consents WHERE contact_id = ? AND channel = ?`)
+      .query(`SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`)
       .get(contactId, channel) as ConsentRow | null) ?? undefined
   );
 }
@@ -218,7 +217,7 @@ export function ensureTags(sqlite: Database, companyId: string, names: string[],
 
 export function tagByName(sqlite: Database, companyId: string, name: string): { id: string; name: string; createdAt: number } | undefined {
   return (
-    (sqlite.query(`SELECT id, name, created_at AS createdAt FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as {
+    (sqlite.query(`SELECT id, name, created_at AS "createdAt" FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as {
       id: string;
       name: string;
       createdAt: number;
@@ -229,7 +228,7 @@ export function tagByName(sqlite: Database, companyId: string, name: string): { 
 /** Returns how many links were added. */
 export function addContactTags(sqlite: Database, contactId: string, tagIds: string[], at: number): number {
   let added = 0;
-  for (const tagId of tagIds) added += sqlite.query(`INSERT OR IGNORE INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)`).run(contactId, tagId, at).changes;
+  for (const tagId of tagIds) added += sqlite.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(contactId, tagId, at).changes;
   return added;
 }
 
@@ -238,7 +237,7 @@ export function removeContactTag(sqlite: Database, contactId: string, tagId: str
 }
 
 export function contactTagIds(sqlite: Database, contactId: string): string[] {
-  return (sqlite.query(`SELECT tag_id AS tagId FROM contact_tags WHERE contact_id = ?`).all(contactId) as { tagId: string }[]).map((r) => r.tagId);
+  return (sqlite.query(`SELECT tag_id AS "tagId" FROM contact_tags WHERE contact_id = ?`).all(contactId) as { tagId: string }[]).map((r) => r.tagId);
 }
 
 export function writeConsent(
@@ -281,7 +280,7 @@ export interface CustomFieldDef {
 
 export function customFieldDefs(sqlite: Database, companyId: string): Map<string, CustomFieldDef> {
   const rows = sqlite
-    .query(`SELECT id, key, label, type, options, created_at AS createdAt FROM custom_fields WHERE company_id = ? ORDER BY key`)
+    .query(`SELECT id, key, label, type, options, created_at AS "createdAt" FROM custom_fields WHERE company_id = ? ORDER BY key`)
     .all(companyId) as (Omit<CustomFieldDef, "options"> & { options: string | null })[];
   return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
 }
@@ -290,13 +289,16 @@ export function customFieldDefs(sqlite: Database, companyId: string): Map<string
  * Bulk writes (imports): contacts inserted from here until `flushSearchIndex` in the same transaction are
  * indexed for `q` by one statement instead of one FTS5 insert each (measured: ~10 µs a row → ~2 µs). The
  * triggers on contacts (migrations/0001) skip rows at or above `deferred_from`; updates of older rows are
- * indexed as usual.
+ * indexed as usual. On PostgreSQL both are no-ops: its name search is an expression index
+ * (contacts_name_search_idx), which the table keeps by itself.
  */
 export function deferSearchIndex(sqlite: Database): void {
+  if (engineOf(sqlite) === "postgres") return;
   sqlite.query(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
 }
 
 export function flushSearchIndex(sqlite: Database): void {
+  if (engineOf(sqlite) === "postgres") return;
   sqlite
     .query(
       `INSERT INTO contact_search (rowid, first_name, last_name)

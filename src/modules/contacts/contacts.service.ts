@@ -189,7 +189,7 @@ function fillNames(sqlite: Database, contactId: string, displayName: string | nu
 export function getConsent({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): ConsentStatus {
   const c = repo.consentOf(db.$client, contactId, channel);
   if (!c) return "unknown";
-  const owner = db.$client.query(`SELECT company_id AS companyId FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null;
+  const owner = db.$client.query(`SELECT company_id AS "companyId" FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null;
   return owner?.companyId === companyId ? c.status : "unknown";
 }
 

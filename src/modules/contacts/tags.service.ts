@@ -15,8 +15,8 @@ export interface Tag {
 export function listTags({ db, companyId, limit, after }: { db: Db; companyId: string; limit: number; after?: string }): Tag[] {
   const rows = db.$client
     .query(
-      `SELECT t.id, t.name, t.created_at AS createdAt,
-         (SELECT count(*) FROM contact_tags ct WHERE ct.tag_id = t.id) AS contactCount
+      `SELECT t.id, t.name, t.created_at AS "createdAt",
+         (SELECT count(*) FROM contact_tags ct WHERE ct.tag_id = t.id) AS "contactCount"
        FROM tags t WHERE t.company_id = ? AND t.name > ? ORDER BY t.name LIMIT ?`,
     )
     .all(companyId, after ?? "", limit) as { id: string; name: string; createdAt: number; contactCount: number }[];

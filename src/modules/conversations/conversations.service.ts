@@ -5,6 +5,7 @@
  */
 import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { greatestFn, jsonValues, perEngine } from "../../db/dialect";
 import type { EventBus } from "../../platform/events/events";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
@@ -77,7 +78,7 @@ export function recordInbound({ db, now, companyId, contactId, channelAccountId,
       target: [contactChannelState.contactId, contactChannelState.channelAccountId],
       // Out-of-order webhooks must not move the window backwards.
       set: {
-        lastInboundAt: sql`max(coalesce(${contactChannelState.lastInboundAt}, 0), ${timestamp.getTime()})`,
+        lastInboundAt: sql`${sql.raw(greatestFn(db.engine))}(coalesce(${contactChannelState.lastInboundAt}, 0), ${timestamp.getTime()})`,
         conversationRef: conversationRef ? conversationRef : sql`${contactChannelState.conversationRef}`,
         updatedAt: at,
       },
@@ -195,8 +196,10 @@ export function listNotes({ db, conversationId }: { db: Db; conversationId: stri
   return db.select().from(conversationNotes).where(eq(conversationNotes.conversationId, conversationId)).orderBy(desc(conversationNotes.id)).limit(100).all();
 }
 
+const CONVERSATIONS_OF_CONTACTS = perEngine((e) => `SELECT id FROM conversations WHERE contact_id IN (${jsonValues(e)})`);
+
 /** Ids of the conversations of these contacts (any account, open or closed). */
 export function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
   if (!contactIds.length) return [];
-  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(contactIds)) as { id: string }[]).map((r) => r.id);
+  return (db.$client.query(CONVERSATIONS_OF_CONTACTS[db.engine]).all(JSON.stringify(contactIds)) as { id: string }[]).map((r) => r.id);
 }

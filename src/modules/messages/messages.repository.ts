@@ -4,6 +4,7 @@
  * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
  */
 import type { Db } from "../../db/client";
+import { jsonValues, perEngine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { messages } from "./messages.table";
 
@@ -12,6 +13,19 @@ type Raw = Record<string, unknown> | null;
 
 const one = (raw: unknown) => mapRow(messages, raw as Raw);
 const many = (raws: unknown[]) => raws.map((r) => mapRow(messages, r as Raw)!);
+
+const SQL = perEngine((e) => ({
+  outboundSentUpTo: `SELECT * FROM messages WHERE channel_account_id = ? AND contact_id = ? AND direction = 'outbound'
+         AND status IN (${jsonValues(e)}) AND sent_at <= ?`,
+  queuedWithMedia: `SELECT id FROM messages WHERE company_id = ?1 AND status = 'queued'
+       AND (${
+         e === "sqlite"
+           ? "json_extract(content, '$.media.file.id') = ?2 OR json_extract(content, '$.template.headerMedia.file.id') = ?2"
+           : "content::json #>> '{media,file,id}' = ?2 OR content::json #>> '{template,headerMedia,file,id}' = ?2"
+       }) LIMIT 1`,
+  countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
+  countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
+}));
 
 export function insertMessage(db: Db, row: MessageRow): void {
   insertRow(db, messages, row);
@@ -51,10 +65,7 @@ export function countOutboundSince(db: Db, channelAccountId: string, since: Date
 export function outboundSentUpTo(db: Db, { channelAccountId, contactId, statuses, sentBefore }: { channelAccountId: string; contactId: string; statuses: string[]; sentBefore: Date }): MessageRow[] {
   return many(
     db.$client
-      .query(
-        `SELECT * FROM messages WHERE channel_account_id = ? AND contact_id = ? AND direction = 'outbound'
-         AND status IN (SELECT value FROM json_each(?)) AND sent_at <= ?`,
-      )
+      .query(SQL[db.engine].outboundSentUpTo)
       .all(channelAccountId, contactId, JSON.stringify(statuses), sentBefore.getTime()),
   );
 }
@@ -74,10 +85,7 @@ export function conversationMessages(db: Db, { conversationId, limit, before }: 
  */
 export function queuedMessageWithMedia(db: Db, companyId: string, mediaId: string): string | undefined {
   const r = db.$client
-    .query(
-      `SELECT id FROM messages WHERE company_id = ?1 AND status = 'queued'
-       AND (json_extract(content, '$.media.file.id') = ?2 OR json_extract(content, '$.template.headerMedia.file.id') = ?2) LIMIT 1`,
-    )
+    .query(SQL[db.engine].queuedWithMedia)
     .get(companyId, mediaId) as { id: string } | null;
   return r?.id;
 }
@@ -85,7 +93,7 @@ export function queuedMessageWithMedia(db: Db, companyId: string, mediaId: strin
 /** Messages of both directions in these conversations. */
 export function countInConversations(db: Db, conversationIds: string[]): number {
   if (!conversationIds.length) return 0;
-  return (db.$client.query(`SELECT count(*) AS n FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?))`).get(JSON.stringify(conversationIds)) as { n: number }).n;
+  return (db.$client.query(SQL[db.engine].countIn).get(JSON.stringify(conversationIds)) as { n: number }).n;
 }
 
 /** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
@@ -93,7 +101,7 @@ export function countInboundIn(db: Db, conversationIds: string[], cap: number): 
   if (!conversationIds.length) return 0;
   return (
     db.$client
-      .query(`SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?1)) AND direction = 'inbound' LIMIT ?2)`)
+      .query(SQL[db.engine].countInboundIn)
       .get(JSON.stringify(conversationIds), cap) as { n: number }
   ).n;
 }

@@ -68,8 +68,12 @@ export function createSocialRepository(db: Db) {
           and(
             eq(socialPosts.companyId, companyId),
             inArray(socialPosts.status, ["draft", "pending_approval", "scheduled", "publishing"]),
-            sql`(exists (select 1 from json_each(${socialPosts.media}) where json_extract(value, '$.mediaId') = ${mediaId})
-                 or exists (select 1 from json_each(${socialPosts.overrides}) o, json_each(o.value, '$.media') m where json_extract(m.value, '$.mediaId') = ${mediaId}))`,
+            db.engine === "sqlite"
+              ? sql`(exists (select 1 from json_each(${socialPosts.media}) where json_extract(value, '$.mediaId') = ${mediaId})
+                 or exists (select 1 from json_each(${socialPosts.overrides}) o, json_each(o.value, '$.media') m where json_extract(m.value, '$.mediaId') = ${mediaId}))`
+              : // overrides is an object (platform → override); an override's media may be absent, never a scalar
+                sql`(exists (select 1 from json_array_elements(${socialPosts.media}::json) as v(value) where v.value->>'mediaId' = ${mediaId})
+                 or exists (select 1 from json_each(${socialPosts.overrides}::json) o, json_array_elements(o.value->'media') as m(value) where m.value->>'mediaId' = ${mediaId}))`,
           ),
         )
         .limit(1)
@@ -123,7 +127,7 @@ export function createSocialRepository(db: Db) {
     latestFollowers(companyId: string, to: string): { accountId: string; platform: string; followers: number }[] {
       return db.$client
         .query(
-          `SELECT d.account_id AS accountId, d.platform AS platform, d.followers AS followers FROM social_account_days d
+          `SELECT d.account_id AS "accountId", d.platform AS platform, d.followers AS followers FROM social_account_days d
            WHERE d.company_id = ?1 AND d.date = (SELECT max(date) FROM social_account_days WHERE account_id = d.account_id AND date <= ?2)`,
         )
         .all(companyId, to) as { accountId: string; platform: string; followers: number }[];

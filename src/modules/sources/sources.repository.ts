@@ -1,6 +1,7 @@
 /** Source-tracking queries. Only this file touches the sources tables. */
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { jsonValues } from "../../db/dialect";
 import { contactSourceHistory, contactSources, sources } from "./sources.table";
 
 export type SourceRow = typeof sources.$inferSelect;
@@ -9,6 +10,7 @@ export type SourceHistoryRow = typeof contactSourceHistory.$inferSelect;
 
 export function createSourcesRepository(db: Db) {
   const sqlite = db.$client;
+  const knownCodes = `SELECT code FROM sources WHERE company_id = ? AND code IN (${jsonValues(db.engine)})`;
   return {
     insert(row: SourceRow): void {
       db.insert(sources).values(row).run();
@@ -33,7 +35,7 @@ export function createSourcesRepository(db: Db) {
     /** The first of `codes` that is a source of the company (in the order given). */
     firstKnownCode(companyId: string, codes: string[]): SourceRow | undefined {
       if (!codes.length) return undefined;
-      const rows = sqlite.query(`SELECT code FROM sources WHERE company_id = ? AND code IN (SELECT value FROM json_each(?))`).all(companyId, JSON.stringify(codes)) as { code: string }[];
+      const rows = sqlite.query(knownCodes).all(companyId, JSON.stringify(codes)) as { code: string }[];
       const known = new Set(rows.map((r) => r.code));
       const code = codes.find((c) => known.has(c));
       return code ? this.byCode(companyId, code) : undefined;

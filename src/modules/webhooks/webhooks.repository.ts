@@ -2,7 +2,7 @@
  * Webhook queries. CRUD goes through drizzle; the two hot paths (fan-out inside every emitting
  * transaction, and settling an attempt) use prepared statements on the raw connection.
  */
-import { and, desc, eq, inArray, like, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookMessages } from "./webhooks.table";
 
@@ -39,9 +39,9 @@ export function createWebhooksRepository(db: Db) {
      VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   );
   const contextStmt = sqlite.prepare(
-    `SELECT d.id AS deliveryId, d.company_id AS companyId, d.status, d.attempts, d.next_attempt_at AS nextAttemptAt, d.message_id AS messageId,
-            m.body, e.id AS endpointId, e.url, e.enabled, e.secret, e.previous_secret AS previousSecret,
-            e.previous_secret_expires_at AS previousSecretExpiresAt, e.failing_since AS failingSince
+    `SELECT d.id AS "deliveryId", d.company_id AS "companyId", d.status, d.attempts, d.next_attempt_at AS "nextAttemptAt", d.message_id AS "messageId",
+            m.body, e.id AS "endpointId", e.url, e.enabled, e.secret, e.previous_secret AS "previousSecret",
+            e.previous_secret_expires_at AS "previousSecretExpiresAt", e.failing_since AS "failingSince"
      FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_messages m ON m.id = d.message_id
      WHERE d.id = ?`,
   );
@@ -126,9 +126,11 @@ export function createWebhooksRepository(db: Db) {
     },
     /** Newest first; `eventType` is a type name or a `prefix.*` pattern. */
     listDeliveries(q: { endpointId: string; limit: number; before?: string; status?: DeliveryStatus; eventType?: string; id?: string }): (DeliveryRow & { body: string })[] {
+      // A prefix pattern matches without regard to ASCII case, as SQLite's LIKE does: lower() on both sides,
+      // since PostgreSQL's LIKE is case-sensitive.
       const typeFilter = q.eventType
         ? q.eventType.endsWith(".*")
-          ? like(webhookDeliveries.eventType, q.eventType.slice(0, -1).replace(/[%_\\]/g, "\\$&") + "%")
+          ? sql`lower(${webhookDeliveries.eventType}) LIKE ${q.eventType.slice(0, -1).toLowerCase().replace(/[%_\\]/g, "\\$&") + "%"} ESCAPE '\\'`
           : eq(webhookDeliveries.eventType, q.eventType)
         : undefined;
       const rows = db
@@ -141,7 +143,7 @@ export function createWebhooksRepository(db: Db) {
             q.before ? lt(webhookDeliveries.id, q.before) : undefined,
             q.id ? eq(webhookDeliveries.id, q.id) : undefined,
             q.status ? eq(webhookDeliveries.status, q.status) : undefined,
-            typeFilter && q.eventType?.endsWith(".*") ? sql`${typeFilter} ESCAPE '\\'` : typeFilter,
+            typeFilter,
           ),
         )
         .orderBy(desc(webhookDeliveries.id))
