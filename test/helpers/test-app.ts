@@ -88,9 +88,12 @@ export function createOffsetClock(start?: Date): ReturnType<typeof createManualC
   };
 }
 
+const databaseOfDir = new Map<string, string>();
+
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
-  const url = TEST_ENGINE === "postgres" ? (opts.databaseUrl ?? (await freshPostgresDatabase())) : undefined;
+  const url = TEST_ENGINE === "postgres" ? (opts.databaseUrl ?? databaseOfDir.get(dir) ?? (await freshPostgresDatabase())) : undefined;
+  if (url) databaseOfDir.set(dir, url); // a restart with `dataDir` finds its database again
   const storage = url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir };
   const config: Config = parseConfig({ storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());

@@ -36,6 +36,14 @@ export function toPgParams(sql: string): string {
   return out;
 }
 
+/**
+ * drizzle's SQLite builder writes an upsert's conflict target with qualified columns
+ * (`on conflict ("t"."a", "t"."b")`), which SQLite reads and PostgreSQL refuses: the qualifiers go.
+ */
+export function toPgConflictTarget(sql: string): string {
+  return sql.replace(/on conflict \(([^)]*)\)/gi, (_, cols: string) => `on conflict (${cols.replace(/"[^"]+"\."([^"]+)"/g, '"$1"')})`);
+}
+
 type Row = Record<string, unknown>;
 
 class PgStatement {
@@ -44,7 +52,7 @@ class PgStatement {
     private readonly conn: PgConnection,
     sql: string,
   ) {
-    this.text = toPgParams(sql);
+    this.text = toPgConflictTarget(toPgParams(sql));
   }
   all(...params: PgValue[]): Row[] {
     const { fields, rows } = this.conn.query(this.text, params);

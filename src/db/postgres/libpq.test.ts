@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshPostgresDatabase, postgresAvailable } from "../../../test/helpers/postgres";
-import { pgDatabase, toPgParams } from "./compat";
+import { pgDatabase, toPgConflictTarget, toPgParams } from "./compat";
 import { PgConnection, PgError } from "./libpq";
 
 describe("toPgParams", () => {
@@ -13,6 +13,12 @@ describe("toPgParams", () => {
   ])("%s", (input, expected) => {
     expect(toPgParams(input)).toBe(expected);
   });
+});
+
+test("an upsert's conflict target loses drizzle's table qualifiers", () => {
+  expect(toPgConflictTarget(`insert into "s" ("a", "b") values ($1, $2) on conflict ("s"."a", "s"."b") do update set "b" = excluded."b"`)).toBe(
+    `insert into "s" ("a", "b") values ($1, $2) on conflict ("a", "b") do update set "b" = excluded."b"`,
+  );
 });
 
 describe.skipIf(!postgresAvailable())("libpq connection", () => {
