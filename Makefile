@@ -7,7 +7,7 @@ BUILD_TIME := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 ENTRIES := src/main.ts src/db/checkpointer.worker.ts src/modules/contacts/import.worker.ts src/modules/contacts/audience-count.worker.ts
 BUILD_FLAGS := --compile --minify --bytecode --format=esm --sourcemap=none --define SWITCHBOARD_VERSION='"$(VERSION)"' --define SWITCHBOARD_COMMIT='"$(COMMIT)"' --define SWITCHBOARD_BUILD_TIME='"$(BUILD_TIME)"'
 
-.PHONY: install build release run dev test typecheck migrations bench soak fuzz clean
+.PHONY: install build release run dev test test-postgres typecheck migrations bench soak fuzz clean
 
 # A stamp, not node_modules/.bin/bun: that symlink's target keeps the package's old mtime.
 node_modules/.installed: package.json package-lock.json
@@ -42,6 +42,29 @@ dev: install
 ## Unit, API and end-to-end tests (e2e uses dist/switchboard, built first).
 test: build
 	$(BUN) test
+	$(MAKE) --no-print-directory test-postgres
+
+## The API scenarios, the queue and the adapters again on PostgreSQL (a throwaway server from Debian's
+## postgresql package; skipped with a note without it). Files still failing there are listed below: the
+## PostgreSQL preview's open work (docs/CHANGELOG.md), to remove from this list as they pass.
+PG_NOT_YET := \
+	--path-ignore-patterns=src/channels/messenger/messenger.adapter.test.ts \
+	--path-ignore-patterns=src/modules/api-keys/api-keys.service.test.ts \
+	--path-ignore-patterns=src/modules/campaigns/campaigns.test.ts \
+	--path-ignore-patterns=src/modules/contacts/audience-count.test.ts \
+	--path-ignore-patterns=src/modules/contacts/contact-imports.test.ts \
+	--path-ignore-patterns=src/modules/contacts/contacts.routes.test.ts \
+	--path-ignore-patterns=src/modules/conversations/conversations.test.ts \
+	--path-ignore-patterns=src/modules/pipeline/pipeline.reminders.test.ts \
+	--path-ignore-patterns=src/modules/social/social.api.test.ts \
+	--path-ignore-patterns=src/modules/system/system.test.ts \
+	--path-ignore-patterns=src/platform/events/events.test.ts \
+	--path-ignore-patterns=src/platform/http/no-500.test.ts \
+	--path-ignore-patterns=src/platform/queue/queue.inline.test.ts
+test-postgres: build
+	@if [ -n "$$SWITCHBOARD_TEST_PG_URL" ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  SWITCHBOARD_TEST_ENGINE=postgres $(BUN) test src/modules src/platform src/channels $(PG_NOT_YET); \
+	else echo "note: no PostgreSQL (Debian's postgresql package, or SWITCHBOARD_TEST_PG_URL): the PostgreSQL pass is skipped"; fi
 
 typecheck: install
 	./node_modules/.bin/tsc --noEmit -p .
