@@ -51,7 +51,7 @@ export function createCampaignStore(db: Db) {
       return (
         sqlite
           .query(
-            `SELECT * FROM campaigns WHERE company_id = ?1 AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR channel = ?3) AND (?4 IS NULL OR id < ?4)
+            `SELECT * FROM campaigns WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR status = ?2) AND (CAST(?3 AS TEXT) IS NULL OR channel = ?3) AND (CAST(?4 AS TEXT) IS NULL OR id < ?4)
              ORDER BY id DESC LIMIT ?5`,
           )
           .all(companyId, status ?? null, channel ?? null, before ?? null, limit) as Record<string, unknown>[]

@@ -156,7 +156,7 @@ export type ContactImportSummary = Omit<ContactImport, "errors" | "errorsTruncat
 /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7), without per-row errors. */
 export function listImports({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): ContactImportSummary[] {
   const raw = db.$client
-    .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+    .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
     .all(companyId, before ?? null, limit) as RawImport[];
   return raw.map((r) => {
     const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);

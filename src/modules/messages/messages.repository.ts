@@ -74,7 +74,7 @@ export function outboundSentUpTo(db: Db, { channelAccountId, contactId, statuses
 export function conversationMessages(db: Db, { conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): MessageRow[] {
   return many(
     db.$client
-      .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+      .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
       .all(conversationId, before ?? null, limit),
   );
 }
