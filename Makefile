@@ -55,7 +55,6 @@ PG_NOT_YET := \
 	--path-ignore-patterns=src/modules/contacts/contact-imports.test.ts \
 	--path-ignore-patterns=src/modules/contacts/contacts.routes.test.ts \
 	--path-ignore-patterns=src/modules/conversations/conversations.test.ts \
-	--path-ignore-patterns=src/modules/pipeline/pipeline.reminders.test.ts \
 	--path-ignore-patterns=src/modules/social/social.api.test.ts \
 	--path-ignore-patterns=src/modules/system/system.test.ts \
 	--path-ignore-patterns=src/platform/events/events.test.ts \

@@ -650,7 +650,7 @@ export function createQueue({
     list({ dead, type, limit = 100 }) {
       const rows = sqlite
         .query(
-          `SELECT * FROM jobs WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
+          `SELECT * FROM jobs WHERE (CAST(?1 AS TEXT) IS NULL OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
         )
         .all(dead ? "dead" : null, type ?? null, limit) as Record<string, unknown>[];
       return rows.map((r) => ({
