@@ -65,8 +65,6 @@ export interface TestAppOptions {
   dataDir?: string;
   /** false: do not record emitted events in `app.emitted` (benchmarks emit millions). */
   recordEvents?: boolean;
-  /** PostgreSQL runs: the database of an app closed with `close({ keepData: true })` (with `dataDir`, a restart). */
-  databaseUrl?: string;
   /**
    * true: the clock follows real time (leases expire, retries fall due, `queue.start()` runs them), and
    * `clock.advance`/`set` still jump it. Default: a manual clock that moves only when the test moves it.
@@ -92,7 +90,7 @@ const databaseOfDir = new Map<string, string>();
 
 export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
-  const url = TEST_ENGINE === "postgres" ? (opts.databaseUrl ?? databaseOfDir.get(dir) ?? (await freshPostgresDatabase())) : undefined;
+  const url = TEST_ENGINE === "postgres" ? (databaseOfDir.get(dir) ?? (await freshPostgresDatabase())) : undefined;
   if (url) databaseOfDir.set(dir, url); // a restart with `dataDir` finds its database again
   const storage = url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir };
   const config: Config = parseConfig({ storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
@@ -131,8 +129,6 @@ export async function createTestApp(opts: TestAppOptions = {}) {
 
   return {
     dir,
-    /** The PostgreSQL database of this app (SWITCHBOARD_TEST_ENGINE=postgres), for a restart. */
-    databaseUrl: url,
     config,
     clock,
     deps,

@@ -108,7 +108,7 @@ export class PgConnection {
   private readonly prepared = new Map<string, Uint8Array>();
   private closed = false;
 
-  constructor(readonly url: string) {
+  constructor(url: string) {
     const conn = pq().PQconnectdb(cstr(url));
     if (!conn) throw new Error("PostgreSQL: out of memory connecting");
     if (pq().PQstatus(conn) !== CONNECTION_OK) {

@@ -12,6 +12,7 @@
  * - After a crash, `running` rows whose lease expired are claimable again: at-least-once; handlers are
  *   idempotent (keyed by the business id).
  */
+import { jsonValues } from "../../db/dialect";
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { newId, randomToken } from "../ids";
@@ -207,9 +208,7 @@ export function createQueue({
      VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
   );
   // PostgreSQL: other instances claim at the same time; a row one of them holds is skipped, not waited for.
-  const pg = db.engine === "postgres";
-  const skipLocked = pg ? " FOR UPDATE SKIP LOCKED" : "";
-  const jsonValues = (param: string) => (pg ? `SELECT json_array_elements_text(${param}::json)` : `SELECT value FROM json_each(${param})`);
+  const skipLocked = db.engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   const claimStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (
@@ -225,11 +224,11 @@ export function createQueue({
   const groupCandidatesStmt = sqlite.prepare(
     `SELECT id, group_key FROM (
        SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2
-         AND (group_key IS NULL OR group_key NOT IN (${jsonValues("?3")})) LIMIT ?4${skipLocked}) expired
+         AND (group_key IS NULL OR group_key NOT IN (${jsonValues(db.engine, "?3")})) LIMIT ?4${skipLocked}) expired
      UNION ALL
      SELECT id, group_key FROM (
        SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND run_at <= ?2
-         AND (group_key IS NULL OR group_key NOT IN (${jsonValues("?3")})) ORDER BY run_at LIMIT ?4${skipLocked}) due
+         AND (group_key IS NULL OR group_key NOT IN (${jsonValues(db.engine, "?3")})) ORDER BY run_at LIMIT ?4${skipLocked}) due
      LIMIT ?4`,
   );
   const groupDueStmt = sqlite.prepare(
@@ -237,7 +236,7 @@ export function createQueue({
   );
   const claimIdsStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
-     WHERE id IN (${jsonValues("?4")})
+     WHERE id IN (${jsonValues(db.engine, "?4")})
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
   const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
