@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config/config.load";
 import type { Config } from "../../src/config/config.schema";
-import { openDatabase, openPostgres } from "../../src/db/client";
-import { buildDeps, type Deps } from "../../src/deps";
+import { openDatabase, openPostgres, type Db } from "../../src/db/client";
+import { buildDeps, openStorage, type Deps } from "../../src/deps";
 import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug } from "../../src/modules/companies/companies.service";
@@ -140,6 +140,13 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     /** Every domain event emitted since the app was made whose transaction committed, in emit order. */
     get emitted(): DomainEvent[] {
       return emitted();
+    },
+    /**
+     * A second connection to this app's database — what another process (the `switchboard` CLI, a second
+     * instance) opens from the same config: the SQLite file, or the PostgreSQL database. The caller closes it.
+     */
+    openConnection(): Db {
+      return openStorage(config);
     },
     /** Another key of the default company. */
     newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {

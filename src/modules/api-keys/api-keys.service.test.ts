@@ -3,16 +3,15 @@
  * connection — holds for the very next request: the key cache sees every external commit.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import { openDatabase } from "../../db/client";
+import type { Db } from "../../db/client";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { revokeApiKey } from "./api-keys.service";
 
 let app: TestApp;
-let cli: ReturnType<typeof openDatabase>;
+let cli: Db;
 beforeAll(async () => {
   app = await createTestApp();
-  cli = openDatabase(join(app.dir, "switchboard.db"));
+  cli = app.openConnection();
 });
 afterAll(() => {
   cli.close();

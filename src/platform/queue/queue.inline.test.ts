@@ -137,10 +137,9 @@ test("the running loop skips idle types but still finds jobs that come due, and 
     await until(2);
     expect(ran).toEqual(["now", "later"]);
     // Written by another connection (the CLI): no nudge reaches this process; the periodic full pass finds it.
-    const { Database } = await import("bun:sqlite");
-    const other = new Database(`${app.dir}/switchboard.db`);
+    const other = app.openConnection();
     const t = app.clock.now().getTime();
-    other.query(`INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`).run(t, t, t);
+    other.$client.query(`INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`).run(t, t, t);
     other.close();
     await until(3);
     expect(ran).toEqual(["now", "later", "cli"]);
