@@ -20,12 +20,12 @@ import { boundedFetch, providerTimeoutMs } from "./channels/provider-timeout";
 import { createMetrics } from "./platform/http/metrics";
 import { createLicenseChecker } from "./platform/license/license";
 import { LICENSE_PUBLIC_KEY } from "./platform/license/license.key";
-import { createRateLimiter } from "./platform/http/rate-limit";
+import { createRateLimiter, createSharedRateLimiter } from "./platform/http/rate-limit";
 import { createIdempotencyStore } from "./platform/idempotency/idempotency";
 import { createLogger, type Logger } from "./platform/logger";
 import { createQueue } from "./platform/queue/queue";
 import { createScheduler } from "./platform/scheduler";
-import { createThrottle } from "./platform/throttle";
+import { createSharedThrottle, createThrottle } from "./platform/throttle";
 import { resolvePipeline } from "./modules/pipeline/pipeline.config";
 import { createSocialRuntime, validateSocialAccounts } from "./modules/social/social.accounts";
 
@@ -68,7 +68,9 @@ export function buildDeps({
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
   migrateStorage(db, config);
   const keys = createKeyResolver({ db, now });
-  const limiter = createRateLimiter({ now: () => clock.now().getTime() });
+  // One process per SQLite database keeps limits in memory; instances sharing a PostgreSQL share them there.
+  const shared = db.engine === "postgres";
+  const limiter = shared ? createSharedRateLimiter({ db, now: () => clock.now().getTime() }) : createRateLimiter({ now: () => clock.now().getTime() });
   const idempotency = createIdempotencyStore({ db, now });
   /** Key → principal, with IP allow-list and rate limit: the API guard's, and /hooks' for the sandbox. */
   const authenticate = createAuthenticator({
@@ -128,7 +130,7 @@ export function buildDeps({
     keys,
     ledger: createLedger({ db, now }),
     /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */
-    throttle: createThrottle({ now: () => performance.timeOrigin + performance.now() }),
+    throttle: shared ? createSharedThrottle({ db }) : createThrottle({ now: () => performance.timeOrigin + performance.now() }),
     pipeline,
   };
 }

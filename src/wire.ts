@@ -28,6 +28,8 @@ export function wireModules(deps: Deps): void {
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */
 export async function startModules(deps: Deps): Promise<void> {
   await deps.channels.start();
+  // Long polling and IMAP run on one instance at a time: the leader (on SQLite, this one).
+  deps.leader.onChange((leading) => void (leading ? deps.channels.startPolling() : deps.channels.stopPolling()));
   void syncAllTemplates(deps);
   startSocial(deps);
 }

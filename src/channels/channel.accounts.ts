@@ -74,6 +74,14 @@ export function createChannelRuntime({
     }
     byId.set(account.id, { account, adapter, status: "active" });
   }
+  async function startOne(r: AccountRuntime, start: () => Promise<void> | undefined): Promise<void> {
+    try {
+      await start();
+    } catch (e) {
+      r.status = "error";
+      logs.get(r.account.id)?.error({ err: e, accountId: r.account.id }, "channel account failed to start");
+    }
+  }
   return {
     /** The messaging module hands inbound events (webhooks, polling, sandbox timers) to one handler. */
     onInbound(handler: InboundHandler) {
@@ -97,14 +105,14 @@ export function createChannelRuntime({
      * is marked `error` (GET /channels shows it) and logged; it never keeps the others, or the API, down.
      */
     async start() {
-      for (const r of byId.values()) {
-        try {
-          await r.adapter.start?.();
-        } catch (e) {
-          r.status = "error";
-          logs.get(r.account.id)?.error({ err: e, accountId: r.account.id }, "channel account failed to start");
-        }
-      }
+      for (const r of byId.values()) await startOne(r, () => r.adapter.start?.());
+    },
+    /** Starts the receivers one instance at a time may run (long polling, IMAP): when this one leads. */
+    async startPolling() {
+      for (const r of byId.values()) await startOne(r, () => r.adapter.startPolling?.());
+    },
+    async stopPolling() {
+      await Promise.allSettled([...byId.values()].map((r) => r.adapter.stopPolling?.()));
     },
     async stop() {
       await Promise.allSettled([...byId.values()].map((r) => r.adapter.stop?.()));

@@ -264,9 +264,16 @@ export interface ChannelAdapter {
   readonly capabilities: ChannelCapabilities;
   send(message: OutboundMessage): Promise<SendResult>;
   handleWebhook(request: WebhookRequest): Promise<WebhookResult>;
-  /** Start background receivers (long polling, IMAP IDLE, inbound SMTP, setWebhook). Optional. */
+  /** Start this instance's receivers (inbound SMTP listener, setWebhook). Optional. */
   start?(): Promise<void>;
-  /** Stop them; must resolve within a few seconds. */
+  /**
+   * Start the receivers only one instance may run at a time (Telegram long polling, IMAP): on the leader
+   * (platform/leader.ts; on SQLite the one instance). Optional.
+   */
+  startPolling?(): Promise<void>;
+  /** Stop those (leadership moved elsewhere); must resolve within a few seconds. */
+  stopPolling?(): Promise<void>;
+  /** Stop every receiver; must resolve within a few seconds. */
   stop?(): Promise<void>;
   /** Provider templates (WhatsApp). Optional. */
   syncTemplates?(): Promise<ProviderTemplate[]>;

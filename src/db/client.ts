@@ -90,8 +90,13 @@ export function openDatabase(path: string): Db {
  * NB! Writers are serialized across every instance on the database, as SQLite serializes them: a
  * transaction takes the transaction-scoped advisory lock WRITE_LOCK first (BEGIN IMMEDIATE's twin), and the
  * services' read-then-write steps (balance checks, idempotency, rate counters) stay correct without a retry
- * loop. Reads never wait for it. `dataVersion` is a counter that triggers on the cached tables bump (under
- * the same lock) — PRAGMA data_version's twin, so caches see other instances' commits.
+ * loop. Reads never wait for it.
+ *
+ * `dataVersion` — PRAGMA data_version's twin, so caches see other instances' commits: triggers on the cached
+ * tables bump a counter (under the same lock) and NOTIFY `switchboard_data_version`. Outside a transaction a
+ * lookup costs no round trip: it reads the notifications that arrived (their delivery lags the other's commit
+ * by the time the notification takes to cross the network). A transaction reads the counter itself once it
+ * holds the write lock, so what it decides (a balance, an idempotency key) sees every earlier commit.
  */
 export const WRITE_LOCK = 0x5357_0001; // "SW" 1
 export function openPostgres(url: string): Db {
@@ -104,12 +109,21 @@ export function openPostgres(url: string): Db {
   const current = () => (read.get() as { v: number } | null)?.v ?? 0;
   let known = -1;
   let reported = 0;
-  db.dataVersion = () => {
+  let session = -1; // conn.resets when LISTEN was last sent: a new session listens to nothing yet
+  const sync = () => {
     const v = current();
     if (v !== known) {
       reported++;
       known = v;
     }
+  };
+  db.dataVersion = () => {
+    if (conn.inTransaction) return reported; // synced under the write lock at BEGIN; nobody else can bump now
+    if (session !== conn.resets) {
+      conn.exec("LISTEN switchboard_data_version");
+      session = conn.resets;
+      sync();
+    } else if (conn.notifications() > 0) reported++;
     return reported;
   };
   const lock = client.prepare(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
@@ -117,7 +131,7 @@ export function openPostgres(url: string): Db {
     begin: () => {
       client.query("BEGIN").run();
       lock.run();
-      db.dataVersion(); // commits of others before ours count as theirs…
+      sync(); // commits of others before ours count as theirs…
     },
     beforeCommit: () => {
       known = current(); // …and the bumps of ours (we hold the lock) do not

@@ -7,7 +7,7 @@
  * process must call `invalidate` themselves (data_version ignores our own connection's commits).
  *
  * On PostgreSQL the other writers are instances serving traffic (a balance debited there), not an occasional
- * CLI: the version (`db.dataVersion`) is read on every lookup.
+ * CLI: the version (`db.dataVersion`: notifications received, no round trip) is checked on every lookup.
  */
 import type { Db } from "./client";
 

@@ -16,7 +16,11 @@ const until = async (ok: () => boolean, ms = 5_000) => {
 
 test("on SQLite the one instance leads", () => {
   const db = openDatabase(":memory:");
-  expect(createLeader({ db, log: silentLogger }).isLeader()).toBe(true);
+  const leader = createLeader({ db, log: silentLogger });
+  expect(leader.isLeader()).toBe(true);
+  const told: boolean[] = [];
+  leader.onChange((l) => told.push(l));
+  expect(told).toEqual([true]);
   db.close();
 });
 
@@ -32,6 +36,9 @@ describe.skipIf(!postgresAvailable())("leader on PostgreSQL", () => {
     const a = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     const b = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     started.push(a, b);
+    const told: string[] = [];
+    a.onChange((l) => told.push(`a ${l}`));
+    b.onChange((l) => told.push(`b ${l}`));
     a.start();
     b.start();
     await Bun.sleep(100);
@@ -39,6 +46,7 @@ describe.skipIf(!postgresAvailable())("leader on PostgreSQL", () => {
     a.stop(); // as a dead process: its connection closes and PostgreSQL releases the lock
     await until(() => b.isLeader());
     expect(a.isLeader()).toBe(false);
+    expect(told).toEqual(["a true", "a false", "b true"]); // who starts the pollers, and when
     db.close();
   });
 

@@ -1,5 +1,6 @@
 /**
- * Which instance runs the scheduled work (template sync, analytics pulls, retention sweeps). On SQLite
+ * Which instance runs the scheduled work (template sync, analytics pulls, retention sweeps) and the receivers
+ * only one instance may run (Telegram long polling, IMAP). On SQLite
  * there is one instance: always the leader. On PostgreSQL the leader is the instance holding the
  * session advisory lock LEADER_LOCK on a connection of its own; PostgreSQL releases it when that session
  * ends (the process dies, the network drops), and another instance takes it at its next try — fail-over
@@ -13,14 +14,22 @@ export const LEADER_LOCK = 0x5357_0002; // "SW" 2
 
 export interface Leader {
   isLeader(): boolean;
+  /** Calls fn(true) when this instance starts leading (at once if it leads now), fn(false) when it stops. */
+  onChange(fn: (leading: boolean) => void): void;
   start(): void;
   stop(): void;
 }
 
 export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url?: string; log: Logger; tryEveryMs?: number }): Leader {
-  if (db.engine !== "postgres" || !url) return { isLeader: () => true, start() {}, stop() {} };
+  if (db.engine !== "postgres" || !url) return { isLeader: () => true, onChange: (fn) => fn(true), start() {}, stop() {} };
   let conn: PgConnection | null = null;
   let leading = false;
+  const listeners: ((leading: boolean) => void)[] = [];
+  const set = (now: boolean) => {
+    if (now === leading) return;
+    leading = now;
+    for (const fn of listeners) fn(now);
+  };
   let timer: ReturnType<typeof setInterval> | null = null;
   // NB! The connection re-connects by itself after a drop (libpq.ts): a new session holds no lock, so every
   // step asks PostgreSQL whether this session holds it rather than trusting what an earlier step saw.
@@ -29,18 +38,23 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
     try {
       conn ??= new PgConnection(url);
       const was = leading;
-      leading = conn.query(holds).rows[0]![0] === 1 || conn.query(`SELECT pg_try_advisory_lock(${LEADER_LOCK})`).rows[0]![0] === 1;
-      if (leading && !was) log.info("this instance leads the scheduled work");
-      if (!leading && was) log.warn("this instance lost the leader lock; another instance runs the scheduled work");
+      const now = conn.query(holds).rows[0]![0] === 1 || conn.query(`SELECT pg_try_advisory_lock(${LEADER_LOCK})`).rows[0]![0] === 1;
+      if (now && !was) log.info("this instance leads the scheduled work");
+      if (!now && was) log.warn("this instance lost the leader lock; another instance runs the scheduled work");
+      set(now);
     } catch (err) {
       if (leading) log.warn({ err }, "lost the leader lock's connection; scheduled work stops here until it is taken again");
-      leading = false;
+      set(false);
       conn?.close();
       conn = null;
     }
   };
   return {
     isLeader: () => leading,
+    onChange(fn) {
+      listeners.push(fn);
+      if (leading) fn(true);
+    },
     start() {
       step();
       timer = setInterval(step, tryEveryMs);
@@ -49,7 +63,7 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
     stop() {
       if (timer) clearInterval(timer);
       timer = null;
-      leading = false;
+      set(false);
       conn?.close(); // releases the lock now rather than at process exit
       conn = null;
     },

@@ -1,14 +1,18 @@
 /**
- * Send-rate throttle per key (a channel account's `max_per_second`), shared by every sender in the process:
- * one-to-one dispatch and campaign dispatch reserve slots from the same schedule, never per worker.
+ * Send-rate throttle per key (a channel account's `max_per_second`), shared by every sender: one-to-one
+ * dispatch and campaign dispatch reserve slots from the same schedule, never per worker.
  *
  * Virtual scheduling (GCRA): each key keeps the time of its next free slot; `reserve` hands out that slot and
  * moves it on by 1/rate. The caller waits until its slot. A reservation further ahead than `maxAheadMs` is
  * refused (-1) and nothing is taken, so low-priority senders (campaigns: a short horizon) can never book the
  * schedule far ahead of high-priority ones (one-to-one: a long horizon).
  *
- * NB! In-process state: one appliance per database. Several instances (DESIGN §15) share it in the database.
+ * Two stores: in process (SQLite: one appliance per database), or one row per key in the database
+ * (PostgreSQL: every instance books from the same schedule, so an account's rate is never multiplied by the
+ * number of instances — DESIGN §15).
  */
+import type { Db } from "../db/client";
+
 export interface Throttle {
   /** ms to wait for the reserved slot (0: now), or -1 when the next slot is more than maxAheadMs away. */
   reserve(key: string, perSecond: number, maxAheadMs: number): number;
@@ -24,6 +28,27 @@ export function createThrottle({ now }: { now: () => number }): Throttle {
       if (wait > maxAheadMs) return -1;
       next.set(key, slot + 1000 / perSecond);
       return wait;
+    },
+  };
+}
+
+/**
+ * The schedule as rows of `switchboard_send_slots` (PostgreSQL, unlogged), booked in one atomic upsert.
+ * "Now" is the database server's clock, so instances whose clocks differ still share one schedule; the
+ * answer is how long to wait from the moment of the booking. No row returned: refused, nothing booked.
+ */
+export function createSharedThrottle({ db }: { db: Db }): Throttle {
+  const reserve = db.$client.prepare(
+    `WITH t AS (SELECT extract(epoch FROM clock_timestamp()) * 1000 AS now)
+     INSERT INTO switchboard_send_slots AS s (key, next_at) SELECT ?1, t.now + ?2 FROM t
+     ON CONFLICT (key) DO UPDATE SET next_at = GREATEST(s.next_at, (SELECT now FROM t)) + ?2
+       WHERE GREATEST(s.next_at, (SELECT now FROM t)) - (SELECT now FROM t) <= ?3
+     RETURNING GREATEST(0, next_at - ?2 - (SELECT now FROM t)) AS wait`,
+  );
+  return {
+    reserve(key, perSecond, maxAheadMs) {
+      const row = reserve.get(key, 1000 / perSecond, maxAheadMs) as { wait: number } | null;
+      return row ? row.wait : -1;
     },
   };
 }

@@ -73,7 +73,16 @@ export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
 
   async function start(): Promise<void> {
     if (settings.inbound_smtp_listen && !listener) listener = await startInboundSmtp({ ctx, listen: settings.inbound_smtp_listen });
+  }
+
+  async function startPolling(): Promise<void> {
     if (settings.imap_host && !imap) imap = startImapPoller({ ctx, settings });
+  }
+
+  async function stopPolling(): Promise<void> {
+    const i = imap;
+    imap = undefined;
+    await i?.stop();
   }
 
   async function stop(): Promise<void> {
@@ -88,6 +97,8 @@ export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
     send,
     handleWebhook,
     start,
+    startPolling,
+    stopPolling,
     stop,
     /** Port the inbound listener really bound (listen "127.0.0.1:0" in tests). Not part of the contract. */
     get inboundPort() {

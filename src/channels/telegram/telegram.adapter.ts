@@ -144,11 +144,18 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
     return { response: { status: 200 }, events: parseTelegramUpdate(update).events };
   }
 
+  async function startPolling(): Promise<void> {
+    if (settings.mode === "polling") poller ??= startTelegramPolling({ ctx, baseUrl: settings.base_url, token: settings.bot_token });
+  }
+
+  async function stopPolling(): Promise<void> {
+    const running = poller;
+    poller = undefined;
+    await running?.stop();
+  }
+
   async function start(): Promise<void> {
-    if (settings.mode === "polling") {
-      poller ??= startTelegramPolling({ ctx, baseUrl: settings.base_url, token: settings.bot_token });
-      return;
-    }
+    if (settings.mode === "polling") return;
     const url = `${ctx.publicUrl.replace(/\/+$/, "")}/hooks/${ctx.account.id}`;
     const answer = await call<boolean>("setWebhook", { url, secret_token: settings.secret_token, allowed_updates: TELEGRAM_ALLOWED_UPDATES });
     if (answer.kind === "ok") ctx.log.info({ accountId: ctx.account.id, url }, "telegram: webhook registered");
@@ -156,14 +163,16 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
     else ctx.log.error({ accountId: ctx.account.id, url, answer }, "telegram: setWebhook failed");
   }
 
-  async function stop(): Promise<void> {
+  return {
+    capabilities: telegramCapabilities,
+    send,
+    handleWebhook,
+    start,
+    startPolling,
+    stopPolling,
     // Webhook mode keeps its registration: Telegram queues updates (up to 24 h) while we are down.
-    const running = poller;
-    poller = undefined;
-    await running?.stop();
-  }
-
-  return { capabilities: telegramCapabilities, send, handleWebhook, start, stop };
+    stop: stopPolling,
+  };
 }
 
 export const telegramProvider: ProviderDefinition<typeof telegramSettings> = {

@@ -31,7 +31,7 @@ test("polling hands updates over, persists the offset, and resumes after stop/st
   const a1 = createTelegramAdapter(t1.ctx);
   fake.queueUpdate(textUpdate(1));
   const second = fake.queueUpdate(textUpdate(2));
-  await a1.start!();
+  await a1.startPolling!();
   await until(() => t1.inbound.length === 2);
   expect(texts(t1.inbound)).toEqual(["m1", "m2"]);
   expect(state.get(TELEGRAM_OFFSET_KEY)).toBe(String((second.update_id as number) + 1));
@@ -48,7 +48,7 @@ test("polling hands updates over, persists the offset, and resumes after stop/st
   fake.queueUpdate(textUpdate(4));
   const t2 = createTestContext({ provider: "telegram", channel: "telegram", settings: { bot_token: "42:SECRET", base_url: fake.url }, state });
   const a2 = createTelegramAdapter(t2.ctx);
-  await a2.start!();
+  await a2.startPolling!();
   await until(() => t2.inbound.length === 1);
   await Bun.sleep(50);
   await a2.stop!();
@@ -77,7 +77,7 @@ test("a failing onInbound does not advance the offset; the update comes again", 
   });
   const a = createTelegramAdapter(t.ctx);
   const u = fake.queueUpdate(textUpdate(5));
-  await a.start!();
+  await a.startPolling!();
   await until(() => t.inbound.length === 2, 8000);
   await a.stop!();
   expect(texts(t.inbound)).toEqual(["m5", "m5"]);
@@ -89,7 +89,7 @@ test("updates without events (edited messages) still advance the offset", async 
   const t = createTestContext({ provider: "telegram", channel: "telegram", settings: { bot_token: "42:SECRET", base_url: fake.url }, state });
   const a = createTelegramAdapter(t.ctx);
   const u = fake.queueUpdate({ edited_message: { message_id: 1, chat: { id: 1, type: "private" }, date: 1, text: "x" } });
-  await a.start!();
+  await a.startPolling!();
   await until(() => state.get(TELEGRAM_OFFSET_KEY) === String((u.update_id as number) + 1));
   await a.stop!();
   expect(t.inbound).toEqual([]);
@@ -103,7 +103,7 @@ test("429 on getUpdates waits retry_after; 409 (webhook active) deletes the webh
   fake.fail("getUpdates", telegramErrors.tooManyRequests(1));
   fake.queueUpdate(textUpdate(6));
   const started = Date.now();
-  await a.start!();
+  await a.startPolling!();
   await until(() => t.inbound.length === 1, 8000);
   await a.stop!();
   expect(fake.calls("deleteWebhook")).toHaveLength(1);

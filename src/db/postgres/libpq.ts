@@ -12,7 +12,7 @@
  * executed. Values travel in text format; results are decoded by column type like bun:sqlite returns them
  * (integers and numerics → number, booleans → 1/0, bytea → Buffer, everything else → string).
  */
-import { CString, dlopen, FFIType, ptr, type Pointer } from "bun:ffi";
+import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
 
 const LIBRARY = process.env.SWITCHBOARD_LIBPQ ?? "libpq.so.5";
 
@@ -43,6 +43,9 @@ function load() {
     PQgetisnull: { args: [FFIType.ptr, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     PQcmdTuples: { args: [FFIType.ptr], returns: FFIType.cstring },
     PQclear: { args: [FFIType.ptr], returns: FFIType.void },
+    PQnotifies: { args: [FFIType.ptr], returns: FFIType.ptr },
+    PQfreemem: { args: [FFIType.ptr], returns: FFIType.void },
+    PQbackendPID: { args: [FFIType.ptr], returns: FFIType.i32 },
   });
   return symbols;
 }
@@ -107,6 +110,8 @@ export class PgConnection {
   private conn: Pointer;
   private readonly prepared = new Map<string, Uint8Array>();
   private closed = false;
+  /** How often the connection was re-established (a new session: its LISTENs and locks are gone). */
+  resets = 0;
 
   constructor(url: string) {
     const conn = pq().PQconnectdb(cstr(url));
@@ -155,6 +160,25 @@ export class PgConnection {
     this.collect();
   }
 
+  /**
+   * Notifications (LISTEN) from other sessions received so far, without waiting: reads what has arrived on
+   * the socket. A connection that is gone counts as one (whatever was listened for may have been missed).
+   */
+  notifications(): number {
+    if (this.closed) return 0;
+    const l = pq();
+    // NB! Twice: a terminated session sends its FATAL message, then closes; the first read may take only
+    // the message, the second sees the end of the stream and marks the connection bad.
+    if (!l.PQconsumeInput(this.conn) || !l.PQconsumeInput(this.conn) || l.PQstatus(this.conn) !== CONNECTION_OK) return 1;
+    const self = l.PQbackendPID(this.conn);
+    let n = 0;
+    for (let p = l.PQnotifies(this.conn) as Pointer | null; p; p = l.PQnotifies(this.conn) as Pointer | null) {
+      if (read.i32(p, 8) !== self) n++; // struct pgNotify { char *relname; int be_pid; … }
+      l.PQfreemem(p);
+    }
+    return n;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -167,6 +191,7 @@ export class PgConnection {
     if (pq().PQstatus(this.conn) !== CONNECTION_OK) {
       pq().PQreset(this.conn);
       this.prepared.clear();
+      this.resets++;
       if (pq().PQstatus(this.conn) !== CONNECTION_OK) throw new PgError(`PostgreSQL connection lost: ${String(pq().PQerrorMessage(this.conn)).trim()}`, "08006");
     }
   }

@@ -3,11 +3,15 @@ import { createHash } from "node:crypto";
 import m0 from "../../../migrations-pg/0000_init.sql" with { type: "text" };
 import m1 from "../../../migrations-pg/0001_search_and_sequences.sql" with { type: "text" };
 import m2 from "../../../migrations-pg/0002_data_version.sql" with { type: "text" };
+import m3 from "../../../migrations-pg/0003_shared_limits.sql" with { type: "text" };
+import m4 from "../../../migrations-pg/0004_data_version_notify.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
   [m1, 1795466075908, true],
   [m2, 1795466247963, true],
+  [m3, 1795468074854, true],
+  [m4, 1795468462655, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

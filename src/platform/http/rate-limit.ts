@@ -1,37 +1,76 @@
 /**
- * Token bucket per API key, in memory (one appliance process serves all requests). Headers follow the
- * IETF draft (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "default";q=<burst>;w=<seconds to
- * refill a full bucket>` and `RateLimit: "default";r=<remaining>;t=<seconds until the bucket is full again>`.
+ * Token bucket per API key. Headers follow the IETF draft (draft-ietf-httpapi-ratelimit-headers):
+ * `RateLimit-Policy: "default";q=<burst>;w=<seconds to refill a full bucket>` and
+ * `RateLimit: "default";r=<remaining>;t=<seconds until the bucket is full again>`.
+ *
+ * Two stores, one arithmetic: in memory (SQLite: one appliance process serves all requests), or one row per
+ * key in the database (PostgreSQL: several instances share each key's bucket, so a limit is never multiplied
+ * by the number of instances — DESIGN §15).
  */
+import type { Db } from "../../db/client";
+
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;
   retryAfterSeconds: number;
 }
+export interface RateLimit {
+  ratePerSecond: number;
+  burst: number;
+}
+export interface RateLimiter {
+  take(key: string, limit: RateLimit): RateDecision;
+}
 
-export function createRateLimiter({ now }: { now: () => number }) {
-  const buckets = new Map<string, { tokens: number; at: number }>();
+/** The answer for a bucket left holding `tokens` after a take that was (not) allowed. */
+function decide(allowed: boolean, tokens: number, { ratePerSecond, burst }: RateLimit): RateDecision {
+  const window = Math.max(1, Math.ceil(burst / ratePerSecond));
+  const untilFull = Math.ceil((burst - tokens) / ratePerSecond);
   return {
-    take(key: string, { ratePerSecond, burst }: { ratePerSecond: number; burst: number }): RateDecision {
-      const t = now();
-      const b = buckets.get(key) ?? { tokens: burst, at: t };
-      b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * ratePerSecond);
-      b.at = t;
-      const allowed = b.tokens >= 1;
-      if (allowed) b.tokens -= 1;
-      buckets.set(key, b);
-      const window = Math.max(1, Math.ceil(burst / ratePerSecond));
-      const untilFull = Math.ceil((burst - b.tokens) / ratePerSecond);
-      const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / ratePerSecond));
-      return {
-        allowed,
-        retryAfterSeconds,
-        headers: {
-          "ratelimit-policy": `"default";q=${burst};w=${window}`,
-          ratelimit: `"default";r=${Math.floor(b.tokens)};t=${untilFull}`,
-        },
-      };
+    allowed,
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / ratePerSecond)),
+    headers: {
+      "ratelimit-policy": `"default";q=${burst};w=${window}`,
+      ratelimit: `"default";r=${Math.floor(tokens)};t=${untilFull}`,
     },
   };
 }
-export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(key, limit) {
+      const t = now();
+      const b = buckets.get(key) ?? { tokens: limit.burst, at: t };
+      b.tokens = Math.min(limit.burst, b.tokens + (Math.max(0, t - b.at) / 1000) * limit.ratePerSecond);
+      b.at = Math.max(b.at, t);
+      const allowed = b.tokens >= 1;
+      if (allowed) b.tokens -= 1;
+      buckets.set(key, b);
+      return decide(allowed, b.tokens, limit);
+    },
+  };
+}
+
+/**
+ * The bucket as a row of `switchboard_rate_buckets` (PostgreSQL, unlogged: a restart of the database
+ * refills every bucket, which only ever allows more), refilled and taken in one atomic upsert: concurrent
+ * instances queue on the row, never on the appliance's write lock. Time is the caller's clock; `at` only
+ * moves forward, so an instance whose clock lags a little cannot refill a bucket twice.
+ */
+export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number }): RateLimiter {
+  const take = db.$client.prepare(
+    `INSERT INTO switchboard_rate_buckets AS b (key, tokens, at, allowed) VALUES (?1, CAST(?3 AS float8) - 1, ?2, true)
+     ON CONFLICT (key) DO UPDATE SET
+       tokens = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) - CASE WHEN LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1 THEN 1 ELSE 0 END,
+       at = GREATEST(b.at, ?2),
+       allowed = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1
+     RETURNING tokens, allowed`,
+  );
+  return {
+    take(key, limit) {
+      const row = take.get(key, now(), limit.burst, limit.ratePerSecond) as { tokens: number; allowed: number };
+      return decide(!!row.allowed, row.tokens, limit);
+    },
+  };
+}

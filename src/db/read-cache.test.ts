@@ -1,0 +1,102 @@
+/**
+ * Read caches stay correct when another writer commits: another process on SQLite (PRAGMA data_version),
+ * another instance on PostgreSQL (the trigger's NOTIFY outside a transaction; the counter, read under the
+ * write lock, inside one).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshPostgresDatabase, postgresAvailable } from "../../test/helpers/postgres";
+import { openDatabase, openPostgres, type Db } from "./client";
+import { migrate } from "./migrate";
+import { migratePostgres } from "./postgres/migrate";
+import { createReadCache } from "./read-cache";
+
+const names = (db: Db) => (db.$client.query("SELECT name FROM companies ORDER BY slug").all() as { name: string }[]).map((r) => r.name);
+const insert = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)").run(slug, slug, name, 0));
+const rename = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("UPDATE companies SET name = ? WHERE slug = ?").run(name, slug));
+
+test("SQLite: another connection's commit is seen at the next check; our own writes are not (we invalidate them)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sb-cache-"));
+  try {
+    const a = openDatabase(join(dir, "sb.db"));
+    migrate(a);
+    const b = openDatabase(join(dir, "sb.db"));
+    insert(a, "acme", "Acme");
+    const cache = createReadCache<string, string[]>(a, { checkEveryMs: 0 });
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    rename(a, "acme", "Acme (own write)");
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]); // own commit: the writer invalidates
+    rename(b, "acme", "Acme Ltd");
+    expect(cache.get("all", () => names(a))).toEqual(["Acme Ltd"]);
+    a.close();
+    b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
+  const open: Db[] = [];
+  afterAll(() => open.forEach((db) => db.close()));
+
+  test("another instance's commit reaches the cache by NOTIFY; our own commits do not invalidate it", async () => {
+    const url = await freshPostgresDatabase();
+    const a = openPostgres(url);
+    migratePostgres(a, { version: "test" });
+    const b = openPostgres(url);
+    open.push(a, b);
+    insert(a, "acme", "Acme");
+    const cache = createReadCache<string, string[]>(a);
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    const before = a.dataVersion();
+    rename(a, "acme", "Acme (own write)");
+    expect(a.dataVersion()).toBe(before);
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+
+    rename(b, "acme", "Acme Ltd");
+    const sent = performance.now();
+    while (cache.get("all", () => names(a))[0] !== "Acme Ltd") {
+      expect(performance.now() - sent).toBeLessThan(2_000);
+      await Bun.sleep(1);
+    }
+    expect(a.dataVersion()).toBe(before + 1);
+  });
+
+  test("inside a transaction the counter is read under the write lock: every earlier commit is seen at once", async () => {
+    const url = await freshPostgresDatabase();
+    const a = openPostgres(url);
+    migratePostgres(a, { version: "test" });
+    const b = openPostgres(url);
+    open.push(a, b);
+    insert(a, "acme", "Acme");
+    const cache = createReadCache<string, string[]>(a);
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    rename(b, "acme", "Acme Ltd");
+    // no waiting for the notification: the transaction's own read of the counter invalidates
+    expect(a.tx(() => cache.get("all", () => names(a)))).toEqual(["Acme Ltd"]);
+  });
+
+  test("a lost session (its LISTEN gone) invalidates, and the new session listens again", async () => {
+    const url = await freshPostgresDatabase();
+    const a = openPostgres(url);
+    migratePostgres(a, { version: "test" });
+    const b = openPostgres(url);
+    open.push(a, b);
+    insert(a, "acme", "Acme");
+    const cache = createReadCache<string, string[]>(a);
+    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    const others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    b.$client.query(`SELECT pg_terminate_backend(pid) ${others}`).all();
+    while ((b.$client.query(`SELECT count(*) AS n ${others}`).get() as { n: number }).n > 0) await Bun.sleep(1);
+    rename(b, "acme", "Acme Ltd"); // while a has no session
+    expect(cache.get("all", () => names(a))).toEqual(["Acme Ltd"]);
+    rename(b, "acme", "Acme GmbH"); // and a's new session hears again
+    const sent = performance.now();
+    while (cache.get("all", () => names(a))[0] !== "Acme GmbH") {
+      expect(performance.now() - sent).toBeLessThan(2_000);
+      await Bun.sleep(1);
+    }
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * API-key rate limits and channel-account send throttles: the in-memory stores (one process per SQLite
+ * database) and the shared ones on PostgreSQL, where several instances must book from one bucket and one
+ * schedule — a limit is never multiplied by the number of instances (DESIGN §15).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { openPostgres, type Db } from "../db/client";
+import { migratePostgres } from "../db/postgres/migrate";
+import { freshPostgresDatabase, postgresAvailable } from "../../test/helpers/postgres";
+import { createRateLimiter, createSharedRateLimiter, type RateLimiter } from "./http/rate-limit";
+import { createSharedThrottle, createThrottle, type Throttle } from "./throttle";
+
+const LIMIT = { ratePerSecond: 2, burst: 3 };
+/** [ms since start, allowed, RateLimit header] — a burst, a refill, a clock that steps back. */
+const SCRIPT: [number, boolean, string][] = [
+  [0, true, `"default";r=2;t=1`],
+  [0, true, `"default";r=1;t=1`],
+  [0, true, `"default";r=0;t=2`],
+  [0, false, `"default";r=0;t=2`],
+  [499, false, `"default";r=0;t=2`],
+  [500, true, `"default";r=0;t=2`],
+  [400, false, `"default";r=0;t=2`], // another instance's clock, a little behind: no second refill
+  [2000, true, `"default";r=2;t=1`],
+  [10_000, true, `"default";r=2;t=1`],
+];
+
+function runScript(limiter: RateLimiter, clock: { t: number }, key: string) {
+  return SCRIPT.map(([at]) => {
+    clock.t = 1_700_000_000_000 + at;
+    const d = limiter.take(key, LIMIT);
+    return [at, d.allowed, d.headers.ratelimit];
+  });
+}
+
+test("in memory: the token bucket refills at the rate, caps at the burst, answers with the draft's headers", () => {
+  const clock = { t: 0 };
+  expect(runScript(createRateLimiter({ now: () => clock.t }), clock, "k")).toEqual(SCRIPT);
+  clock.t = 1_700_000_000_000;
+  const refused = createRateLimiter({ now: () => clock.t });
+  for (let i = 0; i < 3; i++) refused.take("k", LIMIT);
+  const d = refused.take("k", LIMIT);
+  expect(d).toMatchObject({ allowed: false, retryAfterSeconds: 1, headers: { "ratelimit-policy": `"default";q=3;w=2` } });
+});
+
+test("in process: the throttle hands out one slot per 1/rate and refuses beyond the horizon", () => {
+  let t = 1000;
+  const throttle = createThrottle({ now: () => t });
+  expect([0, 1, 2, 3].map(() => throttle.reserve("acc", 10, 250))).toEqual([0, 100, 200, -1]);
+  t += 1000;
+  expect(throttle.reserve("acc", 10, 250)).toBe(0);
+});
+
+describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
+  const open: Db[] = [];
+  afterAll(() => open.forEach((db) => db.close()));
+  /** Two instances: two connections to one migrated database. */
+  async function twoInstances(): Promise<[Db, Db]> {
+    const url = await freshPostgresDatabase();
+    const a = openPostgres(url);
+    migratePostgres(a, { version: "test" });
+    const b = openPostgres(url);
+    open.push(a, b);
+    return [a, b];
+  }
+
+  test("the bucket gives the same answers as the in-memory one", async () => {
+    const [db] = await twoInstances();
+    const clock = { t: 0 };
+    expect(runScript(createSharedRateLimiter({ db, now: () => clock.t }), clock, "k")).toEqual(SCRIPT);
+  });
+
+  test("two instances take from one bucket: the burst is allowed once, not once per instance", async () => {
+    const [a, b] = await twoInstances();
+    const t = 1_700_000_000_000;
+    const limiters = [createSharedRateLimiter({ db: a, now: () => t }), createSharedRateLimiter({ db: b, now: () => t })];
+    const limit = { ratePerSecond: 1, burst: 10 };
+    const allowed = Array.from({ length: 40 }, (_, i) => limiters[i % 2]!.take("key_1", limit).allowed).filter(Boolean).length;
+    expect(allowed).toBe(10);
+    // other keys have their own buckets
+    expect(limiters[1]!.take("key_2", limit).allowed).toBe(true);
+  });
+
+  test("two instances book one send schedule: 10/s from both is 10/s in all", async () => {
+    const [a, b] = await twoInstances();
+    const throttles: Throttle[] = [createSharedThrottle({ db: a }), createSharedThrottle({ db: b })];
+    const started = performance.now();
+    const waits = Array.from({ length: 8 }, (_, i) => throttles[i % 2]!.reserve("acc_1", 10, 5000));
+    const elapsed = performance.now() - started;
+    // slot k is k × 100 ms after the first, whichever instance booked it (less the time the booking took)
+    waits.forEach((w, k) => {
+      expect(w).toBeGreaterThan(k * 100 - elapsed - 1);
+      expect(w).toBeLessThanOrEqual(k * 100 + 1);
+    });
+    // beyond the horizon: refused, nothing booked, and the next booking still lands after the eighth slot
+    expect(throttles[0]!.reserve("acc_1", 10, 300)).toBe(-1);
+    expect(throttles[1]!.reserve("acc_1", 10, 5000)).toBeGreaterThan(800 - (performance.now() - started) - 1);
+    expect(throttles[1]!.reserve("acc_2", 10, 5000)).toBe(0);
+  });
+});
