@@ -148,6 +148,24 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     openConnection(): Db {
       return openStorage(config);
     },
+    /**
+     * Runs `write` — a commit on another connection (`openConnection`) — and resolves once this app's own
+     * connection has been told of it, so its caches (keys, companies, balances) are due to reload: at once on
+     * SQLite (PRAGMA data_version), on PostgreSQL when the commit's NOTIFY has arrived (src/db/client.ts;
+     * the product's contract there: another instance's commit holds from the moment its notification
+     * arrives). Fails on SQLite if the first check has not seen it, on PostgreSQL after 2 s.
+     */
+    async externalCommit<T>(write: () => T): Promise<T> {
+      const before = deps.db.dataVersion();
+      const result = write();
+      const since = performance.now();
+      while (deps.db.dataVersion() === before) {
+        if (deps.db.engine === "sqlite") throw new Error("SQLite's data_version did not change with another connection's commit");
+        if (performance.now() - since > 2_000) throw new Error("this app was not told of the other connection's commit within 2 s");
+        await Bun.sleep(1);
+      }
+      return result;
+    },
     /** Another key of the default company. */
     newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {
       return createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });

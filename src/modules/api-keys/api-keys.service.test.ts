@@ -1,6 +1,8 @@
 /**
  * A key revoked (or its expiry moved) by another process — the `switchboard keys` CLI on its own database
- * connection — holds for the very next request: the key cache sees every external commit.
+ * connection — holds for the very next request: the key cache sees every external commit. On PostgreSQL
+ * "next" means from the moment the commit's notification has reached this instance (`externalCommit`
+ * waits for exactly that; on SQLite it must already be visible when the commit returns).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Db } from "../../db/client";
@@ -22,7 +24,7 @@ test("revoked by another connection: the very next request is 401 API_KEY_REVOKE
   for (let i = 0; i < 20; i++) {
     const { key, apiKey } = app.newKey({ name: `k${i}` });
     expect((await app.request("GET", "/me", { key })).status).toBe(200); // cached now
-    revokeApiKey({ db: cli, now: () => new Date(), id: apiKey.id });
+    await app.externalCommit(() => revokeApiKey({ db: cli, now: () => new Date(), id: apiKey.id }));
     const res = await app.request("GET", "/me", { key });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("API_KEY_REVOKED");
@@ -32,6 +34,6 @@ test("revoked by another connection: the very next request is 401 API_KEY_REVOKE
 test("an expiry moved into the past by another connection holds at once", async () => {
   const { key, apiKey } = app.newKey({ name: "expiring" });
   expect((await app.request("GET", "/me", { key })).status).toBe(200);
-  cli.$client.query("UPDATE api_keys SET expires_at = ? WHERE id = ?").run(app.clock.now().getTime() - 1000, apiKey.id);
+  await app.externalCommit(() => cli.$client.query("UPDATE api_keys SET expires_at = ? WHERE id = ?").run(app.clock.now().getTime() - 1000, apiKey.id));
   expect((await app.request("GET", "/me", { key })).body.error.code).toBe("API_KEY_EXPIRED");
 });

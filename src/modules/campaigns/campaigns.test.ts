@@ -414,7 +414,7 @@ describe("the engine", () => {
     expect(s.sent + s.delivered + s.read + s.failed + s.canceled).toBe(3000);
     const db = app.deps.db.$client;
     const n = (sql: string) => (db.query(sql).get(c.id) as { n: number }).n;
-    expect(n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1)")).toBe(0);
+    expect(n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1) AS twice")).toBe(0);
     expect(n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
     expect(n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
   });

@@ -28,9 +28,10 @@ test("emit hands each event to every subscriber, in emit order and subscription 
 
 test("a subscriber's writes commit with the caller's transaction and roll back with it (or with its savepoint)", () => {
   const sqlite = app.deps.db.$client;
-  sqlite.exec("CREATE TABLE subscriber_rows (event_id TEXT NOT NULL)");
+  // seq numbers the rows in insert order (SQLite: the rowid itself; PostgreSQL has no rowid).
+  sqlite.exec(`CREATE TABLE subscriber_rows (seq ${app.deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, event_id TEXT NOT NULL)`);
   const unsubscribe = app.deps.events.subscribe((e) => void sqlite.query("INSERT INTO subscriber_rows (event_id) VALUES (?)").run(e.id));
-  const rows = () => (sqlite.query("SELECT event_id FROM subscriber_rows ORDER BY rowid").all() as { event_id: string }[]).map((r) => r.event_id);
+  const rows = () => (sqlite.query("SELECT event_id FROM subscriber_rows ORDER BY seq").all() as { event_id: string }[]).map((r) => r.event_id);
   const emit = (type: string) => app.deps.events.emit({ companyId: app.company.id, type, data: { n: 1 } });
   try {
     const kept = app.deps.db.tx(() => emit("contact.created"));
