@@ -42,6 +42,16 @@ export function jsonValues(engine: Engine, param = "?", cast?: string): string {
   return `SELECT ${cast ? `value::${cast}` : "value"} FROM json_array_elements_text(${param}::json) AS j(value)`;
 }
 
+/**
+ * The text at `path` (keys, e.g. `["media", "file", "id"]`) inside a JSON text column or expression: SQLite's
+ * `json_extract(col, '$.a.b')`, PostgreSQL's `col::json #>> '{a,b}'`. Keys are written into the SQL: pass
+ * constants only. NB! SQLite answers a JSON number as a number; compare with text on both engines.
+ */
+export function jsonText(engine: Engine, column: string, path: readonly string[]): string {
+  for (const key of path) if (!/^[A-Za-z0-9_]+$/.test(key)) throw new Error(`jsonText: not a plain key: ${key}`);
+  return engine === "sqlite" ? `json_extract(${column}, '$.${path.join(".")}')` : `(${column}::json #>> '{${path.join(",")}}')`;
+}
+
 /** The larger of two values (SQLite's scalar `max(a, b)`; PostgreSQL's `greatest`). */
 export function greatestFn(engine: Engine): string {
   return engine === "sqlite" ? "max" : "greatest";

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { IMAGE, SOCIAL, sandboxSocialAccounts, VIDEO } from "../../../test/helpers/social";
 import { BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { jsonText } from "../../db/dialect";
 
 let app: TestApp;
 const T0 = new Date("2026-03-02T10:00:00.000Z");
@@ -218,7 +219,7 @@ describe("post lifecycle", () => {
     // The X job dies outside the handler (as after repeated database errors); Facebook publishes.
     const targets = app.deps.db.$client.query("SELECT id, account_id FROM social_post_targets WHERE post_id = ?").all(id) as { id: string; account_id: string }[];
     const xTarget = targets.find((t) => t.account_id === SOCIAL.x)!.id;
-    app.deps.db.$client.query("UPDATE jobs SET status = 'dead', last_error = 'disk I/O error' WHERE type = 'social.publish' AND json_extract(payload, '$.targetId') = ?").run(xTarget);
+    app.deps.db.$client.query(`UPDATE jobs SET status = 'dead', last_error = 'disk I/O error' WHERE type = 'social.publish' AND ${jsonText(app.deps.db.engine, "payload", ["targetId"])} = ?`).run(xTarget);
     await app.deps.queue.drain();
     expect((await get(id)).status).toBe("publishing");
     await app.deps.scheduler.tasks.get("social-dead-jobs")!();

@@ -7,8 +7,8 @@
  */
 import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
-import { existsSync, statSync } from "node:fs";
 import { createHash, timingSafeEqual } from "node:crypto";
+import { databaseBytes } from "../../db/size";
 import { databasePath, type Deps } from "../../deps";
 import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
@@ -38,8 +38,7 @@ export const systemRoutes = (deps: Deps) =>
       );
       const companies = listCompanies({ db: deps.db });
       const slugOf = new Map(companies.map((c) => [c.id, c.slug]));
-      const dbFile = databasePath(deps.config);
-      const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
+      const bytes = databaseBytes({ db: deps.db, file: databasePath(deps.config) });
       const body = deps.metrics.render([
         { name: "switchboard_jobs", help: "Jobs in the durable queue by type and status (dead = retries exhausted).", samples: jobs },
         {
@@ -61,11 +60,8 @@ export const systemRoutes = (deps: Deps) =>
         },
         {
           name: "switchboard_database_bytes",
-          help: "Size of the SQLite database file and of its write-ahead log.",
-          samples: [
-            { labels: { file: "db" }, value: size(dbFile) },
-            { labels: { file: "wal" }, value: size(`${dbFile}-wal`) },
-          ],
+          help: "Size of the database: the SQLite file (db) and its write-ahead log (wal); on PostgreSQL the database (db; the WAL belongs to the server).",
+          samples: [{ labels: { file: "db" }, value: bytes.db }, ...(bytes.wal === undefined ? [] : [{ labels: { file: "wal" }, value: bytes.wal }])],
         },
         {
           name: "switchboard_channel_account_up",

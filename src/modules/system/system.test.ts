@@ -49,6 +49,9 @@ test("/metrics: dispatch outcomes and latency per channel, webhook outcomes, old
     expect(text).toMatch(/switchboard_webhook_deliveries_total\{outcome="failure"\} [1-9]/);
     expect(text).toContain('switchboard_company_balance{company="default",currency="USD"} 99.95'); // 100 − one priced send
     expect(text).toMatch(/switchboard_database_bytes\{file="db"\} [1-9]\d*/);
+    // SQLite's write-ahead log is the appliance's own file; PostgreSQL's belongs to the server and is not reported.
+    if (a.deps.db.engine === "sqlite") expect(text).toMatch(/switchboard_database_bytes\{file="wal"\} \d+/);
+    else expect(text).not.toContain('switchboard_database_bytes{file="wal"}');
   } finally {
     await a.close();
   }
