@@ -18,7 +18,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { pgDatabase } from "./postgres/compat";
-import { PgConnection } from "./postgres/libpq";
+import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -27,6 +27,8 @@ export type Db = BunSQLiteDatabase<Schema> & {
   /** bun:sqlite's Database, or on PostgreSQL the same surface over a libpq connection (postgres/compat.ts). */
   $client: Database;
   engine: Engine;
+  /** PostgreSQL: the URL it was opened with, for a worker thread's connection of its own (contacts' audience count). */
+  url?: string;
   /** Changes when another process commits; this connection's own commits leave it (read-cache.ts). */
   dataVersion(): number;
   /** Runs fn in one IMMEDIATE transaction (savepoint when nested). fn must not be async. */
@@ -101,10 +103,11 @@ export function openDatabase(path: string): Db {
 export const WRITE_LOCK = 0x5357_0001; // "SW" 1
 export function openPostgres(url: string): Db {
   const conn = new PgConnection(url);
-  conn.exec("SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'");
+  conn.exec(SESSION_SETTINGS);
   const client = pgDatabase(conn);
   const db = drizzle(client, { schema }) as unknown as Db;
   db.engine = "postgres";
+  db.url = url;
   const read = client.prepare("SELECT v FROM switchboard_data_version");
   const current = () => (read.get() as { v: number } | null)?.v ?? 0;
   let known = -1;

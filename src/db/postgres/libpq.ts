@@ -70,6 +70,9 @@ const PQTRANS_IDLE = 0;
 const PG_DIAG_SQLSTATE = "C".charCodeAt(0);
 const SPIN_MS = 0.2;
 
+/** Every appliance session's settings (openPostgres, and worker threads' own connections). */
+export const SESSION_SETTINGS = "SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'";
+
 /** An error PostgreSQL answered with; `code` is its SQLSTATE (23505 unique violation, 40P01 deadlock, …). */
 export class PgError extends Error {
   constructor(

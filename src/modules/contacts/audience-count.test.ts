@@ -1,7 +1,7 @@
 /** The audience count's shards and worker threads give the inline count's numbers, fact by fact. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { audienceFactCounts } from "./contacts.audience";
+import { audienceFactCounts, countSource } from "./contacts.audience";
 import { countAudienceCodes, countInWorker, factGroups, type CountQuery } from "./audience-count";
 
 let app: TestApp;
@@ -38,7 +38,9 @@ test("two shards add up to the whole, and the whole covers every member once", (
 
 test("a worker thread counts its shard on its own connection", async () => {
   const shard = { of: 2, index: 1 };
-  expect(await countInWorker(app.deps.db.$client.filename, { ...q, shard })).toEqual(countAudienceCodes(app.deps.db.$client, { ...q, shard }));
+  const source = countSource(app.deps.db);
+  expect(source).toEqual(app.deps.db.engine === "postgres" ? { url: expect.stringMatching(/^postgres/) } : { file: expect.stringMatching(/switchboard\.db$/) });
+  expect(await countInWorker(source!, { ...q, shard })).toEqual(countAudienceCodes(app.deps.db.$client, { ...q, shard }));
 });
 
 test("audienceFactCounts uses the workers (no fallback) and agrees with the inline count", async () => {
@@ -49,5 +51,11 @@ test("audienceFactCounts uses the workers (no fallback) and agrees with the inli
 });
 
 test("a worker that cannot open the database falls back to the event loop", async () => {
-  await expect(countInWorker("/nonexistent/dir/switchboard.db", q)).rejects.toThrow();
+  await expect(countInWorker({ file: "/nonexistent/dir/switchboard.db" }, q)).rejects.toThrow();
+  await expect(countInWorker({ url: "postgres://nobody@127.0.0.1:1/none" }, q)).rejects.toThrow(/could not connect/);
+  const fallbacks: unknown[] = [];
+  const db = Object.assign(Object.create(app.deps.db), app.deps.db.engine === "postgres" ? { url: "postgres://nobody@127.0.0.1:1/none" } : { $client: Object.assign(Object.create(app.deps.db.$client), { filename: "/nonexistent/dir/switchboard.db" }) });
+  const groups = await audienceFactCounts({ db, companyId: q.companyId, audience: { type: "tags", tagIds: q.tagIds, match: "any" }, channel: q.channel, channelAccountId: q.channelAccountId, since: q.since, onFallback: (e) => fallbacks.push(e) });
+  expect(fallbacks).toHaveLength(1);
+  expect(groups).toEqual(factGroups(countAudienceCodes(app.deps.db.$client, q)));
 });

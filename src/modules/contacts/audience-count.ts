@@ -101,8 +101,11 @@ function workerUrl(): string {
   return new URL(Bun.isStandaloneExecutable ? "./modules/contacts/audience-count.worker.ts" : "./audience-count.worker.ts", import.meta.url).href;
 }
 
-/** One shard counted in a worker thread on its own read-only connection to `file`. */
-export function countInWorker(file: string, q: CountQuery): Promise<number[]> {
+/** What a worker thread opens for a connection of its own: the SQLite file (read-only), or the PostgreSQL database. */
+export type CountSource = { file: string } | { url: string };
+
+/** One shard counted in a worker thread on its own read-only connection to `source`. */
+export function countInWorker(source: CountSource, q: CountQuery): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerUrl());
     const done = (f: () => void) => {
@@ -112,6 +115,6 @@ export function countInWorker(file: string, q: CountQuery): Promise<number[]> {
     worker.onmessage = (e: MessageEvent<{ counts?: number[]; error?: string }>) =>
       done(() => (e.data.counts ? resolve(e.data.counts) : reject(new Error(e.data.error ?? "audience count failed"))));
     worker.onerror = (e) => done(() => reject(new Error(e.message)));
-    worker.postMessage({ file, q });
+    worker.postMessage({ source, q });
   });
 }

@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import { AppError, DetailCollector } from "../../platform/errors";
-import { countAudienceCodes, countInWorker, factGroups, type AudienceFactGroup } from "./audience-count";
+import { countAudienceCodes, countInWorker, factGroups, type AudienceFactGroup, type CountSource } from "./audience-count";
 
 export type { AudienceFactGroup };
 
@@ -188,10 +188,20 @@ export function audiencePage({
 }
 
 /**
+ * Where the audience-count workers open their own connections: the SQLite file, or the PostgreSQL database;
+ * null for an in-memory database (nothing another connection could see).
+ */
+export function countSource(db: Db): CountSource | null {
+  if (db.engine === "postgres") return db.url ? { url: db.url } : null;
+  const file = db.$client.filename;
+  return file && file !== ":memory:" ? { file } : null;
+}
+
+/**
  * A tag audience counted by send facts (the campaign estimate over a million contacts), in one pass per
- * shard: in two worker threads over a database file (each probes half the members, and the event loop stays
- * free for one-to-one sends), inline for an in-memory database, on PostgreSQL (the workers open the SQLite
- * file) or when a worker cannot start.
+ * shard: in two worker threads on connections of their own (each probes half the members, and the event loop
+ * stays free for one-to-one sends — on PostgreSQL it would otherwise wait for the server's whole count),
+ * inline for an in-memory database or when a worker cannot start.
  */
 export async function audienceFactCounts({
   db,
@@ -213,10 +223,10 @@ export async function audienceFactCounts({
 }): Promise<AudienceFactGroup[]> {
   if (!audience.tagIds.length) return [];
   const q = { companyId, channel, channelAccountId, since, tagIds: audience.tagIds, match: audience.match };
-  const file = db.$client.filename;
-  if (db.engine === "postgres" || !file || file === ":memory:") return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+  const source = countSource(db);
+  if (!source) return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
   try {
-    const parts = await Promise.all([0, 1].map((index) => countInWorker(file, { ...q, shard: { of: 2, index } })));
+    const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index } })));
     return factGroups(parts[0]!.map((n, k) => n + parts[1]![k]!));
   } catch (err) {
     onFallback?.(err);
