@@ -61,6 +61,9 @@ describe.skipIf(!postgresAvailable())("libpq connection", () => {
     }
     expect(err).toBeInstanceOf(PgError);
     expect((err as PgError).code).toBe("23505");
+    // the primary message alone, as SQLite's errors read; the whole report (DETAIL …) kept for the logs
+    expect((err as PgError).message).toBe('duplicate key value violates unique constraint "u_pkey"');
+    expect((err as PgError).report).toContain("DETAIL:  Key (id)=(1) already exists.");
     expect(() => db.query("SELEC 1").run()).toThrow(/syntax error/);
     expect(db.query("SELECT count(*) AS n FROM u").get()).toEqual({ n: 1 });
   });

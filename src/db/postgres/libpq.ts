@@ -68,16 +68,23 @@ const PGRES_COMMAND_OK = 1;
 const PGRES_TUPLES_OK = 2;
 const PQTRANS_IDLE = 0;
 const PG_DIAG_SQLSTATE = "C".charCodeAt(0);
+const PG_DIAG_MESSAGE_PRIMARY = "M".charCodeAt(0);
 const SPIN_MS = 0.2;
 
 /** Every appliance session's settings (openPostgres, and worker threads' own connections). */
 export const SESSION_SETTINGS = "SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'";
 
-/** An error PostgreSQL answered with; `code` is its SQLSTATE (23505 unique violation, 40P01 deadlock, …). */
+/**
+ * An error PostgreSQL answered with; `code` is its SQLSTATE (23505 unique violation, 40P01 deadlock, …).
+ * `message` is the server's primary message alone ("tag refused", as bun:sqlite's message is SQLite's), so
+ * what the services pass on (an import row's "not stored: …") reads the same on both engines; `report` is
+ * libpq's whole text (severity, DETAIL, HINT, CONTEXT, the statement position) for the logs.
+ */
 export class PgError extends Error {
   constructor(
     message: string,
     readonly code: string,
+    readonly report?: string,
   ) {
     super(message);
     this.name = "PgError";
@@ -219,7 +226,9 @@ export class PgConnection {
           out = readResult(res);
         } else {
           const codePtr = l.PQresultErrorField(res, PG_DIAG_SQLSTATE);
-          error = new PgError(String(l.PQresultErrorMessage(res)).trim(), codePtr ? String(new CString(codePtr)) : "XX000");
+          const primaryPtr = l.PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+          const report = String(l.PQresultErrorMessage(res)).trim();
+          error = new PgError(primaryPtr ? String(new CString(primaryPtr)) : report, codePtr ? String(new CString(codePtr)) : "XX000", report);
         }
       } catch (e) {
         error = e as Error;
