@@ -40,8 +40,11 @@ dev: install
 	SWITCHBOARD_LOG_PRETTY=1 $(BUN) --watch src/main.ts serve --config config.toml
 
 ## Unit, API and end-to-end tests (e2e uses dist/switchboard, built first).
+## NB! --timeout here, not only test/setup.ts: bun 1.4.5 applies a preload's setDefaultTimeout to the first
+## test file of a run alone; every later file got the 5 s default.
+TEST_TIMEOUT := --timeout 30000
 test: build
-	$(BUN) test
+	$(BUN) test $(TEST_TIMEOUT)
 	$(MAKE) --no-print-directory test-postgres
 
 ## The API scenarios, the queue and the adapters again on PostgreSQL (a throwaway server from Debian's
@@ -62,7 +65,7 @@ PG_NOT_YET := \
 	--path-ignore-patterns=src/platform/queue/queue.inline.test.ts
 test-postgres: build
 	@if [ -n "$$SWITCHBOARD_TEST_PG_URL" ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-	  SWITCHBOARD_TEST_ENGINE=postgres $(BUN) test src/modules src/platform src/channels $(PG_NOT_YET); \
+	  SWITCHBOARD_TEST_ENGINE=postgres $(BUN) test $(TEST_TIMEOUT) src/modules src/platform src/channels $(PG_NOT_YET); \
 	else echo "note: no PostgreSQL (Debian's postgresql package, or SWITCHBOARD_TEST_PG_URL): the PostgreSQL pass is skipped"; fi
 
 typecheck: install
@@ -87,7 +90,7 @@ soak: build
 
 ## OpenAPI-driven fuzz: every operation × FUZZ_CASES (default 400) random cases, plus the fixed hostile inputs.
 fuzz: install
-	FUZZ_CASES=$${FUZZ_CASES:-400} $(BUN) test test/reliability/fuzz.test.ts src/platform/http/no-500.test.ts
+	FUZZ_CASES=$${FUZZ_CASES:-400} $(BUN) test $(TEST_TIMEOUT) test/reliability/fuzz.test.ts src/platform/http/no-500.test.ts
 
 clean:
 	rm -rf dist
