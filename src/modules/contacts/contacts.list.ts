@@ -27,8 +27,9 @@ const TOP = "\u{10FFFF}";
 
 /**
  * The engine-bound parts of the list query. Name search: SQLite's FTS5 table contact_search; PostgreSQL's
- * GIN index contacts_name_search_idx, whose expression the condition must repeat exactly to use it
- * (migrations-pg/0001). Both take the query `nameMatch` builds for the engine.
+ * GIN index contacts_name_search_idx on switchboard_name_tsvector(first_name, last_name), which the condition
+ * must repeat exactly to use it (migrations-pg/0005: the same words, case and accent folding as FTS5's). Both
+ * take what `nameMatch` builds for the engine.
  */
 const SQL = perEngine((e) => ({
   tagIdsByName: `SELECT id FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
@@ -36,7 +37,7 @@ const SQL = perEngine((e) => ({
   nameMatch:
     e === "sqlite"
       ? "c.seq IN (SELECT rowid FROM contact_search WHERE contact_search MATCH ?)"
-      : "c.id IN (SELECT s.id FROM contacts s WHERE to_tsvector('simple', coalesce(s.first_name,'') || ' ' || coalesce(s.last_name,'')) @@ to_tsquery('simple', ?))",
+      : "c.id IN (SELECT s.id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?))",
 }));
 
 function parseTime(v: string | undefined, name: string, errors: DetailCollector): number | undefined {
@@ -119,9 +120,9 @@ export function listContacts({
   }
   const q = filters.q?.trim().toLowerCase();
   if (q) {
-    // Names: word prefixes in the FTS5 index (case- and accent-insensitive; "ann sm" finds "Anna Smith" and
-    // "Smith, Anna"; on PostgreSQL the 'simple' text search configuration is case- but not accent-insensitive). Identities: a prefix of any value (e-mail, phone — with or without the +, handle — with
-    // or without the @), one range per channel of the (company, channel, value) primary key.
+    // Names: word prefixes in the name index (case- and accent-insensitive on both engines; "ann sm" finds
+    // "Anna Smith" and "Smith, Anna"). Identities: a prefix of any value (e-mail, phone — with or without the
+    // +, handle — with or without the @), one range per channel of the (company, channel, value) primary key.
     const values = new Set([q]);
     if (/^\d/.test(q)) values.add(`+${q}`);
     if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
@@ -155,11 +156,11 @@ export function listContacts({
  * A name query: every word of `q` as a prefix term, all required; null when `q` has no word. Words split
  * where the index's tokenizer (unicode61) splits — at anything but letters, marks and digits — because a
  * quoted string of two tokens would be a phrase, which the index (detail=none) does not keep. SQLite: an
- * FTS5 query (`"ann"* "sm"*`); PostgreSQL: a tsquery (`'ann':* & 'sm':*`), the words quoted so none of
- * them is read as an operator.
+ * FTS5 query (`"ann"* "sm"*`); PostgreSQL: the words, space-separated, which switchboard_name_tsquery folds
+ * as the index does and turns into a tsquery (`'ann':* & 'sm':*`).
  */
 function nameMatch(q: string, engine: Db["engine"]): string | null {
   const words = q.split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
   if (!words.length) return null;
-  return engine === "sqlite" ? words.map((w) => `"${w}"*`).join(" ") : words.map((w) => `'${w}':*`).join(" & ");
+  return engine === "sqlite" ? words.map((w) => `"${w}"*`).join(" ") : words.join(" ");
 }

@@ -1,0 +1,101 @@
+/**
+ * Prints the SQL of PostgreSQL's name search functions (migrations-pg/0005_name_search_fold.sql): the `q`
+ * search of GET /contacts made to answer as SQLite's FTS5 index `contact_search` does (migrations/0001:
+ * `tokenize='unicode61 remove_diacritics 2'`), from nothing but PostgreSQL built-ins.
+ *
+ * What FTS5's unicode61 tokenizer does, and the twin of each step:
+ * - it splits at every character outside the Unicode letters, numbers and private use (punctuation, symbols,
+ *   combining marks, spaces): `SEPARATORS` below is that set, read from this Bun's SQLite by tokenizing every
+ *   code point, as code point ranges a regular expression maps to spaces (ranges are locale-independent;
+ *   `[[:alnum:]]` is not). Without it PostgreSQL's parser keeps "mary.jane", "Smith/Jones" or "O’Brien" whole
+ *   (a host, a file path, a word with a non-ASCII apostrophe) and "jane" finds nothing;
+ * - it folds case in every script: lower() by ICU's root locale (`und-x-icu`), because the database's own
+ *   LC_CTYPE is 'C' (docs/operations.md) and its lower() folds ASCII only; a server built without ICU keeps
+ *   that lower() (Greek, Cyrillic and other non-Latin capitals then stay apart from their small letters);
+ * - it removes diacritics from Latin letters only (é → e, ệ → e; Greek tonos and Cyrillic й stay): NFD, the
+ *   combining marks after an ASCII letter dropped, NFC again;
+ * - a few letters FTS5 folds as variants (ſ → s, final ς → σ, µ → μ, Greek symbol forms) by translate().
+ *
+ * Checked over every code point up to U+2FFFF against this SQLite (src/db/postgres/name-search.test.ts
+ * keeps a sample of it); the few remaining differences are listed there. An unaccent() wrapper was the other
+ * candidate and is not used: unaccent is an extension (trusted since PostgreSQL 13, but its creation needs
+ * CREATE on the database, and some managed services must allow-list it first), it is only STABLE, so an
+ * index needs an IMMUTABLE wrapper that names the extension's schema and dictionary, and its rules answer
+ * differently from FTS5 (ł → l, ß → ss, æ → ae, Greek accents removed). A translate() of FTS5's whole fold
+ * table (1,274 characters) would match too, but costs ~50 µs a name (translate scans its list per
+ * character); these functions cost ~2 µs for an ASCII name, ~8 µs for another.
+ *
+ * NB! No function calls another of ours: pg_dump restores with an empty search_path, and an index expression
+ * whose function body names an unqualified function of ours would fail to rebuild there.
+ *
+ * Usage: bun scripts/pg-name-search.ts > migrations-pg/<n>_name_search_fold.sql (a new migration only:
+ * migrations are append-only; a new SQLite may tokenize differently — then a new migration replaces these).
+ */
+import { Database } from "bun:sqlite";
+
+/** Code points FTS5's unicode61 tokenizer treats as separators, as [from, to] ranges. */
+export function fts5SeparatorRanges(): [number, number][] {
+  const db = new Database(":memory:");
+  db.exec(`CREATE VIRTUAL TABLE s USING fts5(x, tokenize='unicode61 remove_diacritics 2')`);
+  db.exec(`CREATE VIRTUAL TABLE v USING fts5vocab(s, instance)`);
+  const insert = db.prepare("INSERT INTO s (rowid, x) VALUES (?, ?)");
+  db.transaction(() => {
+    for (let cp = 1; cp < 0x30000; cp++) if (cp < 0xd800 || cp >= 0xe000) insert.run(cp, String.fromCodePoint(cp));
+  })();
+  const tokenChars = new Set((db.query("SELECT DISTINCT doc FROM v").values() as [number][]).map(([doc]) => doc));
+  db.close();
+  const ranges: [number, number][] = [];
+  for (let cp = 1; cp < 0x30000; cp++) {
+    if ((cp >= 0xd800 && cp < 0xe000) || tokenChars.has(cp)) continue;
+    const last = ranges.at(-1);
+    if (last && last[1] === cp - 1) last[1] = cp;
+    else ranges.push([cp, cp]);
+  }
+  return ranges;
+}
+
+const escape = (cp: number) => (cp > 0xffff ? `\\U${cp.toString(16).padStart(8, "0")}` : `\\u${cp.toString(16).padStart(4, "0")}`);
+
+export function nameSearchSql(): string {
+  const separators = `[${fts5SeparatorRanges()
+    .map(([a, b]) => (a === b ? escape(a) : `${escape(a)}-${escape(b)}`))
+    .join("")}]+`;
+  // %1$s: the text to fold; %2$s: the collation lower() folds case by (or nothing). Printable ASCII alone (most
+  // names) takes the short way: ~2 µs a name instead of ~8.
+  const words = `regexp_replace((%1$s), '${separators}', ' ', 'g')`;
+  const fold = `CASE WHEN (%1$s) ~ '^[ -~]*$' THEN lower(${words}) ELSE translate(normalize(regexp_replace(normalize(lower(${words}%2$s), NFD), '(?<=[A-Za-z])[\\u0300-\\u036f]+', '', 'g'), NFC), 'ſẛςϐϑϕϖϰϱϵµ', 'ssσβθφπκρεμ') END`;
+  return `-- Name search (\`q\` of GET /contacts) that answers as SQLite's FTS5 index does: case- and accent-insensitive
+-- in every script FTS5 folds, words split where FTS5 splits them ("mary.jane", "Smith/Jones", "O’Brien" are
+-- two words each). 0001's index folded ASCII case only and kept accents, so "jose" did not find "José".
+-- Generated by scripts/pg-name-search.ts, which says what each step mirrors and why no extension is used.
+--
+-- switchboard_name_tsvector(first_name, last_name): what the index holds; switchboard_name_tsquery(words):
+-- every word of the search, folded alike, as a prefix, all required (NULL, which matches nothing, when no
+-- word is left). Folded text holds only letters, digits and spaces, so the words need no quoting. Queries must
+-- use these two functions (src/modules/contacts/contacts.list.ts) so the planner can use the index; both are
+-- single SQL expressions, which the planner inlines.
+--
+-- NB! The index is rebuilt here, inside the migration's transaction (~2–8 µs a contact): writes to contacts
+-- wait for it.
+DO $migration$
+DECLARE
+  fold CONSTANT text := $fold$${fold}$fold$;
+  by_collation CONSTANT text := CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu') THEN ' COLLATE "und-x-icu"' ELSE '' END;
+BEGIN
+  EXECUTE format(
+    $sql$CREATE FUNCTION "switchboard_name_tsvector"(first_name text, last_name text) RETURNS tsvector
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $body$ SELECT to_tsvector('simple', %s) $body$$sql$,
+    format(fold, $e$coalesce($1, '') || ' ' || coalesce($2, '')$e$, by_collation));
+  EXECUTE format(
+    $sql$CREATE FUNCTION "switchboard_name_tsquery"(words text) RETURNS tsquery
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $body$ SELECT to_tsquery('simple', regexp_replace(nullif(btrim(%s), ''), ' +', ':* & ', 'g') || ':*') $body$$sql$,
+    format(fold, '$1', by_collation));
+END $migration$;
+--> statement-breakpoint
+DROP INDEX "contacts_name_search_idx";
+--> statement-breakpoint
+CREATE INDEX "contacts_name_search_idx" ON "contacts" USING gin ("switchboard_name_tsvector"("first_name", "last_name"));
+`;
+}
+
+if (import.meta.main) process.stdout.write(nameSearchSql());
