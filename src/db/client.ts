@@ -102,8 +102,7 @@ export function openDatabase(path: string): Db {
  */
 export const WRITE_LOCK = 0x5357_0001; // "SW" 1
 export function openPostgres(url: string): Db {
-  const conn = new PgConnection(url);
-  conn.exec(SESSION_SETTINGS);
+  const conn = new PgConnection(url, { setup: SESSION_SETTINGS });
   const client = pgDatabase(conn);
   const db = drizzle(client, { schema }) as unknown as Db;
   db.engine = "postgres";
@@ -150,8 +149,17 @@ function withTransactions(db: Db, hooks: { begin(): void; beforeCommit(): void }
   db.tx = <T>(fn: () => T): T => {
     const savepoint = `sp${depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
-    if (depth === 0) hooks.begin();
-    else sqlite.query(`SAVEPOINT ${savepoint}`).run();
+    if (depth === 0) {
+      try {
+        hooks.begin();
+      } catch (e) {
+        // NB! PostgreSQL: BEGIN succeeded and the write lock timed out (lock_timeout), or the data version read
+        // failed: the transaction is open and aborted, and every later statement of the connection would fail
+        // until it ends. (SQLite's BEGIN IMMEDIATE that fails leaves no transaction.)
+        if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+        throw e;
+      }
+    } else sqlite.query(`SAVEPOINT ${savepoint}`).run();
     depth++;
     try {
       const result = fn();

@@ -108,11 +108,11 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   async function request<T = any>(
     method: string,
     path: string,
-    { body, headers = {}, key: useKey = key, raw }: { body?: unknown; headers?: Record<string, string>; key?: string | null; raw?: string } = {},
+    { body, headers = {}, key: useKey = key, raw }: { body?: unknown; headers?: Record<string, string>; key?: string | null; raw?: string | Uint8Array } = {},
   ): Promise<TestResponse<T>> {
     const h: Record<string, string> = { ...headers };
     if (useKey) h.authorization ??= `Bearer ${useKey}`;
-    let payload: string | undefined = raw;
+    let payload: string | Uint8Array | undefined = raw;
     if (body !== undefined) {
       payload = JSON.stringify(body);
       h["content-type"] ??= "application/json";
@@ -189,10 +189,13 @@ export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
  */
 function recordEmitted(deps: Deps): () => DomainEvent[] {
   const sqlite = deps.db.$client;
-  sqlite.exec(`CREATE TEMP TABLE emitted_events (seq ${deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, id TEXT NOT NULL)`);
+  const create = `CREATE TEMP TABLE IF NOT EXISTS emitted_events (seq ${deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, id TEXT NOT NULL)`;
+  sqlite.exec(create);
   const byId = new Map<string, DomainEvent>();
   deps.events.subscribe((event) => {
     byId.set(event.id, event);
+    // PostgreSQL: a session the server ended (a test of that) is replaced by a new one without the table.
+    if (deps.db.engine === "postgres") sqlite.query(create).run();
     sqlite.query("INSERT INTO emitted_events (id) VALUES (?)").run(event.id);
   });
   return () => (sqlite.query("SELECT id FROM emitted_events ORDER BY seq").all() as { id: string }[]).map((r) => byId.get(r.id)!);

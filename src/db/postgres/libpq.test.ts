@@ -68,6 +68,14 @@ describe.skipIf(!postgresAvailable())("libpq connection", () => {
     expect(db.query("SELECT count(*) AS n FROM u").get()).toEqual({ n: 1 });
   });
 
+  test("a text parameter holding NUL is refused (libpq would cut it short there), and the connection goes on", () => {
+    const db = pgDatabase(conn);
+    conn.exec("CREATE TABLE n (s text)");
+    expect(() => db.query("INSERT INTO n VALUES (?)").run("vip\0x")).toThrow(expect.objectContaining({ code: "22021" }));
+    db.query("INSERT INTO n VALUES (?)").run("vip");
+    expect(db.query("SELECT count(*) AS n FROM n WHERE s = ?").get("vip")).toEqual({ n: 1 });
+  });
+
   test("transactions and savepoints: a failed statement rolls back to its savepoint only", () => {
     const db = pgDatabase(conn);
     conn.exec("CREATE TABLE w (id bigint PRIMARY KEY)");
@@ -81,6 +89,28 @@ describe.skipIf(!postgresAvailable())("libpq connection", () => {
     db.query("COMMIT").run();
     expect(db.inTransaction).toBe(false);
     expect(db.query("SELECT id FROM w ORDER BY id").values()).toEqual([[1], [2]]);
+  });
+
+  test("a session the server ended: the next statement runs on a new session with the same setup; the lost one's error says 08006", async () => {
+    const url = await freshPostgresDatabase();
+    const c = new PgConnection(url, { setup: "SET statement_timeout = '12s'" });
+    const admin = new PgConnection(url);
+    try {
+      const pid = c.query("SELECT pg_backend_pid() AS p").rows[0]![0];
+      admin.query("SELECT pg_terminate_backend($1)", [pid as number]);
+      let lost: unknown;
+      try {
+        c.query("SELECT 1");
+      } catch (e) {
+        lost = e;
+      }
+      if (lost) expect(lost).toMatchObject({ code: expect.stringMatching(/^(08006|57P01)$/) });
+      expect(c.query("SHOW statement_timeout").rows).toEqual([["12s"]]);
+      expect(c.query("SELECT pg_backend_pid() AS p").rows[0]![0]).not.toBe(pid);
+    } finally {
+      c.close();
+      admin.close();
+    }
   });
 
   test("a wrong URL names the cause", () => {

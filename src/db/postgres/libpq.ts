@@ -104,7 +104,12 @@ const cstr = (s: string) => encoder.encode(`${s}\0`);
 
 function encodeParam(v: PgValue): Uint8Array | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === "string") return cstr(v);
+  if (typeof v === "string") {
+    // NB! libpq reads a parameter up to its first NUL: "vip\0x" would arrive as "vip" and match (or delete)
+    // another row. PostgreSQL's text cannot hold NUL anyway: refuse it, with the error the server gives.
+    if (v.includes("\0")) throw new PgError('invalid byte sequence for encoding "UTF8": 0x00', "22021");
+    return cstr(v);
+  }
   if (typeof v === "number" || typeof v === "bigint") return cstr(String(v));
   if (typeof v === "boolean") return cstr(v ? "1" : "0"); // as bun:sqlite binds them
   if (v instanceof Uint8Array) return cstr(`\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")}`);
@@ -123,7 +128,10 @@ export class PgConnection {
   /** How often the connection was re-established (a new session: its LISTENs and locks are gone). */
   resets = 0;
 
-  constructor(url: string) {
+  /** Statements every session of this connection starts with (SET …): run on connect and after a reset. */
+  private readonly setup: string;
+
+  constructor(url: string, { setup = "" }: { setup?: string } = {}) {
     const conn = pq().PQconnectdb(cstr(url));
     if (!conn) throw new Error("PostgreSQL: out of memory connecting");
     if (pq().PQstatus(conn) !== CONNECTION_OK) {
@@ -132,6 +140,8 @@ export class PgConnection {
       throw new PgError(`could not connect to PostgreSQL: ${message}`, "08001");
     }
     this.conn = conn as Pointer;
+    this.setup = setup;
+    if (setup) this.exec(setup);
   }
 
   get inTransaction(): boolean {
@@ -203,6 +213,11 @@ export class PgConnection {
       this.prepared.clear();
       this.resets++;
       if (pq().PQstatus(this.conn) !== CONNECTION_OK) throw new PgError(`PostgreSQL connection lost: ${String(pq().PQerrorMessage(this.conn)).trim()}`, "08006");
+      // NB! A new session: the settings of the old one (statement and lock timeouts) are gone with it.
+      if (this.setup) {
+        if (!pq().PQsendQuery(this.conn, cstr(this.setup))) this.sendFailed();
+        this.collect();
+      }
     }
   }
 
@@ -228,7 +243,9 @@ export class PgConnection {
           const codePtr = l.PQresultErrorField(res, PG_DIAG_SQLSTATE);
           const primaryPtr = l.PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
           const report = String(l.PQresultErrorMessage(res)).trim();
-          error = new PgError(primaryPtr ? String(new CString(primaryPtr)) : report, codePtr ? String(new CString(codePtr)) : "XX000", report);
+          // No SQLSTATE: libpq's own error — the connection was lost (08006), or something else of libpq's.
+          const code = codePtr ? String(new CString(codePtr)) : l.PQstatus(conn) !== CONNECTION_OK ? "08006" : "XX000";
+          error = new PgError(primaryPtr ? String(new CString(primaryPtr)) : report, code, report);
         }
       } catch (e) {
         error = e as Error;

@@ -17,9 +17,8 @@ self.onmessage = (e: MessageEvent<{ source: CountSource; q: CountQuery }>) => {
     let db: Database;
     const source = e.data.source;
     if ("url" in source) {
-      const conn = new PgConnection(source.url);
+      const conn = new PgConnection(source.url, { setup: `${SESSION_SETTINGS}; SET default_transaction_read_only = on` });
       close = () => conn.close();
-      conn.exec(`${SESSION_SETTINGS}; SET default_transaction_read_only = on`);
       db = pgDatabase(conn);
     } else {
       const sqlite = new Database(source.file, { readonly: true });

@@ -85,6 +85,25 @@ describe("POST /contacts/import", () => {
     expect(imp).toMatchObject({ status: "failed", processed: 0, error: "Unknown CSV column(s): fax" });
   });
 
+  test("a NUL character (which PostgreSQL cannot store) fails its row alone, naming where; the same on both engines", async () => {
+    const ndjson = [
+      { firstName: "Nul\u0000Name", identities: [{ channel: "email", value: "nul1@example.com" }] },
+      { firstName: "Fine", identities: [{ channel: "email", value: "nul2@example.com" }], tags: ["ok", "bad\u0000tag"], customFields: { "k\u0000": 1 } },
+      { firstName: "Also fine", identities: [{ channel: "email", value: "nul3@example.com" }] },
+    ].map((r) => JSON.stringify(r)).join("\n");
+    const a = await runImport(ndjson, "application/x-ndjson");
+    expect(a).toMatchObject({ status: "completed", processed: 3, created: 1, failed: 2 });
+    expect(a.errors).toEqual([
+      { row: 1, pointer: "/firstName", message: "must not contain NUL characters (U+0000)" },
+      { row: 2, pointer: "/tags/1", message: "must not contain NUL characters (U+0000)" },
+      { row: 2, pointer: "/customFields/k\\u0000", message: "the key must not contain NUL characters (U+0000)" },
+    ]);
+    const csv = await runImport("firstName,email\nNul\u0000Csv,nul4@example.com\nCsv fine,nul5@example.com\n", "text/csv");
+    expect(csv).toMatchObject({ status: "completed", processed: 2, created: 1, failed: 1, errors: [{ row: 1, pointer: "/firstName", message: "must not contain NUL characters (U+0000)" }] });
+    const header = await runImport("firstName,f\u0000x\nA,1\n", "text/csv");
+    expect(header).toMatchObject({ status: "failed", processed: 0, error: "Unknown CSV column(s): f\\u0000x" });
+  });
+
   test("an import never overwrites an explicit opt-out unless consentAt is later than the opt-out", async () => {
     const c = (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "optout@example.com" }], optIn: true } })).body.data.contact;
     await app.request("POST", `/contacts/${c.id}/opt-out`, { body: { channels: ["email"] } });

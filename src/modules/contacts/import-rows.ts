@@ -6,6 +6,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { CHANNELS } from "../../channels/channel.types";
 import { AppError } from "../../platform/errors";
+import { nulPointers } from "../../platform/nul";
 import { checkUpsert, type CheckedUpsert } from "./contacts.checks";
 import { ContactUpsertBody, type ContactUpsertInput } from "./contacts.model";
 import type { CustomFieldDef } from "./contacts.repository";
@@ -71,12 +72,17 @@ async function* ndjsonRows(file: string, skip: number): AsyncGenerator<RowResult
       yield { error: [{ pointer: "/", message: "not valid JSON" }] };
       continue;
     }
-    yield checkBody(v);
+    yield checkBody(v, text.includes("\\u0000"));
   }
 }
 
-function checkBody(v: unknown): RowResult {
+/** `mayHoldNul`: the row's text may hold a NUL (cheap to tell from the text; the walk only then). */
+function checkBody(v: unknown, mayHoldNul: boolean): RowResult {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return { error: [{ pointer: "/", message: "must be a JSON object" }] };
+  if (mayHoldNul) {
+    const nul = nulPointers(v);
+    if (nul.length) return { error: nul.slice(0, 20) };
+  }
   const errors: { pointer: string; message: string }[] = [];
   if (!checkRow.Check(v)) for (const e of checkRow.Errors(v)) if (errors.length < 20) errors.push({ pointer: e.path || "/", message: e.message });
   const consentAt = (v as { consentAt?: unknown }).consentAt;
@@ -99,6 +105,7 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
   let header: ((body: Record<string, any>, cell: string) => void)[] | null = null;
   const mapRecord = (rec: string[]): RowResult => {
     const body: Record<string, any> = { identities: [] };
+    const mayHoldNul = rec.some((cell) => cell.includes("\0"));
     const errors: { pointer: string; message: string }[] = [];
     header!.forEach((apply, i) => {
       const cell = (rec[i] ?? "").trim();
@@ -110,7 +117,7 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
       }
     });
     if (errors.length) return { error: errors };
-    return checkBody(body);
+    return checkBody(body, mayHoldNul);
   };
   const buildHeader = (cols: string[] | null) => {
     if (!cols) throw new AppError("VALIDATION_FAILED", `The CSV header row is longer than ${MAX_ROW_CHARS} characters`);
@@ -144,7 +151,8 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
       unknown.push(col);
       return () => {};
     });
-    if (unknown.length) throw new AppError("VALIDATION_FAILED", `Unknown CSV column(s): ${unknown.join(", ")}`);
+    // (A NUL in a name is shown as \u0000: the message is stored with the import, and text cannot hold NUL.)
+    if (unknown.length) throw new AppError("VALIDATION_FAILED", `Unknown CSV column(s): ${unknown.join(", ").replaceAll("\0", "\\u0000")}`);
   };
   for await (const chunk of Bun.file(file).stream()) {
     for (const rec of reader.push(decoder.decode(chunk, { stream: true }))) {

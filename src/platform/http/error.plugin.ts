@@ -7,6 +7,7 @@ import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value"
 import { Elysia, ValidationError, type TSchema } from "elysia";
 import { AppError, type ErrorDetail } from "../errors";
 import type { Logger } from "../logger";
+import { nulInUrl, nulPointers } from "../nul";
 import { requestFacts } from "./request-context";
 
 export function errorBody(requestId: string | undefined, code: string, message: string, details: ErrorDetail[] = []) {
@@ -109,13 +110,20 @@ const MAX_BODY_DEPTH = 64;
 
 const TOO_DEEP = Symbol("too deep");
 
+// A NUL anywhere in the body (src/platform/nul.ts), noted by copyBody: one flag, not a path per node; the
+// pointers are found only when it is set.
+let sawNul = false;
+
 /**
  * A copy of a parsed body (plain objects, arrays, scalars), refusing one nested deeper than MAX_BODY_DEPTH
- * before walking further (so the recursion is bounded). One walk for both: structuredClone plus a separate
- * depth walk cost ~5 µs per request.
+ * before walking further (so the recursion is bounded), and noting a NUL in any string or key. One walk for
+ * all: structuredClone plus a separate depth walk cost ~5 µs per request.
  */
 function copyBody(v: unknown, depth = 1): unknown {
-  if (v === null || typeof v !== "object") return v;
+  if (v === null || typeof v !== "object") {
+    if (typeof v === "string" && v.includes("\0")) sawNul = true;
+    return v;
+  }
   if (depth > MAX_BODY_DEPTH) throw TOO_DEEP;
   if (Array.isArray(v)) {
     const out = new Array(v.length);
@@ -124,6 +132,7 @@ function copyBody(v: unknown, depth = 1): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [k, child] of Object.entries(v)) {
+    if (k.includes("\0")) sawNul = true;
     // NB! A JSON key "__proto__" is an own property of the parsed object; assigning it would set the prototype.
     if (k === "__proto__") Object.defineProperty(out, k, { value: copyBody(child, depth + 1), enumerable: true, writable: true, configurable: true });
     else out[k] = copyBody(child, depth + 1);
@@ -131,20 +140,52 @@ function copyBody(v: unknown, depth = 1): unknown {
   return out;
 }
 
+/**
+ * A database error that says the storage cannot serve now (not that the request is wrong): why, in words, and
+ * when to retry. SQLite's result codes; PostgreSQL's SQLSTATEs — the server gone or restarting (class 08,
+ * 57P01-57P03), out of disk (53100) or other resources (53xxx), a lock or statement timeout (55P03, 57014),
+ * a conflict the server aborted (40001, 40P01), a read-only server (25006, e.g. a standby), an I/O error (58030).
+ */
+function storageUnavailable(code: unknown): { why: string; retryAfter: string } | null {
+  if (typeof code !== "string") return null;
+  const busy = { why: "the database is busy", retryAfter: "1" };
+  if (code.startsWith("SQLITE_")) {
+    if (!/^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|BUSY|LOCKED)/.test(code)) return null;
+    if (code.startsWith("SQLITE_FULL")) return { why: "the disk is full", retryAfter: "30" };
+    if (code.startsWith("SQLITE_READONLY")) return { why: "the database is read-only", retryAfter: "30" };
+    if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return busy;
+    return { why: "the database had an I/O error", retryAfter: "30" };
+  }
+  if (code.length !== 5) return null;
+  if (code === "53100") return { why: "the disk is full", retryAfter: "30" };
+  if (code === "25006") return { why: "the database is read-only", retryAfter: "30" };
+  if (code === "58030") return { why: "the database had an I/O error", retryAfter: "30" };
+  if (code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03") return { why: "the database cannot be reached", retryAfter: "5" };
+  if (code.startsWith("53") || code === "55P03" || code === "57014" || code === "40001" || code === "40P01") return busy;
+  return null;
+}
+
 export function errorPlugin({ log }: { log: Logger }) {
   return new Elysia({ name: "errors" })
     // NB! Elysia coerces the body in place while validating (defaults, "x" → [{}]); keep what the client
     // sent so a failure is reported at the field the client got wrong.
-    .onTransform(({ request, body }) => {
+    .onTransform(({ request, body, query, params }) => {
+      // The URL is cheap to check (a few short values); %00 is the only way a NUL gets into it.
+      if (request.url.includes("%00")) {
+        const nul = nulInUrl(query as Record<string, unknown>, params as Record<string, unknown>);
+        if (nul.length) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nul);
+      }
       if (body === null || typeof body !== "object" || body instanceof FormData || body instanceof Blob) return;
       // A body nested thousands deep overflowed the validator (500): refuse it before anything walks it.
       let copy: unknown;
+      sawNul = false;
       try {
         copy = copyBody(body);
       } catch (e) {
         if (e !== TOO_DEEP) throw e;
         throw new AppError("VALIDATION_FAILED", "The request body is nested too deeply", [{ pointer: "/", message: `nested deeper than ${MAX_BODY_DEPTH} levels` }]);
       }
+      if (sawNul) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nulPointers(copy));
       sentBodies.set(request, copy);
     })
     .onError(({ code, error, request, set }) => {
@@ -173,11 +214,10 @@ export function errorPlugin({ log }: { log: Logger }) {
       // The database cannot take the write (a full disk, a read-only file or mount, an I/O error) or is held
       // by another process: 503 with Retry-After — the transaction rolled back, nothing was stored, and the
       // same request succeeds once the operator freed space.
-      const sqlite = (error as { code?: unknown }).code;
-      if (typeof sqlite === "string" && /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|BUSY|LOCKED)/.test(sqlite)) {
+      const unavailable = storageUnavailable((error as { code?: unknown }).code);
+      if (unavailable) {
         log.error({ requestId, err: error, path: new URL(request.url).pathname }, "database unavailable for writes");
-        const why = sqlite.startsWith("SQLITE_FULL") ? "the disk is full" : sqlite.startsWith("SQLITE_READONLY") ? "the database is read-only" : sqlite.startsWith("SQLITE_BUSY") || sqlite.startsWith("SQLITE_LOCKED") ? "the database is busy" : "the database had an I/O error";
-        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${why}; nothing was changed. Retry later.`), { ...headers, "retry-after": sqlite.startsWith("SQLITE_BUSY") ? "1" : "30" });
+        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; nothing was changed. Retry later.`), { ...headers, "retry-after": unavailable.retryAfter });
       }
       log.error({ requestId, err: error, path: new URL(request.url).pathname }, "unhandled error");
       return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);

@@ -26,11 +26,17 @@ export function encodeCursor(key: unknown[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
 }
 
+/**
+ * A cursor's key, or 422 naming `query:cursor`. Keys hold ids and names (text) and times (integers) only:
+ * anything else (objects, fractions, numbers past 2^53, text with NUL) was not made by this API, and could
+ * not be compared with a column alike on both engines (PostgreSQL refuses NUL in text and numbers out of
+ * bigint's range).
+ */
 export function decodeCursor(cursor: string | undefined): unknown[] | null {
   if (!cursor) return null;
   try {
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v)) return v;
+    if (Array.isArray(v) && v.every((x) => (typeof x === "string" && !x.includes("\0")) || Number.isSafeInteger(x))) return v;
   } catch {}
   throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor returned by this API" }]);
 }

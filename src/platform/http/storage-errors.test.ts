@@ -1,0 +1,79 @@
+/**
+ * A database that cannot take a write now answers 503 STORAGE_UNAVAILABLE with Retry-After on both engines
+ * (never 500): read-only, and the write lock held by another process past the wait. PostgreSQL too: a lost
+ * session costs at most one 503, and the next request runs on a new one. (SQLite's full disk and I/O errors:
+ * test/reliability/storage.test.ts.)
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { WRITE_LOCK, type Db } from "../../db/client";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+
+let app: TestApp;
+let other: Db;
+beforeAll(async () => {
+  app = await createTestApp({ config: { rate_limit: { requests_per_second: 1e9, burst: 1e9 } } });
+  other = app.openConnection();
+});
+afterAll(() => {
+  other.close();
+  return app.close();
+});
+
+const pg = () => app.deps.db.engine === "postgres";
+let n = 0;
+const upsert = () => app.request("POST", "/contacts", { body: { firstName: "Stored", identities: [{ channel: "email", value: `storage${++n}@example.com` }] } });
+
+test("read-only database: 503 naming it, writes again afterwards", async () => {
+  const sqlite = app.deps.db.$client;
+  sqlite.exec(pg() ? "SET default_transaction_read_only = on" : "PRAGMA query_only = ON");
+  try {
+    const res = await upsert();
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("read-only") });
+    expect(res.headers.get("retry-after")).toBe("30");
+    // Reads: SQLite answers them. PostgreSQL's rate limit is shared in the database (a write on every
+    // request, src/platform/http/rate-limit.ts), so a read-only PostgreSQL refuses them too — 503, not 500.
+    expect((await app.request("GET", "/contacts?limit=1")).status).toBe(pg() ? 503 : 200);
+  } finally {
+    sqlite.exec(pg() ? "SET default_transaction_read_only = off" : "PRAGMA query_only = OFF");
+  }
+  expect((await upsert()).status).toBe(201);
+});
+
+test("the write lock held by another process longer than the wait: 503 busy, Retry-After 1", async () => {
+  const sqlite = app.deps.db.$client;
+  // The other process takes the lock our writes need (SQLite: its write transaction; PostgreSQL: the
+  // appliance's write lock), and we wait 50 ms for it instead of the usual 5 s / 10 s.
+  if (pg()) {
+    other.$client.exec(`SELECT pg_advisory_lock(${WRITE_LOCK})`);
+    sqlite.exec("SET lock_timeout = '50ms'");
+  } else {
+    other.$client.exec("BEGIN IMMEDIATE");
+    sqlite.exec("PRAGMA busy_timeout = 50");
+  }
+  try {
+    const res = await upsert();
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("busy") });
+    expect(res.headers.get("retry-after")).toBe("1");
+  } finally {
+    if (pg()) {
+      other.$client.exec(`SELECT pg_advisory_unlock(${WRITE_LOCK})`);
+      sqlite.exec("SET lock_timeout = '10s'");
+    } else {
+      other.$client.exec("ROLLBACK");
+      sqlite.exec("PRAGMA busy_timeout = 5000");
+    }
+  }
+  expect((await upsert()).status).toBe(201);
+});
+
+test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE !== "postgres")("PostgreSQL: a session ended by the server costs at most one 503, then requests run on a new session", async () => {
+  const pid = (app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid;
+  other.$client.query("SELECT pg_terminate_backend(?)").get(pid);
+  const first = await upsert();
+  expect([201, 503]).toContain(first.status);
+  if (first.status === 503) expect(first.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("cannot be reached") });
+  expect((await upsert()).status).toBe(201);
+  expect((app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid).not.toBe(pid);
+});
