@@ -159,7 +159,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
           /** The business write plus its replay record: one unit in whichever transaction runs it. */
           const write = <T>(code: number, fn: () => T) => () => {
             const d = fn();
-            if (claim) deps.idempotency.store(claim, code, { data: d });
+            if (claim) deps.idempotency.storeOrConflict(claim, code, { data: d });
             return d;
           };
           const done = <T>(code: number, data: T): { data: T } => {
@@ -192,7 +192,8 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
           return { auth, idem };
         },
         afterHandle({ request, response, set }) {
-          // Routes that do not use idem.commit still get their 2xx stored (in its own transaction).
+          // Routes that do not use idem.commit still get their 2xx stored (in its own transaction; their write
+          // is done, so a record another process stored meanwhile is left as it is).
           const c = claims.get(request);
           const code = typeof set.status === "number" ? set.status : 200;
           if (c && !c.stored && code >= 200 && code < 300 && !(response instanceof Response)) {

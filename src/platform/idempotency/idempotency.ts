@@ -3,9 +3,12 @@
  * SHA-256 fingerprint of the body and the stored 2xx response. The record is written in the same
  * transaction as the business write (`commit`), so a crash leaves either both or neither: a retry after a
  * crash either replays or runs the operation for the first time, never twice.
- * "Still processing" is tracked in memory: one appliance process handles every request.
+ * "Still processing" is tracked in memory, per process. Several processes on one database (instances on
+ * PostgreSQL, DESIGN §15) may each begin the same key: `store` runs in the business transaction, under the
+ * write lock, and refuses to replace another's fresh record — the later transaction rolls back with 409
+ * IDEMPOTENCY_CONFLICT, so the operation runs once, and the client's next retry gets the replay.
  */
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, lt, lte } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../errors";
 import { idempotencyKeys } from "./idempotency.table";
@@ -55,6 +58,24 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
   const inflight = new Set<string>();
   const id = (c: { apiKeyId: string; key: string }) => `${c.apiKeyId}\u0000${c.key}`;
 
+  /**
+   * Stores the response (replacing only an expired record); call inside the business transaction. False when
+   * a fresh record of the key is there: another process stored it since `begin` (see the header).
+   */
+  function store(claim: IdempotencyClaim, status: number, body: unknown): boolean {
+    const at = now();
+    const res = db
+      .insert(idempotencyKeys)
+      .values({ ...claim, status, body: JSON.stringify(body), createdAt: at })
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.apiKeyId, idempotencyKeys.key],
+        set: { method: claim.method, path: claim.path, fingerprint: claim.fingerprint, status, body: JSON.stringify(body), createdAt: at },
+        setWhere: lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)),
+      })
+      .run();
+    return (res as unknown as { changes: number }).changes > 0;
+  }
+
   return {
     /**
      * Looks the key up. Returns the stored response to replay, or null after marking the key in flight
@@ -80,15 +101,13 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
       inflight.add(id(claim));
       return null;
     },
-    /** Stores the response; call inside the business transaction. */
-    store(claim: IdempotencyClaim, status: number, body: unknown): void {
-      db.insert(idempotencyKeys)
-        .values({ ...claim, status, body: JSON.stringify(body), createdAt: now() })
-        .onConflictDoUpdate({
-          target: [idempotencyKeys.apiKeyId, idempotencyKeys.key],
-          set: { method: claim.method, path: claim.path, fingerprint: claim.fingerprint, status, body: JSON.stringify(body), createdAt: now() },
-        })
-        .run();
+    store,
+    /** `store` in the business transaction: 409 (the transaction rolls back) when another process stored first. */
+    storeOrConflict(claim: IdempotencyClaim, status: number, body: unknown): void {
+      if (!store(claim, status, body))
+        throw new AppError("IDEMPOTENCY_CONFLICT", "A request with this Idempotency-Key was processed at the same time", [
+          { pointer: "header:Idempotency-Key", message: "another request with this key was stored first; retry to get its response" },
+        ]);
     },
     release(claim: IdempotencyClaim): void {
       inflight.delete(id(claim));
