@@ -43,7 +43,12 @@ describe.skipIf(!postgresAvailable())(`name search on PostgreSQL splits and fold
   });
   afterAll(() => db?.close());
 
+  // Without ICU (a server built without it) the functions fold the case of ASCII-based letters only, by design
+  // (docs/operations.md): the comparisons with FTS5 below need ICU.
+  const icu = () => db.$client.query("SELECT 1 AS y FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'").get() !== null;
+
   test("names in many scripts give FTS5's words", () => {
+    if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
     const names = [
       "José María Öztürk-Quist",
       "mary.jane O’Brien Smith/Jones J.R.R. Tolkien",
@@ -60,6 +65,7 @@ describe.skipIf(!postgresAvailable())(`name search on PostgreSQL splits and fold
   });
 
   test("every character of the Latin, Greek, Cyrillic and punctuation blocks: a word where FTS5 has one, folded to the same letters", () => {
+    if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
     const ranges: [number, number][] = [
       [0x20, 0x24f], // ASCII, Latin-1, Latin Extended-A/B
       [0x370, 0x3ff], // Greek
