@@ -7,6 +7,7 @@ import { describeError } from "./cli/cli.util";
 import { doctorCommand } from "./cli/doctor";
 import { initCommand } from "./cli/init";
 import { licenseCommand } from "./cli/license";
+import { migrateToPostgresCommand } from "./cli/migrate-to-postgres";
 import { serveCommand } from "./cli/serve";
 import { templatesCommand } from "./cli/templates";
 import { BUILD_TIME, COMMIT, VERSION } from "./version";
@@ -29,6 +30,7 @@ const HELP = `switchboard ${VERSION} — on-premises omnichannel messaging appli
   switchboard license show [--json]
   switchboard license verify FILE [--json]
   switchboard restore --from FILE
+  switchboard migrate-to-postgres [--to URL|env:NAME|file:PATH] [--config PATH] [--json]
   switchboard doctor [--json]
   switchboard version [--json]
 
@@ -46,6 +48,7 @@ const commands: Record<string, (args: string[]) => unknown> = {
   templates: templatesCommand,
   backup: backupCommand,
   restore: restoreCommand,
+  "migrate-to-postgres": migrateToPostgresCommand,
   doctor: doctorCommand,
   license: licenseCommand,
   version: (args: string[]) =>

@@ -7,7 +7,8 @@
  * create databases on). Without either, `postgresAvailable()` is false and PostgreSQL tests skip, saying why.
  *
  * NB! postgres refuses to run as root: as root the cluster runs as the `postgres` user the package made.
- * fsync is off: the tests check behaviour, not durability (the benchmarks keep it on).
+ * fsync is off: the tests check behaviour, not durability. SWITCHBOARD_TEST_PG_DURABLE=1 (the benchmarks)
+ * keeps PostgreSQL's defaults: fsync, synchronous_commit, full_page_writes on.
  */
 import { spawnSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, chownSync, rmSync } from "node:fs";
@@ -65,7 +66,7 @@ async function startServer(): Promise<string> {
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
   const child = spawn(
-    ...run(join(bin, "postgres"), ["-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300"]),
+    ...run(join(bin, "postgres"), ["-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", ...(process.env.SWITCHBOARD_TEST_PG_DURABLE === "1" ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])]),
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";

@@ -1,0 +1,511 @@
+/**
+ * `switchboard migrate-to-postgres [--to URL|env:NAME|file:PATH] [--config PATH] [--json]` (offline): copies
+ * the SQLite database of the config's data dir into a PostgreSQL database, which the appliance then runs on
+ * with `[storage] driver = "postgres"` (docs/operations.md, "Moving an existing appliance to PostgreSQL").
+ *
+ * The target defaults to the config's `[storage] url`, so an operator may either name it with `--to` (the
+ * forms `[storage] url` accepts) or change the config first and run the command without it.
+ *
+ * What it does, in order; each step refuses rather than guesses, naming the table or flag:
+ * 1. Locks the SQLite file exclusively (not waited for) and keeps the lock to the end: a running `serve`
+ *    makes it refuse, and a `serve` started meanwhile cannot write what would then be left behind.
+ * 2. The SQLite schema must be this binary's (no pending migrations, not newer).
+ * 3. Migrates the target (migratePostgres), then compares the two schemas: every SQLite table and column must
+ *    exist in PostgreSQL and vice versa, except the known one-engine tables below. Unknown is an error.
+ * 4. In ONE PostgreSQL transaction holding the appliance's write lock: refuses a target with any row,
+ *    copies every table parents first (foreign keys are dropped for the copy and added back after it, with
+ *    the non-unique indexes: deferIndexesAndForeignKeys), verifies the row count of each table against
+ *    SQLite, sets every sequence owned by a copied column (contacts_seq_seq) to the column's maximum, commits.
+ *
+ * NB! Crash safety: the copy is one transaction. A crash, kill or lost connection at any point before COMMIT
+ * leaves the target's tables empty (PostgreSQL rolls the transaction back), and the SQLite file is only read;
+ * running the command again starts over. Only the schema migration of step 3 survives, and migrating again
+ * finds nothing pending. A second run after a successful one is refused by the emptiness check.
+ *
+ * Speed: rows travel as one text array per column (`INSERT … SELECT * FROM unnest($1::bigint[], $2::text[],
+ * …)`), thousands of rows per statement: one statement prepared per table, one bind per batch, and every
+ * value passes through its column type's own input function, exactly as a text-format parameter would.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import type { Config } from "../config/config.schema";
+import { openPostgres, type Db } from "../db/client";
+import { schemaState, SchemaTooNewError } from "../db/migrate";
+import { migratePostgres } from "../db/postgres/migrate";
+import { databasePath } from "../deps";
+import { VERSION } from "../version";
+import { loadCliConfig, parse, print, UsageError } from "./cli.util";
+
+const USAGE = "switchboard migrate-to-postgres [--to URL|env:NAME|file:PATH] [--config PATH] [--json]";
+
+/** SQLite tables that are not data: derived, or bookkeeping of one engine. Anything else must be copied. */
+const SQLITE_ONLY: Record<string, string> = {
+  __drizzle_migrations: "migration history (PostgreSQL keeps its own)",
+  contact_search_state: "bookkeeping of the SQLite name search (PostgreSQL indexes names itself: contacts_name_search_idx)",
+};
+/** PostgreSQL tables that have no SQLite counterpart and are not copied into. */
+export const POSTGRES_ONLY: Record<string, string> = {
+  __drizzle_migrations: "migration history",
+  switchboard_data_version: "the caches' commit counter (PostgreSQL only)",
+  switchboard_rate_buckets: "API keys' rate-limit buckets shared by the instances (SQLite keeps them in memory)",
+  switchboard_send_slots: "channel accounts' send schedules shared by the instances (SQLite keeps them in memory)",
+};
+
+/** Flush a batch at this many rows or this many characters of array text, whichever comes first. */
+const BATCH_ROWS = 5_000;
+const BATCH_CHARS = 8 * 1024 * 1024;
+
+export interface TableCopy {
+  table: string;
+  rows: number;
+  ms: number;
+}
+export interface MigrationSummary {
+  tables: TableCopy[];
+  skipped: { table: string; reason: string }[];
+  sequences: { sequence: string; table: string; column: string; value: number | null }[];
+  /** Foreign keys and non-unique indexes built after the copy instead of maintained row by row (0: not the owner). */
+  deferred: { foreignKeys: number; indexes: number };
+  rows: number;
+  ms: number;
+}
+
+export function migrateToPostgresCommand(args: string[]): void {
+  const { values } = parse(args, { to: { type: "string" }, json: { type: "boolean" } }, USAGE);
+  const config = loadCliConfig(values.config);
+  const url = targetUrl(values.to, config);
+  const out = migrateToPostgres({ sourcePath: databasePath(config), url, onProgress: progressPrinter(!values.json && process.stderr.isTTY === true) });
+  print(values.json, out, summaryText(out));
+}
+
+export type MigrationResult = MigrationSummary & { source: string; target: string; migrationsApplied: number; rowsPerSecond: number };
+
+/** The whole command after its flags: the SQLite file at `sourcePath` into the PostgreSQL at `url`. */
+export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath: string; url: string; onProgress?: ProgressListener }): MigrationResult {
+  if (!existsSync(sourcePath)) throw new UsageError(`no SQLite database at ${sourcePath} (the config's [storage] data_dir): nothing to migrate`);
+  const sqlite = lockSource(sourcePath);
+  try {
+    const schema = schemaState(sqlite);
+    if (!schema.applied) throw new UsageError(`${sourcePath} is not a Switchboard database (no migration history); nothing was copied`);
+    if (schema.newer) throw new UsageError(`${sourcePath} was written by a newer Switchboard than this one (${VERSION}): run migrate-to-postgres with that version`);
+    if (schema.pending)
+      throw new UsageError(
+        `${sourcePath} has ${schema.pending} pending migration(s): bring it to this version's schema first (run "switchboard migrate" with [storage] driver = "sqlite", or start and stop the service once), then run migrate-to-postgres again`,
+      );
+
+    const db = connectTarget(url);
+    try {
+      let applied: number;
+      try {
+        ({ applied } = migratePostgres(db, { version: VERSION }));
+      } catch (e) {
+        if (e instanceof SchemaTooNewError) throw e;
+        throw new UsageError(`migrating the PostgreSQL database (${redactUrl(url)}) failed: ${(e as Error).message}`);
+      }
+      const summary = copySqliteToPostgres({ sqlite, db, onProgress });
+      return { source: sourcePath, target: redactUrl(url), migrationsApplied: applied, ...summary, rowsPerSecond: Math.round(summary.rows / Math.max(summary.ms / 1000, 0.001)) };
+    } finally {
+      db.close();
+    }
+  } finally {
+    sqlite.close(); // releases the exclusive lock
+  }
+}
+
+/** `--to` (a URL, `env:NAME` or `file:PATH`), else the config's `[storage] url` (already resolved by loadConfig). */
+function targetUrl(flag: string | undefined, config: Config): string {
+  let url: string;
+  let shown: string;
+  if (flag === undefined || flag === "") {
+    if (!config.storage.url) throw new UsageError(`--to is required (the PostgreSQL database to copy into: postgres://…, env:NAME or file:PATH) unless the config sets [storage] url (usage: ${USAGE})`);
+    return config.storage.url;
+  }
+  if (flag.startsWith("env:")) {
+    const name = flag.slice(4);
+    const value = process.env[name];
+    if (value === undefined || value === "") throw new UsageError(`--to refers to environment variable ${name}, which is not set`);
+    [url, shown] = [value, `environment variable ${name}`];
+  } else if (flag.startsWith("file:")) {
+    const file = flag.slice(5);
+    try {
+      url = readFileSync(file, "utf8").replace(/\r?\n$/, "");
+    } catch {
+      throw new UsageError(`--to refers to file ${file}, which cannot be read`);
+    }
+    shown = `file ${file}`;
+  } else [url, shown] = [flag, "it"];
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0];
+    throw new UsageError(`--to is not a PostgreSQL URL (${shown} ${start ? `starts with "${start}"` : "has no postgres:// scheme"}): expected postgres://user@host:5432/database, or env:NAME / file:PATH holding one`);
+  }
+  return url;
+}
+
+/** The URL without its password, for messages and the summary. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+  }
+}
+
+/** The source, opened read-write only to hold an exclusive lock (nothing is written) until it is closed. */
+function lockSource(path: string): Database {
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, { readwrite: true, safeIntegers: true });
+  } catch (e) {
+    throw new UsageError(`${path} cannot be opened (${(e as Error).message})`);
+  }
+  try {
+    sqlite.exec("PRAGMA busy_timeout = 0");
+    sqlite.exec("PRAGMA locking_mode = EXCLUSIVE");
+    sqlite.exec("BEGIN EXCLUSIVE");
+  } catch (e) {
+    sqlite.close();
+    if (String((e as { code?: unknown }).code ?? "").startsWith("SQLITE_BUSY") || /locked|busy/i.test((e as Error).message))
+      throw new UsageError(`${path} is in use (is switchboard serve running?): stop the service first (systemctl stop switchboard)`);
+    throw new UsageError(`${path} cannot be read as a database (${(e as Error).message})`);
+  }
+  return sqlite;
+}
+
+function connectTarget(url: string): Db {
+  let db: Db;
+  try {
+    db = openPostgres(url);
+  } catch (e) {
+    throw new UsageError(`--to: ${(e as Error).message.replace(/\s*\n\s*/g, " ")} (${redactUrl(url)})`);
+  }
+  // An operator's one-off bulk copy: no statement limit (the final counts of a large table take a while).
+  db.$client.exec("SET statement_timeout = 0");
+  return db;
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+interface TargetColumn {
+  name: string;
+  type: string;
+}
+
+export type ProgressListener = (p: { table: string; rows: number; done: boolean }) => void;
+
+/**
+ * Copies every table of `sqlite` (a connection inside its own exclusive transaction) into the migrated, empty
+ * PostgreSQL `db`, in one transaction (see the file's comment). Throws a UsageError naming the table, column
+ * or constraint for anything it cannot map or store; nothing is committed then.
+ */
+
+export function copySqliteToPostgres({ sqlite, db, onProgress = () => {} }: { sqlite: Database; db: Db; onProgress?: ProgressListener }): MigrationSummary {
+  const started = performance.now();
+  const client = db.$client;
+  const { copy, skipped } = sourceTables(sqlite);
+  const target = targetTables(db);
+
+  for (const table of copy)
+    if (!target.has(table)) throw new UsageError(`table ${table} of the SQLite database has no counterpart in PostgreSQL (not in this binary's PostgreSQL schema); nothing was copied`);
+  for (const table of target.keys())
+    if (!copy.includes(table) && !(table in POSTGRES_ONLY))
+      throw new UsageError(`PostgreSQL table ${table} has no counterpart in the SQLite database (the schemas differ); nothing was copied`);
+  for (const table of copy) {
+    const have = new Set((sqlite.query("SELECT name FROM pragma_table_info(?)").all(table) as { name: string }[]).map((c) => c.name));
+    const want = target.get(table)!;
+    for (const c of have) if (!want.some((w) => w.name === c)) throw new UsageError(`column ${table}.${c} of the SQLite database has no counterpart in PostgreSQL; nothing was copied`);
+    for (const w of want) if (!have.has(w.name)) throw new UsageError(`PostgreSQL column ${table}.${w.name} is not in the SQLite database (the schemas differ); nothing was copied`);
+  }
+  const order = parentsFirst(db, copy);
+
+  const tables: TableCopy[] = [];
+  let deferred = { foreignKeys: 0, indexes: 0 };
+  const sequences = db.tx(() => {
+    const holding = order.filter((t) => (client.query(`SELECT EXISTS (SELECT 1 FROM ${quote(t)}) AS x`).get() as { x: number }).x === 1);
+    if (holding.length)
+      throw new UsageError(
+        `the PostgreSQL database already holds data (${holding.slice(0, 5).join(", ")}${holding.length > 5 ? `, … ${holding.length} tables` : ""}): migrate-to-postgres copies into an empty database only, so that it never mixes two appliances' data or copies twice; create a new database (docs/operations.md, "PostgreSQL")`,
+      );
+    const later = deferIndexesAndForeignKeys(db, order);
+    for (const table of order) tables.push(copyTable({ sqlite, db, table, columns: target.get(table)!, onProgress }));
+    later.restore();
+    deferred = { foreignKeys: later.foreignKeys, indexes: later.indexes };
+    for (const t of tables) {
+      const inSqlite = Number((sqlite.query(`SELECT count(*) AS n FROM ${quote(t.table)}`).get() as { n: bigint }).n);
+      const inPostgres = (client.query(`SELECT count(*) AS n FROM ${quote(t.table)}`).get() as { n: number }).n;
+      if (inSqlite !== t.rows || inPostgres !== t.rows)
+        throw new Error(`row counts of ${t.table} differ after the copy (SQLite ${inSqlite}, read ${t.rows}, PostgreSQL ${inPostgres}); nothing was committed`);
+    }
+    return resetSequences(db, order);
+  });
+  return { tables, skipped, sequences, deferred, rows: tables.reduce((a, t) => a + t.rows, 0), ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * pg_restore's order: for the copy, the foreign keys among the copied tables and their non-unique indexes
+ * (partial and GIN ones too) are dropped, and afterwards built again from their own definitions
+ * (pg_get_constraintdef / pg_get_indexdef) in the same transaction. A foreign key is then checked once over
+ * whole tables (one join) instead of once per row (~10 µs each), and an index is built from sorted rows
+ * instead of row by row. Measured with bench/migrate-to-postgres.bench.ts (bench/RESULTS.md). Primary keys
+ * and unique indexes stay, so a duplicate fails the batch that brings it. An orphan row fails when its key is
+ * added back, naming the constraint; a crash before COMMIT leaves everything as it was.
+ *
+ * Only the tables' owner may do this (the role that migrated them, normally); for another role everything
+ * stays in place and each row is checked as it comes — slower, the same result.
+ */
+function deferIndexesAndForeignKeys(db: Db, tables: string[]): { foreignKeys: number; indexes: number; restore(): void } {
+  const client = db.$client;
+  type Row = { name: string; t: string; def: string; own: number };
+  const mine = (rows: Row[]) => rows.filter((r) => tables.includes(r.t));
+  const keys = mine(
+    client
+      .query(
+        `SELECT c.conname AS name, t.relname AS t, pg_get_constraintdef(c.oid) AS def, pg_has_role(t.relowner, 'USAGE') AS own
+         FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+         WHERE c.contype = 'f' AND n.nspname = current_schema() ORDER BY t.relname, c.conname`,
+      )
+      .all() as Row[],
+  );
+  const indexes = mine(
+    client
+      .query(
+        `SELECT i.relname AS name, t.relname AS t, pg_get_indexdef(x.indexrelid) AS def, pg_has_role(t.relowner, 'USAGE') AS own
+         FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+         WHERE n.nspname = current_schema() AND NOT x.indisunique AND NOT x.indisprimary
+           AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)
+         ORDER BY t.relname, i.relname`,
+      )
+      .all() as Row[],
+  );
+  if (![...keys, ...indexes].every((r) => r.own === 1)) return { foreignKeys: 0, indexes: 0, restore() {} };
+  for (const k of keys) client.exec(`ALTER TABLE ${quote(k.t)} DROP CONSTRAINT ${quote(k.name)}`);
+  for (const i of indexes) client.exec(`DROP INDEX ${quote(i.name)}`);
+  return {
+    foreignKeys: keys.length,
+    indexes: indexes.length,
+    restore() {
+      for (const i of indexes) client.exec(i.def);
+      for (const k of keys) {
+        try {
+          client.exec(`ALTER TABLE ${quote(k.t)} ADD CONSTRAINT ${quote(k.name)} ${k.def}`);
+        } catch (e) {
+          throw new UsageError(`the copied rows of ${k.t} break its foreign key ${k.name} (${k.def}): ${(e as Error).message.replace(/\s*\n\s*/g, " ")}; nothing was copied`);
+        }
+      }
+    },
+  };
+}
+
+/** The SQLite tables to copy, and those left out with the reason (FTS5's virtual and shadow tables, SQLITE_ONLY). */
+function sourceTables(sqlite: Database): { copy: string[]; skipped: { table: string; reason: string }[] } {
+  const all = sqlite.query("SELECT name, type FROM pragma_table_list WHERE schema = 'main' ORDER BY name").all() as { name: string; type: string }[];
+  const copy: string[] = [];
+  const skipped: { table: string; reason: string }[] = [];
+  for (const { name, type } of all) {
+    if (name.startsWith("sqlite_")) continue; // SQLite's own catalog and statistics
+    if (type === "virtual") skipped.push({ table: name, reason: "SQLite full-text index (derived; PostgreSQL has its own index)" });
+    else if (type === "shadow") skipped.push({ table: name, reason: "storage of a SQLite full-text index (derived)" });
+    else if (type === "view") continue;
+    else if (name in SQLITE_ONLY) skipped.push({ table: name, reason: SQLITE_ONLY[name]! });
+    else copy.push(name);
+  }
+  return { copy, skipped };
+}
+
+/** The target's tables in the current schema, with their columns in order and their types as PostgreSQL writes them. */
+function targetTables(db: Db): Map<string, TargetColumn[]> {
+  const rows = db.$client
+    .query(
+      `SELECT c.relname AS t, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
+       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+       ORDER BY c.relname, a.attnum`,
+    )
+    .all() as { t: string; name: string; type: string }[];
+  const tables = new Map<string, TargetColumn[]>();
+  for (const r of rows) {
+    let cols = tables.get(r.t);
+    if (!cols) tables.set(r.t, (cols = []));
+    cols.push({ name: r.name, type: r.type });
+  }
+  return tables;
+}
+
+/** `tables` ordered so that every table comes after the tables its foreign keys point to (ties by name). */
+function parentsFirst(db: Db, tables: string[]): string[] {
+  const edges = db.$client
+    .query(
+      `SELECT t.relname AS child, r.relname AS parent
+       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
+       JOIN pg_namespace n ON n.oid = t.relnamespace
+       WHERE c.contype = 'f' AND n.nspname = current_schema()`,
+    )
+    .all() as { child: string; parent: string }[];
+  const parents = new Map(tables.map((t) => [t, new Set<string>()]));
+  for (const e of edges) if (parents.has(e.child) && parents.has(e.parent)) parents.get(e.child)!.add(e.parent);
+  const order: string[] = [];
+  const placed = new Set<string>();
+  while (order.length < tables.length) {
+    const ready = tables.filter((t) => !placed.has(t) && [...parents.get(t)!].every((p) => placed.has(p)));
+    if (!ready.length) {
+      const left = tables.filter((t) => !placed.has(t));
+      // A cycle (or a table referring to itself) would need rows in a particular order within a table.
+      throw new Error(`cannot order tables ${left.join(", ")} by their foreign keys (a cycle); teach migrate-to-postgres to copy them`);
+    }
+    for (const t of ready) {
+      order.push(t);
+      placed.add(t);
+    }
+  }
+  return order;
+}
+
+/** One value as an element of a PostgreSQL array literal in text form; `where` names it in errors. */
+type Encode = (v: unknown, where: () => string) => string;
+
+const INTEGER = /^-?\d+$/;
+const quoted = (s: string) => `"${s.replace(/["\\]/g, "\\$&")}"`;
+function describe(v: unknown): string {
+  if (v instanceof Uint8Array) return `a ${v.byteLength}-byte blob`;
+  const text = typeof v === "string" ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v) : String(v);
+  return `${typeof v === "string" ? "text" : typeof v} ${text}`;
+}
+function refuse(v: unknown, where: () => string, expected: string): never {
+  throw new UsageError(`${where()} holds ${describe(v)}, which PostgreSQL's ${expected} column cannot store; fix the row on SQLite and run again (nothing was copied)`);
+}
+const text: Encode = (v, where) => {
+  if (typeof v === "string") {
+    if (v.includes("\0")) throw new UsageError(`${where()} holds text with a NUL character, which PostgreSQL's text cannot store; fix the row on SQLite and run again (nothing was copied)`);
+    return quoted(v);
+  }
+  if (typeof v === "number" || typeof v === "bigint") return quoted(String(v));
+  return refuse(v, where, "text");
+};
+
+/**
+ * SQLite value → PostgreSQL column type. The appliance stores every value alike on both engines (integers,
+ * 0/1 booleans and millisecond timestamps as bigint, JSON as text: scripts/pg-schema.ts), so the copy is
+ * value for value; what SQLite's loose typing lets through and PostgreSQL cannot hold is refused by name.
+ */
+function encoderFor(type: string, where: () => string): Encode {
+  const base = type.replace(/\(.*\)$/, "");
+  switch (base) {
+    case "bigint":
+    case "integer":
+    case "smallint":
+      return (v, at) => (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v)) ? String(v) : typeof v === "string" && INTEGER.test(v) ? v : refuse(v, at, type));
+    case "double precision":
+    case "real":
+    case "numeric":
+      return (v, at) => (typeof v === "number" ? (Number.isNaN(v) ? "NaN" : v === Infinity ? "Infinity" : v === -Infinity ? "-Infinity" : String(v)) : typeof v === "bigint" ? String(v) : refuse(v, at, type));
+    case "boolean":
+      return (v, at) => (v === 0n || v === 0 ? "f" : v === 1n || v === 1 ? "t" : refuse(v, at, type));
+    case "bytea":
+      return (v, at) => (v instanceof Uint8Array ? quoted(`\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")}`) : typeof v === "string" ? quoted(`\\x${Buffer.from(v).toString("hex")}`) : refuse(v, at, type));
+    case "text":
+    case "character varying":
+    case "json":
+    case "jsonb":
+      return text;
+    default:
+      throw new UsageError(`${where()}: no conversion from SQLite to the PostgreSQL type ${type}; teach migrate-to-postgres (src/cli/migrate-to-postgres.ts) to copy it`);
+  }
+}
+
+function copyTable({ sqlite, db, table, columns, onProgress }: { sqlite: Database; db: Db; table: string; columns: TargetColumn[]; onProgress: ProgressListener }): TableCopy {
+  const started = performance.now();
+  const names = columns.map((c) => c.name);
+  let rows = 0;
+  const encoders = columns.map((c) => encoderFor(c.type, () => `${table}.${c.name}`));
+  const insert = db.$client.query(`INSERT INTO ${quote(table)} (${names.map(quote).join(", ")}) SELECT * FROM unnest(${columns.map((c, i) => `?${i + 1}::${c.type}[]`).join(", ")})`);
+  let batch: string[][] = columns.map(() => []);
+  let batchRows = 0;
+  let chars = 0;
+  const flush = () => {
+    if (!batchRows) return;
+    try {
+      insert.run(...batch.map((elements) => `{${elements.join(",")}}`));
+    } catch (e) {
+      throw new UsageError(`copying ${table} (rows ${rows - batchRows + 1}–${rows}) failed: ${(e as Error).message}; nothing was copied`);
+    }
+    batch = columns.map(() => []);
+    batchRows = 0;
+    chars = 0;
+    onProgress({ table, rows, done: false });
+  };
+  // rowid order (primary-key order for WITHOUT ROWID tables): rows arrive in the order SQLite keeps them.
+  const select = sqlite.query(`SELECT ${names.map(quote).join(", ")} FROM ${quote(table)}`);
+  for (const row of select.iterate() as IterableIterator<Record<string, unknown>>) {
+    rows++;
+    for (let i = 0; i < names.length; i++) {
+      const v = row[names[i]!];
+      const element = v === null || v === undefined ? "NULL" : encoders[i]!(v, () => `${table}.${names[i]} (row ${rows})`);
+      batch[i]!.push(element);
+      chars += element.length + 1;
+    }
+    if (++batchRows >= BATCH_ROWS || chars >= BATCH_CHARS) flush();
+  }
+  flush();
+  onProgress({ table, rows, done: true });
+  return { table, rows, ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Every sequence owned by a column of a copied table (SQLite's rowid alias contacts.seq → contacts_seq_seq,
+ * and any serial or identity column) is set to the column's maximum, so the next row is numbered after the
+ * copied ones (SQLite numbers a rowid max + 1, too). An empty table's sequence starts at its beginning.
+ */
+function resetSequences(db: Db, tables: string[]): MigrationSummary["sequences"] {
+  const owned = db.$client
+    .query(
+      `SELECT s.relname AS sequence, t.relname AS t, a.attname AS col
+       FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+       JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace n ON n.oid = t.relnamespace
+       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+       WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') AND n.nspname = current_schema()
+       ORDER BY s.relname`,
+    )
+    .all() as { sequence: string; t: string; col: string }[];
+  return owned
+    .filter((o) => tables.includes(o.t))
+    .map((o) => {
+      const seq = `${quote(o.sequence)}`;
+      const max = (db.$client.query(`SELECT max(${quote(o.col)}) AS m FROM ${quote(o.t)}`).get() as { m: number | null }).m;
+      // setval's argument is a regclass given as text: the quoted name, as SQL would write it.
+      if (max === null) db.$client.query(`SELECT setval(?::regclass, (SELECT seqstart FROM pg_sequence WHERE seqrelid = ?::regclass), false)`).run(seq, seq);
+      else db.$client.query(`SELECT setval(?::regclass, ?::bigint, true)`).run(seq, max);
+      return { sequence: o.sequence, table: o.t, column: o.col, value: max };
+    });
+}
+
+/** Progress on a terminal: one line per table, and every few seconds within a large one. */
+function progressPrinter(enabled: boolean): ProgressListener {
+  let last = performance.now();
+  return ({ table, rows, done }) => {
+    if (!enabled) return;
+    const now = performance.now();
+    if (!done && now - last < 3_000) return;
+    last = now;
+    process.stderr.write(`${done ? "copied" : "copying"} ${table}: ${rows.toLocaleString("en-US")} rows${done ? "" : "…"}\n`);
+  };
+}
+
+function summaryText(out: MigrationResult): string {
+  const width = Math.max(...out.tables.map((t) => t.table.length), 5);
+  const lines = [
+    `Copied ${out.source} to ${out.target} (${out.migrationsApplied} PostgreSQL migration(s) applied first)`,
+    "",
+    `${"table".padEnd(width)}  ${"rows".padStart(10)}`,
+    ...out.tables.map((t) => `${t.table.padEnd(width)}  ${String(t.rows).padStart(10)}`),
+    `${"total".padEnd(width)}  ${String(out.rows).padStart(10)}  in ${(out.ms / 1000).toFixed(1)} s (${out.rowsPerSecond.toLocaleString("en-US")} rows/s)`,
+    "",
+    "Row counts match SQLite for every table.",
+    ...out.sequences.map((s) => `Sequence ${s.sequence} (${s.table}.${s.column}) continues after ${s.value ?? "nothing (empty table)"}.`),
+    "Not copied (not data):",
+    ...out.skipped.map((s) => `  ${s.table}: ${s.reason}`),
+    "",
+    `Next: set [storage] driver = "postgres" and url in the config, then start the service (docs/operations.md, "PostgreSQL").`,
+  ];
+  return lines.join("\n");
+}
