@@ -22,6 +22,9 @@ export interface RateLimiter {
   take(key: string, limit: RateLimit): RateDecision;
 }
 
+/** SQLSTATE read_only_sql_transaction. */
+const READ_ONLY = "25006";
+
 /** The answer for a bucket left holding `tokens` after a take that was (not) allowed. */
 function decide(allowed: boolean, tokens: number, { ratePerSecond, burst }: RateLimit): RateDecision {
   const window = Math.max(1, Math.ceil(burst / ratePerSecond));
@@ -57,8 +60,12 @@ export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
  * refills every bucket, which only ever allows more), refilled and taken in one atomic upsert: concurrent
  * instances queue on the row, never on the appliance's write lock. Time is the caller's clock; `at` only
  * moves forward, so an instance whose clock lags a little cannot refill a bucket twice.
+ *
+ * A database that refuses writes (read-only: a replica being promoted, maintenance) must not turn every read
+ * into a 503: while it does, each instance limits from its own memory (per instance, as on SQLite).
  */
 export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number }): RateLimiter {
+  const local = createRateLimiter({ now });
   const take = db.$client.prepare(
     `INSERT INTO switchboard_rate_buckets AS b (key, tokens, at, allowed) VALUES (?1, CAST(?3 AS float8) - 1, ?2, true)
      ON CONFLICT (key) DO UPDATE SET
@@ -69,8 +76,13 @@ export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number
   );
   return {
     take(key, limit) {
-      const row = take.get(key, now(), limit.burst, limit.ratePerSecond) as { tokens: number; allowed: number };
-      return decide(!!row.allowed, row.tokens, limit);
+      try {
+        const row = take.get(key, now(), limit.burst, limit.ratePerSecond) as { tokens: number; allowed: number };
+        return decide(!!row.allowed, row.tokens, limit);
+      } catch (e) {
+        if ((e as { code?: string }).code !== READ_ONLY) throw e;
+        return local.take(key, limit);
+      }
     },
   };
 }
