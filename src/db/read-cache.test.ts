@@ -7,10 +7,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshPostgresDatabase, postgresAvailable } from "../../test/helpers/postgres";
-import { openDatabase, openPostgres, type Db } from "./client";
+import { postgresAvailable, postgresInstances } from "../../test/helpers/postgres";
+import { openDatabase, type Db } from "./client";
 import { migrate } from "./migrate";
-import { migratePostgres } from "./postgres/migrate";
 import { createReadCache } from "./read-cache";
 
 const names = (db: Db) => (db.$client.query("SELECT name FROM companies ORDER BY slug").all() as { name: string }[]).map((r) => r.name);
@@ -40,63 +39,52 @@ test("SQLite: another connection's commit is seen at the next check; our own wri
 describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
   const open: Db[] = [];
   afterAll(() => open.forEach((db) => db.close()));
-
-  test("another instance's commit reaches the cache by NOTIFY; our own commits do not invalidate it", async () => {
-    const url = await freshPostgresDatabase();
-    const a = openPostgres(url);
-    migratePostgres(a, { version: "test" });
-    const b = openPostgres(url);
+  /** Instances a and b; a caches the company names, which it has read once. */
+  async function setup() {
+    const [a, b] = (await postgresInstances(2)) as [Db, Db];
     open.push(a, b);
     insert(a, "acme", "Acme");
     const cache = createReadCache<string, string[]>(a);
-    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    const cached = () => cache.get("all", () => names(a));
+    expect(cached()).toEqual(["Acme"]);
+    /** Until a's cache shows `name` (the notification's delivery), at most 2 s. */
+    const shows = async (name: string) => {
+      const sent = performance.now();
+      while (cached()[0] !== name) {
+        expect(performance.now() - sent).toBeLessThan(2_000);
+        await Bun.sleep(1);
+      }
+    };
+    return { a, b, cached, shows };
+  }
+
+  test("another instance's commit reaches the cache by NOTIFY; our own commits do not invalidate it", async () => {
+    const { a, b, cached, shows } = await setup();
     const before = a.dataVersion();
     rename(a, "acme", "Acme (own write)");
     expect(a.dataVersion()).toBe(before);
-    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    expect(cached()).toEqual(["Acme"]);
 
     rename(b, "acme", "Acme Ltd");
-    const sent = performance.now();
-    while (cache.get("all", () => names(a))[0] !== "Acme Ltd") {
-      expect(performance.now() - sent).toBeLessThan(2_000);
-      await Bun.sleep(1);
-    }
+    await shows("Acme Ltd");
     expect(a.dataVersion()).toBe(before + 1);
   });
 
   test("inside a transaction the counter is read under the write lock: every earlier commit is seen at once", async () => {
-    const url = await freshPostgresDatabase();
-    const a = openPostgres(url);
-    migratePostgres(a, { version: "test" });
-    const b = openPostgres(url);
-    open.push(a, b);
-    insert(a, "acme", "Acme");
-    const cache = createReadCache<string, string[]>(a);
-    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    const { a, b, cached } = await setup();
     rename(b, "acme", "Acme Ltd");
     // no waiting for the notification: the transaction's own read of the counter invalidates
-    expect(a.tx(() => cache.get("all", () => names(a)))).toEqual(["Acme Ltd"]);
+    expect(a.tx(cached)).toEqual(["Acme Ltd"]);
   });
 
   test("a lost session (its LISTEN gone) invalidates, and the new session listens again", async () => {
-    const url = await freshPostgresDatabase();
-    const a = openPostgres(url);
-    migratePostgres(a, { version: "test" });
-    const b = openPostgres(url);
-    open.push(a, b);
-    insert(a, "acme", "Acme");
-    const cache = createReadCache<string, string[]>(a);
-    expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
+    const { b, cached, shows } = await setup();
     const others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     b.$client.query(`SELECT pg_terminate_backend(pid) ${others}`).all();
     while ((b.$client.query(`SELECT count(*) AS n ${others}`).get() as { n: number }).n > 0) await Bun.sleep(1);
     rename(b, "acme", "Acme Ltd"); // while a has no session
-    expect(cache.get("all", () => names(a))).toEqual(["Acme Ltd"]);
+    expect(cached()).toEqual(["Acme Ltd"]);
     rename(b, "acme", "Acme GmbH"); // and a's new session hears again
-    const sent = performance.now();
-    while (cache.get("all", () => names(a))[0] !== "Acme GmbH") {
-      expect(performance.now() - sent).toBeLessThan(2_000);
-      await Bun.sleep(1);
-    }
+    await shows("Acme GmbH");
   });
 });

@@ -4,9 +4,8 @@
  * schedule — a limit is never multiplied by the number of instances (DESIGN §15).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { openPostgres, type Db } from "../db/client";
-import { migratePostgres } from "../db/postgres/migrate";
-import { freshPostgresDatabase, postgresAvailable } from "../../test/helpers/postgres";
+import type { Db } from "../db/client";
+import { postgresAvailable, postgresInstances } from "../../test/helpers/postgres";
 import { createRateLimiter, createSharedRateLimiter, type RateLimiter } from "./http/rate-limit";
 import { createSharedThrottle, createThrottle, type Throttle } from "./throttle";
 
@@ -53,12 +52,8 @@ test("in process: the throttle hands out one slot per 1/rate and refuses beyond 
 describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
   const open: Db[] = [];
   afterAll(() => open.forEach((db) => db.close()));
-  /** Two instances: two connections to one migrated database. */
   async function twoInstances(): Promise<[Db, Db]> {
-    const url = await freshPostgresDatabase();
-    const a = openPostgres(url);
-    migratePostgres(a, { version: "test" });
-    const b = openPostgres(url);
+    const [a, b] = (await postgresInstances(2)) as [Db, Db];
     open.push(a, b);
     return [a, b];
   }

@@ -16,6 +16,8 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { SQL } from "bun";
+import { openPostgres, type Db } from "../../src/db/client";
+import { migratePostgres } from "../../src/db/postgres/migrate";
 
 function binDir(): string | null {
   const root = "/usr/lib/postgresql";
@@ -114,4 +116,12 @@ export async function freshPostgresDatabase(prefix = "sb_test"): Promise<string>
   const url = new URL(base);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** `n` instances of the appliance on one fresh, migrated database: a connection each. The caller closes them. */
+export async function postgresInstances(n: number): Promise<Db[]> {
+  const url = await freshPostgresDatabase();
+  const first = openPostgres(url);
+  migratePostgres(first, { version: "test" });
+  return [first, ...Array.from({ length: n - 1 }, () => openPostgres(url))];
 }
