@@ -6,6 +6,7 @@ import m2 from "../../../migrations-pg/0002_data_version.sql" with { type: "text
 import m3 from "../../../migrations-pg/0003_shared_limits.sql" with { type: "text" };
 import m4 from "../../../migrations-pg/0004_data_version_notify.sql" with { type: "text" };
 import m5 from "../../../migrations-pg/0005_name_search_fold.sql" with { type: "text" };
+import m6 from "../../../migrations-pg/0006_lean_send_indexes.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -14,6 +15,7 @@ const entries: [string, number, boolean][] = [
   [m3, 1795468074854, true],
   [m4, 1795468462655, true],
   [m5, 1795469246622, true],
+  [m6, 1795666933042, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -402,7 +402,6 @@ export const ledgerEntries = pgTable(
   },
   (t) => [
     index("ledger_company_idx").on(t.companyId, t.id),
-    index("ledger_message_idx").on(t.messageId),
     foreignKey({ columns: [t.companyId], foreignColumns: [companies.id] }),
   ],
 );
@@ -475,7 +474,7 @@ export const messages = pgTable(
     campaignId: text("campaign_id"),
   },
   (t) => [
-    uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId),
+    uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),
     index("messages_conversation_idx").on(t.conversationId, t.id),
     index("messages_company_idx").on(t.companyId, t.id),
     index("messages_account_direction_idx").on(t.channelAccountId, t.direction, t.createdAt),

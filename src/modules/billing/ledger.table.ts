@@ -20,5 +20,6 @@ export const ledgerEntries = sqliteTable(
     description: text("description").notNull(),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [index("ledger_company_idx").on(t.companyId, t.id), index("ledger_message_idx").on(t.messageId)],
+  // No index on message_id: nothing looks entries up by message, and each debit paid for its update.
+  (t) => [index("ledger_company_idx").on(t.companyId, t.id)],
 );

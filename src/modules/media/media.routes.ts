@@ -5,6 +5,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { AppError, notFound } from "../../platform/errors";
+import { pathOf } from "../../platform/http/request-context";
 import { API_PREFIX } from "../../platform/http/api-guard.plugin";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
@@ -31,7 +32,7 @@ export const mediaRoutes = (deps: Deps) => {
     // Refuse an obviously oversized upload before its body is read (onRequest: a throw in a parse hook
     // would surface as a JSON parse error). Runs after the guard's authentication.
     .onRequest(({ request }) => {
-      if (request.method !== "POST" || new URL(request.url).pathname !== uploadPath) return;
+      if (request.method !== "POST" || pathOf(request) !== uploadPath) return;
       const length = Number(request.headers.get("content-length") ?? "0");
       if (length > MAX_MEDIA_BYTES + MULTIPART_SLACK)
         throw new AppError("VALIDATION_FAILED", "The file is not accepted", [{ pointer: "/file", message: `is over the ${MAX_MEDIA_BYTES >> 20} MB limit for one file` }]);

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
@@ -48,7 +49,9 @@ export const messages = sqliteTable(
   },
   (t) => [
     // Duplicate provider deliveries of one inbound message are ignored; statuses find their message.
-    uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId),
+    // Partial: an accepted message has no provider id until it is sent, so the accept skips this b-tree
+    // (`provider_message_id = ?` in a query implies IS NOT NULL, so both engines still use it).
+    uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),
     index("messages_conversation_idx").on(t.conversationId, t.id),
     index("messages_company_idx").on(t.companyId, t.id),
     // X daily DM limit and watermark receipts count/scan an account's recent outbound messages.

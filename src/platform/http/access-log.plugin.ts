@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { Logger } from "../logger";
 import type { Metrics } from "./metrics";
-import { requestFacts } from "./request-context";
+import { pathOf, requestFacts } from "./request-context";
 
 export function accessLogPlugin({ log, metrics }: { log: Logger; metrics: Metrics }) {
   return new Elysia({ name: "access-log" })
@@ -18,7 +18,7 @@ export function accessLogPlugin({ log, metrics }: { log: Logger; metrics: Metric
         {
           requestId: f?.requestId,
           method: request.method,
-          route: route || new URL(request.url).pathname,
+          route: route || pathOf(request),
           status,
           ms: f ? Math.round((performance.now() - f.startedAt) * 10) / 10 : undefined,
           keyId: f?.apiKeyId,

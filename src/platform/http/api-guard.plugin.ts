@@ -13,7 +13,7 @@ import { AppError } from "../errors";
 import { fingerprint, parseIdempotencyKey, type IdempotencyClaim, type IdempotencyStore } from "../idempotency/idempotency";
 import { clientIp, compileRanges, ipInRanges } from "./ip-allow";
 import type { RateLimiter } from "./rate-limit";
-import { requestFacts } from "./request-context";
+import { pathOf, requestFacts } from "./request-context";
 import { hasScope, type Scope } from "./scopes";
 import type { LicenseChecker, LicensedModule } from "../license/license";
 
@@ -106,7 +106,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
 
   return new Elysia({ name: "api-guard" })
     .onRequest(({ request, server, set }) => {
-      const path = new URL(request.url).pathname;
+      const path = pathOf(request);
       if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
       principals.set(request, authenticate(request, server?.requestIP(request)?.address, set.headers));
     })
@@ -146,7 +146,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
           let claim: IdempotencyClaim | null = null;
           if (rawKey !== null && (method === "POST" || method === "PATCH" || method === "PUT")) {
             const key = parseIdempotencyKey(rawKey);
-            const path = new URL(request.url).pathname;
+            const path = pathOf(request);
             claim = { apiKeyId: auth.keyId, key, method, path, fingerprint: fingerprint(method, path, body) };
             const replay = deps.idempotency.begin(claim);
             if (replay) {

@@ -8,7 +8,7 @@ import { Elysia, ValidationError, type TSchema } from "elysia";
 import { AppError, type ErrorDetail } from "../errors";
 import type { Logger } from "../logger";
 import { nulInUrl, nulPointers } from "../nul";
-import { requestFacts } from "./request-context";
+import { pathOf, requestFacts } from "./request-context";
 
 export function errorBody(requestId: string | undefined, code: string, message: string, details: ErrorDetail[] = []) {
   return { error: { code, message, requestId: requestId ?? null, details } };
@@ -216,10 +216,10 @@ export function errorPlugin({ log }: { log: Logger }) {
       // same request succeeds once the operator freed space.
       const unavailable = storageUnavailable((error as { code?: unknown }).code);
       if (unavailable) {
-        log.error({ requestId, err: error, path: new URL(request.url).pathname }, "database unavailable for writes");
+        log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
         return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; nothing was changed. Retry later.`), { ...headers, "retry-after": unavailable.retryAfter });
       }
-      log.error({ requestId, err: error, path: new URL(request.url).pathname }, "unhandled error");
+      log.error({ requestId, err: error, path: pathOf(request) }, "unhandled error");
       return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);
     })
     .as("global");

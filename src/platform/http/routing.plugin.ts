@@ -6,6 +6,7 @@
  */
 import { Elysia } from "elysia";
 import { AppError } from "../errors";
+import { pathOf } from "./request-context";
 
 interface RouteShape {
   pattern: RegExp;
@@ -21,27 +22,43 @@ function compile(path: string): RegExp {
 }
 
 export function routingPlugin() {
-  let table: RouteShape[] | null = null;
+  // Paths without parameters answer from a map (one lookup for POST /messages); the rest by pattern.
+  let table: { exact: Map<string, Set<string>>; patterns: RouteShape[] } | null = null;
   const plugin = new Elysia({ name: "routing" });
-  const build = (): RouteShape[] => {
+  const build = () => {
     const byPath = new Map<string, Set<string>>();
     for (const r of (plugin as unknown as { getGlobalRoutes(): { method: string; path: string }[] }).getGlobalRoutes()) {
       const set = byPath.get(r.path) ?? byPath.set(r.path, new Set()).get(r.path)!;
       set.add(r.method.toUpperCase());
     }
-    return [...byPath].map(([path, methods]) => ({ pattern: compile(path), methods }));
+    const patterns = [...byPath].map(([path, methods]) => ({ pattern: compile(path), methods }));
+    const exact = new Map<string, Set<string>>();
+    for (const [path] of byPath) {
+      if (path.includes(":") || path.includes("*")) continue;
+      // Every route whose pattern matches this path (a parameter route may match it too).
+      const methods = new Set<string>();
+      for (const r of patterns) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+      exact.set(path, methods);
+      if (!path.endsWith("/")) exact.set(`${path}/`, methods);
+    }
+    return { exact, patterns };
   };
   return plugin
     .onRequest(({ request }) => {
       const method = request.method.toUpperCase();
       if (method === "OPTIONS") return;
-      const path = new URL(request.url).pathname;
-      const methods = new Set<string>();
-      for (const r of (table ??= build())) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+      const path = pathOf(request);
+      table ??= build();
+      let methods = table.exact.get(path);
+      if (!methods) {
+        methods = new Set<string>();
+        for (const r of table.patterns) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+      }
       if (methods.has("ALL") || methods.has(method) || (method === "HEAD" && methods.has("GET"))) return;
       if (!methods.size) throw new AppError("NOT_FOUND", "No such route");
-      if (methods.has("GET")) methods.add("HEAD");
-      const allow = [...methods].sort().join(", ");
+      const allowed = new Set(methods);
+      if (allowed.has("GET")) allowed.add("HEAD");
+      const allow = [...allowed].sort().join(", ");
       throw new AppError("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; allowed: ${allow}`, [], { allow });
     })
     .as("global");
