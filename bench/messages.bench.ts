@@ -21,10 +21,10 @@ const drainN = Number(values.drain);
 const bare = await baselineServer(`
 process.env.NODE_ENV = "production";
 import { Elysia, t } from "__ROOT__/node_modules/elysia";
-import { openDatabase } from "__ROOT__/src/db/client";
-const db = openDatabase("__DIR__/bare.db");
-db.$client.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
-const insert = db.$client.prepare("INSERT INTO m VALUES (?, ?, ?)");
+import { fullGroupCommit } from "__ROOT__/bench/full-group-commit";
+const db = fullGroupCommit("__DIR__/bare.db");
+db.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+const insert = db.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
 new Elysia()
   .get("/healthz", () => "ok")
   // Group commit, as the appliance: the inserts of one event-loop turn share one synchronous=FULL COMMIT,

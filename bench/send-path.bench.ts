@@ -15,7 +15,7 @@
 import { parseArgs } from "node:util";
 import { Elysia, t } from "elysia";
 import { createTestApp } from "../test/helpers/test-app";
-import { openDatabase } from "../src/db/client";
+import { fullGroupCommit } from "./full-group-commit";
 import { fmt, tempDir } from "./lib";
 
 const { values } = parseArgs({ options: { messages: { type: "string", default: "20000" }, "accept-only": { type: "boolean", default: false } } });
@@ -42,9 +42,9 @@ async function run(handle: (r: Request) => Promise<Response>, url: string, heade
 
 // ---- bare: validation + one INSERT under group commit
 const dir = tempDir("sb-sendpath-");
-const bareDb = openDatabase(`${dir}/bare.db`);
-bareDb.$client.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
-const insert = bareDb.$client.prepare("INSERT INTO m VALUES (?, ?, ?)");
+const bareDb = fullGroupCommit(`${dir}/bare.db`);
+bareDb.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+const insert = bareDb.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
 const bare = new Elysia().post(
   "/insert",
   async ({ body, set }) => {
@@ -57,7 +57,7 @@ const bare = new Elysia().post(
 );
 await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" }); // warm-up
 const bareUs = await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" }, "bare");
-bareDb.close();
+bareDb.sqlite.close();
 
 // ---- the appliance
 const app = await createTestApp({ balance: "1000000", recordEvents: false });

@@ -495,6 +495,7 @@ export function createQueue({
         }
       }
     } finally {
+      finished++;
       clearInterval(renewal);
       inflightIds.delete(job.id);
       if (job.groupKey !== null && handler.groupConcurrency) {
@@ -512,7 +513,20 @@ export function createQueue({
    * all types are one group-commit item: under load they share the fsync of the requests' writes instead
    * of costing one of their own (a lost claim after a crash only means the job is claimed again).
    */
-  async function pumpOnce(full = false): Promise<number> {
+  /**
+   * Passes whose claims are not started yet. NB! Between a claim's commit and its jobs entering `running`
+   * lies the group commit's sync: a drain that looked only at `running` then saw nothing to wait for while
+   * another pass (the timer's) held claimed jobs, and returned early.
+   */
+  const passes = new Set<Promise<number>>();
+  let finished = 0; // jobs finished so far (drain)
+  function pumpOnce(full = false): Promise<number> {
+    const p = claimAndStart(full).finally(() => passes.delete(p));
+    passes.add(p);
+    return p;
+  }
+
+  async function claimAndStart(full: boolean): Promise<number> {
     const t = now().getTime();
     if (performance.now() >= nextFullPass) {
       full = true;
@@ -598,14 +612,28 @@ export function createQueue({
     queueMicrotask(() => void pump());
   }
 
+  /**
+   * Runs jobs until none is due and none runs. Like the job loop, it claims by the hints after a first full
+   * pass (a full pass of a grouped type walks every due job of its full groups: one per finished job made
+   * a drain of a large backlog quadratic), and it ends only after a full pass found nothing.
+   */
   async function drain({ timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     let total = 0;
+    let full = true;
     for (;;) {
-      const n = await pumpOnce(true);
+      // NB! A job that finished while this pass claimed (its slot freed after the pass looked) leaves
+      // nothing running and its group's next job unclaimed: then the drain looks again.
+      const finishedBefore = finished;
+      const n = await pumpOnce(full);
       total += n;
-      const all = [...running.values()].flatMap((s) => [...s]);
-      if (n === 0 && all.length === 0) return total;
+      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...passes];
+      if (n === 0 && all.length === 0 && finished === finishedBefore) {
+        if (full) return total;
+        full = true;
+        continue;
+      }
+      full = false;
       if (Date.now() > deadline) throw new Error("queue drain timed out");
       if (all.length) await Promise.race(all);
     }
