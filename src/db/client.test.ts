@@ -1,9 +1,9 @@
-/** Group commit (db.batch): a promise that resolves means the write is stored — also when the disk fills. */
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+/** Group commit (db.batch): a promise that resolves means the write is stored (synced) — also when the disk fills. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { fstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "./client";
+import { openDatabase, walSync } from "./client";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-client-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,4 +28,78 @@ test("when the disk fills in the middle of a group, every item answered as store
   expect(new Set(refused.map((r) => r.code))).toEqual(new Set(["SQLITE_FULL"]));
   expect((db.$client.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check).toBe("ok");
   db.close();
+});
+
+test("a group commits lazily and is answered after its WAL sync; the connection is FULL again for every other commit", async () => {
+  const db = openDatabase(join(dir, "lazy.db"));
+  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const seen: number[] = [];
+  const sync = () => (db.$client.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
+  await Promise.all([1, 2, 3].map((id) => db.batch(() => (seen.push(sync()), insert.run(id)))));
+  expect(seen).toEqual([1, 1, 1]); // NORMAL inside the group
+  expect(sync()).toBe(2); // FULL after it, for plain db.tx commits
+  db.tx(() => insert.run(4));
+  expect(sync()).toBe(2);
+  expect(db.$client.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 4 });
+  db.close();
+});
+
+describe("walSync", () => {
+  const wal = join(dir, "sync-test.db-wal");
+  writeFileSync(wal, "x");
+  type Call = { fd: number; cb: (err: NodeJS.ErrnoException | null) => void };
+  const fake = () => {
+    const calls: Call[] = [];
+    return { calls, datasync: ((fd: number, cb: Call["cb"]) => calls.push({ fd, cb })) as unknown as typeof import("node:fs").fdatasync };
+  };
+  const settled = async (ps: Promise<unknown>[]) => {
+    const state = ps.map(() => "pending");
+    ps.forEach((p, i) => p.then(() => (state[i] = "ok"), () => (state[i] = "failed")));
+    await Bun.sleep(1);
+    return state;
+  };
+
+  test("one sync at a time; callers that arrive while it runs wait for the next one, which covers their commits", async () => {
+    const { calls, datasync } = fake();
+    const w = walSync(wal, datasync);
+    const first = w.sync();
+    expect(calls.length).toBe(1);
+    const later = [w.sync(), w.sync()];
+    expect(calls.length).toBe(1); // the running sync may have started before their commits
+    expect(await settled([first, ...later])).toEqual(["pending", "pending", "pending"]);
+    calls[0]!.cb(null);
+    expect(await settled([first, ...later])).toEqual(["ok", "pending", "pending"]);
+    expect(calls.length).toBe(2);
+    calls[1]!.cb(null);
+    expect(await settled(later)).toEqual(["ok", "ok"]);
+    w.close();
+  });
+
+  test("a failed sync fails its callers (not acknowledged); the next callers get a sync of their own", async () => {
+    const { calls, datasync } = fake();
+    const w = walSync(wal, datasync);
+    const a = w.sync();
+    const b = w.sync();
+    calls[0]!.cb(Object.assign(new Error("EIO"), { code: "EIO" }));
+    expect(await settled([a, b])).toEqual(["failed", "pending"]);
+    calls[1]!.cb(null);
+    expect(await settled([b])).toEqual(["ok"]);
+    w.close();
+  });
+
+  test("a WAL file replaced at its path is reopened: the sync goes to the file SQLite writes", async () => {
+    const { calls, datasync } = fake();
+    const w = walSync(wal, datasync);
+    const a = w.sync();
+    calls[0]!.cb(null);
+    await a;
+    rmSync(wal);
+    writeFileSync(wal, "y");
+    const b = w.sync();
+    calls[1]!.cb(null);
+    await b;
+    expect(fstatSync(calls[1]!.fd).ino).toBe(statSync(wal).ino);
+    w.close();
+  });
 });

@@ -110,7 +110,7 @@ export function openDatabase(path: string): Db {
  * that arrive meanwhile share the next one. The file is reopened if it is not the one at the path any more.
  * A sync that fails rejects its callers (their commits may not be durable; they are not acknowledged).
  */
-function walSync(walPath: string): { sync(): Promise<void>; close(): void } {
+export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync): { sync(): Promise<void>; close(): void } {
   let fd = -1;
   let running = false;
   let waiting: { resolve: () => void; reject: (e: unknown) => void }[] = [];
@@ -132,7 +132,7 @@ function walSync(walPath: string): { sync(): Promise<void>; close(): void } {
       if (waiting.length) start();
     };
     try {
-      fdatasync(current(), done);
+      datasync(current(), done);
     } catch (e) {
       done(e);
     }
