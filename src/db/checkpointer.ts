@@ -7,6 +7,7 @@ import type { Logger } from "../platform/logger";
 import type { Db } from "./client";
 
 const DEFAULT_AUTOCHECKPOINT = 1000;
+const MAX_HOLD_MS = 100;
 
 /**
  * Where the worker's entry point is. NB! In the compiled binary every module is bundled into the root
@@ -17,7 +18,11 @@ function workerUrl(): string {
   return new URL(Bun.isStandaloneExecutable ? "./db/checkpointer.worker.ts" : "./checkpointer.worker.ts", import.meta.url).href;
 }
 
-export function startCheckpointer({ db, path, log, intervalMs = 1000 }: { db: Db; path: string; log: Logger; intervalMs?: number }): { stop(): void } {
+/**
+ * `restartFrames`: the WAL size (in pages, 4 KB) at which the worker holds group commits briefly so the WAL
+ * starts over (checkpointer.worker.ts); ~16 MB. SQLite's own automatic checkpoint starts at 1,000.
+ */
+export function startCheckpointer({ db, path, log, intervalMs = 1000, restartFrames = 4000 }: { db: Db; path: string; log: Logger; intervalMs?: number; restartFrames?: number }): { stop(): void } {
   let worker: Worker;
   try {
     worker = new Worker(workerUrl());
@@ -32,16 +37,37 @@ export function startCheckpointer({ db, path, log, intervalMs = 1000 }: { db: Db
     db.$client.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
     log.error({ err }, `WAL checkpointer ${why}; automatic checkpoints are back on the main connection`);
   };
-  worker.onmessage = (e: MessageEvent<{ ok?: boolean; error?: string }>) => {
-    if (e.data.error) log.warn({ err: e.data.error }, "WAL checkpoint failed; will retry");
+  // The worker's hold (checkpointer.worker.ts): group commits wait while it copies the WAL's last frames;
+  // never longer than MAX_HOLD_MS, whatever the worker does.
+  let holdTimer: ReturnType<typeof setTimeout> | null = null;
+  const release = () => {
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = null;
+    db.holdGroups(false);
   };
-  worker.onerror = (e) => fallBack("failed", e);
-  worker.addEventListener("close", () => fallBack("stopped"));
+  worker.onmessage = (e: MessageEvent<{ ok?: boolean; error?: string } | "hold" | "release">) => {
+    if (e.data === "hold") {
+      if (stopped || holdTimer) return;
+      db.holdGroups(true);
+      holdTimer = setTimeout(release, MAX_HOLD_MS);
+      worker.postMessage("held");
+    } else if (e.data === "release") release();
+    else if (e.data.error) log.warn({ err: e.data.error }, "WAL checkpoint failed; will retry");
+  };
+  worker.onerror = (e) => {
+    release();
+    fallBack("failed", e);
+  };
+  worker.addEventListener("close", () => {
+    release();
+    fallBack("stopped");
+  });
   db.$client.exec("PRAGMA wal_autocheckpoint = 0");
-  worker.postMessage({ path, intervalMs });
+  worker.postMessage({ path, intervalMs, restartFrames });
   return {
     stop() {
       stopped = true;
+      release();
       worker.terminate();
       db.$client.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
     },

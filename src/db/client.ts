@@ -44,6 +44,8 @@ export type Db = BunSQLiteDatabase<Schema> & {
   tx<T>(fn: () => T): T;
   /** Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT. */
   batch<T>(fn: () => T): Promise<T>;
+  /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
+  holdGroups(on: boolean): void;
   close(): void;
 };
 
@@ -250,11 +252,19 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let pending: Pending[] = [];
   let scheduled = false;
+  let held = false;
+  db.holdGroups = (on) => {
+    held = on;
+    if (!on && pending.length && !scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   const MAX_GROUP = 2000; // bounds the latency one commit adds to the requests in it
   const group = hooks.groupCommit;
   const flush = () => {
     scheduled = false;
-    while (pending.length) {
+    while (pending.length && !held) {
       const items = pending.splice(0, MAX_GROUP);
       const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
       try {
@@ -305,7 +315,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     }
     return new Promise<T>((resolve, reject) => {
       pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!scheduled) {
+      if (!scheduled && !held) {
         scheduled = true;
         setImmediate(flush);
       }
