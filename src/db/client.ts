@@ -44,6 +44,11 @@ export type Db = BunSQLiteDatabase<Schema> & {
   tx<T>(fn: () => T): T;
   /** Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT. */
   batch<T>(fn: () => T): Promise<T>;
+  /**
+   * How many transactions or savepoints have rolled back (or failed) on this connection: a value kept in
+   * memory from inside a transaction (the ledger's running balance) is stale once this has moved.
+   */
+  rollbacks(): number;
   /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
   holdGroups(on: boolean): void;
   close(): void;
@@ -219,6 +224,8 @@ interface TxHooks {
 function withTransactions(db: Db, hooks: TxHooks): void {
   const sqlite = db.$client;
   let depth = 0;
+  let rollbacks = 0;
+  db.rollbacks = () => rollbacks;
   db.tx = <T>(fn: () => T): T => {
     const savepoint = `sp${depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
@@ -241,6 +248,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       sqlite.query(depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
       return result;
     } catch (e) {
+      rollbacks++;
       // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
       // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
       if (sqlite.inTransaction) sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);

@@ -29,13 +29,26 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     return cache.get(companyId, () => read(companyId));
   }
 
+  /**
+   * The balance after this connection's last append per company, so a debit does not read the table
+   * (6 % of the send path's CPU). Trusted only while nothing else can have changed it: no other process
+   * committed since (data version) and nothing on this connection rolled back since (the append may have
+   * been undone with its transaction or savepoint).
+   */
+  const running = new Map<string, { balance: number; version: number; rollbacks: number }>();
+
   function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
     const entry = db.tx(() => {
-      const after = read(companyId) + amount;
+      const version = db.dataVersion();
+      const known = running.get(companyId);
+      const before = known && known.version === version && known.rollbacks === db.rollbacks() ? known.balance : read(companyId);
+      const after = before + amount;
       if (after < 0)
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(after - amount)} available`);
       const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
       insertRow(db, ledgerEntries, entry);
+      if (running.size >= 10_000) running.clear();
+      running.set(companyId, { balance: after, version, rollbacks: db.rollbacks() });
       return entry;
     });
     // After the commit (or the outer transaction's savepoint): an outer rollback would leave a wrong

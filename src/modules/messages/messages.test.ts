@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
+import { createLedger } from "../billing/ledger.service";
 
 const HOUR = 3_600_000;
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
@@ -187,6 +188,37 @@ describe("billing", () => {
       const ledger = await a.request("GET", "/billing/ledger?limit=200");
       expect(ledger.body.data.filter((e: any) => e.kind === "debit")).toHaveLength(5);
       expect(ledger.body.data.every((e: any) => Number(e.balanceAfter) >= 0)).toBe(true);
+    } finally {
+      await a.close();
+    }
+  });
+
+  test("the balance a debit starts from: never one of a rolled-back debit, always one with another process's credit", async () => {
+    const a = await createTestApp({ balance: "1.000000" });
+    try {
+      const { ledger } = a.deps;
+      const companyId = a.company.id;
+      ledger.debit({ companyId, amount: 100_000, messageId: null, description: "kept" }); // 0.9 left
+      // A debit inside a transaction that rolls back afterwards (a group item that fails after its debit).
+      expect(() =>
+        a.deps.db.tx(() => {
+          ledger.debit({ companyId, amount: 300_000, messageId: null, description: "undone" });
+          throw new Error("later step failed");
+        }),
+      ).toThrow("later step failed");
+      expect(ledger.debit({ companyId, amount: 100_000, messageId: null, description: "next" }).balanceAfter).toBe(800_000);
+      // A credit committed by another connection (the `balance credit` CLI, another instance).
+      const other = a.openConnection();
+      try {
+        await a.externalCommit(() => createLedger({ db: other, now: () => new Date() }).credit({ companyId, amount: 5_000_000 }));
+      } finally {
+        other.close();
+      }
+      expect(ledger.debit({ companyId, amount: 100_000, messageId: null, description: "after credit" }).balanceAfter).toBe(5_700_000);
+      // The debits in one group commit each start from the one before.
+      const after = await Promise.all([1, 2, 3].map(() => a.deps.db.batch(() => ledger.debit({ companyId, amount: 1_000_000, messageId: null, description: "grouped" }).balanceAfter)));
+      expect(after).toEqual([4_700_000, 3_700_000, 2_700_000]);
+      expect(await balanceOf(a)).toBe("2.700000");
     } finally {
       await a.close();
     }
