@@ -102,4 +102,15 @@ describe("walSync", () => {
     expect(fstatSync(calls[1]!.fd).ino).toBe(statSync(wal).ino);
     w.close();
   });
+
+  test("closed while a sync runs: the file stays open until the sync has finished", async () => {
+    const { calls, datasync } = fake();
+    const w = walSync(wal, datasync);
+    const a = w.sync();
+    w.close();
+    expect(() => fstatSync(calls[0]!.fd)).not.toThrow(); // the thread pool still syncs this descriptor
+    calls[0]!.cb(null);
+    await a;
+    expect(() => fstatSync(calls[0]!.fd)).toThrow();
+  });
 });

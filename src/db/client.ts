@@ -120,6 +120,7 @@ export function openDatabase(path: string): Db {
 export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync): { sync(): Promise<void>; close(): void } {
   let fd = -1;
   let running = false;
+  let closing = false;
   let waiting: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   const current = (): number => {
     const ino = statSync(walPath).ino;
@@ -133,13 +134,19 @@ export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync)
     const batch = waiting;
     waiting = [];
     running = true;
+    let syncing = -1;
     const done = (err: unknown) => {
       running = false;
+      if (closing && syncing >= 0) {
+        closing = false;
+        closeSync(syncing);
+      }
       for (const w of batch) err ? w.reject(err) : w.resolve();
       if (waiting.length) start();
     };
     try {
-      datasync(current(), done);
+      syncing = current();
+      datasync(syncing, done);
     } catch (e) {
       done(e);
     }
@@ -151,7 +158,9 @@ export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync)
         if (!running) start();
       }),
     close() {
-      if (fd >= 0) closeSync(fd);
+      // NB! Not under a sync still running on the thread pool (it would fail with EBADF): after it.
+      if (running) closing = true;
+      else if (fd >= 0) closeSync(fd);
       fd = -1;
     },
   };
