@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { accessLogPlugin } from "./platform/http/access-log.plugin";
 import { API_PREFIX } from "./platform/http/api-guard.plugin";
+import { durableReadsPlugin } from "./platform/http/durable-reads.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
 import { openapiPlugin } from "./platform/http/openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
@@ -51,6 +52,7 @@ export function createApp(deps: Deps) {
     .use(errorPlugin({ log: deps.log }))
     .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))
     .use(routingPlugin())
+    .use(durableReadsPlugin(deps.db))
     .use(
       openapiPlugin({
         title: "Switchboard API",

@@ -113,4 +113,24 @@ describe("walSync", () => {
     await a;
     expect(() => fstatSync(calls[0]!.fd)).toThrow();
   });
+
+  test("durable(): at once when nothing waits for a sync; else after the sync that covers every commit so far", async () => {
+    const { calls, datasync } = fake();
+    const w = walSync(wal, datasync);
+    expect(await settled([w.durable()])).toEqual(["ok"]); // nothing committed
+    w.committed();
+    const a = w.durable(); // a commit not yet synced: starts a sync
+    expect(calls.length).toBe(1);
+    const b = w.durable(); // no commit since that sync started: the running one covers it
+    expect(calls.length).toBe(1);
+    w.committed();
+    const c = w.durable(); // a commit after it started: the next one
+    calls[0]!.cb(null);
+    expect(await settled([a, b, c])).toEqual(["ok", "ok", "pending"]);
+    expect(calls.length).toBe(2);
+    calls[1]!.cb(null);
+    expect(await settled([c, w.durable()])).toEqual(["ok", "ok"]);
+    expect(calls.length).toBe(2);
+    w.close();
+  });
 });

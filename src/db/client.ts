@@ -49,6 +49,12 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * memory from inside a transaction (the ledger's running balance) is stale once this has moved.
    */
   rollbacks(): number;
+  /**
+   * Resolves once every commit made so far is on disk. SQLite: a group commit is visible to this
+   * connection's reads before its fsync has finished (its own requests wait for that fsync, readers do
+   * not): an answer built from reads (GET, an idempotent replay) awaits this first. PostgreSQL: at once.
+   */
+  durable(): Promise<void>;
   /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
   holdGroups(on: boolean): void;
   close(): void;
@@ -98,8 +104,10 @@ export function openDatabase(path: string): Db {
     groupCommit: wal && {
       lazy: (on) => sqlite.query(on ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").run(),
       sync: wal.sync,
+      committed: wal.committed,
     },
   });
+  db.durable = wal ? wal.durable : () => Promise.resolve();
   db.close = () => {
     try {
       sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -114,14 +122,27 @@ export function openDatabase(path: string): Db {
 /**
  * fdatasync of the WAL file on the thread pool. `sync()` resolves once a sync that started after the call
  * has finished (so it covers every commit made before the call): one sync runs at a time, and the calls
- * that arrive meanwhile share the next one. The file is reopened if it is not the one at the path any more.
- * A sync that fails rejects its callers (their commits may not be durable; they are not acknowledged).
+ * that arrive meanwhile share the next one. `durable()` resolves once every commit made so far is synced
+ * (at once when nothing was committed since the last sync started); commits call `committed()`.
+ * The file is reopened if it is not the one at the path any more. A sync that fails rejects its callers
+ * (their commits may not be durable; they are not acknowledged).
  */
-export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync): { sync(): Promise<void>; close(): void } {
+export function walSync(
+  walPath: string,
+  datasync: typeof fdatasync = fdatasync,
+): { sync(): Promise<void>; durable(): Promise<void>; committed(): void; close(): void } {
+  type Round = { promise: Promise<void>; resolve(): void; reject(e: unknown): void };
+  const round = (): Round => {
+    const r = {} as Round;
+    r.promise = new Promise<void>((resolve, reject) => Object.assign(r, { resolve, reject }));
+    r.promise.catch(() => {}); // a round nobody awaits must not be an unhandled rejection
+    return r;
+  };
   let fd = -1;
-  let running = false;
   let closing = false;
-  let waiting: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  let dirty = false; // a commit since the last sync started
+  let running: Round | null = null;
+  let next: Round | null = null;
   const current = (): number => {
     const ino = statSync(walPath).ino;
     if (fd >= 0 && fstatSync(fd).ino === ino) return fd;
@@ -130,19 +151,23 @@ export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync)
     fd = openSync(walPath, "r");
     return fd;
   };
-  const start = () => {
-    const batch = waiting;
-    waiting = [];
-    running = true;
+  const start = (r: Round) => {
+    running = r;
+    dirty = false;
     let syncing = -1;
     const done = (err: unknown) => {
-      running = false;
+      running = null;
       if (closing && syncing >= 0) {
         closing = false;
         closeSync(syncing);
       }
-      for (const w of batch) err ? w.reject(err) : w.resolve();
-      if (waiting.length) start();
+      if (err) r.reject(err);
+      else r.resolve();
+      if (next) {
+        const n = next;
+        next = null;
+        start(n);
+      }
     };
     try {
       syncing = current();
@@ -151,12 +176,21 @@ export function walSync(walPath: string, datasync: typeof fdatasync = fdatasync)
       done(e);
     }
   };
+  const sync = (): Promise<void> => {
+    if (!running) {
+      const r = round();
+      start(r);
+      return r.promise;
+    }
+    return (next ??= round()).promise;
+  };
+  const settled = Promise.resolve();
   return {
-    sync: () =>
-      new Promise<void>((resolve, reject) => {
-        waiting.push({ resolve, reject });
-        if (!running) start();
-      }),
+    sync,
+    durable: () => (dirty ? sync() : running ? running.promise : next ? next.promise : settled),
+    committed: () => {
+      dirty = true;
+    },
     close() {
       // NB! Not under a sync still running on the thread pool (it would fail with EBADF): after it.
       if (running) closing = true;
@@ -220,6 +254,7 @@ export function openPostgres(url: string): Db {
     },
   });
   db.close = () => conn.close();
+  db.durable = () => Promise.resolve(); // a commit is visible to others only once it is durable
   return db;
 }
 
@@ -227,7 +262,7 @@ interface TxHooks {
   begin(): void;
   beforeCommit(): void;
   /** SQLite: a group commits lazily (`lazy(true)` … `lazy(false)` around it) and is answered after `sync()`. */
-  groupCommit?: { lazy(on: boolean): void; sync(): Promise<void> } | null;
+  groupCommit?: { lazy(on: boolean): void; sync(): Promise<void>; committed(): void } | null;
 }
 
 function withTransactions(db: Db, hooks: TxHooks): void {
@@ -316,10 +351,12 @@ function withTransactions(db: Db, hooks: TxHooks): void {
           else item.reject(r.error);
         });
       if (!group) answer();
-      else
+      else {
+        group.committed();
         group.sync().then(answer, (error) => {
           for (const item of items) item.reject(error);
         });
+      }
     }
   };
   db.batch = <T>(fn: () => T): Promise<T> => {

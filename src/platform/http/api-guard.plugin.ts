@@ -152,7 +152,9 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             if (replay) {
               set.headers["idempotent-replayed"] = "true";
               set.headers["content-type"] = "application/json";
-              return status(replay.status as 200, JSON.parse(replay.body) as never);
+              // NB! The stored answer may belong to a group whose fsync has not finished (durable-reads.plugin.ts).
+              const answer = status(replay.status as 200, JSON.parse(replay.body) as never);
+              return deps.db.durable().then(() => answer) as never; // (Elysia awaits what resolve returns)
             }
             claims.set(request, { claim, stored: false });
           }
