@@ -95,6 +95,8 @@ export function pgDatabase(conn: PgConnection): Database {
       return conn.inTransaction;
     },
     close: () => conn.close(),
+    /** The connection itself (its round-trip counts, for profiles). */
+    pg: conn,
   };
   return facade as unknown as Database;
 }

@@ -127,6 +127,10 @@ export class PgConnection {
   private closed = false;
   /** How often the connection was re-established (a new session: its LISTENs and locks are gone). */
   resets = 0;
+  /** Statements sent and waits for the server's answer (round trips) so far: what a profile counts. */
+  readonly counts = { statements: 0, roundTrips: 0 };
+  /** When set, called with each statement's text as it is sent (profiling). */
+  onStatement: ((text: string) => void) | null = null;
 
   /** Statements every session of this connection starts with (SET …): run on connect and after a reset. */
   private readonly setup: string;
@@ -151,6 +155,8 @@ export class PgConnection {
   /** Runs one statement (prepared once per text when it has parameters) and returns its rows. */
   query(text: string, params: readonly PgValue[] = []): PgResult {
     this.ensureOpen();
+    this.counts.statements++;
+    this.onStatement?.(text);
     const l = pq();
     if (params.length === 0) {
       if (!l.PQsendQueryParams(this.conn, cstr(text), 0, null, null, null, null, 0)) this.sendFailed();
@@ -176,6 +182,8 @@ export class PgConnection {
   /** Several statements separated by `;`, no parameters, no rows (simple protocol). */
   exec(text: string): void {
     this.ensureOpen();
+    this.counts.statements += text.split(";").filter((t) => t.trim()).length;
+    this.onStatement?.(text);
     if (!pq().PQsendQuery(this.conn, cstr(text))) this.sendFailed();
     this.collect();
   }
@@ -227,6 +235,7 @@ export class PgConnection {
 
   /** Waits for the answer (spin, then block) and reads every result of it; throws the first error. */
   private collect(): PgResult {
+    this.counts.roundTrips++;
     const l = pq();
     const conn = this.conn;
     const until = performance.now() + SPIN_MS;
