@@ -237,7 +237,10 @@ export class PgConnection {
 
   /** `SAVEPOINT name`, deferred (see defer). */
   savepoint(name: string): void {
-    if (!this.canDefer()) return void this.query(`SAVEPOINT ${name}`);
+    if (!this.canDefer()) {
+      this.unestablished.delete(name); // a new savepoint of that name, whatever became of an older one
+      return void this.query(`SAVEPOINT ${name}`);
+    }
     this.deferred.push({ text: `SAVEPOINT ${name}`, savepoint: name });
   }
 
