@@ -144,6 +144,8 @@ const BYTEA = 17;
 export class PgConnection {
   private conn: Pointer;
   private readonly prepared = new Map<string, Uint8Array>();
+  /** The next prepared statement's number (`s<n>`); a failed PREPARE leaves a gap, never a name reused. */
+  private statementNumber = 0;
   private closed = false;
   /** How often the connection was re-established (a new session: its LISTENs and locks are gone). */
   resets = 0;
@@ -184,7 +186,7 @@ export class PgConnection {
     }
     let name = this.prepared.get(text);
     if (!name) {
-      name = cstr(`s${this.prepared.size}`);
+      name = cstr(`s${this.statementNumber++}`);
       if (!l.PQsendPrepare(this.conn, name, cstr(text), 0, null)) this.sendFailed();
       this.collect();
       this.prepared.set(text, name);
@@ -310,7 +312,7 @@ export class PgConnection {
       } else {
         let name = this.prepared.get(s.text) ?? fresh.get(s.text);
         if (!name) {
-          name = cstr(`s${this.prepared.size + fresh.size}`);
+          name = cstr(`s${this.statementNumber++}`);
           fresh.set(s.text, name);
           if (!l.PQsendPrepare(conn, name, cstr(s.text), 0, null)) this.sendFailed();
           steps.push({ prepare: { text: s.text, name } });
@@ -403,6 +405,7 @@ export class PgConnection {
     if (pq().PQstatus(this.conn) !== CONNECTION_OK) {
       pq().PQreset(this.conn);
       this.prepared.clear();
+      this.statementNumber = 0;
       this.deferred = []; // they belonged to the lost session's transaction
       this.unestablished.clear();
       this.resets++;

@@ -132,6 +132,19 @@ describe.skipIf(!postgresAvailable())("deferred savepoints", () => {
     expect(ids()).toEqual([]);
   });
 
+  test("statements first prepared in a pipeline: a failed one is not remembered, the ones after it are prepared anew", () => {
+    conn.exec("TRUNCATE t");
+    db.query("BEGIN").run();
+    db.query("SAVEPOINT sp1").run();
+    const err = errorOf(() => conn.pipeline([{ text: "SELECT $1::bigint + 100", params: [1] }, { text: "SELECT nope FROM t WHERE id = $1", params: [1] }, { text: "SELECT $1::bigint + 200", params: [1] }]));
+    expect(err.code).toBe("42703");
+    db.exec("ROLLBACK TO sp1; RELEASE sp1");
+    db.query("SAVEPOINT sp1").run();
+    expect(conn.pipeline([{ text: "SELECT $1::bigint + 200", params: [1] }, { text: "SELECT $1::bigint + 100", params: [2] }]).map((r) => r.rows)).toEqual([[[201]], [[102]]]);
+    expect(db.query("SELECT ?::bigint + 300 AS n").get(1)).toEqual({ n: 301 });
+    db.query("COMMIT").run();
+  });
+
   test("a deferred read's rows arrive with the statement it travelled with", () => {
     db.query("BEGIN").run();
     let seen: unknown;
