@@ -38,14 +38,21 @@ const send = async () => {
 
 for (let i = 0; i < 20; i++) await send(); // warm: statements prepared, caches filled
 
+let commits = 0;
+const countCommits = (text: string) => void (text === "COMMIT" && commits++);
 const measure = async (label: string, run: () => Promise<void>) => {
   const before = { ...conn.counts };
+  const commitsBefore = commits;
+  conn.onStatement = countCommits;
   const t0 = performance.now();
   await run();
   const ms = performance.now() - t0;
   const statements = (conn.counts.statements - before.statements) / N;
   const roundTrips = (conn.counts.roundTrips - before.roundTrips) / N;
-  console.log(`${label.padEnd(34)}: ${statements.toFixed(2)} statements, ${roundTrips.toFixed(2)} round trips per accepted message (${(N / (ms / 1000)).toFixed(0)} msg/s in process)`);
+  conn.onStatement = null;
+  console.log(
+    `${label.padEnd(34)}: ${statements.toFixed(2)} statements, ${roundTrips.toFixed(2)} round trips, ${((commits - commitsBefore) / N).toFixed(2)} commits per accepted message (${(N / (ms / 1000)).toFixed(0)} msg/s in process)`,
+  );
 };
 
 await measure("one request at a time", async () => {
