@@ -49,6 +49,7 @@ function load() {
     PQenterPipelineMode: { args: [FFIType.ptr], returns: FFIType.i32 },
     PQexitPipelineMode: { args: [FFIType.ptr], returns: FFIType.i32 },
     PQpipelineSync: { args: [FFIType.ptr], returns: FFIType.i32 },
+    PQpipelineStatus: { args: [FFIType.ptr], returns: FFIType.i32 },
   });
   return symbols;
 }
@@ -73,6 +74,7 @@ const PGRES_PIPELINE_SYNC = 10;
 const PGRES_PIPELINE_ABORTED = 11;
 const PQTRANS_IDLE = 0;
 const PQTRANS_INTRANS = 2;
+const PQ_PIPELINE_OFF = 0;
 const PG_DIAG_SQLSTATE = "C".charCodeAt(0);
 const PG_DIAG_MESSAGE_PRIMARY = "M".charCodeAt(0);
 const SPIN_MS = 0.2;
@@ -402,7 +404,9 @@ export class PgConnection {
   private ensureOpen(): void {
     if (this.closed) throw new PgError("the PostgreSQL connection is closed", "08003");
     // A connection lost between transactions is re-established; inside one, the error reaches the caller.
-    if (pq().PQstatus(this.conn) !== CONNECTION_OK) {
+    // NB! So is one left in pipeline mode by a pipeline that failed to send (its error reached the caller):
+    // it could run nothing else, and its half-sent pipeline must not run with the next statement.
+    if (pq().PQstatus(this.conn) !== CONNECTION_OK || pq().PQpipelineStatus(this.conn) !== PQ_PIPELINE_OFF) {
       pq().PQreset(this.conn);
       this.prepared.clear();
       this.statementNumber = 0;

@@ -154,6 +154,12 @@ describe.skipIf(!postgresAvailable())("deferred savepoints", () => {
     expect(seen).toBe(42);
   });
 
+  test("every pipeline above, failed ones too, left the connection out of pipeline mode on its session (no reset)", () => {
+    expect(conn.resets).toBe(0);
+    expect(db.query("SELECT 1 AS n").get()).toEqual({ n: 1 });
+    expect(conn.resets).toBe(0);
+  });
+
   test("a session lost with a savepoint deferred: the next statement fails with the lost connection's error, then a new session works", async () => {
     const url = await freshPostgresDatabase();
     const c = new PgConnection(url);
