@@ -1,6 +1,7 @@
 /**
  * PostgreSQL beside SQLite (issue 18), the compiled binary, every figure from the same run. Run:
- * `make build && ./node_modules/.bin/bun bench/postgres.bench.ts [--seconds 10] [--drain 20000] [--import-rows 1000000] [--rounds 2] [--skip-send] [--skip-drain] [--skip-import]`.
+ * `make build && ./node_modules/.bin/bun bench/postgres.bench.ts [--seconds 10] [--drain 20000] [--import-rows 1000000] [--rounds 2] [--skip-send] [--skip-drain] [--skip-import] [--send sqlite,pg1,pg2]`.
+ * SWITCHBOARD_BENCH_BINARY=<path> measures another build (e.g. the one before a change, alternating).
  * PostgreSQL: Debian's server, a throwaway cluster on loopback with its durable defaults (fsync and
  * synchronous_commit on: a 202 is a promise on both engines); or SWITCHBOARD_TEST_PG_URL.
  *
@@ -36,6 +37,8 @@ const { values } = parseArgs({
     "skip-send": { type: "boolean", default: false },
     "skip-drain": { type: "boolean", default: false },
     "skip-import": { type: "boolean", default: false },
+    // which of the send measurements run: sqlite, pg1 (one instance), pg2 (two instances)
+    send: { type: "string", default: "sqlite,pg1,pg2" },
   },
 });
 if (!postgresAvailable()) throw new Error(POSTGRES_SKIP_REASON);
@@ -43,6 +46,7 @@ const SECONDS = Number(values.seconds);
 const DRAIN = Number(values.drain);
 const IMPORT_ROWS = Number(values["import-rows"]);
 const ROUNDS = Number(values.rounds);
+const SEND_RUNS = new Set(values.send.split(","));
 
 type Engine = "sqlite" | "postgres";
 interface Appliance {
@@ -115,21 +119,21 @@ const line = (name: string, r: { rps: number; p50: number; p99: number; non2xx?:
 if (!values["skip-send"]) {
   const results: Record<string, LoadResult[]> = { sqlite: [], pg1: [], pg2: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    {
+    if (SEND_RUNS.has("sqlite")) {
       const a = await fresh("sqlite");
       const s = await start(a);
       await post(s.url, a.key, 2, 50);
       results.sqlite!.push(await post(s.url, a.key, SECONDS, 50));
       await s.stop();
     }
-    {
+    if (SEND_RUNS.has("pg1")) {
       const a = await fresh("postgres");
       const s = await start(a);
       await post(s.url, a.key, 2, 50);
       results.pg1!.push(await post(s.url, a.key, SECONDS, 50));
       await s.stop();
     }
-    {
+    if (SEND_RUNS.has("pg2")) {
       const a = await fresh("postgres");
       const [s1, s2] = [await start(a), await start(a)];
       await Promise.all([post(s1.url, a.key, 2, 25), post(s2.url, a.key, 2, 25)]);
@@ -138,12 +142,12 @@ if (!values["skip-send"]) {
       await Promise.all([s1.stop(), s2.stop()]);
     }
     console.log(`round ${round + 1}:`);
-    console.log("  " + line("SQLite, one instance", results.sqlite!.at(-1)!));
-    console.log("  " + line("PostgreSQL, one instance", results.pg1!.at(-1)!));
-    console.log("  " + line("PostgreSQL, two instances (sum; worst p)", results.pg2!.at(-1)!));
+    if (SEND_RUNS.has("sqlite")) console.log("  " + line("SQLite, one instance", results.sqlite!.at(-1)!));
+    if (SEND_RUNS.has("pg1")) console.log("  " + line("PostgreSQL, one instance", results.pg1!.at(-1)!));
+    if (SEND_RUNS.has("pg2")) console.log("  " + line("PostgreSQL, two instances (sum; worst p)", results.pg2!.at(-1)!));
   }
   const best = (k: string) => Math.max(...results[k]!.map((r) => r.rps));
-  console.log(`POST /messages, best of ${ROUNDS}: PostgreSQL one ÷ SQLite ${fmt(best("pg1") / best("sqlite"), 2)}; two ÷ one instance on PostgreSQL ${fmt(best("pg2") / best("pg1"), 2)}`);
+  if (SEND_RUNS.size === 3) console.log(`POST /messages, best of ${ROUNDS}: PostgreSQL one ÷ SQLite ${fmt(best("pg1") / best("sqlite"), 2)}; two ÷ one instance on PostgreSQL ${fmt(best("pg2") / best("pg1"), 2)}`);
 }
 
 // ---------------------------------------------------------------------------------- 2. drain

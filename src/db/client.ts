@@ -27,7 +27,7 @@ import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, st
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { pgDatabase } from "./postgres/compat";
-import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
+import { PgConnection, SESSION_SETTINGS, type PgResult } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -221,7 +221,8 @@ export function openPostgres(url: string): Db {
   const db = drizzle(client, { schema }) as unknown as Db;
   db.engine = "postgres";
   db.url = url;
-  const read = client.prepare("SELECT v FROM switchboard_data_version");
+  const VERSION = "SELECT v FROM switchboard_data_version";
+  const read = client.prepare(VERSION);
   const current = () => (read.get() as { v: number } | null)?.v ?? 0;
   let known = -1;
   let reported = 0;
@@ -242,15 +243,22 @@ export function openPostgres(url: string): Db {
     } else if (conn.notifications() > 0) reported++;
     return reported;
   };
-  const lock = client.prepare(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+  const versionOf = (r: PgResult) => Number(r.rows[0]?.[0] ?? 0);
+  // One round trip each way (a libpq pipeline; PgConnection.pipeline/defer): BEGIN, the lock and the read
+  // of the version together; the version read before COMMIT travels with the COMMIT. An error at any of
+  // them fails the transaction as before (the statements after it in the pipeline do not run).
+  const begin = [{ text: "BEGIN" }, { text: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})` }, { text: VERSION }];
   withTransactions(db, {
     begin: () => {
-      client.query("BEGIN").run();
-      lock.run();
-      sync(); // commits of others before ours count as theirs…
+      const v = versionOf(conn.pipeline(begin)[2]!);
+      // commits of others before ours count as theirs…
+      if (v !== known) {
+        reported++;
+        known = v;
+      }
     },
     beforeCommit: () => {
-      known = current(); // …and the bumps of ours (we hold the lock) do not
+      conn.defer(VERSION, (r) => (known = versionOf(r))); // …and the bumps of ours (we hold the lock) do not
     },
   });
   db.close = () => conn.close();

@@ -6,7 +6,7 @@
  * their callers (src/db/dialect.ts).
  */
 import type { Database, Statement } from "bun:sqlite";
-import { PgConnection, type PgValue } from "./libpq";
+import { PgConnection, type PgResult, type PgValue } from "./libpq";
 
 /** `?` → `$1, $2, …` and `?N` → `$N`, outside string literals, quoted identifiers and comments. */
 export function toPgParams(sql: string): string {
@@ -46,16 +46,36 @@ export function toPgConflictTarget(sql: string): string {
 
 type Row = Record<string, unknown>;
 
+/**
+ * The savepoint statements db.tx writes (src/db/client.ts): deferred, so that they cost no round trip of
+ * their own (PgConnection.defer: they travel with the next statement; a SAVEPOINT released with nothing
+ * between is never sent).
+ */
+const SAVEPOINT = /^SAVEPOINT (\w+)$/;
+const RELEASE = /^RELEASE (\w+)$/;
+const ROLLBACK_TO = /^ROLLBACK TO (\w+); RELEASE (\w+)$/;
+
+const EMPTY: PgResult = { fields: [], rows: [], changes: 0 };
+
 class PgStatement {
   private readonly text: string;
+  private readonly run_: (params: PgValue[]) => PgResult;
   constructor(
     private readonly conn: PgConnection,
     sql: string,
   ) {
     this.text = toPgConflictTarget(toPgParams(sql));
+    const savepoint = SAVEPOINT.exec(sql)?.[1];
+    const release = RELEASE.exec(sql)?.[1];
+    this.run_ =
+      savepoint !== undefined
+        ? () => (conn.savepoint(savepoint), EMPTY)
+        : release !== undefined
+          ? () => (conn.release(release), EMPTY)
+          : (params) => conn.query(this.text, params);
   }
   all(...params: PgValue[]): Row[] {
-    const { fields, rows } = this.conn.query(this.text, params);
+    const { fields, rows } = this.run_(params);
     return rows.map((r) => {
       const o: Row = {};
       for (let i = 0; i < fields.length; i++) o[fields[i]!] = r[i];
@@ -66,10 +86,10 @@ class PgStatement {
     return this.all(...params)[0] ?? null;
   }
   values(...params: PgValue[]): unknown[][] {
-    return this.conn.query(this.text, params).rows;
+    return this.run_(params).rows;
   }
   run(...params: PgValue[]): { changes: number; lastInsertRowid: number } {
-    return { changes: this.conn.query(this.text, params).changes, lastInsertRowid: 0 };
+    return { changes: this.run_(params).changes, lastInsertRowid: 0 };
   }
   finalize(): void {}
 }
@@ -85,16 +105,24 @@ export function pgDatabase(conn: PgConnection): Database {
     }
     return s as unknown as Statement;
   };
+  const exec = (sql: string) => {
+    const to = ROLLBACK_TO.exec(sql);
+    if (to && to[1] === to[2]) conn.rollbackTo(to[1]!);
+    else if (sql === "ROLLBACK") conn.rollback();
+    else conn.exec(sql);
+  };
   const facade = {
     filename: "",
     query: prepare,
     prepare,
-    exec: (sql: string) => conn.exec(sql),
-    run: (sql: string) => conn.exec(sql),
+    exec,
+    run: exec,
     get inTransaction() {
       return conn.inTransaction;
     },
     close: () => conn.close(),
+    /** The connection itself (its round-trip counts, for profiles). */
+    pg: conn,
   };
   return facade as unknown as Database;
 }
