@@ -1,6 +1,13 @@
 /** Per-group concurrency (JobHandler.groupConcurrency): a busy group never holds up other groups of the same type. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { openDatabase } from "../../db/client";
+import { migrate } from "../../db/migrate";
+import { silentLogger } from "../logger";
+import { createQueue } from "./queue";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -56,4 +63,40 @@ test("a group's backlog ahead in run_at order does not block a later group", asy
   release();
   await draining;
   expect(done.length).toBe(505);
+});
+
+test("a claim's scan finds due jobs by walking the groups, never through the backlog of the full ones", async () => {
+  // A queue of its own, on a database that keeps the scan statement's text (the walk over the groups).
+  // Before: the scan walked the due jobs in run_at order skipping the full groups — all of their backlog,
+  // on every full pass and on every pump while the type's room was filled.
+  const dir = mkdtempSync(join(tmpdir(), "sb-scan-"));
+  const db = openDatabase(join(dir, "q.db"));
+  try {
+    migrate(db);
+    let walk = "";
+    const prepare = db.$client.prepare.bind(db.$client);
+    db.$client.prepare = ((sql: string) => {
+      if (sql.includes("WITH RECURSIVE g(k)")) walk = sql;
+      return prepare(sql);
+    }) as typeof db.$client.prepare;
+    const queue = createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
+    let done = 0;
+    queue.register<object>("test.busy", { concurrency: 4, groupConcurrency: 4, async handle() { await Bun.sleep(0); done++; } });
+    db.tx(() => {
+      for (let i = 0; i < 300; i++) queue.enqueue({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
+    });
+    // Rows an older version left without a group: start() gives each a group of its own, or no scan finds them.
+    db.$client.exec("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)");
+    queue.start();
+    for (let i = 0; i < 1000 && done < 300; i++) await Bun.sleep(5);
+    await queue.stop();
+    expect(done).toBe(300);
+    // The walk is index searches over the group keys (jobs_group_idx), never a scan of the jobs.
+    const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy") as { detail: string }[]).map((r) => r.detail).filter((d) => d.includes("jobs"));
+    expect(plan.length).toBe(3); // the first key, the next key, a group's oldest run_at
+    for (const step of plan) expect(step).toStartWith("SEARCH jobs USING COVERING INDEX jobs_group_idx");
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

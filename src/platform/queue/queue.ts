@@ -220,16 +220,17 @@ export function createQueue({
   );
   // NB! Expired leases and due jobs are two index searches joined by UNION ALL: an `OR` of the two makes
   // SQLite collect and sort every due row before the LIMIT, which is O(backlog) per claim.
-  // Same claim, skipping groups that are at their limit (passed as a JSON array).
-  const groupCandidatesStmt = sqlite.prepare(
-    `SELECT id, group_key FROM (
-       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2
-         AND (group_key IS NULL OR group_key NOT IN (${jsonValues(db.engine, "?3")})) LIMIT ?4${skipLocked}) expired
-     UNION ALL
-     SELECT id, group_key FROM (
-       SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND run_at <= ?2
-         AND (group_key IS NULL OR group_key NOT IN (${jsonValues(db.engine, "?3")})) ORDER BY run_at LIMIT ?4${skipLocked}) due
-     LIMIT ?4`,
+  // A grouped type's scan: expired leases (a stopped process's jobs: few), then the groups that hold pending
+  // jobs — a walk over the distinct keys of jobs_group_idx, O(groups) — each with its oldest run_at.
+  const groupLegacyStmt = sqlite.prepare(`UPDATE jobs SET group_key = 'job:' || id WHERE type = ? AND group_key IS NULL`);
+  const expiredStmt = sqlite.prepare(`SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ?3${skipLocked}`);
+  const pendingGroupsStmt = sqlite.prepare(
+    `WITH RECURSIVE g(k) AS (
+       SELECT (SELECT group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1)
+       UNION ALL
+       SELECT (SELECT group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > g.k ORDER BY group_key LIMIT 1)
+       FROM g WHERE g.k IS NOT NULL)
+     SELECT k AS group_key, (SELECT min(run_at) FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key = g.k) AS first FROM g WHERE k IS NOT NULL`,
   );
   const groupDueStmt = sqlite.prepare(
     `SELECT id FROM jobs WHERE type = ?1 AND group_key = ?2 AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3 ORDER BY run_at LIMIT ?4`,
@@ -268,17 +269,20 @@ export function createQueue({
     const id = newId();
     const t = now().getTime();
     const runAt = input.runAt?.getTime() ?? t;
+    // A job of a grouped type without a group is a group of its own: never held by another's limit, and
+    // found by the scan's walk over groups like every other (ungroupedKey).
+    const groupKey = input.groupKey ?? (handlers.get(input.type)?.groupConcurrency ? ungroupedKey(id) : null);
     insertStmt.run(
       id,
       input.type,
       JSON.stringify(input.payload),
       runAt,
       input.maxAttempts ?? handlers.get(input.type)?.maxAttempts ?? defaultMaxAttempts,
-      input.groupKey ?? null,
+      groupKey,
       t,
       t,
     );
-    wake(input.type, runAt, input.groupKey);
+    wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
   }
@@ -290,11 +294,13 @@ export function createQueue({
   }
 
   const groupId = (type: string, group: string) => `${type}\u0000${group}`;
+  /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
+  const ungroupedKey = (id: string) => `job:${id}`;
 
   /**
-   * Claim for a type with a per-group limit: pick due jobs of groups that still have room, at most `room`
-   * per group, repeating while the type has room and a pass found something (a pass may fill a group and
-   * leave slots for the next one). One transaction, so the picks and the UPDATE see the same rows.
+   * Claim for a type with a per-group limit: the due jobs of groups that still have room, at most their room
+   * each — first the groups that freed a slot, then (scan) every group with due jobs, oldest first. One
+   * transaction, so the picks and the UPDATE see the same rows.
    */
   function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): RawJob[] {
     const claimed: RawJob[] = [];
@@ -304,37 +310,42 @@ export function createQueue({
     const groups = freed.get(type);
     freed.delete(type);
     for (const g of groups ?? []) {
+      // The type has no room left: the group keeps its hint for the next claim.
+      if (claimed.length >= limit) {
+        markFreed(type, g);
+        continue;
+      }
       const room = Math.min(roomOf(g), limit - claimed.length);
-      if (room <= 0) continue;
+      if (room <= 0) continue; // the group is full again: its next finished job marks it
       const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
       if (!ids.length) continue;
       claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
       taken.set(g, (taken.get(g) ?? 0) + ids.length);
+      if (ids.length === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
     }
     if (!scan) return claimed;
-    // Then due jobs in run_at order, skipping groups at their limit.
-    const full = new Set<string>([...runningPerGroup.entries()].filter(([k, n]) => k.startsWith(type + "\u0000") && n >= perGroup).map(([k]) => k.slice(type.length + 1)));
-    while (claimed.length < limit) {
-      const want = limit - claimed.length;
-      const candidates = groupCandidatesStmt.all(type, t, JSON.stringify([...full]), Math.max(want * 4, 64)) as { id: string; group_key: string | null }[];
-      const ids: string[] = [];
-      for (const c of candidates) {
-        if (ids.length >= want) break;
-        if (c.group_key === null) {
-          ids.push(c.id);
-          continue;
-        }
-        if (roomOf(c.group_key) <= 0) {
-          full.add(c.group_key);
-          continue;
-        }
-        ids.push(c.id);
-        taken.set(c.group_key, (taken.get(c.group_key) ?? 0) + 1);
-        if (roomOf(c.group_key) <= 0) full.add(c.group_key);
-      }
-      if (!ids.length) break;
-      claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
-      if (candidates.length < Math.max(want * 4, 64)) break; // nothing more is due
+    // Then expired leases, and the due jobs of every group with room, oldest group first. NB! Never a walk in
+    // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
+    // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
+    const claimIds = (ids: string[]) => {
+      if (ids.length) claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
+    };
+    const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
+    const expired: string[] = [];
+    for (const r of expiredStmt.all(type, t, limit - claimed.length) as { id: string; group_key: string | null }[]) {
+      if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
+      expired.push(r.id);
+      if (r.group_key !== null) take(r.group_key, 1);
+    }
+    claimIds(expired);
+    const due = (pendingGroupsStmt.all(type) as { group_key: string; first: number }[]).filter((g) => g.first <= t).sort((a, b) => a.first - b.first);
+    for (const { group_key: g } of due) {
+      const room = Math.min(roomOf(g), limit - claimed.length);
+      if (claimed.length >= limit) break;
+      if (room <= 0) continue;
+      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
+      claimIds(ids);
+      take(g, ids.length);
     }
     return claimed;
   }
@@ -345,7 +356,9 @@ export function createQueue({
     const token = randomToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
     const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
-    if (rows.length >= limit) idleUntil.delete(type);
+    // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
+    // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
+    if (rows.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
     else if (scan) {
       // (Without a scan only the freed groups were claimed: the type's hint stands.)
       const due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
@@ -647,6 +660,11 @@ export function createQueue({
       handlers.set(type, handler as JobHandler);
     },
     start() {
+      // Rows of grouped types without a group (an older version enqueued them so) get one of their own:
+      // the claim's scan finds groups, not rows. Once per start; a no-op when there are none.
+      db.tx(() => {
+        for (const [type, h] of handlers) if (h.groupConcurrency) groupLegacyStmt.run(type);
+      });
       started = true;
       stopping = false;
       nudge();
