@@ -32,21 +32,32 @@ self.onmessage = (event: MessageEvent<{ path: string; intervalMs: number; restar
     postMessage("release");
     return;
   }
-  const { restartFrames } = event.data;
+  const { restartFrames, intervalMs } = event.data;
   const db = new Database(event.data.path);
   db.exec("PRAGMA busy_timeout = 5000");
   checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-  setInterval(() => {
+  const tick = () => {
+    let next = intervalMs;
     try {
-      const r = checkpoint!.get() as Result;
+      let r = checkpoint!.get() as Result;
+      if (r.log >= restartFrames) {
+        // Catch up without a hold first: each pass leaves only what was committed while it ran, so a few
+        // passes leave little, and the hold that follows (the main thread waits for it) copies only that.
+        for (let i = 0; i < 8 && r.log - r.checkpointed > HOLD_FRAMES; i++) r = checkpoint!.get() as Result;
+        if (r.log - r.checkpointed <= HOLD_FRAMES) postMessage("hold");
+      }
       report(r);
-      // Caught up but for what arrived during this pass: ask for the short hold that lets the WAL restart.
-      if (r.log >= restartFrames) postMessage("hold");
+      // Under steady writes, look again soon: a WAL caught up often is short to copy.
+      if (r.log >= restartFrames / 4) next = Math.min(intervalMs, 50);
     } catch (e) {
       postMessage({ error: (e as Error).message });
     }
-  }, event.data.intervalMs);
+    setTimeout(tick, next);
+  };
+  setTimeout(tick, intervalMs);
 };
 
+/** At most this many frames (~1 MB) are left to copy while the main thread holds its group commits. */
+const HOLD_FRAMES = 256;
 let checkpoint: ReturnType<Database["prepare"]> | null = null;
 const report = (r: Result) => postMessage({ ok: true, checkpointed: r.checkpointed, log: r.log });
