@@ -83,6 +83,7 @@ describe("walSync", () => {
     const b = w.sync();
     calls[0]!.cb(Object.assign(new Error("EIO"), { code: "EIO" }));
     expect(await settled([a, b])).toEqual(["failed", "pending"]);
+    expect(await a.catch((e) => e.code)).toBe("SQLITE_IOERR_FSYNC"); // 503 STORAGE_UNAVAILABLE, as SQLite's own
     calls[1]!.cb(null);
     expect(await settled([b])).toEqual(["ok"]);
     w.close();

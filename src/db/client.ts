@@ -18,12 +18,13 @@
  * (walSync below) and the group's promises resolve when it has finished — the same promise as FULL (nothing
  * acknowledged that a crash can lose), without the main thread waiting ~1 ms per group for the disk. A crash
  * before the sync loses that group, and, the WAL being replayed only up to its first torn frame, nothing
- * after it: every later group was acknowledged only after a later sync. Commits seen before they are
- * durable: a read outside the group may see a row a crash will take back; nothing is sent on it, since
- * jobs are claimed in a group and start when that group's sync (which covers the enqueue) has finished.
+ * after it: every later group was acknowledged only after a later sync. Reads outside the group see its rows
+ * before they are durable: answers built from reads wait for `durable()` (durable-reads.plugin.ts), and
+ * nothing is sent on such a row, since jobs are claimed in a group and start when that group's sync (which
+ * covers the enqueue) has finished. Plain `db.tx` commits stay synchronous=FULL.
  */
 import { Database } from "bun:sqlite";
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { pgDatabase } from "./postgres/compat";
@@ -147,7 +148,6 @@ export function walSync(
     const ino = statSync(walPath).ino;
     if (fd >= 0 && fstatSync(fd).ino === ino) return fd;
     if (fd >= 0) closeSync(fd);
-    fd = -1;
     fd = openSync(walPath, "r");
     return fd;
   };
@@ -161,7 +161,8 @@ export function walSync(
         closing = false;
         closeSync(syncing);
       }
-      if (err) r.reject(err);
+      // As SQLite names a failed fsync of its own (503 STORAGE_UNAVAILABLE, error.plugin.ts).
+      if (err) r.reject(Object.assign(new Error(`fdatasync of the WAL failed: ${(err as Error).message}`), { code: "SQLITE_IOERR_FSYNC", cause: err }));
       else r.resolve();
       if (next) {
         const n = next;

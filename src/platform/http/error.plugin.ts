@@ -217,7 +217,10 @@ export function errorPlugin({ log }: { log: Logger }) {
       const unavailable = storageUnavailable((error as { code?: unknown }).code);
       if (unavailable) {
         log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
-        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; nothing was changed. Retry later.`), { ...headers, "retry-after": unavailable.retryAfter });
+        // NB! A failed fsync of a group commit (src/db/client.ts walSync): the write was made but the disk did
+        // not confirm it, so it may or may not last — not "nothing was changed".
+        const outcome = (error as { code?: unknown }).code === "SQLITE_IOERR_FSYNC" ? "it may or may not have been kept; retry with the same Idempotency-Key" : "nothing was changed. Retry later";
+        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; ${outcome}.`), { ...headers, "retry-after": unavailable.retryAfter });
       }
       log.error({ requestId, err: error, path: pathOf(request) }, "unhandled error");
       return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);
