@@ -104,10 +104,21 @@ export function identityOf({ db, companyId, contactId, channel }: { db: Db; comp
  * The facts a send is decided on (channels/channel.eligibility.ts) for one contact: its identity on the
  * channel (verified before pending), blocked, consent there. Undefined for unknown, foreign or deleted ids.
  */
-export function contactSendFacts({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }):
-  | { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus }
-  | undefined {
-  const c = repo.contactById(db.$client, companyId, contactId);
+export function contactSendFacts({
+  db,
+  companyId,
+  contactId,
+  channel,
+  contact,
+}: {
+  db: Db;
+  companyId: string;
+  contactId: string;
+  channel: string;
+  /** The contact's row when the caller read it in this transaction (not read again). */
+  contact?: { id: string; companyId: string; blocked: boolean };
+}): { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined {
+  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : repo.contactById(db.$client, companyId, contactId);
   if (!c) return undefined;
   return { identity: repo.identityOfContact(db.$client, contactId, channel), blocked: c.blocked, consent: repo.consentOf(db.$client, contactId, channel)?.status ?? "unknown" };
 }

@@ -246,7 +246,7 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
     if (!facts) throw notFound("contact");
     if (!facts.identity)
       throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [{ pointer: "/to/contactId", message: `no ${input.channel} identity` }]);
-    return { contactId: input.to.contactId, address: facts.identity.value };
+    return { contactId: input.to.contactId, address: facts.identity.value, facts };
   }
   const field = CHANNEL_RULES[input.channel].address;
   const value = input.to[field]!;
@@ -259,7 +259,8 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
     throw e;
   }
   if (!found) throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
-  return { contactId: found.contact.id, address: found.identity.value };
+  const facts = contactSendFacts({ db, companyId, contactId: found.contact.id, channel: input.channel, contact: found.contact });
+  return { contactId: found.contact.id, address: found.identity.value, facts };
 }
 
 /** POST /messages' HTTP error for an eligibility refusal (channel.eligibility.ts decides; this only words it). */
@@ -286,8 +287,27 @@ function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, lastInboun
 }
 
 /** The eligibility facts of a contact on an account, looked up, and the verdict on them. */
-export function sendVerdict(deps: Pick<Deps, "db" | "now">, { companyId, contactId, channel, channelAccountId, type, purpose }: { companyId: string; contactId: string; channel: Channel; channelAccountId: string; type: MessageType; purpose: "direct" | "campaign" }) {
-  const facts = contactSendFacts({ db: deps.db, companyId, contactId, channel });
+export function sendVerdict(
+  deps: Pick<Deps, "db" | "now">,
+  {
+    companyId,
+    contactId,
+    channel,
+    channelAccountId,
+    type,
+    purpose,
+    facts = contactSendFacts({ db: deps.db, companyId, contactId, channel }),
+  }: {
+    companyId: string;
+    contactId: string;
+    channel: Channel;
+    channelAccountId: string;
+    type: MessageType;
+    purpose: "direct" | "campaign";
+    /** The contact's send facts when the caller looked them up in this transaction. */
+    facts?: ReturnType<typeof contactSendFacts>;
+  },
+) {
   const lastInboundAt = channelState({ db: deps.db, contactId, channelAccountId })?.lastInboundAt ?? null;
   const verdict = eligibility({
     rule: CHANNEL_RULES[channel],
@@ -391,8 +411,8 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
       if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
     }
 
-    const { contactId, address } = resolveRecipient(deps, companyId, input);
-    const { verdict, lastInboundAt } = sendVerdict(deps, { companyId, contactId, channel: input.channel, channelAccountId: accountId, type: input.type, purpose: "direct" });
+    const { contactId, address, facts } = resolveRecipient(deps, companyId, input);
+    const { verdict, lastInboundAt } = sendVerdict(deps, { companyId, contactId, channel: input.channel, channelAccountId: accountId, type: input.type, purpose: "direct", facts });
     if (!verdict.ok) throw refusal(verdict, { channel: input.channel, lastInboundAt });
     checkDailyLimit(deps, runtime);
 
