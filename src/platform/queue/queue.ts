@@ -640,7 +640,8 @@ export function createQueue({
       const finishedBefore = finished;
       const n = await pumpOnce(full);
       total += n;
-      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...passes];
+      // (Another pass failing is its pump's to log: here it only means "look again".)
+      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0))];
       if (n === 0 && all.length === 0 && finished === finishedBefore) {
         if (full) return total;
         full = true;
