@@ -424,7 +424,13 @@ describe("the engine", () => {
     const tpl = await app.request("POST", "/templates", { body: { channel: "telegram", name: "promo", language: "en", body: "Hi {{1}}" } });
     expect(tpl.status).toBe(201);
     const c = (await app.request("POST", "/campaigns", { body: { name: "t", templateId: tpl.body.data.id, audience: { type: "tags", tags: ["t"] }, askValues: { "body.1": "x" } } })).body.data;
-    app.deps.db.$client.query("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id);
+    // Disabled by another process (the CLI, another instance): this one's template cache sees it at once.
+    const other = app.openConnection();
+    try {
+      await app.externalCommit(() => other.$client.query("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id));
+    } finally {
+      other.close();
+    }
     await app.deps.queue.drain();
     const d = await get(c.id);
     expect(d).toMatchObject({ status: "failed", failureReason: "TEMPLATE_UNAVAILABLE", stats: { sent: 0 } });

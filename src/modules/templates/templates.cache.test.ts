@@ -1,0 +1,47 @@
+/**
+ * The template cache (templates.service.ts) never serves a row the database does not hold: one cached inside
+ * a transaction that rolled back is gone with it; a write of another process is seen by the next lookup.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { createLocalTemplate, getTemplateById, resolveTemplateForSend } from "./templates.service";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+test("a template cached inside a transaction that then rolled back is not served afterwards", () => {
+  const { db, now } = app.deps;
+  const account = app.deps.channels.all().find((r) => r.account.channel === "telegram")!.account;
+  let ghost = "";
+  expect(() =>
+    db.tx(() => {
+      ghost = createLocalTemplate({ db, now, companyId: app.company.id, account, input: { name: "ghost", language: "en", body: "Hi {{1}}" } }).id;
+      // Both lookups cache the uncommitted row…
+      expect(getTemplateById({ db, id: ghost })?.name).toBe("ghost");
+      expect(resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }).id).toBe(ghost);
+      throw new Error("a later step failed");
+    }),
+  ).toThrow("a later step failed");
+  // …and the rollback took it away from the cache too.
+  expect(getTemplateById({ db, id: ghost })).toBeUndefined();
+  expect(() => resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } })).toThrow('No template named "ghost"');
+});
+
+test("a template another process changed is read again by the next lookup", async () => {
+  const { db } = app.deps;
+  const account = app.deps.channels.all().find((r) => r.account.channel === "whatsapp")!.account;
+  const ref = { name: "hello_world", params: { "body.1": "Ann" } };
+  const row = resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref });
+  expect(getTemplateById({ db, id: row.id })?.status).toBe("approved");
+  const other = app.openConnection();
+  try {
+    await app.externalCommit(() => other.$client.query("UPDATE templates SET status = 'paused' WHERE id = ?").run(row.id));
+  } finally {
+    other.close();
+  }
+  expect(getTemplateById({ db, id: row.id })?.status).toBe("paused");
+  expect(() => resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref })).toThrow("is paused, not approved");
+});
