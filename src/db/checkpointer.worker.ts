@@ -6,19 +6,23 @@
  *
  * NB! A WAL is rewritten from its start only when a write transaction begins while every frame is already
  * copied; under steady load the main thread commits again before a checkpoint has caught up, and the WAL
- * grew without bound (600 MB in 30 s of POST /messages). So once it holds `restartFrames`, the worker asks the
- * main thread to hold its group commits (`hold`), copies what was written meanwhile (a few ms), and lets
- * it go on (`release`): the next group then starts the WAL over.
+ * grew without bound (600 MB in 30 s of POST /messages). So once it holds `restartFrames`, the worker catches
+ * up, asks the main thread to hold its group commits (`hold`), copies what was written meanwhile (the cost
+ * is the checkpoint's two fsyncs), and lets it go on (`release`): the next group then starts the WAL over.
  *
- * Messages in: {path, intervalMs, restartFrames} to start, `held` when the main thread holds. Out: {ok, log, checkpointed} |
- * {error} | `hold` | `release`.
+ * Messages in: {path, intervalMs, restartFrames} to start, `held` when the main thread holds.
+ * Out: {ok, log, checkpointed} | {error} | `hold` | `release`.
  */
 import { Database } from "bun:sqlite";
 
 declare const self: Worker;
 
-
 type Result = { busy: number; log: number; checkpointed: number };
+
+/** At most this many frames (~1 MB) are left to copy while the main thread holds its group commits. */
+const HOLD_FRAMES = 256;
+let checkpoint: ReturnType<Database["prepare"]> | null = null;
+const report = (r: Result) => postMessage({ ok: true, checkpointed: r.checkpointed, log: r.log });
 
 self.onmessage = (event: MessageEvent<{ path: string; intervalMs: number; restartFrames: number } | "held">) => {
   if (event.data === "held") {
@@ -56,8 +60,3 @@ self.onmessage = (event: MessageEvent<{ path: string; intervalMs: number; restar
   };
   setTimeout(tick, intervalMs);
 };
-
-/** At most this many frames (~1 MB) are left to copy while the main thread holds its group commits. */
-const HOLD_FRAMES = 256;
-let checkpoint: ReturnType<Database["prepare"]> | null = null;
-const report = (r: Result) => postMessage({ ok: true, checkpointed: r.checkpointed, log: r.log });

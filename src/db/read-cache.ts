@@ -8,6 +8,9 @@
  *
  * On PostgreSQL the other writers are instances serving traffic (a balance debited there), not an occasional
  * CLI: the version (`db.dataVersion`: notifications received, no round trip) is checked on every lookup.
+ *
+ * A value loaded inside a transaction may be one that transaction wrote: if anything on the connection has
+ * rolled back since (`db.rollbacks()`, rare: a refused item of a group commit), the cache is emptied.
  */
 import type { Db } from "./client";
 
@@ -15,9 +18,14 @@ export function createReadCache<K, V>(db: Db, { checkEveryMs = 100, maxEntries =
   if (db.engine === "postgres") checkEveryMs = 0;
   const entries = new Map<K, V>();
   let seen = db.dataVersion();
+  let rollbacks = db.rollbacks();
   let checkedAt = performance.now();
 
   function fresh(): void {
+    if (rollbacks !== db.rollbacks()) {
+      rollbacks = db.rollbacks();
+      entries.clear();
+    }
     const t = performance.now();
     if (checkEveryMs > 0 && t - checkedAt < checkEveryMs) return;
     checkedAt = t;

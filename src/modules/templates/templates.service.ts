@@ -19,24 +19,16 @@ const PARAM_KEY = /^(body\.[1-9]\d*|button\.\d+\.[1-9]\d*)$/;
 
 /**
  * Template rows by id and by (account, name), read twice per message (the send resolves it, the dispatch
- * builds from it: 9 µs of ~260 on SQLite, two round trips on PostgreSQL). Shared, never mutated. Fresh:
- * - this process's template writes empty it (the writers below call `forgetTemplates`);
- * - other processes' writes change the data version, checked on every lookup (PostgreSQL: a trigger,
- *   migration-pg 0007, and the instances' notifications);
- * - a row cached inside a transaction that then rolled back may not exist: any rollback on the connection
- *   since it was cached empties it (rollbacks are rare: a refused item of a group commit).
+ * builds from it: 9 µs of ~260 on SQLite, two round trips on PostgreSQL). Shared, never mutated. Fresh
+ * (db/read-cache.ts): this process's template writes empty it (the writers below call `forgetTemplates`);
+ * other processes' writes change the data version, checked on every lookup — another process's change holds
+ * for the next send (PostgreSQL: a trigger, migration-pg 0007); a rollback on the connection empties it.
  */
-const templateCaches = new WeakMap<Db, { rows: ReturnType<typeof createReadCache<string, unknown>>; rollbacks: number }>();
+const templateCaches = new WeakMap<Db, ReturnType<typeof createReadCache<string, unknown>>>();
 function templateCache(db: Db) {
   let c = templateCaches.get(db);
-  // checkEveryMs 0: another process's change holds for the next send (the version read is ~0.1 µs inside the
-  // send's transaction, ~2 µs outside, against ~6 µs for the row).
-  if (!c) templateCaches.set(db, (c = { rows: createReadCache<string, unknown>(db, { checkEveryMs: 0 }), rollbacks: db.rollbacks() }));
-  if (c.rollbacks !== db.rollbacks()) {
-    c.rows.invalidate();
-    c.rollbacks = db.rollbacks();
-  }
-  return c.rows;
+  if (!c) templateCaches.set(db, (c = createReadCache<string, unknown>(db, { checkEveryMs: 0 })));
+  return c;
 }
 function forgetTemplates(db: Db): void {
   templateCache(db).invalidate();

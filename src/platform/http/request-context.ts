@@ -22,10 +22,9 @@ export function pathOf(request: Request): string {
   const url = request.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return "/";
-  let end = url.length;
-  for (let i = start; i < end; i++) {
+  for (let i = start; i < url.length; i++) {
     const c = url.charCodeAt(i);
-    if (c === 63 /* ? */ || c === 35 /* # */) end = i;
+    if (c === 63 /* ? */ || c === 35 /* # */) return url.slice(start, i);
   }
-  return url.slice(start, end);
+  return url.slice(start);
 }

@@ -21,6 +21,13 @@ function compile(path: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+/** The methods of every route whose pattern matches `path`. */
+function methodsOf(patterns: RouteShape[], path: string): Set<string> {
+  const methods = new Set<string>();
+  for (const r of patterns) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+  return methods;
+}
+
 export function routingPlugin() {
   // Paths without parameters answer from a map (one lookup for POST /messages); the rest by pattern.
   let table: { exact: Map<string, Set<string>>; patterns: RouteShape[] } | null = null;
@@ -35,9 +42,7 @@ export function routingPlugin() {
     const exact = new Map<string, Set<string>>();
     for (const [path] of byPath) {
       if (path.includes(":") || path.includes("*")) continue;
-      // Every route whose pattern matches this path (a parameter route may match it too).
-      const methods = new Set<string>();
-      for (const r of patterns) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+      const methods = methodsOf(patterns, path); // a parameter route may match it too
       exact.set(path, methods);
       if (!path.endsWith("/")) exact.set(`${path}/`, methods);
     }
@@ -49,11 +54,7 @@ export function routingPlugin() {
       if (method === "OPTIONS") return;
       const path = pathOf(request);
       table ??= build();
-      let methods = table.exact.get(path);
-      if (!methods) {
-        methods = new Set<string>();
-        for (const r of table.patterns) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
-      }
+      const methods = table.exact.get(path) ?? methodsOf(table.patterns, path);
       if (methods.has("ALL") || methods.has(method) || (method === "HEAD" && methods.has("GET"))) return;
       if (!methods.size) throw new AppError("NOT_FOUND", "No such route");
       const allowed = new Set(methods);

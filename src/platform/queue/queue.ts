@@ -306,6 +306,17 @@ export function createQueue({
     const claimed: RawJob[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
+    const claimIds = (ids: string[]) => {
+      if (ids.length) claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
+    };
+    const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
+    /** Claims up to `room` due jobs of group `g`; returns how many. */
+    const claimGroup = (g: string, room: number): number => {
+      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
+      claimIds(ids);
+      take(g, ids.length);
+      return ids.length;
+    };
     // First the groups that freed a slot: their own next due jobs.
     const groups = freed.get(type);
     freed.delete(type);
@@ -317,20 +328,12 @@ export function createQueue({
       }
       const room = Math.min(roomOf(g), limit - claimed.length);
       if (room <= 0) continue; // the group is full again: its next finished job marks it
-      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
-      if (!ids.length) continue;
-      claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
-      taken.set(g, (taken.get(g) ?? 0) + ids.length);
-      if (ids.length === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
+      if (claimGroup(g, room) === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
     }
     if (!scan) return claimed;
     // Then expired leases, and the due jobs of every group with room, oldest group first. NB! Never a walk in
     // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
     // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
-    const claimIds = (ids: string[]) => {
-      if (ids.length) claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
-    };
-    const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     const expired: string[] = [];
     for (const r of expiredStmt.all(type, t, limit - claimed.length) as { id: string; group_key: string | null }[]) {
       if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
@@ -340,12 +343,9 @@ export function createQueue({
     claimIds(expired);
     const due = (pendingGroupsStmt.all(type) as { group_key: string; first: number }[]).filter((g) => g.first <= t).sort((a, b) => a.first - b.first);
     for (const { group_key: g } of due) {
-      const room = Math.min(roomOf(g), limit - claimed.length);
       if (claimed.length >= limit) break;
-      if (room <= 0) continue;
-      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
-      claimIds(ids);
-      take(g, ids.length);
+      const room = Math.min(roomOf(g), limit - claimed.length);
+      if (room > 0) claimGroup(g, room);
     }
     return claimed;
   }
@@ -522,11 +522,6 @@ export function createQueue({
   }
 
   /**
-   * Claims what each type has room for and starts it; returns how many jobs were started. The claims of
-   * all types are one group-commit item: under load they share the fsync of the requests' writes instead
-   * of costing one of their own (a lost claim after a crash only means the job is claimed again).
-   */
-  /**
    * Passes whose claims are not started yet. NB! Between a claim's commit and its jobs entering `running`
    * lies the group commit's sync: a drain that looked only at `running` then saw nothing to wait for while
    * another pass (the timer's) held claimed jobs, and returned early.
@@ -539,6 +534,11 @@ export function createQueue({
     return p;
   }
 
+  /**
+   * Claims what each type has room for and starts it; returns how many jobs were started. The claims of
+   * all types are one group-commit item: under load they share the fsync of the requests' writes instead
+   * of costing one of their own (a lost claim after a crash only means the job is claimed again).
+   */
   async function claimAndStart(full: boolean): Promise<number> {
     const t = now().getTime();
     if (performance.now() >= nextFullPass) {
@@ -627,8 +627,8 @@ export function createQueue({
 
   /**
    * Runs jobs until none is due and none runs. Like the job loop, it claims by the hints after a first full
-   * pass (a full pass of a grouped type walks every due job of its full groups: one per finished job made
-   * a drain of a large backlog quadratic), and it ends only after a full pass found nothing.
+   * pass (a full pass, a claim of every type, after each finished job made a drain's claims its largest
+   * cost), and it ends only after a full pass found nothing.
    */
   async function drain({ timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<number> {
     const deadline = Date.now() + timeoutMs;
