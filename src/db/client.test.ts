@@ -135,3 +135,36 @@ describe("walSync", () => {
     w.close();
   });
 });
+
+test("within: its own transaction when none is open; inside one, no savepoint — the caller's tx undoes it", () => {
+  const db = openDatabase(join(dir, "within.db"));
+  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const ids = () => (db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id);
+  const failing = (id: number) => () => {
+    insert.run(id);
+    throw new Error("refused");
+  };
+  // Alone: a transaction of its own, rolled back on the throw.
+  expect(() => db.within(failing(1))).toThrow("refused");
+  expect(db.$client.inTransaction).toBe(false);
+  expect(ids()).toEqual([]);
+  // Inside a tx whose caller catches the throw and goes on: its write stays (no savepoint of its own)…
+  db.tx(() => {
+    insert.run(2);
+    expect(() => db.within(failing(3))).toThrow("refused");
+  });
+  expect(ids()).toEqual([2, 3]);
+  // …which is why a caller that goes on wraps it in a tx: then its write is undone alone.
+  db.tx(() => {
+    insert.run(4);
+    expect(() => db.tx(() => db.within(failing(5)))).toThrow("refused");
+  });
+  expect(ids()).toEqual([2, 3, 4]);
+  // A throw that reaches the outer tx undoes everything of it, and counts as a rollback.
+  const before = db.rollbacks();
+  expect(() => db.tx(() => (insert.run(6), db.within(failing(7))))).toThrow("refused");
+  expect(ids()).toEqual([2, 3, 4]);
+  expect(db.rollbacks()).toBe(before + 1);
+  db.close();
+});

@@ -43,6 +43,14 @@ export type Db = BunSQLiteDatabase<Schema> & {
   dataVersion(): number;
   /** Runs fn in one IMMEDIATE transaction (savepoint when nested). fn must not be async. */
   tx<T>(fn: () => T): T;
+  /**
+   * Runs fn in the caller's transaction when there is one, with no savepoint of its own (each costs two
+   * statements and copies of the pages it touches); in a new transaction when there is none.
+   * NB! If fn throws, what it wrote so far stays in the caller's transaction: use it only where every caller
+   * lets the error reach a `tx` (whose savepoint or rollback undoes it). A caller that catches the error
+   * and goes on must wrap the call in `tx` itself.
+   */
+  within<T>(fn: () => T): T;
   /** Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT. */
   batch<T>(fn: () => T): Promise<T>;
   /**
@@ -310,6 +318,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       depth--;
     }
   };
+  db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
   type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let pending: Pending[] = [];
   let scheduled = false;

@@ -38,7 +38,9 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
   const running = new Map<string, { balance: number; version: number; rollbacks: number }>();
 
   function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
-    const entry = db.tx(() => {
+    // NB! No savepoint of its own: it throws before writing, and its callers' transactions undo the entry
+    // when they roll back (createOutboundMessage has its own, for the campaign engine that catches a 402).
+    const entry = db.within(() => {
       const version = db.dataVersion();
       const known = running.get(companyId);
       const before = known && known.version === version && known.rollbacks === db.rollbacks() ? known.balance : read(companyId);

@@ -151,7 +151,8 @@ export function findOrCreateContactByIdentity({
 }): { contact: ContactRow; identity: IdentityRow; created: boolean } | null {
   const n = normaliseIdentity({ channel, value });
   const sqlite = db.$client;
-  return db.tx(() => {
+  // Callers let a throw reach their own tx (resolveRecipient rethrows it with another pointer).
+  return db.within(() => {
     const at = now().getTime();
     let identity = repo.identityByValue(sqlite, companyId, channel, n.value);
     if (!identity && username) {

@@ -35,7 +35,7 @@ export function openConversation({ db, events, now, companyId, contactId, channe
   conversation: ConversationRow;
   opened: boolean;
 } {
-  return db.tx(() => {
+  return db.within(() => {
     const open = openConversationOf(db, contactId, channelAccountId);
     if (open) return { conversation: open, opened: false };
     const at = now();

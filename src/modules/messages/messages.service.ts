@@ -371,7 +371,8 @@ export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: str
 export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
   checkRequest(input);
   const { db } = deps;
-  return db.tx(() => {
+  // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
+  return db.within(() => {
     const runtime = pickAccount(deps, companyId, input);
     const accountId = runtime.account.id;
     let template: TemplateRow | null = null;
@@ -514,7 +515,8 @@ export function applyStatus(
   }: { message: MessageRow; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
 ): MessageRow {
   const { db, events, now } = deps;
-  return db.tx(() => {
+  // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
+  return db.within(() => {
     const current = fresh ? message : repo.messageById(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
@@ -554,7 +556,7 @@ export function applyStatus(
 
 /** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
-  deps.db.tx(() => {
+  deps.db.within(() => {
     const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
