@@ -23,17 +23,20 @@ export async function processInbound(deps: Deps, account: ChannelAccount, events
   await deps.db.batch(() => applyInboundEvents(deps, account, events));
 }
 
-/** The same, synchronously inside the caller's transaction (a scheduled report's job commits with it). */
-export function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[]): void {
+/**
+ * The same, synchronously inside the caller's transaction (a scheduled report's job commits with it).
+ * `unknown`: where status reports on messages not stored yet go, instead of a deferred job each.
+ */
+export function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): void {
   const company = findCompanyBySlug({ db: deps.db, slug: account.company });
   if (!company) {
     deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
     return;
   }
-  for (const event of events) applyInbound(deps, company.id, account, event);
+  for (const event of events) applyInbound(deps, company.id, account, event, unknown);
 }
 
-function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent): void {
+function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): void {
   const company = { id: companyId };
   {
     switch (event.kind) {
@@ -41,7 +44,7 @@ function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, ev
         receiveMessage(deps, company.id, account, event);
         break;
       case "status":
-        applyProviderStatus(deps, account.id, event);
+        applyProviderStatus(deps, account.id, event, unknown);
         break;
       case "watermark": {
         const contact = findContact(deps, company.id, account, event.from.value);

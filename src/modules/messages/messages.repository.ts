@@ -47,11 +47,6 @@ export function messageByProviderId(db: Db, channelAccountId: string, providerMe
   return one(db.$client.query(`SELECT * FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
 }
 
-/** Whether a message with this provider id is stored (an index search, no row read). */
-export function hasProviderMessage(db: Db, channelAccountId: string, providerMessageId: string): boolean {
-  return db.$client.query(`SELECT 1 FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) !== null;
-}
-
 /** Outbound messages of an account created since `since` (X daily DM limit). */
 export function countOutboundSince(db: Db, channelAccountId: string, since: Date): number {
   return (

@@ -554,14 +554,19 @@ export function applyStatus(
   });
 }
 
-/** Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers. */
-export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>): void {
+/**
+ * Applies a provider status report (by provider message id) — from webhooks, polling or sandbox timers.
+ * A report on a message not stored (yet) is deferred to a job of its own, or, given `unknown`, left there
+ * for the caller to retry (a scheduled report's job comes back itself).
+ */
+export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>, unknown?: InboundEvent[]): void {
   deps.db.within(() => {
     const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
-      deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
+      if (unknown) unknown.push(event);
+      else deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;

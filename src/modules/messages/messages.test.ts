@@ -4,6 +4,7 @@ import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";
+import { SCHEDULED_INBOUND_JOB } from "./messages.service";
 
 const HOUR = 3_600_000;
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
@@ -292,6 +293,51 @@ describe("lifecycle", () => {
     rt.adapter.send = async (m) => (sends++, original(m));
     await dispatchMessage(a.deps, { id: "j", type: "message.dispatch", payload: { messageId: s.body.data.id }, attempts: 2, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" });
     expect(sends).toBe(0);
+  });
+});
+
+describe("status reports that fall due before their message is stored", () => {
+  test("come back until it is (reports already applied stay applied); one never stored is dropped after 10 minutes", async () => {
+    const b = await createTestApp(); // the sandbox reports an hour later: its own reports stay out of the way
+    try {
+      const send = async (phone: string) => (await b.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: hello } })).body.data.id as string;
+      const first = await send("+14155550123");
+      const second = await send("+14155550124");
+      await b.deps.queue.drain();
+      const statusOf = (id: string) => (b.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status;
+      const jobOf = (providerId: string) =>
+        b.deps.db.$client.query("SELECT status, run_at AS runAt, last_error AS error FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, `%${providerId}%`) as { status: string; runAt: number; error: string } | null;
+      const report = (providerIds: string[]) => {
+        const at = b.clock.now().getTime();
+        const events = providerIds.map((providerMessageId) => ({ kind: "status", providerMessageId, status: "delivered", timestamp: new Date(at).toISOString() }));
+        b.deps.db.tx(() => b.deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }));
+      };
+
+      report([`sandbox.${first}`, "late-1"]);
+      await b.deps.queue.drain();
+      expect(statusOf(first)).toBe("delivered"); // the known one at once
+      expect(jobOf("late-1")).toEqual({ status: "pending", runAt: b.clock.now().getTime() + 500, error: "reported message not stored yet" });
+
+      // The send it reports on commits (as when a provider calls back before our commit of the send).
+      b.deps.db.$client.query("UPDATE messages SET provider_message_id = 'late-1' WHERE id = ?").run(second);
+      b.clock.advance(500);
+      await b.deps.queue.drain();
+      expect(statusOf(second)).toBe("delivered");
+      expect(jobOf("late-1")).toBeNull();
+      expect(eventsOf(b, "message.delivered").map((e) => e.data.message.id)).toEqual([first, second]); // the first not twice
+
+      report(["never-1"]);
+      let retries = 0;
+      for (; jobOf("never-1") && retries < 100; retries++) {
+        b.clock.advance(60_000);
+        await b.deps.queue.drain();
+      }
+      expect(jobOf("never-1")).toBeNull();
+      expect(retries).toBeGreaterThanOrEqual(10);
+      expect(retries).toBeLessThanOrEqual(12);
+    } finally {
+      await b.close();
+    }
   });
 });
 

@@ -48,21 +48,18 @@ function wireScheduledInbound(deps: Deps): void {
       if (!runtime) return; // the account left the config: nobody to report for
       const now = deps.now().getTime();
       const due = job.payload.schedule.filter((s) => s.at <= now);
-      const events = due.flatMap((s) => s.events.map(revive));
-      // A report can fall due before the send it reports on has committed (the dispatch job stores the
-      // provider's message id when it finishes): not known yet → come back shortly, never drop it.
-      const unknown = events.some((e) => e.kind === "status" && !repo.hasProviderMessage(deps.db, runtime.account.id, e.providerMessageId));
-      if (unknown) {
-        const waited = now - Math.min(...due.map((s) => s.at));
-        if (waited > 600_000) {
-          // Not ours after all (sent from the provider's own console), or its send never committed.
-          deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
-          return;
-        }
-        return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
-      }
-      applyInboundEvents(deps, runtime.account, events);
+      const unknown: InboundEvent[] = [];
+      applyInboundEvents(deps, runtime.account, due.flatMap((s) => s.events.map(revive)), unknown);
       const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
+      // A report can fall due before the send it reports on has committed (the dispatch job stores the
+      // provider's message id when it finishes): not known yet → come back shortly, never drop it. The
+      // due reports run again then; those applied now change nothing the second time.
+      if (unknown.length) {
+        const waited = now - Math.min(...due.map((s) => s.at));
+        if (waited <= 600_000) return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
+        // Not ours after all (sent from the provider's own console), or its send never committed.
+        deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
+      }
       return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
     },
   });
