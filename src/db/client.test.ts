@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { fstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { openDatabase, walSync } from "./client";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-client-"));
@@ -166,5 +167,29 @@ test("within: its own transaction when none is open; inside one, no savepoint â€
   expect(() => db.tx(() => (insert.run(6), db.within(failing(7))))).toThrow("refused");
   expect(ids()).toEqual([2, 3, 4]);
   expect(db.rollbacks()).toBe(before + 1);
+  db.close();
+});
+
+test("dataVersion follows other connections' commits, also right after a transaction of ours (read once inside one)", () => {
+  const path = join(dir, "version.db");
+  const db = openDatabase(path);
+  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const other = new Database(path);
+  const v0 = db.dataVersion();
+  other.exec("INSERT INTO t (id) VALUES (1)");
+  const v1 = db.dataVersion();
+  expect(v1).not.toBe(v0);
+  const inside = db.tx(() => {
+    db.$client.exec("INSERT INTO t (id) VALUES (2)");
+    return [db.dataVersion(), db.dataVersion()];
+  });
+  expect(inside).toEqual([v1, v1]); // our own commits do not move it
+  other.exec("INSERT INTO t (id) VALUES (3)"); // after our transaction ended: seen at once
+  expect(db.dataVersion()).not.toBe(v1);
+  expect(() => db.tx(() => db.within(() => { throw new Error("no"); }))).toThrow("no");
+  const v2 = db.dataVersion();
+  other.exec("INSERT INTO t (id) VALUES (4)"); // and after one that rolled back
+  expect(db.dataVersion()).not.toBe(v2);
+  other.close();
   db.close();
 });

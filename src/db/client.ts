@@ -105,10 +105,22 @@ export function openDatabase(path: string): Db {
   const db = drizzle(sqlite, { schema }) as unknown as Db;
   db.engine = "sqlite";
   const version = sqlite.prepare("PRAGMA data_version");
-  db.dataVersion = () => (version.get() as { data_version: number }).data_version;
+  const readVersion = () => (version.get() as { data_version: number }).data_version;
+  // Inside our write transaction nobody else can commit: the version is read once per transaction (~2 µs
+  // each: the pragma opens a read transaction of its own; the send path asked four times per message).
+  let writing = false;
+  let txVersion: number | null = null;
+  db.dataVersion = () => (writing ? (txVersion ??= readVersion()) : readVersion());
   const wal = path === ":memory:" ? null : walSync(`${path}-wal`);
   withTransactions(db, {
-    begin: () => sqlite.query("BEGIN IMMEDIATE").run(),
+    begin: () => {
+      sqlite.query("BEGIN IMMEDIATE").run();
+      writing = true;
+      txVersion = null;
+    },
+    end: () => {
+      writing = false;
+    },
     beforeCommit: () => {},
     groupCommit: wal && {
       lazy: (on) => sqlite.query(on ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").run(),
@@ -277,6 +289,8 @@ export function openPostgres(url: string): Db {
 
 interface TxHooks {
   begin(): void;
+  /** The outermost transaction has ended (committed, rolled back or failed). */
+  end?(): void;
   beforeCommit(): void;
   /** SQLite: a group commits lazily (`lazy(true)` … `lazy(false)` around it) and is answered after `sync()`. */
   groupCommit?: { lazy(on: boolean): void; sync(): Promise<void>; committed(): void } | null;
@@ -315,7 +329,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       if (sqlite.inTransaction) sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       throw e;
     } finally {
-      depth--;
+      if (--depth === 0) hooks.end?.();
     }
   };
   db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
