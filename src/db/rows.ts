@@ -4,23 +4,33 @@
  * drizzle-typed camelCase row of a table (timestamps → Date, JSON columns parsed, booleans), so callers
  * keep the same types as with drizzle.
  */
-import { getTableColumns, type Table } from "drizzle-orm";
+import { Column, getTableColumns, type Table } from "drizzle-orm";
 
 type Mapper = (raw: Record<string, unknown>) => Record<string, unknown>;
 const mappers = new WeakMap<Table, Mapper>();
 
+/**
+ * One function per table, compiled from its columns: an object literal of straight reads, a decoder call only
+ * for columns whose driver value is not the value (JSON, booleans, timestamps). The generic loop it replaced
+ * (a closure per column, keys added one by one) cost ~1 µs per message row read, four times per message.
+ */
+function compileMapper(table: Table): Mapper {
+  const cols = Object.entries(getTableColumns(table)) as [string, Column][];
+  const fields = cols.map(([key, col], i) => {
+    const read = `r[${JSON.stringify(col.name)}]`;
+    return col.mapFromDriverValue === Column.prototype.mapFromDriverValue
+      ? `${JSON.stringify(key)}: ${read}`
+      : `${JSON.stringify(key)}: (v = ${read}) == null ? v : c[${i}].mapFromDriverValue(v)`;
+  });
+  // NB! Only column names and property keys (JSON-quoted) reach the source: no value of a row.
+  const build = new Function("c", `return (r) => { let v; return { ${fields.join(", ")} }; };`) as (c: Column[]) => Mapper;
+  return build(cols.map(([, col]) => col));
+}
+
 export function mapRow<T extends Table>(table: T, raw: Record<string, unknown> | null | undefined): T["$inferSelect"] | undefined {
   if (!raw) return undefined;
   let m = mappers.get(table);
-  if (!m) {
-    const cols = Object.entries(getTableColumns(table)).map(([key, col]) => ({ key, name: col.name, decode: (v: unknown) => (v === null ? null : col.mapFromDriverValue(v)) }));
-    m = (r) => {
-      const out: Record<string, unknown> = {};
-      for (const c of cols) out[c.key] = r[c.name] === undefined ? undefined : c.decode(r[c.name]);
-      return out;
-    };
-    mappers.set(table, m);
-  }
+  if (!m) mappers.set(table, (m = compileMapper(table)));
   return m(raw) as T["$inferSelect"];
 }
 

@@ -215,6 +215,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
+    if (event.refs && event.refs.campaignId === null && event.type !== "message.received") return; // not a campaign's: no payload read
     const msg = event.data.message as
       | { id: string; campaignId?: string | null; contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null }
       | undefined;

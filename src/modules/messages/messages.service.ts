@@ -546,7 +546,12 @@ export function applyStatus(
     changes.updatedAt = now();
     repo.updateMessage(db, current.id, changes);
     const updated = { ...current, ...changes } as MessageRow;
-    for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data: { message: messageView(updated) } });
+    // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
+    // message): the refs say whose message it is.
+    let view: ReturnType<typeof messageView> | undefined;
+    const data = () => ({ message: (view ??= messageView(updated)) });
+    const refs = { messageId: updated.id, campaignId: updated.campaignId };
+    for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs });
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
       setConsent({ db, events, now, companyId: current.companyId, contactId: current.contactId, channels: [current.channel], status: "opted_out", source: "provider" });

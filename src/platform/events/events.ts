@@ -16,6 +16,8 @@ export interface DomainEvent {
   companyId: string;
   type: string;
   data: Record<string, unknown>;
+  /** Ids of what the event is about, for subscribers that decide from them alone (no payload built). */
+  refs?: Record<string, string | null>;
   createdAt: Date;
 }
 
@@ -27,7 +29,7 @@ export interface EventBus {
    * is then called once, when a subscriber first reads `event.data` (bulk writes skip building payloads that
    * no webhook endpoint wants).
    */
-  emit(input: { companyId: string; type: string; data: Record<string, unknown> | (() => Record<string, unknown>) }): DomainEvent;
+  emit(input: { companyId: string; type: string; data: Record<string, unknown> | (() => Record<string, unknown>); refs?: Record<string, string | null> }): DomainEvent;
   /** Returns the function that unsubscribes. */
   subscribe(subscriber: EventSubscriber): () => void;
 }
@@ -35,8 +37,8 @@ export interface EventBus {
 export function createEventBus({ now }: { now: () => Date }): EventBus {
   const subscribers = new Set<EventSubscriber>();
   return {
-    emit({ companyId, type, data }) {
-      const event = { id: newId(), companyId, type, data, createdAt: now() } as DomainEvent;
+    emit({ companyId, type, data, refs }) {
+      const event = { id: newId(), companyId, type, data, refs, createdAt: now() } as DomainEvent;
       if (typeof data === "function") {
         let value: Record<string, unknown> | undefined;
         Object.defineProperty(event, "data", { enumerable: true, get: () => (value ??= data()) });

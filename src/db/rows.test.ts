@@ -1,0 +1,32 @@
+/** mapRow: a raw snake_case row to the drizzle-typed row, with the table's own decoders. */
+import { expect, test } from "bun:test";
+import { getTableColumns } from "drizzle-orm";
+import { messages } from "../modules/messages/messages.table";
+import { mapRow } from "./rows";
+
+test("mapRow decodes JSON, booleans and timestamps, keeps null, leaves columns the row lacks undefined", () => {
+  const at = Date.UTC(2026, 10, 26, 8, 0, 0);
+  const row = mapRow(messages, {
+    id: "m1",
+    company_id: "c1",
+    content: '{"text":"hi"}',
+    metadata: "{}",
+    charged: 1,
+    refunded: 0,
+    unit_price: 50_000,
+    created_at: at,
+    sent_at: null,
+    provider_message_id: null,
+  })!;
+  expect(row.id).toBe("m1");
+  expect(row.content).toEqual({ text: "hi" });
+  expect(row.metadata).toEqual({});
+  expect([row.charged, row.refunded]).toEqual([true, false]);
+  expect(row.unitPrice).toBe(50_000);
+  expect(row.createdAt).toEqual(new Date(at));
+  expect(row.sentAt).toBeNull();
+  expect(row.providerMessageId).toBeNull();
+  expect("readAt" in row && row.readAt === undefined).toBe(true); // not selected
+  expect(Object.keys(row)).toEqual(Object.keys(getTableColumns(messages)));
+  expect(mapRow(messages, null)).toBeUndefined();
+});
