@@ -1,15 +1,20 @@
 /**
- * Messaging benchmark (issue 4). Run: `make build && npx bun bench/messages.bench.ts [--seconds 10] [--drain 100000]`.
+ * Messaging benchmark (issue 4). Run: `make build && npx bun bench/messages.bench.ts [--seconds 10] [--drain 100000]`
+ * (`--seconds 0`: the drain alone).
  * 1. Accepted POST /messages per second on the compiled appliance (sandbox WhatsApp, priced template
  *    sends, 50 connections, autocannon; dispatch and delivered/read reports running) ÷ a bare Elysia route
  *    in a separate Bun process that validates the same body and inserts one row under group commit on a
  *    database opened with the same pragmas (WAL, synchronous=FULL; answered after the commit), same run.
  * 2. Drain rate: N queued sandbox messages dispatched to `sent` by the job loop, in process, at the default
- *    `[jobs] workers` (BENCH_WORKERS overrides it).
+ *    `[jobs] workers` (BENCH_WORKERS overrides it), with the WAL checkpointer on its worker thread as `serve`
+ *    runs it (without it SQLite's automatic checkpoints run inside the drain's commits, on its thread).
  */
 import { parseArgs } from "node:util";
 import { sandboxChannels, createTestApp } from "../test/helpers/test-app";
+import { join } from "node:path";
+import { startCheckpointer } from "../src/db/checkpointer";
 import { sendMessage } from "../src/modules/messages/messages.service";
+import { silentLogger } from "../src/platform/logger";
 import { appliance, autocannon, baselineServer, fmt } from "./lib";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" }, drain: { type: "string", default: "100000" } } });
@@ -18,44 +23,48 @@ const connections = Number(values.connections);
 const drainN = Number(values.drain);
 
 // ---- 1. POST /messages vs a bare group-commit insert (the durability ceiling)
-const bare = await baselineServer(`
-process.env.NODE_ENV = "production";
-import { Elysia, t } from "__ROOT__/node_modules/elysia";
-import { fullGroupCommit } from "__ROOT__/bench/full-group-commit";
-const db = fullGroupCommit("__DIR__/bare.db");
-db.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
-const insert = db.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
-new Elysia()
-  .get("/healthz", () => "ok")
-  // Group commit, as the appliance: the inserts of one event-loop turn share one synchronous=FULL COMMIT,
-  // and each request is answered after it.
-  .post("/insert", async ({ body, set }) => { const id = Bun.randomUUIDv7(); await db.batch(() => insert.run(id, JSON.stringify(body), Date.now())); set.status = 202; return { data: { id } }; },
-    { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
-  .listen({ port: __PORT__, hostname: "127.0.0.1" });
-`);
-const sb = await appliance();
-// A large balance: the run must not hit 402.
-Bun.spawnSync([`${import.meta.dir}/../dist/switchboard`, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", `${sb.dir}/config.toml`]);
-const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-const headers = { "content-type": "application/json" };
-try {
-  await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
-  await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds: 2, connections });
-  const base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
-  const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
-  if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
-  console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
-  console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
-  console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms)`);
-} finally {
-  bare.stop();
-  await sb.stop();
+// (--seconds 0: the drain alone)
+if (seconds > 0) {
+  const bare = await baselineServer(`
+  process.env.NODE_ENV = "production";
+  import { Elysia, t } from "__ROOT__/node_modules/elysia";
+  import { fullGroupCommit } from "__ROOT__/bench/full-group-commit";
+  const db = fullGroupCommit("__DIR__/bare.db");
+  db.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+  const insert = db.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
+  new Elysia()
+    .get("/healthz", () => "ok")
+    // Group commit, as the appliance: the inserts of one event-loop turn share one synchronous=FULL COMMIT,
+    // and each request is answered after it.
+    .post("/insert", async ({ body, set }) => { const id = Bun.randomUUIDv7(); await db.batch(() => insert.run(id, JSON.stringify(body), Date.now())); set.status = 202; return { data: { id } }; },
+      { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
+    .listen({ port: __PORT__, hostname: "127.0.0.1" });
+  `);
+  const sb = await appliance();
+  // A large balance: the run must not hit 402.
+  Bun.spawnSync([`${import.meta.dir}/../dist/switchboard`, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", `${sb.dir}/config.toml`]);
+  const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+  const headers = { "content-type": "application/json" };
+  try {
+    await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
+    await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds: 2, connections });
+    const base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
+    const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
+    if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
+    console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
+    console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
+    console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms)`);
+  } finally {
+    bare.stop();
+    await sb.stop();
+  }
 }
 
 // ---- 2. drain rate
 // BENCH_WORKERS sets [jobs] workers; without it the default of the config applies.
 const jobs = process.env.BENCH_WORKERS ? { jobs: { workers: Number(process.env.BENCH_WORKERS) } } : {};
 const app = await createTestApp({ balance: "1000000", config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), ...jobs } });
+const checkpointer = startCheckpointer({ db: app.deps.db, path: join(app.dir, "switchboard.db"), log: silentLogger });
 try {
   const t0 = performance.now();
   for (let done = 0; done < drainN; ) {
@@ -74,5 +83,6 @@ try {
   console.log(`queued ${fmt(drainN)} messages in ${fmt(queuedMs / 1000, 1)} s (in-process sendMessage, 1,000 per transaction)`);
   console.log(`drained to sent: ${fmt(sent)} in ${fmt(drainMs / 1000, 1)} s = ${fmt(sent / (drainMs / 1000))} messages/s with ${app.config.jobs.workers} workers (target ≥ 10,000/s)`);
 } finally {
+  checkpointer.stop();
   await app.close();
 }

@@ -193,3 +193,15 @@ test("dataVersion follows other connections' commits, also right after a transac
   other.close();
   db.close();
 });
+
+test("batch's onCommit runs after the group's COMMIT, before its answer; not for an item that failed", async () => {
+  const db = openDatabase(join(dir, "oncommit.db"));
+  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const seen: string[] = [];
+  const ok = db.batch(() => insert.run(1), () => seen.push(`committed 1, in transaction: ${db.$client.inTransaction}`)).then(() => seen.push("answered 1"));
+  const failed = db.batch(() => insert.run(1), () => seen.push("committed 2")).catch(() => seen.push("refused 2")); // duplicate key
+  await Promise.all([ok, failed]);
+  expect(seen).toEqual(["committed 1, in transaction: false", "answered 1", "refused 2"]);
+  db.close();
+});

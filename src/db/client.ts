@@ -51,8 +51,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * and goes on must wrap the call in `tx` itself.
    */
   within<T>(fn: () => T): T;
-  /** Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT. */
-  batch<T>(fn: () => T): Promise<T>;
+  /**
+   * Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT (and,
+   * SQLite, after the sync that makes it durable). `onCommit` is called once the group's COMMIT succeeded
+   * with fn's writes in it, before that sync: for in-memory bookkeeping that need not wait for the disk
+   * (a job's worker slot). Not called inside a caller's transaction, nor when fn or the COMMIT failed.
+   */
+  batch<T>(fn: () => T, onCommit?: () => void): Promise<T>;
   /**
    * How many transactions or savepoints have rolled back (or failed) on this connection: a value kept in
    * memory from inside a transaction (the ledger's running balance) is stale once this has moved.
@@ -333,7 +338,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     }
   };
   db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
-  type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
   let pending: Pending[] = [];
   let scheduled = false;
   let held = false;
@@ -376,6 +381,11 @@ function withTransactions(db: Db, hooks: TxHooks): void {
           // Only when the connection has been closed under the group: then there is nothing to restore.
         }
       }
+      group?.committed();
+      // (Bookkeeping callbacks of the queue: they must not throw.)
+      items.forEach((item, i) => {
+        if (item.onCommit && results[i]!.ok) item.onCommit();
+      });
       const answer = () =>
         items.forEach((item, i) => {
           const r = results[i]!;
@@ -384,14 +394,13 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         });
       if (!group) answer();
       else {
-        group.committed();
         group.sync().then(answer, (error) => {
           for (const item of items) item.reject(error);
         });
       }
     }
   };
-  db.batch = <T>(fn: () => T): Promise<T> => {
+  db.batch = <T>(fn: () => T, onCommit?: () => void): Promise<T> => {
     if (depth > 0) {
       try {
         return Promise.resolve(db.tx(fn));
@@ -400,7 +409,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       }
     }
     return new Promise<T>((resolve, reject) => {
-      pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, onCommit });
       if (!scheduled && !held) {
         scheduled = true;
         setImmediate(flush);

@@ -100,3 +100,41 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a job's slot is free once its outcome has committed, without waiting for the sync that makes it durable", async () => {
+  // A database whose group commits are answered 300 ms after their COMMIT (a slow disk's sync).
+  const dir = mkdtempSync(join(tmpdir(), "sb-slots-"));
+  const db = openDatabase(join(dir, "q.db"));
+  try {
+    migrate(db);
+    const SYNC_MS = 300;
+    const slow = Object.create(db) as typeof db;
+    slow.batch = (fn, onCommit) => db.batch(fn, onCommit).then(async (v) => (await Bun.sleep(SYNC_MS), v));
+    const queue = createQueue({ db: slow, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
+    const spans: { start: number; end: number }[] = [];
+    queue.register<object>("test.slot", {
+      concurrency: 4,
+      groupConcurrency: 1,
+      async handle() {
+        spans.push({ start: performance.now(), end: 0 });
+        spans.at(-1)!.end = performance.now();
+      },
+    });
+    db.tx(() => {
+      for (let i = 0; i < 3; i++) queue.enqueue({ type: "test.slot", payload: {}, groupKey: "a" });
+    });
+    queue.start();
+    for (let i = 0; i < 400 && spans.length < 3; i++) await Bun.sleep(5);
+    await queue.stop();
+    expect(spans.length).toBe(3);
+    // The next job waits for its own claim's sync (the message it sends must be durable), not for the
+    // previous job's: one sync between them, not two.
+    for (const [a, b] of [[spans[0]!, spans[1]!], [spans[1]!, spans[2]!]] as const) {
+      expect(b.start - a.end).toBeGreaterThanOrEqual(SYNC_MS - 5);
+      expect(b.start - a.end).toBeLessThan(2 * SYNC_MS - 50);
+    }
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

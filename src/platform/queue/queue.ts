@@ -160,6 +160,7 @@ export function createQueue({
   const sqlite: Database = db.$client;
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type
+  const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
   const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
   const inflightIds = new Set<string>();
   let started = false;
@@ -290,7 +291,7 @@ export function createQueue({
   function capacity(type: string): number {
     if (handlers.get(type)?.inline) return INLINE_BATCH;
     const limit = handlers.get(type)?.concurrency ?? workers;
-    return limit - (running.get(type)?.size ?? 0);
+    return limit - (busy.get(type) ?? 0);
   }
 
   const groupId = (type: string, group: string) => `${type}\u0000${group}`;
@@ -457,7 +458,7 @@ export function createQueue({
    * one fsync, each in its own savepoint. A throwing `writes` rolls back alone and counts as a failed
    * attempt. If the shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
    */
-  function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
+  function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }, onCommit: () => void): Promise<void> {
     return db.batch(() => {
       let final: { outcome: JobOutcome } | { thrown: unknown } = result;
       if ("outcome" in result && result.outcome && "writes" in result.outcome) {
@@ -469,7 +470,7 @@ export function createQueue({
         }
       }
       finalise(job, handler, final);
-    });
+    }, onCommit);
   }
 
   async function runJob(job: Job): Promise<void> {
@@ -487,6 +488,23 @@ export function createQueue({
         })
         .catch((e) => log.warn({ err: e, jobId: job.id }, "job lease not renewed"));
     }, Math.max(1000, leaseMs / 3));
+    // The job's slots (its type's, its group's) are free once its outcome has committed: the sync that makes
+    // it durable need not hold them (the next job's claim is answered after a later sync, which covers it).
+    let slotsFreed = false;
+    const freeSlots = () => {
+      if (slotsFreed) return;
+      slotsFreed = true;
+      busy.set(job.type, (busy.get(job.type) ?? 1) - 1);
+      if (job.groupKey !== null && handler.groupConcurrency) {
+        const k = groupId(job.type, job.groupKey);
+        const n = (runningPerGroup.get(k) ?? 1) - 1;
+        if (n > 0) runningPerGroup.set(k, n);
+        else runningPerGroup.delete(k);
+        markFreed(job.type, job.groupKey);
+      }
+      if (!stopping) nudge();
+      slotFreed?.();
+    };
     try {
       let result: { outcome: JobOutcome } | { thrown: unknown };
       try {
@@ -499,7 +517,7 @@ export function createQueue({
       // leaving the job leased and running it a second time after the lease (a dispatch would send twice).
       for (let wait = 50; ; wait = Math.min(wait * 2, 2000)) {
         try {
-          await commitOutcome(job, handler, result);
+          await commitOutcome(job, handler, result, freeSlots);
           break;
         } catch (e) {
           if (now().getTime() + wait >= job.runAt - 1000) throw e; // job.runAt = its lease expiry
@@ -511,13 +529,7 @@ export function createQueue({
       finished++;
       clearInterval(renewal);
       inflightIds.delete(job.id);
-      if (job.groupKey !== null && handler.groupConcurrency) {
-        const k = groupId(job.type, job.groupKey);
-        const n = (runningPerGroup.get(k) ?? 1) - 1;
-        if (n > 0) runningPerGroup.set(k, n);
-        else runningPerGroup.delete(k);
-        markFreed(job.type, job.groupKey);
-      }
+      freeSlots();
     }
   }
 
@@ -528,6 +540,7 @@ export function createQueue({
    */
   const passes = new Set<Promise<number>>();
   let finished = 0; // jobs finished so far (drain)
+  let slotFreed: (() => void) | null = null; // wakes a drain waiting for a slot (a job's outcome committed)
   function pumpOnce(full = false): Promise<number> {
     const p = claimAndStart(full).finally(() => passes.delete(p));
     passes.add(p);
@@ -575,6 +588,7 @@ export function createQueue({
         }
         const set = running.get(job.type) ?? new Set();
         running.set(job.type, set);
+        busy.set(job.type, (busy.get(job.type) ?? 0) + 1);
         const p: Promise<void> = runJob(job)
           .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
           .finally(() => {
@@ -649,7 +663,8 @@ export function createQueue({
       }
       full = false;
       if (Date.now() > deadline) throw new Error("queue drain timed out");
-      if (all.length) await Promise.race(all);
+      if (all.length) await Promise.race([...all, new Promise<void>((resolve) => (slotFreed = resolve))]);
+      slotFreed = null;
     }
   }
 
