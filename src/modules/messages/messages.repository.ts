@@ -39,6 +39,11 @@ export function messageById(db: Db, id: string): MessageRow | undefined {
   return one(db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id));
 }
 
+/** A message's status alone (a primary-key search reading one column). */
+export function messageStatus(db: Db, id: string): string | undefined {
+  return (db.$client.query(`SELECT status FROM messages WHERE id = ?`).get(id) as { status: string } | null)?.status;
+}
+
 export function messageOfCompany(db: Db, companyId: string, id: string): MessageRow | undefined {
   return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
 }

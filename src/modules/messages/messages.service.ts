@@ -502,6 +502,11 @@ export function createOutboundMessage(
  * each status time and emitting one event per step. Late or duplicate reports never move it backwards;
  * a read report for a message not yet marked delivered emits delivered first. `fresh`: `message` was read
  * in the caller's current transaction, so it is not read again.
+ *
+ * NB! This is the only writer of a message row, and every write it makes moves the status (forward, or to
+ * failed, which is final). So a message whose status is still the one read earlier is unchanged since: a
+ * `message` read outside the transaction (the dispatch reads it before the provider call) is checked by
+ * its status alone, and read again whole only if that moved.
  */
 export function applyStatus(
   deps: Deps,
@@ -517,7 +522,7 @@ export function applyStatus(
   const { db, events, now } = deps;
   // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
   return db.within(() => {
-    const current = fresh ? message : repo.messageById(db, message.id)!;
+    const current = fresh || repo.messageStatus(db, message.id) === message.status ? message : repo.messageById(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {

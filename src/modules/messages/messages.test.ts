@@ -283,6 +283,28 @@ describe("lifecycle", () => {
     expect(again.body.error.code).toBe("CONTACT_BLOCKED");
   });
 
+  test("a message that failed while its send was in flight stays failed: the send's result does not overwrite it", async () => {
+    const s = await a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550125" }, type: "template", template: hello } });
+    const { applyStatus, dispatchMessage } = await import("./messages.service");
+    const { messageById } = await import("./messages.repository");
+    const rt = a.deps.channels.get(ACCOUNTS.whatsapp)!;
+    const original = rt.adapter.send;
+    rt.adapter.send = async (m) => {
+      // Meanwhile (another writer): the message fails.
+      a.deps.db.tx(() => applyStatus(a.deps, { message: messageById(a.deps.db, s.body.data.id)!, status: "failed", at: a.deps.now(), error: { reason: "PROVIDER_REJECTED", message: "meanwhile" } }));
+      return original(m);
+    };
+    try {
+      const outcome = await dispatchMessage(a.deps, { id: "j", type: "message.dispatch", payload: { messageId: s.body.data.id }, attempts: 1, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" });
+      a.deps.db.tx(() => (outcome as { writes: () => void }).writes());
+    } finally {
+      rt.adapter.send = original;
+    }
+    const m = (await a.request("GET", `/messages/${s.body.data.id}`)).body.data;
+    expect(m).toMatchObject({ status: "failed", error: { reason: "PROVIDER_REJECTED", message: "meanwhile" }, providerMessageId: null });
+    expect(eventsOf(a, "message.sent").filter((e) => e.data.message.id === m.id)).toEqual([]);
+  });
+
   test("a dispatched message is not sent twice when the job runs again", async () => {
     const s = await a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550122" }, type: "template", template: hello } });
     await a.deps.queue.drain();
