@@ -215,16 +215,18 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
-    if (event.refs && event.refs.campaignId === null && event.type !== "message.received") return; // not a campaign's: no payload read
-    const msg = event.data.message as
-      | { id: string; campaignId?: string | null; contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null }
-      | undefined;
-    if (!msg) return;
+    type Payload = { id: string; campaignId?: string | null; contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null };
+    const payload = () => event.data.message as Payload | undefined;
     if (event.type === "message.received") {
-      for (const campaignId of store.markReplied(msg.contactId, msg.channelAccountId, at())) store.bump(campaignId, { n_replied: 1 }, at());
+      const msg = payload();
+      if (msg) for (const campaignId of store.markReplied(msg.contactId, msg.channelAccountId, at())) store.bump(campaignId, { n_replied: 1 }, at());
       return;
     }
-    if (!msg.campaignId) return;
+    // A status step: whose message it is comes from the event's refs (its payload is built only if read:
+    // a failure's refund and error below).
+    const refs = event.refs;
+    const msg = refs ? { id: refs.messageId!, campaignId: refs.campaignId, contactId: refs.contactId! } : payload();
+    if (!msg?.campaignId) return;
     const step = event.type.slice("message.".length);
     if (!(step in COUNTER)) return;
     const r = store.recipient(msg.campaignId, msg.contactId);
@@ -233,8 +235,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const t = at();
     const deltas: Record<string, number> = { [COUNTER[r.status]!]: -1, [COUNTER[step]!]: 1 };
     if (r.status === "pending") deltas.n_queued = -1;
-    if (step === "failed" && msg.refunded) deltas.spent = -(parseMicros(msg.unitPrice) ?? 0);
-    store.setStatus(msg.campaignId, msg.contactId, step, step === "failed" ? (msg.error?.code ?? "FAILED") : null, t);
+    const failure = step === "failed" ? payload() : undefined;
+    if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
+    store.setStatus(msg.campaignId, msg.contactId, step, failure ? (failure.error?.code ?? "FAILED") : null, t);
     store.bump(msg.campaignId, deltas, t);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
     if (step !== "failed" && r.status !== "pending") return;

@@ -352,6 +352,12 @@ describe("the engine", () => {
     expect(d.stats.failed).toBeGreaterThan(d.stats.sent);
     // Failed before `sent`: refunded, so spent counts only what went out.
     expect(Number(d.cost.spent.amount)).toBeCloseTo(d.stats.sent * 0.002, 6);
+    // A failed recipient carries its message's error code.
+    const failed = (await recipients(c.id)).filter((r) => r.status === "failed");
+    expect(failed.length).toBe(d.stats.failed);
+    const m = (await app.request("GET", `/messages/${failed[0]!.messageId}`)).body.data;
+    expect(m.error.code).toBeTruthy();
+    expect(failed[0]!.reason).toBe(m.error.code);
   });
 
   test("X daily DM limit: the rest waits for the next UTC day", async () => {

@@ -555,7 +555,7 @@ export function applyStatus(
     // message): the refs say whose message it is.
     let view: ReturnType<typeof messageView> | undefined;
     const data = () => ({ message: (view ??= messageView(updated)) });
-    const refs = { messageId: updated.id, campaignId: updated.campaignId };
+    const refs = { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId };
     for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs });
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
