@@ -328,7 +328,7 @@ describe("status reports that fall due before their message is stored", () => {
       await b.deps.queue.drain();
       const statusOf = (id: string) => (b.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status;
       const jobOf = (providerId: string) =>
-        b.deps.db.$client.query("SELECT status, run_at AS runAt, last_error AS error FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, `%${providerId}%`) as { status: string; runAt: number; error: string } | null;
+        b.deps.db.$client.query("SELECT status, run_at, last_error FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, `%${providerId}%`) as { status: string; run_at: number; last_error: string } | null;
       const report = (providerIds: string[]) => {
         const at = b.clock.now().getTime();
         const events = providerIds.map((providerMessageId) => ({ kind: "status", providerMessageId, status: "delivered", timestamp: new Date(at).toISOString() }));
@@ -338,7 +338,7 @@ describe("status reports that fall due before their message is stored", () => {
       report([`sandbox.${first}`, "late-1"]);
       await b.deps.queue.drain();
       expect(statusOf(first)).toBe("delivered"); // the known one at once
-      expect(jobOf("late-1")).toEqual({ status: "pending", runAt: b.clock.now().getTime() + 500, error: "reported message not stored yet" });
+      expect(jobOf("late-1")).toEqual({ status: "pending", run_at: b.clock.now().getTime() + 500, last_error: "reported message not stored yet" });
 
       // The send it reports on commits (as when a provider calls back before our commit of the send).
       b.deps.db.$client.query("UPDATE messages SET provider_message_id = 'late-1' WHERE id = ?").run(second);
