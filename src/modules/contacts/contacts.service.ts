@@ -110,6 +110,7 @@ export function contactSendFacts({
   contactId,
   channel,
   contact,
+  identity,
 }: {
   db: Db;
   companyId: string;
@@ -117,10 +118,13 @@ export function contactSendFacts({
   channel: string;
   /** The contact's row when the caller read it in this transaction (not read again). */
   contact?: { id: string; companyId: string; blocked: boolean };
+  /** The identity the caller addresses (found by its value in this transaction): the one the facts are about. */
+  identity?: IdentityRow;
 }): { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined {
   const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : repo.contactById(db.$client, companyId, contactId);
   if (!c) return undefined;
-  return { identity: repo.identityOfContact(db.$client, contactId, channel), blocked: c.blocked, consent: repo.consentOf(db.$client, contactId, channel)?.status ?? "unknown" };
+  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : repo.identityOfContact(db.$client, contactId, channel);
+  return { identity: addressed, blocked: c.blocked, consent: repo.consentOf(db.$client, contactId, channel)?.status ?? "unknown" };
 }
 
 /**

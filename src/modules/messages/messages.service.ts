@@ -259,7 +259,8 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
     throw e;
   }
   if (!found) throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
-  const facts = contactSendFacts({ db, companyId, contactId: found.contact.id, channel: input.channel, contact: found.contact });
+  // The facts of the identity addressed (`to`), which is also where the message goes.
+  const facts = contactSendFacts({ db, companyId, contactId: found.contact.id, channel: input.channel, contact: found.contact, identity: found.identity });
   return { contactId: found.contact.id, address: found.identity.value, facts };
 }
 
