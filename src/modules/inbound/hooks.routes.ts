@@ -18,7 +18,7 @@ export const hooksRoutes = (deps: Deps) =>
       const runtime = deps.channels.get(params.accountId);
       if (!runtime) throw new AppError("NOT_FOUND", "No such channel account");
       if (runtime.adapter.capabilities.webhookAuth === "api-key") {
-        const principal = deps.authenticate(request, server?.requestIP(request)?.address, set.headers);
+        const principal = deps.authenticate(request, () => server?.requestIP(request)?.address, set.headers);
         const company = findCompanyBySlug({ db: deps.db, slug: runtime.account.company });
         if (!company || company.id !== principal.companyId) throw new AppError("NOT_FOUND", "No such channel account");
         if (!hasScope(principal.scopes, "messages:send")) throw new AppError("API_SCOPE_MISSING", "Simulating inbound messages needs the scope messages:send");
