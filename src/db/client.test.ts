@@ -205,3 +205,49 @@ test("batch's onCommit runs after the group's COMMIT, before its answer; not for
   expect(seen).toEqual(["committed 1, in transaction: false", "answered 1", "refused 2"]);
   db.close();
 });
+
+describe("afterCommit", () => {
+  test("a plain transaction: committed after its COMMIT; a rolled-back savepoint's hooks: rolledBack; a released one's wait for the outer end", () => {
+    const db = openDatabase(join(dir, "after.db"));
+    const seen: string[] = [];
+    const hook = (name: string) => db.afterCommit(() => seen.push(`${name} committed, in tx ${db.$client.inTransaction}`), () => seen.push(`${name} rolled back`));
+    expect(() => hook("outside")).toThrow("outside a transaction");
+    db.tx(() => {
+      hook("a");
+      db.tx(() => hook("b")); // released: waits for the outer COMMIT
+      expect(() =>
+        db.tx(() => {
+          hook("c");
+          throw new Error("no");
+        }),
+      ).toThrow("no");
+      expect(seen).toEqual(["c rolled back"]);
+    });
+    expect(seen).toEqual(["c rolled back", "a committed, in tx false", "b committed, in tx false"]);
+    seen.length = 0;
+    expect(() =>
+      db.tx(() => {
+        db.tx(() => hook("d"));
+        throw new Error("outer");
+      }),
+    ).toThrow("outer");
+    expect(seen).toEqual(["d rolled back"]);
+    db.close();
+  });
+
+  test("a group commit: committed after its sync, before the items are answered; a refused item's hooks: rolledBack", async () => {
+    const db = openDatabase(join(dir, "after-group.db"));
+    db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+    const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+    const seen: string[] = [];
+    const item = (name: string, id: number) => () => {
+      db.afterCommit(() => seen.push(`${name} committed`), () => seen.push(`${name} rolled back`));
+      insert.run(id);
+    };
+    const ok = db.batch(item("first", 1)).then(() => seen.push("first answered"));
+    const refused = db.batch(item("second", 1)).catch(() => seen.push("second refused")); // duplicate key, after its hook
+    await Promise.all([ok, refused]);
+    expect(seen).toEqual(["second rolled back", "first committed", "first answered", "second refused"]);
+    db.close();
+  });
+});

@@ -69,6 +69,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * not): an answer built from reads (GET, an idempotent replay) awaits this first. PostgreSQL: at once.
    */
   durable(): Promise<void>;
+  /**
+   * Inside a transaction: `committed` runs once what it wrote is durable — right after a plain transaction's
+   * COMMIT, after the sync of a group commit — and `rolledBack` instead when the savepoint or transaction it
+   * was registered in is undone, or the COMMIT or the group's sync fails. Exactly one of them runs. Both must
+   * not throw (in-memory bookkeeping, such as starting a job this transaction inserted).
+   */
+  afterCommit(committed: () => void, rolledBack: () => void): void;
   /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
   holdGroups(on: boolean): void;
   close(): void;
@@ -306,6 +313,15 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   let depth = 0;
   let rollbacks = 0;
   db.rollbacks = () => rollbacks;
+  // afterCommit: the hooks of each open level (transaction, then savepoints); a released savepoint's go to
+  // its parent, a committed transaction's run (or, in a group commit, wait for its sync: groupHooks).
+  type CommitHook = { committed(): void; rolledBack(): void };
+  const levels: CommitHook[][] = [];
+  let groupHooks: CommitHook[] | null = null;
+  db.afterCommit = (committed, rolledBack) => {
+    if (depth === 0) throw new Error("db.afterCommit outside a transaction");
+    levels[depth - 1]!.push({ committed, rolledBack });
+  };
   db.tx = <T>(fn: () => T): T => {
     const savepoint = `sp${depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
@@ -320,22 +336,31 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         throw e;
       }
     } else sqlite.query(`SAVEPOINT ${savepoint}`).run();
+    levels.push([]);
     depth++;
+    let result: T;
+    let ended: CommitHook[] | null = null; // this level's hooks once it committed or was released
     try {
-      const result = fn();
+      result = fn();
       if (result instanceof Promise) throw new Error("db.tx callback must be synchronous");
       if (depth === 1) hooks.beforeCommit();
       sqlite.query(depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
-      return result;
+      ended = levels.pop()!;
+      if (depth > 1) levels[levels.length - 1]!.push(...ended);
+      else if (groupHooks) groupHooks.push(...ended);
     } catch (e) {
       rollbacks++;
       // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
       // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
       if (sqlite.inTransaction) sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      if (!ended) for (const h of levels.pop()!) h.rolledBack();
       throw e;
     } finally {
       if (--depth === 0) hooks.end?.();
     }
+    // A plain transaction is durable at its COMMIT (synchronous=FULL; PostgreSQL).
+    if (depth === 0 && !groupHooks) for (const h of ended) h.committed();
+    return result;
   };
   db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
   type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
@@ -356,6 +381,8 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     while (pending.length && !held) {
       const items = pending.splice(0, MAX_GROUP);
       const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+      const committedHooks: CommitHook[] = [];
+      groupHooks = committedHooks;
       try {
         group?.lazy(true);
         db.tx(() => {
@@ -375,6 +402,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         for (const item of items) item.reject(error);
         continue;
       } finally {
+        groupHooks = null;
         try {
           group?.lazy(false);
         } catch {
@@ -386,15 +414,18 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       items.forEach((item, i) => {
         if (item.onCommit && results[i]!.ok) item.onCommit();
       });
-      const answer = () =>
+      const answer = () => {
+        for (const h of committedHooks) h.committed();
         items.forEach((item, i) => {
           const r = results[i]!;
           if (r.ok) item.resolve(r.value);
           else item.reject(r.error);
         });
+      };
       if (!group) answer();
       else {
         group.sync().then(answer, (error) => {
+          for (const h of committedHooks) h.rolledBack();
           for (const item of items) item.reject(error);
         });
       }

@@ -208,6 +208,11 @@ export function createQueue({
     `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
      VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
   );
+  // A job handed straight to this process's workers (enqueue): stored already claimed, as a claim leaves it.
+  const insertClaimedStmt = sqlite.prepare(
+    `INSERT INTO jobs (id, type, payload, status, run_at, lease_until, lease_token, attempts, max_attempts, group_key, created_at, updated_at)
+     VALUES (?1, ?2, ?3, 'running', ?4, ?4, ?5, 1, ?6, ?7, ?8, ?8)`,
+  );
   // PostgreSQL: other instances claim at the same time; a row one of them holds is skipped, not waited for.
   const skipLocked = db.engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   const claimStmt = sqlite.prepare(
@@ -270,22 +275,87 @@ export function createQueue({
     const id = newId();
     const t = now().getTime();
     const runAt = input.runAt?.getTime() ?? t;
+    const handler = handlers.get(input.type);
     // A job of a grouped type without a group is a group of its own: never held by another's limit, and
     // found by the scan's walk over groups like every other (ungroupedKey).
-    const groupKey = input.groupKey ?? (handlers.get(input.type)?.groupConcurrency ? ungroupedKey(id) : null);
-    insertStmt.run(
-      id,
-      input.type,
-      JSON.stringify(input.payload),
-      runAt,
-      input.maxAttempts ?? handlers.get(input.type)?.maxAttempts ?? defaultMaxAttempts,
-      groupKey,
-      t,
-      t,
-    );
+    const groupKey = input.groupKey ?? (handler?.groupConcurrency ? ungroupedKey(id) : null);
+    const payload = JSON.stringify(input.payload);
+    const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
+    if (handler?.handle && started && !stopping && runAt <= t && sqlite.inTransaction && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t }))
+      return id;
+    insertStmt.run(id, input.type, payload, runAt, maxAttempts, groupKey, t, t);
     wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
+  }
+
+  function hasRoom(type: string, groupKey: string | null): boolean {
+    const perGroup = handlers.get(type)?.groupConcurrency;
+    return capacity(type) > 0 && (!perGroup || groupKey === null || (runningPerGroup.get(groupId(type, groupKey)) ?? 0) < perGroup);
+  }
+
+  /** Takes a slot of the job's type and group (a claim takes them so too). */
+  function takeSlots(type: string, groupKey: string | null): void {
+    busy.set(type, (busy.get(type) ?? 0) + 1);
+    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+      const k = groupId(type, groupKey);
+      runningPerGroup.set(k, (runningPerGroup.get(k) ?? 0) + 1);
+    }
+  }
+
+  /** Gives the slots back; the group's next jobs are worth a claim now. */
+  function freeSlots(type: string, groupKey: string | null): void {
+    busy.set(type, (busy.get(type) ?? 1) - 1);
+    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+      const k = groupId(type, groupKey);
+      const n = (runningPerGroup.get(k) ?? 1) - 1;
+      if (n > 0) runningPerGroup.set(k, n);
+      else runningPerGroup.delete(k);
+      markFreed(type, groupKey);
+    }
+  }
+
+  /**
+   * Hand-over: a job enqueued (inside a transaction) while its type and group have a free slot is stored
+   * already claimed by this process and started once that transaction is durable — no claim UPDATE, no
+   * pump, and it runs one sync after its enqueue instead of two. If the transaction is undone the slots
+   * are given back; if the process dies first, the row is a claimed job whose lease expires (or that
+   * `releaseOrphans` gives back at the next start), as after any claim.
+   */
+  const handovers = new Set<Promise<void>>(); // not started yet: drain() waits for them too
+  function handOver({ id, type, payload, maxAttempts, groupKey, t }: { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number }): boolean {
+    const token = randomToken();
+    const job: Job = { id, type, payload: JSON.parse(payload), attempts: 1, maxAttempts, groupKey, runAt: t + leaseMs, leaseToken: token };
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    let stored = false;
+    const done = () => {
+      handovers.delete(settled);
+      settle();
+      freeSlots(type, groupKey);
+    };
+    try {
+      db.afterCommit(
+        () => {
+          if (!stored) return done();
+          handovers.delete(settled);
+          settle();
+          if (!stopping) return startJob(job);
+          // Durable while stopping: give it back now rather than after its lease expires.
+          freeSlots(type, groupKey);
+          releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          idleUntil.delete(type);
+        },
+        done,
+      );
+    } catch {
+      return false; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
+    }
+    handovers.add(settled);
+    takeSlots(type, groupKey);
+    insertClaimedStmt.run(id, type, payload, t + leaseMs, token, maxAttempts, groupKey, t);
+    stored = true;
+    return true;
   }
 
   function capacity(type: string): number {
@@ -491,17 +561,10 @@ export function createQueue({
     // The job's slots (its type's, its group's) are free once its outcome has committed: the sync that makes
     // it durable need not hold them (the next job's claim is answered after a later sync, which covers it).
     let slotsFreed = false;
-    const freeSlots = () => {
+    const release = () => {
       if (slotsFreed) return;
       slotsFreed = true;
-      busy.set(job.type, (busy.get(job.type) ?? 1) - 1);
-      if (job.groupKey !== null && handler.groupConcurrency) {
-        const k = groupId(job.type, job.groupKey);
-        const n = (runningPerGroup.get(k) ?? 1) - 1;
-        if (n > 0) runningPerGroup.set(k, n);
-        else runningPerGroup.delete(k);
-        markFreed(job.type, job.groupKey);
-      }
+      freeSlots(job.type, job.groupKey);
       if (!stopping) nudge();
       slotFreed?.();
     };
@@ -517,7 +580,7 @@ export function createQueue({
       // leaving the job leased and running it a second time after the lease (a dispatch would send twice).
       for (let wait = 50; ; wait = Math.min(wait * 2, 2000)) {
         try {
-          await commitOutcome(job, handler, result, freeSlots);
+          await commitOutcome(job, handler, result, release);
           break;
         } catch (e) {
           if (now().getTime() + wait >= job.runAt - 1000) throw e; // job.runAt = its lease expiry
@@ -529,7 +592,7 @@ export function createQueue({
       finished++;
       clearInterval(renewal);
       inflightIds.delete(job.id);
-      freeSlots();
+      release();
     }
   }
 
@@ -586,20 +649,25 @@ export function createQueue({
           idleUntil.delete(job.type);
           continue;
         }
-        const set = running.get(job.type) ?? new Set();
-        running.set(job.type, set);
-        busy.set(job.type, (busy.get(job.type) ?? 0) + 1);
-        const p: Promise<void> = runJob(job)
-          .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
-          .finally(() => {
-            set.delete(p);
-            if (!stopping) nudge();
-          });
-        set.add(p);
+        busy.set(job.type, (busy.get(job.type) ?? 0) + 1); // (claim() took the group's slot)
+        startJob(job);
         startedJobs++;
       }
     }
     return startedJobs;
+  }
+
+  /** Runs a claimed job whose slots are taken. */
+  function startJob(job: Job): void {
+    const set = running.get(job.type) ?? new Set();
+    running.set(job.type, set);
+    const p: Promise<void> = runJob(job)
+      .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
+      .finally(() => {
+        set.delete(p);
+        if (!stopping) nudge();
+      });
+    set.add(p);
   }
 
   async function pump(): Promise<void> {
@@ -655,7 +723,7 @@ export function createQueue({
       const n = await pumpOnce(full);
       total += n;
       // (Another pass failing is its pump's to log: here it only means "look again".)
-      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0))];
+      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers];
       if (n === 0 && all.length === 0 && finished === finishedBefore) {
         if (full) return total;
         full = true;
@@ -688,7 +756,7 @@ export function createQueue({
     async stop(timeoutMs = 10_000) {
       stopping = true;
       if (timer) clearTimeout(timer);
-      const all = [...running.values()].flatMap((s) => [...s]);
+      const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers];
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
       const t = now().getTime();

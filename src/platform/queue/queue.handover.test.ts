@@ -1,0 +1,114 @@
+/**
+ * Hand-over: a job enqueued inside a transaction while its type and group have a free slot is stored
+ * already claimed and starts once that transaction is durable, without a claim.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase, type Db } from "../../db/client";
+import { migrate } from "../../db/migrate";
+import { silentLogger } from "../logger";
+import { createQueue } from "./queue";
+
+let dir: string;
+let db: Db;
+let claims: number; // claim statements run (UPDATE … SET status = 'running' …)
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "sb-handover-"));
+  db = openDatabase(join(dir, "q.db"));
+  migrate(db);
+  claims = 0;
+  const prepare = db.$client.prepare.bind(db.$client);
+  db.$client.prepare = ((sql: string) => {
+    const st = prepare(sql);
+    if (!/^UPDATE jobs SET status = 'running'/.test(sql.trim())) return st;
+    const all = st.all.bind(st);
+    st.all = ((...args: never[]) => (claims++, all(...args))) as typeof st.all;
+    return st;
+  }) as typeof db.$client.prepare;
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const newQueue = () => createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
+const rows = () => db.$client.query("SELECT status, attempts FROM jobs ORDER BY created_at, id").all() as { status: string; attempts: number }[];
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(5);
+  expect(ok()).toBe(true);
+};
+
+test("a job enqueued while its group has room runs without a claim, after its transaction; the rest wait as pending", async () => {
+  const queue = newQueue();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const ran: string[] = [];
+  let concurrent = 0;
+  let peak = 0;
+  queue.register<{ n: string }>("test.handover", {
+    concurrency: 4,
+    groupConcurrency: 1,
+    async handle(job) {
+      peak = Math.max(peak, ++concurrent);
+      ran.push(job.payload.n);
+      await gate;
+      concurrent--;
+    },
+  });
+  queue.start();
+  await Bun.sleep(10); // the start's own pass
+  claims = 0;
+  db.tx(() => {
+    for (const n of ["a", "b", "c"]) queue.enqueue({ type: "test.handover", payload: { n }, groupKey: "g" });
+    expect(ran).toEqual([]); // not before the transaction ends
+  });
+  await until(() => ran.length === 1);
+  expect(ran).toEqual(["a"]);
+  expect(claims).toBe(0);
+  expect(rows()).toEqual([
+    { status: "running", attempts: 1 },
+    { status: "pending", attempts: 0 },
+    { status: "pending", attempts: 0 },
+  ]);
+  release();
+  await until(() => ran.length === 3 && rows().length === 0);
+  expect(ran).toEqual(["a", "b", "c"]);
+  expect(peak).toBe(1);
+  await queue.stop();
+});
+
+test("a transaction that is undone starts nothing and gives its slot back", async () => {
+  const queue = newQueue();
+  const ran: string[] = [];
+  queue.register<{ n: string }>("test.undone", { concurrency: 1, groupConcurrency: 1, async handle(job) { ran.push(job.payload.n); } });
+  queue.start();
+  expect(() =>
+    db.tx(() => {
+      queue.enqueue({ type: "test.undone", payload: { n: "undone" }, groupKey: "g" });
+      throw new Error("refused");
+    }),
+  ).toThrow("refused");
+  db.tx(() => queue.enqueue({ type: "test.undone", payload: { n: "kept" }, groupKey: "g" }));
+  await until(() => ran.length === 1 && rows().length === 0);
+  await Bun.sleep(20);
+  expect(ran).toEqual(["kept"]); // the slot the undone one took is free again, and it never ran
+  expect(claims).toBe(0);
+  await queue.stop();
+});
+
+test("a handed-over job whose process died is run by the next start, once", async () => {
+  const crashed = newQueue();
+  crashed.register("test.crash", { async handle() { await new Promise(() => {}); } }); // never finishes: the process "dies" meanwhile
+  crashed.start();
+  db.tx(() => crashed.enqueue({ type: "test.crash", payload: {} }));
+  expect(rows()).toEqual([{ status: "running", attempts: 1 }]);
+  const next = newQueue();
+  let runs = 0;
+  next.register("test.crash", { async handle() { runs++; } });
+  expect(next.releaseOrphans()).toBe(1);
+  await next.drain();
+  expect(runs).toBe(1);
+  expect(rows()).toEqual([]);
+});
