@@ -326,27 +326,27 @@ export function createQueue({
   function handOver({ id, type, payload, maxAttempts, groupKey, t }: { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number }): boolean {
     const token = randomToken();
     const job: Job = { id, type, payload: JSON.parse(payload), attempts: 1, maxAttempts, groupKey, runAt: t + leaseMs, leaseToken: token };
-    let settle!: () => void;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    let stored = false;
-    const done = () => {
+    let resolve!: () => void;
+    const settled = new Promise<void>((r) => (resolve = r));
+    const settle = () => {
       handovers.delete(settled);
-      settle();
-      freeSlots(type, groupKey);
+      resolve();
     };
+    let stored = false;
     try {
       db.afterCommit(
         () => {
-          if (!stored) return done();
-          handovers.delete(settled);
           settle();
-          if (!stopping) return startJob(job);
-          // Durable while stopping: give it back now rather than after its lease expires.
+          if (stored && !stopping) return startJob(job);
           freeSlots(type, groupKey);
-          releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          // Durable while stopping: give it back now rather than after its lease expires.
+          if (stored) releaseStmt.run(now().getTime(), job.id, job.leaseToken);
           idleUntil.delete(type);
         },
-        done,
+        () => {
+          settle();
+          freeSlots(type, groupKey);
+        },
       );
     } catch {
       return false; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
@@ -561,7 +561,7 @@ export function createQueue({
     // The job's slots (its type's, its group's) are free once its outcome has committed: the sync that makes
     // it durable need not hold them (the next job's claim is answered after a later sync, which covers it).
     let slotsFreed = false;
-    const release = () => {
+    const freeSlotsOnce = () => {
       if (slotsFreed) return;
       slotsFreed = true;
       freeSlots(job.type, job.groupKey);
@@ -580,7 +580,7 @@ export function createQueue({
       // leaving the job leased and running it a second time after the lease (a dispatch would send twice).
       for (let wait = 50; ; wait = Math.min(wait * 2, 2000)) {
         try {
-          await commitOutcome(job, handler, result, release);
+          await commitOutcome(job, handler, result, freeSlotsOnce);
           break;
         } catch (e) {
           if (now().getTime() + wait >= job.runAt - 1000) throw e; // job.runAt = its lease expiry
@@ -592,7 +592,7 @@ export function createQueue({
       finished++;
       clearInterval(renewal);
       inflightIds.delete(job.id);
-      release();
+      freeSlotsOnce();
     }
   }
 
