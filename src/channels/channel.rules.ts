@@ -35,6 +35,11 @@ export interface ChannelRule {
   contactStarts: boolean;
   /** Default `[[channels]] max_per_second` of a real provider's account (sandbox accounts: unlimited). */
   maxPerSecond: number;
+  /**
+   * A send is addressed through the conversation of the contact's last inbound message (TikTok: the
+   * `conversation_id` it came with, kept per contact and account): the dispatch reads it only for these.
+   */
+  conversationRef: boolean;
 }
 
 const FREE_FORM = ["text", "media"] as const;
@@ -42,13 +47,13 @@ const ALL_DM = ["text", "media", "template"] as const;
 
 export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
   //        allowed types   text limit  window                                                                 price                                                     daily DM limit
-  whatsapp: { types: ALL_DM, textLimit: 4096, window: { kind: "since_last_inbound", hours: 24, appliesTo: FREE_FORM }, price: { template: "wa_template_text" }, dailyDmLimit: false, address: "phone", contactStarts: false, maxPerSecond: 80 },
-  instagram: { types: ALL_DM, textLimit: 1000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: false, maxPerSecond: 20 },
-  messenger: { types: ALL_DM, textLimit: 2000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: false, maxPerSecond: 20 },
-  x: { types: ALL_DM, textLimit: 10_000, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "x_dm_campaign" }, dailyDmLimit: true, address: "handle", contactStarts: true, maxPerSecond: 20 },
-  tiktok: { types: ALL_DM, textLimit: 6000, window: { kind: "since_last_inbound", hours: 48, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: true, maxPerSecond: 20 },
-  telegram: { types: ALL_DM, textLimit: 4096, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "tg_text", templateWithMedia: "tg_media" }, dailyDmLimit: false, address: "handle", contactStarts: true, maxPerSecond: 20 },
-  email: { types: ["email", "template"], textLimit: null, window: { kind: "none" }, price: { template: "email_campaign" }, dailyDmLimit: false, address: "email", contactStarts: false, maxPerSecond: 20 },
+  whatsapp: { types: ALL_DM, textLimit: 4096, window: { kind: "since_last_inbound", hours: 24, appliesTo: FREE_FORM }, price: { template: "wa_template_text" }, dailyDmLimit: false, address: "phone", contactStarts: false, maxPerSecond: 80, conversationRef: false },
+  instagram: { types: ALL_DM, textLimit: 1000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: false, maxPerSecond: 20, conversationRef: false },
+  messenger: { types: ALL_DM, textLimit: 2000, window: { kind: "since_last_inbound", hours: 24, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: false, maxPerSecond: 20, conversationRef: false },
+  x: { types: ALL_DM, textLimit: 10_000, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "x_dm_campaign" }, dailyDmLimit: true, address: "handle", contactStarts: true, maxPerSecond: 20, conversationRef: false },
+  tiktok: { types: ALL_DM, textLimit: 6000, window: { kind: "since_last_inbound", hours: 48, appliesTo: ALL_DM }, price: {}, dailyDmLimit: false, address: "handle", contactStarts: true, maxPerSecond: 20, conversationRef: true },
+  telegram: { types: ALL_DM, textLimit: 4096, window: { kind: "contact_wrote_first", appliesTo: ALL_DM }, price: { template: "tg_text", templateWithMedia: "tg_media" }, dailyDmLimit: false, address: "handle", contactStarts: true, maxPerSecond: 20, conversationRef: false },
+  email: { types: ["email", "template"], textLimit: null, window: { kind: "none" }, price: { template: "email_campaign" }, dailyDmLimit: false, address: "email", contactStarts: false, maxPerSecond: 20, conversationRef: false },
 };
 
 /** Metadata limits (seed "Limits"). */

@@ -638,7 +638,7 @@ function buildOutbound(deps: Deps, m: MessageRow): OutboundMessage {
       };
     }
   }
-  const state = channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId });
+  const state = CHANNEL_RULES[m.channel as Channel].conversationRef ? channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId }) : undefined;
   const byId = (id: string | null) => (id ? repo.messageById(deps.db, id) : undefined);
   const replyTo = byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
