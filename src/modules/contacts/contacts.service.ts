@@ -194,6 +194,7 @@ function splitName(displayName: string | null | undefined): [string | null, stri
 
 /** Fills first/last name from a display name when the contact has neither. Returns whether it wrote. */
 function fillNames(sqlite: Database, contactId: string, displayName: string | null | undefined, at: number): boolean {
+  if (!displayName) return false; // (every outbound send finds its contact with none)
   const [firstName, lastName] = splitName(displayName);
   if (!firstName) return false;
   const res = sqlite
