@@ -117,22 +117,11 @@ export function openDatabase(path: string): Db {
   const db = drizzle(sqlite, { schema }) as unknown as Db;
   db.engine = "sqlite";
   const version = sqlite.prepare("PRAGMA data_version");
-  const readVersion = () => (version.get() as { data_version: number }).data_version;
-  // Inside our write transaction nobody else can commit: the version is read once per transaction (~2 µs
-  // each: the pragma opens a read transaction of its own; the send path asked four times per message).
-  let writing = false;
-  let txVersion: number | null = null;
-  db.dataVersion = () => (writing ? (txVersion ??= readVersion()) : readVersion());
+  // (~2 µs a read: the pragma opens a read transaction of its own. withTransactions reads it once per transaction.)
+  db.dataVersion = () => (version.get() as { data_version: number }).data_version;
   const wal = path === ":memory:" ? null : walSync(`${path}-wal`);
   withTransactions(db, {
-    begin: () => {
-      sqlite.query("BEGIN IMMEDIATE").run();
-      writing = true;
-      txVersion = null;
-    },
-    end: () => {
-      writing = false;
-    },
+    begin: () => sqlite.query("BEGIN IMMEDIATE").run(),
     beforeCommit: () => {},
     groupCommit: wal && {
       lazy: (on) => sqlite.query(on ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").run(),
@@ -301,8 +290,6 @@ export function openPostgres(url: string): Db {
 
 interface TxHooks {
   begin(): void;
-  /** The outermost transaction has ended (committed, rolled back or failed). */
-  end?(): void;
   beforeCommit(): void;
   /** SQLite: a group commits lazily (`lazy(true)` … `lazy(false)` around it) and is answered after `sync()`. */
   groupCommit?: { lazy(on: boolean): void; sync(): Promise<void>; committed(): void } | null;
@@ -313,6 +300,11 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   let depth = 0;
   let rollbacks = 0;
   db.rollbacks = () => rollbacks;
+  // Inside our write transaction nobody else can commit: the data version is read once per transaction (the
+  // send path asked four times per message).
+  const readVersion = db.dataVersion;
+  let txVersion: number | null = null;
+  db.dataVersion = () => (depth > 0 ? (txVersion ??= readVersion()) : readVersion());
   // afterCommit: the hooks of each open level (transaction, then savepoints); a released savepoint's go to
   // its parent, a committed transaction's run (or, in a group commit, wait for its sync: groupHooks).
   type CommitHook = { committed(): void; rolledBack(): void };
@@ -356,7 +348,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       if (!ended) for (const h of levels.pop()!) h.rolledBack();
       throw e;
     } finally {
-      if (--depth === 0) hooks.end?.();
+      if (--depth === 0) txVersion = null;
     }
     // A plain transaction is durable at its COMMIT (synchronous=FULL; PostgreSQL).
     if (depth === 0 && !groupHooks) for (const h of ended) h.committed();

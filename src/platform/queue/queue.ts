@@ -294,7 +294,7 @@ export function createQueue({
     return capacity(type) > 0 && (!perGroup || groupKey === null || (runningPerGroup.get(groupId(type, groupKey)) ?? 0) < perGroup);
   }
 
-  /** Takes a slot of the job's type and group (a claim takes them so too). */
+  /** Takes a slot of the job's type and group (a claim, a hand-over); freeSlots gives it back. */
   function takeSlots(type: string, groupKey: string | null): void {
     busy.set(type, (busy.get(type) ?? 0) + 1);
     if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
@@ -437,8 +437,10 @@ export function createQueue({
       // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
       idleUntil.set(type, perGroup && due <= t ? Infinity : due);
     }
-    if (perGroup)
-      for (const r of rows) if (r.group_key !== null) runningPerGroup.set(groupId(type, r.group_key), (runningPerGroup.get(groupId(type, r.group_key)) ?? 0) + 1);
+    // The slots are taken now, so no other pass over-claims while this claim waits for its sync; they are
+    // given back if the claim does not commit (the jobs never start).
+    for (const r of rows) takeSlots(type, r.group_key);
+    if (rows.length) db.afterCommit(() => {}, () => rows.forEach((r) => freeSlots(type, r.group_key)));
     return rows.map((r) => ({
       id: r.id,
       type: r.type,
@@ -645,11 +647,11 @@ export function createQueue({
       for (const job of batch) {
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
+          freeSlots(job.type, job.groupKey);
           releaseStmt.run(now().getTime(), job.id, job.leaseToken);
           idleUntil.delete(job.type);
           continue;
         }
-        busy.set(job.type, (busy.get(job.type) ?? 0) + 1); // (claim() took the group's slot)
         startJob(job);
         startedJobs++;
       }
