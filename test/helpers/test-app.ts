@@ -193,6 +193,7 @@ function recordEmitted(deps: Deps): () => DomainEvent[] {
   sqlite.exec(create);
   const byId = new Map<string, DomainEvent>();
   deps.events.subscribe((event) => {
+    void event.data; // a lazy payload is built now, in the emitting transaction, as a subscriber reading it would
     byId.set(event.id, event);
     // PostgreSQL: a session the server ended (a test of that) is replaced by a new one without the table.
     if (deps.db.engine === "postgres") sqlite.query(create).run();

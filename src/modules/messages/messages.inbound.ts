@@ -70,7 +70,7 @@ function findContact(deps: Deps, companyId: string, account: ChannelAccount, val
 function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): void {
   const { db, events, now } = deps;
   db.tx(() => {
-    if (repo.messageByProviderId(db, account.id, event.providerMessageId)) return; // a duplicate delivery
+    if (repo.messageIdByProviderId(db, account.id, event.providerMessageId)) return; // a duplicate delivery
     const found = findOrCreateContactByIdentity({
       db,
       events,
@@ -88,7 +88,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
 
     let replyTo: string | null = null;
     if (event.inReplyTo)
-      replyTo = repo.messageByProviderId(db, account.id, event.inReplyTo)?.id ?? null;
+      replyTo = repo.messageIdByProviderId(db, account.id, event.inReplyTo) ?? null;
 
     const at = now();
     const { type, ...content } = event.content;

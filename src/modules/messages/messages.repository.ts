@@ -44,12 +44,34 @@ export function messageStatus(db: Db, id: string): string | undefined {
   return (db.$client.query(`SELECT status FROM messages WHERE id = ?`).get(id) as { status: string } | null)?.status;
 }
 
-export function messageOfCompany(db: Db, companyId: string, id: string): MessageRow | undefined {
-  return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
+/**
+ * What a status change reads of a message: no content, metadata or times (a `SELECT *` of a message row cost
+ * ~5 µs more in bun and the row mapper, twice per message for its delivered and read reports).
+ */
+export type MessageHead = Pick<MessageRow, "id" | "companyId" | "contactId" | "channel" | "status" | "charged" | "refunded" | "unitPrice" | "campaignId">;
+const HEAD = "id, company_id, contact_id, channel, status, charged, refunded, unit_price, campaign_id";
+
+/** What the dispatch reads: the head and what the send is built from. */
+export type DispatchRow = MessageHead & Pick<MessageRow, "channelAccountId" | "type" | "content" | "address" | "replyToMessageId">;
+
+export function messageHead(db: Db, id: string): MessageHead | undefined {
+  return one(db.$client.query(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
 }
 
-export function messageByProviderId(db: Db, channelAccountId: string, providerMessageId: string): MessageRow | undefined {
-  return one(db.$client.query(`SELECT * FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+export function messageHeadByProviderId(db: Db, channelAccountId: string, providerMessageId: string): MessageHead | undefined {
+  return one(db.$client.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+}
+
+export function messageIdByProviderId(db: Db, channelAccountId: string, providerMessageId: string): string | undefined {
+  return (db.$client.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as { id: string } | null)?.id;
+}
+
+export function dispatchRow(db: Db, id: string): DispatchRow | undefined {
+  return one(db.$client.query(`SELECT ${HEAD}, channel_account_id, type, content, address, reply_to_message_id FROM messages WHERE id = ?`).get(id));
+}
+
+export function messageOfCompany(db: Db, companyId: string, id: string): MessageRow | undefined {
+  return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
 }
 
 /** Outbound messages of an account created since `since` (X daily DM limit). */

@@ -518,12 +518,12 @@ export function applyStatus(
     providerMessageId,
     error,
     fresh = false,
-  }: { message: MessageRow; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
-): MessageRow {
+  }: { message: repo.MessageHead; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
+): repo.MessageHead {
   const { db, events, now } = deps;
   // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
   return db.within(() => {
-    const current = fresh || repo.messageStatus(db, message.id) === message.status ? message : repo.messageById(db, message.id)!;
+    const current = fresh || repo.messageStatus(db, message.id) === message.status ? message : repo.messageHead(db, message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -551,11 +551,12 @@ export function applyStatus(
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
     repo.updateMessage(db, current.id, changes);
-    const updated = { ...current, ...changes } as MessageRow;
+    const updated = { ...current, ...changes } as repo.MessageHead;
     // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
-    // message): the refs say whose message it is.
+    // message): the refs say whose message it is. It reads the whole row then, in this transaction (the
+    // subscribers run in it), so it is the row as this change left it.
     let view: ReturnType<typeof messageView> | undefined;
-    const data = () => ({ message: (view ??= messageView(updated)) });
+    const data = () => ({ message: (view ??= messageView(repo.messageById(db, updated.id)!)) });
     const refs = { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId };
     for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs });
     if (status === "failed" && error?.reason === "USER_BLOCKED")
@@ -572,7 +573,7 @@ export function applyStatus(
  */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>, unknown?: InboundEvent[]): void {
   deps.db.within(() => {
-    const m = repo.messageByProviderId(deps.db, accountId, event.providerMessageId);
+    const m = repo.messageHeadByProviderId(deps.db, accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
@@ -602,7 +603,7 @@ export function applyWatermark(deps: Deps, { accountId, contactId, status, water
 
 // ------------------------------------------------------------------ dispatch
 
-function buildOutbound(deps: Deps, m: MessageRow): OutboundMessage {
+function buildOutbound(deps: Deps, m: repo.DispatchRow): OutboundMessage {
   const c = m.content as Record<string, any>;
   const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
     if (!ref) return undefined;
@@ -668,7 +669,7 @@ class PermanentFailure extends Error {
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
-  const m = repo.messageById(deps.db, job.payload.messageId);
+  const m = repo.dispatchRow(deps.db, job.payload.messageId);
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.

@@ -27,7 +27,7 @@ export interface EventBus {
   /**
    * Calls every subscriber, in subscription order, with the event; returns it. `data` may be a function: it
    * is then called once, when a subscriber first reads `event.data` (bulk writes skip building payloads that
-   * no webhook endpoint wants).
+   * no webhook endpoint wants). It may read the database: read it inside the emitting transaction.
    */
   emit(input: { companyId: string; type: string; data: Record<string, unknown> | (() => Record<string, unknown>); refs?: Record<string, string | null> }): DomainEvent;
   /** Returns the function that unsubscribes. */
