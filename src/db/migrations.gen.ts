@@ -10,6 +10,7 @@ import m6 from "../../migrations/0006_sources.sql" with { type: "text" };
 import m7 from "../../migrations/0007_lean_jobs.sql" with { type: "text" };
 import m8 from "../../migrations/0008_jobs_group_idx.sql" with { type: "text" };
 import m9 from "../../migrations/0009_lean_send_indexes.sql" with { type: "text" };
+import m10 from "../../migrations/0010_lean_message_indexes.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -22,6 +23,7 @@ const entries: [string, number, boolean][] = [
   [m7, 1795459737464, true],
   [m8, 1795462423092, true],
   [m9, 1795666932087, true],
+  [m10, 1795683094362, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

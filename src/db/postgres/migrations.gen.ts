@@ -8,6 +8,7 @@ import m4 from "../../../migrations-pg/0004_data_version_notify.sql" with { type
 import m5 from "../../../migrations-pg/0005_name_search_fold.sql" with { type: "text" };
 import m6 from "../../../migrations-pg/0006_lean_send_indexes.sql" with { type: "text" };
 import m7 from "../../../migrations-pg/0007_templates_data_version.sql" with { type: "text" };
+import m8 from "../../../migrations-pg/0008_lean_message_indexes.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -18,6 +19,7 @@ const entries: [string, number, boolean][] = [
   [m5, 1795469246622, true],
   [m6, 1795666933042, true],
   [m7, 1795673162238, true],
+  [m8, 1795683095075, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

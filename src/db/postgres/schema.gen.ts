@@ -476,8 +476,7 @@ export const messages = pgTable(
   (t) => [
     uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),
     index("messages_conversation_idx").on(t.conversationId, t.id),
-    index("messages_company_idx").on(t.companyId, t.id),
-    index("messages_account_direction_idx").on(t.channelAccountId, t.direction, t.createdAt),
+    index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql`direction = 'outbound' AND channel IN ('x')`),
   ],
 );
 

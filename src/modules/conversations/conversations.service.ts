@@ -203,3 +203,8 @@ export function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds
   if (!contactIds.length) return [];
   return (db.$client.query(CONVERSATIONS_OF_CONTACTS[db.engine]).all(JSON.stringify(contactIds)) as { id: string }[]).map((r) => r.id);
 }
+
+/** Ids of a contact's conversations on one account (open or closed). */
+export function conversationsOfContactOn({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }): string[] {
+  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ?`).all(contactId, channelAccountId) as { id: string }[]).map((r) => r.id);
+}

@@ -8,6 +8,7 @@ import { inbound } from "../../../test/helpers/messaging";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 import { newId } from "../../platform/ids";
+import { DISPATCH_JOB } from "../messages/messages.service";
 
 // Minimal but sniffable contents.
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 4]);
@@ -237,7 +238,12 @@ describe("delete", () => {
          price_type, unit_price, charged, refunded, metadata, created_at, updated_at)
        VALUES (?, ?, 'conv', 'contact', 'whatsapp', 'wa-main', 'outbound', ?, ?, '+15550100', 'queued', 'free', 0, 0, 0, '{}', 0, 0)`,
     );
-    insert.run(msgId, app.company.id, "media", JSON.stringify({ type: "media", media: { file: stored } }));
+    // Each with its dispatch job, as every queued message has (the check searches the dispatch backlog).
+    const queued = (id: string, type: string, content: object) => {
+      insert.run(id, app.company.id, type, JSON.stringify(content));
+      app.deps.db.tx(() => app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "wa-main" }));
+    };
+    queued(msgId, "media", { type: "media", media: { file: stored } });
     let del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(409);
     expect(del.body.error.code).toBe("MEDIA_IN_USE");
@@ -246,7 +252,7 @@ describe("delete", () => {
 
     app.deps.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(msgId);
     const tplId = newId();
-    insert.run(tplId, app.company.id, "template", JSON.stringify({ type: "template", template: { name: "t", headerMedia: { file: stored } } }));
+    queued(tplId, "template", { type: "template", template: { name: "t", headerMedia: { file: stored } } });
     del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(409);
 

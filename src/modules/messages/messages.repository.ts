@@ -6,7 +6,7 @@
 import type { Db } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
-import { messages } from "./messages.table";
+import { messages, DAILY_LIMITED_OUTBOUND } from "./messages.table";
 
 export type MessageRow = typeof messages.$inferSelect;
 type Raw = Record<string, unknown> | null;
@@ -14,15 +14,22 @@ type Raw = Record<string, unknown> | null;
 const one = (raw: unknown) => mapRow(messages, raw as Raw);
 const many = (raws: unknown[]) => raws.map((r) => mapRow(messages, r as Raw)!);
 
-const SQL = perEngine((e) => ({
-  outboundSentUpTo: `SELECT * FROM messages WHERE channel_account_id = ? AND contact_id = ? AND direction = 'outbound'
-         AND status IN (${jsonValues(e)}) AND sent_at <= ?`,
-  queuedWithMedia: `SELECT id FROM messages WHERE company_id = ?1 AND status = 'queued'
+const HEAD = "id, company_id, contact_id, channel, status, charged, refunded, unit_price, campaign_id";
+
+/** The statements whose text differs by engine, or whose plan a test checks (messages.repository.test.ts). */
+export const SQL = perEngine((e) => ({
+  outboundSentUpTo: `SELECT ${HEAD} FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'outbound'
+         AND status IN (${jsonValues(e, "?2")}) AND sent_at <= ?3`,
+  // Every queued message has its dispatch job until it is sent or failed (a dead job stays listed): the
+  // backlog is searched, not the company's messages.
+  queuedWithMedia: `SELECT m.id FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
+       WHERE j.type IN (?1, ?2) AND m.company_id = ?3 AND m.status = 'queued'
        AND (${
          e === "sqlite"
-           ? "json_extract(content, '$.media.file.id') = ?2 OR json_extract(content, '$.template.headerMedia.file.id') = ?2"
-           : "content::json #>> '{media,file,id}' = ?2 OR content::json #>> '{template,headerMedia,file,id}' = ?2"
+           ? "json_extract(m.content, '$.media.file.id') = ?4 OR json_extract(m.content, '$.template.headerMedia.file.id') = ?4"
+           : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
        }) LIMIT 1`,
+  countDailyLimited: `SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND ${DAILY_LIMITED_OUTBOUND} AND created_at >= ?`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
@@ -49,7 +56,6 @@ export function messageStatus(db: Db, id: string): string | undefined {
  * ~5 µs more in bun and the row mapper, twice per message for its delivered and read reports).
  */
 export type MessageHead = Pick<MessageRow, "id" | "companyId" | "contactId" | "channel" | "status" | "charged" | "refunded" | "unitPrice" | "campaignId">;
-const HEAD = "id, company_id, contact_id, channel, status, charged, refunded, unit_price, campaign_id";
 
 /** What the dispatch reads: the head and what the send is built from. */
 export type DispatchRow = MessageHead & Pick<MessageRow, "channelAccountId" | "type" | "content" | "address" | "replyToMessageId">;
@@ -74,22 +80,19 @@ export function messageOfCompany(db: Db, companyId: string, id: string): Message
   return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
 }
 
-/** Outbound messages of an account created since `since` (X daily DM limit). */
+/** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
 export function countOutboundSince(db: Db, channelAccountId: string, since: Date): number {
   return (
     db.$client
-      .query(`SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'outbound' AND created_at >= ?`)
+      .query(SQL[db.engine].countDailyLimited)
       .get(channelAccountId, since.getTime()) as { n: number }
   ).n;
 }
 
-/** Outbound messages to a contact on an account in the given statuses, sent at or before `sentBefore` (watermark receipts). */
-export function outboundSentUpTo(db: Db, { channelAccountId, contactId, statuses, sentBefore }: { channelAccountId: string; contactId: string; statuses: string[]; sentBefore: Date }): MessageRow[] {
-  return many(
-    db.$client
-      .query(SQL[db.engine].outboundSentUpTo)
-      .all(channelAccountId, contactId, JSON.stringify(statuses), sentBefore.getTime()),
-  );
+/** Outbound messages in these conversations in the given statuses, sent at or before `sentBefore` (watermark receipts). */
+export function outboundSentUpTo(db: Db, { conversationIds, statuses, sentBefore }: { conversationIds: string[]; statuses: string[]; sentBefore: Date }): MessageHead[] {
+  if (!conversationIds.length) return [];
+  return many(db.$client.query(SQL[db.engine].outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
 }
 
 /** A conversation's messages, newest first, keyset on id. */
@@ -105,10 +108,8 @@ export function conversationMessages(db: Db, { conversationId, limit, before }: 
  * A queued message whose content holds this media: the messaging engine stores the StoredMedia at
  * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
  */
-export function queuedMessageWithMedia(db: Db, companyId: string, mediaId: string): string | undefined {
-  const r = db.$client
-    .query(SQL[db.engine].queuedWithMedia)
-    .get(companyId, mediaId) as { id: string } | null;
+export function queuedMessageWithMedia(db: Db, { companyId, mediaId, dispatchJobs }: { companyId: string; mediaId: string; dispatchJobs: [string, string] }): string | undefined {
+  const r = db.$client.query(SQL[db.engine].queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId) as { id: string } | null;
   return r?.id;
 }
 

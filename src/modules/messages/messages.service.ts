@@ -18,7 +18,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
 import { getCompany } from "../companies/companies.service";
-import { channelState, openConversation, touchConversation } from "../conversations/conversations.service";
+import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import type { MessageRecord, SendMessageInput } from "./messages.model";
@@ -138,7 +138,6 @@ export function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: 
   return repo.messageOfCompany(db, companyId, id);
 }
 
-/** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 /** How many messages (both directions) these conversations hold. */
 export function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): number {
   return repo.countInConversations(db, conversationIds);
@@ -149,8 +148,9 @@ export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conver
   return repo.countInboundIn(db, conversationIds, 2) === 1;
 }
 
+/** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return repo.queuedMessageWithMedia(db, companyId, mediaId);
+  return repo.queuedMessageWithMedia(db, { companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB] });
 }
 
 // ------------------------------------------------------------------ request rules
@@ -597,7 +597,8 @@ function scheduleReports(deps: Pick<Deps, "queue">, accountId: string, reports: 
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
 export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
-  const rows = repo.outboundSentUpTo(deps.db, { channelAccountId: accountId, contactId, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
+  const conversationIds = conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });
+  const rows = repo.outboundSentUpTo(deps.db, { conversationIds, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
   for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
 }
 

@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { CHANNEL_RULES } from "../../channels/channel.rules";
+
+/**
+ * Outbound messages on channels with a daily DM limit (X): the only messages counted per account and day, so
+ * the only ones in that index. A query that counts them must say this condition word for word (SQLite uses a
+ * partial index only when the query's WHERE contains its condition).
+ */
+export const DAILY_LIMITED_OUTBOUND = `direction = 'outbound' AND channel IN (${Object.entries(CHANNEL_RULES)
+  .filter(([, r]) => r.dailyDmLimit)
+  .map(([c]) => `'${c}'`)
+  .join(", ")})`;
 
 /**
  * Every message, outbound (POST /messages, campaigns) and inbound (webhooks). Status times are columns:
@@ -52,9 +63,11 @@ export const messages = sqliteTable(
     // Partial: an accepted message has no provider id until it is sent, so the accept skips this b-tree
     // (`provider_message_id = ?` in a query implies IS NOT NULL, so both engines still use it).
     uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),
+    // A conversation's history; watermark receipts search a contact's conversations on the account.
     index("messages_conversation_idx").on(t.conversationId, t.id),
-    index("messages_company_idx").on(t.companyId, t.id),
-    // X daily DM limit and watermark receipts count/scan an account's recent outbound messages.
-    index("messages_account_direction_idx").on(t.channelAccountId, t.direction, t.createdAt),
+    // The X daily DM limit counts an account's outbound messages since midnight UTC. Every index here is
+    // written by every accepted message it covers: a company index (read only by DELETE /media's check, now
+    // answered from the dispatch backlog) and an all-channel account index are gone for that.
+    index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql.raw(DAILY_LIMITED_OUTBOUND)),
   ],
 );

@@ -1,0 +1,3 @@
+DROP INDEX "messages_company_idx";--> statement-breakpoint
+DROP INDEX "messages_account_direction_idx";--> statement-breakpoint
+CREATE INDEX "messages_daily_limit_idx" ON "messages" USING btree ("channel_account_id","created_at") WHERE direction = 'outbound' AND channel IN ('x');
