@@ -26,7 +26,7 @@ import { audienceMembers, audiencePage, resolveAudience, type Audience } from ".
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
 import { renderAskValues } from "./campaigns.ask-values";
-import type { CampaignRow } from "./campaigns.repository";
+import type { CampaignProgress, CampaignRow } from "./campaigns.repository";
 import { memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
 
 /** Recipients claimed per transaction (~10 ms of writes: one-to-one requests never wait long behind one). */
@@ -57,8 +57,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   }
 
   /** Completes a running campaign with no recipient pending (`c` read after the last counter change). */
-  function complete(c: CampaignRow | undefined): void {
-    if (c && c.status === "running" && c.resolvedAt && c.nPending === 0) campaigns.transition(c, { status: "completed", completedAt: now() }, "campaign.completed");
+  function complete(c: CampaignProgress | undefined): void {
+    if (c && c.status === "running" && c.resolvedAt && c.nPending === 0) campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
   }
 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
@@ -203,7 +203,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   }
 
   /** Appends an outcome to the campaign's window of recent sends; true when the error rate says pause. */
-  function recordOutcome(c: CampaignRow, outcome: "s" | "f"): boolean {
+  function recordOutcome(c: CampaignProgress, outcome: "s" | "f"): boolean {
     const window = (c.recentOutcomes + outcome).slice(-OUTCOMES);
     store.update(c.id, { recentOutcomes: window });
     if (outcome !== "f" || window.length < MIN_OUTCOMES) return false;
@@ -229,7 +229,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (!msg?.campaignId) return;
     const step = event.type.slice("message.".length);
     if (!(step in COUNTER)) return;
-    const r = store.recipient(msg.campaignId, msg.contactId);
+    const r = store.recipientState(msg.campaignId, msg.contactId);
     if (!r || r.messageId !== msg.id) return;
     if (step === "failed" ? r.status !== "pending" && r.status !== "sent" : !(r.status in STEP) || STEP[step]! <= STEP[r.status]!) return;
     const t = at();
@@ -241,9 +241,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     store.bump(msg.campaignId, deltas, t);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
     if (step !== "failed" && r.status !== "pending") return;
-    const c = store.get(msg.campaignId)!;
+    const c = store.progress(msg.campaignId)!;
     if (recordOutcome(c, step === "failed" ? "f" : "s") && c.status === "running")
-      campaigns.transition(c, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+      campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
     else if (r.status === "pending") complete(c);
   }
 

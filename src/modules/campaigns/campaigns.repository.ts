@@ -4,12 +4,14 @@
  * these inside one transaction.
  */
 import type { Db } from "../../db/client";
+import { perEngine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import type { ExclusionReason } from "../../channels/channel.eligibility";
 import { campaignRecipients, campaigns } from "./campaigns.table";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 export type RecipientRow = typeof campaignRecipients.$inferSelect;
+export type CampaignProgress = Pick<CampaignRow, "id" | "status" | "recentOutcomes" | "nPending" | "resolvedAt">;
 
 /** Counter column of each recipient status (excluded reasons have their own columns). */
 const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed", canceled: "n_canceled" };
@@ -20,6 +22,16 @@ export const EXCLUDED_COLUMN: Record<ExclusionReason, string> = {
   outsideWindow: "x_outside_window",
   noPriorConversation: "x_no_prior_conversation",
 };
+
+/**
+ * NB! SQLite, without table statistics, prefers the status index (two equality columns) and walks every
+ * pending recipient whose message is still queued (up to a window of 4,000) before the first without one:
+ * ~0.9 ms a batch. The partial index holds exactly the recipients without a message.
+ */
+const TODO = perEngine(
+  (e) =>
+    `SELECT contact_id FROM campaign_recipients ${e === "sqlite" ? "INDEXED BY campaign_recipients_todo_idx " : ""}WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ?`,
+);
 
 export function createCampaignStore(db: Db) {
   const sqlite = db.$client;
@@ -72,13 +84,19 @@ export function createCampaignStore(db: Db) {
     /** The next pending recipients that have no message yet, in contact order. */
     todo(campaignId: string, limit: number): string[] {
       return (
-        sqlite.query(`SELECT contact_id FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ?`).all(campaignId, limit) as {
+        sqlite.query(TODO[db.engine]).all(campaignId, limit) as {
           contact_id: string;
         }[]
       ).map((r) => r.contact_id);
     },
-    recipient(campaignId: string, contactId: string): RecipientRow | undefined {
-      return mapRow(campaignRecipients, sqlite.query(`SELECT * FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).get(campaignId, contactId) as Record<string, unknown> | null);
+    /** What a status event decides from: the recipient's status and message. */
+    recipientState(campaignId: string, contactId: string): Pick<RecipientRow, "status" | "messageId"> | undefined {
+      const r = sqlite.query(`SELECT status, message_id FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).get(campaignId, contactId) as { status: string; message_id: string | null } | null;
+      return r ? { status: r.status, messageId: r.message_id } : undefined;
+    },
+    /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
+    progress(id: string): CampaignProgress | undefined {
+      return mapRow(campaigns, sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
     },
     /**
      * Claims a recipient for its message: only while it is still pending without a message. Returns false when
