@@ -11,7 +11,7 @@
  * keeps PostgreSQL's defaults: fsync, synchronous_commit, full_page_writes on.
  */
 import { spawnSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, chownSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, chownSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -44,6 +44,13 @@ async function freePort(): Promise<number> {
 }
 
 let server: Promise<string> | null = null;
+/** Stops the server this process started and removes its files (test/setup.ts: after the whole run). */
+let shutdown: (() => Promise<void>) | null = null;
+export async function stopPostgresServer(): Promise<void> {
+  await shutdown?.();
+  shutdown = null;
+  server = null;
+}
 
 /** The URL of a server (started on first call) whose `postgres` database the tests may create databases from. */
 export function postgresServer(): Promise<string> {
@@ -74,17 +81,28 @@ async function startServer(): Promise<string> {
   let stderr = "";
   child.stderr!.on("data", (b) => (stderr += b));
   const stop = () => {
+    // NB! As root the server runs under runuser, which passes no signal on (each test run left its server
+    // running): the postmaster is signalled by the pid it wrote. SIGINT: fast shutdown.
     try {
-      child.kill("SIGINT"); // fast shutdown
+      process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGINT");
+    } catch {}
+    try {
+      child.kill("SIGINT");
     } catch {}
   };
-  process.once("exit", () => {
-    stop();
-    // the server removes nothing itself; the data dir goes once it has stopped (best effort at exit)
+  const remove = () => {
+    // the server removes nothing itself; the data dir goes once it has stopped (best effort)
     try {
       rmSync(dir, { recursive: true, force: true });
     } catch {}
-  });
+  };
+  // NB! bun test does not emit "exit" to handlers a test file registered: the preload's afterAll stops it.
+  process.once("exit", () => (stop(), remove()));
+  shutdown = async () => {
+    stop();
+    for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) await Bun.sleep(50);
+    remove();
+  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) throw new Error(`postgres exited: ${stderr}`);
