@@ -63,7 +63,7 @@ if (seconds > 0) {
 // ---- 2. drain rate
 // BENCH_WORKERS sets [jobs] workers; without it the default of the config applies.
 const jobs = process.env.BENCH_WORKERS ? { jobs: { workers: Number(process.env.BENCH_WORKERS) } } : {};
-const app = await createTestApp({ balance: "1000000", config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), ...jobs } });
+const app = await createTestApp({ balance: "1000000", recordEvents: false, config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }), ...jobs } });
 const checkpointer = startCheckpointer({ db: app.deps.db, path: join(app.dir, "switchboard.db"), log: silentLogger });
 try {
   const t0 = performance.now();
