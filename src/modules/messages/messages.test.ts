@@ -339,6 +339,9 @@ describe("status reports that fall due before their message is stored", () => {
       await b.deps.queue.drain();
       expect(statusOf(first)).toBe("delivered"); // the known one at once
       expect(jobOf("late-1")).toEqual({ status: "pending", run_at: b.clock.now().getTime() + 500, last_error: "reported message not stored yet" });
+      // It comes back with the unknown report alone: the applied one is not looked up again.
+      const left = JSON.parse((b.deps.db.$client.query("SELECT payload FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, "%late-1%") as { payload: string }).payload);
+      expect(left.schedule.flatMap((s: { events: { providerMessageId: string }[] }) => s.events.map((e) => e.providerMessageId))).toEqual(["late-1"]);
 
       // The send it reports on commits (as when a provider calls back before our commit of the send).
       b.deps.db.$client.query("UPDATE messages SET provider_message_id = 'late-1' WHERE id = ?").run(second);

@@ -38,29 +38,34 @@ const revive = (e: InboundEvent): InboundEvent => {
  * before the send it reports on had committed (messages.service applyProviderStatus defers it here).
  * One inline job per schedule (a sent message's delivered and read): each run applies every report that is
  * due — in the transaction that takes the job, so a report is applied exactly when its run commits — and
- * comes back at the next one. Re-applying a report is harmless (statuses only move forward), so a run cut short by a
- * crash is simply run again.
+ * comes back with the rest of its schedule at the next one. Re-applying a report is harmless (statuses only
+ * move forward), so a run cut short by a crash is simply run again.
  */
 function wireScheduledInbound(deps: Deps): void {
   deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
     inline: (job) => {
-      const runtime = deps.channels.get(job.payload.accountId);
+      const { accountId, schedule } = job.payload;
+      const runtime = deps.channels.get(accountId);
       if (!runtime) return; // the account left the config: nobody to report for
       const now = deps.now().getTime();
-      const due = job.payload.schedule.filter((s) => s.at <= now);
+      const due = schedule.filter((s) => s.at <= now).flatMap((s) => s.events.map((e) => ({ at: s.at, event: revive(e) })));
       const unknown: InboundEvent[] = [];
-      applyInboundEvents(deps, runtime.account, due.flatMap((s) => s.events.map(revive)), unknown);
-      const next = job.payload.schedule.filter((s) => s.at > now).map((s) => s.at);
+      applyInboundEvents(deps, runtime.account, due.map((d) => d.event), unknown);
+      const later = schedule.filter((s) => s.at > now);
       // A report can fall due before the send it reports on has committed (the dispatch job stores the
-      // provider's message id when it finishes): not known yet → come back shortly, never drop it. The
-      // due reports run again then; those applied now change nothing the second time.
+      // provider's message id when it finishes): not known yet → come back shortly with it, never drop it.
       if (unknown.length) {
-        const waited = now - Math.min(...due.map((s) => s.at));
-        if (waited <= 600_000) return { retryAt: new Date(now + Math.max(500, Math.min(60_000, waited / 2))), countAttempt: false, error: "reported message not stored yet" };
+        const waiting = due.filter((d) => unknown.includes(d.event));
+        const waited = now - Math.min(...waiting.map((d) => d.at));
+        if (waited <= 600_000) {
+          const retryAt = new Date(now + Math.max(500, Math.min(60_000, waited / 2)));
+          const rest = [...waiting.map((d) => ({ at: d.at, events: [d.event] })), ...later];
+          return { retryAt, countAttempt: false, error: "reported message not stored yet", payload: { accountId, schedule: rest } };
+        }
         // Not ours after all (sent from the provider's own console), or its send never committed.
-        deps.log.info({ accountId: runtime.account.id, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
+        deps.log.info({ accountId, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
       }
-      return next.length ? { retryAt: new Date(Math.min(...next)), countAttempt: false } : undefined;
+      return later.length ? { retryAt: new Date(Math.min(...later.map((s) => s.at))), countAttempt: false, payload: { accountId, schedule: later } } : undefined;
     },
   });
 }

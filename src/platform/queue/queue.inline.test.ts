@@ -69,6 +69,27 @@ test("an inline job can come back later without counting an attempt", async () =
   expect(rowOf(id)).toBeNull();
 });
 
+test.each([
+  ["an inline", true],
+  ["a claimed", false],
+])("%s job that comes back with a payload runs again with that payload", async (kind, inline) => {
+  const seen: number[][] = [];
+  const type = `test.payload.${inline ? "inline" : "claimed"}`;
+  const handler = (job: { payload: { left: number[] } }) => {
+    seen.push(job.payload.left);
+    const [, ...rest] = job.payload.left;
+    return rest.length ? { retryAt: new Date(app.clock.now().getTime() + 1000), countAttempt: false, payload: { left: rest } } : undefined;
+  };
+  app.deps.queue.register<{ left: number[] }>(type, inline ? { inline: handler } : { handle: async (job) => handler(job) });
+  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type, payload: { left: [1, 2, 3] } }));
+  for (let i = 0; i < 3; i++) {
+    await app.deps.queue.drain();
+    app.clock.advance(1000);
+  }
+  expect(seen).toEqual([[1, 2, 3], [2, 3], [3]]);
+  expect(rowOf(id)).toBeNull();
+});
+
 test("an inline job left running by a process that stopped is taken again once its lease expired", async () => {
   let runs = 0;
   app.deps.queue.register("test.inline.orphan", { inline: () => void runs++ });

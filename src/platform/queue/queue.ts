@@ -33,7 +33,8 @@ export interface Job<P = Record<string, unknown>> {
 /** What a handler may ask for besides success (return nothing) or a thrown error (retry with backoff). */
 export type JobOutcome =
   | void
-  | { retryAt: Date; error?: string; countAttempt?: boolean }
+  /** Run again at `retryAt`; `payload`: with this payload instead (what is left of a job's work). */
+  | { retryAt: Date; error?: string; countAttempt?: boolean; payload?: Record<string, unknown> }
   /** Give up now; the job is kept as dead with this error. */
   | { dead: string }
   /**
@@ -248,6 +249,8 @@ export function createQueue({
   );
   const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
   const renewStmt = sqlite.prepare(`UPDATE jobs SET lease_until = ?1, run_at = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'`);
+  const payloadStmt = sqlite.prepare(`UPDATE jobs SET payload = ? WHERE id = ?`); // an inline job: in the tx that took it
+  const leasedPayloadStmt = sqlite.prepare(`UPDATE jobs SET payload = ? WHERE id = ? AND lease_token = ?`);
   const rescheduleStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'pending', run_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?,
        attempts = attempts - ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
@@ -483,6 +486,7 @@ export function createQueue({
       if (!outcome) inlineDeleteStmt.run(job.id);
       else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
       else {
+        if (outcome.payload) payloadStmt.run(JSON.stringify(outcome.payload), job.id);
         inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
@@ -512,6 +516,8 @@ export function createQueue({
     else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
+      // (Before the reschedule, which ends the lease that makes this job ours.)
+      if (outcome.payload) leasedPayloadStmt.run(JSON.stringify(outcome.payload), job.id, job.leaseToken);
       rescheduleStmt.run(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
