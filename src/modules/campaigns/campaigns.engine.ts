@@ -202,14 +202,13 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     }
   }
 
-  /** Appends an outcome to the campaign's window of recent sends; true when the error rate says pause. */
-  function recordOutcome(c: CampaignProgress, outcome: "s" | "f"): boolean {
+  /** The campaign's window of recent sends with an outcome appended, and whether its error rate says pause. */
+  function withOutcome(c: CampaignProgress, outcome: "s" | "f"): { window: string; pause: boolean } {
     const window = (c.recentOutcomes + outcome).slice(-OUTCOMES);
-    store.update(c.id, { recentOutcomes: window });
-    if (outcome !== "f" || window.length < MIN_OUTCOMES) return false;
+    if (outcome !== "f" || window.length < MIN_OUTCOMES) return { window, pause: false };
     let failed = 0;
     for (const ch of window) if (ch === "f") failed++;
-    return failed * 2 > window.length;
+    return { window, pause: failed * 2 > window.length };
   }
 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
@@ -238,12 +237,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const failure = step === "failed" ? payload() : undefined;
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
     store.setStatus(msg.campaignId, msg.contactId, step, failure ? (failure.error?.code ?? "FAILED") : null, t);
-    store.bump(msg.campaignId, deltas, t);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
-    if (step !== "failed" && r.status !== "pending") return;
-    const c = store.progress(msg.campaignId)!;
-    if (recordOutcome(c, step === "failed" ? "f" : "s") && c.status === "running")
-      campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    if (step !== "failed" && r.status !== "pending") return store.bump(msg.campaignId, deltas, t);
+    // A send's outcome: the counters and the window of recent outcomes in one write.
+    const before = store.progress(msg.campaignId)!;
+    const { window, pause } = withOutcome(before, step === "failed" ? "f" : "s");
+    store.bump(msg.campaignId, deltas, t, window);
+    const c = { ...before, recentOutcomes: window, nPending: before.nPending + (deltas.n_pending ?? 0) };
+    if (pause && c.status === "running") campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
     else if (r.status === "pending") complete(c);
   }
 

@@ -53,11 +53,14 @@ export function createCampaignStore(db: Db) {
     update(id: string, changes: Partial<CampaignRow>) {
       updateRow(db, campaigns, id, changes);
     },
-    /** Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta. */
-    bump(id: string, deltas: Record<string, number>, at: number) {
+    /** Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `recentOutcomes`: sets that too. */
+    bump(id: string, deltas: Record<string, number>, at: number, recentOutcomes?: string) {
       const cols = Object.keys(deltas).filter((k) => deltas[k] !== 0);
-      if (!cols.length) return;
-      sqlite.query(`UPDATE campaigns SET ${cols.map((c) => `${c} = ${c} + ?`).join(", ")}, updated_at = ? WHERE id = ?`).run(...cols.map((c) => deltas[c]!), at, id);
+      if (!cols.length && recentOutcomes === undefined) return;
+      const set = cols.map((c) => `${c} = ${c} + ?`);
+      const values: (number | string)[] = cols.map((c) => deltas[c]!);
+      if (recentOutcomes !== undefined) set.push("recent_outcomes = ?"), values.push(recentOutcomes);
+      sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
     },
     list({ companyId, status, channel, limit, before }: { companyId: string; status?: string; channel?: string; limit: number; before?: string }): CampaignRow[] {
       return (
