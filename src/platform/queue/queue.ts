@@ -249,11 +249,9 @@ export function createQueue({
   );
   const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
   const renewStmt = sqlite.prepare(`UPDATE jobs SET lease_until = ?1, run_at = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'`);
-  const payloadStmt = sqlite.prepare(`UPDATE jobs SET payload = ? WHERE id = ?`); // an inline job: in the tx that took it
-  const leasedPayloadStmt = sqlite.prepare(`UPDATE jobs SET payload = ? WHERE id = ? AND lease_token = ?`);
   const rescheduleStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'pending', run_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?,
-       attempts = attempts - ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
+       attempts = attempts - ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ? AND lease_token = ?`,
   );
   const deadStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, last_error = ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
@@ -270,7 +268,8 @@ export function createQueue({
     `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND run_at < ?1`,
   );
   const inlineDeleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`);
-  const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`);
+  // (payload: a new one, or null to keep it: JobOutcome's `payload`)
+  const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`);
   const inlineDeadStmt = sqlite.prepare(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
   const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ? AND status = 'pending'`);
 
@@ -478,7 +477,7 @@ export function createQueue({
         } else {
           const at = t + (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
           log.warn({ jobId: job.id, type, attempts: job.attempts, err: error, retryInMs: at - t }, "job failed; will retry");
-          inlineRescheduleStmt.run(at, error, 1, t, job.id);
+          inlineRescheduleStmt.run(at, error, 1, t, null, job.id);
           wake(type, at, job.groupKey);
         }
         continue;
@@ -486,8 +485,8 @@ export function createQueue({
       if (!outcome) inlineDeleteStmt.run(job.id);
       else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
       else {
-        if (outcome.payload) payloadStmt.run(JSON.stringify(outcome.payload), job.id);
-        inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, job.id);
+        const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
+        inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
@@ -506,7 +505,7 @@ export function createQueue({
       } else {
         const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
         log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
-        rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), job.id, job.leaseToken);
+        rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), null, job.id, job.leaseToken);
         wake(job.type, now().getTime() + delay, job.groupKey);
       }
       return;
@@ -516,13 +515,12 @@ export function createQueue({
     else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
-      // (Before the reschedule, which ends the lease that makes this job ours.)
-      if (outcome.payload) leasedPayloadStmt.run(JSON.stringify(outcome.payload), job.id, job.leaseToken);
       rescheduleStmt.run(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
         outcome.countAttempt === false ? 1 : 0,
         now().getTime(),
+        outcome.payload ? JSON.stringify(outcome.payload) : null,
         job.id,
         job.leaseToken,
       );
