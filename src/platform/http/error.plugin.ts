@@ -131,7 +131,10 @@ function copyBody(v: unknown, depth = 1): unknown {
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, child] of Object.entries(v)) {
+  // (for…in, not Object.entries: no array per object. A parsed body's objects have no inherited keys.)
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    const child = (v as Record<string, unknown>)[k];
     if (k.includes("\0")) sawNul = true;
     // NB! A JSON key "__proto__" is an own property of the parsed object; assigning it would set the prototype.
     if (k === "__proto__") Object.defineProperty(out, k, { value: copyBody(child, depth + 1), enumerable: true, writable: true, configurable: true });
