@@ -66,8 +66,8 @@ export const messages = sqliteTable(
     // A conversation's history; watermark receipts search a contact's conversations on the account.
     index("messages_conversation_idx").on(t.conversationId, t.id),
     // The X daily DM limit counts an account's outbound messages since midnight UTC. Every index here is
-    // written by every accepted message it covers: a company index (read only by DELETE /media's check, now
-    // answered from the dispatch backlog) and an all-channel account index are gone for that.
+    // written by every message it covers, so there are few: DELETE /media's in-use check searches the
+    // dispatch backlog, and watermark receipts a contact's conversations, without one of their own.
     index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql.raw(DAILY_LIMITED_OUTBOUND)),
   ],
 );

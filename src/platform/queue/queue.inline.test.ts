@@ -72,7 +72,7 @@ test("an inline job can come back later without counting an attempt", async () =
 test.each([
   ["an inline", true],
   ["a claimed", false],
-])("%s job that comes back with a payload runs again with that payload", async (kind, inline) => {
+])("%s job that comes back with a payload runs again with that payload", async (_kind, inline) => {
   const seen: number[][] = [];
   const type = `test.payload.${inline ? "inline" : "claimed"}`;
   const handler = (job: { payload: { left: number[] } }) => {
