@@ -30,14 +30,11 @@ export function conversationView(c: ConversationRow) {
   };
 }
 
-/** The open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
-export function openConversation({ db, events, now, companyId, contactId, channel, channelAccountId }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): {
-  conversation: ConversationRow;
-  opened: boolean;
-} {
+/** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
+export function openConversation({ db, events, now, companyId, contactId, channel, channelAccountId }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
   return db.within(() => {
-    const open = openConversationOf(db, contactId, channelAccountId);
-    if (open) return { conversation: open, opened: false };
+    const open = openConversationId(db, contactId, channelAccountId);
+    if (open) return open;
     const at = now();
     const row: ConversationRow = {
       id: newId(),
@@ -56,7 +53,7 @@ export function openConversation({ db, events, now, companyId, contactId, channe
     };
     insertRow(db, conversations, row);
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row) } });
-    return { conversation: row, opened: true };
+    return row.id;
   });
 }
 
@@ -64,9 +61,9 @@ export function touchConversation({ db, conversationId, messageId, at }: { db: D
   updateRow(db, conversations, conversationId, { lastMessageAt: at, lastMessageId: messageId, updatedAt: at });
 }
 
-function openConversationOf(db: Db, contactId: string, channelAccountId: string): ConversationRow | undefined {
-  const raw = db.$client.query(`SELECT * FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId);
-  return mapRow(conversations, raw as Record<string, unknown> | null);
+/** (Every send asks: the id alone, not the row.) */
+function openConversationId(db: Db, contactId: string, channelAccountId: string): string | undefined {
+  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId) as { id: string } | null)?.id;
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
@@ -164,11 +161,14 @@ export function reopenConversation({ db, events, now, companyId, id }: WriteDeps
   });
 }
 
-/** A new inbound message on a closed conversation reopens the contact's latest one (or opens a new one). */
-export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }) {
+/**
+ * The id of the conversation a new inbound message goes to: the open one; on a closed conversation, the
+ * contact's latest one reopened (or a new one).
+ */
+export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
   const { db } = deps;
   return db.tx(() => {
-    const open = openConversationOf(db, deps.contactId, deps.channelAccountId);
+    const open = openConversationId(db, deps.contactId, deps.channelAccountId);
     if (open) return open;
     const latest = db
       .select()
@@ -177,8 +177,8 @@ export function conversationForInbound(deps: WriteDeps & { companyId: string; co
       .orderBy(desc(conversations.id))
       .limit(1)
       .get();
-    if (latest) return reopenConversation({ ...deps, id: latest.id });
-    return openConversation(deps).conversation;
+    if (latest) return reopenConversation({ ...deps, id: latest.id }).id;
+    return openConversation(deps);
   });
 }
 

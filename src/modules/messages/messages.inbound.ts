@@ -83,7 +83,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       create: true,
     })!;
     const contactId = found.contact.id;
-    const conversation = conversationForInbound({ db, events, now, companyId, contactId, channel: account.channel, channelAccountId: account.id });
+    const conversationId = conversationForInbound({ db, events, now, companyId, contactId, channel: account.channel, channelAccountId: account.id });
     recordInbound({ db, now, companyId, contactId, channelAccountId: account.id, timestamp: event.timestamp, conversationRef: event.conversationRef });
 
     let replyTo: string | null = null;
@@ -95,7 +95,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
     const row = newMessageRow({
       id: newId(),
       companyId,
-      conversationId: conversation.id,
+      conversationId,
       contactId,
       channel: account.channel,
       channelAccountId: account.id,
@@ -110,7 +110,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       createdAt: at,
     });
     repo.insertMessage(db, row);
-    touchConversation({ db, conversationId: conversation.id, messageId: row.id, at });
+    touchConversation({ db, conversationId, messageId: row.id, at });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 
     const text = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";

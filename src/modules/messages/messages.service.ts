@@ -465,12 +465,12 @@ export function createOutboundMessage(
     const id = newId();
     const { priceType, unitPrice } = m.price;
     if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
-    const { conversation } = openConversation({ db, events, now, companyId: m.companyId, contactId: m.contactId, channel: m.channel, channelAccountId: m.channelAccountId });
+    const conversationId = openConversation({ db, events, now, companyId: m.companyId, contactId: m.contactId, channel: m.channel, channelAccountId: m.channelAccountId });
     const at = now();
     const row = newMessageRow({
       id,
       companyId: m.companyId,
-      conversationId: conversation.id,
+      conversationId,
       contactId: m.contactId,
       channel: m.channel,
       channelAccountId: m.channelAccountId,
@@ -490,7 +490,7 @@ export function createOutboundMessage(
       campaignId: m.campaignId ?? null,
     });
     repo.insertMessage(db, row);
-    touchConversation({ db, conversationId: conversation.id, messageId: id, at });
+    touchConversation({ db, conversationId, messageId: id, at });
     deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id }, groupKey: m.channelAccountId });
     return row;
   });
