@@ -19,7 +19,7 @@ export const channelsRoutes = (deps: Deps) =>
     "/channels",
     ({ auth }) => ({
       data: accountsFor(deps, auth.companyId)
-        .sort((a, b) => a.account.channel.localeCompare(b.account.channel) || Number(b.account.isDefault) - Number(a.account.isDefault))
+        .toSorted((a, b) => a.account.channel.localeCompare(b.account.channel) || Number(b.account.isDefault) - Number(a.account.isDefault))
         .map((r) => ({
           id: r.account.id,
           channel: r.account.channel,

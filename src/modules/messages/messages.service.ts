@@ -213,12 +213,21 @@ function companySlug(deps: Deps, companyId: string): string {
   return slug;
 }
 
+/** Per channel registry: the lists accountsFor built (the configured accounts do not change while it runs). */
+const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
+
 /** Accounts of a company on a channel, default first. */
-export function accountsFor(deps: Deps, companyId: string, channel?: string): AccountRuntime[] {
-  return deps.channels
-    .forCompany(companySlug(deps, companyId))
-    .filter((r) => !channel || r.account.channel === channel)
-    .sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault));
+export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
+  let lists = accountLists.get(deps.channels);
+  if (!lists) accountLists.set(deps.channels, (lists = new Map()));
+  const key = `${companyId}\u0000${channel ?? ""}`;
+  let list = lists.get(key);
+  if (!list) {
+    const all = deps.channels.forCompany(companySlug(deps, companyId)).filter((r) => !channel || r.account.channel === channel);
+    list = Object.freeze(all.sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault)));
+    lists.set(key, list);
+  }
+  return list;
 }
 
 /** The seed's channelAccountId rule. */
