@@ -123,7 +123,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       }
       let messageId: string;
       try {
-        messageId = createOutboundMessage(deps, {
+        // Its own savepoint: a refused debit is caught here and the batch goes on.
+        messageId = db.tx(() => createOutboundMessage(deps, {
           companyId: c.companyId,
           contactId,
           address: m!.identityValue!,
@@ -136,7 +137,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
           templateId: template.id,
           apiKeyId: c.apiKeyId,
           campaignId: c.id,
-        }).id;
+        }).id);
       } catch (e) {
         if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;
         store.bump(c.id, deltas, t);

@@ -470,7 +470,9 @@ export function createOutboundMessage(
   },
 ): MessageRow {
   const { db, events, now } = deps;
-  return db.tx(() => {
+  // Joins the caller's transaction: a caller that catches a throw and goes on (the campaign engine, on a 402)
+  // opens a savepoint around the call itself.
+  return db.within(() => {
     const id = newId();
     const { priceType, unitPrice } = m.price;
     if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
