@@ -215,38 +215,38 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
-    type Payload = { id: string; campaignId?: string | null; contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null };
+    type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null };
     const payload = () => event.data.message as Payload | undefined;
     if (event.type === "message.received") {
       const msg = payload();
       if (msg) for (const campaignId of store.markReplied(msg.contactId, msg.channelAccountId, at())) store.bump(campaignId, { n_replied: 1 }, at());
       return;
     }
-    // A status step: whose message it is comes from the event's refs (its payload is built only if read:
-    // a failure's refund and error below).
+    // A status step: whose message it is, and the status it left, come from the event's refs (its payload is
+    // built only if read: a failure's refund and error below). The recipient mirrors its message's status
+    // (queued = pending), so it moves only from that status and only if it is this message's recipient.
     const refs = event.refs;
-    const msg = refs ? { id: refs.messageId!, campaignId: refs.campaignId, contactId: refs.contactId! } : payload();
-    if (!msg?.campaignId) return;
+    const campaignId = refs?.campaignId;
+    if (!campaignId || !refs.from) return;
     const step = event.type.slice("message.".length);
     if (!(step in COUNTER)) return;
-    const r = store.recipientState(msg.campaignId, msg.contactId);
-    if (!r || r.messageId !== msg.id) return;
-    if (step === "failed" ? r.status !== "pending" && r.status !== "sent" : !(r.status in STEP) || STEP[step]! <= STEP[r.status]!) return;
+    const from = refs.from === "queued" ? "pending" : refs.from;
+    if (!(from in STEP)) return;
     const t = at();
-    const deltas: Record<string, number> = { [COUNTER[r.status]!]: -1, [COUNTER[step]!]: 1 };
-    if (r.status === "pending") deltas.n_queued = -1;
     const failure = step === "failed" ? payload() : undefined;
+    if (!store.advance({ campaignId, contactId: refs.contactId!, messageId: refs.messageId!, from, to: step, reason: failure ? (failure.error?.code ?? "FAILED") : null, at: t })) return;
+    const deltas: Record<string, number> = { [COUNTER[from]!]: -1, [COUNTER[step]!]: 1 };
+    if (from === "pending") deltas.n_queued = -1;
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
-    store.setStatus(msg.campaignId, msg.contactId, step, failure ? (failure.error?.code ?? "FAILED") : null, t);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
-    if (step !== "failed" && r.status !== "pending") return store.bump(msg.campaignId, deltas, t);
+    if (step !== "failed" && from !== "pending") return store.bump(campaignId, deltas, t);
     // A send's outcome: the counters and the window of recent outcomes in one write.
-    const before = store.progress(msg.campaignId)!;
+    const before = store.progress(campaignId)!;
     const { window, pause } = withOutcome(before, step === "failed" ? "f" : "s");
-    store.bump(msg.campaignId, deltas, t, window);
+    store.bump(campaignId, deltas, t, window);
     const c = { ...before, recentOutcomes: window, nPending: before.nPending + (deltas.n_pending ?? 0) };
     if (pause && c.status === "running") campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
-    else if (r.status === "pending") complete(c);
+    else if (from === "pending") complete(c);
   }
 
   return { run, onEvent, sendBatch, resolvePage };

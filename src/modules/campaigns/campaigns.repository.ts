@@ -92,10 +92,13 @@ export function createCampaignStore(db: Db) {
         }[]
       ).map((r) => r.contact_id);
     },
-    /** What a status event decides from: the recipient's status and message. */
-    recipientState(campaignId: string, contactId: string): Pick<RecipientRow, "status" | "messageId"> | undefined {
-      const r = sqlite.query(`SELECT status, message_id FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).get(campaignId, contactId) as { status: string; message_id: string | null } | null;
-      return r ? { status: r.status, messageId: r.message_id } : undefined;
+    /** Moves a recipient `from` → `to` with its message's status; false (nothing written) when it is not at `from` with that message. */
+    advance({ campaignId, contactId, messageId, from, to, reason, at }: { campaignId: string; contactId: string; messageId: string; from: string; to: string; reason: string | null; at: number }): boolean {
+      return (
+        sqlite
+          .query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND message_id = ? AND status = ?`)
+          .run(to, reason, at, campaignId, contactId, messageId, from).changes === 1
+      );
     },
     /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
     progress(id: string): CampaignProgress | undefined {

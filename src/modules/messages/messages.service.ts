@@ -568,8 +568,12 @@ export function applyStatus(
     // subscribers run in it), so it is the row as this change left it.
     let view: ReturnType<typeof messageView> | undefined;
     const data = () => ({ message: (view ??= messageView(repo.messageById(db, updated.id)!)) });
-    const refs = { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId };
-    for (const s of steps) events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs });
+    // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
+    let from = current.status;
+    for (const s of steps) {
+      events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs: { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId, from } });
+      from = s;
+    }
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
       setConsent({ db, events, now, companyId: current.companyId, contactId: current.contactId, channels: [current.channel], status: "opted_out", source: "provider" });

@@ -16,7 +16,10 @@ export interface DomainEvent {
   companyId: string;
   type: string;
   data: Record<string, unknown>;
-  /** Ids of what the event is about, for subscribers that decide from them alone (no payload built). */
+  /**
+   * Ids of what the event is about (a message's status step: also `from`, the status it left), for subscribers
+   * that decide from them alone (no payload built).
+   */
   refs?: Record<string, string | null>;
   createdAt: Date;
 }
