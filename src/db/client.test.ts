@@ -7,6 +7,12 @@ import { Database } from "bun:sqlite";
 import { openDatabase, walSync } from "./client";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-client-"));
+/** A database of its own in `dir` with one table `t (id)`, and its insert. */
+function tableDb(file: string) {
+  const db = openDatabase(join(dir, file));
+  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  return { db, insert: db.$client.prepare("INSERT INTO t (id) VALUES (?)") };
+}
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("when the disk fills in the middle of a group, every item answered as stored is stored, and none other", async () => {
@@ -32,9 +38,7 @@ test("when the disk fills in the middle of a group, every item answered as store
 });
 
 test("a group commits lazily and is answered after its WAL sync; the connection is FULL again for every other commit", async () => {
-  const db = openDatabase(join(dir, "lazy.db"));
-  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
-  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const { db, insert } = tableDb("lazy.db");
   const seen: number[] = [];
   const sync = () => (db.$client.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
   await Promise.all([1, 2, 3].map((id) => db.batch(() => (seen.push(sync()), insert.run(id)))));
@@ -138,9 +142,7 @@ describe("walSync", () => {
 });
 
 test("within: its own transaction when none is open; inside one, no savepoint — the caller's tx undoes it", () => {
-  const db = openDatabase(join(dir, "within.db"));
-  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
-  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const { db, insert } = tableDb("within.db");
   const ids = () => (db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id);
   const failing = (id: number) => () => {
     insert.run(id);
@@ -195,9 +197,7 @@ test("dataVersion follows other connections' commits, also right after a transac
 });
 
 test("batch's onCommit runs after the group's COMMIT, before its answer; not for an item that failed", async () => {
-  const db = openDatabase(join(dir, "oncommit.db"));
-  db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
-  const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+  const { db, insert } = tableDb("oncommit.db");
   const seen: string[] = [];
   const ok = db.batch(() => insert.run(1), () => seen.push(`committed 1, in transaction: ${db.$client.inTransaction}`)).then(() => seen.push("answered 1"));
   const failed = db.batch(() => insert.run(1), () => seen.push("committed 2")).catch(() => seen.push("refused 2")); // duplicate key
@@ -236,9 +236,7 @@ describe("afterCommit", () => {
   });
 
   test("a group commit: committed after its sync, before the items are answered; a refused item's hooks: rolledBack", async () => {
-    const db = openDatabase(join(dir, "after-group.db"));
-    db.$client.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
-    const insert = db.$client.prepare("INSERT INTO t (id) VALUES (?)");
+    const { db, insert } = tableDb("after-group.db");
     const seen: string[] = [];
     const item = (name: string, id: number) => () => {
       db.afterCommit(() => seen.push(`${name} committed`), () => seen.push(`${name} rolled back`));
