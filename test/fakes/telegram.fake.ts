@@ -81,6 +81,11 @@ export class TelegramFake {
     return full;
   }
 
+  /** Forgets every update not confirmed yet (a test that stopped its poller before confirming leaves some). */
+  clearUpdates(): void {
+    this.updates = [];
+  }
+
   /** Updates not yet confirmed by a later getUpdates offset. */
   get pendingUpdates(): Record<string, unknown>[] {
     return [...this.updates];

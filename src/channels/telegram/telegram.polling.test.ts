@@ -9,6 +9,8 @@ const fake = TelegramFake.start({ token: "42:SECRET" });
 afterAll(() => fake.stop());
 beforeEach(() => {
   fake.requests.length = 0;
+  // NB! An update an earlier test's poller took but never confirmed (it stopped first) would reach this one.
+  fake.clearUpdates();
 });
 
 const textUpdate = (n: number) => ({ message: { message_id: n, from: { id: 1001, first_name: "Ann" }, chat: { id: 1001, type: "private" }, date: 1700000000 + n, text: `m${n}` } });
