@@ -206,6 +206,68 @@ test("batch's onCommit runs after the group's COMMIT, before its answer; not for
   db.close();
 });
 
+describe("a group's items", () => {
+  const statements = (db: ReturnType<typeof tableDb>["db"]) => {
+    const seen: string[] = [];
+    const note = (sql: string) => /^(SAVEPOINT|RELEASE|ROLLBACK)/.test(sql) && seen.push(sql);
+    const { query, exec } = db.$client;
+    db.$client.query = ((sql: string) => (note(sql), query.call(db.$client, sql))) as typeof query;
+    db.$client.exec = ((sql: string) => (note(sql), exec.call(db.$client, sql))) as typeof exec;
+    return seen;
+  };
+  /** One group of items (one event-loop turn); how often each ran, and each one's outcome. */
+  const group = async (db: ReturnType<typeof tableDb>["db"], items: (() => unknown)[]) => {
+    const runs = items.map(() => 0);
+    const outcomes = await Promise.allSettled(items.map((fn, i) => db.batch(() => (runs[i]!++, fn()))));
+    return { runs, outcomes: outcomes.map((o) => (o.status === "fulfilled" ? "ok" : ((o.reason as { code?: string }).code ?? String(o.reason)))) };
+  };
+  const ids = (db: ReturnType<typeof tableDb>["db"]) => (db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id);
+
+  test("run without a savepoint each when none throws: once each, all committed", async () => {
+    const { db, insert } = tableDb("optimistic.db");
+    const seen = statements(db);
+    const r = await group(db, [() => insert.run(1), () => insert.run(2), () => insert.run(3)]);
+    expect(r).toEqual({ runs: [1, 1, 1], outcomes: ["ok", "ok", "ok"] });
+    expect(seen).toEqual([]);
+    expect(ids(db)).toEqual([1, 2, 3]);
+    db.close();
+  });
+
+  test("one throws: the group is undone and run again without it, each item in a savepoint; a second later, optimistic again", async () => {
+    const { db, insert } = tableDb("replay.db");
+    insert.run(9);
+    const seen = statements(db);
+    // The second item's own write happens before it throws: the replay must not keep it.
+    const r = await group(db, [() => insert.run(1), () => (insert.run(2), insert.run(9)), () => insert.run(3)]);
+    expect(r.outcomes).toEqual(["ok", "SQLITE_CONSTRAINT_PRIMARYKEY", "ok"]);
+    expect(r.runs).toEqual([2, 1, 1]); // the first ran before the throw and again; the third only in the replay
+    expect(ids(db)).toEqual([1, 3, 9]);
+    expect(seen).toEqual(["ROLLBACK", "SAVEPOINT sp1", "RELEASE sp1", "SAVEPOINT sp1", "RELEASE sp1"]);
+    // Within a second of a refusal, groups isolate their items from the start: a refused one costs no replay.
+    seen.length = 0;
+    const next = await group(db, [() => insert.run(4), () => insert.run(9), () => insert.run(5)]);
+    expect(next).toEqual({ runs: [1, 1, 1], outcomes: ["ok", "SQLITE_CONSTRAINT_PRIMARYKEY", "ok"] });
+    expect(seen).toEqual(["SAVEPOINT sp1", "RELEASE sp1", "SAVEPOINT sp1", "ROLLBACK TO sp1; RELEASE sp1", "SAVEPOINT sp1", "RELEASE sp1"]);
+    await Bun.sleep(1050);
+    seen.length = 0;
+    expect(await group(db, [() => insert.run(6), () => insert.run(7)])).toEqual({ runs: [1, 1], outcomes: ["ok", "ok"] });
+    expect(seen).toEqual([]);
+    expect(ids(db)).toEqual([1, 3, 4, 5, 6, 7, 9]);
+    db.close();
+  });
+
+  test("a group of one that throws is refused without a replay, and the next groups stay optimistic", async () => {
+    const { db, insert } = tableDb("single.db");
+    insert.run(9);
+    expect(await group(db, [() => (insert.run(1), insert.run(9))])).toEqual({ runs: [1], outcomes: ["SQLITE_CONSTRAINT_PRIMARYKEY"] });
+    const seen = statements(db);
+    expect(await group(db, [() => insert.run(2), () => insert.run(3)])).toEqual({ runs: [1, 1], outcomes: ["ok", "ok"] });
+    expect(seen).toEqual([]);
+    expect(ids(db)).toEqual([2, 3, 9]);
+    db.close();
+  });
+});
+
 describe("afterCommit", () => {
   test("a plain transaction: committed after its COMMIT; a rolled-back savepoint's hooks: rolledBack; a released one's wait for the outer end", () => {
     const db = openDatabase(join(dir, "after.db"));
@@ -235,7 +297,7 @@ describe("afterCommit", () => {
     db.close();
   });
 
-  test("a group commit: committed after its sync, before the items are answered; a refused item's hooks: rolledBack", async () => {
+  test("a group commit: committed after its sync, before the items are answered; a refused item's hooks, and those of the run it undid: rolledBack", async () => {
     const { db, insert } = tableDb("after-group.db");
     const seen: string[] = [];
     const item = (name: string, id: number) => () => {
@@ -245,7 +307,9 @@ describe("afterCommit", () => {
     const ok = db.batch(item("first", 1)).then(() => seen.push("first answered"));
     const refused = db.batch(item("second", 1)).catch(() => seen.push("second refused")); // duplicate key, after its hook
     await Promise.all([ok, refused]);
-    expect(seen).toEqual(["second rolled back", "first committed", "first answered", "second refused"]);
+    // The group ran both items without savepoints, the second threw, so all of it rolled back; the first ran
+    // again (in its savepoint) and committed.
+    expect(seen).toEqual(["first rolled back", "second rolled back", "first committed", "first answered", "second refused"]);
     db.close();
   });
 });
