@@ -256,6 +256,36 @@ describe("a group's items", () => {
     db.close();
   });
 
+  test("an attempt that throws and is caught: the group runs again, the attempt in a savepoint; its writes undone, the item's kept", async () => {
+    const { db, insert } = tableDb("attempt.db");
+    insert.run(9);
+    const caught: string[] = [];
+    const item = () => {
+      insert.run(1);
+      try {
+        db.attempt(() => (insert.run(2), insert.run(9)));
+      } catch (e) {
+        caught.push((e as { code: string }).code);
+      }
+      insert.run(3);
+    };
+    const seen = statements(db);
+    const r = await group(db, [item, () => insert.run(4)]);
+    expect(r).toEqual({ runs: [2, 1], outcomes: ["ok", "ok"] }); // the second item ran in the replay only
+    expect(caught).toEqual(["SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
+    expect(seen).toEqual(["ROLLBACK", "SAVEPOINT sp1", "SAVEPOINT sp2", "ROLLBACK TO sp2; RELEASE sp2", "RELEASE sp1", "SAVEPOINT sp1", "RELEASE sp1"]);
+    expect(ids(db)).toEqual([1, 3, 4, 9]);
+    // Outside a group's optimistic run an attempt is a savepoint.
+    seen.length = 0;
+    db.tx(() => {
+      insert.run(5);
+      expect(() => db.attempt(() => (insert.run(6), insert.run(9)))).toThrow();
+    });
+    expect(seen).toEqual(["SAVEPOINT sp1", "ROLLBACK TO sp1; RELEASE sp1"]);
+    expect(ids(db)).toEqual([1, 3, 4, 5, 9]);
+    db.close();
+  });
+
   test("a group of one that throws is refused without a replay, and the next groups stay optimistic", async () => {
     const { db, insert } = tableDb("single.db");
     insert.run(9);

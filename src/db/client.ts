@@ -53,6 +53,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
    */
   within<T>(fn: () => T): T;
   /**
+   * Runs fn so that a throw undoes fn's writes alone and reaches the caller, who may catch it and go on (a
+   * job's writes that failed, a campaign's refused debit): `tx`'s savepoint, except in a group commit's
+   * first, optimistic run of its items (see flush), where fn runs without one — if it throws there, the
+   * whole group is rolled back once the item ends and run again, every `attempt` in a savepoint.
+   */
+  attempt<T>(fn: () => T): T;
+  /**
    * Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT (and,
    * SQLite, after the sync that makes it durable). `onCommit` is called once the group's COMMIT succeeded
    * with fn's writes in it, before that sync: for in-memory bookkeeping that need not wait for the disk
@@ -358,6 +365,18 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     return result;
   };
   db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
+  let optimistic = false; // a group's items run without savepoints (flush)
+  let attemptFailed = false; // …and an `attempt` in them threw: the group must run again, isolated
+  db.attempt = <T>(fn: () => T): T => {
+    if (!optimistic) return db.tx(fn);
+    try {
+      return fn();
+    } catch (e) {
+      attemptFailed = true;
+      throw e;
+    }
+  };
+  const REPLAY = new Error("an attempt failed in an optimistic group run");
   type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
   let pending: Pending[] = [];
   let scheduled = false;
@@ -386,27 +405,36 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         // almost never happens. If one throws, the group is rolled back and run again with a savepoint per
         // item, without the one that threw (it is refused with its error, decided as it ran after the items
         // before it); for a second after that every group isolates its items from the start.
-        let failed = -1;
-        if (items.length === 1 || performance.now() >= isolateUntil) {
+        // The same when an `attempt` inside an item threw (the item caught it): it must be undone alone.
+        let failed = -1; // the item refused in the optimistic run (not run again)
+        let isolated = items.length > 1 && performance.now() < isolateUntil;
+        if (!isolated) {
           let at = -1; // the item running
+          optimistic = true;
+          attemptFailed = false;
           try {
             db.tx(() => {
               for (let i = 0; i < items.length; i++) {
                 at = i;
                 results[i] = { ok: true, value: items[i]!.fn() };
+                if (attemptFailed) throw REPLAY;
               }
               at = -1;
             });
           } catch (error) {
-            if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
-            results[at] = { ok: false, error };
-            if (items.length > 1) {
+            if (error === REPLAY) isolated = true;
+            else if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
+            else {
+              results[at] = { ok: false, error };
               failed = at;
-              isolateUntil = performance.now() + 1000;
+              isolated = items.length > 1;
             }
+          } finally {
+            optimistic = false;
           }
-        } else failed = items.length; // isolated from the start: every item runs in its savepoint
-        if (failed >= 0)
+          if (isolated) isolateUntil = performance.now() + 1000;
+        }
+        if (isolated)
           db.tx(() => {
             items.forEach((item, i) => {
               if (i === failed) return;

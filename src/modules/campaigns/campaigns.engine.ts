@@ -123,8 +123,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       }
       let messageId: string;
       try {
-        // Its own savepoint: a refused debit is caught here and the batch goes on.
-        messageId = db.tx(() => createOutboundMessage(deps, {
+        // Undone alone (db.attempt): a refused debit is caught here and the batch goes on.
+        messageId = db.attempt(() => createOutboundMessage(deps, {
           companyId: c.companyId,
           contactId,
           address: m!.identityValue!,

@@ -69,7 +69,8 @@ function findContact(deps: Deps, companyId: string, account: ChannelAccount, val
 
 function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): void {
   const { db, events, now } = deps;
-  db.tx(() => {
+  // No savepoint of its own: its callers (a group-commit item, a scheduled report's db.attempt) undo it.
+  db.within(() => {
     if (repo.messageIdByProviderId(db, account.id, event.providerMessageId)) return; // a duplicate delivery
     const found = findOrCreateContactByIdentity({
       db,

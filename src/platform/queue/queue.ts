@@ -470,7 +470,7 @@ export function createQueue({
       const job: Job = { id: r.id, type, payload: JSON.parse(r.payload), attempts: r.attempts + 1, maxAttempts: r.max_attempts, groupKey: r.group_key, runAt: r.run_at, leaseToken: "" };
       let outcome: JobOutcome;
       try {
-        outcome = db.tx(() => {
+        outcome = db.attempt(() => {
           const o = handler.inline!(job);
           if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
           return o;
@@ -546,7 +546,7 @@ export function createQueue({
       if ("outcome" in result && result.outcome && "writes" in result.outcome) {
         const writes = result.outcome.writes;
         try {
-          final = { outcome: db.tx(writes) };
+          final = { outcome: db.attempt(writes) };
         } catch (e) {
           final = { thrown: e };
         }
