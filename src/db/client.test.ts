@@ -298,6 +298,24 @@ describe("a group's items", () => {
   });
 });
 
+test("read: its reads share one snapshot (another connection's commit meanwhile is not seen); inside a transaction, fn as is", () => {
+  const { db, insert } = tableDb("read.db");
+  insert.run(1);
+  const other = new Database(join(dir, "read.db"));
+  const count = () => (db.$client.query("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+  const seen = db.read(() => {
+    const before = count();
+    other.exec("INSERT INTO t (id) VALUES (2)");
+    return [before, count(), db.$client.inTransaction];
+  });
+  expect(seen).toEqual([1, 1, true]);
+  expect(count()).toBe(2);
+  expect(db.$client.inTransaction).toBe(false);
+  db.tx(() => expect(db.read(() => (insert.run(3), count()))).toBe(3)); // the caller's transaction: its own write seen
+  other.close();
+  db.close();
+});
+
 describe("afterCommit", () => {
   test("a plain transaction: committed after its COMMIT; a rolled-back savepoint's hooks: rolledBack; a released one's wait for the outer end", () => {
     const db = openDatabase(join(dir, "after.db"));

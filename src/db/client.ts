@@ -60,6 +60,12 @@ export type Db = BunSQLiteDatabase<Schema> & {
    */
   attempt<T>(fn: () => T): T;
   /**
+   * Runs fn's reads in one snapshot (SQLite: a deferred transaction; PostgreSQL: fn as is). Each read outside
+   * a transaction opens and closes a WAL snapshot of its own (~3 µs); a job that reads several rows before it
+   * goes out (the dispatch: its message, the template's freshness) opens one. Inside a transaction: fn.
+   */
+  read<T>(fn: () => T): T;
+  /**
    * Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT (and,
    * SQLite, after the sync that makes it durable). `onCommit` is called once the group's COMMIT succeeded
    * with fn's writes in it, before that sync: for in-memory bookkeeping that need not wait for the disk
@@ -132,6 +138,7 @@ export function openDatabase(path: string): Db {
   const wal = path === ":memory:" ? null : walSync(`${path}-wal`);
   withTransactions(db, {
     begin: () => sqlite.query("BEGIN IMMEDIATE").run(),
+    beginRead: () => sqlite.query("BEGIN").run(),
     beforeCommit: () => {},
     groupCommit: wal && {
       lazy: (on) => sqlite.query(on ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").run(),
@@ -300,6 +307,8 @@ export function openPostgres(url: string): Db {
 
 interface TxHooks {
   begin(): void;
+  /** SQLite: BEGIN DEFERRED, for db.read (absent: db.read runs fn as is). */
+  beginRead?(): void;
   beforeCommit(): void;
   /** SQLite: a group commits lazily (`lazy(true)` … `lazy(false)` around it) and is answered after `sync()`. */
   groupCommit?: { lazy(on: boolean): void; sync(): Promise<void>; committed(): void } | null;
@@ -324,12 +333,12 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     if (depth === 0) throw new Error("db.afterCommit outside a transaction");
     levels[depth - 1]!.push({ committed, rolledBack });
   };
-  db.tx = <T>(fn: () => T): T => {
+  const transaction = <T>(fn: () => T, begin: () => void): T => {
     const savepoint = `sp${depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
     if (depth === 0) {
       try {
-        hooks.begin();
+        begin();
       } catch (e) {
         // NB! PostgreSQL: BEGIN succeeded and the write lock timed out (lock_timeout), or the data version read
         // failed: the transaction is open and aborted, and every later statement of the connection would fail
@@ -364,6 +373,9 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     if (depth === 0 && !groupHooks) for (const h of ended) h.committed();
     return result;
   };
+  db.tx = <T>(fn: () => T): T => transaction(fn, hooks.begin);
+  const beginRead = hooks.beginRead;
+  db.read = beginRead ? <T>(fn: () => T): T => (depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
   db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
   let optimistic = false; // a group's items run without savepoints (flush)
   let attemptFailed = false; // …and an `attempt` in them threw: the group must run again, isolated

@@ -685,7 +685,17 @@ class PermanentFailure extends Error {
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
-  const m = repo.dispatchRow(deps.db, job.payload.messageId);
+  // The message and what its send is built from (template, media, thread), read in one snapshot.
+  const { m, outbound } = deps.db.read(() => {
+    const m = repo.dispatchRow(deps.db, job.payload.messageId);
+    if (!m || m.status !== "queued" || !deps.channels.get(m.channelAccountId)) return { m, outbound: undefined };
+    try {
+      return { m, outbound: buildOutbound(deps, m) };
+    } catch (e) {
+      if (e instanceof PermanentFailure) return { m, outbound: e };
+      throw e;
+    }
+  });
   if (!m || m.status !== "queued") return;
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
@@ -695,7 +705,8 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
       applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
     },
   });
-  if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
+  if (!runtime || !outbound) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
+  if (outbound instanceof PermanentFailure) return fail(outbound.reason, outbound.message);
 
   // The account's send rate, one schedule for every sender. Campaign messages may book at most 0.5 s ahead,
   // one-to-one sends 5 s, so a draining campaign delays a one-to-one send by half a second at most.
@@ -710,7 +721,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   try {
     const started = performance.now();
     try {
-      result = await runtime.adapter.send(buildOutbound(deps, m));
+      result = await runtime.adapter.send(outbound);
     } finally {
       deps.metrics.observe("switchboard_dispatch_duration_seconds", { channel: m.channel }, (performance.now() - started) / 1000);
     }

@@ -434,7 +434,7 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const rows = db.tx(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
+    const rows = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
     if (rows.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
