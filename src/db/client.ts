@@ -417,7 +417,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         // almost never happens. If one throws, the group is rolled back and run again with a savepoint per
         // item, without the one that threw (it is refused with its error, decided as it ran after the items
         // before it); for a second after that every group isolates its items from the start.
-        // The same when an `attempt` inside an item threw (the item caught it): it must be undone alone.
+        // The same, with every item, when an `attempt` inside an item threw: it must be undone alone.
         let failed = -1; // the item refused in the optimistic run (not run again)
         let isolated = items.length > 1 && performance.now() < isolateUntil;
         if (!isolated) {
@@ -434,7 +434,9 @@ function withTransactions(db: Db, hooks: TxHooks): void {
               at = -1;
             });
           } catch (error) {
-            if (error === REPLAY) isolated = true;
+            // After a failed attempt the item's own error proves nothing: on PostgreSQL the failed statement
+            // aborted the transaction, and every statement the item ran after catching it failed too.
+            if (error === REPLAY || attemptFailed) isolated = true;
             else if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
             else {
               results[at] = { ok: false, error };

@@ -240,6 +240,27 @@ describe.skipIf(!postgresAvailable())("db.tx on PostgreSQL with deferred savepoi
     expect(ids()).toEqual([1, 2]);
   });
 
+  test("group commit: an attempt that fails and is caught (the transaction aborted) runs the group again, isolated, even a group of one", async () => {
+    db.$client.exec("TRUNCATE t");
+    insert(9);
+    let runs = 0;
+    const caught: string[] = [];
+    const item = () => {
+      runs++;
+      insert(1);
+      try {
+        db.attempt(() => insert(9));
+      } catch (e) {
+        caught.push((e as PgError).code);
+      }
+      insert(2); // fails in the optimistic run (the server aborted the transaction), not in the replay
+    };
+    await db.batch(item);
+    expect(runs).toBe(2);
+    expect(caught).toEqual(["23505", "23505"]);
+    expect(ids()).toEqual([1, 2, 9]);
+  });
+
   test("the data version: our own commits do not count as another's", () => {
     const v = db.dataVersion();
     db.tx(() => {
