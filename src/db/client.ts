@@ -416,7 +416,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         // touches before it writes it (~7 µs of a POST /messages' ~65), to undo that item alone — which
         // almost never happens. If one throws, the group is rolled back and run again with a savepoint per
         // item, without the one that threw (it is refused with its error, decided as it ran after the items
-        // before it); for a second after that every group isolates its items from the start.
+        // before it); for a second after that every group of more than one item isolates them from the start.
         // The same, with every item, when an `attempt` inside an item threw: it must be undone alone.
         let failed = -1; // the item refused in the optimistic run (not run again)
         let isolated = items.length > 1 && performance.now() < isolateUntil;
