@@ -186,6 +186,15 @@ describe("billing", () => {
       expect(results.filter((r) => r.status === 202)).toHaveLength(5);
       expect(results.filter((r) => r.status === 402)).toHaveLength(15);
       expect(await balanceOf(a)).toBe("0.000000");
+      // The refused sends shared group commits with accepted ones (which then ran a second time, isolated):
+      // each accepted send is one message, one conversation, sent once.
+      const accepted = results.filter((r) => r.status === 202).map((r) => r.body.data.id as string).sort();
+      const stored = (a.deps.db.$client.query("SELECT id FROM messages ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+      expect(stored).toEqual(accepted);
+      expect((a.deps.db.$client.query("SELECT count(*) AS n FROM conversations").get() as { n: number }).n).toBe(5);
+      await a.deps.queue.drain();
+      const sent = a.emitted.filter((e) => e.type === "message.sent").map((e) => (e.data as { message: { id: string } }).message.id);
+      expect(sent.sort()).toEqual(accepted);
       const ledger = await a.request("GET", "/billing/ledger?limit=200");
       expect(ledger.body.data.filter((e: any) => e.kind === "debit")).toHaveLength(5);
       expect(ledger.body.data.every((e: any) => Number(e.balanceAfter) >= 0)).toBe(true);
