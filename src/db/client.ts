@@ -311,32 +311,45 @@ interface TxHooks {
   beginRead?(): void;
   beforeCommit(): void;
   /** SQLite: a group commits lazily (`lazy(true)` … `lazy(false)` around it) and is answered after `sync()`. */
-  groupCommit?: { lazy(on: boolean): void; sync(): Promise<void>; committed(): void } | null;
+  groupCommit?: GroupCommitHooks | null;
+}
+type GroupCommitHooks = { lazy(on: boolean): void; sync(): Promise<void>; committed(): void };
+type CommitHook = { committed(): void; rolledBack(): void };
+
+/** What the transaction nesting and the group commit share on one connection. */
+interface TxState {
+  /** Open levels: 0 outside a transaction, 1 in it, more in savepoints. */
+  depth: number;
+  /** In a group commit: where its committed transaction's hooks wait for the group's sync. */
+  groupHooks: CommitHook[] | null;
+  /** A group's items run without savepoints (runGroup)… */
+  optimistic: boolean;
+  /** …and an `attempt` in them threw: the group must run again, isolated. */
+  attemptFailed: boolean;
 }
 
+/** db.tx (nested: savepoints), read, within, attempt, afterCommit, rollbacks, dataVersion; then batch. */
 function withTransactions(db: Db, hooks: TxHooks): void {
   const sqlite = db.$client;
-  let depth = 0;
+  const state: TxState = { depth: 0, groupHooks: null, optimistic: false, attemptFailed: false };
   let rollbacks = 0;
   db.rollbacks = () => rollbacks;
   // Inside our write transaction nobody else can commit: the data version is read once per transaction (the
   // send path asked four times per message).
   const readVersion = db.dataVersion;
   let txVersion: number | null = null;
-  db.dataVersion = () => (depth > 0 ? (txVersion ??= readVersion()) : readVersion());
+  db.dataVersion = () => (state.depth > 0 ? (txVersion ??= readVersion()) : readVersion());
   // afterCommit: the hooks of each open level (transaction, then savepoints); a released savepoint's go to
   // its parent, a committed transaction's run (or, in a group commit, wait for its sync: groupHooks).
-  type CommitHook = { committed(): void; rolledBack(): void };
   const levels: CommitHook[][] = [];
-  let groupHooks: CommitHook[] | null = null;
   db.afterCommit = (committed, rolledBack) => {
-    if (depth === 0) throw new Error("db.afterCommit outside a transaction");
-    levels[depth - 1]!.push({ committed, rolledBack });
+    if (state.depth === 0) throw new Error("db.afterCommit outside a transaction");
+    levels[state.depth - 1]!.push({ committed, rolledBack });
   };
   const transaction = <T>(fn: () => T, begin: () => void): T => {
-    const savepoint = `sp${depth}`;
+    const savepoint = `sp${state.depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
-    if (depth === 0) {
+    if (state.depth === 0) {
       try {
         begin();
       } catch (e) {
@@ -348,52 +361,58 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       }
     } else sqlite.query(`SAVEPOINT ${savepoint}`).run();
     levels.push([]);
-    depth++;
+    state.depth++;
     let result: T;
     let ended: CommitHook[] | null = null; // this level's hooks once it committed or was released
     try {
       result = fn();
       if (result instanceof Promise) throw new Error("db.tx callback must be synchronous");
-      if (depth === 1) hooks.beforeCommit();
-      sqlite.query(depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
+      if (state.depth === 1) hooks.beforeCommit();
+      sqlite.query(state.depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
       ended = levels.pop()!;
-      if (depth > 1) levels[levels.length - 1]!.push(...ended);
-      else if (groupHooks) groupHooks.push(...ended);
+      if (state.depth > 1) levels[levels.length - 1]!.push(...ended);
+      else if (state.groupHooks) state.groupHooks.push(...ended);
     } catch (e) {
       rollbacks++;
       // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
       // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
-      if (sqlite.inTransaction) sqlite.exec(depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      if (sqlite.inTransaction) sqlite.exec(state.depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       if (!ended) for (const h of levels.pop()!) h.rolledBack();
       throw e;
     } finally {
-      if (--depth === 0) txVersion = null;
+      if (--state.depth === 0) txVersion = null;
     }
     // A plain transaction is durable at its COMMIT (synchronous=FULL; PostgreSQL).
-    if (depth === 0 && !groupHooks) for (const h of ended) h.committed();
+    if (state.depth === 0 && !state.groupHooks) for (const h of ended) h.committed();
     return result;
   };
   db.tx = <T>(fn: () => T): T => transaction(fn, hooks.begin);
   const beginRead = hooks.beginRead;
-  db.read = beginRead ? <T>(fn: () => T): T => (depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
-  db.within = <T>(fn: () => T): T => (depth > 0 ? fn() : db.tx(fn));
-  let optimistic = false; // a group's items run without savepoints (flush)
-  let attemptFailed = false; // …and an `attempt` in them threw: the group must run again, isolated
+  db.read = beginRead ? <T>(fn: () => T): T => (state.depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
+  db.within = <T>(fn: () => T): T => (state.depth > 0 ? fn() : db.tx(fn));
   db.attempt = <T>(fn: () => T): T => {
-    if (!optimistic) return db.tx(fn);
+    if (!state.optimistic) return db.tx(fn);
     try {
       return fn();
     } catch (e) {
-      attemptFailed = true;
+      state.attemptFailed = true;
       throw e;
     }
   };
-  const REPLAY = new Error("an attempt failed in an optimistic group run");
-  type Pending = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
-  let pending: Pending[] = [];
+  withGroupCommit(db, hooks.groupCommit ?? null, state);
+}
+
+type GroupItem = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
+type ItemResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+const REPLAY = new Error("an attempt failed in an optimistic group run");
+
+/** db.batch and db.holdGroups: the writes of one event-loop turn in one transaction (see the file's head). */
+function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState): void {
+  const sqlite = db.$client;
+  const pending: GroupItem[] = [];
   let scheduled = false;
   let held = false;
-  let isolateUntil = 0; // until then a group runs each item in a savepoint (flush)
+  let isolateUntil = 0; // until then a group of more than one item runs each in a savepoint (runGroup)
   db.holdGroups = (on) => {
     held = on;
     if (!on && pending.length && !scheduled) {
@@ -401,73 +420,84 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       setImmediate(flush);
     }
   };
+
+  /**
+   * Runs one group's items in one transaction and commits it; their results, or a throw when nothing of the
+   * group committed (BEGIN or COMMIT failed: disk full, I/O error).
+   *
+   * Optimistic first: the items without a savepoint each. A savepoint copies every page an item touches before
+   * it writes it (~7 µs of a POST /messages' ~65), to undo that item alone — which almost never happens. If
+   * one throws, the group is rolled back and run again with a savepoint per item, without the one that threw
+   * (it is refused with its error, decided as it ran after the items before it); for a second after that
+   * every group of more than one item isolates them from the start. The same, with every item, when an
+   * `attempt` inside an item threw: it must be undone alone.
+   */
+  function runGroup(items: GroupItem[]): ItemResult[] {
+    const results: ItemResult[] = new Array(items.length);
+    let failed = -1; // the item refused in the optimistic run (not run again)
+    let isolated = items.length > 1 && performance.now() < isolateUntil;
+    if (!isolated) {
+      let at = -1; // the item running
+      state.optimistic = true;
+      state.attemptFailed = false;
+      try {
+        db.tx(() => {
+          for (let i = 0; i < items.length; i++) {
+            at = i;
+            results[i] = { ok: true, value: items[i]!.fn() };
+            if (state.attemptFailed) throw REPLAY;
+          }
+          at = -1;
+        });
+      } catch (error) {
+        // After a failed attempt the item's own error proves nothing: on PostgreSQL the failed statement
+        // aborted the transaction, and every statement the item ran after catching it failed too.
+        if (error === REPLAY || state.attemptFailed) isolated = true;
+        else if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
+        else {
+          results[at] = { ok: false, error };
+          failed = at;
+          isolated = items.length > 1;
+        }
+      } finally {
+        state.optimistic = false;
+      }
+      if (isolated) isolateUntil = performance.now() + 1000;
+    }
+    if (isolated)
+      db.tx(() => {
+        items.forEach((item, i) => {
+          if (i === failed) return;
+          try {
+            results[i] = { ok: true, value: db.tx(item.fn) };
+          } catch (error) {
+            // SQLite rolled the whole group back with this item (see tx): the items before it are lost
+            // too, so every item of the group fails rather than being answered as stored.
+            if (!sqlite.inTransaction) throw error;
+            results[i] = { ok: false, error };
+          }
+        });
+      });
+    return results;
+  }
+
   const MAX_GROUP = 2000; // bounds the latency one commit adds to the requests in it
-  const group = hooks.groupCommit;
   const flush = () => {
     scheduled = false;
     while (pending.length && !held) {
       const items = pending.splice(0, MAX_GROUP);
-      const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = new Array(items.length);
+      let results: ItemResult[];
       const committedHooks: CommitHook[] = [];
-      groupHooks = committedHooks;
+      state.groupHooks = committedHooks;
       try {
         group?.lazy(true);
-        // Optimistic first: the items without a savepoint each. A savepoint copies every page an item
-        // touches before it writes it (~7 µs of a POST /messages' ~65), to undo that item alone — which
-        // almost never happens. If one throws, the group is rolled back and run again with a savepoint per
-        // item, without the one that threw (it is refused with its error, decided as it ran after the items
-        // before it); for a second after that every group of more than one item isolates them from the start.
-        // The same, with every item, when an `attempt` inside an item threw: it must be undone alone.
-        let failed = -1; // the item refused in the optimistic run (not run again)
-        let isolated = items.length > 1 && performance.now() < isolateUntil;
-        if (!isolated) {
-          let at = -1; // the item running
-          optimistic = true;
-          attemptFailed = false;
-          try {
-            db.tx(() => {
-              for (let i = 0; i < items.length; i++) {
-                at = i;
-                results[i] = { ok: true, value: items[i]!.fn() };
-                if (attemptFailed) throw REPLAY;
-              }
-              at = -1;
-            });
-          } catch (error) {
-            // After a failed attempt the item's own error proves nothing: on PostgreSQL the failed statement
-            // aborted the transaction, and every statement the item ran after catching it failed too.
-            if (error === REPLAY || attemptFailed) isolated = true;
-            else if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
-            else {
-              results[at] = { ok: false, error };
-              failed = at;
-              isolated = items.length > 1;
-            }
-          } finally {
-            optimistic = false;
-          }
-          if (isolated) isolateUntil = performance.now() + 1000;
-        }
-        if (isolated)
-          db.tx(() => {
-            items.forEach((item, i) => {
-              if (i === failed) return;
-              try {
-                results[i] = { ok: true, value: db.tx(item.fn) };
-              } catch (error) {
-                // SQLite rolled the whole group back with this item (see tx): the items before it are lost
-                // too, so every item of the group fails rather than being answered as stored.
-                if (!sqlite.inTransaction) throw error;
-                results[i] = { ok: false, error };
-              }
-            });
-          });
+        results = runGroup(items);
       } catch (error) {
         // The COMMIT itself failed (disk full, I/O error): nothing of this group is durable.
         for (const item of items) item.reject(error);
         continue;
       } finally {
-        groupHooks = null;
+        state.groupHooks = null;
         try {
           group?.lazy(false);
         } catch {
@@ -497,7 +527,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     }
   };
   db.batch = <T>(fn: () => T, onCommit?: () => void): Promise<T> => {
-    if (depth > 0) {
+    if (state.depth > 0) {
       try {
         return Promise.resolve(db.tx(fn));
       } catch (e) {
