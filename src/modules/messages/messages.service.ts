@@ -471,7 +471,7 @@ export function createOutboundMessage(
 ): MessageRow {
   const { db, events, now } = deps;
   // Joins the caller's transaction: a caller that catches a throw and goes on (the campaign engine, on a 402)
-  // opens a savepoint around the call itself.
+  // wraps the call in db.attempt itself.
   return db.within(() => {
     const id = newId();
     const { priceType, unitPrice } = m.price;

@@ -41,7 +41,7 @@ export type JobOutcome =
    * Synchronous writes to commit in the same transaction as the job's finalisation; returns the final
    * outcome (not another `writes`). Jobs that finish in the same event-loop turn share one transaction
    * (one fsync), and a handler's result and its job's fate commit together. A throw rolls back only this
-   * job's writes (savepoint) and counts as a failed attempt.
+   * job's writes (db.attempt) and counts as a failed attempt.
    */
   | { writes: () => JobOutcome };
 
@@ -50,7 +50,7 @@ export type JobHandler<P = Record<string, unknown>> = (
   | {
       /**
        * For a job that only writes to the database (no I/O, nothing awaited): runs synchronously inside
-       * the transaction that takes it, in a savepoint with the job's own delete / reschedule. No claim
+       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
        * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
        * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
        */
@@ -537,8 +537,8 @@ export function createQueue({
   /**
    * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
    * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
-   * one fsync, each in its own savepoint. A throwing `writes` rolls back alone and counts as a failed
-   * attempt. If the shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
+   * one fsync. A throwing `writes` rolls back alone (db.attempt) and counts as a failed attempt. If the
+   * shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
    */
   function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }, onCommit: () => void): Promise<void> {
     return db.batch(() => {
