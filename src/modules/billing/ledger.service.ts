@@ -39,7 +39,7 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
 
   function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
     // NB! No savepoint of its own: it throws before writing, and its callers' transactions undo the entry
-    // when they roll back (the campaign engine, which catches a 402 and goes on, opens one around the send).
+    // when they roll back (the campaign engine, which catches a 402 and goes on, wraps the send in db.attempt).
     const entry = db.within(() => {
       const version = db.dataVersion();
       const known = running.get(companyId);

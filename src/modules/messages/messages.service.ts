@@ -686,17 +686,18 @@ class PermanentFailure extends Error {
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // The message and what its send is built from (template, media, thread), read in one snapshot.
-  const { m, outbound } = deps.db.read(() => {
+  const queued = deps.db.read(() => {
     const m = repo.dispatchRow(deps.db, job.payload.messageId);
-    if (!m || m.status !== "queued" || !deps.channels.get(m.channelAccountId)) return { m, outbound: undefined };
+    if (!m || m.status !== "queued") return undefined;
     try {
-      return { m, outbound: buildOutbound(deps, m) };
+      return { m, outbound: buildOutbound(deps, m) as OutboundMessage | PermanentFailure };
     } catch (e) {
       if (e instanceof PermanentFailure) return { m, outbound: e };
       throw e;
     }
   });
-  if (!m || m.status !== "queued") return;
+  if (!queued) return;
+  const { m, outbound } = queued;
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
   const counted = (outcome: "sent" | "retry" | "failed") => deps.metrics.count("switchboard_dispatch_total", { channel: m.channel, outcome });
@@ -705,7 +706,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
       applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
     },
   });
-  if (!runtime || !outbound) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
+  if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
   if (outbound instanceof PermanentFailure) return fail(outbound.reason, outbound.message);
 
   // The account's send rate, one schedule for every sender. Campaign messages may book at most 0.5 s ahead,
