@@ -472,11 +472,15 @@ export const messages = pgTable(
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
     apiKeyId: text("api_key_id"),
     campaignId: text("campaign_id"),
+    leaseUntil: bigint("lease_until", { mode: "number" }),
+    leaseToken: text("lease_token"),
   },
   (t) => [
     uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),
     index("messages_conversation_idx").on(t.conversationId, t.id),
     index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql`direction = 'outbound' AND channel IN ('x')`),
+    index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NULL`),
+    index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NOT NULL`),
   ],
 );
 

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../db/client";
 import { migrate } from "../../db/migrate";
-import { SQL } from "./messages.repository";
+import { LANE_SQL, SQL } from "./messages.repository";
 import { DAILY_LIMITED_OUTBOUND } from "./messages.table";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_ENGINE === "postgres";
@@ -36,6 +36,29 @@ test.skipIf(onPostgres)("watermark receipts search the contact's conversations, 
   expect(plan(SQL.sqlite.outboundSentUpTo).find((d) => d.includes("SEARCH messages"))).toContain("USING INDEX messages_conversation_idx (conversation_id=?)");
 });
 
-test.skipIf(onPostgres)("DELETE /media's check searches the dispatch backlog, then each queued message by its key", () => {
-  expect(plan(SQL.sqlite.queuedWithMedia)).toEqual([expect.stringMatching(/^SEARCH j USING (COVERING )?INDEX jobs_claim_idx \(type=\?\)/), expect.stringMatching(/^SEARCH m USING INDEX sqlite_autoindex_messages_1 \(id=\?\)/)]);
+test.skipIf(onPostgres)("DELETE /media's check searches the dispatch backlog and the queued messages of each lane", () => {
+  expect(plan(SQL.sqlite.queuedWithMedia).filter((d) => /^(SEARCH|SCAN)/.test(d))).toEqual([
+    expect.stringMatching(/^SEARCH j USING (COVERING )?INDEX jobs_claim_idx \(type=\?\)/),
+    expect.stringMatching(/^SEARCH m USING INDEX sqlite_autoindex_messages_1 \(id=\?\)/),
+    "SCAN messages USING INDEX messages_dispatch_idx",
+    "SCAN messages USING INDEX messages_bulk_dispatch_idx",
+  ]);
+});
+
+test.skipIf(onPostgres)("a lane's dispatch claims, walks and sweeps search its own index", () => {
+  for (const [lane, index] of [["direct", "messages_dispatch_idx"], ["bulk", "messages_bulk_dispatch_idx"]] as const) {
+    const q = LANE_SQL.sqlite[lane];
+    expect(plan(q.claim).filter((d) => d.startsWith("SEARCH"))).toEqual([
+      "SEARCH messages USING COVERING INDEX sqlite_autoindex_messages_1 (id=?)",
+      `SEARCH messages USING INDEX ${index} (channel_account_id=? AND lease_token=? AND lease_until>? AND lease_until<?)`,
+    ]);
+    expect(plan(q.expired)).toEqual([expect.stringMatching(new RegExp(`^SEARCH messages USING INDEX ${index} \\(channel_account_id=\\? AND lease_token>\\?`))]);
+    // The walk steps from key to key (each step a search; its first is the index's first entry).
+    const walk = plan(q.groups).filter((d) => / messages /.test(d));
+    expect(walk).toEqual([
+      `SCAN messages USING INDEX ${index}`,
+      `SEARCH messages USING INDEX ${index} (channel_account_id>?)`,
+      `SEARCH messages USING INDEX ${index} (channel_account_id=? AND lease_token=? AND lease_until>?)`,
+    ]);
+  }
 });

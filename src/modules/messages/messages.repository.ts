@@ -6,7 +6,8 @@
 import type { Db } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
-import { messages, DAILY_LIMITED_OUTBOUND } from "./messages.table";
+import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_LANES } from "./messages.table";
+import type { JobAnchor } from "../../platform/queue/queue";
 
 export type MessageRow = typeof messages.$inferSelect;
 type Raw = Record<string, unknown> | null;
@@ -20,19 +21,66 @@ const HEAD = "id, company_id, contact_id, channel, status, charged, refunded, un
 export const SQL = perEngine((e) => ({
   outboundSentUpTo: `SELECT ${HEAD} FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'outbound'
          AND status IN (${jsonValues(e, "?2")}) AND sent_at <= ?3`,
-  // Every queued message has its dispatch job until it is sent or failed (a dead job stays listed): the
-  // backlog is searched, not the company's messages.
-  queuedWithMedia: `SELECT m.id FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
+  // Every queued message is its own dispatch job (the lanes' indexes) or has a dispatch jobs row (a retry; a
+  // dead job stays listed) until it is sent or failed: the backlog is searched, not the company's messages.
+  queuedWithMedia: `SELECT id FROM (
+       SELECT m.id, m.content FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
        WHERE j.type IN (?1, ?2) AND m.company_id = ?3 AND m.status = 'queued'
-       AND (${
-         e === "sqlite"
-           ? "json_extract(m.content, '$.media.file.id') = ?4 OR json_extract(m.content, '$.template.headerMedia.file.id') = ?4"
-           : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
-       }) LIMIT 1`,
+       UNION ALL
+       SELECT id, content FROM messages WHERE ${DISPATCH_LANES.direct} AND company_id = ?3
+       UNION ALL
+       SELECT id, content FROM messages WHERE ${DISPATCH_LANES.bulk} AND company_id = ?3) m
+     WHERE ${
+       e === "sqlite"
+         ? "json_extract(m.content, '$.media.file.id') = ?4 OR json_extract(m.content, '$.template.headerMedia.file.id') = ?4"
+         : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
+     } LIMIT 1`,
   countDailyLimited: `SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND ${DAILY_LIMITED_OUTBOUND} AND created_at >= ?`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
+
+/**
+ * The dispatch statements of one lane (one-to-one or campaign sends): a queued message is its own dispatch
+ * job on its row until its first attempt ends (queue.ts JobAnchor). Every condition says the lane's index
+ * condition word for word (SQLite uses a partial index only then).
+ */
+const laneSQL = (e: "sqlite" | "postgres", lane: string) => {
+  const skipLocked = e === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+  return {
+    claim: `UPDATE messages SET lease_token = ?1, lease_until = ?2 WHERE id IN (
+       SELECT id FROM messages WHERE ${lane} AND channel_account_id = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5${skipLocked})
+     RETURNING id`,
+    // The accounts with queued messages: a walk over the distinct keys of the lane's index, O(accounts).
+    groups: `WITH RECURSIVE g(k) AS (
+       SELECT (SELECT channel_account_id FROM messages WHERE ${lane} ORDER BY channel_account_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT channel_account_id FROM messages WHERE ${lane} AND channel_account_id > g.k ORDER BY channel_account_id LIMIT 1) FROM g WHERE g.k IS NOT NULL)
+     SELECT k AS group_key, (SELECT min(lease_until) FROM messages WHERE ${lane} AND channel_account_id = g.k AND lease_token IS NULL) AS first FROM g WHERE k IS NOT NULL`,
+    expired: `SELECT id, lease_token FROM messages WHERE ${lane} AND channel_account_id = ?1 AND lease_token IS NOT NULL AND lease_until < ?2 LIMIT ?3${skipLocked}`,
+    count: `SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM messages WHERE ${lane}`,
+  };
+};
+export const LANE_SQL = perEngine((e) => ({ direct: laneSQL(e, DISPATCH_LANES.direct), bulk: laneSQL(e, DISPATCH_LANES.bulk) }));
+
+export function dispatchAnchor(db: Db, lane: keyof typeof DISPATCH_LANES): JobAnchor<{ messageId: string }> {
+  const q = LANE_SQL[db.engine][lane];
+  return {
+    claim: (group, now, limit, token, until) =>
+      (db.$client.query(q.claim).all(token, until, group, now, limit) as { id: string }[]).map((r) => ({ messageId: r.id })),
+    groups: () => (db.$client.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({ groupKey: r.group_key, first: r.first === null ? null : Number(r.first) })),
+    renew: ({ messageId }, token, until) =>
+      db.$client.query(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token).changes > 0,
+    release: ({ messageId }, token, at) =>
+      db.$client.query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(at, messageId, token).changes > 0,
+    expired: (group, before, limit) =>
+      (db.$client.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({ payload: { messageId: r.id }, token: r.lease_token })),
+    count: () => {
+      const r = db.$client.query(q.count).get() as { pending: number; running: number };
+      return { pending: Number(r.pending), running: Number(r.running) };
+    },
+  };
+}
 
 export function insertMessage(db: Db, row: MessageRow): void {
   insertRow(db, messages, row);

@@ -118,6 +118,8 @@ export function newMessageRow(f: MessageFields): MessageRow {
     updatedAt: f.createdAt,
     apiKeyId: null,
     campaignId: null,
+    leaseUntil: null,
+    leaseToken: null,
     ...f,
   };
 }
@@ -478,6 +480,9 @@ export function createOutboundMessage(
     if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
     const conversationId = openConversation({ db, events, now, companyId: m.companyId, contactId: m.contactId, channel: m.channel, channelAccountId: m.channelAccountId });
     const at = now();
+    // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
+    let lease = null as { token: string | null; until: number } | null;
+    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id }, groupKey: m.channelAccountId, hold: (l) => (lease = l) });
     const row = newMessageRow({
       id,
       companyId: m.companyId,
@@ -499,10 +504,11 @@ export function createOutboundMessage(
       createdAt: at,
       apiKeyId: m.apiKeyId,
       campaignId: m.campaignId ?? null,
+      leaseUntil: lease?.until ?? null,
+      leaseToken: lease?.token ?? null,
     });
     repo.insertMessage(db, row);
     touchConversation({ db, conversationId, messageId: id, at });
-    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id }, groupKey: m.channelAccountId });
     return row;
   });
 }
@@ -560,6 +566,8 @@ export function applyStatus(
       changes.status = status;
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
+    // Off `queued`, the message is no longer a dispatch job: its hold goes (a smaller row for its reports).
+    if (current.status === "queued") Object.assign(changes, { leaseUntil: null, leaseToken: null });
     changes.updatedAt = now();
     repo.updateMessage(db, current.id, changes);
     const updated = { ...current, ...changes } as repo.MessageHead;

@@ -13,6 +13,15 @@ export const DAILY_LIMITED_OUTBOUND = `direction = 'outbound' AND channel IN (${
   .join(", ")})`;
 
 /**
+ * Queued messages that are their own dispatch job (the conditions of the two dispatch indexes, one per lane:
+ * one-to-one sends and campaign sends; said word for word by their queries).
+ */
+export const DISPATCH_LANES = {
+  direct: "status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NULL",
+  bulk: "status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NOT NULL",
+} as const;
+
+/**
  * Every message, outbound (POST /messages, campaigns) and inbound (webhooks). Status times are columns:
  * queued (createdAt) → sent → delivered → read, or failed (from queued or sent).
  */
@@ -57,6 +66,13 @@ export const messages = sqliteTable(
     apiKeyId: text("api_key_id"),
     /** The campaign that created it (null for one-to-one and inbound messages). */
     campaignId: text("campaign_id"),
+    /**
+     * A queued message is its own dispatch job until its first attempt ends (queue.ts JobAnchor; a retry is
+     * a jobs row): `lease_until` is when it is due, or — once a worker holds it, `lease_token` set — when
+     * that lease expires. Left as they are once the message leaves `queued` (the indexes no longer hold it).
+     */
+    leaseUntil: integer("lease_until"),
+    leaseToken: text("lease_token"),
   },
   (t) => [
     // Duplicate provider deliveries of one inbound message are ignored; statuses find their message.
@@ -69,5 +85,11 @@ export const messages = sqliteTable(
     // written by every message it covers, so there are few: DELETE /media's in-use check searches the
     // dispatch backlog, and watermark receipts a contact's conversations, without one of their own.
     index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql.raw(DAILY_LIMITED_OUTBOUND)),
+    // The dispatch backlog per lane, as the queue claims it: per channel account (its group), the messages
+    // not held (lease_token NULL) by due time, then the held ones (bounded by the workers: their expired
+    // leases are looked for there). One entry per queued message, instead of a dispatch job's row, key and
+    // claim index entries.
+    index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.direct)),
+    index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.bulk)),
   ],
 );

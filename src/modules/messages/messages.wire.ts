@@ -15,8 +15,14 @@ export function wireMessaging(deps: Deps): void {
   // type twice that, so a provider that hangs holds at most half of the slots and the other accounts keep
   // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).
   const workers = deps.config.jobs.workers;
-  for (const type of [DISPATCH_JOB, BULK_DISPATCH_JOB])
-    deps.queue.register<{ messageId: string }>(type, { handle: (job) => dispatchMessage(deps, job), concurrency: workers * 2, groupConcurrency: workers });
+  // A queued message is its own dispatch job (its row carries it: no jobs row unless a retry needs one).
+  for (const [type, lane] of [[DISPATCH_JOB, "direct"], [BULK_DISPATCH_JOB, "bulk"]] as const)
+    deps.queue.register<{ messageId: string }>(type, {
+      handle: (job) => dispatchMessage(deps, job),
+      concurrency: workers * 2,
+      groupConcurrency: workers,
+      anchor: repo.dispatchAnchor(deps.db, lane),
+    });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);
   seedSandboxTemplates(deps);

@@ -58,9 +58,14 @@ export type JobHandler<P = Record<string, unknown>> = (
       handle?: never;
     }
 ) &
-  JobOptions;
+  JobOptions<P>;
 
-interface JobOptions {
+interface JobOptions<P> {
+  /**
+   * Where a handed-over job of this type is kept instead of a jobs row: its business row (see JobAnchor).
+   * Used only when the enqueue gives `hold`.
+   */
+  anchor?: JobAnchor<P>;
   /** Concurrent handlers of this type (default: config jobs.workers). */
   concurrency?: number;
   /**
@@ -74,6 +79,34 @@ interface JobOptions {
   backoffMs?: (attempts: number) => number;
 }
 
+/**
+ * A type's jobs kept on the business rows they are about (queued messages) instead of in jobs rows: the
+ * row the enqueuing transaction writes anyway carries the job (`hold`) — due, or held by a worker under a
+ * lease — so a job that succeeds at its first attempt writes no jobs row at all: neither its insert nor its
+ * claim nor its delete, nor their index entries. Only a first attempt lives on the row: a counted retry, a
+ * dead job and a hold whose lease expired (its process died) become ordinary jobs rows at that moment, each
+ * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
+ * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
+ * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
+ */
+export interface JobAnchor<P = Record<string, unknown>> {
+  /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
+  claim(group: string, now: number, limit: number, token: string, until: number): P[];
+  /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
+  groups(): { groupKey: string; first: number | null }[];
+  /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
+  renew(payload: P, token: string, until: number): boolean;
+  /**
+   * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
+   * anchor (`at` null: a jobs row takes the job over).
+   */
+  release(payload: P, token: string, at: number | null): boolean;
+  /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
+  expired(group: string, before: number, limit: number): { payload: P; token: string }[];
+  /** Rows on the anchor now (every process's): due or waiting, and held. */
+  count(): { pending: number; running: number };
+}
+
 /** Inline jobs run per type and pump, at most: bounds the time one group commit holds the loop. */
 const INLINE_BATCH = 256;
 
@@ -83,6 +116,12 @@ export interface EnqueueInput {
   runAt?: Date;
   maxAttempts?: number;
   groupKey?: string;
+  /**
+   * For a type with an `anchor`: the job is kept on the caller's business row, written after enqueue returns
+   * (no jobs row): `until` is when it is due, or — `token` set — when the hold of the worker it was handed
+   * over to expires. Needs `groupKey`.
+   */
+  hold?: (lease: { token: string | null; until: number }) => void;
 }
 
 export interface Queue {
@@ -163,7 +202,7 @@ export function createQueue({
   const running = new Map<string, Set<Promise<void>>>(); // per type
   const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
   const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
-  const inflightIds = new Set<string>();
+  const inflight = new Map<string, Job>(); // started, not finished (stop gives back what is left)
   // Lease tokens fence a claim against a later one (after its lease expired, maybe by another process): they
   // need to be unique, not secret. A random prefix per queue and a counter (a random token per hand-over was
   // ~2 % of the CPU under POST /messages load).
@@ -219,6 +258,11 @@ export function createQueue({
   const insertClaimedStmt = sqlite.prepare(
     `INSERT INTO jobs (id, type, payload, status, run_at, lease_until, lease_token, attempts, max_attempts, group_key, created_at, updated_at)
      VALUES (?1, ?2, ?3, 'running', ?4, ?4, ?5, 1, ?6, ?7, ?8, ?8)`,
+  );
+  // A held job that becomes a row (unhold): pending or dead, with the attempts it has spent.
+  const insertRowStmt = sqlite.prepare(
+    `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, last_error, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)`,
   );
   // PostgreSQL: other instances claim at the same time; a row one of them holds is skipped, not waited for.
   const skipLocked = db.engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
@@ -289,9 +333,11 @@ export function createQueue({
     const groupKey = input.groupKey ?? (handler?.groupConcurrency ? ungroupedKey(id) : null);
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
-    if (handler?.handle && started && !stopping && runAt <= t && sqlite.inTransaction && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t }))
+    const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
+    if (handler?.handle && started && !stopping && runAt <= t && sqlite.inTransaction && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
       return id;
-    insertStmt.run(id, input.type, payload, runAt, maxAttempts, groupKey, t, t);
+    if (hold) hold({ token: null, until: runAt });
+    else insertStmt.run(id, input.type, payload, runAt, maxAttempts, groupKey, t, t);
     wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
@@ -330,8 +376,10 @@ export function createQueue({
    * are given back; if the process dies first, the row is a claimed job whose lease expires (or that
    * `releaseOrphans` gives back at the next start), as after any claim.
    */
+  type HandOver = { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number; hold?: EnqueueInput["hold"] };
   const handovers = new Set<Promise<void>>(); // not started yet: drain() waits for them too
-  function handOver({ id, type, payload, maxAttempts, groupKey, t }: { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number }): boolean {
+  const heldOnRow = new WeakSet<Job>(); // running jobs whose hold is on their anchor's row, not in a jobs row
+  function handOver({ id, type, payload, maxAttempts, groupKey, t, hold }: HandOver): boolean {
     const token = leaseToken();
     const job: Job = { id, type, payload: JSON.parse(payload), attempts: 1, maxAttempts, groupKey, runAt: t + leaseMs, leaseToken: token };
     let resolve!: () => void;
@@ -348,7 +396,7 @@ export function createQueue({
           if (stored && !stopping) return startJob(job);
           freeSlots(type, groupKey);
           // Durable while stopping: give it back now rather than after its lease expires.
-          if (stored) releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          if (stored) db.within(() => giveBack(job));
           idleUntil.delete(type);
         },
         () => {
@@ -361,9 +409,34 @@ export function createQueue({
     }
     handovers.add(settled);
     takeSlots(type, groupKey);
-    insertClaimedStmt.run(id, type, payload, t + leaseMs, token, maxAttempts, groupKey, t);
+    if (hold) {
+      heldOnRow.add(job);
+      hold({ token, until: job.runAt });
+    } else insertClaimedStmt.run(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
     stored = true;
     return true;
+  }
+
+  /**
+   * A held job leaves its hold, only while `token` still holds the row (false, nothing written, when it does
+   * not: another process took it over, or the row left its anchor and there is nothing left to run): `due`
+   * waits on its row again (an attempt not counted), `pending` and `dead` become a jobs row.
+   */
+  function unhold(
+    r: { id: string; type: string; payload: Record<string, unknown>; token: string; groupKey: string | null; maxAttempts: number },
+    to: { status: "due" | "pending" | "dead"; runAt: number; attempts: number; error: string | null; payload?: Record<string, unknown> },
+  ): boolean {
+    const anchor = handlers.get(r.type)!.anchor!;
+    if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
+    if (to.status !== "due") insertRowStmt.run(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
+    if (to.status !== "dead") wake(r.type, to.runAt, r.groupKey);
+    return true;
+  }
+
+  /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
+  function giveBack(job: Job): void {
+    if (heldOnRow.has(job)) unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
+    else releaseStmt.run(now().getTime(), job.id, job.leaseToken);
   }
 
   function capacity(type: string): number {
@@ -376,25 +449,60 @@ export function createQueue({
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
 
+  const toJob = (r: RawJob): Job => ({
+    id: r.id,
+    type: r.type,
+    payload: JSON.parse(r.payload),
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    groupKey: r.group_key,
+    runAt: r.run_at,
+    leaseToken: r.lease_token,
+  });
+
+  /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
+  function dueGroups(type: string, t: number): string[] {
+    const first = new Map<string, number>();
+    for (const g of pendingGroupsStmt.all(type) as { group_key: string; first: number }[]) first.set(g.group_key, g.first);
+    for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
+    return [...first].filter(([, at]) => at <= t).sort((a, b) => a[1] - b[1]).map(([g]) => g);
+  }
+
+  /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
+  function nextDueOf(type: string): number | null {
+    let due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+    for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) due = Math.min(due, g.first);
+    return due === Infinity ? null : due;
+  }
+
   /**
    * Claim for a type with a per-group limit: the due jobs of groups that still have room, at most their room
-   * each — first the groups that freed a slot, then (scan) every group with due jobs, oldest first. One
-   * transaction, so the picks and the UPDATE see the same rows.
+   * each — first the groups that freed a slot, then (scan) every group with due jobs, oldest first. A group's
+   * jobs rows come before its anchor's rows. One transaction, so the picks and the UPDATE see the same rows.
    */
-  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): RawJob[] {
-    const claimed: RawJob[] = [];
+  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): Job[] {
+    const handler = handlers.get(type)!;
+    const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
     const claimIds = (ids: string[]) => {
-      if (ids.length) claimed.push(...(claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]));
+      if (ids.length) for (const r of claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]) claimed.push(toJob(r));
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
     const claimGroup = (g: string, room: number): number => {
       const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
       claimIds(ids);
-      take(g, ids.length);
-      return ids.length;
+      let n = ids.length;
+      if (handler.anchor && n < room)
+        for (const payload of handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
+          const job: Job = { id: newId(), type, payload, attempts: 1, maxAttempts: handler.maxAttempts ?? defaultMaxAttempts, groupKey: g, runAt: t + leaseMs, leaseToken: token };
+          heldOnRow.add(job);
+          claimed.push(job);
+          n++;
+        }
+      take(g, n);
+      return n;
     };
     // First the groups that freed a slot: their own next due jobs.
     const groups = freed.get(type);
@@ -420,8 +528,7 @@ export function createQueue({
       if (r.group_key !== null) take(r.group_key, 1);
     }
     claimIds(expired);
-    const due = (pendingGroupsStmt.all(type) as { group_key: string; first: number }[]).filter((g) => g.first <= t).sort((a, b) => a.first - b.first);
-    for (const { group_key: g } of due) {
+    for (const g of dueGroups(type, t)) {
       if (claimed.length >= limit) break;
       const room = Math.min(roomOf(g), limit - claimed.length);
       if (room > 0) claimGroup(g, room);
@@ -434,31 +541,47 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const rows = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[])));
+    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[]).map(toJob)));
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
-    if (rows.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
+    if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
     else if (scan) {
       // (Without a scan only the freed groups were claimed: the type's hint stands.)
-      const due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+      const due = nextDueOf(type) ?? Infinity;
       // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
       // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
       idleUntil.set(type, perGroup && due <= t ? Infinity : due);
     }
     // The slots are taken now, so no other pass over-claims while this claim waits for its sync; they are
     // given back if the claim does not commit (the jobs never start).
-    for (const r of rows) takeSlots(type, r.group_key);
-    if (rows.length) db.afterCommit(() => {}, () => rows.forEach((r) => freeSlots(type, r.group_key)));
-    return rows.map((r) => ({
-      id: r.id,
-      type: r.type,
-      payload: JSON.parse(r.payload),
-      attempts: r.attempts,
-      maxAttempts: r.max_attempts,
-      groupKey: r.group_key,
-      runAt: r.run_at,
-      leaseToken: r.lease_token,
-    }));
+    for (const j of jobs) takeSlots(type, j.groupKey);
+    if (jobs.length) db.afterCommit(() => {}, () => jobs.forEach((j) => freeSlots(type, j.groupKey)));
+    return jobs;
+  }
+
+  /**
+   * The anchor's holds whose lease expired before `before` (their process died or stopped without giving
+   * them back): `orphans` (this is the one runner, starting: nothing of theirs ran) wait on their rows again,
+   * due now; others become pending jobs rows, due now, their attempt counted (a job that takes its process
+   * down with it ends dead, not in a loop). Returns how many were found.
+   */
+  function sweepHolds(type: string, before: number, orphans: boolean): number {
+    const handler = handlers.get(type)!;
+    if (!handler.anchor) return 0;
+    const t = now().getTime();
+    let n = 0;
+    for (const { groupKey } of handler.anchor.groups())
+      for (;;) {
+        const rows = handler.anchor.expired(groupKey, before, 500);
+        for (const r of rows)
+          unhold(
+            { ...r, id: newId(), type, groupKey, maxAttempts: handler.maxAttempts ?? defaultMaxAttempts },
+            { status: orphans ? "due" : "pending", runAt: t, attempts: orphans ? 0 : 1, error: orphans ? null : "its worker's lease expired" },
+          );
+        n += rows.length;
+        if (rows.length < 500) break;
+      }
+    return n;
   }
 
   /** Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many. */
@@ -496,12 +619,13 @@ export function createQueue({
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
-    if (rows.length < limit) idleUntil.set(type, (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity);
+    if (rows.length < limit) idleUntil.set(type, nextDueOf(type) ?? Infinity);
     return rows.length;
   }
 
   /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
   function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+    if (heldOnRow.has(job)) return finaliseHeld(job, handler, result);
     if ("thrown" in result) {
       const e = result.thrown;
       const error = e instanceof Error ? e.message : String(e);
@@ -534,6 +658,41 @@ export function createQueue({
     }
   }
 
+  /** finalise for a held job: success writes nothing (the handler's writes took the row out of its anchor). */
+  function finaliseHeld(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+    const t = now().getTime();
+    const row = { ...job, token: job.leaseToken };
+    if ("thrown" in result) {
+      const e = result.thrown;
+      const error = e instanceof Error ? e.message : String(e);
+      if (job.attempts >= job.maxAttempts) {
+        log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
+        unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error });
+      } else {
+        const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
+        log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
+        unhold(row, { status: "pending", runAt: t + delay, attempts: job.attempts, error });
+      }
+      return;
+    }
+    const outcome = result.outcome;
+    if (!outcome) return;
+    if ("dead" in outcome) unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error: outcome.dead });
+    else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
+    else {
+      // An attempt not counted, with the same payload, waits on its row again (a throttled send); any other
+      // retry has a count or a payload to keep: a jobs row.
+      const uncounted = outcome.countAttempt === false && !outcome.payload;
+      unhold(row, {
+        status: uncounted ? "due" : "pending",
+        runAt: outcome.retryAt.getTime(),
+        attempts: job.attempts - (outcome.countAttempt === false ? 1 : 0),
+        error: outcome.error ?? null,
+        payload: outcome.payload,
+      });
+    }
+  }
+
   /**
    * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
    * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
@@ -557,14 +716,15 @@ export function createQueue({
 
   async function runJob(job: Job): Promise<void> {
     const handler = handlers.get(job.type)!;
-    inflightIds.add(job.id);
+    inflight.set(job.id, job);
     // A handler may outlive one lease (many provider calls, each bounded by a quarter of it: X's chunked
     // uploads): the lease is renewed every third of it while the handler runs, so no other worker claims
     // the job and sends it a second time meanwhile. A crashed process renews nothing: its leases expire.
     const renewal = setInterval(() => {
       const until = now().getTime() + leaseMs;
+      const anchor = heldOnRow.has(job) ? handler.anchor! : null;
       void db
-        .batch(() => renewStmt.run(until, job.id, job.leaseToken).changes)
+        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : renewStmt.run(until, job.id, job.leaseToken).changes > 0))
         .then((changed) => {
           if (changed) job.runAt = until;
         })
@@ -603,7 +763,7 @@ export function createQueue({
     } finally {
       finished++;
       clearInterval(renewal);
-      inflightIds.delete(job.id);
+      inflight.delete(job.id);
       freeSlotsOnce();
     }
   }
@@ -649,6 +809,7 @@ export function createQueue({
     const { claimed, inline } = await db.batch(() => {
       let ran = 0;
       const jobs = wanted.map(([type, room]) => {
+        if (full) sweepHolds(type, t, false);
         if (!handlers.get(type)!.inline) return claim(type, room, full || !idle(type));
         ran += runInline(type, handlers.get(type)!, room, full);
         return [];
@@ -756,6 +917,7 @@ export function createQueue({
     cancel: (id) => cancelStmt.run(id).changes > 0,
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
+      if (handler.anchor && !(handler.handle && handler.groupConcurrency)) throw new Error(`job type ${type}: an anchor needs handle and groupConcurrency`);
       handlers.set(type, handler as JobHandler);
     },
     start() {
@@ -774,11 +936,10 @@ export function createQueue({
       const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers];
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
-      const t = now().getTime();
-      for (const id of inflightIds) {
-        const row = sqlite.query(`SELECT lease_token FROM jobs WHERE id = ?`).get(id) as { lease_token: string } | null;
-        if (row?.lease_token) releaseStmt.run(t, id, row.lease_token);
-      }
+      // (A lease renewed meanwhile keeps its token: the job's own is still the one to release with.)
+      db.within(() => {
+        for (const job of inflight.values()) giveBack(job);
+      });
       started = false;
     },
     nudge,
@@ -786,9 +947,14 @@ export function createQueue({
       idleUntil.clear();
       freed.clear();
       groupDueAt.clear();
-      return sqlite
+      const t = now().getTime();
+      let n = sqlite
         .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
-        .run(now().getTime()).changes;
+        .run(t).changes;
+      db.tx(() => {
+        for (const type of handlers.keys()) n += sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
+      });
+      return n;
     },
     drain,
     list({ dead, type, limit = 100 }) {
@@ -831,13 +997,20 @@ export function createQueue({
         out[r.type] ??= { pending: 0, running: 0, dead: 0 };
         (out[r.type] as Record<string, number>)[r.status] = r.n;
       }
+      for (const [type, h] of handlers) {
+        const on = h.anchor?.count();
+        if (!on || on.pending + on.running === 0) continue;
+        const counts = (out[type] ??= { pending: 0, running: 0, dead: 0 });
+        counts.pending += on.pending;
+        counts.running += on.running;
+      }
       return out;
     },
     oldestDueAgeMs() {
       const t = now().getTime();
       const out: Record<string, number> = {};
       for (const type of handlers.keys()) {
-        const at = (nextDueOfTypeStmt.get(type) as { t: number | null }).t;
+        const at = nextDueOf(type);
         if (at !== null && at <= t) out[type] = t - at;
       }
       return out;

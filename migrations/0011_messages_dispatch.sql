@@ -1,0 +1,4 @@
+ALTER TABLE `messages` ADD `lease_until` integer;--> statement-breakpoint
+ALTER TABLE `messages` ADD `lease_token` text;--> statement-breakpoint
+CREATE INDEX `messages_dispatch_idx` ON `messages` (`channel_account_id`,`lease_token`,`lease_until`) WHERE status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NULL;--> statement-breakpoint
+CREATE INDEX `messages_bulk_dispatch_idx` ON `messages` (`channel_account_id`,`lease_token`,`lease_until`) WHERE status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NOT NULL;
