@@ -49,7 +49,7 @@ test.skipIf(onPostgres)("a lane's dispatch claims, walks and sweeps search its o
   for (const [lane, index] of [["direct", "messages_dispatch_idx"], ["bulk", "messages_bulk_dispatch_idx"]] as const) {
     const q = LANE_SQL.sqlite[lane];
     expect(plan(q.claim).filter((d) => d.startsWith("SEARCH"))).toEqual([
-      "SEARCH messages USING COVERING INDEX sqlite_autoindex_messages_1 (id=?)",
+      "SEARCH messages USING INTEGER PRIMARY KEY (rowid=?)",
       `SEARCH messages USING INDEX ${index} (channel_account_id=? AND lease_token=? AND lease_until>? AND lease_until<?)`,
     ]);
     expect(plan(q.expired)).toEqual([expect.stringMatching(new RegExp(`^SEARCH messages USING INDEX ${index} \\(channel_account_id=\\? AND lease_token>\\?`))]);

@@ -48,8 +48,9 @@ export const SQL = perEngine((e) => ({
 const laneSQL = (e: "sqlite" | "postgres", lane: string) => {
   const skipLocked = e === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   return {
-    claim: `UPDATE messages SET lease_token = ?1, lease_until = ?2 WHERE id IN (
-       SELECT id FROM messages WHERE ${lane} AND channel_account_id = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5${skipLocked})
+    // (SQLite: by rowid, the index's own pointer to the row, not a search of the primary key per message.)
+    claim: `UPDATE messages SET lease_token = ?1, lease_until = ?2 WHERE ${e === "sqlite" ? "rowid" : "id"} IN (
+       SELECT ${e === "sqlite" ? "rowid" : "id"} FROM messages WHERE ${lane} AND channel_account_id = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5${skipLocked})
      RETURNING id`,
     // The accounts with queued messages: a walk over the distinct keys of the lane's index, O(accounts).
     groups: `WITH RECURSIVE g(k) AS (

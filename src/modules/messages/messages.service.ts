@@ -566,8 +566,6 @@ export function applyStatus(
       changes.status = status;
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
-    // Off `queued`, the message is no longer a dispatch job: its hold goes (a smaller row for its reports).
-    if (current.status === "queued") Object.assign(changes, { leaseUntil: null, leaseToken: null });
     changes.updatedAt = now();
     repo.updateMessage(db, current.id, changes);
     const updated = { ...current, ...changes } as repo.MessageHead;
