@@ -11,6 +11,8 @@
  *   expired (and whose job was reclaimed) cannot overwrite the new owner's result.
  * - After a crash, `running` rows whose lease expired are claimable again: at-least-once; handlers are
  *   idempotent (keyed by the business id).
+ * - A type may keep its jobs on the business rows they are about instead (JobAnchor: a queued message is
+ *   its own dispatch job until its first attempt ends), with the same claims, leases and fences.
  */
 import { jsonValues } from "../../db/dialect";
 import type { Database } from "bun:sqlite";
@@ -61,10 +63,7 @@ export type JobHandler<P = Record<string, unknown>> = (
   JobOptions<P>;
 
 interface JobOptions<P> {
-  /**
-   * Where a handed-over job of this type is kept instead of a jobs row: its business row (see JobAnchor).
-   * Used only when the enqueue gives `hold`.
-   */
+  /** Jobs of this type enqueued with `hold` are kept on their business rows, not in jobs rows (JobAnchor). */
   anchor?: JobAnchor<P>;
   /** Concurrent handlers of this type (default: config jobs.workers). */
   concurrency?: number;
