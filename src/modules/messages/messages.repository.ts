@@ -4,7 +4,7 @@
  * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
  */
 import type { Db } from "../../db/client";
-import { jsonValues, perEngine } from "../../db/dialect";
+import { jsonValues, perEngine, type Engine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
@@ -45,7 +45,7 @@ export const SQL = perEngine((e) => ({
  * job on its row until its first attempt ends (queue.ts JobAnchor). Every condition says the lane's index
  * condition word for word (SQLite uses a partial index only then).
  */
-const laneSQL = (e: "sqlite" | "postgres", lane: string) => {
+const laneSQL = (e: Engine, lane: string) => {
   const skipLocked = e === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   return {
     // (SQLite: by rowid, the index's own pointer to the row, not a search of the primary key per message.)
