@@ -54,8 +54,8 @@ const anchor: JobAnchor<P> = {
 };
 
 const LEASE = 60_000;
-function newQueue(handle: JobHandler<P>["handle"], opts: { maxAttempts?: number } = {}): Queue {
-  const q = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: opts.maxAttempts ?? 3, leaseMs: LEASE, pollMs: 60_000 });
+function newQueue(handle: JobHandler<P>["handle"], opts: { maxAttempts?: number; leaseMs?: number } = {}): Queue {
+  const q = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: opts.maxAttempts ?? 3, leaseMs: opts.leaseMs ?? LEASE, pollMs: 60_000 });
   q.register<P>("test.anchored", { handle: handle as never, concurrency: 4, groupConcurrency: 2, anchor, backoffMs: () => 1000 });
   queues.push(q);
   return q;
@@ -210,15 +210,9 @@ test("at start, releaseOrphans puts the holds of the stopped process back on the
   add(crashed, "a");
   await until(() => item("a").leaseToken !== null);
   const attempts: number[] = [];
-  const next = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: LEASE, pollMs: 60_000 });
-  next.register<P>("test.anchored", {
-    concurrency: 4,
-    groupConcurrency: 2,
-    anchor,
-    async handle(job) {
-      attempts.push(job.attempts);
-      return { writes: () => void done(job.payload.id) };
-    },
+  const next = newQueue(async (job) => {
+    attempts.push(job.attempts);
+    return { writes: () => void done(job.payload.id) };
   });
   expect(next.releaseOrphans()).toBe(1);
   expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
@@ -239,11 +233,9 @@ test("stop gives a running held job back to its row, due at once", async () => {
 });
 
 test("a held job's lease is renewed on its row while its handler runs", async () => {
-  const q = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 3000, pollMs: 60_000 });
-  queues.push(q);
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  q.register<P>("test.anchored", { concurrency: 1, groupConcurrency: 1, anchor, handle: async (job) => (await gate, { writes: () => void done(job.payload.id) }) });
+  const q = newQueue(async (job) => (await gate, { writes: () => void done(job.payload.id) }), { leaseMs: 3000 });
   q.start();
   await Bun.sleep(10);
   add(q, "a");

@@ -531,15 +531,11 @@ export function createQueue({
           return o;
         });
       } catch (e) {
-        const error = e instanceof Error ? e.message : String(e);
-        if (job.attempts >= job.maxAttempts) {
-          log.error({ jobId: job.id, type, attempts: job.attempts, err: error }, "job dead");
-          inlineDeadStmt.run(error, t, job.id);
-        } else {
-          const at = t + (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
-          log.warn({ jobId: job.id, type, attempts: job.attempts, err: error, retryInMs: at - t }, "job failed; will retry");
-          inlineRescheduleStmt.run(at, error, 1, t, null, job.id);
-          wake(type, at, job.groupKey);
+        const { error, retryAt } = failedAttempt(job, handler, e, t);
+        if (retryAt === null) inlineDeadStmt.run(error, t, job.id);
+        else {
+          inlineRescheduleStmt.run(retryAt, error, 1, t, null, job.id);
+          wake(type, retryAt, job.groupKey);
         }
         continue;
       }
@@ -555,20 +551,28 @@ export function createQueue({
     return rows.length;
   }
 
+  /** An attempt that threw, logged: dead after the job's last attempt (retryAt null), else retried after its backoff. */
+  function failedAttempt(job: Job, handler: JobHandler, thrown: unknown, t: number): { error: string; retryAt: number | null } {
+    const error = thrown instanceof Error ? thrown.message : String(thrown);
+    if (job.attempts >= job.maxAttempts) {
+      log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
+      return { error, retryAt: null };
+    }
+    const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
+    log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
+    return { error, retryAt: t + delay };
+  }
+
   /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
   function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
     if (heldOnRow.has(job)) return finaliseHeld(job, handler, result);
     if ("thrown" in result) {
-      const e = result.thrown;
-      const error = e instanceof Error ? e.message : String(e);
-      if (job.attempts >= job.maxAttempts) {
-        log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
-        deadStmt.run(error, now().getTime(), job.id, job.leaseToken);
-      } else {
-        const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
-        log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
-        rescheduleStmt.run(now().getTime() + delay, error, 0, now().getTime(), null, job.id, job.leaseToken);
-        wake(job.type, now().getTime() + delay, job.groupKey);
+      const t = now().getTime();
+      const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
+      if (retryAt === null) deadStmt.run(error, t, job.id, job.leaseToken);
+      else {
+        rescheduleStmt.run(retryAt, error, 0, t, null, job.id, job.leaseToken);
+        wake(job.type, retryAt, job.groupKey);
       }
       return;
     }
@@ -595,16 +599,8 @@ export function createQueue({
     const t = now().getTime();
     const row = { ...job, token: job.leaseToken };
     if ("thrown" in result) {
-      const e = result.thrown;
-      const error = e instanceof Error ? e.message : String(e);
-      if (job.attempts >= job.maxAttempts) {
-        log.error({ jobId: job.id, type: job.type, attempts: job.attempts, err: error }, "job dead");
-        unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error });
-      } else {
-        const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts);
-        log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, err: error, retryInMs: delay }, "job failed; will retry");
-        unhold(row, { status: "pending", runAt: t + delay, attempts: job.attempts, error });
-      }
+      const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
+      unhold(row, { status: retryAt === null ? "dead" : "pending", runAt: retryAt ?? t, attempts: job.attempts, error });
       return;
     }
     const outcome = result.outcome;
