@@ -7,7 +7,9 @@
  */
 import { Database } from "bun:sqlite";
 
-const stats = new Map<string, { calls: number; us: number }>();
+const stats = new Map<string, { calls: number; us: number; slow: number; slowUs: number }>();
+/** A call above this is counted apart (a collection pause or a lock wait lands in whichever statement runs). */
+const SLOW_US = 1000;
 type Statement = ReturnType<Database["prepare"]> & { __timed?: true };
 
 function timed(sql: string, st: Statement): Statement {
@@ -19,9 +21,14 @@ function timed(sql: string, st: Statement): Statement {
       try {
         return call(...a);
       } finally {
-        const s = stats.get(sql) ?? { calls: 0, us: 0 };
+        const s = stats.get(sql) ?? { calls: 0, us: 0, slow: 0, slowUs: 0 };
+        const us = (performance.now() - t0) * 1000;
         s.calls++;
-        s.us += (performance.now() - t0) * 1000;
+        s.us += us;
+        if (us > SLOW_US) {
+          s.slow++;
+          s.slowUs += us;
+        }
         stats.set(sql, s);
       }
     };
@@ -42,7 +49,11 @@ Database.prototype.prepare = function (this: Database, sql: string, ...rest: unk
 process.on("exit", () => {
   const per = Number(process.env.STMT_PER ?? 0);
   const rows = [...stats].sort((a, b) => b[1].us - a[1].us).slice(0, 40);
-  console.error(`${per ? "µs per unit  " : ""}     calls   µs/call  statement`);
-  for (const [sql, s] of rows)
-    console.error(`${per ? `${(s.us / per).toFixed(2).padStart(10)}  ` : ""}${String(s.calls).padStart(10)}  ${(s.us / s.calls).toFixed(2).padStart(8)}  ${sql.replace(/\s+/g, " ").slice(0, 140)}`);
+  // "slow": calls above 1 ms and their share of the total; "µs/call" counts the others alone.
+  console.error(`${per ? "µs per unit  " : ""}     calls   µs/call   slow (% of time)  statement`);
+  for (const [sql, s] of rows) {
+    const typical = s.calls > s.slow ? (s.us - s.slowUs) / (s.calls - s.slow) : 0;
+    const slow = `${s.slow} (${((s.slowUs / s.us) * 100).toFixed(0)} %)`;
+    console.error(`${per ? `${(s.us / per).toFixed(2).padStart(10)}  ` : ""}${String(s.calls).padStart(10)}  ${typical.toFixed(2).padStart(8)}  ${slow.padStart(16)}  ${sql.replace(/\s+/g, " ").slice(0, 140)}`);
+  }
 });

@@ -4,7 +4,7 @@
  * these inside one transaction.
  */
 import type { Db } from "../../db/client";
-import { perEngine } from "../../db/dialect";
+import { perEngine, unplanned } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import type { ExclusionReason } from "../../channels/channel.eligibility";
 import { campaignRecipients, campaigns } from "./campaigns.table";
@@ -30,7 +30,8 @@ export const EXCLUDED_COLUMN: Record<ExclusionReason, string> = {
  */
 const TODO = perEngine(
   (e) =>
-    `SELECT contact_id FROM campaign_recipients ${e === "sqlite" ? "INDEXED BY campaign_recipients_todo_idx " : ""}WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ?`,
+    `SELECT contact_id FROM campaign_recipients ${e === "sqlite" ? "INDEXED BY campaign_recipients_todo_idx " : ""}WHERE campaign_id = ${unplanned("?1", "TEXT")}
+     AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ${unplanned("?2", "INTEGER")}`,
 );
 
 export function createCampaignStore(db: Db) {

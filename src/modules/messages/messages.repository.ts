@@ -4,7 +4,7 @@
  * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
  */
 import type { Db } from "../../db/client";
-import { jsonValues, perEngine, type Engine } from "../../db/dialect";
+import { jsonValues, perEngine, unplanned, type Engine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
@@ -50,7 +50,8 @@ const laneSQL = (e: Engine, lane: string) => {
   return {
     // (SQLite: by rowid, the index's own pointer to the row, not a search of the primary key per message.)
     claim: `UPDATE messages SET lease_token = ?1, lease_until = ?2 WHERE ${e === "sqlite" ? "rowid" : "id"} IN (
-       SELECT ${e === "sqlite" ? "rowid" : "id"} FROM messages WHERE ${lane} AND channel_account_id = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5${skipLocked})
+       SELECT ${e === "sqlite" ? "rowid" : "id"} FROM messages WHERE ${lane} AND channel_account_id = ${unplanned("?3", "TEXT")} AND lease_token IS NULL AND lease_until <= ?4
+       ORDER BY lease_until LIMIT ${unplanned("?5", "INTEGER")}${skipLocked})
      RETURNING id`,
     // The accounts with queued messages: a walk over the distinct keys of the lane's index, O(accounts).
     groups: `WITH RECURSIVE g(k) AS (
@@ -58,7 +59,7 @@ const laneSQL = (e: Engine, lane: string) => {
        UNION ALL
        SELECT (SELECT channel_account_id FROM messages WHERE ${lane} AND channel_account_id > g.k ORDER BY channel_account_id LIMIT 1) FROM g WHERE g.k IS NOT NULL)
      SELECT k AS group_key, (SELECT min(lease_until) FROM messages WHERE ${lane} AND channel_account_id = g.k AND lease_token IS NULL) AS first FROM g WHERE k IS NOT NULL`,
-    expired: `SELECT id, lease_token FROM messages WHERE ${lane} AND channel_account_id = ?1 AND lease_token IS NOT NULL AND lease_until < ?2 LIMIT ?3${skipLocked}`,
+    expired: `SELECT id, lease_token FROM messages WHERE ${lane} AND channel_account_id = ?1 AND lease_token IS NOT NULL AND lease_until < ?2 LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`,
     count: `SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM messages WHERE ${lane}`,
   };
 };

@@ -3,9 +3,12 @@
  * needs it: claims skip rows another instance holds, and JSON lists are expanded per engine.
  */
 import type { Database } from "bun:sqlite";
-import { jsonValues, type Engine } from "../../db/dialect";
+import { jsonValues, unplanned, type Engine } from "../../db/dialect";
 
 export function jobStatements(sqlite: Database, engine: Engine) {
+  // Parameters in LIMITs and in the equalities the index orders by are unplanned (dialect.ts): SQLite would
+  // prepare these statements again on every call.
+  const type1 = unplanned("?1", "TEXT");
   const insertStmt = sqlite.prepare(
     `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
      VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
@@ -25,10 +28,10 @@ export function jobStatements(sqlite: Database, engine: Engine) {
   const claimStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (
-       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND run_at < ?3 LIMIT ?5${skipLocked}) expired
+       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND run_at < ?3 LIMIT ${unplanned("?5", "INTEGER")}${skipLocked}) expired
        UNION ALL
-       SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'pending' AND run_at <= ?3 ORDER BY run_at LIMIT ?5${skipLocked}) due
-       LIMIT ?5)
+       SELECT id FROM (SELECT id FROM jobs WHERE type = ${unplanned("?4", "TEXT")} AND status = 'pending' AND run_at <= ?3 ORDER BY run_at LIMIT ${unplanned("?5", "INTEGER")}${skipLocked}) due
+       LIMIT ${unplanned("?5", "INTEGER")})
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
   // NB! Expired leases and due jobs are two index searches joined by UNION ALL: an `OR` of the two makes
@@ -36,17 +39,18 @@ export function jobStatements(sqlite: Database, engine: Engine) {
   // A grouped type's scan: expired leases (a stopped process's jobs: few), then the groups that hold pending
   // jobs — a walk over the distinct keys of jobs_group_idx, O(groups) — each with its oldest run_at.
   const groupLegacyStmt = sqlite.prepare(`UPDATE jobs SET group_key = 'job:' || id WHERE type = ? AND group_key IS NULL`);
-  const expiredStmt = sqlite.prepare(`SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ?3${skipLocked}`);
+  const expiredStmt = sqlite.prepare(`SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`);
   const pendingGroupsStmt = sqlite.prepare(
     `WITH RECURSIVE g(k) AS (
-       SELECT (SELECT group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1)
+       SELECT (SELECT group_key FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1)
        UNION ALL
-       SELECT (SELECT group_key FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > g.k ORDER BY group_key LIMIT 1)
+       SELECT (SELECT group_key FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key IS NOT NULL AND group_key > g.k ORDER BY group_key LIMIT 1)
        FROM g WHERE g.k IS NOT NULL)
-     SELECT k AS group_key, (SELECT min(run_at) FROM jobs WHERE type = ?1 AND status = 'pending' AND group_key = g.k) AS first FROM g WHERE k IS NOT NULL`,
+     SELECT k AS group_key, (SELECT min(run_at) FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key = g.k) AS first FROM g WHERE k IS NOT NULL`,
   );
   const groupDueStmt = sqlite.prepare(
-    `SELECT id FROM jobs WHERE type = ?1 AND group_key = ?2 AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3 ORDER BY run_at LIMIT ?4`,
+    `SELECT id FROM jobs WHERE type = ${type1} AND group_key = ${unplanned("?2", "TEXT")} AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3
+     ORDER BY run_at LIMIT ${unplanned("?4", "INTEGER")}`,
   );
   const claimIdsStmt = sqlite.prepare(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
@@ -67,7 +71,8 @@ export function jobStatements(sqlite: Database, engine: Engine) {
   );
   const cancelStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'pending'`);
   const dueStmt = sqlite.prepare(
-    `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at LIMIT ?`,
+    `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ${type1} AND status = 'pending' AND run_at <= ?2
+     ORDER BY run_at LIMIT ${unplanned("?3", "INTEGER")}`,
   );
   // An inline type's row is only ever `running` if a claiming version of the appliance held it when it stopped.
   const inlineExpiredStmt = sqlite.prepare(
@@ -77,7 +82,7 @@ export function jobStatements(sqlite: Database, engine: Engine) {
   // (payload: a new one, or null to keep it: JobOutcome's `payload`)
   const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`);
   const inlineDeadStmt = sqlite.prepare(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
-  const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ? AND status = 'pending'`);
+  const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ${type1} AND status = 'pending'`);
   return {
     insertStmt, insertClaimedStmt, insertRowStmt, claimStmt, groupLegacyStmt, expiredStmt, pendingGroupsStmt,
     groupDueStmt, claimIdsStmt, deleteStmt, renewStmt, rescheduleStmt, deadStmt, releaseStmt, cancelStmt,
