@@ -12,6 +12,7 @@ import m8 from "../../migrations/0008_jobs_group_idx.sql" with { type: "text" };
 import m9 from "../../migrations/0009_lean_send_indexes.sql" with { type: "text" };
 import m10 from "../../migrations/0010_lean_message_indexes.sql" with { type: "text" };
 import m11 from "../../migrations/0011_messages_dispatch.sql" with { type: "text" };
+import m12 from "../../migrations/0012_ledger_by_company.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -26,6 +27,7 @@ const entries: [string, number, boolean][] = [
   [m9, 1795666932087, true],
   [m10, 1795683094362, true],
   [m11, 1795697094788, true],
+  [m12, 1795704208683, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -10,6 +10,7 @@ import m6 from "../../../migrations-pg/0006_lean_send_indexes.sql" with { type: 
 import m7 from "../../../migrations-pg/0007_templates_data_version.sql" with { type: "text" };
 import m8 from "../../../migrations-pg/0008_lean_message_indexes.sql" with { type: "text" };
 import m9 from "../../../migrations-pg/0009_messages_dispatch.sql" with { type: "text" };
+import m10 from "../../../migrations-pg/0010_ledger_by_company.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -22,6 +23,7 @@ const entries: [string, number, boolean][] = [
   [m7, 1795673162238, true],
   [m8, 1795683095075, true],
   [m9, 1795697095429, true],
+  [m10, 1795704209309, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -391,7 +391,7 @@ export const jobs = pgTable(
 export const ledgerEntries = pgTable(
   "ledger_entries",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     companyId: text("company_id").notNull(),
     kind: text("kind").notNull(),
     amount: bigint("amount", { mode: "number" }).notNull(),
@@ -401,7 +401,7 @@ export const ledgerEntries = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
   },
   (t) => [
-    index("ledger_company_idx").on(t.companyId, t.id),
+    primaryKey({ columns: [t.companyId, t.id] }),
     foreignKey({ columns: [t.companyId], foreignColumns: [companies.id] }),
   ],
 );

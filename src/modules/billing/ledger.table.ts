@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { companies } from "../companies/companies.table";
 
 /**
@@ -9,7 +9,7 @@ import { companies } from "../companies/companies.table";
 export const ledgerEntries = sqliteTable(
   "ledger_entries",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     companyId: text("company_id").notNull().references(() => companies.id),
     /** credit | debit | refund */
     kind: text("kind").notNull(),
@@ -20,6 +20,9 @@ export const ledgerEntries = sqliteTable(
     description: text("description").notNull(),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
+  // Keyed by company, then id (UUIDv7, time-ordered): every read is a company's (its balance is its newest
+  // entry, its statement a page by id). On SQLite the table is WITHOUT ROWID (migration 0012: drizzle has no
+  // word for it): the key is the table, one b-tree per entry instead of three (rows, id, company index).
   // No index on message_id: nothing looks entries up by message, and each debit paid for its update.
-  (t) => [index("ledger_company_idx").on(t.companyId, t.id)],
+  (t) => [primaryKey({ columns: [t.companyId, t.id] })],
 );
