@@ -113,7 +113,7 @@ try {
     for (;;) {
       d = (await api("GET", `/campaigns/${id}`)).data;
       if (d.stats.pending === 0 && d.status === "completed") break;
-      await Bun.sleep(500);
+      await Bun.sleep(50); // (at 500 ms the figure moved in steps of ~5 % on a 10 s run)
     }
     const totalS = (performance.now() - t0) / 1000;
     clearInterval(sampler);

@@ -40,22 +40,29 @@ if (seconds > 0) {
       { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
     .listen({ port: __PORT__, hostname: "127.0.0.1" });
   `);
+  const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+  const headers = { "content-type": "application/json" };
+  // NB! The bare route is measured before the appliance starts: the appliance's warm-up leaves a backlog of
+  // dispatches and reports that keeps it busy for seconds, and a baseline measured beside that work was
+  // ~30 % low (22–23k against 31–32k req/s, three pairs; bench/RESULTS.md "Seventh round").
+  let base: Awaited<ReturnType<typeof autocannon>>;
+  try {
+    await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
+    base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
+  } finally {
+    bare.stop();
+  }
   const sb = await appliance();
   // A large balance: the run must not hit 402.
   Bun.spawnSync([`${import.meta.dir}/../dist/switchboard`, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", `${sb.dir}/config.toml`]);
-  const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-  const headers = { "content-type": "application/json" };
   try {
-    await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
     await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds: 2, connections });
-    const base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
     const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
     if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
     console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
     console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
     console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms)`);
   } finally {
-    bare.stop();
     await sb.stop();
   }
 }
