@@ -29,9 +29,9 @@ export function perEngine<T>(build: (engine: Engine) => T): Record<Engine, T> {
  * NB! SQLite plans some statements for the values bound to them and then prepares them again whenever a
  * parameter is bound anew — and bun binds on every call: a `LIMIT ?`, an `=` on an index column that also
  * gives the statement its order (ORDER BY, min()), a value compared with a partial index's condition
- * (`status = ?` where an index says `WHERE status = 'queued'`). Each call then costs 4–30 µs more (the job
- * loop's claims spent ~5 % of the main thread under HTTP load so; bench/RESULTS.md, "Seventh round"). A CAST is
- * an expression to the planner, not a parameter. For statements on a hot path; PostgreSQL reads it alike.
+ * (`status = ?` where an index says `WHERE status = 'queued'`). Each call then costs 4–30 µs more (~3 % of
+ * the main thread went to the job loop's claims so under HTTP load; bench/RESULTS.md, "Seventh round"). A CAST
+ * is an expression to the planner, not a parameter. For statements on a hot path; PostgreSQL reads it alike.
  */
 export function unplanned(param: string, type: "TEXT" | "INTEGER"): string {
   return `CAST(${param} AS ${type})`;
