@@ -57,15 +57,36 @@ export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
-/** Starts `bun <script>` serving a baseline route on a free port; returns its URL and a stop function. */
-export async function baselineServer(source: string): Promise<{ url: string; stop: () => void }> {
+let clockTicks = 0;
+/**
+ * CPU seconds a process has used so far (user + system, from /proc): all its threads, and its main thread
+ * alone — the thread that serves HTTP, runs the job loop and commits, whose time bounds the request rate.
+ * Steadier than req/s on a shared machine: compare the CPU per request of two builds, not only their rates.
+ */
+export function cpuSeconds(pid: number): { process: number; main: number } {
+  clockTicks ||= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+  const read = (path: string) => {
+    const stat = require("node:fs").readFileSync(path, "utf8") as string;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // from field 3 (state) on
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks; // fields 14 (utime) and 15 (stime)
+  };
+  return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
+}
+
+/** µs of CPU per request between two `cpuSeconds` readings: main thread and whole process. */
+export function cpuPerRequest(before: { process: number; main: number }, after: { process: number; main: number }, requests: number): { main: number; process: number } {
+  return { main: ((after.main - before.main) * 1e6) / requests, process: ((after.process - before.process) * 1e6) / requests };
+}
+
+/** Starts `bun <script>` serving a baseline route on a free port; returns its URL, pid and a stop function. */
+export async function baselineServer(source: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const port = await freePort();
   const dir = tempDir("sb-baseline-");
   const file = join(dir, "baseline.ts");
   await Bun.write(file, source.replaceAll("__PORT__", String(port)).replaceAll("__DIR__", dir).replaceAll("__ROOT__", ROOT));
   const proc = spawn([process.execPath, file], { cwd: ROOT, stdout: "inherit", stderr: "inherit", env: { ...process.env, NODE_ENV: "production" } });
   await waitFor(`http://127.0.0.1:${port}/healthz`);
-  return { url: `http://127.0.0.1:${port}`, stop: () => proc.kill() };
+  return { url: `http://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.kill() };
 }
 
 /** Starts the compiled appliance from a fresh `init`; returns URL, key, pid, time to first /healthz. */

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { startCheckpointer } from "../src/db/checkpointer";
 import { sendMessage } from "../src/modules/messages/messages.service";
 import { silentLogger } from "../src/platform/logger";
-import { appliance, autocannon, baselineServer, fmt } from "./lib";
+import { appliance, autocannon, baselineServer, cpuPerRequest, cpuSeconds, fmt } from "./lib";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" }, drain: { type: "string", default: "100000" } } });
 const seconds = Number(values.seconds);
@@ -46,9 +46,12 @@ if (seconds > 0) {
   // dispatches and reports that keeps it busy for seconds, and a baseline measured beside that work was
   // ~30 % low (22–23k against 31–32k req/s, three pairs; bench/RESULTS.md "Seventh round").
   let base: Awaited<ReturnType<typeof autocannon>>;
+  let baseCpu: ReturnType<typeof cpuPerRequest>;
   try {
     await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds: 2, connections });
+    const c0 = cpuSeconds(bare.pid);
     base = await autocannon({ url: `${bare.url}/insert`, method: "POST", body, headers, seconds, connections });
+    baseCpu = cpuPerRequest(c0, cpuSeconds(bare.pid), base.total);
   } finally {
     bare.stop();
   }
@@ -57,11 +60,14 @@ if (seconds > 0) {
   Bun.spawnSync([`${import.meta.dir}/../dist/switchboard`, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", `${sb.dir}/config.toml`]);
   try {
     await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds: 2, connections });
+    const c0 = cpuSeconds(sb.pid);
     const send = await autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { ...headers, authorization: `Bearer ${sb.key}` }, seconds, connections });
+    const sendCpu = cpuPerRequest(c0, cpuSeconds(sb.pid), send.total);
     if (send.non2xx) console.warn(`warning: ${send.non2xx} non-2xx answers from POST /messages`);
-    console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`);
-    console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms`);
-    console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms)`);
+    const cpu = (c: typeof sendCpu) => `CPU per request: main thread ${fmt(c.main, 1)} µs, process ${fmt(c.process, 1)} µs`;
+    console.log(`bare route, group commit   : ${fmt(base.rps)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  (${cpu(baseCpu)})`);
+    console.log(`POST /messages (priced)   : ${fmt(send.rps)} req/s  p50 ${send.p50} ms  p99 ${send.p99} ms  (${cpu(sendCpu)})`);
+    console.log(`ratio send ÷ bare         : ${fmt(send.rps / base.rps, 2)} (target ≥ 0.5, p99 < 10 ms); main-thread CPU per request bare ÷ send ${fmt(baseCpu.main / sendCpu.main, 2)}`);
   } finally {
     await sb.stop();
   }
