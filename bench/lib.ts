@@ -61,7 +61,7 @@ let clockTicks = 0;
 /**
  * CPU seconds a process has used so far (user + system, from /proc): all its threads, and its main thread
  * alone — the thread that serves HTTP, runs the job loop and commits, whose time bounds the request rate.
- * Steadier than req/s on a shared machine: compare the CPU per request of two builds, not only their rates.
+ * Unlike req/s it leaves out time a thread waited for a core: compare the CPU per request of two builds too.
  */
 export function cpuSeconds(pid: number): { process: number; main: number } {
   clockTicks ||= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
