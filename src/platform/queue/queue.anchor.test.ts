@@ -76,6 +76,22 @@ const until = async (ok: () => boolean) => {
   for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(5);
   expect(ok()).toBe(true);
 };
+/** Starts `q`, adds the item "a" and waits until one of `q`'s workers holds it on its row. */
+async function heldBy(q: Queue): Promise<void> {
+  q.start();
+  await Bun.sleep(10);
+  add(q, "a");
+  await until(() => item("a").leaseToken !== null);
+}
+/** A queue that finishes every job it runs, noting the attempt each ran as. */
+function finishing(): { q: Queue; attempts: number[] } {
+  const attempts: number[] = [];
+  const q = newQueue(async (job) => {
+    attempts.push(job.attempts);
+    return { writes: () => void done(job.payload.id) };
+  });
+  return { q, attempts };
+}
 
 test("a job waits on its row, due, with no jobs row; the claim holds the row, and a success writes nothing more", async () => {
   const ran: { id: string; attempts: number }[] = [];
@@ -183,15 +199,8 @@ test("a hold left by a process that died: the next full pass makes it a jobs row
     await oldGate; // hangs past its lease (its process is as good as dead)
     throw new Error("too late");
   });
-  old.start();
-  await Bun.sleep(10);
-  add(old, "a");
-  await until(() => item("a").leaseToken !== null);
-  const attempts: number[] = [];
-  const next = newQueue(async (job) => {
-    attempts.push(job.attempts);
-    return { writes: () => void done(job.payload.id) };
-  });
+  await heldBy(old);
+  const { q: next, attempts } = finishing();
   expect(await next.drain()).toBe(0); // the lease holds: nothing to run
   clock += LEASE + 1;
   expect(await next.drain()).toBe(1);
@@ -204,16 +213,8 @@ test("a hold left by a process that died: the next full pass makes it a jobs row
 });
 
 test("at start, releaseOrphans puts the holds of the stopped process back on their rows, due now, their attempt not counted", async () => {
-  const crashed = newQueue(() => new Promise(() => {}));
-  crashed.start();
-  await Bun.sleep(10);
-  add(crashed, "a");
-  await until(() => item("a").leaseToken !== null);
-  const attempts: number[] = [];
-  const next = newQueue(async (job) => {
-    attempts.push(job.attempts);
-    return { writes: () => void done(job.payload.id) };
-  });
+  await heldBy(newQueue(() => new Promise(() => {})));
+  const { q: next, attempts } = finishing();
   expect(next.releaseOrphans()).toBe(1);
   expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
   expect(await next.drain()).toBe(1);
@@ -223,10 +224,7 @@ test("at start, releaseOrphans puts the holds of the stopped process back on the
 
 test("stop gives a running held job back to its row, due at once", async () => {
   const q = newQueue(() => new Promise(() => {}));
-  q.start();
-  await Bun.sleep(10);
-  add(q, "a");
-  await until(() => item("a").leaseToken !== null);
+  await heldBy(q);
   await q.stop(50);
   expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
   expect(jobRows()).toEqual([]);
