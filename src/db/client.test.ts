@@ -206,6 +206,80 @@ test("batch's onCommit runs after the group's COMMIT, before its answer; not for
   db.close();
 });
 
+describe("background items (db.batch's third argument)", () => {
+  /** Busy for twice the group's background slice now. */
+  const long = (db: ReturnType<typeof tableDb>["db"]) => {
+    const t = performance.now();
+    const ms = db.backgroundSlice() * 2;
+    while (performance.now() - t < ms);
+  };
+
+  test("run after the group's foreground items, one at least and the rest of the slice; what is left runs in later groups, after the requests that came meanwhile", async () => {
+    const { db, insert } = tableDb("background.db");
+    const seen: string[] = [];
+    const item = (name: string, id: number, background: boolean, then?: () => void) =>
+      db.batch(
+        () => {
+          seen.push(`run ${name}`);
+          if (background) long(db);
+          return insert.run(id).changes;
+        },
+        () => (seen.push(`commit ${name}`), then?.()),
+        background,
+      );
+    let late: Promise<number> | undefined;
+    const all = [
+      item("bg1", 1, true, () => (late = item("fg2", 11, false))), // a request that arrives after the first group
+      item("bg2", 2, true),
+      item("bg3", 3, true),
+      item("fg1", 10, false),
+    ];
+    expect(await Promise.all(all)).toEqual([1, 1, 1, 1]);
+    expect(await late).toBe(1);
+    expect(seen).toEqual([
+      "run fg1", "run bg1", "commit fg1", "commit bg1", // queued first, the background items wait for fg1; bg1 fills the slice
+      "run fg2", "run bg2", "commit fg2", "commit bg2",
+      "run bg3", "commit bg3",
+    ]);
+    expect((db.$client.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(5);
+    db.close();
+  });
+
+  test("the slice is short while requests are writing, and long again once none has for a while", async () => {
+    const { db, insert } = tableDb("slice.db");
+    const quiet = db.backgroundSlice();
+    await db.batch(() => insert.run(1)); // a request's write
+    const busy = db.backgroundSlice();
+    await Bun.sleep(150);
+    expect({ quiet, busy, after: db.backgroundSlice() }).toEqual({ quiet: 8, busy: 1, after: 8 });
+    await db.batch(() => insert.run(2), undefined, true); // background writes do not shorten it
+    expect(db.backgroundSlice()).toBe(8);
+    db.close();
+  });
+
+  test("foreground items are never cut: all of one turn's run in one group, however long", async () => {
+    const { db, insert } = tableDb("foreground.db");
+    const seen: string[] = [];
+    const item = (id: number) => db.batch(() => (seen.push(`run ${id}`), long(db), insert.run(id)), () => seen.push(`commit ${id}`));
+    await Promise.all([item(1), item(2), item(3)]);
+    expect(seen).toEqual(["run 1", "run 2", "run 3", "commit 1", "commit 2", "commit 3"]);
+    db.close();
+  });
+
+  test("one that throws is refused alone; the others of its group and those left for later are stored", async () => {
+    const { db, insert } = tableDb("background-throws.db");
+    const outcomes = await Promise.allSettled([
+      db.batch(() => (long(db), insert.run(1)), undefined, true),
+      db.batch(() => insert.run(1), undefined, true), // duplicate key
+      db.batch(() => (long(db), insert.run(2)), undefined, true),
+      db.batch(() => insert.run(3)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 2, 3]);
+    db.close();
+  });
+});
+
 describe("a group's items", () => {
   const statements = (db: ReturnType<typeof tableDb>["db"]) => {
     const seen: string[] = [];

@@ -12,7 +12,10 @@
  * the group is rolled back and run again without it, each item in a savepoint (flush). The promise
  * resolves after that commit, so a caller that answers after `await db.batch(…)` never acknowledges an
  * uncommitted write. With synchronous=FULL a commit costs an fsync; this is what lets throughput exceed
- * fsyncs per second.
+ * fsyncs per second. Background items (the job queue's, a campaign's) come after a group's requests and
+ * fill at most a slice of it (backgroundSlice: 1 ms while requests are writing); the rest wait for the next
+ * group, after the event loop has read the requests that arrived meanwhile — one-to-one sends are not queued
+ * behind a campaign.
  *
  * NB! A group's fsync runs off the event loop (SQLite): the group commits with synchronous=NORMAL (its
  * frames are written to the WAL, not synced), then `fdatasync` of the WAL file runs on the thread pool
@@ -72,8 +75,18 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * (a job's worker slot). Not called inside a caller's transaction, nor when fn or the COMMIT failed.
    * NB! fn may run twice: a group whose other item threw is rolled back and run again (flush). Its effects
    * must be writes, or in-memory changes undone by `afterCommit`'s rolledBack (or harmless when repeated).
+   *
+   * `background`: work nobody is waiting on an answer for (the job queue's claims and outcomes, a campaign's
+   * fan-out). A group runs every waiting foreground item (requests) first, then background items until the
+   * group has run `backgroundSlice()` — at least one — and leaves the rest for the next group, after the
+   * event loop has taken new requests. Keep a background item within that slice: it is the unit.
    */
-  batch<T>(fn: () => T, onCommit?: () => void): Promise<T>;
+  batch<T>(fn: () => T, onCommit?: () => void, background?: boolean): Promise<T>;
+  /**
+   * How long a piece of background work may hold the event loop now (ms): a group's background slice, and
+   * the unit the job queue and the campaign engine size their steps by — short while requests are writing.
+   */
+  backgroundSlice(): number;
   /**
    * How many transactions or savepoints have rolled back (or failed) on this connection: a value kept in
    * memory from inside a transaction (the ledger's running balance) is stale once this has moved.
@@ -403,22 +416,32 @@ function withTransactions(db: Db, hooks: TxHooks): void {
 }
 
 type GroupItem = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
+/**
+ * How long a group runs background items for after its foreground ones (db.batch), while requests are
+ * writing (one came in the last QUIET_MS); IDLE_SLICE_MS when none is. It bounds what a request waits behind:
+ * its group, then that group's sync. Short slices cost commits (a campaign's fan-out alone ~12 % slower at
+ * 1 ms), so they are short only when someone waits. Measured with a campaign fanning out at full speed beside
+ * POST /messages (bench/campaigns.bench.ts): see bench/RESULTS.md.
+ */
+export const BACKGROUND_SLICE_MS = 1;
+const IDLE_SLICE_MS = 8;
+const QUIET_MS = 100;
 type ItemResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 const REPLAY = new Error("an attempt failed in an optimistic group run");
 
 /** db.batch and db.holdGroups: the writes of one event-loop turn in one transaction (see the file's head). */
 function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState): void {
   const sqlite = db.$client;
-  const pending: GroupItem[] = [];
+  const pending: GroupItem[] = []; // foreground: requests waiting for their answer
+  const backlog: GroupItem[] = []; // background (db.batch)
   let scheduled = false;
   let held = false;
+  let lastForeground = -Infinity; // when a foreground item last came
+  db.backgroundSlice = () => (performance.now() - lastForeground < QUIET_MS ? BACKGROUND_SLICE_MS : IDLE_SLICE_MS);
   let isolateUntil = 0; // until then a group of more than one item runs each in a savepoint (runGroup)
   db.holdGroups = (on) => {
     held = on;
-    if (!on && pending.length && !scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    if (!on && (pending.length || backlog.length)) schedule();
   };
 
   /**
@@ -432,10 +455,14 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
    * every group of more than one item isolates them from the start. The same, with every item, when an
    * `attempt` inside an item threw: it must be undone alone.
    */
-  function runGroup(items: GroupItem[]): ItemResult[] {
-    const results: ItemResult[] = new Array(items.length);
+  function runGroup(items: GroupItem[], firstBackground: number): (ItemResult | undefined)[] {
+    const results: (ItemResult | undefined)[] = new Array(items.length);
     let failed = -1; // the item refused in the optimistic run (not run again)
     let isolated = items.length > 1 && performance.now() < isolateUntil;
+    // Background items after the first one wait for the next group once the slice is spent.
+    const start = performance.now();
+    const slice = db.backgroundSlice();
+    const spent = (i: number) => i > firstBackground && performance.now() - start > slice;
     if (!isolated) {
       let at = -1; // the item running
       state.optimistic = true;
@@ -443,6 +470,7 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       try {
         db.tx(() => {
           for (let i = 0; i < items.length; i++) {
+            if (spent(i)) break;
             at = i;
             results[i] = { ok: true, value: items[i]!.fn() };
             if (state.attemptFailed) throw REPLAY;
@@ -467,7 +495,7 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
     if (isolated)
       db.tx(() => {
         items.forEach((item, i) => {
-          if (i === failed) return;
+          if (i === failed || (i > failed && spent(i))) return;
           try {
             results[i] = { ok: true, value: db.tx(item.fn) };
           } catch (error) {
@@ -482,16 +510,28 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
   }
 
   const MAX_GROUP = 2000; // bounds the latency one commit adds to the requests in it
+  const schedule = () => {
+    if (!scheduled && !held) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   const flush = () => {
     scheduled = false;
-    while (pending.length && !held) {
-      const items = pending.splice(0, MAX_GROUP);
+    while ((pending.length || backlog.length) && !held) {
+      const foreground = pending.splice(0, MAX_GROUP);
+      const items = foreground.concat(backlog.splice(0, MAX_GROUP - foreground.length));
+      let ran: GroupItem[];
       let results: ItemResult[];
       const committedHooks: CommitHook[] = [];
       state.groupHooks = committedHooks;
       try {
         group?.lazy(true);
-        results = runGroup(items);
+        const all = runGroup(items, foreground.length);
+        // Background items the slice had no room for wait, first in line, for the next group.
+        ran = items.filter((_, i) => all[i]);
+        if (ran.length < items.length) backlog.unshift(...items.filter((_, i) => !all[i]));
+        results = all.filter((r) => r !== undefined);
       } catch (error) {
         // The COMMIT itself failed (disk full, I/O error): nothing of this group is durable.
         for (const item of items) item.reject(error);
@@ -506,12 +546,12 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       }
       group?.committed();
       // (Bookkeeping callbacks of the queue: they must not throw.)
-      items.forEach((item, i) => {
+      ran.forEach((item, i) => {
         if (item.onCommit && results[i]!.ok) item.onCommit();
       });
       const answer = () => {
         for (const h of committedHooks) h.committed();
-        items.forEach((item, i) => {
+        ran.forEach((item, i) => {
           const r = results[i]!;
           if (r.ok) item.resolve(r.value);
           else item.reject(r.error);
@@ -521,12 +561,15 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       else {
         group.sync().then(answer, (error) => {
           for (const h of committedHooks) h.rolledBack();
-          for (const item of items) item.reject(error);
+          for (const item of ran) item.reject(error);
         });
       }
+      // Background work left (or queued by this group's onCommit): the next group, after the event loop has
+      // taken what arrived meanwhile.
+      if (backlog.length) return schedule();
     }
   };
-  db.batch = <T>(fn: () => T, onCommit?: () => void): Promise<T> => {
+  db.batch = <T>(fn: () => T, onCommit?: () => void, background = false): Promise<T> => {
     if (state.depth > 0) {
       try {
         return Promise.resolve(db.tx(fn));
@@ -535,11 +578,9 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       }
     }
     return new Promise<T>((resolve, reject) => {
-      pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, onCommit });
-      if (!scheduled && !held) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      if (!background) lastForeground = performance.now();
+      (background ? backlog : pending).push({ fn, resolve: resolve as (v: unknown) => void, reject, onCommit });
+      schedule();
     });
   };
 }

@@ -110,7 +110,7 @@ test("a job's slot is free once its outcome has committed, without waiting for t
     migrate(db);
     const SYNC_MS = 500;
     const slow = Object.create(db) as typeof db;
-    slow.batch = (fn, onCommit) => db.batch(fn, onCommit).then(async (v) => (await Bun.sleep(SYNC_MS), v));
+    slow.batch = (fn, onCommit, background) => db.batch(fn, onCommit, background).then(async (v) => (await Bun.sleep(SYNC_MS), v));
     const queue = createQueue({ db: slow, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     const spans: { start: number; end: number }[] = [];
     queue.register<object>("test.slot", {

@@ -191,3 +191,27 @@ test("a job that runs longer than a third of its lease has the lease renewed whi
     await slow.close();
   }
 });
+
+test("inline jobs longer than a group's background slice are run a slice at a time, each once", async () => {
+  const ran = new Map<number, number>();
+  app.deps.queue.register<{ n: number }>("test.inline.slow", {
+    inline(job) {
+      const t = performance.now();
+      while (performance.now() - t < app.deps.db.backgroundSlice()); // each as long as a whole slice
+      ran.set(job.payload.n, (ran.get(job.payload.n) ?? 0) + 1);
+    },
+  });
+  app.deps.db.tx(() => {
+    for (let n = 0; n < 12; n++) app.deps.queue.enqueue({ type: "test.inline.slow", payload: { n } });
+  });
+  const batch = app.deps.db.batch;
+  let groupsItems = 0;
+  app.deps.db.batch = ((fn, onCommit, background) => (background && groupsItems++, batch(fn, onCommit, background))) as typeof batch;
+  try {
+    await app.deps.queue.drain();
+  } finally {
+    app.deps.db.batch = batch;
+  }
+  expect([...ran.values()]).toEqual(Array(12).fill(1));
+  expect(groupsItems).toBeGreaterThanOrEqual(6); // at most two a slice (the first always runs)
+});

@@ -516,12 +516,24 @@ export function createQueue({
     return n;
   }
 
-  /** Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many. */
+  /**
+   * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
+   * Cut short by the group's background slice, it goes on in the next group (continueInline).
+   */
   function runInline(type: string, handler: JobHandler, limit: number, full: boolean): number {
     const t = now().getTime();
     if (full) inlineExpiredStmt.run(t, type);
     const rows = dueStmt.all(type, t, limit) as RawJob[];
+    // A group's background slice bounds the run too (db.batch).
+    const start = performance.now();
+    const slice = db.backgroundSlice();
+    let ran = 0;
     for (const r of rows) {
+      if (ran > 0 && performance.now() - start > slice) {
+        cutShort.add(type);
+        break;
+      }
+      ran++;
       const job: Job = { id: r.id, type, payload: JSON.parse(r.payload), attempts: r.attempts + 1, maxAttempts: r.max_attempts, groupKey: r.group_key, runAt: r.run_at, leaseToken: "" };
       let outcome: JobOutcome;
       try {
@@ -548,7 +560,35 @@ export function createQueue({
       }
     }
     if (rows.length < limit) idleUntil.set(type, nextDueOf(type) ?? Infinity);
-    return rows.length;
+    return ran;
+  }
+
+  /**
+   * Inline types whose run the slice cut short: they go on in the next group as soon as this one has
+   * committed, not after its sync and the next claim pass (which left the sandbox's reports far behind a
+   * campaign's sends).
+   */
+  const cutShort = new Set<string>();
+  const continuing = new Set<string>();
+  function continueInline(): void {
+    for (const type of cutShort) {
+      cutShort.delete(type);
+      if (continuing.has(type) || stopping) continue;
+      continuing.add(type);
+      void db
+        .batch(
+          () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
+          () => {
+            continuing.delete(type);
+            continueInline();
+          },
+          true,
+        )
+        .catch((e) => {
+          continuing.delete(type);
+          log.error({ err: e, type }, "inline jobs failed");
+        });
+    }
   }
 
   /** An attempt that threw, logged: dead after the job's last attempt (retryAt null), else retried after its backoff. */
@@ -639,7 +679,7 @@ export function createQueue({
         }
       }
       finalise(job, handler, final);
-    }, onCommit);
+    }, onCommit, true);
   }
 
   async function runJob(job: Job): Promise<void> {
@@ -743,7 +783,7 @@ export function createQueue({
         return [];
       });
       return { claimed: jobs, inline: ran };
-    });
+    }, continueInline, true);
     let startedJobs = inline;
     for (const batch of claimed) {
       for (const job of batch) {
@@ -761,11 +801,42 @@ export function createQueue({
     return startedJobs;
   }
 
-  /** Runs a claimed job whose slots are taken. */
+  /**
+   * Job starts wait in line and run a slice at a time (db.backgroundSlice, then the next event-loop turn): a
+   * claim or a campaign batch hands over dozens of jobs at once, and each runs its handler up to its first
+   * await when it starts (a sandbox send all of it) — started together they held the loop for milliseconds,
+   * and every request waiting to be read with them.
+   */
+  const starts: (() => void)[] = [];
+  let startsAt = 0; // the next start to run
+  let startsScheduled = false;
+  function runStarts(): void {
+    startsScheduled = false;
+    const t0 = performance.now();
+    const slice = db.backgroundSlice();
+    while (startsAt < starts.length) {
+      starts[startsAt++]!();
+      if (performance.now() - t0 > slice) break;
+    }
+    starts.splice(0, startsAt);
+    startsAt = 0;
+    if (starts.length) {
+      startsScheduled = true;
+      setImmediate(runStarts);
+    }
+  }
+
+  /** Runs a claimed job whose slots are taken (its handler from the next start slice on). */
   function startJob(job: Job): void {
     const set = running.get(job.type) ?? new Set();
     running.set(job.type, set);
-    const p: Promise<void> = runJob(job)
+    const p: Promise<void> = new Promise<void>((resolve) => {
+      starts.push(() => resolve(runJob(job)));
+      if (!startsScheduled) {
+        startsScheduled = true;
+        setImmediate(runStarts);
+      }
+    })
       .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
       .finally(() => {
         set.delete(p);
