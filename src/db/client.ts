@@ -423,7 +423,7 @@ type GroupItem = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e:
  * 1 ms), so they are short only when someone waits. Measured with a campaign fanning out at full speed beside
  * POST /messages (bench/campaigns.bench.ts): see bench/RESULTS.md.
  */
-export const BACKGROUND_SLICE_MS = 1;
+const BACKGROUND_SLICE_MS = 1;
 const IDLE_SLICE_MS = 8;
 const QUIET_MS = 100;
 type ItemResult = { ok: true; value: unknown } | { ok: false; error: unknown };
