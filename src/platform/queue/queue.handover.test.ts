@@ -112,3 +112,26 @@ test("a handed-over job whose process died is run by the next start, once", asyn
   expect(runs).toBe(1);
   expect(rows()).toEqual([]);
 });
+
+test("jobs handed over but not started yet when the queue stops are given back at once, not run", async () => {
+  const queue = newQueue();
+  const ran: string[] = [];
+  let stopped: Promise<void> | undefined;
+  queue.register<{ n: string }>("test.handover.stop", {
+    concurrency: 8,
+    async handle(job) {
+      ran.push(job.payload.n);
+      const t = performance.now();
+      while (performance.now() - t < db.backgroundSlice() + 1); // longer than a start slice: the next jobs start a turn later
+      stopped ??= queue.stop(); // a stop arrives while the first one runs
+    },
+  });
+  queue.start();
+  db.tx(() => {
+    for (let n = 0; n < 5; n++) queue.enqueue({ type: "test.handover.stop", payload: { n: String(n) } });
+  });
+  await until(() => stopped !== undefined);
+  await stopped;
+  expect(ran).toEqual(["0"]);
+  expect(rows()).toEqual(Array(4).fill({ status: "pending", attempts: 0 }));
+});

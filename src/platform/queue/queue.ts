@@ -570,12 +570,13 @@ export function createQueue({
    */
   const cutShort = new Set<string>();
   const continuing = new Set<string>();
+  const continued = new Set<Promise<unknown>>(); // not committed yet: stop() waits for them
   function continueInline(): void {
     for (const type of cutShort) {
       cutShort.delete(type);
       if (continuing.has(type) || stopping) continue;
       continuing.add(type);
-      void db
+      const p: Promise<unknown> = db
         .batch(
           () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
           () => {
@@ -587,7 +588,9 @@ export function createQueue({
         .catch((e) => {
           continuing.delete(type);
           log.error({ err: e, type }, "inline jobs failed");
-        });
+        })
+        .finally(() => continued.delete(p));
+      continued.add(p);
     }
   }
 
@@ -831,7 +834,14 @@ export function createQueue({
     const set = running.get(job.type) ?? new Set();
     running.set(job.type, set);
     const p: Promise<void> = new Promise<void>((resolve) => {
-      starts.push(() => resolve(runJob(job)));
+      starts.push(() => {
+        if (!stopping) return resolve(runJob(job));
+        // Stopping before it started: given back now rather than after its lease expires.
+        freeSlots(job.type, job.groupKey);
+        db.within(() => giveBack(job));
+        idleUntil.delete(job.type);
+        resolve();
+      });
       if (!startsScheduled) {
         startsScheduled = true;
         setImmediate(runStarts);
@@ -932,7 +942,7 @@ export function createQueue({
     async stop(timeoutMs = 10_000) {
       stopping = true;
       if (timer) clearTimeout(timer);
-      const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers];
+      const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers, ...continued];
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
       // (A lease renewed meanwhile keeps its token: the job's own is still the one to release with.)
