@@ -257,6 +257,27 @@ describe("background items (db.batch's third argument)", () => {
     db.close();
   });
 
+  test("an item the replay of its group had no slice left for is run again later, not answered from the undone run", async () => {
+    const { db, insert } = tableDb("background-replay.db");
+    const runs = [0, 0, 0];
+    const answers = await Promise.all([
+      db.batch(() => (runs[0]!++, insert.run(1).changes), undefined, true),
+      db.batch(() => (runs[1]!++, insert.run(2).changes), undefined, true),
+      db.batch(() => {
+        runs[2]!++;
+        long(db); // the slice is spent when the group runs again…
+        try {
+          db.attempt(() => { throw new Error("caught by the item"); }); // …which this makes it do, isolated
+        } catch {}
+        return insert.run(3).changes;
+      }, undefined, true),
+    ]);
+    expect(answers).toEqual([1, 1, 1]);
+    expect(runs).toEqual([2, 2, 2]); // the second and third ran again in a later group
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 2, 3]);
+    db.close();
+  });
+
   test("foreground items are never cut: all of one turn's run in one group, however long", async () => {
     const { db, insert } = tableDb("foreground.db");
     const seen: string[] = [];

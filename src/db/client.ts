@@ -495,7 +495,9 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
     if (isolated)
       db.tx(() => {
         items.forEach((item, i) => {
-          if (i === failed || (i > failed && spent(i))) return;
+          if (i === failed) return;
+          results[i] = undefined; // the optimistic run's outcome was undone with it
+          if (i > failed && spent(i)) return;
           try {
             results[i] = { ok: true, value: db.tx(item.fn) };
           } catch (error) {

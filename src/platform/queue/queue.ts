@@ -811,18 +811,17 @@ export function createQueue({
    * and every request waiting to be read with them.
    */
   const starts: (() => void)[] = [];
-  let startsAt = 0; // the next start to run
   let startsScheduled = false;
   function runStarts(): void {
     startsScheduled = false;
     const t0 = performance.now();
     const slice = db.backgroundSlice();
-    while (startsAt < starts.length) {
-      starts[startsAt++]!();
+    let n = 0; // (a start may add starts: its handler's own hand-overs)
+    while (n < starts.length) {
+      starts[n++]!();
       if (performance.now() - t0 > slice) break;
     }
-    starts.splice(0, startsAt);
-    startsAt = 0;
+    starts.splice(0, n);
     if (starts.length) {
       startsScheduled = true;
       setImmediate(runStarts);
@@ -908,7 +907,7 @@ export function createQueue({
       const n = await pumpOnce(full);
       total += n;
       // (Another pass failing is its pump's to log: here it only means "look again".)
-      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers];
+      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers, ...continued];
       if (n === 0 && all.length === 0 && finished === finishedBefore) {
         if (full) return total;
         full = true;
