@@ -27,7 +27,7 @@ import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messa
 import { getTemplateById } from "../templates/templates.service";
 import { renderAskValues } from "./campaigns.ask-values";
 import type { CampaignProgress, CampaignRow } from "./campaigns.repository";
-import { memberVerdict, type CampaignDeps, type Campaigns } from "./campaigns.service";
+import { memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
 
 /**
  * Recipients claimed per transaction (the most), and audience members written per resolve step: steps are
@@ -37,8 +37,7 @@ import { memberVerdict, type CampaignDeps, type Campaigns } from "./campaigns.se
  */
 export const BATCH = 200;
 const RECIPIENTS_PER_MS = 25;
-const RESOLVE_PAGE = 2000;
-const RESOLVED_PER_MS = 250;
+const RESOLVED_PER_MS = 250; // (at most a PAGE)
 const sized = (most: number, perMs: number, sliceMs: number) => Math.max(1, Math.min(most, Math.round(perMs * sliceMs)));
 /** Queued messages per campaign at once when the account has no rate limit. */
 export const UNLIMITED_WINDOW = 4000;
@@ -84,7 +83,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   function resolvePage(c: CampaignRow): void {
     const first = c.resolveCursor === null;
     const audience = resolveAudience({ db, companyId: c.companyId, audience: c.audience as Audience, ignoreUnknown: true });
-    const { members, last } = audiencePage({ db, companyId: c.companyId, audience, channel: c.channel, channelAccountId: c.channelAccountId, after: c.resolveCursor ?? "", limit: sized(RESOLVE_PAGE, RESOLVED_PER_MS, db.backgroundSlice()) });
+    const { members, last } = audiencePage({ db, companyId: c.companyId, audience, channel: c.channel, channelAccountId: c.channelAccountId, after: c.resolveCursor ?? "", limit: sized(PAGE, RESOLVED_PER_MS, db.backgroundSlice()) });
     const deltas: Record<string, number> = {};
     const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
     if (first) {

@@ -569,28 +569,26 @@ export function createQueue({
    * campaign's sends).
    */
   const cutShort = new Set<string>();
-  const continuing = new Set<string>();
-  const continued = new Set<Promise<unknown>>(); // not committed yet: stop() waits for them
+  const continued = new Map<string, Promise<unknown>>(); // a type's run not committed yet: stop() and drain() wait for it
   function continueInline(): void {
     for (const type of cutShort) {
       cutShort.delete(type);
-      if (continuing.has(type) || stopping) continue;
-      continuing.add(type);
-      const p: Promise<unknown> = db
+      if (continued.has(type) || stopping) continue;
+      const ended = () => continued.get(type) === run && continued.delete(type);
+      const run: Promise<unknown> = db
         .batch(
           () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
           () => {
-            continuing.delete(type);
+            ended();
             continueInline();
           },
           true,
         )
         .catch((e) => {
-          continuing.delete(type);
+          ended();
           log.error({ err: e, type }, "inline jobs failed");
-        })
-        .finally(() => continued.delete(p));
-      continued.add(p);
+        });
+      continued.set(type, run);
     }
   }
 
@@ -907,7 +905,7 @@ export function createQueue({
       const n = await pumpOnce(full);
       total += n;
       // (Another pass failing is its pump's to log: here it only means "look again".)
-      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers, ...continued];
+      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers, ...continued.values()];
       if (n === 0 && all.length === 0 && finished === finishedBefore) {
         if (full) return total;
         full = true;
@@ -941,7 +939,7 @@ export function createQueue({
     async stop(timeoutMs = 10_000) {
       stopping = true;
       if (timer) clearTimeout(timer);
-      const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers, ...continued];
+      const all = [...[...running.values()].flatMap((s) => [...s]), ...handovers, ...continued.values()];
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
       // (A lease renewed meanwhile keeps its token: the job's own is still the one to release with.)
