@@ -105,6 +105,12 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * not throw (in-memory bookkeeping, such as starting a job this transaction inserted).
    */
   afterCommit(committed: () => void, rolledBack: () => void): void;
+  /**
+   * Inside a transaction: fn runs just before it commits, inside it (after the group's last item, in a group
+   * commit); registered again in the same transaction, it still runs once. For writes kept back and merged
+   * until then (write-behind.ts). A throw fails the transaction — in a group commit, every item of it.
+   */
+  beforeCommit(fn: () => void): void;
   /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
   holdGroups(on: boolean): void;
   close(): void;
@@ -359,6 +365,18 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     if (state.depth === 0) throw new Error("db.afterCommit outside a transaction");
     levels[state.depth - 1]!.push({ committed, rolledBack });
   };
+  const preCommit = new Set<() => void>();
+  db.beforeCommit = (fn) => {
+    if (state.depth === 0) throw new Error("db.beforeCommit outside a transaction");
+    preCommit.add(fn);
+  };
+  const runPreCommit = () => {
+    // (What they run may register more.)
+    for (const fn of preCommit) {
+      preCommit.delete(fn);
+      fn();
+    }
+  };
   const transaction = <T>(fn: () => T, begin: () => void): T => {
     const savepoint = `sp${state.depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
@@ -380,7 +398,10 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     try {
       result = fn();
       if (result instanceof Promise) throw new Error("db.tx callback must be synchronous");
-      if (state.depth === 1) hooks.beforeCommit();
+      if (state.depth === 1) {
+        runPreCommit();
+        hooks.beforeCommit();
+      }
       sqlite.query(state.depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
       ended = levels.pop()!;
       if (state.depth > 1) levels[levels.length - 1]!.push(...ended);
@@ -391,6 +412,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
       if (sqlite.inTransaction) sqlite.exec(state.depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       if (!ended) for (const h of levels.pop()!) h.rolledBack();
+      if (state.depth === 1) preCommit.clear();
       throw e;
     } finally {
       if (--state.depth === 0) txVersion = null;

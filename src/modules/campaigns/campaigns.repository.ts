@@ -1,11 +1,16 @@
 /**
  * The campaign engine's store (Listmonk's `Store`): every read and write of the campaigns and
- * campaign_recipients tables. Counters move in the same statement batch as the rows they count; callers run
+ * campaign_recipients tables. Counters move in the same transaction as the rows they count; callers run
  * these inside one transaction.
+ *
+ * NB! Counter moves are kept back until the transaction commits (write-behind.ts) and merged: a campaign's
+ * row is written once per group commit, not two or three times per recipient. Every read or write of a
+ * campaign row below flushes them first, so nothing in the transaction sees the row without them.
  */
 import type { Db } from "../../db/client";
 import { perEngine, unplanned } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
+import { writeBehind } from "../../db/write-behind";
 import type { ExclusionReason } from "../../channels/channel.eligibility";
 import { campaignRecipients, campaigns } from "./campaigns.table";
 
@@ -34,9 +39,31 @@ const TODO = perEngine(
      AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ${unplanned("?2", "INTEGER")}`,
 );
 
+type Bump = { deltas: Record<string, number>; at: number; recentOutcomes?: string };
+
 export function createCampaignStore(db: Db) {
   const sqlite = db.$client;
-  const byId = (id: string) => mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
+  /** One UPDATE of a campaign's row for the counter moves kept back (its deltas summed, the last window). */
+  const counters = writeBehind<Bump>(db, (id, bumps) => {
+    const sums: Record<string, number> = {};
+    let at = 0;
+    let recentOutcomes: string | undefined;
+    for (const b of bumps) {
+      for (const k in b.deltas) sums[k] = (sums[k] ?? 0) + b.deltas[k]!;
+      at = Math.max(at, b.at);
+      if (b.recentOutcomes !== undefined) recentOutcomes = b.recentOutcomes;
+    }
+    const cols = Object.keys(sums).filter((k) => sums[k] !== 0);
+    if (!cols.length && recentOutcomes === undefined) return;
+    const set = cols.map((c) => `${c} = ${c} + ?`);
+    const values: (number | string)[] = cols.map((c) => sums[c]!);
+    if (recentOutcomes !== undefined) set.push("recent_outcomes = ?"), values.push(recentOutcomes);
+    sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
+  });
+  const byId = (id: string) => {
+    counters.flush();
+    return mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
+  };
   const insertRecipient = sqlite.prepare(
     `INSERT INTO campaign_recipients (campaign_id, contact_id, status, reason, message_id, replied_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)
      ON CONFLICT DO NOTHING`,
@@ -52,18 +79,18 @@ export function createCampaignStore(db: Db) {
       return c && c.companyId === companyId ? c : undefined;
     },
     update(id: string, changes: Partial<CampaignRow>) {
+      counters.flush();
       updateRow(db, campaigns, id, changes);
     },
-    /** Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `recentOutcomes`: sets that too. */
+    /**
+     * Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `recentOutcomes`: sets that too.
+     * Written when the transaction commits, or before the next read of a campaign (see the file's head).
+     */
     bump(id: string, deltas: Record<string, number>, at: number, recentOutcomes?: string) {
-      const cols = Object.keys(deltas).filter((k) => deltas[k] !== 0);
-      if (!cols.length && recentOutcomes === undefined) return;
-      const set = cols.map((c) => `${c} = ${c} + ?`);
-      const values: (number | string)[] = cols.map((c) => deltas[c]!);
-      if (recentOutcomes !== undefined) set.push("recent_outcomes = ?"), values.push(recentOutcomes);
-      sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
+      counters.add(id, { deltas, at, recentOutcomes });
     },
     list({ companyId, status, channel, limit, before }: { companyId: string; status?: string; channel?: string; limit: number; before?: string }): CampaignRow[] {
+      counters.flush();
       return (
         sqlite
           .query(
@@ -75,6 +102,7 @@ export function createCampaignStore(db: Db) {
     },
     /** Scheduled campaigns whose start is due (start-up catch-up; the queue holds the normal path). */
     dueScheduled(now: number): CampaignRow[] {
+      counters.flush();
       return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map((r) => mapRow(campaigns, r)!);
     },
 
@@ -103,6 +131,7 @@ export function createCampaignStore(db: Db) {
     },
     /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
     progress(id: string): CampaignProgress | undefined {
+      counters.flush();
       return mapRow(campaigns, sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
     },
     /**
@@ -151,6 +180,7 @@ export function createCampaignStore(db: Db) {
     },
     /** Recipients by status of the campaigns not finished (metrics). */
     activeProgress(): { id: string; companyId: string; status: string; counts: Record<string, number> }[] {
+      counters.flush();
       return (
         sqlite
           .query(`SELECT id, company_id, status, matched, n_pending, n_sent, n_delivered, n_read, n_failed, n_canceled FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')`)
