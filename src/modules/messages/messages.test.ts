@@ -375,6 +375,37 @@ describe("status reports that fall due before their message is stored", () => {
   });
 });
 
+test("the later reports of sends committed together share jobs of at most 25 sends, due on the 25 ms step at or after their time", async () => {
+  const b = await createTestApp({ config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 1_010, read_after_ms: 0 }) } });
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push((await b.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415555${String(1000 + i)}` }, type: "template", template: hello } })).body.data.id);
+    const { dispatchMessage } = await import("./messages.service");
+    const outcomes = await Promise.all(ids.map((messageId) => dispatchMessage(b.deps, { id: messageId, type: "message.dispatch", payload: { messageId }, attempts: 1, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" })));
+    const sentAt = b.clock.now().getTime();
+    b.deps.db.tx(() => outcomes.forEach((o) => (o as { writes: () => void }).writes())); // one commit, as a group's outcomes
+    const jobs = (b.deps.db.$client.query("SELECT run_at, payload FROM jobs WHERE type = ? ORDER BY run_at").all(SCHEDULED_INBOUND_JOB) as { run_at: number; payload: string }[]).map((j) => ({
+      runAt: j.run_at,
+      schedule: JSON.parse(j.payload).schedule as { at: number; events: { providerMessageId: string; status: string }[] }[],
+    }));
+    expect(jobs.map((j) => j.schedule.flatMap((s) => s.events).length)).toEqual([50, 10]); // delivered and read of 25 sends, then of 5
+    const due = Math.ceil((sentAt + 1_010) / 25) * 25;
+    for (const j of jobs) expect(j).toMatchObject({ runAt: due, schedule: [{ at: due }] }); // read 0 ms after delivered: one entry
+    expect(jobs.flatMap((j) => j.schedule.flatMap((s) => s.events.map((e) => e.providerMessageId))).sort()).toEqual(ids.flatMap((id) => [`sandbox.${id}`, `sandbox.${id}`]).sort());
+
+    const status = () => new Set(ids.map((id) => (b.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status));
+    b.clock.set(new Date(due - 1)); // never early
+    await b.deps.queue.drain();
+    expect(status()).toEqual(new Set(["sent"]));
+    b.clock.set(new Date(due));
+    await b.deps.queue.drain();
+    expect(status()).toEqual(new Set(["read"]));
+    expect(b.deps.db.$client.query("SELECT count(*) AS n FROM jobs WHERE type = ?").get(SCHEDULED_INBOUND_JOB)).toEqual({ n: 0 });
+  } finally {
+    await b.close();
+  }
+});
+
 describe("idempotency and crash recovery", () => {
   test("10 parallel duplicates with one Idempotency-Key → one message, replays carry Idempotent-Replayed", async () => {
     const a = await createTestApp();
