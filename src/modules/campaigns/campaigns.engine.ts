@@ -26,7 +26,7 @@ import { audienceMembers, audiencePage, resolveAudience, type Audience } from ".
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
 import { renderAskValues } from "./campaigns.ask-values";
-import type { CampaignProgress, CampaignRow } from "./campaigns.repository";
+import { OUTCOMES, type CampaignProgress, type CampaignRow } from "./campaigns.repository";
 import { memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
 
 /**
@@ -44,7 +44,6 @@ export const UNLIMITED_WINDOW = 4000;
 /** A run job hands itself back to the queue after this long (well inside the job lease). */
 const RUN_SLICE_MS = 10_000;
 /** ERROR_RATE: more than half of the last OUTCOMES sends failed (judged from MIN_OUTCOMES on). */
-const OUTCOMES = 100;
 const MIN_OUTCOMES = 20;
 
 const STEP: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 };
@@ -221,14 +220,26 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     }
   }
 
-  /** The campaign's window of recent sends with an outcome appended, and whether its error rate says pause. */
-  function withOutcome(c: CampaignProgress, outcome: "s" | "f"): { window: string; pause: boolean } {
-    const window = (c.recentOutcomes + outcome).slice(-OUTCOMES);
-    if (outcome !== "f" || window.length < MIN_OUTCOMES) return { window, pause: false };
+  /** Whether a failed send, appended to the campaign's window of recent outcomes, makes its error rate say pause. */
+  function pausesOnFailure(c: CampaignProgress): boolean {
+    const window = (c.recentOutcomes + "f").slice(-OUTCOMES);
+    if (window.length < MIN_OUTCOMES) return false;
     let failed = 0;
     for (const ch of window) if (ch === "f") failed++;
-    return { window, pause: failed * 2 > window.length };
+    return failed * 2 > window.length;
   }
+
+  /**
+   * Campaigns a send went out for in the current transaction: whether one is complete is decided once, just
+   * before it commits (each send's outcome read the campaign's row: ~10 % of the main thread in a fan-out).
+   */
+  const sentFor = new Set<string>();
+  const completeSent = () => {
+    for (const id of sentFor) {
+      sentFor.delete(id);
+      complete(store.progress(id));
+    }
+  };
 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
   function onEvent(event: DomainEvent): void {
@@ -258,13 +269,18 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
     if (step !== "failed" && from !== "pending") return store.bump(campaignId, deltas, t);
-    // A send's outcome: the counters and the window of recent outcomes in one write.
+    // A send's outcome: the counters and the window of recent outcomes in one write. A success neither
+    // pauses the campaign nor reads it; whether it completed is looked at once per transaction.
+    if (step !== "failed") {
+      store.bump(campaignId, deltas, t, "s");
+      sentFor.add(campaignId);
+      return db.beforeCommit(completeSent);
+    }
     const before = store.progress(campaignId)!;
-    const { window, pause } = withOutcome(before, step === "failed" ? "f" : "s");
-    store.bump(campaignId, deltas, t, window);
-    const c = { ...before, recentOutcomes: window, nPending: before.nPending + (deltas.n_pending ?? 0) };
-    if (pause && c.status === "running") campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
-    else if (from === "pending") complete(c);
+    const pause = pausesOnFailure(before);
+    store.bump(campaignId, deltas, t, "f");
+    if (pause && before.status === "running") campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    else if (from === "pending") complete(store.progress(campaignId));
   }
 
   return { run, onEvent, sendBatch, resolvePage };

@@ -39,7 +39,10 @@ const TODO = perEngine(
      AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ${unplanned("?2", "INTEGER")}`,
 );
 
-type Bump = { deltas: Record<string, number>; at: number; recentOutcomes?: string };
+type Bump = { deltas: Record<string, number>; at: number; outcome?: string };
+/** The last OUTCOMES send outcomes kept in `recent_outcomes` (the ERROR_RATE pause reads them). */
+export const OUTCOMES = 100;
+const APPEND_OUTCOMES = perEngine((e) => (e === "sqlite" ? `substr(recent_outcomes || ?, -${OUTCOMES})` : `right(recent_outcomes || ?, ${OUTCOMES})`));
 
 export function createCampaignStore(db: Db) {
   const sqlite = db.$client;
@@ -47,17 +50,17 @@ export function createCampaignStore(db: Db) {
   const counters = writeBehind<Bump>(db, (id, bumps) => {
     const sums: Record<string, number> = {};
     let at = 0;
-    let recentOutcomes: string | undefined;
+    let outcomes = "";
     for (const b of bumps) {
       for (const k in b.deltas) sums[k] = (sums[k] ?? 0) + b.deltas[k]!;
       at = Math.max(at, b.at);
-      if (b.recentOutcomes !== undefined) recentOutcomes = b.recentOutcomes;
+      if (b.outcome) outcomes += b.outcome;
     }
     const cols = Object.keys(sums).filter((k) => sums[k] !== 0);
-    if (!cols.length && recentOutcomes === undefined) return;
+    if (!cols.length && !outcomes) return;
     const set = cols.map((c) => `${c} = ${c} + ?`);
     const values: (number | string)[] = cols.map((c) => sums[c]!);
-    if (recentOutcomes !== undefined) set.push("recent_outcomes = ?"), values.push(recentOutcomes);
+    if (outcomes) set.push(`recent_outcomes = ${APPEND_OUTCOMES[db.engine]}`), values.push(outcomes.slice(-OUTCOMES));
     sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
   });
   const byId = (id: string) => {
@@ -83,11 +86,12 @@ export function createCampaignStore(db: Db) {
       updateRow(db, campaigns, id, changes);
     },
     /**
-     * Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `recentOutcomes`: sets that too.
-     * Written when the transaction commits, or before the next read of a campaign (see the file's head).
+     * Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `outcome` ("s" sent, "f" failed):
+     * appends it to the recent outcomes. Written when the transaction commits, or before the next read of a
+     * campaign (see the file's head).
      */
-    bump(id: string, deltas: Record<string, number>, at: number, recentOutcomes?: string) {
-      counters.add(id, { deltas, at, recentOutcomes });
+    bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f") {
+      counters.add(id, { deltas, at, outcome });
     },
     list({ companyId, status, channel, limit, before }: { companyId: string; status?: string; channel?: string; limit: number; before?: string }): CampaignRow[] {
       counters.flush();

@@ -360,6 +360,27 @@ describe("the engine", () => {
     expect(failed[0]!.reason).toBe(m.error.code);
   });
 
+  test("the window of recent outcomes: appended in order by moves kept back until the commit, seen by a read inside it, the last 100 kept", async () => {
+    await person(app, "whatsapp", "1", { tag: "w" });
+    const c = await campaign("w");
+    await app.deps.queue.drain();
+    const store = campaignsFor(app.deps).campaigns.store;
+    const t = app.clock.now().getTime();
+    const window = () => store.progress(c.id)!.recentOutcomes;
+    const before = window(); // the campaign's own send
+    app.deps.db.tx(() => {
+      for (let i = 0; i < 60; i++) store.bump(c.id, { n_replied: 1 }, t, "s");
+      expect(window()).toBe(before + "s".repeat(60)); // a read inside the transaction writes them first
+    });
+    app.deps.db.tx(() => {
+      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "f");
+      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "s");
+    });
+    expect(window()).toBe((before + "s".repeat(60) + "f".repeat(30) + "s".repeat(30)).slice(-100));
+    expect(window()).toHaveLength(100);
+    expect((await get(c.id)).stats.replied).toBe(60);
+  });
+
   test("X daily DM limit: the rest waits for the next UTC day", async () => {
     await app.close();
     app = await createTestApp({
