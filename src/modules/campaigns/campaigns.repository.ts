@@ -39,14 +39,14 @@ const TODO = perEngine(
      AND status = 'pending' AND message_id IS NULL ORDER BY contact_id LIMIT ${unplanned("?2", "INTEGER")}`,
 );
 
-type Bump = { deltas: Record<string, number>; at: number; outcome?: string };
+type Bump = { deltas: Record<string, number>; at: number; outcome?: "s" | "f" };
 /** The last OUTCOMES send outcomes kept in `recent_outcomes` (the ERROR_RATE pause reads them). */
 export const OUTCOMES = 100;
 const APPEND_OUTCOMES = perEngine((e) => (e === "sqlite" ? `substr(recent_outcomes || ?, -${OUTCOMES})` : `right(recent_outcomes || ?, ${OUTCOMES})`));
 
 export function createCampaignStore(db: Db) {
   const sqlite = db.$client;
-  /** One UPDATE of a campaign's row for the counter moves kept back (its deltas summed, the last window). */
+  /** One UPDATE of a campaign's row for the counter moves kept back: their deltas summed, their outcomes appended. */
   const counters = writeBehind<Bump>(db, (id, bumps) => {
     const sums: Record<string, number> = {};
     let at = 0;

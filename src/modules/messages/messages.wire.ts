@@ -42,8 +42,8 @@ const revive = (e: InboundEvent): InboundEvent => {
 /**
  * Reports to apply later: the sandbox's scheduled delivered/read, and a provider's status report that arrived
  * before the send it reports on had committed (messages.service applyProviderStatus defers it here).
- * One inline job per schedule (a sent message's delivered and read): each run applies every report that is
- * due — in the transaction that takes the job, so a report is applied exactly when its run commits — and
+ * One inline job per schedule (the delivered and read of up to 25 sends committed together, scheduleReports):
+ * each run applies every report that is due — in the transaction that takes the job, so a report is applied exactly when its run commits — and
  * comes back with the rest of its schedule at the next one. Re-applying a report is harmless (statuses only
  * move forward), so a run cut short by a crash is simply run again.
  */
