@@ -230,15 +230,19 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   }
 
   /**
-   * Campaigns a send went out for in the current transaction: whether one is complete is decided once, just
-   * before it commits (each send's outcome read the campaign's row: ~10 % of the main thread in a fan-out).
+   * Campaigns a send's outcome was recorded for in the current transaction: whether one is complete is decided
+   * once, just before it commits (each outcome read the campaign's row: ~10 % of the main thread in a fan-out).
    */
-  const sentFor = new Set<string>();
-  const completeSent = () => {
-    for (const id of sentFor) {
-      sentFor.delete(id);
+  const settledFor = new Set<string>();
+  const completeSettled = () => {
+    for (const id of settledFor) {
+      settledFor.delete(id);
       complete(store.progress(id));
     }
+  };
+  const completeAtCommit = (id: string) => {
+    settledFor.add(id);
+    db.beforeCommit(completeSettled);
   };
 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
@@ -273,14 +277,12 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     // pauses the campaign nor reads it; whether it completed is looked at once per transaction.
     if (step !== "failed") {
       store.bump(campaignId, deltas, t, "s");
-      sentFor.add(campaignId);
-      return db.beforeCommit(completeSent);
+      return completeAtCommit(campaignId);
     }
     const before = store.progress(campaignId)!;
-    const pause = pausesOnFailure(before);
     store.bump(campaignId, deltas, t, "f");
-    if (pause && before.status === "running") campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
-    else if (from === "pending") complete(store.progress(campaignId));
+    if (pausesOnFailure(before) && before.status === "running") campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    else if (from === "pending") completeAtCommit(campaignId);
   }
 
   return { run, onEvent, sendBatch, resolvePage };

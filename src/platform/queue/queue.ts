@@ -516,6 +516,12 @@ export function createQueue({
     return n;
   }
 
+  /** From now: whether the current background slice (db.backgroundSlice) is spent. */
+  const sliceTimer = () => {
+    const end = performance.now() + db.backgroundSlice();
+    return () => performance.now() > end;
+  };
+
   /**
    * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
    * Cut short by the group's background slice, it goes on in the next group (continueInline).
@@ -525,11 +531,10 @@ export function createQueue({
     if (full) inlineExpiredStmt.run(t, type);
     const rows = dueStmt.all(type, t, limit) as RawJob[];
     // A group's background slice bounds the run too (db.batch).
-    const start = performance.now();
-    const slice = db.backgroundSlice();
+    const spent = sliceTimer();
     let ran = 0;
     for (const r of rows) {
-      if (ran > 0 && performance.now() - start > slice) {
+      if (ran > 0 && spent()) {
         cutShort.add(type);
         break;
       }
@@ -812,12 +817,11 @@ export function createQueue({
   let startsScheduled = false;
   function runStarts(): void {
     startsScheduled = false;
-    const t0 = performance.now();
-    const slice = db.backgroundSlice();
+    const spent = sliceTimer();
     let n = 0; // (a start may add starts: its handler's own hand-overs)
     while (n < starts.length) {
       starts[n++]!();
-      if (performance.now() - t0 > slice) break;
+      if (spent()) break;
     }
     starts.splice(0, n);
     if (starts.length) {
