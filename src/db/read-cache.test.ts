@@ -36,6 +36,32 @@ test("SQLite: another connection's commit is seen at the next check; our own wri
   }
 });
 
+test("SQLite, perTurn: the version is checked at the first lookup of an event-loop turn; a commit after it is seen from the next turn", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sb-cache-"));
+  try {
+    const a = openDatabase(join(dir, "sb.db"));
+    migrate(a);
+    const b = openDatabase(join(dir, "sb.db"));
+    insert(a, "acme", "Acme");
+    await new Promise((r) => setImmediate(r));
+    const cache = createReadCache<string, string[]>(a, { perTurn: true });
+    const cached = () => cache.get("all", () => names(a));
+    const turn = () => new Promise((r) => setImmediate(r));
+    expect(cached()).toEqual(["Acme"]);
+    await turn();
+    rename(b, "acme", "Acme Ltd"); // committed before this turn's first lookup: seen by it
+    expect(cached()).toEqual(["Acme Ltd"]);
+    rename(b, "acme", "Acme GmbH"); // after it, in the same turn: a request handled now arrived before the commit
+    expect(cached()).toEqual(["Acme Ltd"]);
+    await turn();
+    expect(cached()).toEqual(["Acme GmbH"]);
+    a.close();
+    b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
   const open: Db[] = [];
   afterAll(() => open.forEach((db) => db.close()));

@@ -153,7 +153,9 @@ export async function createTestApp(opts: TestAppOptions = {}) {
      * connection has been told of it, so its caches (keys, companies, balances) are due to reload: at once on
      * SQLite (PRAGMA data_version), on PostgreSQL when the commit's NOTIFY has arrived (src/db/client.ts;
      * the product's contract there: another instance's commit holds from the moment its notification
-     * arrives). Fails on SQLite if the first check has not seen it, on PostgreSQL after 2 s.
+     * arrives). Fails on SQLite if the first check has not seen it, on PostgreSQL after 2 s. Resolves in a
+     * later event-loop turn, where a request sent after the commit is handled (the API key cache checks once
+     * per turn).
      */
     async externalCommit<T>(write: () => T): Promise<T> {
       const before = deps.db.dataVersion();
@@ -164,6 +166,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
         if (performance.now() - since > 2_000) throw new Error("this app was not told of the other connection's commit within 2 s");
         await Bun.sleep(1);
       }
+      await new Promise((r) => setImmediate(r));
       return result;
     },
     /** Another key of the default company. */
