@@ -2,7 +2,9 @@
 import { expect, test } from "bun:test";
 import { getTableColumns } from "drizzle-orm";
 import { messages } from "../modules/messages/messages.table";
-import { mapRow } from "./rows";
+import { openDatabase } from "./client";
+import { migrate } from "./migrate";
+import { insertRow, mapRow } from "./rows";
 
 test("mapRow decodes JSON, booleans and timestamps, keeps null, leaves columns the row lacks undefined", () => {
   const at = Date.UTC(2026, 10, 26, 8, 0, 0);
@@ -29,4 +31,18 @@ test("mapRow decodes JSON, booleans and timestamps, keeps null, leaves columns t
   expect("readAt" in row && row.readAt === undefined).toBe(true); // not selected
   expect(Object.keys(row)).toEqual(Object.keys(getTableColumns(messages)));
   expect(mapRow(messages, null)).toBeUndefined();
+});
+
+test("insertRow encodes JSON, booleans and timestamps, keeps null, gives an omitted column its default; mapRow reads it back", () => {
+  const db = openDatabase(":memory:");
+  migrate(db);
+  db.$client.exec("PRAGMA foreign_keys = OFF");
+  const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0));
+  const given = { id: "m1", companyId: "c1", conversationId: "v1", contactId: "k1", channel: "whatsapp", channelAccountId: "a1", direction: "outbound", type: "text", content: { text: "hi \"there\"" }, address: "+14155550100", status: "queued", priceType: "free", unitPrice: 0, charged: true, metadata: { k: "v" }, createdAt: at, updatedAt: at, sentAt: null } as const;
+  insertRow(db, messages, given as never);
+  const raw = db.$client.query("SELECT * FROM messages WHERE id = 'm1'").get() as Record<string, unknown>;
+  expect([raw.content, raw.metadata, raw.charged, raw.refunded, raw.created_at, raw.sent_at]).toEqual(['{"text":"hi \\"there\\""}', '{"k":"v"}', 1, 0, at.getTime(), null]);
+  const row = mapRow(messages, raw)!;
+  expect(row).toMatchObject({ ...given, refunded: false, templateId: null });
+  db.close();
 });
