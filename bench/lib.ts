@@ -1,6 +1,6 @@
 /** Shared benchmark helpers: autocannon in its own Node process, servers to compare, formatting. */
 import { spawn } from "bun";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -30,9 +30,16 @@ export async function autocannon(opts: { url: string; seconds: number; connectio
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total };
 }
 
+/** A directory of its own under the system's temp dir, removed when the benchmark exits (a 1M run leaves ~1 GB). */
 export function tempDir(prefix = "sb-bench-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
+const made: string[] = [];
+process.on("exit", () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 export async function waitFor(url: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -3,7 +3,7 @@
  * the ids it saves the moment they come back, and how platform errors map to PublishError.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GraphPublishFake, graphPublishErrors } from "../../test/fakes/graph-publish.fake";
@@ -28,6 +28,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await Promise.all([graph.stop(), x.stop(), tt.stop()]);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 function publisherOf(def: PublisherDefinition, platform: SocialPlatform, settings: Record<string, unknown>) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext } from "../../../test/fakes/adapter-context";
@@ -78,7 +78,11 @@ describe("smtp send", () => {
   test("media: stored file as attachment, caption as text", async () => {
     const dir = mkdtempSync(join(tmpdir(), "smtp-media-"));
     writeFileSync(join(dir, "invoice.pdf"), "%PDF-1.4 test");
-    await a.send(mail({ content: { type: "media", media: { caption: "Your invoice", file: { id: "m", path: join(dir, "invoice.pdf"), mimeType: "application/pdf", filename: "invoice.pdf", size: 13 } } } }));
+    try {
+      await a.send(mail({ content: { type: "media", media: { caption: "Your invoice", file: { id: "m", path: join(dir, "invoice.pdf"), mimeType: "application/pdf", filename: "invoice.pdf", size: 13 } } } }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     const [got] = await peer.waitForMessages(1);
     expect(got.parsed.text?.trim()).toBe("Your invoice");
     expect(got.parsed.attachments).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext } from "../../../test/fakes/adapter-context";
@@ -8,7 +8,10 @@ import type { OutboundMessage, StoredMedia } from "../channel.types";
 import { createTelegramAdapter } from "./telegram.adapter";
 
 const fake = TelegramFake.start({ token: "42:SECRET" });
-afterAll(() => fake.stop());
+afterAll(() => {
+  fake.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 function adapter(settings: Record<string, unknown> = {}) {
   const t = createTestContext({ provider: "telegram", channel: "telegram", settings: { bot_token: "42:SECRET", base_url: fake.url, ...settings } });

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext } from "../../../test/fakes/adapter-context";
@@ -12,6 +12,7 @@ const images = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Resp
 afterAll(() => {
   fake.stop();
   images.stop(true);
+  rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   fake.requests.length = 0;

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext } from "../../../test/fakes/adapter-context";
@@ -47,6 +47,7 @@ afterEach(() => {
 afterAll(async () => {
   hooks.stop();
   await fake.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("whatsapp-cloud provider definition", () => {

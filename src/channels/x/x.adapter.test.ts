@@ -3,7 +3,7 @@ import { createTestContext } from "../../../test/fakes/adapter-context";
 import { oauth1SignatureValid, parseOAuthHeader, XFake, xErrors } from "../../../test/fakes/x.fake";
 import type { OutboundMessage } from "../channel.types";
 import { createXAdapter } from "./x.adapter";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedFile } from "../../../test/fakes/fake-http";
@@ -112,6 +112,7 @@ describe("x error mapping", () => {
 
 describe("x media (chunked upload, then attachments)", () => {
   const dir = mkdtempSync(join(tmpdir(), "sb-x-media-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const stored = async (name: string, mimeType: string, size: number) => {
     const bytes = new Uint8Array(size).map((_, i) => (i * 31 + size) % 251);
     const path = join(dir, name);
