@@ -59,3 +59,22 @@ test("a worker that cannot open the database falls back to the event loop", asyn
   expect(fallbacks).toHaveLength(1);
   expect(groups).toEqual(factGroups(countAudienceCodes(app.deps.db.$client, q)));
 });
+
+test("several tags, any and all: each member counted once, the blocked ones among them (and only them) apart", async () => {
+  // Last: it adds members to tag t. 6 contacts on u alone (3 blocked), 4 on t and u (1 blocked).
+  for (let i = 0; i < 10; i++) {
+    const res = await app.request("POST", "/contacts", { body: { identities: [{ channel: "instagram", value: `ig_multi_${i}` }], tags: i < 6 ? ["u"] : ["t", "u"], optIn: true } });
+    expect(res.status).toBeLessThan(300);
+    if (i % 2 === 0 && i <= 6) expect((await app.request("PATCH", `/contacts/${res.body.data.contact.id}`, { body: { blocked: true } })).status).toBe(200);
+  }
+  const u = (app.deps.db.$client.query("SELECT id FROM tags WHERE name = 'u'").get() as { id: string }).id;
+  const blockedOf = (n: number[]) => factGroups(n).filter((g) => g.blocked).reduce((a, g) => a + g.n, 0);
+  const total = (n: number[]) => n.reduce((a, b) => a + b, 0);
+  for (const [match, members, blocked] of [["any", 50, 14], ["all", 4, 1]] as const) {
+    const mq = { ...q, tagIds: [q.tagIds[0]!, u], match };
+    const whole = countAudienceCodes(app.deps.db.$client, mq);
+    const halves = [0, 1].map((index) => countAudienceCodes(app.deps.db.$client, { ...mq, shard: { of: 2, index } }));
+    expect([match, total(whole), blockedOf(whole)]).toEqual([match, members, blocked]);
+    expect(halves[0]!.map((n, k) => n + halves[1]![k]!)).toEqual(whole);
+  }
+});
