@@ -62,7 +62,11 @@ export const contactIdentities = sqliteTable(
   (t) => [primaryKey({ columns: [t.companyId, t.channel, t.value] }), index("contact_identities_contact_idx").on(t.contactId, t.channel, t.status)],
 );
 
-/** Current consent per (contact, channel); a missing row means `unknown`. */
+/**
+ * Current consent per (contact, channel); a missing row means `unknown`. NB! WITHOUT ROWID on SQLite
+ * (migrations/0013; drizzle cannot declare it): a read by the key is one probe, as the campaign estimate does
+ * once per member.
+ */
 export const contactConsents = sqliteTable(
   "contact_consents",
   {
