@@ -16,37 +16,41 @@ const names = (db: Db) => (db.$client.query("SELECT name FROM companies ORDER BY
 const insert = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)").run(slug, slug, name, 0));
 const rename = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("UPDATE companies SET name = ? WHERE slug = ?").run(name, slug));
 
-test("SQLite: another connection's commit is seen at the next check; our own writes are not (we invalidate them)", () => {
+/** Two connections a and b to one new SQLite file holding the company "Acme"; removed after `body`. */
+async function twoSqliteConnections(body: (a: Db, b: Db) => unknown): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "sb-cache-"));
+  const a = openDatabase(join(dir, "sb.db"));
   try {
-    const a = openDatabase(join(dir, "sb.db"));
     migrate(a);
     const b = openDatabase(join(dir, "sb.db"));
-    insert(a, "acme", "Acme");
+    try {
+      insert(a, "acme", "Acme");
+      await body(a, b);
+    } finally {
+      b.close();
+    }
+  } finally {
+    a.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("SQLite: another connection's commit is seen at the next check; our own writes are not (we invalidate them)", () =>
+  twoSqliteConnections((a, b) => {
     const cache = createReadCache<string, string[]>(a, { checkEveryMs: 0 });
     expect(cache.get("all", () => names(a))).toEqual(["Acme"]);
     rename(a, "acme", "Acme (own write)");
     expect(cache.get("all", () => names(a))).toEqual(["Acme"]); // own commit: the writer invalidates
     rename(b, "acme", "Acme Ltd");
     expect(cache.get("all", () => names(a))).toEqual(["Acme Ltd"]);
-    a.close();
-    b.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test("SQLite, perTurn: the version is checked at the first lookup of an event-loop turn; a commit after it is seen from the next turn", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sb-cache-"));
-  try {
-    const a = openDatabase(join(dir, "sb.db"));
-    migrate(a);
-    const b = openDatabase(join(dir, "sb.db"));
-    insert(a, "acme", "Acme");
-    await new Promise((r) => setImmediate(r));
+test("SQLite, perTurn: the version is checked at the first lookup of an event-loop turn; a commit after it is seen from the next turn", () =>
+  twoSqliteConnections(async (a, b) => {
+    const turn = () => new Promise((r) => setImmediate(r));
+    await turn();
     const cache = createReadCache<string, string[]>(a, { perTurn: true });
     const cached = () => cache.get("all", () => names(a));
-    const turn = () => new Promise((r) => setImmediate(r));
     expect(cached()).toEqual(["Acme"]);
     await turn();
     rename(b, "acme", "Acme Ltd"); // committed before this turn's first lookup: seen by it
@@ -55,12 +59,7 @@ test("SQLite, perTurn: the version is checked at the first lookup of an event-lo
     expect(cached()).toEqual(["Acme Ltd"]);
     await turn();
     expect(cached()).toEqual(["Acme GmbH"]);
-    a.close();
-    b.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
   const open: Db[] = [];
