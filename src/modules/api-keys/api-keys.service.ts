@@ -89,7 +89,7 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
     .prepare();
   const used = new Map<string, Date>();
   // Revocation and expiry edits come from the CLI (another process) and must hold for the very next request:
-  // the cache checks PRAGMA data_version once per event-loop turn, before the turn's first lookup — every
+  // the cache checks PRAGMA data_version once per event-loop turn, at the turn's first lookup — every
   // request of the turn arrived before that check (bench/RESULTS.md, "Key cache", "Tenth round").
   const cache = createReadCache<string, KeyPrincipal>(db, { perTurn: true });
   return {
