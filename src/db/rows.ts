@@ -39,7 +39,7 @@ export function mapRow<T extends Table>(table: T, raw: Record<string, unknown> |
  * function compiled from the columns like `mapRow`'s (a message row has 27 columns: the generic loop cost
  * ~3 µs of a POST /messages). A column left undefined takes its literal default, else NULL.
  */
-type Inserter = (statement: { run(...args: unknown[]): unknown }, row: Record<string, unknown>) => void;
+type Inserter = (statement: ReturnType<import("bun:sqlite").Database["query"]>, row: Record<string, unknown>) => void;
 const inserts = new WeakMap<Table, { sql: string; insert: Inserter }>();
 function compileInsert(table: Table): { sql: string; insert: Inserter } {
   const cols = Object.entries(getTableColumns(table)) as [string, Column][];
@@ -63,7 +63,7 @@ function compileInsert(table: Table): { sql: string; insert: Inserter } {
 export function insertRow<T extends Table>(db: { $client: import("bun:sqlite").Database }, table: T, row: T["$inferInsert"]): void {
   let plan = inserts.get(table);
   if (!plan) inserts.set(table, (plan = compileInsert(table)));
-  plan.insert(db.$client.query(plan.sql) as never, row as Record<string, unknown>);
+  plan.insert(db.$client.query(plan.sql), row as Record<string, unknown>);
 }
 
 /** `UPDATE table SET <changed columns> WHERE id = ?` with the statement cached per set of columns. */
