@@ -17,14 +17,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A database as release 0.1.0 left it: only the first two migrations (0000_init, 0001), with a company. */
-function previousRelease(): { dir: string; file: string } {
+/** A database as release 0.1.0 left it: only the first two migrations (0000_init, 0001), with a company (or the first `upTo`). */
+function previousRelease(upTo = 2): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), "sb-upgrade-"));
   dirs.push(dir);
   const file = join(dir, "switchboard.db");
   const db = openDatabase(file);
   const dialect = (db as unknown as { dialect: { migrate: Function } }).dialect;
-  dialect.migrate(embeddedMigrations.slice(0, 2), (db as unknown as { session: unknown }).session, { migrationsTable: "__drizzle_migrations" });
+  dialect.migrate(embeddedMigrations.slice(0, upTo), (db as unknown as { session: unknown }).session, { migrationsTable: "__drizzle_migrations" });
   db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'old', 'Old Co', 1)").run();
   db.$client.exec("PRAGMA user_version = 1000");
   db.close();
@@ -46,6 +46,26 @@ test("pending migrations on a database with data: a checked backup first, then t
   expect(tables(backup)).not.toContain("campaigns"); // the schema before the upgrade
   expect(backup.query("SELECT slug FROM companies").all()).toEqual([{ slug: "old" }]);
   backup.close();
+});
+
+test("0013 rebuilds contact_consents WITHOUT ROWID and keeps every consent and its key", () => {
+  const { dir, file } = previousRelease(13);
+  const before = new Database(file);
+  before.exec(`INSERT INTO contacts (id, company_id, custom_fields, blocked, created_at, updated_at) VALUES ('k1', 'c1', '{}', 0, 1, 1);
+    INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES ('k1', 'whatsapp', 'c1', 'opted_in', 'api', 5), ('k1', 'email', 'c1', 'opted_out', 'import', 6)`);
+  before.close();
+  const db = openDatabase(file);
+  expect(migrateWithBackup(db, { version: "0.3.0", backupDir: join(dir, "backups"), keep: 5 }).applied).toBe(embeddedMigrations.length - 13);
+  const c = db.$client;
+  expect((c.query("SELECT sql FROM sqlite_master WHERE name = 'contact_consents'").get() as { sql: string }).sql).toEndWith("WITHOUT ROWID");
+  expect(c.query("SELECT contact_id, channel, company_id, status, source, updated_at FROM contact_consents ORDER BY channel").all()).toEqual([
+    { contact_id: "k1", channel: "email", company_id: "c1", status: "opted_out", source: "import", updated_at: 6 },
+    { contact_id: "k1", channel: "whatsapp", company_id: "c1", status: "opted_in", source: "api", updated_at: 5 },
+  ]);
+  expect(() => c.query("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES ('k1', 'email', 'c1', 'opted_in', 'api', 7)").run()).toThrow(/UNIQUE|PRIMARY/);
+  expect(c.query("PRAGMA foreign_key_check").all()).toEqual([]);
+  expect(c.query("SELECT name FROM sqlite_master WHERE tbl_name = 'contact_consents' AND type = 'index' AND sql IS NOT NULL").all()).toEqual([{ name: "contact_consents_filter_idx" }]);
+  db.close();
 });
 
 test("no pending migration, or a fresh database: no backup", () => {
