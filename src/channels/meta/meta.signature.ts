@@ -31,15 +31,22 @@ export function secretEquals(a: string, b: string): boolean {
 }
 
 /**
- * Answer to the subscription handshake: 200 with the challenge as plain text when the mode is `subscribe`
- * and the token matches, else 403. An empty configured token never matches.
+ * The shape of `hub.challenge`: Meta sends an integer-like string. NB! Echoing anything else would let
+ * whoever holds the verify token make the appliance serve text of their choosing (an HTML page, a script)
+ * from its own origin.
+ */
+export const HUB_CHALLENGE = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Answer to the subscription handshake: 200 with the challenge as plain text when the mode is `subscribe`,
+ * the token matches and the challenge has Meta's shape, else 403. An empty configured token never matches.
  */
 export function answerHandshake({ url, verifyToken }: { url: URL; verifyToken: string }): { status: number; body: string; headers: Record<string, string> } {
   const mode = url.searchParams.get("hub.mode");
   const token = url.searchParams.get("hub.verify_token");
   const challenge = url.searchParams.get("hub.challenge");
   const headers = { "content-type": "text/plain; charset=utf-8" };
-  if (mode === "subscribe" && verifyToken && token !== null && challenge !== null && secretEquals(token, verifyToken)) {
+  if (mode === "subscribe" && verifyToken && token !== null && challenge !== null && secretEquals(token, verifyToken) && HUB_CHALLENGE.test(challenge)) {
     return { status: 200, body: challenge, headers };
   }
   return { status: 403, body: "Forbidden", headers };

@@ -36,6 +36,18 @@ describe("x webhooks", () => {
     expect(r.expected).toBe("sha256=" + new Bun.CryptoHasher("sha256", SECRET).update("challenge-123").digest("base64"));
   });
 
+  test("CRC token not of X's shape (a JSON body, markup, over 128 characters) → 400, nothing signed", async () => {
+    const dm = JSON.stringify(XFake.dmPayload({ forUserId: OUR_ID, senderId: "666", text: "START" }));
+    for (const token of [dm, "<b>x</b>", "a".repeat(129), "a b"]) {
+      const url = new URL(hookUrl);
+      url.searchParams.set("crc_token", token);
+      const res = await fetch(url);
+      expect(res.status).toBe(400);
+      expect(await res.text()).not.toContain("sha256=");
+    }
+    expect((await XFake.crc({ url: hookUrl, consumerSecret: SECRET, crcToken: "A".repeat(128) })).status).toBe(200);
+  });
+
   test("signed DM delivery → message event with username and display name", async () => {
     received.length = 0;
     const payload = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "Is my order shipped?", eventId: "1700000000000000042", createdMs: 1767225600000 });

@@ -10,7 +10,17 @@ export function xSignature(consumerSecret: string, payload: string | Uint8Array)
   return `sha256=${createHmac("sha256", consumerSecret).update(payload).digest("base64")}`;
 }
 
-export function crcResponse(consumerSecret: string, crcToken: string): { response_token: string } {
+/**
+ * The shape of a CRC token X sends (base64url-ish, ≤ 128 characters).
+ * NB! The CRC answer is the same HMAC, under the same secret, as a delivery's signature: signing whatever a
+ * caller puts in `crc_token` would sign forged deliveries for them (a JSON DM body's HMAC is its valid
+ * `x-twitter-webhooks-signature`). No JSON object or array can be written in these characters.
+ */
+export const CRC_TOKEN = /^[A-Za-z0-9_=+/-]{1,128}$/;
+
+/** The CRC answer, or null when the token is not of X's shape (and must not be signed). */
+export function crcResponse(consumerSecret: string, crcToken: string): { response_token: string } | null {
+  if (!CRC_TOKEN.test(crcToken)) return null;
   return { response_token: xSignature(consumerSecret, crcToken) };
 }
 
