@@ -16,7 +16,7 @@ import type {
 } from "../channel.types";
 import { callTelegram, type TelegramCallResult } from "./telegram.api";
 import { telegramFailure } from "./telegram.errors";
-import { parseTelegramUpdate, telegramMessageId, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
+import { eventsOfUpdate, telegramMessageId, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
 import { startTelegramPolling, type TelegramPoller } from "./telegram.polling";
 import { readTelegramSettings, telegramSettings, type TelegramSettings } from "./telegram.settings";
 
@@ -141,7 +141,7 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
     if (typeof update?.update_id !== "number") return { response: { status: 400, body: "not a Telegram update" }, events: [] };
-    return { response: { status: 200 }, events: parseTelegramUpdate(update).events };
+    return { response: { status: 200 }, events: eventsOfUpdate(update, ctx.log) };
   }
 
   async function startPolling(): Promise<void> {

@@ -80,7 +80,7 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
     } catch {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
-    return { response: { status: 200 }, events: parseXActivity({ payload, ourUserId: settings.user_id }).events };
+    return { response: { status: 200 }, events: parseXActivity({ payload, ourUserId: settings.user_id, log: ctx.log }).events };
   }
 
   return { capabilities: xCapabilities, send, handleWebhook };

@@ -131,6 +131,22 @@ describe("x webhooks", () => {
     expect(r.events[0]).toMatchObject({ kind: "message", from: { value: "2244994945" }, content: { type: "media", media: { kind: "image", providerMediaId: "555", caption: "broken box" } } });
   });
 
+  test("a delivery with a malformed DM event (sender id not an X id, no id, bad time) keeps the good ones", async () => {
+    const good = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "good", eventId: "1700000000000000077" }) as { direct_message_events: Record<string, any>[] };
+    const dm = good.direct_message_events[0]!;
+    good.direct_message_events = [
+      { ...dm, id: "1", message_create: { ...dm.message_create, sender_id: { evil: true } } },
+      { ...dm, id: undefined },
+      { ...dm, id: "2", created_timestamp: "yesterday" },
+      dm,
+    ];
+    const raw = new TextEncoder().encode(JSON.stringify(good));
+    const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
+    const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": sig }), rawBody: raw });
+    expect(r.response.status).toBe(200);
+    expect(r.events.map((e) => (e as { providerMessageId: string }).providerMessageId)).toEqual(["1700000000000000077"]);
+  });
+
   test("deliveries for another subscribed user are ignored", async () => {
     const raw = new TextEncoder().encode(JSON.stringify(XFake.dmPayload({ forUserId: "999", senderId: "2244994945", text: "x" })));
     const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");

@@ -26,7 +26,8 @@ export const hooksRoutes = (deps: Deps) =>
       const runtime = deps.channels.get(params.accountId);
       if (!runtime) throw new AppError("NOT_FOUND", "No such channel account");
       checkDeclaredLength(request, MAX_HOOK_BODY);
-      if (runtime.adapter.capabilities.webhookAuth === "api-key") {
+      const simulated = runtime.adapter.capabilities.webhookAuth === "api-key";
+      if (simulated) {
         const principal = deps.authenticate(request, () => server?.requestIP(request)?.address, set.headers);
         const company = findCompanyBySlug({ db: deps.db, slug: runtime.account.company });
         if (!company || company.id !== principal.companyId) throw new AppError("NOT_FOUND", "No such channel account");
@@ -35,7 +36,7 @@ export const hooksRoutes = (deps: Deps) =>
       const rawBody = await readCappedBody(request, MAX_HOOK_BODY);
       const result = await runtime.adapter.handleWebhook({ method: request.method, url: new URL(request.url), headers: request.headers, rawBody });
       // NB! Acknowledge only after the events are committed: a provider retries what we did not ack.
-      if (result.events.length) await processInbound(deps, runtime.account, result.events);
+      if (result.events.length) await processInbound(deps, runtime.account, result.events, { strict: simulated });
       return new Response(result.response.body ?? "", { status: result.response.status, headers: { ...(set.headers as Record<string, string>), ...result.response.headers } });
     },
     { parse: "none", params: t.Object({ accountId: t.String() }), detail: { hide: true } },
