@@ -175,6 +175,7 @@ describe("batches", () => {
     const sorted = [...latencies].sort((a, b) => a - b);
     const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
     console.log(`10,000-entry batch: 200 after ${(answered - started).toFixed(0)} ms; /healthz during it: ${latencies.length} probes, median ${p(0.5).toFixed(1)} ms, p99 ${p(0.99).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
-    expect(sorted.at(-1)!).toBeLessThan(250);
+    // Measured ~45 ms (was 5.5 s: one synchronous transaction); generous for a loaded 2-core machine.
+    expect(sorted.at(-1)!).toBeLessThan(500);
   }, 120_000);
 });
