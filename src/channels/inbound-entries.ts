@@ -1,8 +1,8 @@
 /**
  * DESIGN §23: a signed delivery with one bad entry stores the good ones. Providers batch (a WhatsApp
- * delivery holds several messages and statuses; a Meta one several entries), and what one entry holds is the
- * sender's data, not ours to trust: a field of the wrong type must cost that entry, logged, never the whole
- * delivery — a 5xx would make the provider redeliver the same batch for days, and drop it in the end.
+ * delivery holds several messages and statuses; a Meta one several entries), and a signature proves who sent
+ * the batch, not that every entry is well formed: a field of the wrong type must cost that entry, logged, never
+ * the whole delivery — a 4xx/5xx makes the provider redeliver the same batch for days, and drop it in the end.
  */
 import type { AdapterContext, InboundEvent } from "./channel.types";
 

@@ -121,11 +121,11 @@ export function parseWhatsappWebhook({ payload, phoneNumberId, log }: { payload:
       if (value.errors?.length) log.warn({ errors: value.errors }, "whatsapp webhook reported errors");
 
       const names = new Map<string, string>();
-      each<{ wa_id?: unknown; profile?: { name?: unknown } }>(value.contacts, (c) => {
-        const name = text(c.profile?.name);
-        if (digits(c.wa_id) && name) names.set(c.wa_id as string, name);
-        return [];
-      });
+      for (const c of (Array.isArray(value.contacts) ? value.contacts : []) as ({ wa_id?: unknown; profile?: { name?: unknown } } | null)[]) {
+        const waId = digits(c?.wa_id);
+        const name = text(c?.profile?.name);
+        if (waId && name) names.set(waId, name);
+      }
       return [...each<WaMessage>(value.messages, (m) => [messageEvent(m, names)]), ...each<WaStatus>(value.statuses, statusEvents)];
     }),
   );
