@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   MEDIA_IN_USE: 409,
   SOCIAL_APPROVAL_REQUIRED: 409,
   SOCIAL_POST_NOT_EDITABLE: 409,
+  /** A body over a route's size cap (provider hooks: 5 MB), refused before or while it is read. */
+  PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   MESSAGING_WINDOW_CLOSED: 422,
   CHANNEL_ACCOUNT_MISSING: 422,

@@ -194,6 +194,20 @@ describe("inbound webhooks", () => {
     expect(hooks.events()).toEqual([{ kind: "message", providerMessageId: "m_pb", from: { value: PSID }, timestamp: new Date(1527459824), content: { type: "text", text: "Get Started" }, referral }]);
   });
 
+  test("a malformed item (sender id not a string, bad timestamp, attachments not a list) is skipped, the rest of the batch kept", async () => {
+    const good = messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, mid: "m_good", text: "ok", timestamp: 1458692752478 }) as { entry: { messaging: unknown[] }[] };
+    const item = good.entry[0]!.messaging[0] as Record<string, any>;
+    good.entry[0]!.messaging = [
+      { ...item, sender: { id: 42 }, message: { mid: "m_bad1", text: "x" } },
+      { ...item, timestamp: "soon", message: { mid: "m_bad2", text: "x" } },
+      { ...item, message: { mid: "m_bad3", attachments: { type: "image" } } },
+      item,
+    ];
+    const answer = await push(good);
+    expect(answer).toEqual({ status: 200, body: "EVENT_RECEIVED" });
+    expect(hooks.events().map((e) => (e as { providerMessageId: string }).providerMessageId)).toEqual(["m_good"]);
+  });
+
   test("entries for another Page are skipped", async () => {
     await push(messengerPayloads.message({ accountId: "999", senderId: PSID, text: "not ours" }));
     expect(hooks.events()).toEqual([]);

@@ -4,6 +4,7 @@
  * one of `message`, `postback`, `referral`, `delivery`, `read`.
  */
 import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
+import { eventsOfEach } from "../inbound-entries";
 
 interface MessagingAttachment {
   type?: string;
@@ -76,29 +77,32 @@ export function parseMessagingWebhook({ payload, options }: { payload: unknown; 
     log.debug({ object: body?.object }, "meta messaging webhook: not for this provider, ignored");
     return [];
   }
-  const events: InboundEvent[] = [];
-  for (const entry of body.entry as { id?: string; messaging?: MessagingItem[] }[]) {
+  // Entry by entry, item by item: a malformed one is skipped (logged), the rest kept.
+  const what = `meta ${options.object} webhook`;
+  return eventsOfEach<{ id?: string; messaging?: unknown }>(body.entry, { log, what }, (entry) => {
     if (options.accountId && entry.id && entry.id !== options.accountId) {
       // NB! One Meta app posts every Page's events to its one callback URL; another account's events
       // arriving here must not be stored under this account.
       log.warn({ entryId: entry.id, accountId: options.accountId }, "meta messaging webhook entry for another account, skipped");
-      continue;
+      return [];
     }
-    for (const item of entry.messaging ?? []) events.push(...parseItem(item, options));
-  }
-  return events;
+    return eventsOfEach<MessagingItem>(entry.messaging, { log, what }, (item) => parseItem(item, options));
+  });
 }
 
 function parseItem(item: MessagingItem, options: MessagingParseOptions): InboundEvent[] {
   const senderId = item.sender?.id;
   if (!senderId) return [];
+  if (typeof senderId !== "string") throw new Error("sender.id is not a string");
   const from = { value: senderId };
   const timestamp = new Date(item.timestamp ?? 0);
+  if (Number.isNaN(timestamp.getTime())) throw new Error("timestamp is not a time");
 
   if (item.message) {
     const m = item.message;
     // Echoes are our own outbound messages (and those sent from the Page inbox): not inbound.
     if (m.is_echo || m.is_deleted || !m.mid) return [];
+    if (typeof m.mid !== "string") throw new Error("message.mid is not a string");
     const referral = takeReferral({ senderId, inline: m.referral ?? item.referral, options });
     const base = { kind: "message" as const, from, timestamp, ...(m.reply_to?.mid ? { inReplyTo: m.reply_to.mid } : {}) };
     const attachments = m.attachments ?? [];

@@ -34,4 +34,12 @@ describe("hub.challenge handshake", () => {
     expect(answerHandshake({ url: url("hub.mode=subscribe&hub.verify_token=tok"), verifyToken: "tok" }).status).toBe(403);
     expect(answerHandshake({ url: url("hub.mode=subscribe&hub.verify_token=&hub.challenge=1"), verifyToken: "" }).status).toBe(403);
   });
+  test("right token but a challenge not of Meta's shape (markup, JSON, empty, over 128) → 403, nothing echoed", () => {
+    for (const challenge of ["<script>alert(1)</script>", '{"object":"page"}', "", "a b", "1".repeat(129)]) {
+      const answer = answerHandshake({ url: url(`hub.mode=subscribe&hub.verify_token=tok&hub.challenge=${encodeURIComponent(challenge)}`), verifyToken: "tok" });
+      expect(answer.status).toBe(403);
+      expect(answer.body).not.toContain(challenge || "\u0000");
+    }
+    expect(answerHandshake({ url: url(`hub.mode=subscribe&hub.verify_token=tok&hub.challenge=${"9".repeat(128)}`), verifyToken: "tok" }).status).toBe(200);
+  });
 });

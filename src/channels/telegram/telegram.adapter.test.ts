@@ -188,6 +188,15 @@ describe("telegram webhook mode", () => {
     ]);
   });
 
+  test("a malformed update (from.id not a number, chat missing) → 200 and no events, so Telegram does not redeliver it forever", async () => {
+    const { adapter: a } = adapter({ mode: "webhook", secret_token: secret });
+    for (const message of [{ ...update.message, from: { id: "1001" } }, { ...update.message, chat: undefined }]) {
+      const r = await a.handleWebhook(request({ "x-telegram-bot-api-secret-token": secret }, JSON.stringify({ ...update, message })));
+      expect(r.response.status).toBe(200);
+      expect(r.events).toEqual([]);
+    }
+  });
+
   const forgeries: [string, Record<string, string>][] = [
     ["missing header", {}],
     ["wrong secret", { "x-telegram-bot-api-secret-token": "nope" }],

@@ -2,7 +2,7 @@
  * Telegram Bot API adapter: sendMessage / sendPhoto / sendDocument / sendVideo / sendAudio / sendVoice,
  * inbound by webhook (secret header) or getUpdates polling. Telegram has no delivery or read receipts.
  */
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type {
   AdapterContext,
   ChannelAdapter,
@@ -16,7 +16,7 @@ import type {
 } from "../channel.types";
 import { callTelegram, type TelegramCallResult } from "./telegram.api";
 import { telegramFailure } from "./telegram.errors";
-import { parseTelegramUpdate, telegramMessageId, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
+import { eventsOfUpdate, telegramMessageId, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
 import { startTelegramPolling, type TelegramPoller } from "./telegram.polling";
 import { readTelegramSettings, telegramSettings, type TelegramSettings } from "./telegram.settings";
 
@@ -141,7 +141,7 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
     if (typeof update?.update_id !== "number") return { response: { status: 400, body: "not a Telegram update" }, events: [] };
-    return { response: { status: 200 }, events: parseTelegramUpdate(update).events };
+    return { response: { status: 200 }, events: eventsOfUpdate(update, ctx.log) };
   }
 
   async function startPolling(): Promise<void> {
@@ -189,11 +189,14 @@ function chatIdOf(value: string): number | string {
   return /^-?\d+$/.test(value) ? Number(value) : value;
 }
 
+/**
+ * The `X-Telegram-Bot-Api-Secret-Token` check: constant time (SHA-256 digests compared, so the time tells
+ * nothing of the secret's length either); an empty configured secret never verifies.
+ */
 function secretMatches(given: string | null, expected: string): boolean {
   if (!given || !expected) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 export function mediaMethodFor(mimeType: string | undefined): MediaMethod {

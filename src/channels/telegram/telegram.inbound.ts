@@ -6,7 +6,8 @@
  * `<chat_id>:<message_id>` (the same form `send` returns), which keeps the engine's duplicate check
  * per account sound.
  */
-import type { InboundContent, InboundEvent, InboundSender } from "../channel.types";
+import type { AdapterContext, InboundContent, InboundEvent, InboundSender } from "../channel.types";
+import { eventsOfEach } from "../inbound-entries";
 
 interface TgUser { id: number; is_bot?: boolean; first_name?: string; last_name?: string; username?: string }
 interface TgChat { id: number; type: string }
@@ -45,8 +46,17 @@ export function telegramMessageId(chatId: number | string, messageId: number | s
 }
 
 export function senderOf(user: TgUser): InboundSender {
+  if (!Number.isSafeInteger(user.id)) throw new Error("from.id is not a Telegram user id");
   const displayName = [user.first_name, user.last_name].filter(Boolean).join(" ") || undefined;
   return { value: String(user.id), username: user.username, displayName };
+}
+
+/**
+ * parseTelegramUpdate for an update as it came off the wire: a malformed one (a field of the wrong type) is
+ * logged and yields no events, so it is acknowledged rather than redelivered forever (DESIGN §23).
+ */
+export function eventsOfUpdate(update: unknown, log: AdapterContext["log"]): InboundEvent[] {
+  return eventsOfEach<TgUpdate>([update], { log, what: "telegram update" }, (u) => parseTelegramUpdate(u).events);
 }
 
 export function parseTelegramUpdate(update: TgUpdate): { events: InboundEvent[] } {

@@ -6,7 +6,7 @@
  */
 import type { AdapterContext } from "../channel.types";
 import { callTelegram } from "./telegram.api";
-import { parseTelegramUpdate, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
+import { eventsOfUpdate, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
 
 export const TELEGRAM_OFFSET_KEY = "telegram.update_offset";
 /** Seconds Telegram may hold one getUpdates open; stop() aborts it, so a long hold costs nothing. */
@@ -41,7 +41,7 @@ export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: strin
         backoffMs = 1000;
         let handedOver = true;
         for (const update of answer.result) {
-          const { events } = parseTelegramUpdate(update);
+          const events = eventsOfUpdate(update, ctx.log);
           if (events.length > 0) {
             try {
               await ctx.onInbound(events);

@@ -4,6 +4,7 @@
  * by id, and only the user can open a conversation (48 h reply window, enforced by the engine).
  */
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, StoredMedia, WebhookRequest, WebhookResult } from "../channel.types";
+import { eventsOfEach } from "../inbound-entries";
 import { mediaBytes } from "../media-bytes";
 import { parseRetryAfter } from "../../platform/http/retry-after";
 import { tiktokFailure, tiktokHttpFailure } from "./tiktok.errors";
@@ -123,8 +124,9 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
     // One app may serve several business accounts; only ours count.
-    if (body.user_openid !== undefined && body.user_openid !== settings.business_id) return { response: { status: 200 }, events: [] };
-    return { response: { status: 200 }, events: parseTiktokWebhook({ body, businessId: settings.business_id }).events };
+    if (body?.user_openid !== undefined && body.user_openid !== settings.business_id) return { response: { status: 200 }, events: [] };
+    // A malformed event is logged and acknowledged (DESIGN §23), not redelivered forever.
+    return { response: { status: 200 }, events: eventsOfEach<TiktokWebhookBody>([body], { log: ctx.log, what: "tiktok webhook" }, (b) => parseTiktokWebhook({ body: b, businessId: settings.business_id }).events) };
   }
 
   return { capabilities: tiktokCapabilities, send, handleWebhook };

@@ -22,6 +22,14 @@ const signed = (body: unknown, timestamp = nowS) => request(body, TiktokFake.sig
 describe("tiktok webhooks", () => {
   const incoming = TiktokFake.messageWebhookBody({ businessId: "biz-1", userId: "user-77", conversationId: "conv-9", text: "Do you ship to Vienna?", messageId: "msg-in-1", timestampMs: 1772366000123 });
 
+  test("a signed but malformed event (null body, from_user.id not a string, bad timestamp) → 200 and no events", async () => {
+    for (const body of [null, { ...incoming, content: JSON.stringify({ ...JSON.parse(incoming.content), from_user: { id: 77 } }) }, { ...incoming, content: JSON.stringify({ ...JSON.parse(incoming.content), timestamp: "later" }) }]) {
+      const r = await adapter().handleWebhook(signed(body));
+      expect(r.response.status).toBe(200);
+      expect(r.events).toEqual([]);
+    }
+  });
+
   test("signed im_receive_msg → message with conversationRef and ms timestamp", async () => {
     const r = await adapter().handleWebhook(signed(incoming));
     expect(r.response.status).toBe(200);

@@ -59,6 +59,7 @@ interface TiktokMessageContent {
 
 export function parseTiktokWebhook(opts: { body: TiktokWebhookBody; businessId: string }): { events: InboundEvent[] } {
   const { body, businessId } = opts;
+  if (!body || typeof body !== "object") return { events: [] };
   if (body.event !== "im_receive_msg" && body.event !== "im_mark_read_msg") return { events: [] }; // im_send_msg: our own sends echoed
   let content: TiktokMessageContent;
   try {
@@ -73,6 +74,8 @@ export function parseTiktokWebhook(opts: { body: TiktokWebhookBody; businessId: 
   if (body.event === "im_receive_msg") {
     // Incoming means addressed to us; the same event also reports what the business sent from the app.
     if (toId !== businessId || !fromId || !content.message_id) return { events: [] };
+    if (typeof fromId !== "string" || typeof content.message_id !== "string") throw new Error("from_user.id or message_id is not a string");
+    if (Number.isNaN(timestamp.getTime())) throw new Error("the timestamp is not a time");
     return {
       events: [{ kind: "message", providerMessageId: content.message_id, from: { value: fromId }, timestamp, content: contentOf(content), conversationRef: content.conversation_id }],
     };

@@ -104,3 +104,19 @@ describe("envelope handling", () => {
     expect(parse(payload).map((e) => (e.kind === "message" ? `${e.from.displayName}:${e.providerMessageId}` : `${e.kind}`))).toEqual(["A:wamid.1", "B:wamid.2", "status"]);
   });
 });
+
+describe("a batch with bad entries keeps the good ones (DESIGN §23)", () => {
+  test("messages with a malformed wa_id, a field of the wrong type or no id are skipped; statuses, other changes and entries kept", () => {
+    const ok = (n: number) => ({ from: `1631555118${n}`, id: `wamid.OK${n}`, timestamp: "1504902988", type: "text", text: { body: `m${n}` } });
+    const payload = {
+      object: "whatsapp_business_account",
+      entry: [
+        { id: "W", changes: [{ field: "messages", value: { metadata: { phone_number_id: PHONE_ID }, contacts: [{ wa_id: 5, profile: { name: {} } }], messages: [ok(1), { ...ok(2), from: "not-a-wa-id" }, { ...ok(3), from: 16315551183 }, { ...ok(4), id: undefined }, null, ok(5)], statuses: [{ id: "wamid.OUT", status: "read", timestamp: "1750263773" }, { id: 7, status: "read" }] } }] },
+        { id: "W", changes: "not a list" },
+        { id: "W", changes: [{ field: "messages", value: { metadata: { phone_number_id: PHONE_ID }, messages: { not: "a list" } } }, { field: "messages", value: { metadata: { phone_number_id: PHONE_ID }, messages: [ok(6)] } }] },
+      ],
+    };
+    const events = parse(payload);
+    expect(events.map((e) => (e as { providerMessageId: string }).providerMessageId)).toEqual(["wamid.OK1", "wamid.OK5", "wamid.OUT", "wamid.OK6"]);
+  });
+});

@@ -5,6 +5,7 @@
  * Timestamps are epoch seconds as strings.
  */
 import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
+import { digits, eventsOfEach, text } from "../inbound-entries";
 import { failureFromWebhookError } from "../meta/meta.errors";
 
 interface WaMedia { id?: string; mime_type?: string; caption?: string; filename?: string; sha256?: string; url?: string }
@@ -50,8 +51,8 @@ export function waIdToE164(waId: string): string {
 }
 
 function epochSeconds(value: string | undefined): Date {
-  const n = Number(value);
-  return new Date(Number.isFinite(n) ? n * 1000 : 0);
+  const at = new Date(Number(value) * 1000);
+  return Number.isNaN(at.getTime()) ? new Date(0) : at;
 }
 
 function messageContent(message: WaMessage): InboundContent {
@@ -100,54 +101,62 @@ function messageContent(message: WaMessage): InboundContent {
 const STATUS_VALUES = new Set(["sent", "delivered", "read", "failed"]);
 
 export function parseWhatsappWebhook({ payload, phoneNumberId, log }: { payload: unknown; phoneNumberId: string; log: AdapterContext["log"] }): InboundEvent[] {
-  const body = payload as { object?: unknown; entry?: unknown };
+  const body = payload as { object?: unknown; entry?: unknown } | null;
   if (!body || body.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) {
     log.debug({ object: body?.object }, "whatsapp webhook: not a whatsapp_business_account payload, ignored");
     return [];
   }
-  const events: InboundEvent[] = [];
-  for (const entry of body.entry as { changes?: { field?: string; value?: WaValue }[] }[]) {
-    for (const change of entry.changes ?? []) {
-      if (change.field !== "messages" || !change.value) continue;
+  // Entry by entry, change by change, message by message: a malformed one is skipped (logged), the rest kept.
+  const each = <T>(items: unknown, parse: (item: T) => InboundEvent[]) => eventsOfEach(items, { log, what: "whatsapp webhook" }, parse);
+  return each<{ changes?: unknown }>(body.entry, (entry) =>
+    each<{ field?: string; value?: WaValue }>(entry.changes, (change) => {
+      if (change.field !== "messages" || !change.value) return [];
       const value = change.value;
       const target = value.metadata?.phone_number_id;
       if (target && target !== phoneNumberId) {
         // NB! A WABA's numbers share the app's one callback URL: another number's events are not ours.
         log.warn({ phoneNumberId: target }, "whatsapp webhook change for another phone number, skipped");
-        continue;
+        return [];
       }
       if (value.errors?.length) log.warn({ errors: value.errors }, "whatsapp webhook reported errors");
 
       const names = new Map<string, string>();
-      for (const c of value.contacts ?? []) if (c.wa_id && c.profile?.name) names.set(c.wa_id, c.profile.name);
-
-      for (const m of value.messages ?? []) {
-        if (!m.id || !m.from) continue;
-        const displayName = names.get(m.from);
-        events.push({
-          kind: "message",
-          providerMessageId: m.id,
-          from: { value: waIdToE164(m.from), ...(displayName ? { displayName } : {}) },
-          timestamp: epochSeconds(m.timestamp),
-          content: messageContent(m),
-          ...(m.context?.id ? { inReplyTo: m.context.id } : {}),
-          ...(m.referral ? { referral: m.referral } : {}),
-        });
+      for (const c of (Array.isArray(value.contacts) ? value.contacts : []) as ({ wa_id?: unknown; profile?: { name?: unknown } } | null)[]) {
+        const waId = digits(c?.wa_id);
+        const name = text(c?.profile?.name);
+        if (waId && name) names.set(waId, name);
       }
+      return [...each<WaMessage>(value.messages, (m) => [messageEvent(m, names)]), ...each<WaStatus>(value.statuses, statusEvents)];
+    }),
+  );
+}
 
-      for (const s of value.statuses ?? []) {
-        if (!s.id || !s.status || !STATUS_VALUES.has(s.status)) continue;
-        const status = s.status as "sent" | "delivered" | "read" | "failed";
-        const first = s.errors?.[0];
-        events.push({
-          kind: "status",
-          providerMessageId: s.id,
-          status,
-          timestamp: epochSeconds(s.timestamp),
-          ...(status === "failed" ? { error: first ? failureFromWebhookError(first) : { reason: "PROVIDER_REJECTED" as const, message: "failed without error details" } } : {}),
-        });
-      }
-    }
-  }
-  return events;
+function messageEvent(m: WaMessage, names: Map<string, string>): InboundEvent {
+  const from = digits(m.from);
+  if (!from || !text(m.id)) throw new Error(`message ${JSON.stringify(m.id ?? null).slice(0, 80)}: no id, or "from" is not a WhatsApp id`);
+  const displayName = names.get(from);
+  return {
+    kind: "message",
+    providerMessageId: m.id!,
+    from: { value: waIdToE164(from), ...(displayName ? { displayName } : {}) },
+    timestamp: epochSeconds(m.timestamp),
+    content: messageContent(m),
+    ...(text(m.context?.id) ? { inReplyTo: m.context!.id } : {}),
+    ...(m.referral && typeof m.referral === "object" ? { referral: m.referral } : {}),
+  };
+}
+
+function statusEvents(s: WaStatus): InboundEvent[] {
+  if (!text(s.id) || !s.status || !STATUS_VALUES.has(s.status)) return [];
+  const status = s.status as "sent" | "delivered" | "read" | "failed";
+  const first = s.errors?.[0];
+  return [
+    {
+      kind: "status",
+      providerMessageId: s.id!,
+      status,
+      timestamp: epochSeconds(s.timestamp),
+      ...(status === "failed" ? { error: first ? failureFromWebhookError(first) : { reason: "PROVIDER_REJECTED" as const, message: "failed without error details" } } : {}),
+    },
+  ];
 }

@@ -63,10 +63,12 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
     if (request.method === "GET") {
       const token = request.url.searchParams.get("crc_token");
       if (!token) return { response: { status: 400, body: "crc_token missing" }, events: [] };
-      return {
-        response: { status: 200, body: JSON.stringify(crcResponse(settings.consumer_secret, token)), headers: { "content-type": "application/json" } },
-        events: [],
-      };
+      const answer = crcResponse(settings.consumer_secret, token);
+      if (!answer) {
+        ctx.log.warn({ accountId: ctx.account.id, length: token.length }, "x: crc_token of the wrong shape refused (not signed)");
+        return { response: { status: 400, body: "crc_token is not of X's shape" }, events: [] };
+      }
+      return { response: { status: 200, body: JSON.stringify(answer), headers: { "content-type": "application/json" } }, events: [] };
     }
     if (request.method !== "POST") return { response: { status: 405 }, events: [] };
     if (!xSignatureValid({ consumerSecret: settings.consumer_secret, rawBody: request.rawBody, header: request.headers.get("x-twitter-webhooks-signature") })) {
@@ -78,7 +80,7 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
     } catch {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
-    return { response: { status: 200 }, events: parseXActivity({ payload, ourUserId: settings.user_id }).events };
+    return { response: { status: 200 }, events: parseXActivity({ payload, ourUserId: settings.user_id, log: ctx.log }).events };
   }
 
   return { capabilities: xCapabilities, send, handleWebhook };

@@ -36,6 +36,18 @@ describe("x webhooks", () => {
     expect(r.expected).toBe("sha256=" + new Bun.CryptoHasher("sha256", SECRET).update("challenge-123").digest("base64"));
   });
 
+  test("CRC token not of X's shape (a JSON body, markup, over 128 characters) → 400, nothing signed", async () => {
+    const dm = JSON.stringify(XFake.dmPayload({ forUserId: OUR_ID, senderId: "666", text: "START" }));
+    for (const token of [dm, "<b>x</b>", "a".repeat(129), "a b"]) {
+      const url = new URL(hookUrl);
+      url.searchParams.set("crc_token", token);
+      const res = await fetch(url);
+      expect(res.status).toBe(400);
+      expect(await res.text()).not.toContain("sha256=");
+    }
+    expect((await XFake.crc({ url: hookUrl, consumerSecret: SECRET, crcToken: "A".repeat(128) })).status).toBe(200);
+  });
+
   test("signed DM delivery → message event with username and display name", async () => {
     received.length = 0;
     const payload = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "Is my order shipped?", eventId: "1700000000000000042", createdMs: 1767225600000 });
@@ -117,6 +129,22 @@ describe("x webhooks", () => {
     const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
     const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": sig }), rawBody: raw });
     expect(r.events[0]).toMatchObject({ kind: "message", from: { value: "2244994945" }, content: { type: "media", media: { kind: "image", providerMediaId: "555", caption: "broken box" } } });
+  });
+
+  test("a delivery with a malformed DM event (sender id not an X id, no id, bad time) keeps the good ones", async () => {
+    const good = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "good", eventId: "1700000000000000077" }) as { direct_message_events: Record<string, any>[] };
+    const dm = good.direct_message_events[0]!;
+    good.direct_message_events = [
+      { ...dm, id: "1", message_create: { ...dm.message_create, sender_id: { evil: true } } },
+      { ...dm, id: undefined },
+      { ...dm, id: "2", created_timestamp: "yesterday" },
+      dm,
+    ];
+    const raw = new TextEncoder().encode(JSON.stringify(good));
+    const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
+    const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": sig }), rawBody: raw });
+    expect(r.response.status).toBe(200);
+    expect(r.events.map((e) => (e as { providerMessageId: string }).providerMessageId)).toEqual(["1700000000000000077"]);
   });
 
   test("deliveries for another subscribed user are ignored", async () => {

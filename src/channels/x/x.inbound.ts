@@ -3,14 +3,25 @@
  * DM events of a delivery → InboundEvents.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { InboundContent, InboundEvent } from "../channel.types";
+import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
+import { digits, epochMs, eventsOfEach, text } from "../inbound-entries";
 
 /** `sha256=<base64 HMAC-SHA256(consumer_secret, payload)>`: the CRC answer and the delivery signature alike. */
 export function xSignature(consumerSecret: string, payload: string | Uint8Array): string {
   return `sha256=${createHmac("sha256", consumerSecret).update(payload).digest("base64")}`;
 }
 
-export function crcResponse(consumerSecret: string, crcToken: string): { response_token: string } {
+/**
+ * The shape of a CRC token X sends (base64url-ish, ≤ 128 characters).
+ * NB! The CRC answer is the same HMAC, under the same secret, as a delivery's signature: signing whatever a
+ * caller puts in `crc_token` would sign forged deliveries for them (a JSON DM body's HMAC is its valid
+ * `x-twitter-webhooks-signature`). No JSON object or array can be written in these characters.
+ */
+export const CRC_TOKEN = /^[A-Za-z0-9_=+/-]{1,128}$/;
+
+/** The CRC answer, or null when the token is not of X's shape (and must not be signed). */
+export function crcResponse(consumerSecret: string, crcToken: string): { response_token: string } | null {
+  if (!CRC_TOKEN.test(crcToken)) return null;
   return { response_token: xSignature(consumerSecret, crcToken) };
 }
 
@@ -43,35 +54,33 @@ export interface XActivityPayload {
   [other: string]: unknown;
 }
 
-export function parseXActivity(opts: { payload: XActivityPayload; ourUserId: string }): { events: InboundEvent[] } {
-  const { payload, ourUserId } = opts;
+export function parseXActivity(opts: { payload: XActivityPayload; ourUserId: string; log: AdapterContext["log"] }): { events: InboundEvent[] } {
+  const { payload, ourUserId, log } = opts;
+  if (!payload || typeof payload !== "object") return { events: [] };
   // One app webhook can serve several subscribed users; this account only handles its own.
   if (payload.for_user_id !== undefined && payload.for_user_id !== ourUserId) return { events: [] };
-  const users = payload.users ?? {};
-  const sender = (id: string) => ({ value: id, username: users[id]?.screen_name, displayName: users[id]?.name });
-  const events: InboundEvent[] = [];
-
-  for (const dm of payload.direct_message_events ?? []) {
+  const users = payload.users && typeof payload.users === "object" ? payload.users : {};
+  const sender = (id: unknown) => {
+    if (!digits(id)) throw new Error("sender_id is not an X user id");
+    return { value: id as string, username: text(users[id as string]?.screen_name), displayName: text(users[id as string]?.name) };
+  };
+  // Event by event: a malformed one is skipped (logged), the rest kept.
+  const what = "x webhook";
+  const messages = eventsOfEach<XDmEvent>(payload.direct_message_events, { log, what }, (dm) => {
     const create = dm.message_create;
-    if (dm.type !== "message_create" || !create) continue;
+    if (dm.type !== "message_create" || !create) return [];
     // Our own sends (from this appliance or the X app) are echoed to the webhook: not inbound.
-    if (create.sender_id === ourUserId) continue;
-    events.push({
-      kind: "message",
-      providerMessageId: dm.id,
-      from: sender(create.sender_id),
-      timestamp: new Date(Number(dm.created_timestamp)),
-      content: contentOf(create.message_data),
-    });
-  }
-
-  for (const read of payload.direct_message_mark_read_events ?? []) {
-    if (read.sender_id === ourUserId) continue; // we marked their messages read
+    if (create.sender_id === ourUserId) return [];
+    if (!text(dm.id)) throw new Error("a DM event without an id");
+    return [{ kind: "message", providerMessageId: dm.id, from: sender(create.sender_id), timestamp: epochMs(dm.created_timestamp), content: contentOf(create.message_data) }];
+  });
+  const reads = eventsOfEach<NonNullable<XActivityPayload["direct_message_mark_read_events"]>[number]>(payload.direct_message_mark_read_events, { log, what }, (read) => {
+    if (read.sender_id === ourUserId) return []; // we marked their messages read
     // X reports the last event id read, not a time; the read event's own time bounds every message of
     // ours sent before it, which is what a watermark means.
-    events.push({ kind: "watermark", from: sender(read.sender_id), status: "read", watermark: new Date(Number(read.created_timestamp)) });
-  }
-  return { events };
+    return [{ kind: "watermark", from: sender(read.sender_id), status: "read", watermark: epochMs(read.created_timestamp) }];
+  });
+  return { events: [...messages, ...reads] };
 }
 
 function contentOf(data: NonNullable<XDmEvent["message_create"]>["message_data"]): InboundContent {

@@ -47,14 +47,22 @@ export function paramsOf(components: TemplateComponent[]): string[] {
   return [...out].sort();
 }
 
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+
+/**
+ * The template with its params filled in: subject, plain text and (e-mail) HTML.
+ * NB! Params are data, not markup — a campaign fills them from contact fields anyone can set (a sign-up form,
+ * an inbound profile name): in the HTML part each is HTML-escaped (DESIGN §23); text and subject take it as is.
+ */
 export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>) {
-  const fill = (s: string | undefined) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => params[`body.${n}`] ?? "");
+  const fill = (s: string | undefined, escape = (v: string) => v) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => escape(params[`body.${n}`] ?? ""));
   const header = t.components.find((c) => c.type === "header" && (c.format ?? "text") === "text");
   const body = t.components.find((c) => c.type === "body");
   const footer = t.components.find((c) => c.type === "footer");
   const html = (t.components as (TemplateComponent & { html?: string })[]).find((c) => c.type === "body")?.html;
   const text = [fill(body?.text), footer?.text].filter(Boolean).join("\n\n");
-  return { subject: header ? fill(header.text) : undefined, text, html: html ? fill(html) : undefined };
+  return { subject: header ? fill(header.text) : undefined, text, html: html ? fill(html, escapeHtml) : undefined };
 }
 
 export function hasMediaHeader(t: { components: TemplateComponent[] }): boolean {
