@@ -76,7 +76,7 @@ test("/metrics with [metrics] token: 401 without it, 200 with it", async () => {
 test("/metrics with an empty [metrics] token: 401 to everyone (even an empty Bearer), no balance or account id shown", async () => {
   const a = await createTestApp();
   try {
-    for (const headers of [{}, { authorization: "Bearer " }, { authorization: "Bearer" }]) {
+    for (const headers of [{}, { authorization: "Bearer " }, { authorization: "Bearer" }] as Record<string, string>[]) {
       const res = await a.request("GET", "/metrics", { key: null, headers });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
