@@ -14,6 +14,7 @@ import { databaseBytes } from "../../db/size";
 import { databasePath, type Deps } from "../../deps";
 import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
+import { ASSET_CSP } from "../../platform/http/docs-csp";
 import { VERSION } from "../../version";
 
 /** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
@@ -78,4 +79,4 @@ export const systemRoutes = (deps: Deps) =>
       ]);
       return new Response(body, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     })
-    .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400" } }));
+    .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400", "content-security-policy": ASSET_CSP } }));
