@@ -41,6 +41,15 @@ describe("every response", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("referrer-policy")).toBe("no-referrer");
   });
+
+  test("an API answer and the media bytes too (a Response a route built itself)", async () => {
+    const id = await upload(PNG, "pic.png", "image/png");
+    for (const path of ["/api/public/v1/me", `/api/public/v1/media/${id}/content`]) {
+      const res = await get(path, { authorization: `Bearer ${app.key}` });
+      expect(res.status).toBe(200);
+      expect([res.headers.get("x-content-type-options"), res.headers.get("referrer-policy")]).toEqual(["nosniff", "no-referrer"]);
+    }
+  });
 });
 
 describe("media bytes: sandboxed, attachment unless a checked raster image, video or audio", () => {
