@@ -17,7 +17,7 @@ import type { Config } from "../config/config.schema";
 import { daysLeft, readTlsFiles } from "../platform/http/tls";
 import { inspectLicense } from "./license";
 import { loadCliConfig, parse } from "./cli.util";
-import { splitListen } from "./serve";
+import { splitListen } from "./serve.listener";
 
 type Status = "ok" | "warn" | "fail";
 interface Check {

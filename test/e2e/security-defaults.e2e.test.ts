@@ -59,6 +59,10 @@ describe("a fresh init", () => {
       const ok = await scrape(`Bearer ${token}`);
       expect(ok.status).toBe(200);
       expect(await ok.text()).toContain('switchboard_company_balance{company="default",currency="USD"} 100');
+      // SIGHUP (systemctl reload) without TLS: logged, nothing else; the process does not die of it.
+      server.proc.kill("SIGHUP");
+      await until("the SIGHUP log line", () => (server.output().includes("no [server] tls_cert_file to reload") ? true : undefined), { timeoutMs: 5000, context: server.output });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
     }
