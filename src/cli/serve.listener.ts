@@ -48,8 +48,8 @@ export function createListener({ app, config, log }: { app: App; config: Config;
      * NB! Bun 1.4.5's `server.reload({ tls })` keeps serving the old certificate (it swaps only fetch and
      * error), so the listener is replaced: stop() closes the listening socket at once and lets in-flight
      * requests finish on their connections (idle keep-alive ones are closed); the new listener binds the same
-     * port right after. Measured: connections are refused for ~1 ms (median; 7.6 ms at most in 20 swaps under
-     * load). Each listen() adds one small `beforeExit` listener of Elysia's: harmless at renewal rates.
+     * port right after. Measured: connections are refused for 1-2 ms (median of 20 swaps under load; 7.6 ms at
+     * most). Each listen() adds one small `beforeExit` listener of Elysia's: harmless at renewal rates.
      */
     reloadTls(): void {
       if (!tls) return log.info({}, "SIGHUP: no [server] tls_cert_file to reload");
