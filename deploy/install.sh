@@ -44,7 +44,12 @@ if [ -z "$ROOT" ] || have useradd; then
   fi
 fi
 
-mkdir -p "$BIN_DIR" "$ETC_DIR" "$DATA_DIR" "$UNIT_DIR" "$DOC_DIR"
+mkdir -p "$BIN_DIR" "$UNIT_DIR" "$DOC_DIR"
+# The config (provider credentials) and the data (database with webhook secrets, the media link secret and
+# contacts' personal data; media; backups) are never readable by other users: directories 0750, files 0640.
+# NB! umask first, so nothing is world-readable even for a moment (init's database, the copies below).
+umask 027
+mkdir -p "$ETC_DIR" "$DATA_DIR"
 # Replace the binary atomically: a running service keeps its old inode until the restart.
 cp "$BINARY" "$BIN_DIR/switchboard.new"
 chmod 0755 "$BIN_DIR/switchboard.new"
@@ -61,11 +66,16 @@ if [ ! -f "$ETC_DIR/config.toml" ]; then
     cp -a "$ETC_DIR/data/." "$DATA_DIR/"
     rm -rf "$ETC_DIR/data"
   fi
-  chmod 0640 "$ETC_DIR/config.toml"
 fi
+# Every run, so an install made before these modes (0755 data, 0644 database) is tightened by the upgrade.
+chmod 0750 "$ETC_DIR" "$DATA_DIR"
+chmod 0640 "$ETC_DIR/config.toml"
+chmod -R g-w,o-rwx "$DATA_DIR"
+find "$DATA_DIR" -type d -exec chmod 0750 {} +
 if id switchboard >/dev/null 2>&1; then
-  chown -R switchboard:switchboard "$DATA_DIR" 2>/dev/null || true
-  chgrp switchboard "$ETC_DIR/config.toml" 2>/dev/null || true
+  # Data: the service user's. Config: root's, readable by the service's group (the service cannot rewrite it).
+  chown -R switchboard:switchboard "$DATA_DIR"
+  chgrp switchboard "$ETC_DIR" "$ETC_DIR/config.toml"
 fi
 
 if have systemctl; then
@@ -74,3 +84,5 @@ if have systemctl; then
   systemctl restart switchboard.service
 fi
 echo "Switchboard installed: $BIN_DIR/switchboard, config $ETC_DIR/config.toml, data $DATA_DIR"
+echo "It listens on 127.0.0.1:8080 only. To open it to the network, put it behind TLS: [server] tls_cert_file and"
+echo "tls_key_file, or a reverse proxy (operations.md, \"Opening it to the network\"). /metrics needs [metrics] token."

@@ -11,6 +11,7 @@ import { errorPlugin } from "./platform/http/error.plugin";
 import { openapiPlugin } from "./platform/http/openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { routingPlugin } from "./platform/http/routing.plugin";
+import { SECURITY_HEADERS } from "./platform/http/security-headers";
 import { billingRoutes } from "./modules/billing/billing.routes";
 import { campaignsRoutes } from "./modules/campaigns/campaigns.routes";
 import { contactsRoutes } from "./modules/contacts/contacts.routes";
@@ -48,6 +49,7 @@ export function createApp(deps: Deps) {
     .use(sourcesRoutes(deps));
 
   return new Elysia()
+    .headers(SECURITY_HEADERS)
     .use(requestIdPlugin)
     .use(errorPlugin({ log: deps.log }))
     .use(accessLogPlugin({ log: deps.log, metrics: deps.metrics }))

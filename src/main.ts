@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
 /** CLI entry: parse the command, dispatch to cli/*; nothing else. */
 process.env.NODE_ENV ||= "production"; // bun --compile bakes "development" otherwise (STACK-NOTES)
+// Files the appliance creates (the database and its WAL, media, backups, init's data directory) hold secrets
+// and personal data: never readable by other users (0640 files, 0750 directories), whatever umask started it.
+// Only ever tightened: a stricter umask (077) stays.
+process.umask(process.umask(0o027) | 0o027);
 
 import { backupCommand, balanceCommand, companiesCommand, jobsCommand, keysCommand, migrateCommand, restoreCommand } from "./cli/admin";
 import { describeError } from "./cli/cli.util";

@@ -12,8 +12,12 @@ import { schemaState } from "../db/migrate";
 import { databasePath, openStorage } from "../deps";
 import { validateSocialAccounts } from "../modules/social/social.accounts";
 import { VERSION } from "../version";
+import { resolveConfigPath } from "../config/config.load";
+import type { Config } from "../config/config.schema";
+import { daysLeft, readTlsFiles } from "../platform/http/tls";
 import { inspectLicense } from "./license";
 import { loadCliConfig, parse } from "./cli.util";
+import { splitListen } from "./serve.listener";
 
 type Status = "ok" | "warn" | "fail";
 interface Check {
@@ -61,6 +65,7 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
   const accounts = validateChannelAccounts(config);
   const social = validateSocialAccounts(config);
   add("config", "ok", `${accounts.length} channel account(s), ${social.length} social account(s); version ${VERSION}`);
+  exposureChecks(config, resolveConfigPath(configFlag), add);
 
   const file = databasePath(config);
   if (config.storage.driver === "postgres") {
@@ -142,6 +147,38 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
     add("clock", Math.abs(worst) > 30_000 ? "warn" : "ok", `${(worst / 1000).toFixed(1)} s against the providers' clocks${Math.abs(worst) > 30_000 ? ": fix NTP (signatures are time-checked)" : ""}`);
   }
   return checks;
+}
+
+const isLoopback = (host: string) => host === "localhost" || host === "::1" || /^127\./.test(host);
+
+/** How the appliance faces the network (DESIGN §23): listen address and TLS, the metrics token, file modes. */
+function exposureChecks(config: Config, configPath: string, add: (name: string, status: Status, detail: string) => void): void {
+  const [host] = splitListen(config.server.listen);
+  if (config.server.tls_cert_file) {
+    try {
+      const { certificate } = readTlsFiles({ certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file });
+      const days = daysLeft(certificate, new Date());
+      const status: Status = days <= 0 ? "fail" : days < 14 ? "warn" : "ok";
+      add("tls", status, `HTTPS on ${config.server.listen}: ${certificate.subject.replace(/\n/g, ", ")}, ${days <= 0 ? "EXPIRED" : "valid"} until ${certificate.validTo}${status === "warn" ? ` (expires within 14 days: renew it, then systemctl reload switchboard)` : ""}`);
+    } catch (e) {
+      add("tls", "fail", `${(e as Error).message}: serve will not start`);
+    }
+  } else if (isLoopback(host)) add("tls", "ok", `plain HTTP on ${config.server.listen} (loopback only)`);
+  else add("tls", "warn", `plain HTTP on ${config.server.listen}, reachable from the network: API keys travel in clear. Set [server] tls_cert_file and tls_key_file, or listen on 127.0.0.1 behind a TLS proxy`);
+
+  if (config.metrics.token) add("metrics", "ok", "/metrics needs the [metrics] token");
+  else add("metrics", "warn", "no [metrics] token: /metrics answers 401 to everyone (set one, e.g. openssl rand -base64 32, and give it to Prometheus)");
+
+  // The config holds provider credentials; the data directory the database (secrets, contacts' personal data).
+  const open: string[] = [];
+  const paths = [configPath, config.storage.data_dir, ...(config.storage.driver === "sqlite" ? [databasePath(config)] : [])];
+  for (const path of paths) {
+    try {
+      const mode = statSync(path).mode & 0o777;
+      if (mode & 0o007) open.push(`${path} (${mode.toString(8).padStart(4, "0")})`);
+    } catch {} // absent: reported by the database check
+  }
+  add("permissions", open.length ? "warn" : "ok", open.length ? `readable by every user: ${open.join(", ")}; chmod o-rwx them (0640 files, 0750 directories)` : "config and data not readable by other users");
 }
 
 export async function doctorCommand(args: string[]): Promise<void> {

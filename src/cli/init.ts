@@ -3,6 +3,7 @@
  * accounts for every channel and social platform, the database, company "default" with 100.000000 of
  * sandbox balance, and an admin key printed once.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config/config.load";
@@ -59,8 +60,14 @@ name = "${name} (sandbox)"
 # Every key is documented in config.example.toml; unspecified keys take their defaults.
 
 [server]
-listen = "0.0.0.0:8080"
+# Loopback only: open it to the network ("0.0.0.0:8080") behind TLS — tls_cert_file/tls_key_file, or a proxy
+# (docs/operations.md).
+listen = "127.0.0.1:8080"
 public_url = "http://localhost:8080"
+
+[metrics]
+# GET /metrics needs Authorization: Bearer <token> (Prometheus: authorization.credentials).
+token = "${randomBytes(32).toString("base64url")}"
 
 [storage]
 data_dir = "./data"

@@ -9,7 +9,8 @@ import { buildDeps, databasePath } from "../deps";
 import { createLogger } from "../platform/logger";
 import { VERSION } from "../version";
 import { wireModules, startModules, stopModules } from "../wire";
-import { loadCliConfig, parse, UsageError } from "./cli.util";
+import { loadCliConfig, parse } from "./cli.util";
+import { createListener } from "./serve.listener";
 
 export async function serveCommand(args: string[]): Promise<void> {
   const { values } = parse(args, {}, "switchboard serve [--config PATH]");
@@ -20,20 +21,11 @@ export async function serveCommand(args: string[]): Promise<void> {
   wireModules(deps);
   const app = createApp(deps);
 
-  const [host, port] = splitListen(config.server.listen);
-  try {
-    // NB! Large on purpose: POST /contacts/import streams NDJSON/CSV bodies of millions of rows. Routes that
-    // buffer (media uploads) refuse oversized bodies by Content-Length themselves (100 MB).
-    // reusePort off: a second appliance on the same port (and database) must fail, not share the socket.
-    app.listen({ hostname: host, port, maxRequestBodySize: 4 * 1024 ** 3, reusePort: false });
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "EADDRINUSE" || code === "EACCES")
-      throw new UsageError(
-        `cannot listen on ${config.server.listen}: ${code === "EADDRINUSE" ? "the address is in use (another switchboard, or another program)" : "permission denied (ports below 1024 need privileges)"}; choose another with [server] listen in the config or SWITCHBOARD_LISTEN=host:port`,
-      );
-    throw e;
-  }
+  const listener = createListener({ app, config, log });
+  let stopping = false;
+  // Registered before the listener starts: SIGHUP's default action would end the process.
+  process.on("SIGHUP", () => stopping || listener.reloadTls());
+  listener.start();
   // One appliance per SQLite file (DESIGN §7): jobs still marked running were held by a process that is gone
   // (a crash, kill -9); they run again at once rather than when their lease expires. On PostgreSQL they may
   // be another live instance's: those of a dead one run again when their lease expires.
@@ -45,9 +37,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   deps.leader.start();
   deps.scheduler.start();
   await startModules(deps);
-  log.info({ listen: config.server.listen, version: VERSION, dataDir: config.storage.data_dir, storage: config.storage.driver }, "switchboard started");
+  log.info({ listen: config.server.listen, https: listener.https, version: VERSION, dataDir: config.storage.data_dir, storage: config.storage.driver }, "switchboard started");
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -68,9 +59,4 @@ export async function serveCommand(args: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
-}
-
-export function splitListen(listen: string): [string, number] {
-  const i = listen.lastIndexOf(":");
-  return [listen.slice(0, i).replace(/^\[|\]$/g, ""), Number(listen.slice(i + 1))];
 }

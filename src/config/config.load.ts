@@ -29,6 +29,8 @@ export function loadConfig({ path, env = process.env }: { path: string; env?: Re
   const base = dirname(path);
   if (!isAbsolute(config.storage.data_dir)) config.storage.data_dir = resolve(base, config.storage.data_dir);
   if (!isAbsolute(config.license.file)) config.license.file = resolve(base, config.license.file);
+  for (const key of ["tls_cert_file", "tls_key_file"] as const)
+    if (config.server[key] && !isAbsolute(config.server[key])) config.server[key] = resolve(base, config.server[key]);
   return config;
 }
 
@@ -48,6 +50,8 @@ export function parseConfig(raw: unknown, { env = process.env, source = "config"
   applyEnvOverrides(config, env);
   if (config.storage.driver === "postgres" && !config.storage.url)
     throw new ConfigError(`${source}: key "storage.url" is missing: driver = "postgres" needs a URL such as postgres://switchboard@db.internal/switchboard`);
+  if (!config.server.tls_cert_file !== !config.server.tls_key_file)
+    throw new ConfigError(`${source}: key "server.${config.server.tls_cert_file ? "tls_key_file" : "tls_cert_file"}" is missing: HTTPS needs both tls_cert_file and tls_key_file`);
   return config;
 }
 

@@ -15,10 +15,12 @@ export const SOCIAL_PLATFORMS = ["instagram", "facebook", "x", "tiktok"] as cons
 
 export const ServerConfig = t.Object(
   {
-    listen: t.String({ ...ListenAddress, default: "0.0.0.0:8080" }),
+    listen: t.String({ ...ListenAddress, default: "127.0.0.1:8080", description: "host:port to listen on; loopback by default: open it to the network (0.0.0.0) behind TLS" }),
     public_url: t.String({ default: "http://localhost:8080", description: "URL the appliance is reached at; used to print provider webhook URLs" }),
     trusted_proxies: t.Array(t.String(), { default: [], description: "CIDRs whose X-Forwarded-For is honoured" }),
     shutdown_timeout_ms: t.Integer({ minimum: 0, default: 10000, description: "how long SIGTERM waits for in-flight requests" }),
+    tls_cert_file: t.String({ default: "", description: "PEM certificate (chain) to serve HTTPS with; with tls_key_file. Empty: plain HTTP. Re-read on SIGHUP" }),
+    tls_key_file: t.String({ default: "", description: "PEM private key of tls_cert_file" }),
   },
   { default: {}, additionalProperties: false },
 );
@@ -155,7 +157,7 @@ export const PipelineConfig = t.Object(
 );
 
 export const MetricsConfig = t.Object(
-  { token: t.String({ default: "", description: "bearer token GET /metrics requires; empty: none (restrict it at the proxy instead)" }) },
+  { token: t.String({ default: "", description: "bearer token GET /metrics requires (Authorization: Bearer <token>); empty: /metrics answers 401 to everyone" }) },
   { default: {}, additionalProperties: false },
 );
 

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Kind, type TSchema } from "@sinclair/typebox";
-import { ConfigError, parseConfig, pointerToKey } from "./config.load";
+import { ConfigError, loadConfig, parseConfig, pointerToKey } from "./config.load";
 import { ConfigSchema } from "./config.schema";
 
 const example = readFileSync(join(import.meta.dir, "../../config.example.toml"), "utf8");
@@ -18,7 +19,7 @@ function schemaKeys(schema: TSchema, prefix = ""): string[] {
 describe("config", () => {
   test("config.example.toml parses and validates", () => {
     const config = parseConfig(Bun.TOML.parse(example), { env: { TELEGRAM_BOT_TOKEN: "t", TELEGRAM_SECRET_TOKEN: "s" } });
-    expect(config.server.listen).toBe("0.0.0.0:8080");
+    expect(config.server.listen).toBe("127.0.0.1:8080");
     expect(config.channels).toHaveLength(2);
   });
 
@@ -61,6 +62,27 @@ describe("config", () => {
     expect(c.server.listen).toBe("127.0.0.1:9000");
     expect(c.log.level).toBe("debug");
     expect(() => parseConfig({}, { env: { SWITCHBOARD_LOG_LEVEL: "loud" } })).toThrow("SWITCHBOARD_LOG_LEVEL");
+  });
+
+  test("safe defaults: loopback listen, plain HTTP, no metrics token (/metrics then answers 401)", () => {
+    const config = parseConfig({}, { env: {} });
+    expect(config.server).toMatchObject({ listen: "127.0.0.1:8080", tls_cert_file: "", tls_key_file: "" });
+    expect(config.metrics.token).toBe("");
+    expect(parseConfig({}, { env: { SWITCHBOARD_LISTEN: "0.0.0.0:9000" } }).server.listen).toBe("0.0.0.0:9000");
+  });
+
+  test("TLS needs both files; relative paths are relative to the config file", () => {
+    expect(() => parseConfig({ server: { tls_cert_file: "/etc/cert.pem" } }, { env: {} })).toThrow('key "server.tls_key_file" is missing');
+    expect(() => parseConfig({ server: { tls_key_file: "/etc/key.pem" } }, { env: {} })).toThrow('key "server.tls_cert_file" is missing');
+    const dir = mkdtempSync(join(tmpdir(), "sb-config-"));
+    try {
+      writeFileSync(join(dir, "config.toml"), '[server]\ntls_cert_file = "tls/cert.pem"\ntls_key_file = "/abs/key.pem"\n');
+      const c = loadConfig({ path: join(dir, "config.toml"), env: {} });
+      expect(c.server.tls_cert_file).toBe(join(dir, "tls/cert.pem"));
+      expect(c.server.tls_key_file).toBe("/abs/key.pem");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("pointerToKey", () => {

@@ -11,6 +11,7 @@ import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { getCompany } from "../companies/companies.service";
 import type { ChannelsView } from "./media.channels";
+import { mediaHeaders } from "./media.headers";
 import { MediaModel, toMediaView } from "./media.model";
 import { getMedia, listMedia } from "./media.service";
 import { deleteMedia, MAX_MEDIA_BYTES, uploadMedia } from "./media.upload";
@@ -132,15 +133,7 @@ export const mediaRoutes = (deps: Deps) => {
         const file = Bun.file(row.path);
         if (!(await file.exists())) throw notFound("Media content");
         return new Response(file, {
-          headers: {
-            "content-type": row.mimeType,
-            "content-length": String(row.size),
-            "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(row.filename)}`,
-            etag: `"${row.sha256}"`,
-            "x-content-type-options": "nosniff",
-            "content-security-policy": "default-src 'none'; sandbox",
-            "cache-control": "private, max-age=0",
-          },
+          headers: { ...mediaHeaders(row), etag: `"${row.sha256}"`, "cache-control": "private, max-age=0" },
         });
       },
       {

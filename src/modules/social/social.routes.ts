@@ -5,6 +5,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { AppError, notFound } from "../../platform/errors";
+import { mediaHeaders } from "../media/media.headers";
 import { getMedia } from "../media/media.service";
 import { MEDIA_LINK_PATH } from "./social.media-links";
 import { data, errors, list } from "../../platform/http/envelope";
@@ -46,7 +47,8 @@ export const socialPublicRoutes = (deps: Deps) => {
       const file = row && Bun.file(row.path);
       if (!row || !file || !(await file.exists())) throw notFound("Media");
       return new Response(file, {
-        headers: { "content-type": row.mimeType, "content-length": String(row.size), "x-content-type-options": "nosniff", "cache-control": "private, max-age=3600" },
+        // Inline for what a platform shows (images, video); anything else downloads, sandboxed either way.
+        headers: { ...mediaHeaders(row, { inline: true }), "cache-control": "private, max-age=3600" },
       });
     },
     {

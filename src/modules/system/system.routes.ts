@@ -1,7 +1,9 @@
 /**
  * Operator endpoints outside the API prefix: liveness, readiness, Prometheus metrics and the offline docs
- * UI bundle. /metrics needs no API key (like /healthz): it holds counts, never data; `[metrics] token`
- * requires a bearer token of its own, else restrict it at the proxy.
+ * UI bundle. /metrics takes no API key but the bearer token of `[metrics] token` (`init` generates one): it
+ * is the operator's view of every company (balances, channel account ids). NB! Without a token it answers
+ * 401 to everyone — also on loopback, where a reverse proxy on the same host would make every caller look
+ * local — so an upgraded config without a token fails closed; `doctor` says so.
  * NB! The Scalar bundle is embedded in the binary (`with { type: "file" }`): the appliance may have no
  * internet, and a CDN script would leave /docs blank.
  */
@@ -12,6 +14,7 @@ import { databaseBytes } from "../../db/size";
 import { databasePath, type Deps } from "../../deps";
 import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
+import { ASSET_CSP } from "../../platform/http/docs-csp";
 import { VERSION } from "../../version";
 
 /** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
@@ -31,8 +34,11 @@ export const systemRoutes = (deps: Deps) =>
     })
     .get("/metrics", ({ headers }) => {
       const token = deps.config.metrics.token;
-      if (token && !sameSecret(headers.authorization ?? "", `Bearer ${token}`))
-        return new Response("metrics need Authorization: Bearer <[metrics] token>\n", { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
+      if (!token || !sameSecret(headers.authorization ?? "", `Bearer ${token}`))
+        return new Response(token ? "metrics need Authorization: Bearer <[metrics] token>\n" : "metrics are off: set [metrics] token in the config, then send Authorization: Bearer <token>\n", {
+          status: 401,
+          headers: { "www-authenticate": 'Bearer realm="metrics"' },
+        });
       const jobs = Object.entries(deps.queue.stats()).flatMap(([type, counts]) =>
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
@@ -73,4 +79,4 @@ export const systemRoutes = (deps: Deps) =>
       ]);
       return new Response(body, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     })
-    .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400" } }));
+    .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400", "content-security-policy": ASSET_CSP } }));

@@ -25,6 +25,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { API_PREFIX } from "./api-guard.plugin";
+import { docsPageCsp, staticPageCsp } from "./docs-csp";
 import { DOCS_GUIDE_HTML } from "./docs-guide";
 
 type Json = any;
@@ -336,6 +337,8 @@ Scalar.createApiReference("#app", {
  */
 export function openapiPlugin(opts: { title: string; version: string; description: string; serverUrl: string; exclude: string[] }) {
   const specPath = `${API_PREFIX}/openapi.json`;
+  const page = docsPage(specPath);
+  const [pageCsp, guideCsp] = [docsPageCsp(page), staticPageCsp(DOCS_GUIDE_HTML)];
   let cached: Json | null = null;
   const plugin = new Elysia({ name: "openapi-doc" });
   const build = () => {
@@ -344,6 +347,6 @@ export function openapiPlugin(opts: { title: string; version: string; descriptio
   };
   return plugin
     .get(specPath, () => new Response(JSON.stringify((cached ??= build())), { headers: { "content-type": "application/json" } }), { detail: { hide: true } })
-    .get("/docs", () => new Response(docsPage(specPath), { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
-    .get("/docs/guide", () => new Response(DOCS_GUIDE_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } });
+    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": pageCsp } }), { detail: { hide: true } })
+    .get("/docs/guide", () => new Response(DOCS_GUIDE_HTML, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": guideCsp } }), { detail: { hide: true } });
 }
