@@ -66,6 +66,8 @@ function plainMessage(e: ValueError): string {
       return `must have at least ${s.minItems} item${s.minItems === 1 ? "" : "s"}`;
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${s.maxItems} items`;
+    case ValueErrorType.ObjectMinProperties:
+      return s.minProperties === 1 && s.properties ? `give at least one of ${Object.keys(s.properties).join(", ")}` : `must have at least ${s.minProperties} keys`;
     case ValueErrorType.ObjectMaxProperties:
       return `must have at most ${s.maxProperties} keys`;
     case ValueErrorType.ArrayUniqueItems:
