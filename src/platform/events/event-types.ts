@@ -142,6 +142,7 @@ const exampleCampaign = (status: string, extra: Record<string, unknown> = {}) =>
     canceled: 0,
     replied: 64,
   },
+  funnel: status === "completed" ? { sent: 1120, delivered: 1000, read: 590, replied: 64 } : { sent: 820, delivered: 700, read: 290, replied: 64 },
   cost: { estimated: { amount: "56.500000", unit: "USD" }, spent: { amount: "41.500000", unit: "USD" } },
   progress: status === "completed" ? 100 : 73,
   pauseReason: null,
