@@ -82,6 +82,14 @@ describe("9 and 10. funnel, normalized reasons, ?reason=", () => {
     expect(await list("status=read&reason=USER_BLOCKED")).toEqual([]);
   });
 
+  test("a recipient failed before its message (PARAM_MISSING) is listed and filtered too", async () => {
+    await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550114" }], tags: ["nameless"], optIn: true } });
+    const c = (await app.request("POST", "/campaigns", { body: body({ name: "names", audience: { type: "tags", tags: ["nameless"] }, askValues: { "body.1": "{{contact.firstName}}" } }) })).body.data;
+    await app.deps.queue.drain();
+    const res = await app.request("GET", `/campaigns/${c.id}/recipients?reason=PARAM_MISSING`);
+    expect([res.status, res.body.data.map((r: { status: string; reason: string; messageId: string | null }) => [r.status, r.reason, r.messageId])]).toEqual([200, [["failed", "PARAM_MISSING", null]]]);
+  });
+
   runScenarios(() => app, [
     { name: "an unknown reason is 422 at query:reason", method: "GET", url: "/campaigns/00000000-0000-7000-8000-000000000000/recipients?reason=sandbox_blocked", status: 422, contains: { error: { details: [{ pointer: "query:reason" }] } } },
   ]);

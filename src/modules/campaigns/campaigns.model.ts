@@ -9,8 +9,12 @@ export const MAX_AUDIENCE_IDS = 10_000;
 export const CAMPAIGN_STATUSES = ["scheduled", "running", "paused", "completed", "canceled", "failed"] as const;
 export const RECIPIENT_STATUSES = ["pending", "sent", "delivered", "read", "failed", "excluded", "canceled"] as const;
 export const PAUSE_REASONS = ["MANUAL", "INSUFFICIENT_BALANCE", "ERROR_RATE"] as const;
-/** A recipient's reason: why it was excluded (the estimate's words), or why its message failed (message.failed's). */
-export const RECIPIENT_REASONS = [...EXCLUSION_REASONS, ...FAILURE_REASONS] as const;
+/**
+ * A recipient's reason: why it was excluded (the estimate's words), why its message failed (message.failed's
+ * `error.reason`), or PARAM_MISSING (a contact reference of askValues had no value and no fallback: no message).
+ * NB! Responses are validated: a reason missing here turns GET …/recipients into an error.
+ */
+export const RECIPIENT_REASONS = [...EXCLUSION_REASONS, ...FAILURE_REASONS, "PARAM_MISSING"] as const;
 
 const Uuid = { format: "uuid" } as const;
 
