@@ -36,3 +36,46 @@ export function expectSameShape(actual: unknown, example: unknown, path = "$", o
   }
   if (JSON.stringify(actual) !== JSON.stringify(example)) throw new Error(`${path}: ${JSON.stringify(actual)}, the example shows ${JSON.stringify(example)}`);
 }
+
+/**
+ * A JSON block of the docs, which abbreviates: `{…}` and `, …}` (more keys), `"0193…"` (some value). Parsed
+ * into JSON where an abbreviated object carries `"…": true`.
+ */
+export function parseShown(text: string): unknown {
+  const json = text
+    .replace(/\{\s*…\s*\}/g, '{"…": true}')
+    .replace(/,\s*…\s*\}/g, ', "…": true}')
+    .replace(/:\s*…/g, ': "…"')
+    .replace(/\(only during a rotation\)/g, "");
+  return JSON.parse(json);
+}
+
+/**
+ * The answer is what the docs show: every key shown is there (exactly the keys, unless the object is
+ * abbreviated); a shown string with "…" is any value; `a|b|c` one of them; ids and times any id and time; the
+ * rest equal. Free-form maps compare as objects only where they show nothing.
+ */
+export function expectShown(actual: unknown, shown: unknown, path = "$"): void {
+  if (typeof shown === "string" && shown.includes("…")) return;
+  if (typeof shown === "string" && /^[a-z_]+(\|[a-z_]+)+$/.test(shown)) {
+    if (!shown.split("|").includes(actual as string)) throw new Error(`${path}: ${JSON.stringify(actual)}, the docs show one of ${shown}`);
+    return;
+  }
+  if (typeOf(shown) === "object") {
+    if (typeOf(actual) !== "object") throw new Error(`${path}: ${JSON.stringify(actual)}, the docs show an object`);
+    const { "…": more, ...keys } = shown as Record<string, unknown>;
+    const a = Object.keys(actual as object).sort();
+    if (!more && a.join() !== Object.keys(keys).sort().join()) throw new Error(`${path}: keys ${JSON.stringify(a)}, the docs show ${JSON.stringify(Object.keys(keys).sort())}`);
+    for (const [k, v] of Object.entries(keys)) {
+      if (!(k in (actual as object))) throw new Error(`${path}.${k}: missing`);
+      expectShown((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+    }
+    return;
+  }
+  if (Array.isArray(shown)) {
+    if (!Array.isArray(actual) || actual.length < shown.length) throw new Error(`${path}: ${JSON.stringify(actual)}, the docs show ${shown.length} items`);
+    shown.forEach((x, i) => expectShown(actual[i], x, `${path}[${i}]`));
+    return;
+  }
+  expectSameShape(actual, shown, path);
+}
