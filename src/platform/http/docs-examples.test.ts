@@ -186,7 +186,7 @@ const RUNS: Record<string, () => Promise<void>> = {
     const accounts = Object.fromEntries((await app.request("GET", "/social/accounts")).body.data.map((a: { platform: string; id: string }) => [a.platform, a.id]));
     const video = new FormData();
     video.append("file", new File([new Uint8Array([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x6d, 0x70, 0x34, 0x32, ...new Array(64).fill(0)])], "v.mp4", { type: "video/mp4" }));
-    const media: { data?: { id: string } } = await (await app.app.handle(new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: video }))).json();
+    const media = (await (await app.app.handle(new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: video }))).json()) as { data?: { id: string } };
     const later = new Date(app.clock.now().getTime() + 86_400_000).toISOString();
     const text = block('{"accountIds": ["…ig", "…x", "…tiktok"]')
       .replaceAll('"…ig"', JSON.stringify(accounts.instagram))
