@@ -341,6 +341,7 @@ function eventWebhooks(schemas: Record<string, Json>): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const e of EVENT_TYPES) {
     const name = eventSchemaName(e.name);
+    if (schemas[name]) throw new Error(`OpenAPI: the event schema ${name} would replace a route's schema of that name`);
     schemas[name] = {
       type: "object",
       description: `The body of a \`${e.name}\` delivery. ${e.description}`,
@@ -417,6 +418,7 @@ export function openapiPlugin(opts: { title: string; version: string; descriptio
     Object.assign(doc.paths, opts.extraPaths ?? {});
     for (const item of Object.values<Json>(opts.extraPaths ?? {}))
       for (const op of Object.values<Json>(item)) for (const tag of op.tags ?? []) if (!doc.tags.some((x: Json) => x.name === tag)) doc.tags.push({ name: tag, description: `${tag} operations` });
+    doc.tags.sort((a: Json, b: Json) => a.name.localeCompare(b.name));
     return doc;
   };
   return plugin
