@@ -9,6 +9,7 @@ import { API_PREFIX } from "./platform/http/api-guard.plugin";
 import { durableReadsPlugin } from "./platform/http/durable-reads.plugin";
 import { errorPlugin } from "./platform/http/error.plugin";
 import { openapiPlugin } from "./platform/http/openapi";
+import { SANDBOX_HOOK_PATH } from "./modules/inbound/sandbox-hook.openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { routingPlugin } from "./platform/http/routing.plugin";
 import { SECURITY_HEADERS } from "./platform/http/security-headers";
@@ -62,6 +63,7 @@ export function createApp(deps: Deps) {
         description: "On-premises omnichannel messaging: messages, contacts, conversations, campaigns, social posts, pipeline, webhooks. Guide: /docs/guide.",
         serverUrl: deps.config.server.public_url,
         exclude: ["/docs", "/docs/scalar.js", "/docs/guide", "/healthz", "/readyz", "/metrics"],
+        extraPaths: SANDBOX_HOOK_PATH,
       }),
     )
     .use(systemRoutes(deps))

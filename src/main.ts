@@ -62,7 +62,26 @@ const commands: Record<string, (args: string[]) => unknown> = {
   help: () => process.stdout.write(HELP + "\n"),
 };
 
+/**
+ * `switchboard <command> [<sub>] --help` (or `-h`, or `switchboard help <command>`): that command's lines of
+ * HELP, exit 0. NB! Answered here, before the command runs: `init --help` must not write a config.
+ */
+function usageOf(name: string, sub: string | undefined): string {
+  const lines = HELP.split("\n").filter((l) => l.startsWith(`  switchboard ${name} `) || l === `  switchboard ${name}`);
+  const ofSub = sub ? lines.filter((l) => l.startsWith(`  switchboard ${name} ${sub}`)) : [];
+  return `usage:\n${(ofSub.length ? ofSub : lines).join("\n")}\n\n${HELP.slice(HELP.indexOf("Config:"))}\n`;
+}
+
 const [name, ...args] = process.argv.slice(2);
+const asksHelp = args.includes("--help") || args.includes("-h");
+if (name && name in commands && name !== "help" && asksHelp) {
+  process.stdout.write(usageOf(name, args[0]?.startsWith("-") ? undefined : args[0]));
+  process.exit(0);
+}
+if (name === "help" && args[0] && args[0] in commands) {
+  process.stdout.write(usageOf(args[0], args[1]));
+  process.exit(0);
+}
 const command = name === "--help" || name === "-h" ? commands.help : name === "--version" ? commands.version : commands[name ?? ""];
 if (!command) {
   process.stderr.write(name ? `switchboard: unknown command "${name}"; run "switchboard help"\n` : HELP + "\n");

@@ -96,8 +96,7 @@ beforeAll(async () => {
   const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
   for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, unknown>>))
     if (path.startsWith(PREFIX)) for (const method of Object.keys(ops)) if (["get", "post", "patch", "put", "delete"].includes(method)) operations.push({ method: method.toUpperCase(), path: path.slice(PREFIX.length) });
-  // Routes the document does not list yet (binary answers).
-  operations.push({ method: "GET", path: "/sources/{id}/qr.svg" }, { method: "GET", path: "/sources/{id}/qr.png" });
+  expect(operations).toContainEqual({ method: "GET", path: "/sources/{id}/qr.svg" }); // listed since issue 41
 });
 afterAll(() => app.close());
 

@@ -248,7 +248,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
-    type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string } | null };
+    type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
     const payload = () => event.data.message as Payload | undefined;
     if (event.type === "message.received") {
       const msg = payload();
@@ -267,7 +267,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (!(from in STEP)) return;
     const t = at();
     const failure = step === "failed" ? payload() : undefined;
-    if (!store.advance({ campaignId, contactId: refs.contactId!, messageId: refs.messageId!, from, to: step, reason: failure ? (failure.error?.code ?? "FAILED") : null, at: t })) return;
+    // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code
+    // (sandbox_blocked, 403): the same words as message.failed and GET /messages/{id} `error.reason`.
+    if (!store.advance({ campaignId, contactId: refs.contactId!, messageId: refs.messageId!, from, to: step, reason: failure ? (failure.error?.reason ?? "PROVIDER_REJECTED") : null, at: t })) return;
     const deltas: Record<string, number> = { [COUNTER[from]!]: -1, [COUNTER[step]!]: 1 };
     if (from === "pending") deltas.n_queued = -1;
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);

@@ -1,6 +1,7 @@
 /** Request and response schemas of /campaigns (they validate requests and feed the OpenAPI document). */
 import { t } from "elysia";
-import { CHANNELS } from "../../channels/channel.types";
+import { EXCLUSION_REASONS } from "../../channels/channel.eligibility";
+import { CHANNELS, FAILURE_REASONS } from "../../channels/channel.types";
 import { PageQuery } from "../../platform/http/pagination";
 import { Money } from "../../platform/http/schemas";
 
@@ -8,6 +9,12 @@ export const MAX_AUDIENCE_IDS = 10_000;
 export const CAMPAIGN_STATUSES = ["scheduled", "running", "paused", "completed", "canceled", "failed"] as const;
 export const RECIPIENT_STATUSES = ["pending", "sent", "delivered", "read", "failed", "excluded", "canceled"] as const;
 export const PAUSE_REASONS = ["MANUAL", "INSUFFICIENT_BALANCE", "ERROR_RATE"] as const;
+/**
+ * A recipient's reason: why it was excluded (the estimate's words), why its message failed (message.failed's
+ * `error.reason`), or PARAM_MISSING (a contact reference of askValues had no value and no fallback: no message).
+ * NB! Responses are validated: a reason missing here turns GET …/recipients into an error.
+ */
+export const RECIPIENT_REASONS = [...EXCLUSION_REASONS, ...FAILURE_REASONS, "PARAM_MISSING"] as const;
 
 const Uuid = { format: "uuid" } as const;
 
@@ -100,7 +107,16 @@ export const CampaignModel = t.Object(
         canceled: t.Integer(),
         replied: t.Integer(),
       },
-      { description: "recipients by their furthest status; replied: contacts who wrote in after their campaign message" },
+      { description: "recipients by their furthest status (each counted once); replied: contacts who wrote in after their campaign message" },
+    ),
+    funnel: t.Object(
+      {
+        sent: t.Integer({ description: "recipients whose message was sent (and maybe delivered and read since)" }),
+        delivered: t.Integer({ description: "recipients whose message was delivered (and maybe read since)" }),
+        read: t.Integer({ description: "recipients whose message was read" }),
+        replied: t.Integer({ description: "recipients who wrote in after their message" }),
+      },
+      { description: "cumulative: each stage counts the recipients that reached it or a later one (sent ≥ delivered ≥ read); stats has the same recipients by their furthest status" },
     ),
     cost: t.Object({ estimated: Money, spent: Money }),
     progress: t.Integer({ minimum: 0, maximum: 100, description: "recipients done (not pending) of those matched, in percent" }),
@@ -114,7 +130,7 @@ export const RecipientModel = t.Object(
   {
     contactId: t.String(),
     status: t.UnionEnum(RECIPIENT_STATUSES),
-    reason: t.Union([t.String(), t.Null()], { description: "exclusion reason (noIdentity …) or failure code" }),
+    reason: t.Union([t.UnionEnum(RECIPIENT_REASONS), t.Null()], { description: "excluded: the exclusion reason (noIdentity …); failed: the message's normalized error.reason (USER_BLOCKED …)" }),
     messageId: t.Union([t.String(), t.Null()]),
     updatedAt: t.String(),
   },
@@ -124,5 +140,9 @@ export const RecipientModel = t.Object(
 // NB! Literal unions, not UnionEnum: Elysia fills a missing optional UnionEnum query value with its first member.
 const oneOf = <T extends string>(values: readonly T[], description: string) => t.Optional(t.Union(values.map((v) => t.Literal(v)), { description }));
 export const ListQuery = t.Object({ ...PageQuery, status: oneOf(CAMPAIGN_STATUSES, "only campaigns in this status"), channel: oneOf(CHANNELS, "only campaigns on this channel") });
-export const RecipientsQuery = t.Object({ ...PageQuery, status: oneOf(RECIPIENT_STATUSES, "only recipients in this status") });
+export const RecipientsQuery = t.Object({
+  ...PageQuery,
+  status: oneOf(RECIPIENT_STATUSES, "only recipients in this status"),
+  reason: oneOf(RECIPIENT_REASONS, "only recipients with this reason (an exclusion reason, or a failure reason such as USER_BLOCKED)"),
+});
 export const IdParams = t.Object({ id: t.String() });

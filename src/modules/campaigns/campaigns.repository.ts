@@ -158,12 +158,19 @@ export function createCampaignStore(db: Db) {
         .query(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
         .run(at, campaignId).changes;
     },
-    listRecipients({ campaignId, status, limit, after }: { campaignId: string; status?: string; limit: number; after?: string }): RecipientRow[] {
-      const rows = status
-        ? sqlite
-            .query(`SELECT * FROM campaign_recipients WHERE campaign_id = ?1 AND status = ?2 AND contact_id > ?3 ORDER BY contact_id LIMIT ?4`)
-            .all(campaignId, status, after ?? "", limit)
-        : sqlite.query(`SELECT * FROM campaign_recipients WHERE campaign_id = ?1 AND contact_id > ?2 ORDER BY contact_id LIMIT ?3`).all(campaignId, after ?? "", limit);
+    listRecipients({ campaignId, status, reason, limit, after }: { campaignId: string; status?: string; reason?: string; limit: number; after?: string }): RecipientRow[] {
+      // A failed recipient's reason is its message's normalized error_reason. NB! Read from the message, not
+      // the row: rows failed before 0.2.0 hold the provider's code there (sandbox_blocked, 403). A rare reason
+      // scans the campaign's rows (keyset on the primary key) up to a page.
+      const rows = sqlite
+        .query(
+          `SELECT * FROM (
+             SELECT r.campaign_id, r.contact_id, r.status, r.message_id, r.replied_at, r.updated_at,
+                    CASE WHEN r.status = 'failed' THEN COALESCE((SELECT m.error_reason FROM messages m WHERE m.id = r.message_id), r.reason) ELSE r.reason END AS reason
+             FROM campaign_recipients r WHERE r.campaign_id = ?1 AND r.contact_id > ?2 AND (CAST(?3 AS TEXT) IS NULL OR r.status = ?3)
+           ) x WHERE (CAST(?4 AS TEXT) IS NULL OR x.reason = ?4) ORDER BY x.contact_id LIMIT ?5`,
+        )
+        .all(campaignId, after ?? "", status ?? null, reason ?? null, limit);
       return (rows as Record<string, unknown>[]).map((r) => mapRow(campaignRecipients, r)!);
     },
     /**

@@ -10,7 +10,7 @@ import { campaignsFor } from "./campaigns.wire";
 const recipientOut = (r: RecipientRow): typeof RecipientModel.static => ({
   contactId: r.contactId,
   status: r.status as "pending",
-  reason: r.reason,
+  reason: r.reason as (typeof RecipientModel.static)["reason"],
   messageId: r.messageId,
   updatedAt: r.updatedAt.toISOString(),
 });
@@ -80,7 +80,7 @@ export const campaignsRoutes = (deps: Deps) => {
       ({ params, query, auth }) => {
         const limit = pageLimit(query.limit);
         const after = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = c.recipients(auth.companyId, params.id, { status: query.status, limit: limit + 1, after });
+        const rows = c.recipients(auth.companyId, params.id, { status: query.status, reason: query.reason, limit: limit + 1, after });
         return toPage(rows, limit, (r) => [r.contactId], recipientOut);
       },
       {

@@ -100,7 +100,8 @@ export function createCampaigns(deps: CampaignDeps) {
     if (input.scheduledAt) {
       scheduledAt = new Date(input.scheduledAt);
       if (Number.isNaN(scheduledAt.getTime())) p.add("/scheduledAt", "not a date-time");
-      else if (scheduledAt.getTime() <= now().getTime()) scheduledAt = null; // a past time means now
+      // One rule with social posts: a past time is a mistake to report, not "start now" (omit scheduledAt for that).
+      else if (scheduledAt.getTime() <= now().getTime()) p.add("/scheduledAt", "must be in the future (omit scheduledAt to start at once)");
     }
     p.throwIfAny("The campaign request is not valid");
     if (input.headerMediaId && hasMediaHeader(template)) headerMedia = mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
@@ -189,7 +190,8 @@ export function createCampaigns(deps: CampaignDeps) {
         channel: pl.runtime.account.channel,
         channelAccountId: pl.runtime.account.id,
         templateId: pl.template.id,
-        audience: input.audience as Record<string, unknown>,
+        // Stored as it will be read: a tags audience says its `match` even when the request left it to the default.
+        audience: input.audience.type === "tags" ? { ...input.audience, match: input.audience.match ?? "any" } : (input.audience as Record<string, unknown>),
         askValues: pl.askValues,
         headerMediaId: pl.headerMedia?.id ?? null,
         priceType: pl.price.priceType,
@@ -317,6 +319,8 @@ export function createCampaigns(deps: CampaignDeps) {
         canceled: c.nCanceled,
         replied: c.nReplied,
       },
+      // Cumulative, as a marketer reads a funnel: a recipient counts in every stage up to its furthest one.
+      funnel: { sent: c.nSent + c.nDelivered + c.nRead, delivered: c.nDelivered + c.nRead, read: c.nRead, replied: c.nReplied },
       cost: { estimated: money(c.estimatedCost), spent: money(c.spent) },
       progress: finished ? 100 : c.resolvedAt && c.matched > 0 ? Math.min(99, Math.floor((done * 100) / c.matched)) : 0,
       pauseReason: (c.pauseReason as "MANUAL" | null) ?? null,
@@ -338,7 +342,7 @@ export function createCampaigns(deps: CampaignDeps) {
     view,
     get: mustGet,
     list: store.list,
-    recipients(companyId: string, id: string, q: { status?: string; limit: number; after?: string }) {
+    recipients(companyId: string, id: string, q: { status?: string; reason?: string; limit: number; after?: string }) {
       mustGet(companyId, id);
       return store.listRecipients({ campaignId: id, ...q });
     },

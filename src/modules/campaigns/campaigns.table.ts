@@ -72,7 +72,7 @@ export const campaignRecipients = sqliteTable(
     campaignId: text("campaign_id").notNull(),
     contactId: text("contact_id").notNull(),
     status: text("status").notNull(),
-    /** Exclusion reason (noIdentity …) or failure code. */
+    /** Exclusion reason (noIdentity …) or the message's failure reason (USER_BLOCKED …; before 0.2.0 the provider's code). */
     reason: text("reason"),
     messageId: text("message_id"),
     repliedAt: integer("replied_at", { mode: "timestamp_ms" }),

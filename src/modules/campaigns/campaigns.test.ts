@@ -352,12 +352,12 @@ describe("the engine", () => {
     expect(d.stats.failed).toBeGreaterThan(d.stats.sent);
     // Failed before `sent`: refunded, so spent counts only what went out.
     expect(Number(d.cost.spent.amount)).toBeCloseTo(d.stats.sent * 0.002, 6);
-    // A failed recipient carries its message's error code.
+    // A failed recipient carries its message's normalized reason (not the provider's code).
     const failed = (await recipients(c.id)).filter((r) => r.status === "failed");
     expect(failed.length).toBe(d.stats.failed);
     const m = (await app.request("GET", `/messages/${failed[0]!.messageId}`)).body.data;
     expect(m.error.code).toBeTruthy();
-    expect(failed[0]!.reason).toBe(m.error.code);
+    expect(failed[0]!.reason).toBe(m.error.reason);
   });
 
   test("the window of recent outcomes: appended in order by moves kept back until the commit, seen by a read inside it, the last 100 kept", async () => {

@@ -93,7 +93,6 @@ export const contactsRoutes = (deps: Deps) => {
                       { channel: "whatsapp", value: "+14155550101" },
                       { channel: "email", value: "ann@example.com" },
                     ],
-                    customFields: { plan: "gold" },
                     tags: ["vip"],
                     optIn: true,
                   },

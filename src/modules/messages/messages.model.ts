@@ -1,7 +1,24 @@
 /** Request and response schemas of /messages (they feed validation and the OpenAPI document). */
 import { t } from "elysia";
-import { CHANNELS } from "../../channels/channel.types";
+import { CHANNEL_RULES, FREE_PRICE_TYPE } from "../../channels/channel.rules";
+import { CHANNELS, FAILURE_REASONS } from "../../channels/channel.types";
 import { named } from "../../platform/http/schemas";
+
+/** Every priceType a message can have: the channel rules' priced types, and `free`. */
+export const PRICE_TYPES = [...new Set(Object.values(CHANNEL_RULES).flatMap((r) => Object.values(r.price))), FREE_PRICE_TYPE];
+const PriceType = t.UnionEnum(PRICE_TYPES as [string, ...string[]], { description: "the price category (`[billing.prices]`); `free` for unpriced messages" });
+
+/** "4096 (whatsapp, telegram), 1000 (instagram), …": the seed's text limits, from the channel rules. */
+const textLimits = Object.entries(Object.groupBy(CHANNELS.filter((c) => CHANNEL_RULES[c].textLimit), (c) => String(CHANNEL_RULES[c].textLimit)))
+  .map(([limit, channels]) => `${Number(limit).toLocaleString("en-US")} (${channels!.join(", ")})`)
+  .join(", ");
+
+/**
+ * Rules the service checks (messages.service.ts, with its own pointers) that a client generator and a JSON
+ * Schema validator can also read. NB! TypeBox's validator ignores `oneOf`/`anyOf` given as options of a
+ * t.Object, so these only document; `minProperties` it does check.
+ */
+const exactlyOne = (a: string, b: string) => ({ oneOf: [{ required: [a] }, { required: [b] }] });
 
 const Uuid = t.String({ format: "uuid" });
 
@@ -17,16 +34,16 @@ export const SendMessageBody = t.Object({
       email: t.Optional(t.String({ minLength: 3, maxLength: 320, description: "e-mail recipient" })),
       handle: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "platform user id, page-scoped id, chat id or @username" })),
     },
-    { description: "recipient; at least one field" },
+    { description: "recipient; at least one field", minProperties: 1 },
   ),
   type: t.Union([t.Literal("text"), t.Literal("media"), t.Literal("template"), t.Literal("email")]),
-  text: t.Optional(t.String({ minLength: 1 })),
+  text: t.Optional(t.String({ minLength: 1, description: `for type text; at most ${textLimits} characters` })),
   media: t.Optional(
     t.Object({
       mediaId: t.Optional(t.String({ ...Uuid, description: "from POST /media" })),
       url: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: "publicly reachable https URL" })),
       caption: t.Optional(t.String({ maxLength: 1024 })),
-    }),
+    }, { description: "for type media: exactly one of mediaId or url", ...exactlyOne("mediaId", "url") }),
   ),
   template: t.Optional(
     t.Object({
@@ -36,14 +53,14 @@ export const SendMessageBody = t.Object({
       params: t.Optional(t.Record(t.String(), t.String({ maxLength: 1024 }))),
       headerMediaId: t.Optional(t.String(Uuid)),
       headerMediaUrl: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
-    }),
+    }, { description: "for type template: exactly one of templateId or name (+ language when the name exists in several)", ...exactlyOne("templateId", "name") }),
   ),
   email: t.Optional(
     t.Object({
       subject: t.Optional(t.String({ maxLength: 998 })),
       html: t.Optional(t.String({ minLength: 1 })),
       text: t.Optional(t.String({ minLength: 1 })),
-    }),
+    }, { description: "for type email: html, text or both", anyOf: [{ required: ["html"] }, { required: ["text"] }] }),
   ),
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
   createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),
@@ -61,7 +78,7 @@ export const MessageAccepted = named("MessageAccepted", t.Object({
   conversationId: t.String(),
   contactId: t.String(),
   channel: Channel,
-  priceType: t.String(),
+  priceType: PriceType,
   unitPrice: t.String({ description: "decimal, 6 places" }),
   charged: t.Boolean(),
   metadata: t.Record(t.String(), t.String()),
@@ -78,7 +95,7 @@ export const MessageRecord = named("Message", t.Object({
   type: t.String(),
   content: t.Record(t.String(), t.Unknown()),
   address: t.String({ description: "the recipient's (outbound) or sender's (inbound) identity value" }),
-  priceType: t.String(),
+  priceType: PriceType,
   unitPrice: t.String(),
   charged: t.Boolean(),
   refunded: t.Boolean(),
@@ -87,7 +104,7 @@ export const MessageRecord = named("Message", t.Object({
   replyToMessageId: t.Union([t.String(), t.Null()]),
   providerMessageId: t.Union([t.String(), t.Null()]),
   campaignId: t.Union([t.String(), t.Null()], { description: "the campaign that sent it (null for one-to-one and inbound messages)" }),
-  error: t.Union([t.Object({ code: t.String(), reason: t.String(), message: t.String() }), t.Null()]),
+  error: t.Union([t.Object({ code: t.String({ description: "the provider's own code" }), reason: t.UnionEnum(FAILURE_REASONS, { description: "the normalized reason" }), message: t.String() }), t.Null()]),
   statusTimes: t.Object({
     queuedAt: t.Union([t.String(), t.Null()]),
     sentAt: t.Union([t.String(), t.Null()]),

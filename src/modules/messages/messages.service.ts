@@ -40,6 +40,7 @@ const iso = (d: Date | null | undefined) => d?.toISOString() ?? null;
 
 /** Stored as text; the values are the closed sets of messages.model.ts. */
 type MessageStatus = (typeof MessageRecord.static)["status"];
+type PriceType = (typeof MessageRecord.static)["priceType"];
 
 export function messageView(m: MessageRow) {
   return {
@@ -53,7 +54,7 @@ export function messageView(m: MessageRow) {
     type: m.type,
     content: m.content,
     address: m.address,
-    priceType: m.priceType,
+    priceType: m.priceType as PriceType,
     unitPrice: formatMicros(m.unitPrice),
     charged: m.charged,
     refunded: m.refunded,
@@ -62,7 +63,7 @@ export function messageView(m: MessageRow) {
     replyToMessageId: m.replyToMessageId,
     providerMessageId: m.providerMessageId,
     campaignId: m.campaignId,
-    error: m.errorReason ? { code: m.errorCode ?? m.errorReason, reason: m.errorReason, message: m.errorMessage ?? "" } : null,
+    error: m.errorReason ? { code: m.errorCode ?? m.errorReason, reason: m.errorReason as FailureReason, message: m.errorMessage ?? "" } : null,
     statusTimes: {
       queuedAt: m.direction === "outbound" ? iso(m.createdAt) : null,
       sentAt: iso(m.sentAt),

@@ -199,4 +199,5 @@ export const PlatformAnalyticsModel = t.Object(
 
 export const MediaQuery = t.Object({ ...PageQuery, accountId: t.Optional(t.String()) });
 export const IdParams = t.Object({ id: t.String() });
-export const PlatformParams = t.Object({ platform: t.String() });
+// NB! Validated as any string: an unknown platform is 404 NOT_FOUND (DESIGN §11), not 422; the document shows the set.
+export const PlatformParams = t.Object({ platform: t.String({ "x-openapi-schema": { type: "string", enum: ["instagram", "facebook", "x", "tiktok"] } }) });

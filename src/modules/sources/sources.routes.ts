@@ -22,21 +22,22 @@ export const sourcesRoutes = (deps: Deps) => {
       return false;
     }
   };
-  const qr = (format: "svg" | "png") =>
+  const qr = (format: "svg" | "png", mime = format === "svg" ? "image/svg+xml" : "image/png") =>
     [
       `/sources/:id/qr.${format}`,
       async ({ auth, params }: { auth: { companyId: string }; params: { id: string } }) =>
         new Response(await s.qr(auth.companyId, params.id, format), {
-          headers: { "content-type": format === "svg" ? "image/svg+xml" : "image/png", "cache-control": "no-cache" },
+          headers: { "content-type": mime, "cache-control": "no-cache" },
         }),
       {
         ...read,
         params: IdParams,
-        response: { 200: t.String({ description: `the QR code of the source's link (${format === "svg" ? "image/svg+xml" : "image/png"})` }), ...errors(403, 404, 409) },
+        response: { 200: t.String({ description: `the QR code of the source's link (${mime})` }), ...errors(403, 404, 409) },
         detail: {
           summary: `QR code of the source's link (${format.toUpperCase()})`,
           description: "409 CONFLICT when the source has no link (the account has no chat_handle, or the channel has no click-to-chat links).",
           operationId: `sourceQr${format === "svg" ? "Svg" : "Png"}`,
+          "x-openapi": { responses: { "200": { description: "The QR code", content: { [mime]: { schema: { type: "string", contentMediaType: mime } } } } } },
         },
       },
     ] as const;

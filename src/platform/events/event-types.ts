@@ -18,7 +18,25 @@ export interface EventTypeInfo {
   description: string;
   /** An example of the event's `data`. */
   example: Record<string, unknown>;
+  /**
+   * The JSON Schema of each key of `data` (all required), for the OpenAPI document's `webhooks` section. A
+   * resource is named by `ref("Message")`: the schema its routes publish under `components/schemas`, so the
+   * event and GET /messages/{id} cannot drift apart. NB! A name no route publishes leaves a dangling `$ref`,
+   * which the OpenAPI tests (strict validator, Redocly) refuse.
+   */
+  data: Record<string, JsonSchema>;
 }
+
+type JsonSchema = Record<string, unknown>;
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const text = (description: string): JsonSchema => ({ type: "string", description });
+const nullableText = (description: string): JsonSchema => ({ type: ["string", "null"], description });
+const dateTime = (description: string): JsonSchema => ({ type: "string", format: "date-time", description });
+const CONSENT_DATA = {
+  contact: ref("Contact"),
+  channel: { type: "string", enum: ["whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"], description: "the channel whose consent changed" },
+  source: text("what changed it: api, inbound_keyword, inbound, campaign_unsubscribe, import …"),
+};
 
 const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => {
   const at = (reached: boolean, t: string) => (reached ? t : null);
@@ -124,6 +142,7 @@ const exampleCampaign = (status: string, extra: Record<string, unknown> = {}) =>
     canceled: 0,
     replied: 64,
   },
+  funnel: status === "completed" ? { sent: 1120, delivered: 1000, read: 590, replied: 64 } : { sent: 820, delivered: 700, read: 290, replied: 64 },
   cost: { estimated: { amount: "56.500000", unit: "USD" }, spent: { amount: "41.500000", unit: "USD" } },
   progress: status === "completed" ? 100 : 73,
   pauseReason: null,
@@ -186,9 +205,9 @@ const exampleSocialPost = (status: "published" | "partially_published" | "failed
 });
 
 export const EVENT_TYPES: readonly EventTypeInfo[] = [
-  { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") } },
-  { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") } },
-  { name: "message.read", description: "The recipient read the message (where the channel reports reads).", example: { message: exampleMessage("read") } },
+  { name: "message.sent", description: "A queued message was handed to the channel provider.", example: { message: exampleMessage("sent") }, data: { message: ref("Message") } },
+  { name: "message.delivered", description: "The provider reports the message delivered to the recipient's device.", example: { message: exampleMessage("delivered") }, data: { message: ref("Message") } },
+  { name: "message.read", description: "The recipient read the message (where the channel reports reads).", example: { message: exampleMessage("read") }, data: { message: ref("Message") } },
   {
     name: "message.failed",
     description: "The message failed; `message.error` has {code, reason, message}. Reason USER_BLOCKED when a Telegram contact blocked the bot.",
@@ -205,6 +224,7 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
         statusTimes: { queuedAt: "2025-06-01T10:00:00.000Z", sentAt: null, deliveredAt: null, readAt: null, failedAt: "2025-06-01T10:00:01.000Z", receivedAt: null },
       }),
     },
+    data: { message: ref("Message") },
   },
   {
     name: "message.received",
@@ -223,15 +243,17 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
         statusTimes: { queuedAt: null, sentAt: null, deliveredAt: null, readAt: null, failedAt: null, receivedAt: "2025-06-01T09:59:58.000Z" },
       }),
     },
+    data: { message: ref("Message") },
   },
-  { name: "contact.created", description: "A contact was created (API upsert, inbound message or campaign import).", example: { contact: exampleContact } },
-  { name: "contact.updated", description: "A contact's fields, identities, tags or custom fields changed.", example: { contact: exampleContact } },
-  { name: "contact.deleted", description: "A contact was deleted.", example: { contact: exampleContact } },
-  { name: "contact.opted_in", description: "A contact gave consent on a channel.", example: { contact: exampleContact, channel: "whatsapp", source: "api" } },
+  { name: "contact.created", description: "A contact was created (API upsert, inbound message or campaign import).", example: { contact: exampleContact }, data: { contact: ref("Contact") } },
+  { name: "contact.updated", description: "A contact's fields, identities, tags or custom fields changed.", example: { contact: exampleContact }, data: { contact: ref("Contact") } },
+  { name: "contact.deleted", description: "A contact was deleted.", example: { contact: exampleContact }, data: { contact: ref("Contact") } },
+  { name: "contact.opted_in", description: "A contact gave consent on a channel.", example: { contact: exampleContact, channel: "whatsapp", source: "api" }, data: CONSENT_DATA },
   {
     name: "contact.opted_out",
     description: "A contact withdrew consent on a channel (API, inbound STOP, or a blocked bot).",
     example: { contact: { ...exampleContact, consent: { whatsapp: { status: "opted_out", updatedAt: "2025-06-02T08:00:00.000Z" } } }, channel: "whatsapp", source: "inbound" },
+    data: CONSENT_DATA,
   },
   {
     name: "contact.source_attributed",
@@ -256,26 +278,36 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
       referral: null,
       history: [{ fromSourceId: null, toSourceId: "0193a4b2-9a00-7c3a-8f4d-2a5b8c9d0e99", via: "auto", by: null, at: "2025-06-01T12:00:00.000Z" }],
     },
+    data: {
+      contactId: text("the contact's id"),
+      source: { anyOf: [ref("Source"), { type: "null" }] },
+      attributedAt: nullableText("when (ISO 8601)"),
+      via: { type: "string", enum: ["auto", "manual"] },
+      referral: { anyOf: [{ type: "object", additionalProperties: true }, { type: "null" }], description: "the provider's raw referral of an automatic attribution" },
+      history: { type: "array", items: { type: "object" }, description: "each change of the contact's source: {fromSourceId, toSourceId, via, by, at}" },
+    },
   },
-  { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") } },
-  { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assignee null).", example: { conversation: exampleConversation("open", { id: "agent-7", name: "Grace" }) } },
-  { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", { id: "agent-7", name: "Grace" }) } },
-  { name: "campaign.started", description: "A campaign started sending (at once, or when its scheduledAt came).", example: { campaign: exampleCampaign("running") } },
+  { name: "conversation.opened", description: "A conversation was opened or reopened.", example: { conversation: exampleConversation("open") }, data: { conversation: ref("Conversation") } },
+  { name: "conversation.assigned", description: "A conversation was assigned (or unassigned: assignee null).", example: { conversation: exampleConversation("open", { id: "agent-7", name: "Grace" }) }, data: { conversation: ref("Conversation") } },
+  { name: "conversation.closed", description: "A conversation was closed.", example: { conversation: exampleConversation("closed", { id: "agent-7", name: "Grace" }) }, data: { conversation: ref("Conversation") } },
+  { name: "campaign.started", description: "A campaign started sending (at once, or when its scheduledAt came).", example: { campaign: exampleCampaign("running") }, data: { campaign: ref("Campaign") } },
   {
     name: "campaign.paused",
     description: "A campaign was paused: by POST /campaigns/{id}/pause (pauseReason MANUAL), for lack of balance (INSUFFICIENT_BALANCE) or because more than half of its last 100 sends failed (ERROR_RATE).",
     example: { campaign: exampleCampaign("paused", { pauseReason: "INSUFFICIENT_BALANCE" }) },
+    data: { campaign: ref("Campaign") },
   },
-  { name: "campaign.resumed", description: "A paused campaign was resumed; it continues with the recipients still pending.", example: { campaign: exampleCampaign("running") } },
-  { name: "campaign.completed", description: "No recipient of the campaign is pending any more.", example: { campaign: exampleCampaign("completed") } },
-  { name: "campaign.canceled", description: "A campaign was canceled; its pending recipients are canceled.", example: { campaign: exampleCampaign("canceled") } },
+  { name: "campaign.resumed", description: "A paused campaign was resumed; it continues with the recipients still pending.", example: { campaign: exampleCampaign("running") }, data: { campaign: ref("Campaign") } },
+  { name: "campaign.completed", description: "No recipient of the campaign is pending any more.", example: { campaign: exampleCampaign("completed") }, data: { campaign: ref("Campaign") } },
+  { name: "campaign.canceled", description: "A campaign was canceled; its pending recipients are canceled.", example: { campaign: exampleCampaign("canceled") }, data: { campaign: ref("Campaign") } },
   {
     name: "campaign.failed",
     description: "A campaign cannot go on (its template was deleted or is no longer approved, or its channel account was removed); failureReason says which.",
     example: { campaign: exampleCampaign("failed", { failureReason: "TEMPLATE_UNAVAILABLE" }) },
+    data: { campaign: ref("Campaign") },
   },
-  { name: "record.created", description: "A pipeline record was created (licensed pipeline module).", example: { record: exampleRecord } },
-  { name: "record.updated", description: "A pipeline record's fields changed (not its stage: see record.moved).", example: { record: exampleRecord } },
+  { name: "record.created", description: "A pipeline record was created (licensed pipeline module).", example: { record: exampleRecord }, data: { record: ref("PipelineRecord") } },
+  { name: "record.updated", description: "A pipeline record's fields changed (not its stage: see record.moved).", example: { record: exampleRecord }, data: { record: ref("PipelineRecord") } },
   {
     name: "record.moved",
     description: "A pipeline record moved to another stage; a won or lost stage sets its status and wonAt/lostAt. `by` is the API key's name.",
@@ -286,29 +318,42 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
       reason: "signed",
       by: "crm",
     },
+    data: { record: ref("PipelineRecord"), fromStageId: text("the stage it left"), toStageId: text("the stage it entered"), reason: nullableText("the caller's reason"), by: nullableText("the API key's name") },
   },
-  { name: "task.created", description: "A task or reminder was added.", example: { task: exampleTask("open") } },
-  { name: "task.due", description: "A task's remindAt has come (fires once per remindAt, also after a restart).", example: { task: exampleTask("open", { remindedAt: "2025-06-03T08:45:00.000Z" }) } },
-  { name: "task.completed", description: "A task was completed (PATCH status done).", example: { task: exampleTask("done") } },
+  { name: "task.created", description: "A task or reminder was added.", example: { task: exampleTask("open") }, data: { task: ref("PipelineTask") } },
+  { name: "task.due", description: "A task's remindAt has come (fires once per remindAt, also after a restart).", example: { task: exampleTask("open", { remindedAt: "2025-06-03T08:45:00.000Z" }) }, data: { task: ref("PipelineTask") } },
+  { name: "task.completed", description: "A task was completed (PATCH status done).", example: { task: exampleTask("done") }, data: { task: ref("PipelineTask") } },
   {
     name: "social_post.published",
     description: "A social post finished publishing on every target (status published) or on some of them (partially_published); each target has its status, externalId and error.",
     example: { post: exampleSocialPost("partially_published") },
+    data: { post: ref("SocialPost") },
   },
   {
     name: "social_post.failed",
     description: "A social post failed on every target; each target's error has {code, message}.",
     example: { post: exampleSocialPost("failed") },
+    data: { post: ref("SocialPost") },
   },
   {
     name: "webhook.test",
     description: "Sent only to one endpoint by POST /webhooks/{id}/test.",
     example: { endpointId: exampleEndpoint.id, message: "Test event from Switchboard" },
+    data: { endpointId: text("the endpoint tested"), message: text("a fixed text") },
   },
   {
     name: "webhook.endpoint_disabled",
     description: "An endpoint was disabled automatically: it answered 410 Gone, or every attempt failed for 5 days.",
     example: { endpoint: exampleEndpoint, reason: "failing", disabledAt: "2025-06-06T10:00:00.000Z" },
+    data: {
+      endpoint: {
+        type: "object",
+        description: "the endpoint as it is now (a part of GET /webhooks/{id})",
+        required: ["id", "url", "description", "events", "enabled", "disabledReason"],
+        properties: { id: text("the endpoint's id"), url: text("its URL"), description: nullableText("its description"), events: { type: "array", items: { type: "string" } }, enabled: { type: "boolean", const: false }, disabledReason: { type: "string", enum: ["gone", "failing"] } },
+      },
+      reason: { type: "string", enum: ["gone", "failing"], description: "gone: it answered 410; failing: every attempt failed for 5 days" }, disabledAt: dateTime("when"),
+    },
   },
 ];
 

@@ -66,6 +66,8 @@ function plainMessage(e: ValueError): string {
       return `must have at least ${s.minItems} item${s.minItems === 1 ? "" : "s"}`;
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${s.maxItems} items`;
+    case ValueErrorType.ObjectMinProperties:
+      return s.minProperties === 1 && s.properties ? `give at least one of ${Object.keys(s.properties).join(", ")}` : `must have at least ${s.minProperties} keys`;
     case ValueErrorType.ObjectMaxProperties:
       return `must have at most ${s.maxProperties} keys`;
     case ValueErrorType.ArrayUniqueItems:
@@ -94,6 +96,7 @@ function validationDetails(error: ValidationError, sent: unknown): ErrorDetail[]
     all = error.all as ValueError[];
   }
   if (!all.length) all = error.all as ValueError[];
+  all = all.flatMap(explainTaggedUnion);
   const byPointer = new Map<string, ErrorDetail>();
   for (const e of all) {
     const pointer = prefix ? `${prefix}${e.path.replace(/^\//, "")}` : e.path || "/";
@@ -104,6 +107,34 @@ function validationDetails(error: ValidationError, sent: unknown): ErrorDetail[]
     byPointer.set(pointer, { pointer, message: plainMessage(e) });
   }
   return [...byPointer.values()].slice(0, 50);
+}
+
+/** The `type` values of a union of objects told apart by a literal `type` (a tagged union), else null. */
+function unionTags(schema: TSchema): string[] | null {
+  if (!Array.isArray(schema.anyOf)) return null;
+  const tags = (schema.anyOf as TSchema[]).map((b) => b.type === "object" && b.properties?.type?.const);
+  return tags.every((x) => typeof x === "string") ? (tags as string[]) : null;
+}
+
+/**
+ * A tagged union's failure (e.g. a campaign audience) reported where the mistake is: the branch the value's own
+ * `type` names explains it field by field (`/audience/match`, `/audience/tags`), and a missing or unknown `type`
+ * is reported at `/…/type` with the allowed types — not one "is required" at the union for everything.
+ */
+function explainTaggedUnion(e: ValueError): ValueError[] {
+  const s = e.schema as TSchema;
+  const tags = e.type === ValueErrorType.Union ? unionTags(s) : null;
+  const v = e.value as Record<string, unknown> | null;
+  if (!tags || v === null || typeof v !== "object" || Array.isArray(v)) return [e];
+  const at = (rel: string) => `${e.path}${rel}`;
+  const i = tags.indexOf(v.type as string);
+  if (i < 0) {
+    const typeSchema = { anyOf: tags.map((t) => ({ const: t })) } as unknown as TSchema;
+    return [{ ...e, type: v.type === undefined ? ValueErrorType.ObjectRequiredProperty : ValueErrorType.Union, schema: typeSchema, path: at("/type"), value: v.type }];
+  }
+  const branch = (s.anyOf as TSchema[])[i]!;
+  const inner = [...Value.Errors(branch, v)].map((x) => ({ ...x, path: at(x.path) }));
+  return inner.length ? inner : [e];
 }
 
 const MAX_BODY_DEPTH = 64;

@@ -208,6 +208,7 @@ describe("validation messages: plain language, one detail per field, at the fiel
       { pointer: "/identities/0/channel", message: "must be one of: whatsapp, instagram, messenger, x, tiktok, telegram, email" },
     ]);
     expect(await details("POST", "/messages", { channel: "whatsapp", to: {}, type: "nope", createContact: "x" })).toEqual([
+      { pointer: "/to", message: "give at least one of contactId, phone, email, handle" },
       { pointer: "/type", message: "must be one of: text, media, template, email" },
       { pointer: "/createContact", message: "must be true or false" },
     ]);

@@ -142,7 +142,8 @@ test("every operation answers hostile values in every field of its own request s
         const res = await app.request(method.toUpperCase(), url, { body });
         if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code)) failures.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         // A NUL is refused naming the field, before anything is stored (a body of enums alone holds none).
-        if (v.name.startsWith("NUL") && JSON.stringify(body).includes("\\u0000") && !(res.status === 422 && res.body.error.details.some((d: { message: string }) => /NUL/.test(d.message)))) nulNamed.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        // NB! Only the API's own bodies: /hooks/{id} (the sandbox simulation) reads a provider's format itself.
+        if (path.startsWith("/api/public/v1/") && v.name.startsWith("NUL") && JSON.stringify(body).includes("\\u0000") && !(res.status === 422 && res.body.error.details.some((d: { message: string }) => /NUL/.test(d.message)))) nulNamed.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       }
     }
   }

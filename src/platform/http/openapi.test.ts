@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
+import { eventsOf } from "../../../test/helpers/messaging";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { FAILURE_REASONS } from "../../channels/channel.types";
+import { EVENT_TYPES } from "../events/event-types";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 let app: TestApp;
@@ -73,7 +76,7 @@ describe("the document", () => {
         expect(op.responses["401"]).toBeDefined();
         expect(op.responses["429"].headers["Retry-After"]).toBeDefined();
         expect(op.parameters.some((p: any) => p.$ref === "#/components/parameters/XRequestId")).toBe(true);
-        if (method === "post" || method === "patch") expect(op.parameters.some((p: any) => p.$ref === "#/components/parameters/IdempotencyKey")).toBe(true);
+        if (method === "post" || method === "patch" || method === "put") expect({ path, method, idem: op.parameters.some((p: any) => p.$ref === "#/components/parameters/IdempotencyKey") }).toEqual({ path, method, idem: true });
       }
       for (const [status, r] of Object.entries<any>(op.responses)) if (Number(status) >= 400) expect(r.description).not.toContain("…");
     }
@@ -81,7 +84,7 @@ describe("the document", () => {
 
   test("operations name their scope and their 422 rule codes", () => {
     const send = doc.paths["/api/public/v1/messages"].post;
-    expect(send.security).toEqual([{ bearer: ["messages:send"] }]);
+    expect(send.security).toEqual([{ bearer: ["messages:send"] }, { apiKey: ["messages:send"] }]);
     const codes = send.responses["422"].content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes).toEqual(expect.arrayContaining(["VALIDATION_FAILED", "MESSAGING_WINDOW_CLOSED", "CHANNEL_ACCOUNT_MISSING", "CONTACT_BLOCKED"]));
     expect(send.requestBody.content["application/json"].examples).toBeDefined();
@@ -94,6 +97,69 @@ describe("the document", () => {
     const content = doc.paths["/api/public/v1/media/{id}/content"].get.responses["200"].content;
     expect(Object.keys(content)).toEqual(["application/octet-stream"]);
     expect(content["application/octet-stream"].schema).toEqual({ type: "string", contentMediaType: "application/octet-stream" });
+  });
+});
+
+describe("what a first integrator needs (issue 41)", () => {
+  const schemas = () => doc.components.schemas;
+  const codesOf = (op: any, status: string) => op.responses[status]?.content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
+
+  test("webhooks: every event type with its payload schema and the Standard Webhooks headers", () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual(EVENT_TYPES.map((e) => e.name).sort());
+    for (const e of EVENT_TYPES) {
+      const op = doc.webhooks[e.name].post;
+      const ref = op.requestBody.content["application/json"].schema.$ref as string;
+      const body = schemas()[ref.replace("#/components/schemas/", "")];
+      expect(body.properties.type.const).toBe(e.name);
+      expect(body.required).toEqual(["type", "timestamp", "data"]);
+      expect(Object.keys(body.properties.data.properties).sort()).toEqual(Object.keys(e.example).sort());
+      expect(op.parameters.filter((p: any) => p.in === "header" && p.required).map((p: any) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+      expect(op.requestBody.content["application/json"].example.data).toEqual(e.example);
+    }
+    expect(schemas().MessageSentEvent.properties.data.properties.message).toEqual({ $ref: "#/components/schemas/Message" });
+  });
+
+  test("X-API-Key is a security scheme beside bearer, on every operation that takes a key, and the API takes it", async () => {
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
+    for (const { path, method, op } of ops())
+      if (op.security.length) expect({ path, method, schemes: op.security.map((s: any) => Object.keys(s)[0]) }).toEqual({ path, method, schemes: ["bearer", "apiKey"] });
+    const res = await app.request("GET", "/me", { key: null, headers: { "x-api-key": app.key } });
+    expect(res.status).toBe(200);
+  });
+
+  test("closed sets are enums: priceType, error.reason, the social {platform}", () => {
+    const priceTypes = ["wa_template_text", "x_dm_campaign", "email_campaign", "tg_text", "tg_media", "free"].sort();
+    expect([...schemas().MessageAccepted.properties.priceType.enum].sort()).toEqual(priceTypes);
+    expect([...schemas().Message.properties.priceType.enum].sort()).toEqual(priceTypes);
+    expect(schemas().Message.properties.error.properties.reason.enum).toEqual([...FAILURE_REASONS]);
+    const platform = doc.paths["/api/public/v1/social/analytics/{platform}"].get.parameters.find((p: any) => p.name === "platform");
+    expect(platform.schema.enum).toEqual(["instagram", "facebook", "x", "tiktok"]);
+  });
+
+  test("the send body's prose rules are schema keywords, and the text limits are in the description", () => {
+    const body = doc.paths["/api/public/v1/messages"].post.requestBody.content["application/json"].schema.properties;
+    expect(body.to.minProperties).toBe(1);
+    expect(body.media.oneOf).toEqual([{ required: ["mediaId"] }, { required: ["url"] }]);
+    expect(body.template.oneOf).toEqual([{ required: ["templateId"] }, { required: ["name"] }]);
+    expect(body.email.anyOf).toEqual([{ required: ["html"] }, { required: ["text"] }]);
+    for (const limit of ["1,000 (instagram)", "2,000 (messenger)", "4,096 (whatsapp, telegram)", "6,000 (tiktok)", "10,000 (x)"]) expect(body.text.description).toContain(limit);
+  });
+
+  test("the routes it lacked: QR codes, the sandbox simulation; Idempotency-Key on PUT; 503 on every write", () => {
+    expect(Object.keys(doc.paths["/api/public/v1/sources/{id}/qr.svg"].get.responses["200"].content)).toEqual(["image/svg+xml"]);
+    expect(Object.keys(doc.paths["/api/public/v1/sources/{id}/qr.png"].get.responses["200"].content)).toEqual(["image/png"]);
+    const hook = doc.paths["/hooks/{channelAccountId}"].post;
+    expect(hook.tags).toEqual(["Sandbox simulation"]);
+    expect(hook.security).toEqual([{ bearer: ["messages:send"] }, { apiKey: ["messages:send"] }]);
+    const put = doc.paths["/api/public/v1/contacts/{id}/source"].put;
+    expect(put.parameters).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
+    expect(codesOf(put, "409")).toContain("IDEMPOTENCY_CONFLICT");
+    for (const { path, method, op } of ops()) {
+      if (!path.startsWith("/api/public/v1/") || !op.security.length) continue;
+      const writes = ["post", "put", "patch", "delete"].includes(method);
+      expect({ path, method, codes: codesOf(op, "503") ?? null }).toEqual({ path, method, codes: writes ? ["STORAGE_UNAVAILABLE"] : null });
+      if (writes) expect(op.responses["503"].headers["Retry-After"]).toBeDefined();
+    }
   });
 });
 
@@ -142,6 +208,12 @@ describe("a generated client", () => {
       expect(typeof out.pageLimit).toBe("number");
       expect(out.campaignName).toBe("June");
       expect(out.errorCode).toBe("VALIDATION_FAILED");
+
+      // A real message.sent, as an endpoint receives it, read through the generated webhook type.
+      await app.deps.queue.drain();
+      const sent = eventsOf(app, "message.sent")[0]!;
+      const { describeSent } = await import(join(dir, "program.ts"));
+      expect(describeSent({ type: sent.type, timestamp: new Date().toISOString(), data: sent.data })).toBe("message.sent sent whatsapp hello_world");
     } finally {
       server.stop(true);
     }
@@ -151,9 +223,18 @@ describe("a generated client", () => {
 /** What an integrator writes: typed calls only (a type error fails the tsc step above). */
 const PROGRAM = `
 import createClient from "openapi-fetch";
-import type { paths, components } from "./schema";
+import type { paths, components, webhooks } from "./schema";
 
 type Message = components["schemas"]["MessageAccepted"];
+type MessageSent = webhooks["message.sent"]["post"]["requestBody"]["content"]["application/json"];
+
+/** A webhook receiver's handler, typed by the document's \`webhooks\` section. */
+export function describeSent(event: MessageSent): string {
+  const m = event.data.message;
+  const status: "queued" | "sent" | "delivered" | "read" | "failed" | "received" = m.status;
+  const template = typeof m.content.template === "object" && m.content.template ? (m.content.template as { name?: string }).name : "";
+  return [event.type, status, m.channel, template].join(" ");
+}
 type Campaign = components["schemas"]["Campaign"];
 
 export async function run(baseUrl: string, key: string) {

@@ -17,13 +17,15 @@
  *      `detail["x-openapi"]`: a partial operation object merged over the generated one.
  *   5. A string field documented as something else (e.g. a query `limit` parsed by hand) carries
  *      `"x-openapi-schema": { type: "integer", … }`, which replaces it in the document.
- * Request headers (X-Request-Id, Idempotency-Key on POST/PATCH), response headers (X-Request-Id, RateLimit,
- * RateLimit-Policy, Idempotent-Replayed, Retry-After), the 401/429/500 responses and the bearer security
- * are added to every operation under the API prefix.
+ * Request headers (X-Request-Id, Idempotency-Key on POST/PATCH/PUT), response headers (X-Request-Id, RateLimit,
+ * RateLimit-Policy, Idempotent-Replayed, Retry-After), the 401/429/500 responses (503 STORAGE_UNAVAILABLE on
+ * operations that write) and the two key schemes (bearer, X-API-Key) are added to every operation under the
+ * API prefix. The `webhooks` section is built from the event catalogue (src/platform/events/event-types.ts).
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { EVENT_TYPES } from "../events/event-types";
 import { API_PREFIX } from "./api-guard.plugin";
 import { docsPageCsp, staticPageCsp } from "./docs-csp";
 import { DOCS_GUIDE_HTML } from "./docs-guide";
@@ -80,7 +82,10 @@ const STATUS_TEXT: Record<number, string> = {
   429: "Rate limit exceeded: wait `Retry-After` seconds",
   500: "Unexpected server error (logged with the request id)",
   502: "The channel provider failed",
+  503: "The database cannot take the write now (nothing was stored): retry after `Retry-After` seconds",
 };
+
+const WRITES = ["post", "put", "patch", "delete"];
 
 const isObj = (x: unknown): x is Record<string, Json> => typeof x === "object" && x !== null && !Array.isArray(x);
 
@@ -123,6 +128,9 @@ function schemaFixer(components: Record<string, Json>, inResponse: boolean) {
         out = { ...coerced[0], ...rest };
       }
     }
+    // `t.Union([t.UnionEnum([…]), t.Null()])` arrives as `type: [string, null]` with an enum that lacks null,
+    // which refuses the null the type allows.
+    if (Array.isArray(out.type) && out.type.includes("null") && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
     // Defaults Elysia invents (first enum value, 0 for counts, "File" for uploads) mislead; responses have none.
     if ("default" in out) {
       const invented =
@@ -212,7 +220,7 @@ export function finishDocument(raw: Json, info: { title: string; version: string
       op.parameters = (op.parameters ?? []).map((p: Json) => ({ ...p, schema: fixReq(p.schema) }));
       if (inApi) {
         op.parameters.push({ $ref: "#/components/parameters/XRequestId" });
-        if (method === "post" || method === "patch") op.parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
+        if (method === "post" || method === "patch" || method === "put") op.parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
       }
       if (!op.parameters.length) delete op.parameters;
 
@@ -229,7 +237,9 @@ export function finishDocument(raw: Json, info: { title: string; version: string
         (codes.get(st) ?? codes.set(st, new Set()).get(st)!).add(c);
       };
       for (const c of extraCodes as string[]) addCode(c);
-      if (inApi && facts.scope && (method === "post" || method === "patch")) addCode("IDEMPOTENCY_CONFLICT");
+      if (inApi && facts.scope && (method === "post" || method === "patch" || method === "put")) addCode("IDEMPOTENCY_CONFLICT");
+      // Every write can meet a full disk, a read-only file or a lost PostgreSQL (error.plugin.ts).
+      if (inApi && facts.scope && WRITES.includes(method)) addCode("STORAGE_UNAVAILABLE");
       if (facts.license) for (const c of LICENSE_CODES) addCode(c);
       for (const status of [...statuses].sort()) {
         const given = op.responses?.[String(status)];
@@ -239,7 +249,7 @@ export function finishDocument(raw: Json, info: { title: string; version: string
           headers.RateLimit = { $ref: "#/components/headers/RateLimit" };
           headers["RateLimit-Policy"] = { $ref: "#/components/headers/RateLimit-Policy" };
         }
-        if (status === 429) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+        if (status === 429 || status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status >= 400) {
           const set = new Set([...(COMMON_CODES[status] ?? []), ...(codes.get(status) ?? [])]);
           // A status declared without codes: every code of that status.
@@ -251,7 +261,7 @@ export function finishDocument(raw: Json, info: { title: string; version: string
           };
           continue;
         }
-        if ((method === "post" || method === "patch") && inApi) headers["Idempotent-Replayed"] = { $ref: "#/components/headers/Idempotent-Replayed" };
+        if ((method === "post" || method === "patch" || method === "put") && inApi) headers["Idempotent-Replayed"] = { $ref: "#/components/headers/Idempotent-Replayed" };
         const out: Json = { description: given?.description && !/^Response for status/.test(given.description) ? given.description : status === 204 ? "No content" : "Success", headers };
         if (given?.content && status !== 204) out.content = Object.fromEntries(Object.entries<Json>(given.content).map(([ct, m]) => [ct, { ...m, schema: fixResp(m.schema) }]));
         responses[String(status)] = out;
@@ -261,7 +271,7 @@ export function finishDocument(raw: Json, info: { title: string; version: string
 
       if (inApi && facts.scope) {
         const scopes = facts.scope === "any" ? [] : [facts.scope];
-        op.security = [{ bearer: scopes }];
+        op.security = [{ bearer: scopes }, { apiKey: scopes }];
         const needs = facts.scope === "any" ? "Any valid API key." : `Requires the scope \`${facts.scope}\`.`;
         op.description = `${op.description ?? op.summary ?? ""}\n\n${needs}${facts.license ? ` Licensed feature: \`${facts.license}\`.` : ""}`.trim();
       } else {
@@ -286,21 +296,83 @@ export function finishDocument(raw: Json, info: { title: string; version: string
     },
   };
 
-  const tags = [...new Set(Object.values(paths).flatMap((i: Json) => Object.values<Json>(i).flatMap((o) => o.tags ?? [])))].sort().map((name) => ({ name, description: `${name} operations` }));
+  const webhooks = eventWebhooks(schemas);
+  const tags = [...new Set([...Object.values(paths), ...Object.values(webhooks)].flatMap((i: Json) => Object.values<Json>(i).flatMap((o) => o.tags ?? [])))].sort().map((name) => ({ name, description: `${name} operations` }));
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description, license: { name: "Proprietary", identifier: "LicenseRef-Switchboard" } },
     servers: [{ url: info.serverUrl, description: "This appliance (server.public_url)" }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { apiKey: [] }],
     tags,
     paths,
+    webhooks,
     components: {
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
       parameters: PARAMETERS,
       headers: HEADERS,
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key (`sb_live_…`) in `Authorization: Bearer <key>`. Its scopes decide which operations it may call." } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "An API key (`sb_live_…`) in `Authorization: Bearer <key>`. Its scopes decide which operations it may call." },
+        apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same API key in `X-API-Key: <key>` (for clients that cannot set Authorization). Send one of the two." },
+      },
     },
   };
+}
+
+/** `message.sent` → `MessageSentEvent` (the event's schema under components/schemas). */
+const eventSchemaName = (type: string) => type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("") + "Event";
+
+const WEBHOOK_HEADERS: Json[] = [
+  { name: "webhook-id", in: "header", required: true, description: "The event's id: the same on every retry and redelivery (deduplicate on it).", schema: { type: "string" } },
+  { name: "webhook-timestamp", in: "header", required: true, description: "Unix seconds when this attempt was signed (refuse old ones to stop replays).", schema: { type: "string", pattern: "^[0-9]+$" } },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description: "Space-separated `v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<body>\">` with the endpoint's secret (two during the 24 h after a rotation). Verify with any Standard Webhooks library.",
+    schema: { type: "string" },
+  },
+];
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one POST per event type, as Switchboard sends it to an endpoint (Standard
+ * Webhooks headers, body `{type, timestamp, data}`), so a client generator types the events too. Each event's
+ * body is also a named schema (`MessageSentEvent` …) added to `schemas`.
+ */
+function eventWebhooks(schemas: Record<string, Json>): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const e of EVENT_TYPES) {
+    const name = eventSchemaName(e.name);
+    if (schemas[name]) throw new Error(`OpenAPI: the event schema ${name} would replace a route's schema of that name`);
+    schemas[name] = {
+      type: "object",
+      description: `The body of a \`${e.name}\` delivery. ${e.description}`,
+      required: ["type", "timestamp", "data"],
+      properties: {
+        type: { type: "string", const: e.name },
+        timestamp: { type: "string", format: "date-time", description: "when the event happened (ISO 8601 UTC)" },
+        data: { type: "object", required: Object.keys(e.data), properties: e.data },
+      },
+    };
+    out[e.name] = {
+      post: {
+        tags: ["Webhook events"],
+        summary: e.name,
+        description: `${e.description}\n\nPOSTed to every enabled endpoint subscribed to \`${e.name}\` (or a pattern such as \`${e.name.split(".")[0]}.*\`), signed per Standard Webhooks. Answer 2xx within 15 s; anything else is retried (410 disables the endpoint).`,
+        operationId: `on${name}`,
+        security: [],
+        parameters: WEBHOOK_HEADERS,
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` }, example: { type: e.name, timestamp: "2025-06-01T10:00:01.000Z", data: e.example } } },
+        },
+        responses: {
+          "200": { description: "Received (any 2xx counts; the body is ignored)" },
+          "410": { description: "Gone: the endpoint is disabled and gets no more events" },
+        },
+      },
+    };
+  }
+  return out;
 }
 
 const docsPage = (specUrl: string) => `<!doctype html>
@@ -335,15 +407,22 @@ Scalar.createApiReference("#app", {
  * GET {API_PREFIX}/openapi.json, GET /docs and GET /docs/guide. The document is built once, on first
  * request (every route is registered by then), from the routes of the app this plugin is mounted in.
  */
-export function openapiPlugin(opts: { title: string; version: string; description: string; serverUrl: string; exclude: string[] }) {
+export function openapiPlugin(opts: { title: string; version: string; description: string; serverUrl: string; exclude: string[]; extraPaths?: Record<string, Json> }) {
   const specPath = `${API_PREFIX}/openapi.json`;
   const page = docsPage(specPath);
   const [pageCsp, guideCsp] = [docsPageCsp(page), staticPageCsp(DOCS_GUIDE_HTML)];
   let cached: Json | null = null;
   const plugin = new Elysia({ name: "openapi-doc" });
   const build = () => {
-    const raw = toOpenAPISchema(plugin as never, { paths: [...opts.exclude, specPath] } as never, undefined, undefined, "3.1.0" as never) as Json;
-    return finishDocument(raw, opts);
+    // staticFile: false — else every path with a dot (the sources' qr.svg/qr.png) is left out as a "file".
+    const raw = toOpenAPISchema(plugin as never, { paths: [...opts.exclude, specPath], staticFile: false } as never, undefined, undefined, "3.1.0" as never) as Json;
+    const doc = finishDocument(raw, opts);
+    // Hand-written path items for routes the generator cannot describe (they are published as given).
+    Object.assign(doc.paths, opts.extraPaths ?? {});
+    for (const item of Object.values<Json>(opts.extraPaths ?? {}))
+      for (const op of Object.values<Json>(item)) for (const tag of op.tags ?? []) if (!doc.tags.some((x: Json) => x.name === tag)) doc.tags.push({ name: tag, description: `${tag} operations` });
+    doc.tags.sort((a: Json, b: Json) => a.name.localeCompare(b.name));
+    return doc;
   };
   return plugin
     .get(specPath, () => new Response(JSON.stringify((cached ??= build())), { headers: { "content-type": "application/json" } }), { detail: { hide: true } })
