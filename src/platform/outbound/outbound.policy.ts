@@ -82,7 +82,7 @@ function unwrap(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
 export function classifyAddress(ip: string): AddressClass {
   const addr = unwrap(ipaddr.parse(normaliseHost(ip)));
   if (ipInRanges(addr.toString(), METADATA_ADDRESSES)) return "metadata";
-  switch (addr.range()) {
+  switch (addr.range() as string) {
     case "loopback":
       return "loopback";
     case "linkLocal":
