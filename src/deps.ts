@@ -19,7 +19,7 @@ import { createAdapterStateStore } from "./channels/adapter-state";
 import { boundedFetch, providerTimeoutMs } from "./channels/provider-timeout";
 import { ConfigError } from "./config/config.load";
 import { createGuardedFetch, withUserAgent } from "./platform/outbound/outbound.fetch";
-import { createOutboundPolicy } from "./platform/outbound/outbound.policy";
+import { createOutboundPolicy, type OutboundPolicy } from "./platform/outbound/outbound.policy";
 import { PUBLISHER_TIMEOUT_MS } from "./social-publishers/publisher.types";
 import { createMetrics } from "./platform/http/metrics";
 import { createLicenseChecker } from "./platform/license/license";
@@ -70,6 +70,7 @@ export function buildDeps({
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
+  const outboundPolicy = outboundPolicyOf(config); // likewise for [outbound]
   migrateStorage(db, config);
   const keys = createKeyResolver({ db, now });
   // One process per SQLite database keeps limits in memory; instances sharing a PostgreSQL share them there.
@@ -92,9 +93,8 @@ export function buildDeps({
   // Every request we make says who we are (DESIGN §23): providers, webhook receivers, media hosts.
   const outboundFetch = withUserAgent(fetchImpl, `Switchboard/${VERSION}`);
   const providerFetch = boundedFetch(outboundFetch, requestTimeoutMs);
-  const outbound = createOutbound(config, outboundFetch);
   /** URLs a caller supplied, fetched for a channel (X, TikTok uploads; e-mail attachments). */
-  const fetchUrl = outbound.fetcher(requestTimeoutMs);
+  const fetchUrl = createGuardedFetch({ policy: outboundPolicy, fetch: outboundFetch, timeoutMs: requestTimeoutMs });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
@@ -109,7 +109,7 @@ export function buildDeps({
     }),
   });
   const socialFetch = boundedFetch(outboundFetch, PUBLISHER_TIMEOUT_MS);
-  const socialFetchUrl = outbound.fetcher(PUBLISHER_TIMEOUT_MS);
+  const socialFetchUrl = createGuardedFetch({ policy: outboundPolicy, fetch: outboundFetch, timeoutMs: PUBLISHER_TIMEOUT_MS });
   const leader = createLeader({ db, url: config.storage.url, log });
   return {
     config,
@@ -119,7 +119,7 @@ export function buildDeps({
     log,
     fetch: outboundFetch,
     /** `[outbound]`: the static URL check for request acceptance (422) and the guarded fetcher's policy. */
-    outbound: outbound.policy,
+    outbound: outboundPolicy,
     events: createEventBus({ now }),
     queue: createQueue({
       db,
@@ -152,13 +152,11 @@ export function buildDeps({
 
 export type Deps = ReturnType<typeof buildDeps>;
 
-/** The `[outbound]` policy (a bad CIDR stops start-up) and guarded fetchers over it. */
-function createOutbound(config: Config, fetchImpl: typeof fetch) {
-  let policy;
+/** The `[outbound]` address policy; a bad CIDR is a ConfigError that stops start-up. */
+function outboundPolicyOf(config: Config): OutboundPolicy {
   try {
-    policy = createOutboundPolicy(config.outbound);
+    return createOutboundPolicy(config.outbound);
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-  return { policy, fetcher: (timeoutMs: number) => createGuardedFetch({ policy, fetch: fetchImpl, timeoutMs }) };
 }
