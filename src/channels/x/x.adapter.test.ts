@@ -203,6 +203,30 @@ describe("x media (chunked upload, then attachments)", () => {
     }
   });
 
+  test("a media URL serving 50 MB chunked (no Content-Length) is cut off at X's 5 MB image limit while streaming, memory flat", async () => {
+    const chunk = new Uint8Array(64 * 1024).fill(1);
+    let served = 0;
+    const origin = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        new Response(new ReadableStream({ pull: (c) => (served >= 50 << 20 ? c.close() : ((served += chunk.byteLength), c.enqueue(chunk))) }), { headers: { "content-type": "image/png" } }),
+    });
+    try {
+      const { adapter: a } = adapter({ access_token: "t" });
+      Bun.gc(true);
+      const before = process.memoryUsage().rss;
+      const r = await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/huge.png` } }));
+      const grew = process.memoryUsage().rss - before;
+      expect(r).toEqual({ ok: false, retry: false, reason: "MEDIA_INVALID", message: "media URL serves a file too large for this channel" });
+      expect(grew).toBeLessThan(30 << 20);
+      expect(served).toBeLessThan(20 << 20); // the download stopped soon after the cap (socket buffers aside)
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await origin.stop(true);
+    }
+  });
+
   test("a media URL's error answer is not echoed: 404 → MEDIA_INVALID, final; 503 → retried", async () => {
     const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => new Response("internal detail: Tomcat 9.0.1", { status: new URL(req.url).pathname === "/gone" ? 404 : 503, headers: { "content-type": "text/plain" } }) });
     try {
