@@ -17,6 +17,10 @@ import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.p
 import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
 import { createAdapterStateStore } from "./channels/adapter-state";
 import { boundedFetch, providerTimeoutMs } from "./channels/provider-timeout";
+import { ConfigError } from "./config/config.load";
+import { createGuardedFetch, withUserAgent } from "./platform/outbound/outbound.fetch";
+import { createOutboundPolicy, type OutboundPolicy } from "./platform/outbound/outbound.policy";
+import { PUBLISHER_TIMEOUT_MS } from "./social-publishers/publisher.types";
 import { createMetrics } from "./platform/http/metrics";
 import { createLicenseChecker } from "./platform/license/license";
 import { LICENSE_PUBLIC_KEY } from "./platform/license/license.key";
@@ -66,6 +70,7 @@ export function buildDeps({
   const accounts = validateChannelAccounts(config); // throws ConfigError before anything starts
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
+  const outboundPolicy = outboundPolicyOf(config); // likewise for [outbound]
   migrateStorage(db, config);
   const keys = createKeyResolver({ db, now });
   // One process per SQLite database keeps limits in memory; instances sharing a PostgreSQL share them there.
@@ -85,11 +90,16 @@ export function buildDeps({
   const license = createLicenseChecker({ path: config.license.file, publicKey: LICENSE_PUBLIC_KEY, now });
   const guard = apiGuardPlugin({ db, authenticate, idempotency, license, publicPaths: ["/openapi.json"] });
   const requestTimeoutMs = providerTimeoutMs(config.jobs.lease_seconds);
-  const providerFetch = boundedFetch(fetchImpl, requestTimeoutMs);
+  // Every request we make says who we are (DESIGN §23): providers, webhook receivers, media hosts.
+  const outboundFetch = withUserAgent(fetchImpl, `Switchboard/${VERSION}`);
+  const providerFetch = boundedFetch(outboundFetch, requestTimeoutMs);
+  /** URLs a caller supplied, fetched for a channel (X, TikTok uploads; e-mail attachments). */
+  const fetchUrl = createGuardedFetch({ policy: outboundPolicy, fetch: outboundFetch, timeoutMs: requestTimeoutMs });
   const channels = createChannelRuntime({
     accounts,
     context: (account) => ({
       fetch: providerFetch,
+      fetchUrl,
       requestTimeoutMs,
       now,
       log: log.child({ accountId: account.id, provider: account.provider }),
@@ -98,6 +108,8 @@ export function buildDeps({
       state: createAdapterStateStore(db, account.id),
     }),
   });
+  const socialFetch = boundedFetch(outboundFetch, PUBLISHER_TIMEOUT_MS);
+  const socialFetchUrl = createGuardedFetch({ policy: outboundPolicy, fetch: outboundFetch, timeoutMs: PUBLISHER_TIMEOUT_MS });
   const leader = createLeader({ db, url: config.storage.url, log });
   return {
     config,
@@ -105,7 +117,9 @@ export function buildDeps({
     clock,
     now,
     log,
-    fetch: fetchImpl,
+    fetch: outboundFetch,
+    /** `[outbound]`: the static URL check for request acceptance (422) and the guarded fetcher's policy. */
+    outbound: outboundPolicy,
     events: createEventBus({ now }),
     queue: createQueue({
       db,
@@ -126,7 +140,8 @@ export function buildDeps({
     authenticate,
     channels,
     /** Social accounts from `[[social_accounts]]`, each with its publisher and status. */
-    social: createSocialRuntime({ accounts: socialAccounts, context: (account) => ({ fetch: fetchImpl, now, sleep: (ms) => Bun.sleep(ms), log: log.child({ socialAccountId: account.id, provider: account.provider }) }) }),
+    // NB! Publishers' calls are bounded like providers' (a slow platform kept a post `publishing` 150 s).
+    social: createSocialRuntime({ accounts: socialAccounts, context: (account) => ({ fetch: socialFetch, fetchUrl: socialFetchUrl, now, sleep: (ms) => Bun.sleep(ms), log: log.child({ socialAccountId: account.id, provider: account.provider }) }) }),
     keys,
     ledger: createLedger({ db, now }),
     /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */
@@ -136,3 +151,12 @@ export function buildDeps({
 }
 
 export type Deps = ReturnType<typeof buildDeps>;
+
+/** The `[outbound]` address policy; a bad CIDR is a ConfigError that stops start-up. */
+function outboundPolicyOf(config: Config): OutboundPolicy {
+  try {
+    return createOutboundPolicy(config.outbound);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+}

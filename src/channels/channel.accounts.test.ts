@@ -34,7 +34,7 @@ describe("channel accounts from the config", () => {
     ]));
     const runtime = createChannelRuntime({
       accounts,
-      context: () => ({ fetch, requestTimeoutMs: 15_000, now: () => new Date(), log: silentLogger, publicUrl: "http://localhost", dataDir: "/tmp", state: { get: () => undefined, set: () => {} } }),
+      context: () => ({ fetch, fetchUrl: async () => ({ ok: false, code: "URL_NOT_ALLOWED", retry: false, message: "URL not allowed: test" }), requestTimeoutMs: 15_000, now: () => new Date(), log: silentLogger, publicUrl: "http://localhost", dataDir: "/tmp", state: { get: () => undefined, set: () => {} } }),
     });
     await runtime.start();
     expect(runtime.get(id(1))!.status).toBe("error");

@@ -11,8 +11,11 @@
  * - All HTTP goes through `ctx.fetch` to `settings.base_url`, so tests point adapters at fakes. `ctx.fetch`
  *   aborts a call after `ctx.requestTimeoutMs` unless the call brings its own `signal`; other transports
  *   (SMTP) apply `requestTimeoutMs` themselves.
+ * - NB! A URL a caller supplied (media, header media) is fetched ONLY through `ctx.fetchUrl` (the guarded
+ *   fetcher: address policy, redirects re-checked, size cap), never `ctx.fetch` nor a library's own fetch.
  */
 import type { TSchema } from "@sinclair/typebox";
+import type { FetchUrl } from "../platform/outbound/outbound.fetch";
 
 export const CHANNELS = ["whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -40,6 +43,7 @@ export const FAILURE_REASONS = [
   "RECIPIENT_INVALID", // no such user / chat / mailbox
   "TEMPLATE_INVALID", // template missing, paused, disabled or parameters wrong
   "MEDIA_INVALID", // media unreachable, too large or of a refused type
+  "URL_NOT_ALLOWED", // a media URL (or a redirect from it) leads where we never fetch from: [outbound], DESIGN §23
   "RATE_LIMITED", // provider throttling that outlived our retries
   "AUTH_FAILED", // our credentials for this account are invalid or expired
   "PROVIDER_UNAVAILABLE", // outage / 5xx / network error that outlived our retries
@@ -238,6 +242,8 @@ export interface AdapterContext {
   account: ChannelAccount;
   /** Bounded: a call without its own `signal` is aborted after `requestTimeoutMs` (provider-timeout.ts). */
   fetch: typeof fetch;
+  /** The guarded fetcher for URLs a caller supplied (platform/outbound): the only way to fetch those. */
+  fetchUrl: FetchUrl;
   /** How long one provider call may wait for its answer (a quarter of the job lease; see provider-timeout.ts). */
   requestTimeoutMs: number;
   now: () => Date;

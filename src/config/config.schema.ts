@@ -97,6 +97,16 @@ export const WebhooksConfig = t.Object(
   { default: {}, additionalProperties: false },
 );
 
+/** Requests to URLs a caller supplied (media, attachments): the guarded fetcher's address rules (DESIGN §23). */
+export const OutboundConfig = t.Object(
+  {
+    allow_private_networks: t.Boolean({ default: true, description: "allow media URLs on private networks (RFC 1918, ULA, CGNAT); loopback, link-local and metadata are always refused" }),
+    deny: t.Array(t.String(), { default: [], description: "CIDRs media URLs may never reach" }),
+    allow: t.Array(t.String(), { default: [], description: "CIDRs media URLs may reach even when another rule refuses them (e.g. 127.0.0.0/8 for tests)" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
 export const ChannelAccountConfig = t.Object(
   {
     id: t.String({ ...Uuid, description: "stable channelAccountId" }),
@@ -171,6 +181,7 @@ export const ConfigSchema = t.Object(
     license: LicenseConfig,
     jobs: JobsConfig,
     webhooks: WebhooksConfig,
+    outbound: OutboundConfig,
     metrics: MetricsConfig,
     channels: t.Array(ChannelAccountConfig, { default: [] }),
     social_accounts: t.Array(SocialAccountConfig, { default: [] }),

@@ -12,6 +12,10 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { SendResult, StoredMedia } from "../channels/channel.types";
+import type { FetchUrl } from "../platform/outbound/outbound.fetch";
+
+/** Longest wait for one platform call (and for a caller's media URL) unless a publisher's settings say otherwise. */
+export const PUBLISHER_TIMEOUT_MS = 60_000;
 
 export const SOCIAL_PLATFORMS = ["instagram", "facebook", "x", "tiktok"] as const;
 export type SocialPlatform = (typeof SOCIAL_PLATFORMS)[number];
@@ -104,7 +108,10 @@ export interface SocialPublisher {
 
 export interface PublisherContext {
   account: SocialAccount;
+  /** Bounded: a call without its own `signal` is aborted after PUBLISHER_TIMEOUT_MS. */
   fetch: typeof fetch;
+  /** The guarded fetcher: the only way to fetch a URL a caller supplied (post media). */
+  fetchUrl: FetchUrl;
   now: () => Date;
   /** Waits between status polls (tests pass a short one). */
   sleep: (ms: number) => Promise<void>;
@@ -165,7 +172,7 @@ export async function callJson(
 ): Promise<{ status: number; headers: Headers; body: any }> {
   let response: Response;
   try {
-    response = await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000) });
+    response = await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(opts.timeoutMs ?? PUBLISHER_TIMEOUT_MS) });
   } catch (e) {
     throw new PublishError("PLATFORM_UNREACHABLE", `${platformName} unreachable: ${e instanceof Error ? e.message : String(e)}`, true);
   }

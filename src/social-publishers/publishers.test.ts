@@ -9,7 +9,11 @@ import { join } from "node:path";
 import { GraphPublishFake, graphPublishErrors } from "../../test/fakes/graph-publish.fake";
 import { TiktokPostingFake, tiktokPostingErrors } from "../../test/fakes/tiktok-posting.fake";
 import { XFake, xErrors } from "../../test/fakes/x.fake";
+import { PROBE_OUTBOUND, startProbeTargets } from "../../test/helpers/outbound-probes";
+import { boundedFetch } from "../channels/provider-timeout";
 import { silentLogger } from "../platform/logger";
+import { createGuardedFetch } from "../platform/outbound/outbound.fetch";
+import { createOutboundPolicy, DEFAULT_OUTBOUND, type OutboundConfig } from "../platform/outbound/outbound.policy";
 import { facebookPublisher } from "./facebook.publisher";
 import { instagramPublisher } from "./instagram.publisher";
 import { PublishError, type PublisherDefinition, type PublishInput, type PublishMedia, type SocialPlatform } from "./publisher.types";
@@ -31,10 +35,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function publisherOf(def: PublisherDefinition, platform: SocialPlatform, settings: Record<string, unknown>) {
+function publisherOf(def: PublisherDefinition, platform: SocialPlatform, settings: Record<string, unknown>, outbound: Partial<OutboundConfig> = {}) {
   return def.create({
     account: { id: "acc-1", company: "default", platform, provider: platform, name: platform, settings: def.readSettings(settings) },
     fetch: globalThis.fetch,
+    fetchUrl: createGuardedFetch({ policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...outbound }), fetch: globalThis.fetch, timeoutMs: 5000 }),
     now: () => new Date(),
     sleep: async () => {},
     log: silentLogger,
@@ -289,6 +294,49 @@ describe("X", () => {
     expect(req.query.get("start_time")).toBe(new Date(i.firstAttemptAt.getTime() - 60_000).toISOString().replace(/\.\d{3}Z$/, "Z"));
     await xp().remove!(found!.externalId);
     expect(x.tweets.at(-1)!.deleted).toBe(true);
+  });
+
+  describe("post media URLs that lead inside are refused, never fetched, nothing posted (issue 34)", () => {
+    const targets = startProbeTargets();
+    afterAll(() => targets.stop());
+    for (const [name, url] of Object.entries(targets.probes)) {
+      test(name, async () => {
+        x.requests.length = 0;
+        const probing = publisherOf(xPublisher, "x", { user_id: "1000000001", access_token: "x-token", base_url: x.url }, PROBE_OUTBOUND);
+        const e = await rejection(probing.publish(input("leak", [{ kind: "image", url }])));
+        expect(e).toMatchObject({ code: "URL_NOT_ALLOWED", retry: false });
+        expect(e.message).toMatch(/^media URL not allowed: /);
+        expect(targets.hits).toBe(0);
+        expect(x.requests).toHaveLength(0);
+      });
+    }
+  });
+
+  test("an image by URL (allowed) is fetched and uploaded", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 9, 9]);
+    const origin = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(png, { headers: { "content-type": "image/png" } }) });
+    try {
+      x.requests.length = 0;
+      const xl = publisherOf(xPublisher, "x", { user_id: "1000000001", access_token: "x-token", base_url: x.url }, { allow: ["127.0.0.0/8"] });
+      await xl.publish(input("By URL", [{ kind: "image", url: `http://127.0.0.1:${origin.port}/p.png` }]));
+      expect(x.uploaded(x.requests[1]!.path.split("/")[4]!)!.bytes).toEqual(png);
+    } finally {
+      origin.stop(true);
+    }
+  });
+
+  test("X publisher calls end with the context fetch's bound (deps gives publishers a bounded fetch): a silent platform is a retried failure", async () => {
+    const silent = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) });
+    try {
+      const account = { id: "acc-1", company: "default", platform: "x" as const, provider: "x" as const, name: "x", settings: xPublisher.readSettings({ user_id: "1", access_token: "t", base_url: `http://127.0.0.1:${silent.port}` }) };
+      const fetchImpl = boundedFetch(globalThis.fetch, 200);
+      const slow = xPublisher.create({ account, fetch: fetchImpl, fetchUrl: createGuardedFetch({ policy: createOutboundPolicy(DEFAULT_OUTBOUND), fetch: fetchImpl, timeoutMs: 200 }), now: () => new Date(), sleep: async () => {}, log: silentLogger });
+      const started = performance.now();
+      expect(await rejection(slow.publish(input("slow")))).toMatchObject({ retry: true });
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      silent.stop(true);
+    }
   });
 
   test("an app without a project → permanent, account error", async () => {

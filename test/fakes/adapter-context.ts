@@ -4,6 +4,11 @@
  * recorded. No production code knows about it.
  */
 import type { AdapterContext, Channel, ChannelAccount, InboundEvent, ProviderName } from "../../src/channels/channel.types";
+import { createGuardedFetch } from "../../src/platform/outbound/outbound.fetch";
+import { createOutboundPolicy, DEFAULT_OUTBOUND, type OutboundConfig } from "../../src/platform/outbound/outbound.policy";
+
+/** `[outbound] allow = ["127.0.0.0/8"]`: what tests that serve media from a loopback listener need. */
+export const LOOPBACK_MEDIA: Partial<OutboundConfig> = { allow: ["127.0.0.0/8"] };
 
 export interface TestContext {
   ctx: AdapterContext;
@@ -28,6 +33,8 @@ export function createTestContext(opts: {
   onInbound?: (events: InboundEvent[]) => Promise<void>;
   fetch?: typeof fetch;
   requestTimeoutMs?: number;
+  /** `[outbound]` of the guarded fetcher (`ctx.fetchUrl`); default: the product's (loopback refused). */
+  outbound?: Partial<OutboundConfig>;
 }): TestContext {
   let now = opts.now ?? new Date();
   const inbound: InboundEvent[][] = [];
@@ -50,6 +57,7 @@ export function createTestContext(opts: {
   const ctx: AdapterContext = {
     account,
     fetch: opts.fetch ?? fetch,
+    fetchUrl: createGuardedFetch({ policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...opts.outbound }), fetch: opts.fetch ?? fetch, timeoutMs: opts.requestTimeoutMs ?? 15_000 }),
     requestTimeoutMs: opts.requestTimeoutMs ?? 15_000,
     now: () => now,
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },

@@ -4,9 +4,17 @@
  * X-Request-Id, Content-Type) and random query strings and path values. Every answer must be < 500, and
  * every error in the envelope. `FUZZ_CASES` cases per operation (CI: 12; `make fuzz`: 400), `FUZZ_SEED`.
  * Complements src/platform/http/no-500.test.ts (its fixed hostile inputs).
+ *
+ * Second test: every URL-valued field of the document's request bodies is pointed at a loopback listener
+ * (directly, in every spelling, and through an allowed redirector), the job queue drained, and the listener
+ * must have counted 0 requests (DESIGN §23).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../helpers/test-app";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SmtpPeer } from "../fakes/smtp.peer";
+import { XFake } from "../fakes/x.fake";
+import { ensureHelloWorld } from "../../src/modules/templates/templates.service";
+import { inbound } from "../helpers/messaging";
+import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../helpers/test-app";
 
 const CASES = Number(process.env.FUZZ_CASES ?? 12);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -100,3 +108,131 @@ test(`every operation × ${CASES} random cases: never a 5xx, every error in the 
   expect(statuses[429] ?? 0).toBe(0);
   expect(failures.slice(0, 10)).toEqual([]);
 }, 600_000);
+
+describe("URL-valued fields never reach loopback", () => {
+  const SMTP_ID = "0193a4b2-0000-7000-8000-0000000000c1";
+  const X_SOCIAL_ID = "0193a4b2-0000-7000-8000-0000000000c2";
+  let urlApp: TestApp;
+  let smtp: SmtpPeer;
+  let xf: XFake;
+  let hits = 0;
+  let redirected = 0;
+  // The "internal service": answers every request with a valid image, so only a refusal keeps the count at 0.
+  const internal = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (hits++, new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } })) });
+  // A first hop `[outbound] allow` lets through (127.0.0.2/32), redirecting to `?to=`.
+  const redirector = Bun.serve({
+    hostname: "127.0.0.2",
+    port: 0,
+    fetch: (req) => (redirected++, new Response(null, { status: 302, headers: { location: new URL(req.url).searchParams.get("to") ?? "/" } })),
+  });
+
+  beforeAll(async () => {
+    smtp = await SmtpPeer.start();
+    xf = XFake.start({ userId: "1000000001" });
+    urlApp = await createTestApp({
+      config: {
+        rate_limit: { requests_per_second: 1e9, burst: 1e9 },
+        outbound: { allow: ["127.0.0.2/32"] },
+        webhooks: { allow_private_networks: false },
+        channels: [...sandboxChannels(), { id: SMTP_ID, channel: "email", provider: "smtp", name: "smtp", default: false, settings: { host: "127.0.0.1", port: smtp.port, secure: false, from: "shop@shop.example" } }],
+        social_accounts: [{ id: X_SOCIAL_ID, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } }],
+      },
+    });
+    ensureHelloWorld({ db: urlApp.deps.db, now: urlApp.deps.now, companyId: urlApp.company.id, account: { id: SMTP_ID, channel: "email" } });
+    await inbound(urlApp, "whatsapp", { phone: "+14155550101" }, "hi", 60_000);
+  });
+  afterAll(async () => {
+    await urlApp.close();
+    await Promise.all([smtp.stop(), xf.stop()]);
+    internal.stop(true);
+    redirector.stop(true);
+  });
+
+  /** Every URL-valued request-body field of the document: `METHOD path pointer` (array items as /0). */
+  function urlFields(spec: any): string[] {
+    const found = new Set<string>();
+    const walk = (s: any, ptr: string, op: string, depth: number): void => {
+      if (!s || typeof s !== "object" || depth > 12) return;
+      if (s.$ref) return walk(spec.components?.schemas?.[s.$ref.split("/").pop()], ptr, op, depth + 1);
+      for (const k of ["anyOf", "oneOf", "allOf"]) for (const x of s[k] ?? []) walk(x, ptr, op, depth + 1);
+      if (s.items) walk(s.items, `${ptr}/0`, op, depth + 1);
+      if (s.additionalProperties && typeof s.additionalProperties === "object") walk(s.additionalProperties, `${ptr}/*`, op, depth + 1);
+      for (const [k, v] of Object.entries<any>(s.properties ?? {})) {
+        if (/url$/i.test(k) || v?.format === "uri") found.add(`${op} ${ptr}/${k}`);
+        walk(v, `${ptr}/${k}`, op, depth + 1);
+      }
+    };
+    for (const [path, ops] of Object.entries<any>(spec.paths))
+      for (const [method, op] of Object.entries<any>(ops)) {
+        const schema = op?.requestBody?.content?.["application/json"]?.schema;
+        if (schema && path.startsWith(PREFIX)) walk(schema, "", `${method.toUpperCase()} ${path.slice(PREFIX.length)}`, 0);
+      }
+    return [...found].sort();
+  }
+
+  test("every URL field × every loopback spelling, direct and redirected: 0 hits after the queue drained", async () => {
+    const spec = (await urlApp.request("GET", "/openapi.json", { key: null })).body;
+    const port = internal.port;
+    const loopbacks = [
+      `http://127.0.0.1:${port}/a.png`,
+      `https://127.0.0.1:${port}/a.png`,
+      `http://localhost:${port}/a.png`,
+      `http://LOCALHOST.:${port}/a.png`,
+      `http://a.localhost:${port}/a.png`,
+      `http://[::ffff:127.0.0.1]:${port}/a.png`,
+      `http://[::ffff:7f00:1]:${port}/a.png`,
+      `http://[::1]:${port}/a.png`,
+      `http://2130706433:${port}/a.png`,
+      `http://0x7f.0.0.1:${port}/a.png`,
+      `http://127.1:${port}/a.png`,
+      `http://0.0.0.0:${port}/a.png`,
+      `http://[::]:${port}/a.png`,
+    ];
+    const probes = [
+      ...loopbacks,
+      ...loopbacks.map((to) => `http://127.0.0.2:${redirector.port}/a.png?to=${encodeURIComponent(to)}`),
+      // two allowed hops, then loopback
+      `http://127.0.0.2:${redirector.port}/a.png?to=${encodeURIComponent(`http://127.0.0.2:${redirector.port}/b.png?to=${encodeURIComponent(loopbacks[0]!)}`)}`,
+      "http://169.254.169.254/latest/meta-data/a.png",
+      "http://[::ffff:169.254.169.254]/a.png",
+      "http://metadata.google.internal/computeMetadata/v1/a.png",
+      "file:///etc/passwd",
+      "data:image/png;base64,iVBORw0KGgo=",
+      `ftp://127.0.0.1:${port}/a.png`,
+    ];
+
+    // Resources the PATCH operations change.
+    const hook = await urlApp.request("POST", "/webhooks", { body: { url: "https://hooks.example.invalid/in", events: ["message.*"] } });
+    const draft = await urlApp.request("POST", "/social/posts", { body: { accountIds: [X_SOCIAL_ID], text: "draft" } });
+    expect([hook.status, draft.status]).toEqual([201, 201]);
+    /** A body that is valid but for the probed field, per field the document lists. A new URL field must be added here. */
+    const bodies: Record<string, { path?: string; body: (url: string) => unknown }> = {
+      "POST /messages /media/url": { body: (url) => ({ channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url } }) },
+      "POST /messages /template/headerMediaUrl": {
+        body: (url) => ({ channel: "email", channelAccountId: SMTP_ID, to: { email: "ann@example.com" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" }, headerMediaUrl: url } }),
+      },
+      "POST /social/posts /media/0/url": { body: (url) => ({ accountIds: [X_SOCIAL_ID], text: `probe ${Math.random()}`, media: [{ url }], publishNow: true }) },
+      "PATCH /social/posts/{id} /media/0/url": { path: `/social/posts/${draft.body.data.id}`, body: (url) => ({ media: [{ url }] }) },
+      "POST /webhooks /url": { body: (url) => ({ url, events: ["message.*"] }) },
+      "PATCH /webhooks/{id} /url": { path: `/webhooks/${hook.body.data.id}`, body: (url) => ({ url }) },
+    };
+    const fields = urlFields(spec);
+    expect(fields.filter((f) => !(f in bodies))).toEqual([]); // every URL field of the document is probed
+    expect(fields.length).toBeGreaterThanOrEqual(Object.keys(bodies).length);
+
+    const statuses: Record<string, number> = {};
+    for (const field of fields) {
+      const [method, path] = field.split(" ") as [string, string];
+      for (const url of probes) {
+        const res = await urlApp.request(method, bodies[field]!.path ?? path, { body: bodies[field]!.body(url) });
+        expect(res.status).toBeLessThan(500);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }
+    // Sends, posts and webhook deliveries run here; nothing is due later that could still fetch.
+    await urlApp.deps.queue.drain();
+    console.log(`URL probes: ${fields.length} fields × ${probes.length} URLs, statuses ${JSON.stringify(statuses)}; redirector ${redirected} hits; loopback ${hits} hits`);
+    expect(redirected).toBeGreaterThan(0); // the redirect probes were accepted and really fetched (first hop)
+    expect(hits).toBe(0);
+  }, 120_000);
+});

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestContext } from "../../../test/fakes/adapter-context";
+import { createTestContext, LOOPBACK_MEDIA } from "../../../test/fakes/adapter-context";
+import { PROBE_OUTBOUND, startProbeTargets } from "../../../test/helpers/outbound-probes";
+import type { OutboundConfig } from "../../platform/outbound/outbound.policy";
 import { SmtpPeer } from "../../../test/fakes/smtp.peer";
 import type { ChannelAdapter, OutboundMessage } from "../channel.types";
 import { createSmtpAdapter } from "./smtp.adapter";
@@ -24,8 +26,9 @@ beforeEach(() => {
   peer.clearRejections();
 });
 
-function adapter(settings: Record<string, unknown> = {}) {
+function adapter(settings: Record<string, unknown> = {}, outbound: Partial<OutboundConfig> = LOOPBACK_MEDIA) {
   const t = createTestContext({
+    outbound,
     provider: "smtp",
     channel: "email",
     settings: { host: "127.0.0.1", port: peer.port, secure: false, username: "mailer", password: "pw", from: "Shop Support <support@shop.example>", ...settings },
@@ -88,6 +91,44 @@ describe("smtp send", () => {
     expect(got.parsed.attachments).toHaveLength(1);
     expect(got.parsed.attachments[0]).toMatchObject({ filename: "invoice.pdf", contentType: "application/pdf" });
     expect(got.parsed.attachments[0].content.toString()).toBe("%PDF-1.4 test");
+  });
+
+  test("media by URL: the bytes are fetched through the guarded fetcher and attached as content", async () => {
+    const pdf = "%PDF-1.4 served";
+    const origin = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(pdf, { headers: { "content-type": "application/pdf" } }) });
+    try {
+      const r = await a.send(mail({ content: { type: "media", media: { caption: "Your invoice", url: `http://127.0.0.1:${origin.port}/docs/invoice%20may.pdf` } } }));
+      expect(r.ok).toBe(true);
+    } finally {
+      origin.stop(true);
+    }
+    const [got] = await peer.waitForMessages(1);
+    expect(got.parsed.attachments[0]).toMatchObject({ filename: "invoice may.pdf", contentType: "application/pdf" });
+    expect(got.parsed.attachments[0].content.toString()).toBe(pdf);
+  });
+
+  describe("attachment URLs that lead inside are refused, never fetched, nothing sent (issue 34)", () => {
+    const targets = startProbeTargets();
+    let b: ChannelAdapter;
+    beforeAll(() => (b = adapter({}, PROBE_OUTBOUND)));
+    afterAll(async () => {
+      await b.stop!();
+      targets.stop();
+    });
+    for (const [name, url] of Object.entries(targets.probes)) {
+      test(`media ${name}`, async () => {
+        const r = await b.send(mail({ content: { type: "media", media: { url, caption: "see" } } }));
+        expect(r).toMatchObject({ ok: false, retry: false, reason: "URL_NOT_ALLOWED" });
+        expect(targets.hits).toBe(0);
+        expect(peer.messages).toHaveLength(0);
+      });
+      test(`template headerMediaUrl ${name}`, async () => {
+        const r = await b.send(mail({ content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, headerMedia: { url }, rendered: { subject: "Hi", text: "Hello" } } } }));
+        expect(r).toMatchObject({ ok: false, retry: false, reason: "URL_NOT_ALLOWED" });
+        expect(targets.hits).toBe(0);
+        expect(peer.messages).toHaveLength(0);
+      });
+    }
   });
 
   test("550 recipient → RECIPIENT_INVALID, permanent", async () => {

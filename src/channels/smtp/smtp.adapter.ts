@@ -5,7 +5,8 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type SMTPPool from "nodemailer/lib/smtp-pool";
 import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, WebhookResult } from "../channel.types";
-import { composeEmail } from "./smtp.compose";
+import { mediaUrlFailure } from "../media-bytes";
+import { attachmentUrl, composeEmail, type FetchedAttachment } from "./smtp.compose";
 import { smtpFailure, type NodemailerError } from "./smtp.errors";
 import { startImapPoller, type ImapPoller } from "./smtp.imap";
 import { parseListen, startInboundSmtp, type InboundSmtpListener } from "./smtp.listener";
@@ -23,6 +24,8 @@ export const smtpCapabilities: ChannelCapabilities = {
       "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"].map((t) => [t, 20 * MB]),
   ),
 };
+
+const ATTACHMENT_MAX = Math.max(...Object.values(smtpCapabilities.media));
 
 export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
   const settings = readSmtpSettings(ctx.account.settings);
@@ -49,7 +52,15 @@ export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
   }
 
   async function send(message: OutboundMessage): Promise<SendResult> {
-    const { mail, messageId } = composeEmail({ message, settings, now: ctx.now() });
+    let fetched: FetchedAttachment | undefined;
+    const url = attachmentUrl(message);
+    if (url) {
+      // Any type may be attached; the size is capped at the largest stored-file limit while streaming.
+      const got = await ctx.fetchUrl({ url, maxBytes: ATTACHMENT_MAX });
+      if (!got.ok) return mediaUrlFailure(got);
+      fetched = { content: got.bytes, contentType: got.contentType };
+    }
+    const { mail, messageId } = composeEmail({ message, settings, now: ctx.now(), fetched });
     try {
       const info = await transporter().sendMail(mail);
       if (info.rejected?.length) {

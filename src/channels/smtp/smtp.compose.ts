@@ -11,7 +11,19 @@ export function emailMessageId(opts: { messageId: string; from: string }): strin
   return `<${opts.messageId}@${fromDomain(opts.from)}>`;
 }
 
-export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSettings; now: Date }): { mail: Mail.Options; messageId: string } {
+/** The bytes a media URL served, fetched by the adapter through the guarded fetcher (never by nodemailer). */
+export interface FetchedAttachment {
+  content: Uint8Array;
+  contentType: string;
+}
+
+/** The media URL of a message that becomes an attachment, if any (the adapter fetches it before composing). */
+export function attachmentUrl(message: OutboundMessage): string | undefined {
+  const c = message.content;
+  return c.type === "media" ? (c.media.file ? undefined : c.media.url) : c.type === "template" && !c.template.headerMedia?.file ? c.template.headerMedia?.url : undefined;
+}
+
+export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSettings; now: Date; fetched?: FetchedAttachment }): { mail: Mail.Options; messageId: string } {
   const { message, settings } = opts;
   const messageId = emailMessageId({ messageId: message.messageId, from: settings.from });
   const mail: Mail.Options = {
@@ -33,20 +45,25 @@ export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSet
       break;
     case "template":
       Object.assign(mail, { subject: content.template.rendered.subject ?? "", text: content.template.rendered.text, html: content.template.rendered.html });
-      if (content.template.headerMedia) mail.attachments = [attachmentOf(content.template.headerMedia)];
+      if (content.template.headerMedia) mail.attachments = [attachmentOf(content.template.headerMedia, opts.fetched)];
       break;
     case "text":
       Object.assign(mail, { subject: "", text: content.text });
       break;
     case "media":
-      Object.assign(mail, { subject: "", text: content.media.caption ?? "", attachments: [attachmentOf(content.media)] });
+      Object.assign(mail, { subject: "", text: content.media.caption ?? "", attachments: [attachmentOf(content.media, opts.fetched)] });
       break;
   }
   return { mail, messageId };
 }
 
-function attachmentOf(media: { url?: string; file?: { path: string; filename: string; mimeType: string } }): Mail.Attachment {
+function attachmentOf(media: { url?: string; file?: { path: string; filename: string; mimeType: string } }, fetched: FetchedAttachment | undefined): Mail.Attachment {
   if (media.file) return { filename: media.file.filename, path: media.file.path, contentType: media.file.mimeType };
-  // NB! nodemailer fetches `href` itself at send time (not through ctx.fetch): an unreachable URL fails the send.
-  return { filename: media.url ? decodeURIComponent(new URL(media.url).pathname.split("/").pop() || "attachment") : "attachment", href: media.url };
+  // NB! Never `href`: nodemailer would fetch it itself, past the guarded fetcher's address checks (DESIGN §23).
+  if (!fetched) throw new Error("composeEmail: a media URL's bytes must be fetched (ctx.fetchUrl) before composing");
+  let filename = "attachment";
+  try {
+    filename = decodeURIComponent(new URL(media.url!).pathname.split("/").pop() || "attachment");
+  } catch {}
+  return { filename, content: Buffer.from(fetched.content), contentType: fetched.contentType || "application/octet-stream" };
 }

@@ -2,7 +2,8 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestContext } from "../../../test/fakes/adapter-context";
+import { createTestContext, LOOPBACK_MEDIA } from "../../../test/fakes/adapter-context";
+import { PROBE_OUTBOUND, startProbeTargets } from "../../../test/helpers/outbound-probes";
 import { TiktokFake, tiktokErrors } from "../../../test/fakes/tiktok.fake";
 import type { OutboundMessage } from "../channel.types";
 import { createTiktokAdapter } from "./tiktok.adapter";
@@ -18,8 +19,8 @@ beforeEach(() => {
   fake.requests.length = 0;
 });
 
-function adapter(settings: Record<string, unknown> = {}) {
-  const t = createTestContext({ provider: "tiktok", channel: "tiktok", settings: { business_id: "biz-1", access_token: "tt-token", client_secret: "cs", base_url: fake.url, ...settings } });
+function adapter(settings: Record<string, unknown> = {}, outbound = LOOPBACK_MEDIA) {
+  const t = createTestContext({ provider: "tiktok", channel: "tiktok", settings: { business_id: "biz-1", access_token: "tt-token", client_secret: "cs", base_url: fake.url, ...settings }, outbound });
   return { ...t, adapter: createTiktokAdapter(t.ctx) };
 }
 const textTo = (conversationRef: string | undefined, text = "Thanks for writing!"): OutboundMessage => ({ messageId: "m1", to: { value: "user-9", conversationRef }, content: { type: "text", text } });
@@ -86,6 +87,20 @@ describe("tiktok send", () => {
     const r = await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "media", media: { url: `http://127.0.0.1:${images.port}/pics/box.png` } } });
     expect(r.ok).toBe(true);
     expect((fake.requests[0].body as any).file).toMatchObject({ filename: "box.png", type: "image/png", size: 4 });
+  });
+
+  describe("media URLs that lead inside are refused and never fetched (issue 34)", () => {
+    const targets = startProbeTargets();
+    afterAll(() => targets.stop());
+    for (const [name, url] of Object.entries(targets.probes)) {
+      test(name, async () => {
+        const { adapter: a } = adapter({}, PROBE_OUTBOUND);
+        const r = await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "media", media: { url } } });
+        expect(r).toMatchObject({ ok: false, retry: false, reason: "URL_NOT_ALLOWED" });
+        expect(targets.hits).toBe(0);
+        expect(fake.requests).toHaveLength(0);
+      });
+    }
   });
 
   test("a PDF is refused with MEDIA_INVALID", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { createTestContext } from "../../../test/fakes/adapter-context";
+import { createTestContext, LOOPBACK_MEDIA } from "../../../test/fakes/adapter-context";
+import { PROBE_OUTBOUND, startProbeTargets } from "../../../test/helpers/outbound-probes";
 import { oauth1SignatureValid, parseOAuthHeader, XFake, xErrors } from "../../../test/fakes/x.fake";
 import type { OutboundMessage } from "../channel.types";
 import { createXAdapter } from "./x.adapter";
@@ -17,8 +18,8 @@ beforeEach(() => {
 });
 
 const NOW = new Date("2026-03-01T12:00:00Z");
-function adapter(settings: Record<string, unknown>) {
-  const t = createTestContext({ provider: "x", channel: "x", settings: { user_id: OUR_ID, base_url: fake.url, ...settings }, now: NOW });
+function adapter(settings: Record<string, unknown>, outbound = LOOPBACK_MEDIA) {
+  const t = createTestContext({ provider: "x", channel: "x", settings: { user_id: OUR_ID, base_url: fake.url, ...settings }, now: NOW, outbound });
   return { ...t, adapter: createXAdapter(t.ctx) };
 }
 const dm = (to: string, text: string): OutboundMessage => ({ messageId: "m1", to: { value: to }, content: { type: "text", text } });
@@ -183,6 +184,56 @@ describe("x media (chunked upload, then attachments)", () => {
       expect(r.ok).toBe(true);
       const mediaId = (fake.requests.at(-1)!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
       expect(fake.uploaded(mediaId)).toMatchObject({ type: "image/png", bytes: png });
+    } finally {
+      await origin.stop(true);
+    }
+  });
+
+  describe("media URLs that lead inside are refused and never fetched (issue 34)", () => {
+    const targets = startProbeTargets();
+    afterAll(() => targets.stop());
+    for (const [name, url] of Object.entries(targets.probes)) {
+      test(name, async () => {
+        const { adapter: a } = adapter({ access_token: "t" }, PROBE_OUTBOUND);
+        const r = await a.send(mediaDm({ type: "media", media: { url, caption: "see" } }));
+        expect(r).toMatchObject({ ok: false, retry: false, reason: "URL_NOT_ALLOWED", message: expect.stringMatching(/^media URL not allowed: /) });
+        expect(targets.hits).toBe(0);
+        expect(fake.requests).toHaveLength(0); // nothing uploaded to X
+      });
+    }
+  });
+
+  test("a media URL serving 50 MB chunked (no Content-Length) is cut off at X's 5 MB image limit while streaming, memory flat", async () => {
+    const chunk = new Uint8Array(64 * 1024).fill(1);
+    let served = 0;
+    const origin = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        new Response(new ReadableStream({ pull: (c) => (served >= 50 << 20 ? c.close() : ((served += chunk.byteLength), c.enqueue(chunk))) }), { headers: { "content-type": "image/png" } }),
+    });
+    try {
+      const { adapter: a } = adapter({ access_token: "t" });
+      Bun.gc(true);
+      const before = process.memoryUsage().rss;
+      const r = await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/huge.png` } }));
+      const grew = process.memoryUsage().rss - before;
+      expect(r).toEqual({ ok: false, retry: false, reason: "MEDIA_INVALID", message: "media URL serves a file too large for this channel" });
+      expect(grew).toBeLessThan(30 << 20);
+      expect(served).toBeLessThan(20 << 20); // the download stopped soon after the cap (socket buffers aside)
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await origin.stop(true);
+    }
+  });
+
+  test("a media URL's error answer is not echoed: 404 → MEDIA_INVALID, final; 503 → retried", async () => {
+    const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => new Response("internal detail: Tomcat 9.0.1", { status: new URL(req.url).pathname === "/gone" ? 404 : 503, headers: { "content-type": "text/plain" } }) });
+    try {
+      const { adapter: a } = adapter({ access_token: "t" });
+      const gone = await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/gone` } }));
+      expect(gone).toEqual({ ok: false, retry: false, reason: "MEDIA_INVALID", message: "media URL did not serve a usable file" });
+      expect(await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/busy` } }))).toMatchObject({ ok: false, retry: true, reason: "MEDIA_INVALID" });
     } finally {
       await origin.stop(true);
     }

@@ -38,7 +38,7 @@ interface ProcessingInfo {
 }
 
 export async function uploadXMedia(opts: {
-  ctx: Pick<AdapterContext, "fetch" | "now">;
+  ctx: Pick<AdapterContext, "fetch" | "fetchUrl" | "now">;
   settings: XSettings;
   auth: XAuthMode;
   media: { url?: string; file?: StoredMedia };

@@ -127,6 +127,57 @@ describe("upload and read back", () => {
     expect(noKey.status).toBe(401);
   });
 
+  describe("a chunked upload (no Content-Length) is capped while it streams (issue 34 row 4)", () => {
+    /** A multipart body of `size` file bytes sent chunked over a real socket; `pulled` counts what the client produced. */
+    async function chunkedUpload(size: number) {
+      // The body size limit `serve` sets (src/cli/serve.ts): Bun's own 128 MB default would hide the app's cap.
+      const server = app.app.listen({ hostname: "127.0.0.1", port: 0, maxRequestBodySize: 4 * 1024 ** 3 }).server!;
+      const head = new TextEncoder().encode('--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n');
+      const tail = new TextEncoder().encode("\r\n--BOUNDARY--\r\n");
+      const chunk = new Uint8Array(256 * 1024).fill(0x41);
+      let pulled = 0;
+      let phase = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (phase === 0) return (phase = 1), c.enqueue(head);
+          if (pulled < size) return (pulled += chunk.byteLength), c.enqueue(chunk);
+          if (phase === 1) return (phase = 2), c.enqueue(tail);
+          c.close();
+        },
+      });
+      try {
+        const res = await fetch(`http://127.0.0.1:${server.port}/api/public/v1/media`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${app.key}`, "content-type": "multipart/form-data; boundary=BOUNDARY" },
+          body,
+          duplex: "half",
+        } as RequestInit);
+        return { status: res.status, body: (await res.json()) as any, pulled: () => pulled };
+      } finally {
+        await app.app.stop(true);
+      }
+    }
+
+    test("400 MB chunked: refused once past 100 MB, memory bounded by the cap", async () => {
+      Bun.gc(true);
+      const before = process.memoryUsage().rss;
+      const started = performance.now();
+      const r = await chunkedUpload(400 << 20);
+      const grew = process.memoryUsage().rss - before;
+      console.log(`chunked POST /media 400 MB: ${r.status} after ${(r.pulled() / (1 << 20)).toFixed(0)} MB sent, ${(performance.now() - started).toFixed(0)} ms, RSS +${(grew / (1 << 20)).toFixed(0)} MB`);
+      expect(r.status).toBe(422);
+      expect(r.body.error.details).toEqual([{ pointer: "/file", message: "is over the 100 MB limit for one file" }]);
+      expect(grew).toBeLessThan(200 << 20); // before: the whole 400 MB was read first (+397 MB)
+    }, 60_000);
+
+    test("a small chunked upload is stored", async () => {
+      const r = await chunkedUpload(256 * 1024);
+      expect(r.status).toBe(201);
+      expect(r.body.data).toMatchObject({ size: 256 * 1024, filename: "big.bin" });
+      expect((await app.request("DELETE", `/media/${r.body.data.id}`)).status).toBe(200); // the quota tests below need the room
+    }, 30_000);
+  });
+
   test("scopes: media:read cannot upload; media:write needed", async () => {
     const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: app.company.id, name: "ro", scopes: ["media:read"] });
     const res = await upload({}, { key });

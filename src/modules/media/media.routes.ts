@@ -22,6 +22,36 @@ const DeletedModel = t.Object({ id: t.String(), deleted: t.Literal(true) });
 /** Multipart framing around the file: boundaries, part headers, the `channel` field. */
 const MULTIPART_SLACK = 64 * 1024;
 const uploadPath = `${API_PREFIX}/media`;
+/** NB! A throw inside a parse hook reaches the error plugin as "malformed JSON": the parser returns this, `transform` throws. */
+const OVER_CAP = Symbol("over the upload cap");
+const tooLarge = () => new AppError("VALIDATION_FAILED", "The file is not accepted", [{ pointer: "/file", message: `is over the ${MAX_MEDIA_BYTES >> 20} MB limit for one file` }]);
+
+/**
+ * The multipart body read under the cap while it streams: a chunked upload (no Content-Length, which the
+ * pre-check below cannot see) is refused as soon as it passes the cap, and never held past it (issue 34:
+ * a chunked 700 MB upload was read whole first).
+ */
+async function cappedMultipart(request: Request): Promise<Record<string, unknown> | typeof OVER_CAP> {
+  const cap = MAX_MEDIA_BYTES + MULTIPART_SLACK;
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > cap) {
+        await reader.cancel().catch(() => {});
+        return OVER_CAP;
+      }
+      chunks.push(value);
+    }
+  }
+  const form = await new Response(new Blob(chunks), { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+  chunks.length = 0;
+  return Object.fromEntries(form.entries());
+}
 
 export const mediaRoutes = (deps: Deps) => {
   const publicUrl = deps.config.server.public_url;
@@ -35,8 +65,7 @@ export const mediaRoutes = (deps: Deps) => {
     .onRequest(({ request }) => {
       if (request.method !== "POST" || pathOf(request) !== uploadPath) return;
       const length = Number(request.headers.get("content-length") ?? "0");
-      if (length > MAX_MEDIA_BYTES + MULTIPART_SLACK)
-        throw new AppError("VALIDATION_FAILED", "The file is not accepted", [{ pointer: "/file", message: `is over the ${MAX_MEDIA_BYTES >> 20} MB limit for one file` }]);
+      if (length > MAX_MEDIA_BYTES + MULTIPART_SLACK) throw tooLarge();
     })
     .post(
       "/media",
@@ -66,6 +95,10 @@ export const mediaRoutes = (deps: Deps) => {
       {
         scope: "media:write",
         type: "multipart/form-data",
+        parse: ({ request }) => cappedMultipart(request),
+        transform: ({ body }) => {
+          if ((body as unknown) === OVER_CAP) throw tooLarge();
+        },
         body: t.Object({
           file: t.File({ description: "the file; its part's Content-Type is checked against the content" }),
           channel: t.Optional(t.String({ description: "check the file against this channel's (or channel account id's) accepted types and sizes" })),

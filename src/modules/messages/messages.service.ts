@@ -8,6 +8,7 @@
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
+import type { OutboundPolicy } from "../../platform/outbound/outbound.policy";
 import type { Channel, FailureReason, InboundEvent, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
 import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Deps } from "../../deps";
@@ -160,7 +161,7 @@ export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["
 // ------------------------------------------------------------------ request rules
 
 /** Every problem of the request body at once (422 VALIDATION_FAILED), before anything is looked up. */
-function checkRequest(input: SendMessageInput): void {
+function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
   const rule = CHANNEL_RULES[input.channel];
   const p = new DetailCollector();
   if (!rule.types.includes(input.type))
@@ -176,7 +177,9 @@ function checkRequest(input: SendMessageInput): void {
     if (!input.media) p.add("/media", "required for type media");
     else {
       if ((input.media.mediaId === undefined) === (input.media.url === undefined)) p.add("/media", "give exactly one of mediaId or url");
-      if (input.media.url !== undefined && !/^https?:\/\/[^\s/]+/i.test(input.media.url)) p.add("/media/url", "must be an http(s) URL");
+      // No DNS here: the guarded fetcher checks the resolved addresses again when (and if) the URL is fetched.
+      const problem = input.media.url !== undefined ? outbound.staticProblem(input.media.url) : null;
+      if (problem) p.add("/media/url", `URL not allowed: ${problem}`);
       if (input.media.caption && rule.textLimit !== null && [...input.media.caption].length > rule.textLimit) p.add("/media/caption", `at most ${rule.textLimit} characters`);
     }
   }
@@ -185,6 +188,8 @@ function checkRequest(input: SendMessageInput): void {
     else {
       if ((input.template.templateId === undefined) === (input.template.name === undefined)) p.add("/template", "give exactly one of templateId or name");
       if (input.template.headerMediaId && input.template.headerMediaUrl) p.add("/template/headerMediaId", "give at most one of headerMediaId or headerMediaUrl");
+      const problem = input.template.headerMediaUrl !== undefined ? outbound.staticProblem(input.template.headerMediaUrl) : null;
+      if (problem) p.add("/template/headerMediaUrl", `URL not allowed: ${problem}`);
     }
   }
   if (input.type === "email") {
@@ -390,7 +395,7 @@ export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: str
  * Throws AppError for every refusal (422/402/404/429), changing nothing.
  */
 export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
-  checkRequest(input);
+  checkRequest(input, deps.outbound);
   const { db } = deps;
   // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
   return db.within(() => {

@@ -101,6 +101,18 @@ describe("POST /messages rules", () => {
     // Body shape
     { name: "to without any field: 422 /to", method: "POST", url: "/messages", body: { channel: "whatsapp", to: {}, type: "template", template: hello }, status: 422, contains: { error: { details: [{ pointer: "/to" }] } } },
     { name: "media with both mediaId and url: 422 /media", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff", url: "https://x.example/a.jpg" } }, status: 422, contains: { error: { details: [{ pointer: "/media" }] } } },
+    // Media URLs that could never be fetched (DESIGN §23): refused at acceptance, before anything is charged
+    ...[
+      ["file:", "file:///etc/passwd", "must use http or https"],
+      ["data:", "data:image/png;base64,iVBORw0KGgo=", "must use http or https"],
+      ["loopback", "http://127.0.0.1:8080/a.png", "its host is a loopback address"],
+      ["link-local", "http://169.254.169.254/latest/meta-data/a.png", "its host is a link-local address"],
+      ["IPv4-mapped link-local", "http://[::ffff:169.254.169.254]/a.png", "its host is a link-local address"],
+      ["metadata name", "http://metadata.google.internal/a.png", "its host is a cloud metadata service"],
+    ].flatMap(([what, url, why]) => [
+      { name: `media.url ${what}: 422 /media/url`, method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url } }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/media/url", message: `URL not allowed: ${why}` }] } } },
+      { name: `template.headerMediaUrl ${what}: 422 /template/headerMediaUrl`, method: "POST", url: "/messages", body: template("telegram", { handle: "1001" }, { template: { ...hello, headerMediaUrl: url } }), status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/template/headerMediaUrl", message: `URL not allowed: ${why}` }] } } },
+    ]),
     { name: "unknown mediaId: 422 /media/mediaId", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff" } }, status: 422, contains: { error: { details: [{ pointer: "/media/mediaId" }] } } },
     { name: "template by id and name: 422 /template", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { ...hello, templateId: "0193a4b2-0000-7000-8000-00000000ffff" } }), status: 422, contains: { error: { details: [{ pointer: "/template" }] } } },
     { name: "unknown template name: 422 /template/name", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "nope" } }), status: 422, contains: { error: { details: [{ pointer: "/template/name" }] } } },

@@ -28,6 +28,7 @@ function createSocialModule(deps: Deps) {
   const mediaLinks = createMediaLinks({ store: createAdapterStateStore(db, "social"), publicUrl: deps.config.server.public_url, now });
   const service = createSocialService({
     publicMediaLinks: isPublicUrl(deps.config.server.public_url),
+    urlProblem: deps.outbound.staticProblem,
     repo,
     runtime,
     queue: deps.queue,

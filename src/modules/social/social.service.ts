@@ -34,6 +34,8 @@ export interface SocialServiceDeps {
   mediaType: (companyId: string, mediaId: string) => string | undefined;
   /** `[server] public_url` can be reached from the internet: URL-pulling platforms can fetch uploaded media. */
   publicMediaLinks: boolean;
+  /** Why a caller's media URL may never be fetched (`[outbound]` static check, no DNS), or null. */
+  urlProblem: (url: string) => string | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -90,6 +92,8 @@ export function createSocialService(d: SocialServiceDeps) {
         else if (!type.startsWith("image/") && !type.startsWith("video/")) details.add(`${pointer}/${i}/mediaId`, `is ${type}; posts take images and videos only`);
         return { mediaId: m.mediaId, kind: type?.startsWith("video/") ? "video" : "image" };
       }
+      const problem = d.urlProblem(m.url);
+      if (problem) details.add(`${pointer}/${i}/url`, `URL not allowed: ${problem}`);
       return { url: m.url, kind: m.kind ?? kindOfUrl(m.url) };
     });
   }

@@ -129,6 +129,9 @@ describe("bad input → 422 with pointers", () => {
     { name: "missing url and events", method: "POST", url: "/webhooks", body: {}, status: 422, contains: { error: { code: "VALIDATION_FAILED" } }, check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(expect.arrayContaining(["/url", "/events"])) },
     { name: "not a URL", method: "POST", url: "/webhooks", body: { url: "not a url", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
     { name: "ftp scheme", method: "POST", url: "/webhooks", body: { url: "ftp://example.com/x", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url", message: "must use http or https" }] } } },
+    { name: "link-local (cloud metadata) address", method: "POST", url: "/webhooks", body: { url: "http://169.254.169.254/latest/meta-data/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
+    { name: "IPv4-mapped link-local address", method: "POST", url: "/webhooks", body: { url: "http://[::ffff:169.254.169.254]/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
+    { name: "metadata host name", method: "POST", url: "/webhooks", body: { url: "http://metadata.google.internal/computeMetadata/v1/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
     { name: "javascript: scheme", method: "POST", url: "/webhooks", body: { url: "javascript:alert(1)", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
     {
       name: "unknown event type and bad pattern, each with its index",
@@ -172,7 +175,7 @@ describe("URL policy from [webhooks] config", () => {
     ["http://10.1.2.3/h", "private network"],
     ["http://192.168.1.10/h", "private network"],
     ["http://[::1]/h", "private network"],
-    ["http://169.254.169.254/latest/meta-data", "private network"],
+    ["http://169.254.169.254/latest/meta-data", "link-local"],
     ["http://localhost:8080/h", "private network"],
     ["https://evil.example.com/h", "deny"],
     ["https://a.blocked.example/h", "deny"],

@@ -60,10 +60,22 @@ describe("URL policy", () => {
   };
 
   test("private networks allowed by default (on-prem)", async () => {
-    const p = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] });
+    const p = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, dns({ "erp.local": ["10.0.0.5"] }));
     expect(p.check("http://127.0.0.1:8080/x")).toBeNull();
     expect(p.check("http://erp.local/x")).toBeNull();
-    expect(await p.checkBeforeSend("http://erp.local/x")).toBeNull(); // no DNS needed
+    expect(await p.checkBeforeSend("http://erp.local/x")).toBeNull();
+  });
+
+  test("link-local and metadata services are refused by default, in every form, unless [webhooks] allow lists them (issue 34 row 5)", async () => {
+    const p = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, dns({ "imds.example.com": ["169.254.169.254"], "v6.example.com": ["fe80::1"] }));
+    for (const url of ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/", "http://[fe80::1]/", "http://metadata.google.internal/", "http://metadata.google.internal./", "http://100.100.100.200/"])
+      expect(p.check(url)).toMatch(/link-local|metadata/);
+    expect(p.check("https://imds.example.com/h")).toBeNull(); // a name: decided once resolved
+    expect(await p.checkBeforeSend("https://imds.example.com/h")).toContain("imds.example.com (169.254.169.254) is a link-local address");
+    expect(await p.checkBeforeSend("https://v6.example.com/h")).toContain("link-local");
+    const listed = createUrlPolicy({ allow_private_networks: true, allow: ["169.254.0.0/16", "metadata.google.internal"], deny: [] });
+    expect(listed.check("http://169.254.169.254/x")).toBeNull();
+    expect(listed.check("http://metadata.google.internal/x")).toBeNull();
   });
 
   test("a name resolving to a private address is refused before sending when private networks are off", async () => {

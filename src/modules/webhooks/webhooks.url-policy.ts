@@ -1,8 +1,9 @@
 /**
- * Where webhooks may be sent (`[webhooks]` config): http(s) only; private, loopback and link-local
- * addresses only when `allow_private_networks` (default true: on-prem receivers are usually internal);
- * `deny` refuses and a non-empty `allow` restricts. Entries are IPs/CIDRs (`10.0.0.0/8`), host names
- * (`erp.example.com`) or subdomain wildcards (`*.example.com`).
+ * Where webhooks may be sent (`[webhooks]` config): http(s) only; link-local addresses and cloud metadata
+ * services (by name or address, also in their IPv6 forms: the shared rules of platform/outbound) never,
+ * unless `allow` lists them; private and loopback addresses only when `allow_private_networks` (default
+ * true: on-prem receivers are usually internal); `deny` refuses and a non-empty `allow` restricts. Entries
+ * are IPs/CIDRs (`10.0.0.0/8`), host names (`erp.example.com`) or subdomain wildcards (`*.example.com`).
  *
  * Checked when an endpoint is created or updated (literal hosts: 422 with a pointer) and again before each
  * attempt, where host names are resolved so a name pointing at a refused address is refused too.
@@ -12,6 +13,7 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { compileRanges, ipInRanges } from "../../platform/http/ip-allow";
+import { classifyAddress, isMetadataHost } from "../../platform/outbound/outbound.policy";
 
 export interface UrlPolicyConfig {
   allow_private_networks: boolean;
@@ -55,11 +57,14 @@ export type UrlPolicy = ReturnType<typeof createUrlPolicy>;
 export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string) => Promise<string[]> = defaultResolve) {
   const allow = compileList(config.allow);
   const deny = compileList(config.deny);
-  const needsResolution = !config.allow_private_networks || allow.ranges.length > 0 || deny.ranges.length > 0;
+  // Every name is resolved before an attempt: any name may point at a link-local or metadata address.
 
   /** Problems with an address the URL's host is (or resolves to). */
   function addressProblem(ip: string, host: string): string | null {
     if (ipInRanges(ip, deny.ranges)) return `${ip} is refused by [webhooks] deny`;
+    const kind = classifyAddress(ip);
+    if ((kind === "link-local" || kind === "metadata") && !ipInRanges(ip, allow.ranges) && !hostMatches(host, allow))
+      return `${host === ip ? ip : `${host} (${ip})`} is ${kind === "metadata" ? "a cloud metadata service" : "a link-local address"}; only [webhooks] allow can let it through`;
     if (!config.allow_private_networks && isPrivateAddress(ip)) return `${host === ip ? ip : `${host} (${ip})`} is a private network address; [webhooks] allow_private_networks is false`;
     return null;
   }
@@ -78,6 +83,7 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
       if (!host) return "must name a host";
       const ip = literalIp(host);
       if (hostMatches(host, deny)) return `${host} is refused by [webhooks] deny`;
+      if (isMetadataHost(host) && !hostMatches(host, allow)) return `${host} is a cloud metadata service; only [webhooks] allow can let it through`;
       if (ip) {
         const p = addressProblem(ip, ip);
         if (p) return p;
@@ -93,7 +99,7 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
     /** The static check plus, where the config needs it, the addresses the host resolves to (before each attempt). */
     async checkBeforeSend(raw: string): Promise<string | null> {
       const p = this.check(raw);
-      if (p || !needsResolution) return p;
+      if (p) return p;
       const host = new URL(raw).hostname.toLowerCase();
       if (literalIp(host)) return null;
       let ips: string[];
