@@ -32,6 +32,9 @@ const tooLarge = () => new AppError("VALIDATION_FAILED", "The file is not accept
  * a chunked 700 MB upload was read whole first).
  */
 async function cappedMultipart(request: Request): Promise<Record<string, unknown> | typeof OVER_CAP> {
+  // Not multipart at all: nothing to read; the schema step answers 422 /file after the scope check (a body
+  // that fails to parse here would be refused before it, as malformed).
+  if (!/^multipart\/form-data\b/i.test(request.headers.get("content-type") ?? "")) return {};
   const cap = MAX_MEDIA_BYTES + MULTIPART_SLACK;
   const chunks: Uint8Array[] = [];
   let total = 0;
