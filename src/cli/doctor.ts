@@ -33,7 +33,7 @@ const mb = (n: number) => `${(n / MB).toFixed(1)} MB`;
 async function probe(url: string): Promise<{ ok: boolean; detail: string; skewMs: number | null }> {
   const t0 = Date.now();
   try {
-    const res = await fetch(url, { method: "GET", signal: AbortSignal.timeout(5000), redirect: "manual" });
+    const res = await fetch(url, { method: "GET", headers: { "user-agent": `Switchboard/${VERSION}` }, signal: AbortSignal.timeout(5000), redirect: "manual" });
     await res.body?.cancel();
     const date = Date.parse(res.headers.get("date") ?? "");
     const skewMs = Number.isNaN(date) ? null : Math.round((t0 + Date.now()) / 2 - date);

@@ -121,8 +121,8 @@ export function createDeliveryEngine({
   }
 
   async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {
-    const problem = await policy.checkBeforeSend(ctx.url);
-    if (problem) return { statusCode: null, durationMs: 0, responseExcerpt: null, error: `refused by URL policy: ${problem}`, retryAfterMs: null };
+    const checked = await policy.addressesBeforeSend(ctx.url);
+    if ("problem" in checked) return { statusCode: null, durationMs: 0, responseExcerpt: null, error: `refused by URL policy: ${checked.problem}`, retryAfterMs: null };
     const secrets = activeSecrets(
       { secret: ctx.secret, previousSecret: ctx.previousSecret, previousSecretExpiresAt: ctx.previousSecretExpiresAt === null ? null : new Date(ctx.previousSecretExpiresAt) },
       at,
@@ -135,7 +135,7 @@ export function createDeliveryEngine({
     const started = performance.now();
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await fetchImpl(ctx.url, { method: "POST", headers, body: ctx.body, redirect: "manual", signal });
+      const res = await postPinned({ fetchImpl, url: new URL(ctx.url), addresses: checked.addresses, init: { method: "POST", headers, body: ctx.body, redirect: "manual", signal } });
       const responseExcerpt = await readExcerpt(res);
       const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get("retry-after"), now()) : null;
       return { statusCode: res.status, durationMs: Math.round(performance.now() - started), responseExcerpt, error: null, retryAfterMs };
@@ -255,4 +255,30 @@ async function readExcerpt(res: Response): Promise<string | null> {
   if (!size) return "";
   const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
   return text;
+}
+
+/**
+ * The attempt, to the addresses the policy checked (the next only when connecting to one fails). NB! The
+ * URL's host is replaced by the address, so nothing resolves the name again between the check and the
+ * connection (no DNS rebinding); `Host` and, for https, the TLS server name keep the name, so the receiver
+ * routes and its certificate is verified as before (outbound.fetch.ts does the same for media).
+ */
+export async function postPinned({ fetchImpl, url, addresses, init }: { fetchImpl: typeof fetch; url: URL; addresses: string[]; init: RequestInit & { headers: Record<string, string> } }): Promise<Response> {
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  let lastError: unknown;
+  for (const ip of addresses) {
+    const pinned = new URL(url);
+    pinned.hostname = ip.includes(":") ? `[${ip}]` : ip;
+    try {
+      return await fetchImpl(pinned, {
+        ...init,
+        headers: { ...init.headers, host: url.host },
+        ...(url.protocol === "https:" && host !== ip ? { tls: { serverName: host } } : {}),
+      });
+    } catch (e) {
+      if (init.signal?.aborted) throw e;
+      lastError = e;
+    }
+  }
+  throw lastError;
 }

@@ -1,7 +1,7 @@
 /** Pure parts of webhooks: schedule, Retry-After, subscriptions, URL policy with DNS, signing vs the reference library. */
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs, RETRY_SCHEDULE_MS } from "./webhooks.delivery";
+import { MAX_ATTEMPTS, parseRetryAfter, postPinned, retryDelayMs, RETRY_SCHEDULE_MS } from "./webhooks.delivery";
 import { activeSecrets, generateSecret, sign, signedHeaders } from "./webhooks.signing";
 import { compileMatcher, subscriptionProblem } from "./webhooks.subscriptions";
 import { createUrlPolicy } from "./webhooks.url-policy";
@@ -94,6 +94,29 @@ describe("URL policy", () => {
     expect(await p.checkBeforeSend("http://bad.lan/h")).toContain("deny");
     expect(await p.checkBeforeSend("http://web.lan/h")).toContain("allow");
     expect(p.check("https://x.corp.example/h")).toBeNull();
+  });
+});
+
+describe("an attempt connects to the addresses that were checked", () => {
+  test("a name is resolved once, by the policy; the POST goes to that address with the name as Host (no second lookup to rebind)", async () => {
+    const seen: { host: string | null; body: string }[] = [];
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (seen.push({ host: req.headers.get("host"), body: await req.text() }), new Response("ok")) });
+    try {
+      // hooks.rebind.test exists in no DNS: only the policy's resolver knows it, so a delivery that looked it up
+      // again could not connect at all.
+      const policy = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, async (host) => (host === "hooks.rebind.test" ? ["127.0.0.1"] : Promise.reject(new Error("ENOTFOUND"))));
+      const url = `http://hooks.rebind.test:${server.port}/in`;
+      const checked = await policy.addressesBeforeSend(url);
+      expect(checked).toEqual({ addresses: ["127.0.0.1"] });
+      if (!("addresses" in checked)) throw new Error("refused");
+      const res = await postPinned({ fetchImpl: fetch, url: new URL(url), addresses: checked.addresses, init: { method: "POST", headers: { "content-type": "application/json" }, body: "{}", redirect: "manual" } });
+      expect(res.status).toBe(200);
+      expect(seen).toEqual([{ host: `hooks.rebind.test:${server.port}`, body: "{}" }]);
+      const refused = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, async () => ["169.254.169.254"]);
+      expect(await refused.addressesBeforeSend(url)).toEqual({ problem: expect.stringContaining("link-local") });
+    } finally {
+      server.stop(true);
+    }
   });
 });
 

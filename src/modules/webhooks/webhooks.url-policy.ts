@@ -7,8 +7,8 @@
  *
  * Checked when an endpoint is created or updated (literal hosts: 422 with a pointer) and again before each
  * attempt, where host names are resolved so a name pointing at a refused address is refused too.
- * NB! fetch resolves the name again; a DNS answer that changes between the two lookups (rebinding) is not
- * caught. Operators who need a hard boundary should also firewall the appliance's egress.
+ * The attempt connects to the addresses that were checked (webhooks.delivery.ts), so a DNS answer that
+ * changes between the check and the connection (rebinding) cannot move it elsewhere.
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
@@ -96,25 +96,36 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
         return `${host} is not in [webhooks] allow`;
       return null;
     },
-    /** The static check plus, where the config needs it, the addresses the host resolves to (before each attempt). */
+    /** The static check plus the addresses the host resolves to (before each attempt). Returns a problem, or null. */
     async checkBeforeSend(raw: string): Promise<string | null> {
+      const checked = await this.addressesBeforeSend(raw);
+      return "problem" in checked ? checked.problem : null;
+    },
+    /**
+     * Before each attempt: the static check, then every address the host resolves to; the addresses that
+     * passed, for the attempt to connect to (pinned: nothing resolves the name again in between).
+     */
+    async addressesBeforeSend(raw: string): Promise<{ problem: string } | { addresses: string[] }> {
       const p = this.check(raw);
-      if (p) return p;
+      if (p) return { problem: p };
       const host = new URL(raw).hostname.toLowerCase();
-      if (literalIp(host)) return null;
+      const literal = literalIp(host);
+      if (literal) return { addresses: [literal] };
       let ips: string[];
       try {
         ips = await resolve(host);
       } catch (e) {
-        return `cannot resolve ${host}: ${e instanceof Error ? e.message : String(e)}`;
+        return { problem: `cannot resolve ${host}: ${e instanceof Error ? e.message : String(e)}` };
       }
+      if (ips.length === 0) return { problem: `cannot resolve ${host}: no address` };
       for (const ip of ips) {
         const problem = addressProblem(ip, host);
-        if (problem) return problem;
+        if (problem) return { problem };
       }
       const hasAllow = allow.hosts.length + allow.suffixes.length + allow.ranges.length > 0;
-      if (hasAllow && !hostMatches(host, allow) && !ips.every((ip) => ipInRanges(ip, allow.ranges))) return `${host} is not in [webhooks] allow`;
-      return null;
+      if (hasAllow && !hostMatches(host, allow) && !ips.every((ip) => ipInRanges(ip, allow.ranges))) return { problem: `${host} is not in [webhooks] allow` };
+      // IPv4 first: a host with an AAAA record is often unreachable over IPv6 from an on-prem network.
+      return { addresses: [...ips.filter((a) => !a.includes(":")), ...ips.filter((a) => a.includes(":"))] };
     },
   };
 }
