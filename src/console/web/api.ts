@@ -54,10 +54,12 @@ export interface Page<T> {
 
 /** One call; returns the whole JSON body (`{data}` or `{data, page}`); throws ApiError. */
 export async function call<T>(method: string, path: string, body?: unknown, key = storedKey()): Promise<T> {
+  // Signed out while a poll was due: ask nothing (the appliance would only answer 401).
+  if (!key) throw new ApiError(401, "SIGNED_OUT", "signed out");
   const headers: Record<string, string> = { authorization: `Bearer ${key ?? ""}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method === "POST" || method === "PATCH" || method === "PUT") headers["idempotency-key"] = idempotencyKey();
-  const r = await fetch(path.startsWith("/") && !path.startsWith(API) ? path : `${API}${path}`, {
+  const r = await fetch(`${API}${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -65,7 +67,8 @@ export async function call<T>(method: string, path: string, body?: unknown, key 
   });
   if (!r.ok) {
     const e = await toError(r);
-    if (r.status === 401) onUnauthorized(e);
+    // Only the signed-in key's refusal signs out; a key being tried at sign-in is just refused.
+    if (r.status === 401 && key === storedKey()) onUnauthorized(e);
     throw e;
   }
   return (await r.json()) as T;

@@ -52,6 +52,7 @@ const stopTimers = () => {
 
 function signIn(message?: string): void {
   stopTimers();
+  window.onhashchange = null; // signed out: no page may load (it would call the API without a key)
   const input = h("input", { id: "api-key", name: "apiKey", type: "password", autocomplete: "off", required: true, placeholder: "sb_live_…", spellcheck: "false" });
   const error = h("p", { class: "error", role: "alert" }, message ?? "");
   const form = h(
@@ -117,9 +118,10 @@ function shell(me: Me): void {
       nav,
       PAGES.map((p) => {
         const allowed = !p.scope || can(me, p.scope);
+        // A page the key may not read stays a link: it leads to the reason, shown instead of the page.
         return h(
           "a",
-          { href: `#/${p.id}`, id: `nav-${p.id}`, class: `${p.id === page.id ? "active" : ""}${allowed ? "" : " disabled"}`, "aria-current": p.id === page.id ? "page" : undefined, "aria-disabled": allowed ? undefined : "true", title: allowed ? undefined : needs(p.scope!) },
+          { href: `#/${p.id}`, id: `nav-${p.id}`, class: `${p.id === page.id ? "active" : ""}${allowed ? "" : " disabled"}`, "aria-current": p.id === page.id ? "page" : undefined, title: allowed ? undefined : needs(p.scope!) },
           p.title,
           allowed ? null : h("small", null, `needs ${p.scope}`),
         );

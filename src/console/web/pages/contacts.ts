@@ -75,7 +75,7 @@ function importer(ctx: Ctx, done: () => void): HTMLElement {
   const bar = h("progress", { id: "import-progress", max: 1, value: 0, "aria-label": "Import progress" });
   const line = h("p", { class: "muted", id: "import-status", "aria-live": "polite" });
   const errors = h("ul", { class: "error" });
-  const button = h("button", { type: "submit", disabled: !write, title: write ? undefined : ctx.needs("contacts:write") }, "Import");
+  const button = h("button", { type: "submit", id: "import-start", disabled: !write, title: write ? undefined : ctx.needs("contacts:write") }, "Import");
   const form = h("form", { class: "card importer" }, h("h2", null, "Import contacts"), h("p", { class: "muted" }, "CSV with a header row (firstName, lastName, email, whatsapp, tags, optIn, …) or NDJSON, one contact per line."), h("div", { class: "row" }, file, button), bar, line, errors);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
