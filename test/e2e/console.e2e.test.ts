@@ -1,12 +1,13 @@
 /**
  * The console (/console, DESIGN §22) in a real browser: Debian's Chromium driven by playwright-core against the
  * compiled binary on loopback, from a fresh `init`. Signs in with the admin key and sees the balance; answers
- * a simulated inbound message from the inbox and watches the reply reach `read`; creates a campaign through
- * the wizard after seeing its estimate and exclusion reasons; sends a webhook test and redelivers it; signs
- * out (sessionStorage emptied). A key without `campaigns:read` sees the campaigns page disabled with the
- * reason, a wrong key is refused. Throughout: the CSP header is sent, the page asks nothing of another
- * origin, and the browser logs no console error. Screenshots of each page go to $CONSOLE_SCREENSHOTS (default
- * /tmp/switchboard-console), never into git.
+ * a simulated inbound message from the inbox and watches the reply reach `read`; imports contacts with a
+ * progress bar; creates a campaign through the wizard after seeing its estimate and exclusion reasons, and
+ * watches its funnel fill; sends a webhook test and redelivers it; signs out (sessionStorage emptied). A key
+ * without `campaigns:read` sees the campaigns page disabled with the reason, one without `campaigns:write`
+ * the New campaign button disabled; a wrong key is refused. Throughout: the CSP header is sent, the page asks
+ * nothing of another origin, and the browser logs no console error. Screenshots of each page go to
+ * $CONSOLE_SCREENSHOTS (default /tmp/switchboard-console), never into git.
  *
  * The test code has no DOM types (tsconfig lib): code run in the page is typed by hand or passed as a string.
  *
@@ -27,6 +28,7 @@ const SHOTS = process.env.CONSOLE_SCREENSHOTS ?? "/tmp/switchboard-console";
 let dir: string;
 let init: { configPath: string; apiKey: string };
 let limitedKey: string;
+let viewerKey: string;
 let server: RunningServer;
 let browser: Browser;
 let context: BrowserContext;
@@ -72,6 +74,9 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     const k = run(["keys", "create", "--company", "default", "--name", "agent", "--scopes", "conversations:read,contacts:read", "--json"], { env: { SWITCHBOARD_CONFIG: init.configPath } });
     expect(k.code).toBe(0);
     limitedKey = JSON.parse(k.stdout).key;
+    const v = run(["keys", "create", "--company", "default", "--name", "viewer", "--scopes", "campaigns:read", "--json"], { env: { SWITCHBOARD_CONFIG: init.configPath } });
+    expect(v.code).toBe(0);
+    viewerKey = JSON.parse(v.stdout).key;
     server = await serve(init.configPath);
 
     // Facts for the pages: two tagged WhatsApp contacts, one opted in (the estimate excludes the other for
@@ -246,6 +251,22 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     // The page did not even ask: the API would have answered 403.
     expect(urls.some((u) => u.includes("/api/public/v1/campaigns"))).toBe(false);
     await shot(p, "campaigns-disabled");
+    expect(errors).toEqual([]);
+    await p.close();
+  });
+
+  test("a key with campaigns:read but not campaigns:write sees the list and the New campaign button disabled", async () => {
+    const p = await context.newPage();
+    p.setDefaultTimeout(10_000);
+    const errors: string[] = [];
+    watch(p, errors, []);
+    await signIn(p, viewerKey);
+    await p.waitForSelector("#balance");
+    await p.click("#nav-campaigns");
+    await p.waitForSelector("tr:has-text('Winter newsletter')");
+    expect(await p.getAttribute("#new-campaign", "aria-disabled")).toBe("true");
+    expect(await p.getAttribute("#new-campaign", "href")).toBeNull();
+    expect(await p.getAttribute("#new-campaign", "title")).toContain("campaigns:write");
     expect(errors).toEqual([]);
     await p.close();
   });

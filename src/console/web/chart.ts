@@ -38,7 +38,8 @@ function axes(yMax: number, xLabels: [number, string][], xOf: (v: number) => num
     "g",
     { class: "axes" },
     yt.map((v) => [s("line", { x1: PAD.l, x2: W - PAD.r, y1: yOf(v), y2: yOf(v), class: "grid" }), s("text", { x: PAD.l - 6, y: yOf(v) + 4, "text-anchor": "end" }, String(v))]),
-    xLabels.map(([x, label]) => s("text", { x: xOf(x), y: H - 8, "text-anchor": "middle" }, label)),
+    // The first and last labels hug the plot's edges so they are not cut off.
+    xLabels.map(([x, label], i) => s("text", { x: xOf(x), y: H - 8, "text-anchor": xLabels.length > 2 && i === 0 ? "start" : xLabels.length > 2 && i === xLabels.length - 1 ? "end" : "middle" }, label)),
   );
   return { g, yOf };
 }

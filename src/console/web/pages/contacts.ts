@@ -32,7 +32,7 @@ function detailView(c: Contact, ctx: Ctx, changed: (c: Contact) => void): HTMLEl
     "section",
     { class: "card contact-detail", id: "contact-detail" },
     h("h2", { class: "wrap" }, fullName(c), c.blocked ? h("span", { class: "error" }, " (blocked)") : null),
-    h("p", { class: "muted" }, [c.city, c.country].filter(Boolean).join(", "), ` · created ${fmtTime(c.createdAt)}`),
+    h("p", { class: "muted" }, [c.city, c.country, `created ${fmtTime(c.createdAt)}`].filter(Boolean).join(" · ")),
     h("h3", null, "Identities"),
     h("ul", null, c.identities.map((i) => h("li", { class: "wrap" }, `${i.channel}: ${i.value} `, i.status === "verified" ? null : badge(i.status)))),
     h("h3", null, "Tags"),

@@ -50,6 +50,7 @@ export const socialPage: PageDef = {
         ),
       );
     }
+    while (cells.length % 7) cells.push(h("div", { class: "day blank", "aria-hidden": "true" }));
     clear(
       root,
       h("h1", null, "Social"),
