@@ -153,7 +153,26 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.fill("#note-text", "Promised shipping today");
     await page.click("text=Add note");
     await page.waitForSelector(".notes li:has-text('Promised shipping today')");
+    await page.fill("#assignee", "Sam");
+    await page.click("button:has-text('Assign')");
+    await until("the assignment", async () => ((await api("GET", "/conversations?status=open")) as { assignee: { name: string } | null }[]).some((c) => c.assignee?.name === "Sam") || undefined, { timeoutMs: 10_000 });
     await shot(page, "inbox");
+  });
+
+  test("outside the window the inbox replies with a template; close", async () => {
+    const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
+    await api("POST", `/hooks/${whatsapp.id}`, { from: { phone: "+4915112345679", name: "Charles Babbage" }, text: "Hello from last week", timestamp: twoDaysAgo });
+    await page.click("#nav-overview"); // leave and come back: the list is read afresh
+    await page.click("#nav-inbox");
+    await page.click("#conversations a:has-text('Charles Babbage')");
+    await page.waitForSelector("text=The messaging window is closed: only a template can be sent.");
+    expect(await page.$("#reply-text")).toBeNull();
+    await page.waitForSelector("#reply-template");
+    await page.click("#reply-send");
+    await page.waitForSelector("#messages li.outbound:has-text('[template hello_world] Charles')");
+    await shot(page, "inbox-template");
+    await page.click("#close-conversation");
+    await page.waitForSelector(".conv-side .badge.st-closed");
   });
 
   test("contacts: search, detail, import with a progress bar", async () => {
@@ -161,6 +180,8 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.fill("#contact-search", "Ada");
     await page.click("tr.clickable:has-text('Ada Lovelace')");
     await page.waitForSelector("#contact-detail:has-text('+4915112345678')");
+    await page.click("#contact-detail button:has-text('Opt in')");
+    await page.waitForSelector("#contact-detail .badge.st-opted_in");
     const csv = "firstName,lastName,whatsapp,tags,optIn\nGrace,Hopper,+14155550111,newsletter,true\nAlan,Turing,+14155550112,newsletter,false\n";
     await page.setInputFiles("#import-file", { name: "contacts.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
     await page.click("#import-start");
@@ -208,6 +229,13 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.click("#nav-templates");
     await page.waitForSelector("td:has-text('hello_world')");
     await shot(page, "templates");
+
+    // Back on the overview, the charts hold what happened: priced messages this hour, the campaign's recipients.
+    await page.click("#nav-overview");
+    await page.waitForSelector("figure.chart:has-text('Campaign recipients by status') rect.bar");
+    expect(await page.$$("figure.chart:has-text('Priced messages per hour') rect.bar")).not.toHaveLength(0);
+    expect(await page.textContent("#shell-balance")).not.toContain("100.000000");
+    await shot(page, "overview-after");
   });
 
   test("readable on a phone: the inbox at 390 px", async () => {

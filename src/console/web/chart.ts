@@ -79,8 +79,8 @@ export function stackedColumns(title: string, buckets: { label: string; values: 
 }
 
 /** A funnel: one horizontal bar per step, its length relative to the first (or `of`). */
-export function funnel(title: string, steps: { name: string; value: number }[], of?: number): HTMLElement {
-  const max = Math.max(of ?? 0, ...steps.map((x) => x.value), 1);
+export function funnel(title: string, steps: { name: string; value: number; label?: string }[], of?: number): HTMLElement {
+  const max = Math.max(of ?? 0, ...steps.map((x) => x.value)) || 1;
   const rowH = 30;
   const height = steps.length * rowH + 8;
   const labelW = 110;
@@ -91,7 +91,7 @@ export function funnel(title: string, steps: { name: string; value: number }[], 
       null,
       s("text", { x: labelW - 8, y: i * rowH + 22, "text-anchor": "end" }, x.name),
       s("rect", { class: `bar c-${x.name}`, x: labelW, y: i * rowH + 6, height: rowH - 10, width: Math.max(x.value ? 2 : 0, (x.value / max) * barW) }),
-      s("text", { x: labelW + (x.value / max) * barW + 6, y: i * rowH + 22 }, `${x.value}${of ? ` (${Math.round((x.value / max) * 100)}%)` : ""}`),
+      s("text", { x: labelW + (x.value / max) * barW + 6, y: i * rowH + 22 }, x.label ?? `${x.value}${of ? ` (${Math.round((x.value / max) * 100)}%)` : ""}`),
     ),
   );
   return h("figure", { class: "chart" }, h("figcaption", null, title), s("svg", { viewBox: `0 0 ${W} ${height}`, role: "img", "aria-label": title }, rows));

@@ -110,6 +110,7 @@ function shell(me: Me): void {
     ),
   );
 
+  let refreshHeader = false; // the first page comes straight after sign-in's own GET /me
   const route = async () => {
     stopTimers();
     const [id = "overview", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
@@ -129,6 +130,9 @@ function shell(me: Me): void {
     );
     status.textContent = "";
     document.title = `${page.title} · Switchboard console`;
+    // The balance in the header moves with every priced send: read it again on each page change.
+    if (refreshHeader) void call<{ data: Me }>("GET", "/me").then(({ data }) => (balance.textContent = `${data.company.balance.amount} ${data.company.balance.unit}`), () => {});
+    refreshHeader = true;
     if (page.scope && !can(me, page.scope)) {
       clear(main, h("h1", null, page.title), h("section", { class: "card disabled-page", id: "disabled-reason" }, h("p", null, needs(page.scope)), h("p", { class: "muted" }, `The key's scopes: ${me.key.scopes.join(", ") || "none"}.`)));
       return;

@@ -24,6 +24,7 @@ export interface Message {
   type: string;
   content: { text?: string; template?: { name?: string; params?: Record<string, string> }; subject?: string; [k: string]: unknown };
   error: { code: string; reason?: string; message: string } | null;
+  statusTimes: { receivedAt: string | null };
   createdAt: string;
 }
 export interface Conversation {

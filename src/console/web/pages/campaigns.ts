@@ -202,7 +202,14 @@ async function detail(root: HTMLElement, ctx: Ctx) {
     const excluded = Object.values(st.excluded).reduce((a, b) => a + b, 0);
     clear(
       charts,
-      h("section", { class: "card" }, h("h2", null, "Progress"), h("p", { class: "row" }, progressBar(c.progress, "progress"), ` ${Math.round(c.progress)}% · ${st.pending} pending`), h("p", null, `Cost: ${c.cost.spent.amount} spent of ${c.cost.estimated.amount} ${c.cost.estimated.unit} estimated`)),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", null, "Progress"),
+        h("p", { class: "row" }, progressBar(c.progress, "progress"), ` ${Math.round(c.progress)}% · ${st.pending} pending`),
+        h("p", null, `${st.sendable} sendable of ${st.matched} matched`, excluded ? ` · excluded: ${Object.entries(st.excluded).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${REASONS[k] ?? k}`).join(", ")}` : ""),
+        h("p", null, `Cost: ${c.cost.spent.amount} spent of ${c.cost.estimated.amount} ${c.cost.estimated.unit} estimated`),
+      ),
       funnel("Funnel (recipients by the furthest status reached)", [
         { name: "matched", value: st.matched },
         { name: "excluded", value: excluded },
@@ -212,6 +219,10 @@ async function detail(root: HTMLElement, ctx: Ctx) {
         { name: "replied", value: st.replied },
         { name: "failed", value: st.failed },
       ], st.matched),
+      funnel(`Cost (${c.cost.estimated.unit})`, [
+        { name: "estimated", value: Number(c.cost.estimated.amount), label: c.cost.estimated.amount },
+        { name: "spent", value: Number(c.cost.spent.amount), label: c.cost.spent.amount },
+      ]),
       lineChart("While this page is open: recipients over time", Object.entries(samples).map(([name, points]): Series => ({ name, points })), { empty: "Collecting samples…" }),
     );
   };

@@ -6,7 +6,7 @@
 import { ApiError, get, list, post, qs } from "../api";
 import { badge, clear, fmtTime, h } from "../dom";
 import type { Ctx, PageDef } from "../main";
-import type { ConversationDetail, Message, Template } from "../types";
+import type { Conversation, ConversationDetail, Message, Template } from "../types";
 import { bodyText } from "./templates";
 
 const contactName = (c: ConversationDetail) => [c.contact.firstName, c.contact.lastName].filter(Boolean).join(" ") || "(no name)";
@@ -24,7 +24,8 @@ function bubble(m: Message): HTMLElement {
     "li",
     { class: `msg ${m.direction}`, "data-message-id": m.id },
     h("div", { class: "text" }, messageText(m)),
-    h("div", { class: "meta" }, fmtTime(m.createdAt), " ", m.direction === "outbound" ? badge(m.status) : null, m.error ? h("span", { class: "error" }, ` ${m.error.code}: ${m.error.message}`) : null),
+    // An inbound message shows the provider's time (when the contact wrote), which opens the window.
+    h("div", { class: "meta" }, fmtTime(m.statusTimes?.receivedAt ?? m.createdAt), " ", m.direction === "outbound" ? badge(m.status) : null, m.error ? h("span", { class: "error" }, ` ${m.error.code}: ${m.error.message}`) : null),
   );
 }
 
@@ -139,10 +140,18 @@ export const inboxPage: PageDef = {
     const thread = h("section", { class: "thread", id: "thread" }, h("p", { class: "muted" }, "Pick a conversation."));
     clear(root, h("h1", null, "Inbox"), h("div", { class: "inbox" }, h("div", { class: "conv-col" }, h("div", { class: "toolbar" }, filter), listEl), thread));
 
+    // The list has no last message: the details tell who spoke last. They are read again only for the
+    // conversations that changed since the last poll, so polling costs one request when nothing happens.
+    const known = new Map<string, ConversationDetail>();
     const loadList = async () => {
-      const { data } = await list<{ id: string }>(`/conversations${qs({ status: filter.value, limit: 30 })}`);
-      // The list has no last message: the details tell who spoke last (30 reads, well within the rate limit).
-      const details = await Promise.all(data.map((c) => get<ConversationDetail>(`/conversations/${c.id}`)));
+      const { data } = await list<Conversation>(`/conversations${qs({ status: filter.value, limit: 30 })}`);
+      const details = await Promise.all(
+        data.map((c) => {
+          const k = known.get(c.id);
+          if (k && k.lastMessageAt === c.lastMessageAt && k.status === c.status && k.assignee?.id === c.assignee?.id) return k;
+          return get<ConversationDetail>(`/conversations/${c.id}`).then((d) => (known.set(c.id, d), d));
+        }),
+      );
       details.sort((a, b) => Number(awaiting(b)) - Number(awaiting(a)) || Date.parse(b.lastMessageAt ?? b.createdAt) - Date.parse(a.lastMessageAt ?? a.createdAt));
       clear(
         listEl,
@@ -176,7 +185,7 @@ export const inboxPage: PageDef = {
       const c = await get<ConversationDetail>(`/conversations/${ctx.arg}`);
       clear(
         thread,
-        h("div", { class: "thread-main" }, h("h2", null, contactName(c)), messagesEl, composer(c, ctx, () => void loadMessages())),
+        h("div", { class: "thread-main" }, h("h2", null, contactName(c)), messagesEl, composer(c, ctx, () => void Promise.all([loadMessages(), loadList()]))),
         side(c, ctx, () => void loadThread().then(loadList)),
       );
       await loadMessages();

@@ -57,8 +57,6 @@ export const overviewPage: PageDef = {
   async render(root, ctx) {
     const [me, channels] = await Promise.all([get<Me>("/me"), get<Channel[]>("/channels")]);
     const down = channels.filter((c) => c.status !== "active");
-    const headerBalance = document.getElementById("shell-balance");
-    if (headerBalance) headerBalance.textContent = `${me.company.balance.amount} ${me.company.balance.unit}`;
     const ledger = h("div", null, h("p", { class: "muted" }, "Loading…"));
     const campaigns = h("div", null, h("p", { class: "muted" }, "Loading…"));
     clear(
