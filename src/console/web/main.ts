@@ -110,6 +110,7 @@ function shell(me: Me): void {
     ),
   );
 
+  let shownPage = "";
   let refreshHeader = false; // the first page comes straight after sign-in's own GET /me
   const route = async () => {
     stopTimers();
@@ -173,6 +174,10 @@ function shell(me: Me): void {
     } catch (e) {
       clear(main, h("h1", null, page.title), h("p", { class: "error" }, e instanceof ApiError ? e.describe() : String(e)));
     }
+    // Keyboard and screen-reader users land on the new page's content, not back at the top of the nav;
+    // within a page (opening a conversation) focus stays where it was.
+    if (page.id !== shownPage) main.focus({ preventScroll: true });
+    shownPage = page.id;
   };
   window.onhashchange = route;
   void route();
