@@ -112,8 +112,10 @@ function shell(me: Me): void {
 
   let shownPage = "";
   let refreshHeader = false; // the first page comes straight after sign-in's own GET /me
+  let shown = 0; // the route being shown; an older one still loading must not draw or poll
   const route = async () => {
     stopTimers();
+    const mine = ++shown;
     const [id = "overview", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
     const page = PAGES.find((p) => p.id === id) ?? PAGES[0];
     clear(
@@ -143,6 +145,7 @@ function shell(me: Me): void {
       can: (scope) => can(me, scope),
       needs,
       every: (ms, fn) => {
+        if (mine !== shown) return; // the user has moved on while this page was loading
         // One run at a time; a failed poll says so in the status line instead of an unhandled rejection.
         let busy = false;
         timers.push(
@@ -168,12 +171,16 @@ function shell(me: Me): void {
         location.hash = hash;
       },
     };
-    clear(main, h("p", { class: "muted" }, "Loading…"));
+    // Each route draws into its own element: a slow page that finishes after the user moved on draws
+    // into a detached one.
+    const root = h("div", { class: "page-root" }, h("p", { class: "muted" }, "Loading…"));
+    clear(main, root);
     try {
-      await page.render(main, ctx);
+      await page.render(root, ctx);
     } catch (e) {
-      clear(main, h("h1", null, page.title), h("p", { class: "error" }, e instanceof ApiError ? e.describe() : String(e)));
+      clear(root, h("h1", null, page.title), h("p", { class: "error" }, e instanceof ApiError ? e.describe() : String(e)));
     }
+    if (mine !== shown) return;
     // Keyboard and screen-reader users land on the new page's content, not back at the top of the nav;
     // within a page (opening a conversation) focus stays where it was.
     if (page.id !== shownPage) main.focus({ preventScroll: true });
