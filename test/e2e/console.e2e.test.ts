@@ -242,13 +242,20 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await shot(page, "overview-after");
   });
 
-  test("readable on a phone: the inbox at 390 px", async () => {
+  test("readable on a phone: no page is wider than 390 px (wide tables scroll inside their box)", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    for (const id of ["overview", "channels", "contacts", "campaigns", "social", "webhooks", "templates"]) {
+      await page.click(`#nav-${id}`);
+      await page.waitForSelector(`#nav-${id}.active`);
+      await page.waitForSelector("#page h1");
+      await page.waitForLoadState("networkidle");
+      expect([id, await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")]).toEqual([id, 0]);
+      await shot(page, `${id}-phone`);
+    }
     await page.click("#nav-inbox");
     await page.click("#conversations a:has-text('Ada Lovelace')");
     await page.waitForSelector("#messages li.outbound");
-    const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
-    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBe(0);
     await shot(page, "inbox-phone");
     await page.setViewportSize({ width: 1280, height: 800 });
   });
