@@ -82,7 +82,7 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     server = await serve(init.configPath);
 
     // Facts for the pages: two tagged WhatsApp contacts, one opted in (the estimate excludes the other for
-    // consent), a scheduled social post, a webhook endpoint.
+    // consent), a scheduled social post.
     whatsapp = ((await api("GET", "/channels")) as { id: string; channel: string }[]).find((c) => c.channel === "whatsapp")!;
     for (const [i, optIn] of [[1, true], [2, false]] as const) {
       const { contact } = await api("POST", "/contacts", { firstName: `Reader${i}`, lastName: "Example", identities: [{ channel: "whatsapp", value: `+1415555010${i}` }], tags: ["newsletter"] });
@@ -90,7 +90,6 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     }
     const accounts = (await api("GET", "/social/accounts")) as { id: string; platform: string }[];
     await api("POST", "/social/posts", { accountIds: [accounts.find((a) => a.platform === "x")!.id], text: "Winter sale starts tomorrow", scheduledAt: new Date(Date.now() + 3600_000).toISOString() });
-    await api("POST", "/webhooks", { url: "http://127.0.0.1:9/switchboard", events: ["message.*"], description: "ERP (unreachable on purpose)" });
 
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({
@@ -217,13 +216,17 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await shot(page, "campaigns");
   });
 
-  test("social calendar, webhooks (test event, redeliver) and templates", async () => {
+  test("social calendar, webhooks (create, test event, redeliver) and templates", async () => {
     await page.click("#nav-social");
     await page.waitForSelector(".calendar .post:has-text('Winter sale starts tomorrow') .badge.st-scheduled");
     await shot(page, "social");
 
     await page.click("#nav-webhooks");
-    await page.click("tr.clickable:has-text('127.0.0.1:9')");
+    await page.fill("#webhook-url", "http://127.0.0.1:9/switchboard"); // nothing listens: deliveries stay pending
+    await page.fill("#webhook-description", "ERP (unreachable on purpose)");
+    await page.click("#webhook-create");
+    expect(await page.inputValue("#webhook-secret")).toStartWith("whsec_");
+    await page.click("text=Open the endpoint");
     await page.click("#webhook-test");
     await page.waitForSelector("#deliveries tr:has-text('webhook.test')");
     await page.click("#deliveries tr:has-text('webhook.test') button:has-text('Redeliver')");

@@ -1,4 +1,4 @@
-/** Webhooks: the endpoints, an endpoint's deliveries log with its attempts, redeliver, and a test event. */
+/** Webhooks: the endpoints (and a new one), an endpoint's deliveries log with its attempts, redeliver, and a test event. */
 import { ApiError, list, post, qs } from "../api";
 import { badge, clear, fmtTime, h, table } from "../dom";
 import type { Ctx, PageDef } from "../main";
@@ -54,13 +54,50 @@ async function endpointView(el: HTMLElement, w: Webhook, ctx: Ctx) {
   ctx.every(3000, load);
 }
 
+/** A new endpoint; its signing secret is shown once, here, as the API returns it only on create. */
+function createForm(ctx: Ctx): HTMLElement {
+  const write = ctx.can("webhooks:write");
+  const url = h("input", { id: "webhook-url", type: "url", required: true, placeholder: "https://erp.example.internal/hooks/switchboard", disabled: !write });
+  const events = h("input", { id: "webhook-events", required: true, value: "message.*", disabled: !write });
+  const description = h("input", { id: "webhook-description", placeholder: "ERP", disabled: !write });
+  const out = h("div", { "aria-live": "polite" });
+  const form = h(
+    "form",
+    { class: "card wizard" },
+    h("h2", null, "New endpoint"),
+    h("label", { for: "webhook-url" }, "URL"),
+    url,
+    h("label", { for: "webhook-events" }, "Events (comma-separated: message.sent, message.*, contact.created, *)"),
+    events,
+    h("label", { for: "webhook-description" }, "Description"),
+    description,
+    h("p", null, h("button", { type: "submit", class: "primary", id: "webhook-create", disabled: !write, title: write ? undefined : ctx.needs("webhooks:write") }, "Create endpoint")),
+    out,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const w = await post<Webhook & { secret: string }>("/webhooks", { url: url.value.trim(), events: events.value.split(",").map((x) => x.trim()).filter(Boolean), description: description.value.trim() || undefined });
+      clear(
+        out,
+        h("p", null, "Created. Its signing secret, shown only now — store it with the receiver:"),
+        h("input", { type: "text", readonly: true, value: w.secret, class: "url", id: "webhook-secret", "aria-label": "Signing secret" }),
+        h("p", null, h("a", { href: `#/webhooks/${w.id}` }, "Open the endpoint")),
+      );
+    } catch (err) {
+      clear(out, h("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    }
+  });
+  return form;
+}
+
 export const webhooksPage: PageDef = {
   id: "webhooks",
   title: "Webhooks",
   scope: "webhooks:read",
   async render(root, ctx) {
     const { data } = await list<Webhook>("/webhooks?limit=200");
-    const detail = h("section", { class: "card" }, h("p", { class: "muted" }, data.length ? "Pick an endpoint to see its deliveries." : "No endpoints: create one with POST /webhooks (docs/api.md, Webhooks)."));
+    const detail = h("section", { class: "card" }, h("p", { class: "muted" }, data.length ? "Pick an endpoint to see its deliveries." : "No endpoints yet: create one below."));
     clear(
       root,
       h("h1", null, "Webhooks"),
@@ -73,5 +110,6 @@ export const webhooksPage: PageDef = {
     );
     const chosen = data.find((w) => w.id === ctx.arg);
     if (chosen) await endpointView(detail, chosen, ctx);
+    else root.append(createForm(ctx));
   },
 };
