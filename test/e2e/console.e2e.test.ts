@@ -231,6 +231,8 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.waitForSelector("#deliveries tr:has-text('webhook.test')");
     await page.click("#deliveries tr:has-text('webhook.test') button:has-text('Redeliver')");
     await page.waitForSelector(".flash:has-text('Redelivery queued.')");
+    // The log (polled by the page) shows the manual attempt once it has been made.
+    await until("the manual attempt in the log", async () => ((await page.textContent("#deliveries"))?.includes(" manual: ") ? true : undefined), { timeoutMs: 15_000 });
     await shot(page, "webhooks");
 
     await page.click("#nav-templates");
