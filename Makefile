@@ -16,7 +16,8 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-## dist/switchboard: the single executable (migrations, OpenAPI, docs UI inside).
+## dist/switchboard: the single executable (migrations, OpenAPI, docs UI and the console inside; the console's
+## browser code is bundled during this build by the macro in src/console/console.bundle.ts — no extra step).
 build: install
 	$(BUN) build $(ENTRIES) $(BUILD_FLAGS) --outfile dist/switchboard
 
@@ -56,8 +57,10 @@ test-postgres: build
 	  SWITCHBOARD_TEST_ENGINE=postgres $(BUN) test $(TEST_TIMEOUT) src/modules src/platform src/channels $(PG_NOT_YET); \
 	else echo "note: no PostgreSQL (Debian's postgresql package, or SWITCHBOARD_TEST_PG_URL): the PostgreSQL pass is skipped"; fi
 
+## The console's browser code (src/console/web) has its own tsconfig with the DOM library.
 typecheck: install
 	./node_modules/.bin/tsc --noEmit -p .
+	./node_modules/.bin/tsc --noEmit -p src/console/web
 
 ## Append a migration for schema changes in *.table.ts, and embed it in the binary. Migrations are
 ## append-only since 0.1.0 (0000_init is what every installed appliance has applied): never edit one.

@@ -29,6 +29,7 @@ import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
 import { sourcesRoutes } from "./modules/sources/sources.routes";
 import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
+import { consoleRoutes } from "./console/console.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
@@ -69,6 +70,7 @@ export function createApp(deps: Deps) {
     .use(systemRoutes(deps))
     .use(hooksRoutes(deps))
     .use(socialPublicRoutes(deps))
+    .use(consoleRoutes())
     .use(api);
 }
 
