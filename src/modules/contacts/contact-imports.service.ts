@@ -300,7 +300,7 @@ function rowProblems(e: unknown, safe: boolean): { pointer: string; message: str
   return null;
 }
 
-/** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
+/** Registers the `contacts.import` job (one import at a time). */
 export function registerImportJob(deps: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; queue: Pick<Queue, "register">; log: Pick<Logger, "warn"> }): void {
   deps.queue.register<{ importId: string }>(IMPORT_JOB, {
     concurrency: 1,
