@@ -13,14 +13,16 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../../db/client";
-import { isConstraintViolation, perEngine } from "../../db/dialect";
+import { isConstraintViolation } from "../../db/dialect";
 import { AppError, notFound, validationFailed } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import type { Queue } from "../../platform/queue/queue";
-import { customFieldDefs, deferSearchIndex, flushSearchIndex } from "./contacts.repository";
+import { importsStore, type ImportRow } from "./contact-imports.repository";
+import { contactsStore } from "./contacts.repository";
 import { applyUpsert } from "./contacts.service";
+import { customFieldsStore } from "./custom-fields.repository";
 import { checkedBatches, heapKeeper, type CheckedRow, type ImportFormat } from "./import-rows";
 
 export const IMPORT_JOB = "contacts.import";
@@ -69,10 +71,9 @@ export function createImport({
   filePath: string;
   bytes: number;
 }): ContactImport {
+  const store = importsStore(db);
   return db.tx(() => {
-    db.$client
-      .query(`INSERT INTO contact_imports (id, company_id, format, status, file_path, bytes, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)`)
-      .run(id, companyId, format, filePath, bytes, now().getTime());
+    store.insertImport({ id, companyId, format, filePath, bytes, at: now().getTime() });
     queue.enqueue({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
     return getImport({ db, companyId, id });
   });
@@ -96,27 +97,9 @@ export interface ContactImport {
   finishedAt: string | null;
 }
 
-interface RawImport {
-  id: string;
-  company_id: string;
-  format: ImportFormat;
-  status: ContactImport["status"];
-  file_path: string;
-  bytes: number;
-  processed: number;
-  created: number;
-  updated: number;
-  failed: number;
-  consent_kept: number;
-  error: string | null;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function toImport(r: RawImport, errors: ContactImport["errors"]): ContactImport {
+function toImport(r: ImportRow, errors: ContactImport["errors"]): ContactImport {
   const storedRows = new Set(errors.map((e) => e.row)).size;
   return {
     id: r.id,
@@ -137,28 +120,18 @@ function toImport(r: RawImport, errors: ContactImport["errors"]): ContactImport 
   };
 }
 
-/**
- * A row's errors in the order they were stored: contact_import_errors has no key, so SQLite's rowid, and on
- * PostgreSQL the row's physical position (ctid) — insertion order for a table that is only appended to and
- * deleted from, never updated.
- */
-const IMPORT_ERRORS = perEngine((e) => `SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, ${e === "sqlite" ? "rowid" : "ctid"}`);
-
 export function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): ContactImport {
-  const r = db.$client.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as RawImport | null;
+  const store = importsStore(db);
+  const r = store.importOfCompany(companyId, id);
   if (!r) throw notFound("Import");
-  const errors = db.$client.query(IMPORT_ERRORS[db.engine]).all(id) as ContactImport["errors"];
-  return toImport(r, errors);
+  return toImport(r, store.importErrors(id));
 }
 
 export type ContactImportSummary = Omit<ContactImport, "errors" | "errorsTruncated">;
 
 /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7), without per-row errors. */
 export function listImports({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): ContactImportSummary[] {
-  const raw = db.$client
-    .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
-    .all(companyId, before ?? null, limit) as RawImport[];
-  return raw.map((r) => {
+  return importsStore(db).listImports(companyId, before, limit).map((r) => {
     const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
     return summary;
   });
@@ -190,21 +163,16 @@ export async function runImport({
   importId: string;
   log?: Pick<Logger, "warn">;
 }): Promise<void> {
-  const sqlite = db.$client;
-  const imp = sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(importId) as RawImport | null;
+  const store = importsStore(db);
+  const contacts = contactsStore(db);
+  const imp = store.importById(importId);
   if (!imp || imp.status === "completed" || imp.status === "failed") return;
   if (imp.status === "cancelled") return void rmSync(imp.file_path, { force: true });
-  sqlite.query(`UPDATE contact_imports SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ?`).run(now().getTime(), importId);
+  store.markRunning(importId, now().getTime());
 
   const companyId = imp.company_id;
-  const stmts = {
-    progress: sqlite.query(
-      `UPDATE contact_imports SET processed = processed + ?, created = created + ?, updated = updated + ?, failed = failed + ?, consent_kept = consent_kept + ? WHERE id = ?`,
-    ),
-    error: sqlite.query(`INSERT INTO contact_import_errors (import_id, row, pointer, message) VALUES (?, ?, ?, ?)`),
-  };
   let lastTailMs = 0; // index flush + commit of the previous transaction
-  let storedErrors = (sqlite.query(`SELECT count(DISTINCT row) AS n FROM contact_import_errors WHERE import_id = ?`).get(importId) as { n: number }).n;
+  let storedErrors = store.erroredRows(importId);
 
   const fail = (t: Tally, row: number, problems: { pointer: string; message: string }[]) => {
     t.failed++;
@@ -223,18 +191,13 @@ export async function runImport({
     const budget = Math.max(IMPORT_TX_BUDGET_MS / 5, IMPORT_TX_BUDGET_MS - lastTailMs);
     let rowsDone = started;
     let i = from;
-    // NB! No fsync per import transaction (synchronous=NORMAL for it alone; it was a quarter of the import's
-    // time). Safe because the rows commit with the import's `processed`: a power loss can only undo the
-    // last transactions, and the job redoes them. The next FULL commit on the connection (any API write,
-    // job claim or webhook delivery) fsyncs the WAL, these frames included, before it is acknowledged.
-    // (SQLite only: on PostgreSQL every commit is durable as configured.)
-    const onSqlite = db.engine === "sqlite";
-    if (onSqlite) sqlite.exec("PRAGMA synchronous = NORMAL");
+    // No fsync per import transaction: see the NB! of the store's unsyncedCommits (why that is safe).
+    store.unsyncedCommits(true);
     try {
       db.tx(() => {
         const at = now().getTime();
         const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
-        deferSearchIndex(sqlite);
+        contacts.deferSearchIndex();
         for (; i < rows.length && (count === null ? i === from || performance.now() - started < budget : i < from + count); i++) {
           const r = rows[i]!;
           if ("errors" in r) {
@@ -242,7 +205,7 @@ export async function runImport({
             continue;
           }
           const options = { source: "import" as const, protectOptOut: true, consentAt: r.consentAt === undefined ? undefined : new Date(r.consentAt), tagIds };
-          const apply = () => applyUpsert({ sqlite, events, at, companyId, checked: r.checked, options });
+          const apply = () => applyUpsert({ db, events, at, companyId, checked: r.checked, options });
           try {
             const res = safe ? db.tx(apply) : apply();
             if (res.created) t.created++;
@@ -255,12 +218,12 @@ export async function runImport({
           }
         }
         rowsDone = performance.now();
-        flushSearchIndex(sqlite);
-        for (const [row, pointer, message] of t.errors) stmts.error.run(importId, row, pointer, message);
-        stmts.progress.run(i - from, t.created, t.updated, t.failed, t.kept, importId);
+        contacts.flushSearchIndex();
+        for (const [row, pointer, message] of t.errors) store.insertImportError(importId, row, pointer, message);
+        store.addProgress(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
       });
     } finally {
-      if (onSqlite) sqlite.exec("PRAGMA synchronous = FULL");
+      store.unsyncedCommits(false);
     }
     lastTailMs = performance.now() - rowsDone;
     storedErrors += t.erroredRows;
@@ -269,7 +232,7 @@ export async function runImport({
 
   /** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
   const keepHeap = heapKeeper(32 * 1024 * 1024);
-  const cancelled = () => (sqlite.query(`SELECT status FROM contact_imports WHERE id = ?`).get(importId) as { status: string }).status === "cancelled";
+  const cancelled = () => store.importStatus(importId) === "cancelled";
   const writePending = async (rows: CheckedRow[], all: boolean): Promise<CheckedRow[]> => {
     let from = 0;
     while (from < rows.length && (all || rows.length - from >= 1000)) {
@@ -291,7 +254,7 @@ export async function runImport({
   };
 
   try {
-    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldDefs(sqlite, companyId), skip: imp.processed, batchRows: 1000, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
+    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldsStore(db).customFieldDefs(companyId), skip: imp.processed, batchRows: 1000, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
     let pending: CheckedRow[] = [];
     for await (const batch of batches) {
       pending = pending.length ? pending.concat(batch) : batch;
@@ -302,11 +265,11 @@ export async function runImport({
   } catch (e) {
     if (e instanceof ImportCancelled) return void rmSync(imp.file_path, { force: true }); // rows written so far stay
     if (!(e instanceof AppError)) throw e; // I/O or database trouble: the queue retries, we resume at `processed`
-    sqlite.query(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(e.message, now().getTime(), importId);
+    store.markFailed(importId, e.message, now().getTime());
     rmSync(imp.file_path, { force: true });
     return;
   }
-  sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ? AND status = 'running'`).run(now().getTime(), importId);
+  store.markCompleted(importId, now().getTime());
   rmSync(imp.file_path, { force: true });
 }
 
@@ -321,7 +284,7 @@ export function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Da
     const current = getImport({ db, companyId, id });
     if (current.status !== "queued" && current.status !== "running")
       throw new AppError("CONFLICT", `The import has already ended (${current.status})`, [{ pointer: "/", message: `status is ${current.status}` }]);
-    db.$client.query(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(now().getTime(), id);
+    importsStore(db).markCancelled(id, now().getTime());
     return getImport({ db, companyId, id });
   });
 }
@@ -337,7 +300,7 @@ function rowProblems(e: unknown, safe: boolean): { pointer: string; message: str
   return null;
 }
 
-/** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
+/** Registers the `contacts.import` job (one import at a time). */
 export function registerImportJob(deps: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; queue: Pick<Queue, "register">; log: Pick<Logger, "warn"> }): void {
   deps.queue.register<{ importId: string }>(IMPORT_JOB, {
     concurrency: 1,

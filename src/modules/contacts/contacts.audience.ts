@@ -2,56 +2,19 @@
  * Campaign audiences, read by the contacts module for the campaign engine (which never reads contact tables):
  * a tag audience (`any`/`all` of tag names) or an explicit list of contact ids, paged in contact-id order,
  * with the facts a send is decided on (channels/channel.eligibility.ts) and the fields `askValues` render.
- *
- * NB! The page query also reads `contact_channel_state` (the conversations module's record of each contact's
- * last inbound message per account): an estimate over a million contacts must come from one indexed pass, and
- * that row is keyed by contact like the rest. It is read-only here; only conversations.service writes it.
+ * Storage: audience.repository.ts.
  */
-import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
-import { jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import { AppError, DetailCollector } from "../../platform/errors";
-import { countAudienceCodes, countInWorker, factGroups, type AudienceFactGroup, type CountSource } from "./audience-count";
+import { countInWorker, factGroups, type AudienceFactGroup, type CountSource } from "./audience-count";
+import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
 
-export type { AudienceFactGroup };
-
-const SQL = perEngine((e) => ({
-  tagsByName: `SELECT id, name FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
-  liveContacts: `SELECT id FROM contacts WHERE company_id = ? AND deleted_at IS NULL AND id IN (${jsonValues(e)})`,
-  // NB! SQLite: CROSS JOIN fixes the join order — the page's ids drive, each a lookup by contact id. Left to
-  // itself the planner scans the company's contacts and probes the id list for each (quadratic in the
-  // audience). PostgreSQL has no CROSS JOIN … ON and plans this shape well by itself (a nested loop over the
-  // ids); its join does not keep the ids' order, so the page is ordered by id as SQLite returns it.
-  page: `SELECT c.id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked,
-         (SELECT i.status || ':' || i.value FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?3
-            ORDER BY i.status = 'pending', i.created_at, i.value LIMIT 1) AS identity,
-         cc.status AS consent, s.last_inbound_at
-       FROM ${jsonTable(e, "j", "?1")}
-       ${e === "sqlite" ? "CROSS JOIN" : "JOIN"} contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
-       LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
-       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4${e === "sqlite" ? "" : `
-       ORDER BY c.id`}`,
-}));
+export type { AudienceFactGroup, AudienceMember };
 
 export type Audience = { type: "tags"; tags: string[]; match?: "any" | "all" } | { type: "contacts"; contactIds: string[] };
 
 /** A resolved audience: what the pages are drawn from. */
 export type ResolvedAudience = { type: "tags"; tagIds: string[]; match: "any" | "all" } | { type: "contacts"; contactIds: string[] };
-
-export interface AudienceMember {
-  contactId: string;
-  firstName: string | null;
-  lastName: string | null;
-  city: string | null;
-  country: string | null;
-  /** JSON text; parse only when a param needs it. */
-  customFields: string;
-  blocked: boolean;
-  identityValue: string | null;
-  identityStatus: string | null;
-  consent: string;
-  lastInboundAt: number | null;
-}
 
 /**
  * Checks an audience against the company's data: unknown tag names and unknown (or deleted) contact ids are
@@ -71,14 +34,11 @@ export function resolveAudience({
   /** Skip unknown tags and contacts instead of refusing (a started campaign whose tag was deleted since). */
   ignoreUnknown?: boolean;
 }): ResolvedAudience {
-  const sqlite = db.$client;
-  const sql = SQL[db.engine];
+  const store = audienceStore(db);
   const p = new DetailCollector();
   if (audience.type === "tags") {
     const names = [...new Set(audience.tags.map((t) => t.trim()))];
-    const rows = sqlite
-      .query(sql.tagsByName)
-      .all(companyId, JSON.stringify(names)) as { id: string; name: string }[];
+    const rows = store.tagsByName(companyId, names);
     const byName = new Map(rows.map((r) => [r.name, r.id]));
     audience.tags.forEach((t, i) => {
       if (!byName.has(t.trim())) p.add(`${pointer}/tags/${i}`, `no tag named "${t}"`);
@@ -87,13 +47,7 @@ export function resolveAudience({
     return { type: "tags", tagIds: [...byName.values()], match: audience.match ?? "any" };
   }
   const ids = [...new Set(audience.contactIds)];
-  const known = new Set(
-    (
-      sqlite
-        .query(sql.liveContacts)
-        .all(companyId, JSON.stringify(ids)) as { id: string }[]
-    ).map((r) => r.id),
-  );
+  const known = new Set(store.liveContactIds(companyId, ids));
   audience.contactIds.forEach((id, i) => {
     if (!known.has(id)) p.add(`${pointer}/contactIds/${i}`, "no such contact");
   });
@@ -102,7 +56,7 @@ export function resolveAudience({
 }
 
 /** The next `limit` contact ids of the audience after `after` (contact-id order). */
-function pageIds(sqlite: Database, a: ResolvedAudience, after: string, limit: number): string[] {
+function pageIds(store: AudienceStore, a: ResolvedAudience, after: string, limit: number): string[] {
   if (a.type === "contacts") {
     let lo = 0;
     let hi = a.contactIds.length;
@@ -114,33 +68,8 @@ function pageIds(sqlite: Database, a: ResolvedAudience, after: string, limit: nu
     return a.contactIds.slice(lo, lo + limit);
   }
   if (!a.tagIds.length) return [];
-  if (a.match === "all") {
-    const [first, ...rest] = a.tagIds;
-    const others = rest.map((_, i) => `AND EXISTS (SELECT 1 FROM contact_tags o WHERE o.contact_id = ct.contact_id AND o.tag_id = ?${i + 4})`).join(" ");
-    return (
-      sqlite.query(`SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?1 AND ct.contact_id > ?2 ${others} ORDER BY ct.contact_id LIMIT ?3`).all(first!, after, limit, ...rest) as {
-        id: string;
-      }[]
-    ).map((r) => r.id);
-  }
-  // `any`: one ordered range scan of the tag index per tag, merged (UNION dedups); each arm is limited, so a
-  // page costs O(tags × limit) whatever the audience size.
-  const arms = a.tagIds.map((_, i) => `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`);
-  return (sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]).map((r) => r.id);
+  return store.taggedIdsAfter(a, after, limit);
 }
-
-type RawMember = {
-  id: string;
-  first_name: string | null;
-  last_name: string | null;
-  city: string | null;
-  country: string | null;
-  custom_fields: string;
-  blocked: number;
-  identity: string | null;
-  consent: string | null;
-  last_inbound_at: number | null;
-};
 
 /**
  * One page of an audience with each member's send facts on `channel` / `channelAccountId`. Deleted contacts
@@ -164,26 +93,10 @@ export function audiencePage({
   after: string;
   limit: number;
 }): { members: AudienceMember[]; last: string | null } {
-  const sqlite = db.$client;
-  const ids = pageIds(sqlite, audience, after, limit);
+  const store = audienceStore(db);
+  const ids = pageIds(store, audience, after, limit);
   if (!ids.length) return { members: [], last: null };
-  const rows = sqlite.query(SQL[db.engine].page).all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[];
-  const members = rows.map((r) => {
-    const colon = r.identity ? r.identity.indexOf(":") : -1;
-    return {
-      contactId: r.id,
-      firstName: r.first_name,
-      lastName: r.last_name,
-      city: r.city,
-      country: r.country,
-      customFields: r.custom_fields,
-      blocked: r.blocked === 1,
-      identityStatus: r.identity ? r.identity.slice(0, colon) : null,
-      identityValue: r.identity ? r.identity.slice(colon + 1) : null,
-      consent: r.consent ?? "unknown",
-      lastInboundAt: r.last_inbound_at,
-    };
-  });
+  const members = store.members(ids, companyId, channel, channelAccountId);
   return { members, last: ids[ids.length - 1]! };
 }
 
@@ -192,9 +105,7 @@ export function audiencePage({
  * null for an in-memory database (nothing another connection could see).
  */
 export function countSource(db: Db): CountSource | null {
-  if (db.engine === "postgres") return db.url ? { url: db.url } : null;
-  const file = db.$client.filename;
-  return file && file !== ":memory:" ? { file } : null;
+  return audienceStore(db).countSource();
 }
 
 /**
@@ -223,14 +134,15 @@ export async function audienceFactCounts({
 }): Promise<AudienceFactGroup[]> {
   if (!audience.tagIds.length) return [];
   const q = { companyId, channel, channelAccountId, since, tagIds: audience.tagIds, match: audience.match };
-  const source = countSource(db);
-  if (!source) return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+  const store = audienceStore(db);
+  const source = store.countSource();
+  if (!source) return factGroups(store.countCodes({ ...q, shard: null }));
   try {
     const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index } })));
     return factGroups(parts[0]!.map((n, k) => n + parts[1]![k]!));
   } catch (err) {
     onFallback?.(err);
-    return factGroups(countAudienceCodes(db.$client, { ...q, shard: null }));
+    return factGroups(store.countCodes({ ...q, shard: null }));
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { DetailCollector } from "../../platform/errors";
 import type { ContactUpsertInput } from "./contacts.model";
-import type { CustomFieldDef } from "./contacts.repository";
+import type { CustomFieldDef } from "./custom-fields.repository";
 import { validateCustomFieldValue } from "./custom-fields.service";
 import { tryNormaliseIdentity, type NormalisedIdentity } from "./identity";
 

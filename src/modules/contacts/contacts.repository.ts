@@ -1,13 +1,16 @@
 /**
- * Contacts storage: raw prepared statements on the one bun:sqlite connection (`query()` caches each
- * statement by its text). The upsert and import paths run thousands of these per second, so this file
- * skips the query builder; the drizzle tables in *.table.ts remain the schema of record.
- * Every function is synchronous and meant to run inside the caller's `db.tx`.
+ * The contacts store: contacts, their identities, consent (and its history) and the name search index.
+ * Raw prepared statements on the one connection (`query()` caches each statement by its text): the upsert and
+ * import paths run thousands of these per second, so this file skips the query builder; the drizzle tables in
+ * *.table.ts remain the schema of record. Every function is synchronous and meant to run inside the caller's
+ * `db.tx`; none starts or ends a transaction.
  */
-import type { Database } from "bun:sqlite";
-import { engineOf, jsonValues, perEngine } from "../../db/dialect";
+import type { Db } from "../../db/client";
+import { jsonValues, perEngine, type Engine } from "../../db/dialect";
+import { CHANNELS } from "../../channels/channel.types";
 import { newId } from "../../platform/ids";
 import type { ConsentSource } from "./contacts.model";
+import { perConnection } from "./per-connection";
 
 export interface ContactRow {
   id: string;
@@ -39,6 +42,21 @@ export interface ConsentRow {
   updatedAt: number;
 }
 
+/** GET /contacts' filters, checked (contacts.list.ts); `tagIds` are the filter's tags found by name. */
+export interface ContactListQuery {
+  companyId: string;
+  tagIds: string[];
+  tagMatch?: "any" | "all";
+  channel?: string;
+  /** [channel, opted_in | opted_out | unknown] */
+  consent?: [string, string];
+  q?: string;
+  createdAfter?: number;
+  updatedAfter?: number;
+  before?: string;
+  limit: number;
+}
+
 interface RawContact {
   id: string;
   company_id: string;
@@ -61,9 +79,9 @@ interface RawIdentity {
   created_at: number;
 }
 
-export const CONTACT_COLUMNS = "c.id, c.company_id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked, c.created_at, c.updated_at";
+const CONTACT_COLUMNS = "c.id, c.company_id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked, c.created_at, c.updated_at";
 
-export function toContactRow(r: RawContact): ContactRow {
+function toContactRow(r: RawContact): ContactRow {
   return {
     id: r.id,
     companyId: r.company_id,
@@ -87,28 +105,6 @@ const toIdentityRow = (r: RawIdentity): IdentityRow => ({
   createdAt: new Date(r.created_at),
 });
 
-export function contactById(sqlite: Database, companyId: string, id: string): ContactRow | undefined {
-  const r = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`).get(id, companyId) as RawContact | null;
-  return r ? toContactRow(r) : undefined;
-}
-
-export function identityByValue(sqlite: Database, companyId: string, channel: string, value: string): IdentityRow | undefined {
-  const r = sqlite
-    .query(`SELECT * FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`)
-    .get(companyId, channel, value) as RawIdentity | null;
-  return r ? toIdentityRow(r) : undefined;
-}
-
-/** The contact's identity on a channel: verified before pending, oldest first. */
-export function identityOfContact(sqlite: Database, contactId: string, channel: string): IdentityRow | undefined {
-  // Ordered here, not by SQL: a contact has one or two identities on a channel, and the ORDER BY's temp
-  // b-tree cost 10 µs against 2 µs for the plain index search (the send path asks this on every message).
-  const rows = sqlite.query(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ?`).all(contactId, channel) as RawIdentity[];
-  let best: RawIdentity | undefined;
-  for (const r of rows) if (!best || identityRank(r, best) < 0) best = r;
-  return best ? toIdentityRow(best) : undefined;
-}
-
 /** Verified before pending, then oldest, then by value. */
 function identityRank(a: RawIdentity, b: RawIdentity): number {
   const pa = a.status === "pending" ? 1 : 0;
@@ -118,192 +114,270 @@ function identityRank(a: RawIdentity, b: RawIdentity): number {
   return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
 }
 
-const IDENTITIES_OF = perEngine((e) => `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`);
+const CHANNEL_LIST = CHANNELS.map((c) => `'${c}'`).join(", ");
+const TOP = "\u{10FFFF}";
 
-export function identitiesOf(sqlite: Database, contactIds: string[]): IdentityRow[] {
-  if (!contactIds.length) return [];
-  return (sqlite.query(IDENTITIES_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as RawIdentity[]).map(toIdentityRow);
-}
-
-const TAG_NAMES_OF = perEngine(
-  (e) => `SELECT ct.contact_id AS "contactId", t.name AS name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
-       WHERE ct.contact_id IN (${jsonValues(e)}) ORDER BY t.name`,
-);
-
-export function tagNamesOf(sqlite: Database, contactIds: string[]): { contactId: string; name: string }[] {
-  if (!contactIds.length) return [];
-  return sqlite.query(TAG_NAMES_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as { contactId: string; name: string }[];
-}
-
-const CONSENTS_OF = perEngine(
-  (e) => `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
+/**
+ * The statements whose text differs by engine. Name search (GET /contacts `q`): SQLite's FTS5 table
+ * contact_search; PostgreSQL's GIN index contacts_name_search_idx on switchboard_name_tsvector(first_name,
+ * last_name), which the condition must repeat exactly to use it (migrations-pg/0005: the same words, case and
+ * accent folding as FTS5's). Both take what `nameMatch` builds for the engine.
+ */
+const SQL = perEngine((e) => ({
+  identitiesOf: `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`,
+  consentsOf: `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
        WHERE contact_id IN (${jsonValues(e)})`,
-);
+  anyTag: `c.id IN (SELECT contact_id FROM contact_tags WHERE tag_id IN (${jsonValues(e)}))`,
+  nameMatch:
+    e === "sqlite"
+      ? "c.seq IN (SELECT rowid FROM contact_search WHERE contact_search MATCH ?)"
+      : "c.id IN (SELECT s.id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?))",
+}));
 
-export function consentsOf(sqlite: Database, contactIds: string[]): ConsentRow[] {
-  if (!contactIds.length) return [];
-  return sqlite.query(CONSENTS_OF[engineOf(sqlite)]).all(JSON.stringify(contactIds)) as ConsentRow[];
+/**
+ * A name query: every word of `q` as a prefix term, all required; null when `q` has no word. Words split
+ * where the index's tokenizer (unicode61) splits — at anything but letters, marks and digits — because a
+ * quoted string of two tokens would be a phrase, which the index (detail=none) does not keep. SQLite: an
+ * FTS5 query (`"ann"* "sm"*`); PostgreSQL: the words, space-separated, which switchboard_name_tsquery folds
+ * as the index does and turns into a tsquery (`'ann':* & 'sm':*`).
+ */
+function nameMatch(q: string, engine: Engine): string | null {
+  const words = q.split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
+  if (!words.length) return null;
+  return engine === "sqlite" ? words.map((w) => `"${w}"*`).join(" ") : words.join(" ");
 }
 
-export function consentOf(sqlite: Database, contactId: string, channel: string): ConsentRow | undefined {
-  return (
-    (sqlite
-      .query(`SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`)
-      .get(contactId, channel) as ConsentRow | null) ?? undefined
-  );
-}
+export function createContactsStore(db: Db) {
+  const sqlite = db.$client;
+  const engine = db.engine;
+  const sql = SQL[engine];
+  const onSqlite = engine === "sqlite";
 
-export function insertContact(
-  sqlite: Database,
-  c: { id: string; companyId: string; firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; at: number },
-): void {
-  sqlite
-    .query(
-      `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
+  return {
+    contactById(companyId: string, id: string): ContactRow | undefined {
+      const r = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`).get(id, companyId) as RawContact | null;
+      return r ? toContactRow(r) : undefined;
+    },
+
+    /** The company a contact id belongs to (deleted ones too). */
+    companyOf(contactId: string): string | undefined {
+      return (sqlite.query(`SELECT company_id AS "companyId" FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null)?.companyId;
+    },
+
+    identityByValue(companyId: string, channel: string, value: string): IdentityRow | undefined {
+      const r = sqlite
+        .query(`SELECT * FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`)
+        .get(companyId, channel, value) as RawIdentity | null;
+      return r ? toIdentityRow(r) : undefined;
+    },
+
+    /** The contact's identity on a channel: verified before pending, oldest first. */
+    identityOfContact(contactId: string, channel: string): IdentityRow | undefined {
+      // Ordered here, not by SQL: a contact has one or two identities on a channel, and the ORDER BY's temp
+      // b-tree cost 10 µs against 2 µs for the plain index search (the send path asks this on every message).
+      const rows = sqlite.query(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ?`).all(contactId, channel) as RawIdentity[];
+      let best: RawIdentity | undefined;
+      for (const r of rows) if (!best || identityRank(r, best) < 0) best = r;
+      return best ? toIdentityRow(best) : undefined;
+    },
+
+    identitiesOf(contactIds: string[]): IdentityRow[] {
+      if (!contactIds.length) return [];
+      return (sqlite.query(sql.identitiesOf).all(JSON.stringify(contactIds)) as RawIdentity[]).map(toIdentityRow);
+    },
+
+    consentsOf(contactIds: string[]): ConsentRow[] {
+      if (!contactIds.length) return [];
+      return sqlite.query(sql.consentsOf).all(JSON.stringify(contactIds)) as ConsentRow[];
+    },
+
+    consentOf(contactId: string, channel: string): ConsentRow | undefined {
+      return (
+        (sqlite
+          .query(`SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`)
+          .get(contactId, channel) as ConsentRow | null) ?? undefined
+      );
+    },
+
+    insertContact(c: { id: string; companyId: string; firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; at: number }): void {
+      sqlite
+        .query(
+          `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-    )
-    .run(c.id, c.companyId, c.firstName, c.lastName, c.city, c.country, JSON.stringify(c.customFields), c.at, c.at);
-}
+        )
+        .run(c.id, c.companyId, c.firstName, c.lastName, c.city, c.country, JSON.stringify(c.customFields), c.at, c.at);
+    },
 
-export function updateContactFields(
-  sqlite: Database,
-  id: string,
-  f: { firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; blocked: boolean; at: number },
-): void {
-  sqlite
-    .query(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
-    .run(f.firstName, f.lastName, f.city, f.country, JSON.stringify(f.customFields), f.blocked ? 1 : 0, f.at, id);
-}
+    updateContactFields(
+      id: string,
+      f: { firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; blocked: boolean; at: number },
+    ): void {
+      sqlite
+        .query(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
+        .run(f.firstName, f.lastName, f.city, f.country, JSON.stringify(f.customFields), f.blocked ? 1 : 0, f.at, id);
+    },
 
-export function touchContact(sqlite: Database, id: string, at: number): void {
-  sqlite.query(`UPDATE contacts SET updated_at = ? WHERE id = ?`).run(at, id);
-}
+    /** Sets both names of a contact that has neither; returns whether it wrote. */
+    fillNames(contactId: string, firstName: string, lastName: string | null, at: number): boolean {
+      const res = sqlite
+        .query(`UPDATE contacts SET first_name = ?, last_name = ?, updated_at = ? WHERE id = ? AND first_name IS NULL AND last_name IS NULL`)
+        .run(firstName, lastName, at, contactId);
+      return res.changes > 0;
+    },
 
-export function insertIdentity(sqlite: Database, i: { companyId: string; contactId: string; channel: string; value: string; status: string; at: number }): IdentityRow {
-  sqlite
-    .query(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-    .run(i.companyId, i.contactId, i.channel, i.value, i.status, i.at);
-  return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
-}
+    touchContact(id: string, at: number): void {
+      sqlite.query(`UPDATE contacts SET updated_at = ? WHERE id = ?`).run(at, id);
+    },
 
-/** A pending `@username` identity becomes the verified platform user id. */
-export function resolveIdentity(sqlite: Database, pending: IdentityRow, value: string): void {
-  sqlite
-    .query(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE company_id = ? AND channel = ? AND value = ?`)
-    .run(value, pending.companyId, pending.channel, pending.value);
-}
+    insertIdentity(i: { companyId: string; contactId: string; channel: string; value: string; status: string; at: number }): IdentityRow {
+      sqlite
+        .query(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+        .run(i.companyId, i.contactId, i.channel, i.value, i.status, i.at);
+      return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
+    },
 
-export function deleteIdentity(sqlite: Database, i: IdentityRow): void {
-  sqlite.query(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
-}
+    /** A pending `@username` identity becomes the verified platform user id. */
+    resolveIdentity(pending: IdentityRow, value: string): void {
+      sqlite
+        .query(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE company_id = ? AND channel = ? AND value = ?`)
+        .run(value, pending.companyId, pending.channel, pending.value);
+    },
 
-/**
- * Tag ids by name, creating the missing tags. `known` (name → id) saves the look-ups of a bulk write; it must
- * not outlive the transaction (a rollback takes created tags back).
- */
-export function ensureTags(sqlite: Database, companyId: string, names: string[], at: number, known?: Map<string, string>): string[] {
-  const ids: string[] = [];
-  for (const name of names) {
-    let id = known?.get(name) ?? (sqlite.query(`SELECT id FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as { id: string } | null)?.id;
-    if (!id) {
-      id = newId();
-      sqlite.query(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(id, companyId, name, at);
-    }
-    known?.set(name, id);
-    ids.push(id);
-  }
-  return ids;
-}
+    deleteIdentity(i: IdentityRow): void {
+      sqlite.query(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
+    },
 
-export function tagByName(sqlite: Database, companyId: string, name: string): { id: string; name: string; createdAt: number } | undefined {
-  return (
-    (sqlite.query(`SELECT id, name, created_at AS "createdAt" FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as {
-      id: string;
-      name: string;
-      createdAt: number;
-    } | null) ?? undefined
-  );
-}
-
-/** Returns how many links were added. */
-export function addContactTags(sqlite: Database, contactId: string, tagIds: string[], at: number): number {
-  let added = 0;
-  for (const tagId of tagIds) added += sqlite.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(contactId, tagId, at).changes;
-  return added;
-}
-
-export function removeContactTag(sqlite: Database, contactId: string, tagId: string): number {
-  return sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ? AND tag_id = ?`).run(contactId, tagId).changes;
-}
-
-export function contactTagIds(sqlite: Database, contactId: string): string[] {
-  return (sqlite.query(`SELECT tag_id AS "tagId" FROM contact_tags WHERE contact_id = ?`).all(contactId) as { tagId: string }[]).map((r) => r.tagId);
-}
-
-export function writeConsent(
-  sqlite: Database,
-  c: { companyId: string; contactId: string; channel: string; status: "opted_in" | "opted_out"; source: ConsentSource; at: number },
-): void {
-  sqlite
-    .query(
-      `INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+    writeConsent(c: { companyId: string; contactId: string; channel: string; status: "opted_in" | "opted_out"; source: ConsentSource; at: number }): void {
+      sqlite
+        .query(
+          `INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (contact_id, channel) DO UPDATE SET status = excluded.status, source = excluded.source, updated_at = excluded.updated_at`,
-    )
-    .run(c.contactId, c.channel, c.companyId, c.status, c.source, c.at);
-  sqlite
-    .query(`INSERT INTO consent_history (id, company_id, contact_id, channel, status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-    .run(newId(), c.companyId, c.contactId, c.channel, c.status, c.source, c.at);
-}
+        )
+        .run(c.contactId, c.channel, c.companyId, c.status, c.source, c.at);
+      sqlite
+        .query(`INSERT INTO consent_history (id, company_id, contact_id, channel, status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+        .run(newId(), c.companyId, c.contactId, c.channel, c.status, c.source, c.at);
+    },
 
-/** Erases personal data and every satellite row; the contact row stays as a tombstone. */
-export function eraseContact(sqlite: Database, id: string, at: number): void {
-  sqlite.query(`DELETE FROM contact_identities WHERE contact_id = ?`).run(id);
-  sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ?`).run(id);
-  sqlite.query(`DELETE FROM contact_consents WHERE contact_id = ?`).run(id);
-  sqlite.query(`DELETE FROM consent_history WHERE contact_id = ?`).run(id);
-  sqlite
-    .query(
-      `UPDATE contacts SET first_name = NULL, last_name = NULL, city = NULL, country = NULL, custom_fields = '{}', blocked = 0,
+    /**
+     * Erases personal data and every satellite row (its tag links, tags.repository's table, included: one
+     * erasure, in this order); the contact row stays as a tombstone.
+     */
+    eraseContact(id: string, at: number): void {
+      sqlite.query(`DELETE FROM contact_identities WHERE contact_id = ?`).run(id);
+      sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ?`).run(id);
+      sqlite.query(`DELETE FROM contact_consents WHERE contact_id = ?`).run(id);
+      sqlite.query(`DELETE FROM consent_history WHERE contact_id = ?`).run(id);
+      sqlite
+        .query(
+          `UPDATE contacts SET first_name = NULL, last_name = NULL, city = NULL, country = NULL, custom_fields = '{}', blocked = 0,
        updated_at = ?, deleted_at = ? WHERE id = ?`,
-    )
-    .run(at, at, id);
-}
+        )
+        .run(at, at, id);
+    },
 
-export interface CustomFieldDef {
-  id: string;
-  key: string;
-  label: string;
-  type: "text" | "number" | "boolean" | "date" | "select";
-  options: string[] | null;
-  createdAt: number;
-}
+    /**
+     * GET /contacts: keyset pagination newest first (ids are UUID v7), `limit + 1` rows (the caller tells from
+     * the extra one that there are more). The tag filter drives the query from contact_tags(tag_id, contact_id)
+     * — walking one tag's contacts newest first and stopping after `limit + 1` — so its cost does not grow with
+     * the number of contacts in the company.
+     */
+    listPage(f: ContactListQuery): ContactRow[] {
+      const where: string[] = ["c.company_id = ?", "c.deleted_at IS NULL"];
+      const args: (string | number)[] = [f.companyId];
+      let from = "contacts c";
+      let idCol = "c.id";
 
-export function customFieldDefs(sqlite: Database, companyId: string): Map<string, CustomFieldDef> {
-  const rows = sqlite
-    .query(`SELECT id, key, label, type, options, created_at AS "createdAt" FROM custom_fields WHERE company_id = ? ORDER BY key`)
-    .all(companyId) as (Omit<CustomFieldDef, "options"> & { options: string | null })[];
-  return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
-}
+      const ids = f.tagIds;
+      if (ids.length) {
+        if (f.tagMatch === "all" || ids.length === 1) {
+          // Drive from the first tag's index range; the others must also be present.
+          from = "contact_tags t0 JOIN contacts c ON c.id = t0.contact_id";
+          idCol = "t0.contact_id";
+          where.unshift("t0.tag_id = ?");
+          args.unshift(ids[0]!);
+          for (const id of ids.slice(1)) {
+            where.push("EXISTS (SELECT 1 FROM contact_tags tx WHERE tx.contact_id = c.id AND tx.tag_id = ?)");
+            args.push(id);
+          }
+        } else {
+          where.push(sql.anyTag);
+          args.push(JSON.stringify(ids));
+        }
+      }
+      if (f.channel) {
+        where.push("EXISTS (SELECT 1 FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?)");
+        args.push(f.channel);
+      }
+      if (f.consent) {
+        const [channel, status] = f.consent;
+        if (status === "unknown") {
+          where.push("NOT EXISTS (SELECT 1 FROM contact_consents k WHERE k.contact_id = c.id AND k.channel = ?)");
+          args.push(channel);
+        } else {
+          where.push("EXISTS (SELECT 1 FROM contact_consents k WHERE k.contact_id = c.id AND k.channel = ? AND k.status = ?)");
+          args.push(channel, status);
+        }
+      }
+      const q = f.q?.trim().toLowerCase();
+      if (q) {
+        // Names: word prefixes in the name index (case- and accent-insensitive on both engines; "ann sm" finds
+        // "Anna Smith" and "Smith, Anna"). Identities: a prefix of any value (e-mail, phone — with or without the
+        // +, handle — with or without the @), one range per channel of the (company, channel, value) primary key.
+        const values = new Set([q]);
+        if (/^\d/.test(q)) values.add(`+${q}`);
+        if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
+        const parts = [...values].map(() => `SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
+        const qArgs: string[] = [...values].flatMap((v) => [f.companyId, v, v + TOP]);
+        const match = nameMatch(q, engine);
+        where.push(`(${match ? `${sql.nameMatch} OR ` : ""}c.id IN (${parts.join(" UNION ALL ")}))`);
+        if (match) args.push(match);
+        args.push(...qArgs);
+      }
+      if (f.createdAfter !== undefined) {
+        where.push("c.created_at > ?");
+        args.push(f.createdAfter);
+      }
+      if (f.updatedAfter !== undefined) {
+        where.push("c.updated_at > ?");
+        args.push(f.updatedAfter);
+      }
+      if (f.before) {
+        where.push(`${idCol} < ?`);
+        args.push(f.before);
+      }
+      args.push(f.limit + 1);
+      const raw = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`).all(...args) as RawContact[];
+      return raw.map(toContactRow);
+    },
 
-/**
- * Bulk writes (imports): contacts inserted from here until `flushSearchIndex` in the same transaction are
- * indexed for `q` by one statement instead of one FTS5 insert each (measured: ~10 µs a row → ~2 µs). The
- * triggers on contacts (migrations/0001) skip rows at or above `deferred_from`; updates of older rows are
- * indexed as usual. On PostgreSQL both are no-ops: its name search is an expression index
- * (contacts_name_search_idx), which the table keeps by itself.
- */
-export function deferSearchIndex(sqlite: Database): void {
-  if (engineOf(sqlite) === "postgres") return;
-  sqlite.query(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
-}
+    /**
+     * Bulk writes (imports): contacts inserted from here until `flushSearchIndex` in the same transaction are
+     * indexed for `q` by one statement instead of one FTS5 insert each (measured: ~10 µs a row → ~2 µs). The
+     * triggers on contacts (migrations/0001) skip rows at or above `deferred_from`; updates of older rows are
+     * indexed as usual. On PostgreSQL both are no-ops: its name search is an expression index
+     * (contacts_name_search_idx), which the table keeps by itself.
+     */
+    deferSearchIndex: onSqlite
+      ? (): void => {
+          sqlite.query(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
+        }
+      : (): void => {},
 
-export function flushSearchIndex(sqlite: Database): void {
-  if (engineOf(sqlite) === "postgres") return;
-  sqlite
-    .query(
-      `INSERT INTO contact_search (rowid, first_name, last_name)
+    flushSearchIndex: onSqlite
+      ? (): void => {
+          sqlite
+            .query(
+              `INSERT INTO contact_search (rowid, first_name, last_name)
        SELECT seq, first_name, last_name FROM contacts WHERE seq >= (SELECT deferred_from FROM contact_search_state)`,
-    )
-    .run();
-  sqlite.query(`UPDATE contact_search_state SET deferred_from = NULL`).run();
+            )
+            .run();
+          sqlite.query(`UPDATE contact_search_state SET deferred_from = NULL`).run();
+        }
+      : (): void => {},
+  };
 }
+
+export type ContactsStore = ReturnType<typeof createContactsStore>;
+/** The contacts store of a connection (built on first use). */
+export const contactsStore = perConnection(createContactsStore);

@@ -14,14 +14,15 @@
  * - A failed call changes nothing: validation happens before the first write, and conflicts throw inside
  *   the transaction (rolled back).
  */
-import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
-import * as repo from "./contacts.repository";
-import type { ContactRow, CustomFieldDef, IdentityRow } from "./contacts.repository";
+import { contactsStore, type ContactRow, type ContactsStore, type IdentityRow } from "./contacts.repository";
+import { customFieldsStore, type CustomFieldDef } from "./custom-fields.repository";
+import { perConnection } from "./per-connection";
+import { tagsStore, type TagsStore } from "./tags.repository";
 import { checkCustomFields, checkIdentities, checkTags, checkUpsert, text, type CheckedIdentity, type CheckedUpsert } from "./contacts.checks";
 import { normaliseIdentity, tryNormaliseIdentity } from "./identity";
 
@@ -36,14 +37,22 @@ interface WriteDeps {
   now: Now;
 }
 
+/** The stores a contact's reads and writes reach, found with one lookup per call. */
+type Stores = { contacts: ContactsStore; tags: TagsStore };
+const storesOf = perConnection((db): Stores => ({ contacts: contactsStore(db), tags: tagsStore(db) }));
+
 // ------------------------------------------------------------------------------------------ shapes
 
 /** API shapes (DESIGN §5) of many contacts with three batched queries. */
-export function toContacts(sqlite: Database, rows: ContactRow[]): Contact[] {
+export function toContacts(db: Db, rows: ContactRow[]): Contact[] {
+  return shapes(storesOf(db), rows);
+}
+
+function shapes(st: Stores, rows: ContactRow[]): Contact[] {
   const ids = rows.map((r) => r.id);
-  const identities = Map.groupBy(repo.identitiesOf(sqlite, ids), (i) => i.contactId);
-  const tags = Map.groupBy(repo.tagNamesOf(sqlite, ids), (t) => t.contactId);
-  const consents = Map.groupBy(repo.consentsOf(sqlite, ids), (c) => c.contactId);
+  const identities = Map.groupBy(st.contacts.identitiesOf(ids), (i) => i.contactId);
+  const tags = Map.groupBy(st.tags.tagNamesOf(ids), (t) => t.contactId);
+  const consents = Map.groupBy(st.contacts.consentsOf(ids), (c) => c.contactId);
   return rows.map((r) => {
     const ids = identities.get(r.id) ?? [];
     const consent: Contact["consent"] = {};
@@ -67,14 +76,14 @@ export function toContacts(sqlite: Database, rows: ContactRow[]): Contact[] {
 }
 
 
-function shapeOf(sqlite: Database, companyId: string, id: string): Contact {
-  const row = repo.contactById(sqlite, companyId, id);
+function shapeOf(st: Stores, companyId: string, id: string): Contact {
+  const row = st.contacts.contactById(companyId, id);
   if (!row) throw notFound("Contact");
-  return toContacts(sqlite, [row])[0]!;
+  return shapes(st, [row])[0]!;
 }
 
-function requireContact(sqlite: Database, companyId: string, id: string): ContactRow {
-  const row = repo.contactById(sqlite, companyId, id);
+function requireContact(st: Stores, companyId: string, id: string): ContactRow {
+  const row = st.contacts.contactById(companyId, id);
   if (!row) throw notFound("Contact");
   return row;
 }
@@ -85,18 +94,19 @@ function requireContact(sqlite: Database, companyId: string, id: string): Contac
 export function findContactByIdentity({ db, companyId, channel, value }: { db: Db; companyId: string; channel: string; value: string }): ContactRow | undefined {
   const n = tryNormaliseIdentity(channel, value);
   if ("error" in n) return undefined;
-  const identity = repo.identityByValue(db.$client, companyId, channel, n.value);
-  return identity ? repo.contactById(db.$client, companyId, identity.contactId) : undefined;
+  const store = contactsStore(db);
+  const identity = store.identityByValue(companyId, channel, n.value);
+  return identity ? store.contactById(companyId, identity.contactId) : undefined;
 }
 
 /** The Contact API shape; 404 NOT_FOUND for unknown, foreign or deleted ids. */
 export function getContact({ db, companyId, id }: { db: Db; companyId: string; id: string }): Contact {
-  return shapeOf(db.$client, companyId, id);
+  return shapeOf(storesOf(db), companyId, id);
 }
 
 /** The identity to address a contact on a channel (verified before pending). */
 export function identityOf({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): IdentityRow | undefined {
-  const i = repo.identityOfContact(db.$client, contactId, channel);
+  const i = contactsStore(db).identityOfContact(contactId, channel);
   return i && i.companyId === companyId ? i : undefined;
 }
 
@@ -121,10 +131,11 @@ export function contactSendFacts({
   /** The identity the caller addresses (found by its value in this transaction): the one the facts are about. */
   identity?: IdentityRow;
 }): { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined {
-  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : repo.contactById(db.$client, companyId, contactId);
+  const store = contactsStore(db);
+  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : store.contactById(companyId, contactId);
   if (!c) return undefined;
-  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : repo.identityOfContact(db.$client, contactId, channel);
-  return { identity: addressed, blocked: c.blocked, consent: repo.consentOf(db.$client, contactId, channel)?.status ?? "unknown" };
+  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : store.identityOfContact(contactId, channel);
+  return { identity: addressed, blocked: c.blocked, consent: store.consentOf(contactId, channel)?.status ?? "unknown" };
 }
 
 /**
@@ -154,35 +165,36 @@ export function findOrCreateContactByIdentity({
   create: boolean;
 }): { contact: ContactRow; identity: IdentityRow; created: boolean } | null {
   const n = normaliseIdentity({ channel, value });
-  const sqlite = db.$client;
+  const st = storesOf(db);
+  const store = st.contacts;
   // Callers let a throw reach their own tx (resolveRecipient rethrows it with another pointer).
   return db.within(() => {
     const at = now().getTime();
-    let identity = repo.identityByValue(sqlite, companyId, channel, n.value);
+    let identity = store.identityByValue(companyId, channel, n.value);
     if (!identity && username) {
       const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
-      const pending = repo.identityByValue(sqlite, companyId, channel, handle);
+      const pending = store.identityByValue(companyId, channel, handle);
       if (pending && pending.status === "pending" && n.status === "verified") {
-        repo.resolveIdentity(sqlite, pending, n.value);
+        store.resolveIdentity(pending, n.value);
         identity = { ...pending, value: n.value, status: "verified" };
-        fillNames(sqlite, identity.contactId, displayName, at);
-        repo.touchContact(sqlite, identity.contactId, at);
-        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(sqlite, companyId, identity.contactId) } });
-        return { contact: repo.contactById(sqlite, companyId, identity.contactId)!, identity, created: false };
+        fillNames(store, identity.contactId, displayName, at);
+        store.touchContact(identity.contactId, at);
+        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(st, companyId, identity.contactId) } });
+        return { contact: store.contactById(companyId, identity.contactId)!, identity, created: false };
       }
     }
     if (identity) {
-      if (fillNames(sqlite, identity.contactId, displayName, at))
-        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(sqlite, companyId, identity.contactId) } });
-      return { contact: repo.contactById(sqlite, companyId, identity.contactId)!, identity, created: false };
+      if (fillNames(store, identity.contactId, displayName, at))
+        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(st, companyId, identity.contactId) } });
+      return { contact: store.contactById(companyId, identity.contactId)!, identity, created: false };
     }
     if (!create) return null;
     const [firstName, lastName] = splitName(displayName);
     const id = newId();
-    repo.insertContact(sqlite, { id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
-    const created = repo.insertIdentity(sqlite, { companyId, contactId: id, channel, value: n.value, status: n.status, at });
-    events.emit({ companyId, type: "contact.created", data: { contact: shapeOf(sqlite, companyId, id) } });
-    return { contact: repo.contactById(sqlite, companyId, id)!, identity: created, created: true };
+    store.insertContact({ id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
+    const created = store.insertIdentity({ companyId, contactId: id, channel, value: n.value, status: n.status, at });
+    events.emit({ companyId, type: "contact.created", data: { contact: shapeOf(st, companyId, id) } });
+    return { contact: store.contactById(companyId, id)!, identity: created, created: true };
   });
 }
 
@@ -193,21 +205,18 @@ function splitName(displayName: string | null | undefined): [string | null, stri
 }
 
 /** Fills first/last name from a display name when the contact has neither. Returns whether it wrote. */
-function fillNames(sqlite: Database, contactId: string, displayName: string | null | undefined, at: number): boolean {
+function fillNames(store: ContactsStore, contactId: string, displayName: string | null | undefined, at: number): boolean {
   if (!displayName) return false; // (every outbound send finds its contact with none)
   const [firstName, lastName] = splitName(displayName);
   if (!firstName) return false;
-  const res = sqlite
-    .query(`UPDATE contacts SET first_name = ?, last_name = ?, updated_at = ? WHERE id = ? AND first_name IS NULL AND last_name IS NULL`)
-    .run(firstName, lastName, at, contactId);
-  return res.changes > 0;
+  return store.fillNames(contactId, firstName, lastName, at);
 }
 
 export function getConsent({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): ConsentStatus {
-  const c = repo.consentOf(db.$client, contactId, channel);
+  const store = contactsStore(db);
+  const c = store.consentOf(contactId, channel);
   if (!c) return "unknown";
-  const owner = db.$client.query(`SELECT company_id AS "companyId" FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null;
-  return owner?.companyId === companyId ? c.status : "unknown";
+  return store.companyOf(contactId) === companyId ? c.status : "unknown";
 }
 
 /**
@@ -225,38 +234,38 @@ export function setConsent({
   status,
   source,
 }: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource }): void {
-  const sqlite = db.$client;
+  const st = storesOf(db);
   db.tx(() => {
-    requireContact(sqlite, companyId, contactId);
+    requireContact(st, companyId, contactId);
     const at = now().getTime();
-    const changed = applyConsent(sqlite, { companyId, contactId, channels, status, source, at });
+    const changed = applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
     if (changed.length) {
-      repo.touchContact(sqlite, contactId, at);
-      emitConsentEvents(sqlite, events, { companyId, contactId, channels: changed, status, source });
+      st.contacts.touchContact(contactId, at);
+      emitConsentEvents(st, events, { companyId, contactId, channels: changed, status, source });
     }
   });
 }
 
 function applyConsent(
-  sqlite: Database,
+  store: ContactsStore,
   c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource; at: number },
 ): string[] {
   const changed: string[] = [];
   for (const channel of new Set(c.channels)) {
-    if (repo.consentOf(sqlite, c.contactId, channel)?.status === c.status) continue;
-    repo.writeConsent(sqlite, { ...c, channel });
+    if (store.consentOf(c.contactId, channel)?.status === c.status) continue;
+    store.writeConsent({ ...c, channel });
     changed.push(channel);
   }
   return changed;
 }
 
 function emitConsentEvents(
-  sqlite: Database,
+  st: Stores,
   events: Events,
   c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
 ): void {
   if (!c.channels.length) return;
-  const contact = shapeOf(sqlite, c.companyId, c.contactId);
+  const contact = shapeOf(st, c.companyId, c.contactId);
   const type = c.status === "opted_in" ? "contact.opted_in" : "contact.opted_out";
   for (const channel of c.channels) events.emit({ companyId: c.companyId, type, data: { contact, channel, source: c.source } });
 }
@@ -274,10 +283,10 @@ function mergeCustomFields(current: Record<string, unknown>, given: Record<strin
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Contact ids owning these identities; 409 CONFLICT when they belong to more than one other contact. */
-function owners(sqlite: Database, companyId: string, identities: CheckedIdentity[]): Map<string, CheckedIdentity[]> {
+function owners(store: ContactsStore, companyId: string, identities: CheckedIdentity[]): Map<string, CheckedIdentity[]> {
   const byContact = new Map<string, CheckedIdentity[]>();
   for (const i of identities) {
-    const found = repo.identityByValue(sqlite, companyId, i.channel, i.value);
+    const found = store.identityByValue(companyId, i.channel, i.value);
     if (!found) continue;
     const list = byContact.get(found.contactId) ?? [];
     list.push(i);
@@ -306,7 +315,7 @@ export interface UpsertOptions {
   consentAt?: Date;
   /** Preloaded custom field definitions (imports load them once). */
   defs?: Map<string, CustomFieldDef>;
-  /** Tag ids by name known in the caller's transaction (see repo.ensureTags). */
+  /** Tag ids by name known in the caller's transaction (see tags.repository.ts ensureTags). */
   tagIds?: Map<string, string>;
 }
 
@@ -337,8 +346,8 @@ function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
  * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
  */
 export function upsertContact({ db, events, now, companyId, input, options = {} }: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
-  const checked = checkUpsert(input, options.defs ?? repo.customFieldDefs(db.$client, companyId));
-  return db.tx(() => applyUpsert({ sqlite: db.$client, events, at: now().getTime(), companyId, checked, options }));
+  const checked = checkUpsert(input, options.defs ?? customFieldsStore(db).customFieldDefs(companyId));
+  return db.tx(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
 }
 
 /**
@@ -347,14 +356,14 @@ export function upsertContact({ db, events, now, companyId, input, options = {} 
  * without a savepoint each (bulk imports do) — any other throw must roll the caller's transaction back.
  */
 export function applyUpsert({
-  sqlite,
+  db,
   events,
   at,
   companyId,
   checked,
   options = {},
 }: {
-  sqlite: Database;
+  db: Db;
   events: Events;
   at: number;
   companyId: string;
@@ -362,7 +371,9 @@ export function applyUpsert({
   options?: UpsertOptions;
 }): UpsertResult {
   const { identities, tags: tagNames, customFields: fields } = checked;
-  const byContact = owners(sqlite, companyId, identities);
+  const st = storesOf(db);
+  const store = st.contacts;
+  const byContact = owners(store, companyId, identities);
   if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
   const existingId = byContact.keys().next().value as string | undefined;
   let changed = false;
@@ -370,7 +381,7 @@ export function applyUpsert({
 
   if (existingId === undefined) {
     contactId = newId();
-    repo.insertContact(sqlite, {
+    store.insertContact({
       id: contactId,
       companyId,
       firstName: checked.firstName ?? null,
@@ -382,7 +393,7 @@ export function applyUpsert({
     });
   } else {
     contactId = existingId;
-    const row = repo.contactById(sqlite, companyId, contactId)!;
+    const row = store.contactById(companyId, contactId)!;
     const next = {
       firstName: pick(checked.firstName, row.firstName),
       lastName: pick(checked.lastName, row.lastName),
@@ -392,17 +403,17 @@ export function applyUpsert({
       blocked: row.blocked,
     };
     if (fieldsDiffer(next, row)) {
-      repo.updateContactFields(sqlite, contactId, { ...next, at });
+      store.updateContactFields(contactId, { ...next, at });
       changed = true;
     }
   }
   const known = new Set(byContact.get(contactId)?.map((i) => i.index));
   for (const i of identities) {
     if (known.has(i.index)) continue;
-    repo.insertIdentity(sqlite, { companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
+    store.insertIdentity({ companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
     changed = true;
   }
-  if (tagNames?.length && repo.addContactTags(sqlite, contactId, repo.ensureTags(sqlite, companyId, tagNames, at, options.tagIds), at) > 0) changed = true;
+  if (tagNames?.length && st.tags.addContactTags(contactId, st.tags.ensureTags(companyId, tagNames, at, options.tagIds), at) > 0) changed = true;
 
   let consentChanged: string[] = [];
   let consentKept = 0;
@@ -411,21 +422,21 @@ export function applyUpsert({
     let channels = [...new Set(identities.map((i) => i.channel))];
     if (status === "opted_in" && options.protectOptOut) {
       channels = channels.filter((channel) => {
-        const current = repo.consentOf(sqlite, contactId, channel);
+        const current = store.consentOf(contactId, channel);
         const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
         if (keep) consentKept++;
         return !keep;
       });
     }
-    consentChanged = applyConsent(sqlite, { companyId, contactId, channels, status, source: options.source ?? "api", at });
+    consentChanged = applyConsent(store, { companyId, contactId, channels, status, source: options.source ?? "api", at });
   }
 
   const created = existingId === undefined;
-  if (!created && (changed || consentChanged.length)) repo.touchContact(sqlite, contactId, at);
+  if (!created && (changed || consentChanged.length)) store.touchContact(contactId, at);
   // A new contact's shape is fully known here (no re-read), and built only when something reads it: a bulk
   // import with no webhook endpoint for contact.* never does. An existing contact's shape is read now — later
   // writes of the same transaction must not show in its events.
-  let shape: Contact | undefined = created ? undefined : shapeOf(sqlite, companyId, contactId);
+  let shape: Contact | undefined = created ? undefined : shapeOf(st, companyId, contactId);
   const contact = (): Contact => (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
   if (created) events.emit({ companyId, type: "contact.created", data: () => ({ contact: contact() }) });
   else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact: contact() } });
@@ -470,17 +481,18 @@ const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? 
 
 /** PATCH /contacts/{id}: absent = unchanged, null = cleared; `identities` and `tags` replace the sets. */
 export function patchContact({ db, events, now, companyId, id, input }: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Contact {
-  const sqlite = db.$client;
-  requireContact(sqlite, companyId, id);
+  const st = storesOf(db);
+  const store = st.contacts;
+  requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const identities = input.identities && checkIdentities(input.identities, errors);
   const tagNames = checkTags(input.tags, errors);
-  const fields = checkCustomFields(input.customFields, repo.customFieldDefs(sqlite, companyId), errors);
+  const fields = checkCustomFields(input.customFields, customFieldsStore(db).customFieldDefs(companyId), errors);
   errors.throwIfAny();
 
   return db.tx(() => {
     const at = now().getTime();
-    const row = requireContact(sqlite, companyId, id);
+    const row = requireContact(st, companyId, id);
     let changed = false;
     const next = {
       firstName: pick(text(input.firstName), row.firstName),
@@ -491,49 +503,49 @@ export function patchContact({ db, events, now, companyId, id, input }: WriteDep
       blocked: input.blocked ?? row.blocked,
     };
     if (fieldsDiffer(next, row)) {
-      repo.updateContactFields(sqlite, id, { ...next, at });
+      store.updateContactFields(id, { ...next, at });
       changed = true;
     }
     if (identities) {
-      const byContact = owners(sqlite, companyId, identities);
+      const byContact = owners(store, companyId, identities);
       byContact.delete(id);
       if (byContact.size) throw conflict(byContact, "An identity belongs to another contact");
       const wanted = new Set(identities.map((i) => `${i.channel}\u0000${i.value}`));
-      const current = repo.identitiesOf(sqlite, [id]);
+      const current = store.identitiesOf([id]);
       const have = new Set(current.map((i) => `${i.channel}\u0000${i.value}`));
       for (const i of current)
         if (!wanted.has(`${i.channel}\u0000${i.value}`)) {
-          repo.deleteIdentity(sqlite, i);
+          store.deleteIdentity(i);
           changed = true;
         }
       for (const i of identities)
         if (!have.has(`${i.channel}\u0000${i.value}`)) {
-          repo.insertIdentity(sqlite, { companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
+          store.insertIdentity({ companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
           changed = true;
         }
     }
     if (tagNames) {
-      const wanted = new Set(repo.ensureTags(sqlite, companyId, tagNames, at));
-      for (const tagId of repo.contactTagIds(sqlite, id)) if (!wanted.has(tagId)) changed = repo.removeContactTag(sqlite, id, tagId) > 0 || changed;
-      if (repo.addContactTags(sqlite, id, [...wanted], at) > 0) changed = true;
+      const wanted = new Set(st.tags.ensureTags(companyId, tagNames, at));
+      for (const tagId of st.tags.contactTagIds(id)) if (!wanted.has(tagId)) changed = st.tags.removeContactTag(id, tagId) > 0 || changed;
+      if (st.tags.addContactTags(id, [...wanted], at) > 0) changed = true;
     }
     if (changed) {
-      repo.touchContact(sqlite, id, at);
-      const contact = shapeOf(sqlite, companyId, id);
+      store.touchContact(id, at);
+      const contact = shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(sqlite, companyId, id);
+    return shapeOf(st, companyId, id);
   });
 }
 
 /** DELETE: erases personal data, identities, tags and consent; the id stays as a tombstone (404 from now on). */
 export function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): { id: string; deleted: true } {
-  const sqlite = db.$client;
+  const st = storesOf(db);
   return db.tx(() => {
-    const row = requireContact(sqlite, companyId, id);
+    const row = requireContact(st, companyId, id);
     const at = now().getTime();
-    repo.eraseContact(sqlite, id, at);
+    st.contacts.eraseContact(id, at);
     const contact: Contact = {
       id,
       firstName: null,
@@ -556,37 +568,37 @@ export function deleteContact({ db, events, now, companyId, id }: WriteDeps & { 
 // ------------------------------------------------------------------------------------------ tags, consent routes
 
 export function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Contact {
-  const sqlite = db.$client;
-  requireContact(sqlite, companyId, id);
+  const st = storesOf(db);
+  requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const names = checkTags(tags, errors)!;
   errors.throwIfAny();
   return db.tx(() => {
     const at = now().getTime();
-    if (repo.addContactTags(sqlite, id, repo.ensureTags(sqlite, companyId, names, at), at) > 0) {
-      repo.touchContact(sqlite, id, at);
-      const contact = shapeOf(sqlite, companyId, id);
+    if (st.tags.addContactTags(id, st.tags.ensureTags(companyId, names, at), at) > 0) {
+      st.contacts.touchContact(id, at);
+      const contact = shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(sqlite, companyId, id);
+    return shapeOf(st, companyId, id);
   });
 }
 
 /** Removes a tag from a contact; 404 for an unknown tag name, a no-op when the contact does not carry it. */
 export function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Contact {
-  const sqlite = db.$client;
+  const st = storesOf(db);
   return db.tx(() => {
-    requireContact(sqlite, companyId, id);
-    const tag = repo.tagByName(sqlite, companyId, tagName.trim());
+    requireContact(st, companyId, id);
+    const tag = st.tags.tagByName(companyId, tagName.trim());
     if (!tag) throw notFound("Tag");
-    if (repo.removeContactTag(sqlite, id, tag.id) > 0) {
-      repo.touchContact(sqlite, id, now().getTime());
-      const contact = shapeOf(sqlite, companyId, id);
+    if (st.tags.removeContactTag(id, tag.id) > 0) {
+      st.contacts.touchContact(id, now().getTime());
+      const contact = shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(sqlite, companyId, id);
+    return shapeOf(st, companyId, id);
   });
 }
 
@@ -600,16 +612,16 @@ export function changeConsent({
   channels,
   status,
 }: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Contact {
-  const sqlite = db.$client;
+  const st = storesOf(db);
   return db.tx(() => {
-    requireContact(sqlite, companyId, id);
-    const have = new Set(repo.identitiesOf(sqlite, [id]).map((i) => i.channel));
+    requireContact(st, companyId, id);
+    const have = new Set(st.contacts.identitiesOf([id]).map((i) => i.channel));
     const errors = new DetailCollector();
     channels.forEach((c, i) => {
       if (!have.has(c)) errors.add(`/channels/${i}`, `the contact has no ${c} identity`);
     });
     errors.throwIfAny();
     setConsent({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
-    return shapeOf(sqlite, companyId, id);
+    return shapeOf(st, companyId, id);
   });
 }

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import type { CustomFieldType } from "./contacts.model";
-import { customFieldDefs, type CustomFieldDef } from "./contacts.repository";
+import { customFieldsStore, type CustomFieldDef } from "./custom-fields.repository";
 
 const KEY = /^[a-z][a-z0-9_]{0,63}$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -40,7 +40,7 @@ export interface CustomField {
 const toApi = (d: CustomFieldDef): CustomField => ({ ...d, createdAt: new Date(d.createdAt).toISOString() });
 
 export function listCustomFields({ db, companyId }: { db: Db; companyId: string }): CustomField[] {
-  return [...customFieldDefs(db.$client, companyId).values()].map(toApi);
+  return [...customFieldsStore(db).customFieldDefs(companyId).values()].map(toApi);
 }
 
 export function createCustomField({
@@ -62,8 +62,9 @@ export function createCustomField({
     else if (new Set(input.options).size !== input.options.length) errors.add("/options", "options must be unique");
   } else if (input.options !== undefined) errors.add("/options", "only select fields have options");
   errors.throwIfAny();
+  const store = customFieldsStore(db);
   return db.tx(() => {
-    if (customFieldDefs(db.$client, companyId).has(input.key))
+    if (store.customFieldDefs(companyId).has(input.key))
       throw new AppError("CONFLICT", `A custom field with key ${input.key} exists`, [{ pointer: "/key", message: "already exists" }]);
     const def: CustomFieldDef = {
       id: newId(),
@@ -73,9 +74,7 @@ export function createCustomField({
       options: input.type === "select" ? input.options! : null,
       createdAt: now().getTime(),
     };
-    db.$client
-      .query(`INSERT INTO custom_fields (id, company_id, key, label, type, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-      .run(def.id, companyId, def.key, def.label, def.type, def.options ? JSON.stringify(def.options) : null, def.createdAt);
+    store.insertCustomField(companyId, def);
     return toApi(def);
   });
 }

@@ -9,7 +9,7 @@ import { AppError } from "../../platform/errors";
 import { nulPointers } from "../../platform/nul";
 import { checkUpsert, type CheckedUpsert } from "./contacts.checks";
 import { ContactUpsertBody, type ContactUpsertInput } from "./contacts.model";
-import type { CustomFieldDef } from "./contacts.repository";
+import type { CustomFieldDef } from "./custom-fields.repository";
 import { createCsvReader } from "./csv";
 
 export type ImportFormat = "ndjson" | "csv";

@@ -1,0 +1,35 @@
+/** The custom fields store: the company's field definitions (values live in contacts.custom_fields). */
+import type { Db } from "../../db/client";
+import { perConnection } from "./per-connection";
+
+export interface CustomFieldDef {
+  id: string;
+  key: string;
+  label: string;
+  type: "text" | "number" | "boolean" | "date" | "select";
+  options: string[] | null;
+  createdAt: number;
+}
+
+export function createCustomFieldsStore(db: Db) {
+  const sqlite = db.$client;
+  return {
+    /** The company's definitions by key. */
+    customFieldDefs(companyId: string): Map<string, CustomFieldDef> {
+      const rows = sqlite
+        .query(`SELECT id, key, label, type, options, created_at AS "createdAt" FROM custom_fields WHERE company_id = ? ORDER BY key`)
+        .all(companyId) as (Omit<CustomFieldDef, "options"> & { options: string | null })[];
+      return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
+    },
+
+    insertCustomField(companyId: string, def: CustomFieldDef): void {
+      sqlite
+        .query(`INSERT INTO custom_fields (id, company_id, key, label, type, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+        .run(def.id, companyId, def.key, def.label, def.type, def.options ? JSON.stringify(def.options) : null, def.createdAt);
+    },
+  };
+}
+
+export type CustomFieldsStore = ReturnType<typeof createCustomFieldsStore>;
+/** The custom fields store of a connection (built on first use). */
+export const customFieldsStore = perConnection(createCustomFieldsStore);

@@ -1,0 +1,102 @@
+/**
+ * The tags store: tags and the contacts' links to them (contact_tags). Raw prepared statements on the one
+ * connection (`query()` caches each by its text), synchronous, run inside the caller's transaction.
+ * (A contact's erasure deletes its links with the rest of its rows: contacts.repository.ts `eraseContact`.)
+ */
+import type { Db } from "../../db/client";
+import { jsonValues, perEngine } from "../../db/dialect";
+import { newId } from "../../platform/ids";
+import { perConnection } from "./per-connection";
+
+export interface TagWithCount {
+  id: string;
+  name: string;
+  createdAt: number;
+  contactCount: number;
+}
+
+const SQL = perEngine((e) => ({
+  idsByName: `SELECT id FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
+  namesOf: `SELECT ct.contact_id AS "contactId", t.name AS name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
+       WHERE ct.contact_id IN (${jsonValues(e)}) ORDER BY t.name`,
+}));
+
+export function createTagsStore(db: Db) {
+  const sqlite = db.$client;
+  const sql = SQL[db.engine];
+
+  return {
+    /**
+     * Tag ids by name, creating the missing tags. `known` (name → id) saves the look-ups of a bulk write; it must
+     * not outlive the transaction (a rollback takes created tags back).
+     */
+    ensureTags(companyId: string, names: string[], at: number, known?: Map<string, string>): string[] {
+      const ids: string[] = [];
+      for (const name of names) {
+        let id = known?.get(name) ?? (sqlite.query(`SELECT id FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as { id: string } | null)?.id;
+        if (!id) {
+          id = newId();
+          sqlite.query(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(id, companyId, name, at);
+        }
+        known?.set(name, id);
+        ids.push(id);
+      }
+      return ids;
+    },
+
+    insertTag(t: { id: string; companyId: string; name: string; createdAt: number }): void {
+      sqlite.query(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(t.id, t.companyId, t.name, t.createdAt);
+    },
+
+    tagByName(companyId: string, name: string): { id: string; name: string; createdAt: number } | undefined {
+      return (
+        (sqlite.query(`SELECT id, name, created_at AS "createdAt" FROM tags WHERE company_id = ? AND name = ?`).get(companyId, name) as {
+          id: string;
+          name: string;
+          createdAt: number;
+        } | null) ?? undefined
+      );
+    },
+
+    /** The ids of the company's tags among `names` (unknown names have none). */
+    tagIdsByName(companyId: string, names: string[]): string[] {
+      return (sqlite.query(sql.idsByName).all(companyId, JSON.stringify(names)) as { id: string }[]).map((r) => r.id);
+    },
+
+    /** Tags by name ascending after `after` ("" for the first page), each with its number of contacts. */
+    listTags(companyId: string, after: string, limit: number): TagWithCount[] {
+      return sqlite
+        .query(
+          `SELECT t.id, t.name, t.created_at AS "createdAt",
+         (SELECT count(*) FROM contact_tags ct WHERE ct.tag_id = t.id) AS "contactCount"
+       FROM tags t WHERE t.company_id = ? AND t.name > ? ORDER BY t.name LIMIT ?`,
+        )
+        .all(companyId, after, limit) as TagWithCount[];
+    },
+
+    /** Returns how many links were added. */
+    addContactTags(contactId: string, tagIds: string[], at: number): number {
+      let added = 0;
+      for (const tagId of tagIds) added += sqlite.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(contactId, tagId, at).changes;
+      return added;
+    },
+
+    removeContactTag(contactId: string, tagId: string): number {
+      return sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ? AND tag_id = ?`).run(contactId, tagId).changes;
+    },
+
+    contactTagIds(contactId: string): string[] {
+      return (sqlite.query(`SELECT tag_id AS "tagId" FROM contact_tags WHERE contact_id = ?`).all(contactId) as { tagId: string }[]).map((r) => r.tagId);
+    },
+
+    /** The tag names of these contacts, by name. */
+    tagNamesOf(contactIds: string[]): { contactId: string; name: string }[] {
+      if (!contactIds.length) return [];
+      return sqlite.query(sql.namesOf).all(JSON.stringify(contactIds)) as { contactId: string; name: string }[];
+    },
+  };
+}
+
+export type TagsStore = ReturnType<typeof createTagsStore>;
+/** The tags store of a connection (built on first use). */
+export const tagsStore = perConnection(createTagsStore);
