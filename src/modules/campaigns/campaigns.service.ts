@@ -347,6 +347,8 @@ export function createCampaigns(deps: CampaignDeps) {
       return store.listRecipients({ campaignId: id, ...q });
     },
     excludedColumn: (r: ExclusionReason) => EXCLUDED_COLUMN[r],
+    /** Recipients by status of the campaigns not finished (metrics). */
+    activeProgress: store.activeProgress,
   };
 }
 
