@@ -1,18 +1,17 @@
 /**
  * API keys: `sb_live_<40 base62>`, shown once; stored as SHA-256 + a display prefix.
  */
-import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { DetailCollector, AppError } from "../../platform/errors";
 import { hashKey, type KeyPrincipal } from "../../platform/http/api-guard.plugin";
 import { parseCidr } from "../../platform/http/ip-allow";
 import { isScope } from "../../platform/http/scopes";
 import { newId, randomToken } from "../../platform/ids";
-import { apiKeys } from "./api-keys.table";
+import { apiKeysStore, type ApiKeyRow } from "./api-keys.repository";
 import { getCompany } from "../companies/companies.service";
 import { createReadCache } from "../../db/read-cache";
 
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type { ApiKeyRow };
 
 export function createApiKey({
   db,
@@ -60,19 +59,19 @@ export function createApiKey({
     lastUsedAt: null,
     createdAt: now(),
   };
-  db.insert(apiKeys).values(apiKey).run();
+  apiKeysStore(db).insertKey(apiKey);
   return { apiKey, key };
 }
 
 export function listApiKeys({ db, companyId }: { db: Db; companyId?: string }): ApiKeyRow[] {
-  const q = db.select().from(apiKeys);
-  return (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
+  return apiKeysStore(db).list(companyId);
 }
 
 export function revokeApiKey({ db, now, id }: { db: Db; now: () => Date; id: string }): ApiKeyRow {
-  const row = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+  const store = apiKeysStore(db);
+  const row = store.byId(id);
   if (!row) throw new AppError("NOT_FOUND", `no API key with id ${id}`);
-  if (!row.revokedAt) db.update(apiKeys).set({ revokedAt: now() }).where(eq(apiKeys.id, id)).run();
+  if (!row.revokedAt) store.revoke(id, now());
   return { ...row, revokedAt: row.revokedAt ?? now() };
 }
 
@@ -82,11 +81,7 @@ export function revokeApiKey({ db, now, id }: { db: Db; now: () => Date; id: str
  * with synchronous=FULL a write per request would cost an fsync per request.
  */
 export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
-  const byHash = db
-    .select()
-    .from(apiKeys)
-    .where(eq(apiKeys.hash, placeholder("hash")))
-    .prepare();
+  const store = apiKeysStore(db);
   const used = new Map<string, Date>();
   // Revocation and expiry edits come from the CLI (another process) and must hold for the very next request:
   // the cache checks PRAGMA data_version once per event-loop turn, at the turn's first lookup — every
@@ -96,7 +91,7 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
     resolveKey(hash: string): KeyPrincipal | null {
       let missing = false;
       const principal = cache.get(hash, () => {
-        const row = byHash.get({ hash });
+        const row = store.byHash(hash);
         if (!row) {
           missing = true;
           return null as unknown as KeyPrincipal;
@@ -114,7 +109,7 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
       const batch = [...used];
       used.clear();
       db.tx(() => {
-        for (const [id, at] of batch) db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+        for (const [id, at] of batch) store.setLastUsed(id, at);
       });
       return batch.length;
     },
@@ -134,8 +129,4 @@ function toPrincipal(row: ApiKeyRow, companySlug: string): KeyPrincipal {
     revokedAt: row.revokedAt,
     rateLimit: row.rateLimit,
   };
-}
-
-function placeholder(name: string) {
-  return sql.placeholder(name) as unknown as string;
 }

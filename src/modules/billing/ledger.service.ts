@@ -3,27 +3,24 @@
  * `balanceAfter`. Writes must run inside a `db.tx` (IMMEDIATE: one writer), which is what makes
  * "read balance, check, append" safe under concurrent requests — no balance ever goes negative.
  */
-import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
-import { insertRow } from "../../db/rows";
 import { formatMicros } from "../../platform/money";
-import { ledgerEntries } from "./ledger.table";
 import { createReadCache } from "../../db/read-cache";
+import { createLedgerStore, type LedgerEntry } from "./ledger.repository";
 
-export type LedgerEntry = typeof ledgerEntries.$inferSelect;
+export type { LedgerEntry };
 export type LedgerKind = "credit" | "debit" | "refund";
 
 export function createLedger({ db, now }: { db: Db; now: () => Date }) {
-  // Raw SQL: drizzle's prepared query spent 5 µs of the send path's ~150 mapping this one value.
-  const latest = db.$client.prepare(`SELECT balance_after FROM ledger_entries WHERE company_id = ? ORDER BY id DESC LIMIT 1`);
+  const store = createLedgerStore(db);
 
   // Credits also come from the CLI (another process): the cache sees them within 0.1 s; our own
   // appends update it directly. NB! Inside a write transaction the balance is read from the table, never
   // the cache, so "never negative" is decided on committed truth.
   const cache = createReadCache<string, number>(db);
-  const read = (companyId: string) => (latest.get(companyId) as { balance_after: number } | null)?.balance_after ?? 0;
+  const read = store.latestBalance;
 
   function balance(companyId: string): number {
     return cache.get(companyId, () => read(companyId));
@@ -48,7 +45,7 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
       if (after < 0)
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(after - amount)} available`);
       const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
-      insertRow(db, ledgerEntries, entry);
+      store.insertEntry(entry);
       if (running.size >= 10_000) running.clear();
       running.set(companyId, { balance: after, version, rollbacks: db.rollbacks() });
       return entry;
@@ -74,13 +71,7 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     },
     /** Newest first, keyset on id. */
     list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): LedgerEntry[] {
-      return db
-        .select()
-        .from(ledgerEntries)
-        .where(before ? and(eq(ledgerEntries.companyId, companyId), lt(ledgerEntries.id, before)) : eq(ledgerEntries.companyId, companyId))
-        .orderBy(desc(ledgerEntries.id))
-        .limit(limit)
-        .all();
+      return store.entries({ companyId, limit, before });
     },
   };
 }

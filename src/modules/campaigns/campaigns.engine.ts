@@ -87,10 +87,10 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
     if (first) {
       // The estimate's counts are replaced by the snapshot's own.
-      store.update(c.id, { matched: 0, nPending: 0, xNoIdentity: 0, xNoConsent: 0, xBlocked: 0, xOutsideWindow: 0, xNoPriorConversation: 0 });
+      store.updateCampaign(c.id, { matched: 0, nPending: 0, xNoIdentity: 0, xNoConsent: 0, xBlocked: 0, xOutsideWindow: 0, xNoPriorConversation: 0 });
     }
     if (last === null) {
-      store.update(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
+      store.updateCampaign(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
       complete(store.get(c.id)); // an audience of nobody (or of excluded contacts only) is done at once
       return;
     }
@@ -103,7 +103,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       add(v.ok ? "n_pending" : campaigns.excludedColumn(v.reason));
     }
     store.bump(c.id, deltas, t);
-    store.update(c.id, { resolveCursor: last });
+    store.updateCampaign(c.id, { resolveCursor: last });
   }
 
   /**

@@ -73,7 +73,7 @@ export function createCampaignStore(db: Db) {
   );
 
   return {
-    insert(row: CampaignRow) {
+    insertCampaign(row: CampaignRow) {
       insertRow(db, campaigns, row);
     },
     get: byId,
@@ -81,7 +81,7 @@ export function createCampaignStore(db: Db) {
       const c = byId(id);
       return c && c.companyId === companyId ? c : undefined;
     },
-    update(id: string, changes: Partial<CampaignRow>) {
+    updateCampaign(id: string, changes: Partial<CampaignRow>) {
       counters.flush();
       updateRow(db, campaigns, id, changes);
     },

@@ -226,7 +226,7 @@ export function createCampaigns(deps: CampaignDeps) {
         updatedAt: at,
         apiKeyId,
       };
-      store.insert(row);
+      store.insertCampaign(row);
       deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: row.id }, runAt: pl.scheduledAt ?? at, groupKey: row.id });
       if (!pl.scheduledAt) emit(row, "campaign.started");
       return row;
@@ -250,7 +250,7 @@ export function createCampaigns(deps: CampaignDeps) {
   /** Moves a campaign to another status (inside the caller's transaction) and emits its event. */
   function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): CampaignRow {
     const updated = { ...c, ...changes, updatedAt: now() };
-    store.update(c.id, { ...changes, updatedAt: updated.updatedAt });
+    store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
     emit(updated, event);
     return updated;
   }
@@ -347,6 +347,8 @@ export function createCampaigns(deps: CampaignDeps) {
       return store.listRecipients({ campaignId: id, ...q });
     },
     excludedColumn: (r: ExclusionReason) => EXCLUDED_COLUMN[r],
+    /** Recipients by status of the campaigns not finished (metrics). */
+    activeProgress: store.activeProgress,
   };
 }
 

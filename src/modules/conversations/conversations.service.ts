@@ -3,16 +3,13 @@
  * attach to it; a new inbound on a closed conversation opens it again. The messaging window state per
  * (contact, account) lives in contact_channel_state, independent of open/closed.
  */
-import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { greatestFn, jsonValues, perEngine } from "../../db/dialect";
 import type { EventBus } from "../../platform/events/events";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
-import { insertRow, mapRow, updateRow } from "../../db/rows";
-import { contactChannelState, conversationNotes, conversations } from "./conversations.table";
+import { conversationsStore, type ConversationFilter, type ConversationRow } from "./conversations.repository";
 
-export type ConversationRow = typeof conversations.$inferSelect;
+export type { ConversationRow };
 type WriteDeps = { db: Db; events: EventBus; now: () => Date };
 
 export function conversationView(c: ConversationRow) {
@@ -32,8 +29,9 @@ export function conversationView(c: ConversationRow) {
 
 /** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
 export function openConversation({ db, events, now, companyId, contactId, channel, channelAccountId }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
+  const store = conversationsStore(db);
   return db.within(() => {
-    const open = openConversationId(db, contactId, channelAccountId);
+    const open = store.openConversationId(contactId, channelAccountId);
     if (open) return open;
     const at = now();
     const row: ConversationRow = {
@@ -51,45 +49,27 @@ export function openConversation({ db, events, now, companyId, contactId, channe
       createdAt: at,
       updatedAt: at,
     };
-    insertRow(db, conversations, row);
+    store.insertConversation(row);
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row) } });
     return row.id;
   });
 }
 
 export function touchConversation({ db, conversationId, messageId, at }: { db: Db; conversationId: string; messageId: string; at: Date }): void {
-  updateRow(db, conversations, conversationId, { lastMessageAt: at, lastMessageId: messageId, updatedAt: at });
-}
-
-/** (Every send asks: the id alone, not the row.) */
-function openConversationId(db: Db, contactId: string, channelAccountId: string): string | undefined {
-  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId) as { id: string } | null)?.id;
+  conversationsStore(db).updateConversation(conversationId, { lastMessageAt: at, lastMessageId: messageId, updatedAt: at });
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
 export function recordInbound({ db, now, companyId, contactId, channelAccountId, timestamp, conversationRef }: { db: Db; now: () => Date; companyId: string; contactId: string; channelAccountId: string; timestamp: Date; conversationRef?: string }): void {
-  const at = now();
-  db.insert(contactChannelState)
-    .values({ contactId, channelAccountId, companyId, lastInboundAt: timestamp, conversationRef: conversationRef ?? null, updatedAt: at })
-    .onConflictDoUpdate({
-      target: [contactChannelState.contactId, contactChannelState.channelAccountId],
-      // Out-of-order webhooks must not move the window backwards.
-      set: {
-        lastInboundAt: sql`${sql.raw(greatestFn(db.engine))}(coalesce(${contactChannelState.lastInboundAt}, 0), ${timestamp.getTime()})`,
-        conversationRef: conversationRef ? conversationRef : sql`${contactChannelState.conversationRef}`,
-        updatedAt: at,
-      },
-    })
-    .run();
+  conversationsStore(db).recordInbound({ companyId, contactId, channelAccountId, timestamp, conversationRef, at: now() });
 }
 
 export function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
-  const raw = db.$client.query(`SELECT * FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?`).get(contactId, channelAccountId);
-  return mapRow(contactChannelState, raw as Record<string, unknown> | null);
+  return conversationsStore(db).channelState(contactId, channelAccountId);
 }
 
 export function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): ConversationRow {
-  const c = db.select().from(conversations).where(and(eq(conversations.id, id), eq(conversations.companyId, companyId))).get();
+  const c = conversationsStore(db).ofCompany(companyId, id);
   if (!c) throw notFound("conversation");
   return c;
 }
@@ -103,27 +83,18 @@ export function listConversations({
 }: {
   db: Db;
   companyId: string;
-  filter: { status?: string; channel?: string; assigneeId?: string; contactId?: string; unassigned?: boolean };
+  filter: ConversationFilter;
   limit: number;
   before?: string;
 }): ConversationRow[] {
-  const where: SQL[] = [eq(conversations.companyId, companyId)];
-  if (filter.status) where.push(eq(conversations.status, filter.status));
-  if (filter.channel) where.push(eq(conversations.channel, filter.channel));
-  if (filter.assigneeId) where.push(eq(conversations.assigneeId, filter.assigneeId));
-  if (filter.contactId) where.push(eq(conversations.contactId, filter.contactId));
-  if (before) where.push(lt(conversations.id, before));
-  return db.select().from(conversations).where(and(...where)).orderBy(desc(conversations.id)).limit(limit).all();
+  return conversationsStore(db).list({ companyId, filter, limit, before });
 }
 
 export function assignConversation({ db, events, now, companyId, id, assignee }: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {
   return db.tx(() => {
     const c = getConversationRow({ db, companyId, id });
     const at = now();
-    db.update(conversations)
-      .set({ assigneeId: assignee?.id ?? null, assigneeName: assignee ? (assignee.name ?? null) : null, updatedAt: at })
-      .where(eq(conversations.id, id))
-      .run();
+    conversationsStore(db).setAssignee(id, assignee, at);
     const row = getConversationRow({ db, companyId, id });
     if (c.assigneeId !== row.assigneeId || c.assigneeName !== row.assigneeName)
       events.emit({ companyId, type: "conversation.assigned", data: { conversation: conversationView(row) } });
@@ -136,7 +107,7 @@ export function closeConversation({ db, events, now, companyId, id }: WriteDeps 
     const c = getConversationRow({ db, companyId, id });
     if (c.status === "closed") return c; // closing twice is a no-op, not an error
     const at = now();
-    db.update(conversations).set({ status: "closed", closedAt: at, updatedAt: at }).where(eq(conversations.id, id)).run();
+    conversationsStore(db).close(id, at);
     const row = getConversationRow({ db, companyId, id });
     events.emit({ companyId, type: "conversation.closed", data: { conversation: conversationView(row) } });
     return row;
@@ -147,14 +118,10 @@ export function reopenConversation({ db, events, now, companyId, id }: WriteDeps
   return db.tx(() => {
     const c = getConversationRow({ db, companyId, id });
     if (c.status === "open") return c;
-    const other = db
-      .select({ id: conversations.id })
-      .from(conversations)
-      .where(and(eq(conversations.contactId, c.contactId), eq(conversations.channelAccountId, c.channelAccountId), eq(conversations.status, "open")))
-      .get();
+    const other = conversationsStore(db).otherOpen(c.contactId, c.channelAccountId);
     if (other) throw new AppError("CONFLICT", `The contact already has an open conversation on this account (${other.id})`);
     const at = now();
-    db.update(conversations).set({ status: "open", closedAt: null, updatedAt: at }).where(eq(conversations.id, id)).run();
+    conversationsStore(db).reopen(id, at);
     const row = getConversationRow({ db, companyId, id });
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row), reopened: true } });
     return row;
@@ -167,16 +134,11 @@ export function reopenConversation({ db, events, now, companyId, id }: WriteDeps
  */
 export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
   const { db } = deps;
+  const store = conversationsStore(db);
   return db.tx(() => {
-    const open = openConversationId(db, deps.contactId, deps.channelAccountId);
+    const open = store.openConversationId(deps.contactId, deps.channelAccountId);
     if (open) return open;
-    const latest = db
-      .select()
-      .from(conversations)
-      .where(and(eq(conversations.contactId, deps.contactId), eq(conversations.channelAccountId, deps.channelAccountId)))
-      .orderBy(desc(conversations.id))
-      .limit(1)
-      .get();
+    const latest = store.latestOn(deps.contactId, deps.channelAccountId);
     if (latest) return reopenConversation({ ...deps, id: latest.id }).id;
     return openConversation(deps);
   });
@@ -186,25 +148,24 @@ export function addNote({ db, now, companyId, id, text, author }: { db: Db; now:
   return db.tx(() => {
     getConversationRow({ db, companyId, id });
     const note = { id: newId(), companyId, conversationId: id, text, author: author ?? null, createdAt: now() };
-    db.insert(conversationNotes).values(note).run();
-    db.update(conversations).set({ updatedAt: now() }).where(eq(conversations.id, id)).run();
+    const store = conversationsStore(db);
+    store.insertNote(note);
+    store.touchUpdatedAt(id, now());
     return note;
   });
 }
 
 export function listNotes({ db, conversationId }: { db: Db; conversationId: string }) {
-  return db.select().from(conversationNotes).where(eq(conversationNotes.conversationId, conversationId)).orderBy(desc(conversationNotes.id)).limit(100).all();
+  return conversationsStore(db).notes(conversationId);
 }
-
-const CONVERSATIONS_OF_CONTACTS = perEngine((e) => `SELECT id FROM conversations WHERE contact_id IN (${jsonValues(e)})`);
 
 /** Ids of the conversations of these contacts (any account, open or closed). */
 export function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
   if (!contactIds.length) return [];
-  return (db.$client.query(CONVERSATIONS_OF_CONTACTS[db.engine]).all(JSON.stringify(contactIds)) as { id: string }[]).map((r) => r.id);
+  return conversationsStore(db).idsOfContacts(contactIds);
 }
 
 /** Ids of a contact's conversations on one account (open or closed). */
 export function conversationsOfContactOn({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }): string[] {
-  return (db.$client.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ?`).all(contactId, channelAccountId) as { id: string }[]).map((r) => r.id);
+  return conversationsStore(db).idsOfContactOn(contactId, channelAccountId);
 }

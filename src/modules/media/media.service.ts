@@ -6,12 +6,11 @@
  * media id to the StoredMedia it puts into message content, and caches the provider id an adapter's
  * upload returned (SendResult.providerMediaId).
  */
-import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { StoredMedia } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
-import { media, mediaProviderIds } from "./media.table";
+import { mediaStore, type MediaRow } from "./media.repository";
 
-export type MediaRow = typeof media.$inferSelect;
+export type { MediaRow };
 
 /** Our media row as StoredMedia, with the provider media id cached for `channelAccountId` (if any). */
 export function resolveStoredMedia({
@@ -29,12 +28,8 @@ export function resolveStoredMedia({
   if (!row) return undefined;
   const out: StoredMedia = { id: row.id, path: row.path, mimeType: row.mimeType, filename: row.filename, size: row.size };
   if (channelAccountId) {
-    const cached = db
-      .select({ providerMediaId: mediaProviderIds.providerMediaId })
-      .from(mediaProviderIds)
-      .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
-      .get();
-    if (cached) out.providerMediaId = cached.providerMediaId;
+    const cached = mediaStore(db).providerMediaId(mediaId, channelAccountId);
+    if (cached) out.providerMediaId = cached;
   }
   return out;
 }
@@ -55,63 +50,36 @@ export function cacheProviderMediaId({
 }): void {
   // The media may have been deleted while the send was in flight: nothing to cache then (and the FK
   // would refuse the row).
+  const store = mediaStore(db);
   db.tx(() => {
-    const exists = db.select({ id: media.id }).from(media).where(eq(media.id, mediaId)).get();
-    if (!exists) return;
-    db.insert(mediaProviderIds)
-      .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
-      .onConflictDoUpdate({
-        target: [mediaProviderIds.mediaId, mediaProviderIds.channelAccountId],
-        set: { providerMediaId, createdAt: now() },
-      })
-      .run();
+    if (!store.exists(mediaId)) return;
+    store.putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now });
   });
 }
 
 /** Forgets a cached provider id (the provider said it expired / is unknown). */
 export function forgetProviderMediaId({ db, mediaId, channelAccountId }: { db: Db; mediaId: string; channelAccountId: string }): void {
-  db.delete(mediaProviderIds)
-    .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
-    .run();
+  mediaStore(db).deleteProviderMediaId(mediaId, channelAccountId);
 }
 
 export function getMedia({ db, companyId, id }: { db: Db; companyId: string; id: string }): MediaRow | undefined {
-  return db
-    .select()
-    .from(media)
-    .where(and(eq(media.id, id), eq(media.companyId, companyId)))
-    .get();
+  return mediaStore(db).ofCompany(companyId, id);
 }
 
 /** Newest first (ids are UUID v7); `before` = id of the last row of the previous page. */
 export function listMedia({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): MediaRow[] {
-  return db
-    .select()
-    .from(media)
-    .where(before ? and(eq(media.companyId, companyId), lt(media.id, before)) : eq(media.companyId, companyId))
-    .orderBy(desc(media.id))
-    .limit(limit)
-    .all();
+  return mediaStore(db).list({ companyId, limit, before });
 }
 
 /** Bytes of media a company holds, for the quota. */
 export function companyMediaBytes({ db, companyId }: { db: Db; companyId: string }): number {
-  const row = db
-    .select({ total: sql<number>`coalesce(sum(${media.size}), 0)` })
-    .from(media)
-    .where(eq(media.companyId, companyId))
-    .get();
-  return Number(row?.total ?? 0);
+  return mediaStore(db).companyBytes(companyId);
 }
 
 export function insertMedia({ db, row }: { db: Db; row: MediaRow }): void {
-  db.insert(media).values(row).run();
+  mediaStore(db).insertMedia(row);
 }
 
 export function deleteMediaRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): boolean {
-  const res = db
-    .delete(media)
-    .where(and(eq(media.id, id), eq(media.companyId, companyId)))
-    .run();
-  return (res as unknown as { changes: number }).changes > 0;
+  return mediaStore(db).deleteMedia(companyId, id);
 }

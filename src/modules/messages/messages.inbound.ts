@@ -12,7 +12,7 @@ import { findCompanyBySlug } from "../companies/companies.service";
 import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
 import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
-import * as repo from "./messages.repository";
+import { messagesStore } from "./messages.repository";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
 const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);
@@ -134,7 +134,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
   const { db, events, now } = deps;
   // No savepoint of its own: its callers (a group-commit item, a scheduled report's db.attempt) undo it.
   db.within(() => {
-    if (repo.messageIdByProviderId(db, account.id, event.providerMessageId)) return; // a duplicate delivery
+    if (messagesStore(db).messageIdByProviderId(account.id, event.providerMessageId)) return; // a duplicate delivery
     const found = findOrCreateContactByIdentity({
       db,
       events,
@@ -152,7 +152,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
 
     let replyTo: string | null = null;
     if (event.inReplyTo)
-      replyTo = repo.messageIdByProviderId(db, account.id, event.inReplyTo) ?? null;
+      replyTo = messagesStore(db).messageIdByProviderId(account.id, event.inReplyTo) ?? null;
 
     const at = now();
     const { type, ...content } = event.content;
@@ -173,7 +173,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       providerTimestamp: event.timestamp,
       createdAt: at,
     });
-    repo.insertMessage(db, row);
+    messagesStore(db).insertMessage(row);
     touchConversation({ db, conversationId, messageId: row.id, at });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 

@@ -65,42 +65,6 @@ const laneSQL = (e: Engine, lane: string) => {
 };
 export const LANE_SQL = perEngine((e) => ({ direct: laneSQL(e, DISPATCH_LANES.direct), bulk: laneSQL(e, DISPATCH_LANES.bulk) }));
 
-export function dispatchAnchor(db: Db, lane: keyof typeof DISPATCH_LANES): JobAnchor<{ messageId: string }> {
-  const q = LANE_SQL[db.engine][lane];
-  return {
-    claim: (group, now, limit, token, until) =>
-      (db.$client.query(q.claim).all(token, until, group, now, limit) as { id: string }[]).map((r) => ({ messageId: r.id })),
-    groups: () => (db.$client.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({ groupKey: r.group_key, first: r.first === null ? null : Number(r.first) })),
-    renew: ({ messageId }, token, until) =>
-      db.$client.query(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token).changes > 0,
-    release: ({ messageId }, token, at) =>
-      db.$client.query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(at, messageId, token).changes > 0,
-    expired: (group, before, limit) =>
-      (db.$client.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({ payload: { messageId: r.id }, token: r.lease_token })),
-    count: () => {
-      const r = db.$client.query(q.count).get() as { pending: number; running: number };
-      return { pending: Number(r.pending), running: Number(r.running) };
-    },
-  };
-}
-
-export function insertMessage(db: Db, row: MessageRow): void {
-  insertRow(db, messages, row);
-}
-
-export function updateMessage(db: Db, id: string, changes: Partial<MessageRow>): void {
-  updateRow(db, messages, id, changes);
-}
-
-export function messageById(db: Db, id: string): MessageRow | undefined {
-  return one(db.$client.query(`SELECT * FROM messages WHERE id = ?`).get(id));
-}
-
-/** A message's status alone (a primary-key search reading one column). */
-export function messageStatus(db: Db, id: string): string | undefined {
-  return (db.$client.query(`SELECT status FROM messages WHERE id = ?`).get(id) as { status: string } | null)?.status;
-}
-
 /**
  * What a status change reads of a message: no content, metadata or times (a `SELECT *` of a message row cost
  * ~5 µs more in bun and the row mapper, twice per message for its delivered and read reports).
@@ -110,71 +74,122 @@ export type MessageHead = Pick<MessageRow, "id" | "companyId" | "contactId" | "c
 /** What the dispatch reads: the head and what the send is built from. */
 export type DispatchRow = MessageHead & Pick<MessageRow, "channelAccountId" | "type" | "content" | "address" | "replyToMessageId">;
 
-export function messageHead(db: Db, id: string): MessageHead | undefined {
-  return one(db.$client.query(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
+export function createMessagesStore(db: Db) {
+  const sqlite = db.$client;
+  const sql = SQL[db.engine];
+  const lanes = LANE_SQL[db.engine];
+  return {
+    /** The dispatch lane's job anchor: the queue claims, renews and releases messages themselves (queue.ts JobAnchor). */
+    dispatchAnchor(lane: keyof typeof DISPATCH_LANES): JobAnchor<{ messageId: string }> {
+      const q = lanes[lane];
+      return {
+        claim: (group, now, limit, token, until) =>
+          (sqlite.query(q.claim).all(token, until, group, now, limit) as { id: string }[]).map((r) => ({ messageId: r.id })),
+        groups: () => (sqlite.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({ groupKey: r.group_key, first: r.first === null ? null : Number(r.first) })),
+        renew: ({ messageId }, token, until) =>
+          sqlite.query(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token).changes > 0,
+        release: ({ messageId }, token, at) =>
+          sqlite.query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(at, messageId, token).changes > 0,
+        expired: (group, before, limit) =>
+          (sqlite.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({ payload: { messageId: r.id }, token: r.lease_token })),
+        count: () => {
+          const r = sqlite.query(q.count).get() as { pending: number; running: number };
+          return { pending: Number(r.pending), running: Number(r.running) };
+        },
+      };
+    },
+
+    insertMessage(row: MessageRow): void {
+      insertRow(db, messages, row);
+    },
+
+    updateMessage(id: string, changes: Partial<MessageRow>): void {
+      updateRow(db, messages, id, changes);
+    },
+
+    messageById(id: string): MessageRow | undefined {
+      return one(sqlite.query(`SELECT * FROM messages WHERE id = ?`).get(id));
+    },
+
+    /** A message's status alone (a primary-key search reading one column). */
+    messageStatus(id: string): string | undefined {
+      return (sqlite.query(`SELECT status FROM messages WHERE id = ?`).get(id) as { status: string } | null)?.status;
+    },
+
+    messageHead(id: string): MessageHead | undefined {
+      return one(sqlite.query(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
+    },
+
+    messageHeadByProviderId(channelAccountId: string, providerMessageId: string): MessageHead | undefined {
+      return one(sqlite.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+    },
+
+    messageIdByProviderId(channelAccountId: string, providerMessageId: string): string | undefined {
+      return (sqlite.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as { id: string } | null)?.id;
+    },
+
+    dispatchRow(id: string): DispatchRow | undefined {
+      return one(sqlite.query(`SELECT ${HEAD}, channel_account_id, type, content, address, reply_to_message_id FROM messages WHERE id = ?`).get(id));
+    },
+
+    messageOfCompany(companyId: string, id: string): MessageRow | undefined {
+      return one(sqlite.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
+    },
+
+    /** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
+    countOutboundSince(channelAccountId: string, since: Date): number {
+      return (sqlite.query(sql.countDailyLimited).get(channelAccountId, since.getTime()) as { n: number }).n;
+    },
+
+    /** Outbound messages in these conversations in the given statuses, sent at or before `sentBefore` (watermark receipts). */
+    outboundSentUpTo({ conversationIds, statuses, sentBefore }: { conversationIds: string[]; statuses: string[]; sentBefore: Date }): MessageHead[] {
+      if (!conversationIds.length) return [];
+      return many(sqlite.query(sql.outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
+    },
+
+    /** A conversation's messages, newest first, keyset on id. */
+    conversationMessages({ conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): MessageRow[] {
+      return many(
+        sqlite
+          .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+          .all(conversationId, before ?? null, limit),
+      );
+    },
+
+    /**
+     * A queued message whose content holds this media: the messaging engine stores the StoredMedia at
+     * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
+     */
+    queuedMessageWithMedia({ companyId, mediaId, dispatchJobs }: { companyId: string; mediaId: string; dispatchJobs: [string, string] }): string | undefined {
+      const r = sqlite.query(sql.queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId) as { id: string } | null;
+      return r?.id;
+    },
+
+    /** Messages of both directions in these conversations. */
+    countInConversations(conversationIds: string[]): number {
+      if (!conversationIds.length) return 0;
+      return (sqlite.query(sql.countIn).get(JSON.stringify(conversationIds)) as { n: number }).n;
+    },
+
+    /** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
+    countInboundIn(conversationIds: string[], cap: number): number {
+      if (!conversationIds.length) return 0;
+      return (sqlite.query(sql.countInboundIn).get(JSON.stringify(conversationIds), cap) as { n: number }).n;
+    },
+  };
 }
 
-export function messageHeadByProviderId(db: Db, channelAccountId: string, providerMessageId: string): MessageHead | undefined {
-  return one(db.$client.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+export type MessagesStore = ReturnType<typeof createMessagesStore>;
+
+const stores = new WeakMap<Db, MessagesStore>();
+/** The store of a connection, built once: the services here are plain functions handed `deps` per call. */
+export function messagesStore(db: Db): MessagesStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = createMessagesStore(db)));
+  return s;
 }
 
-export function messageIdByProviderId(db: Db, channelAccountId: string, providerMessageId: string): string | undefined {
-  return (db.$client.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as { id: string } | null)?.id;
-}
-
-export function dispatchRow(db: Db, id: string): DispatchRow | undefined {
-  return one(db.$client.query(`SELECT ${HEAD}, channel_account_id, type, content, address, reply_to_message_id FROM messages WHERE id = ?`).get(id));
-}
-
-export function messageOfCompany(db: Db, companyId: string, id: string): MessageRow | undefined {
-  return one(db.$client.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
-}
-
-/** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
-export function countOutboundSince(db: Db, channelAccountId: string, since: Date): number {
-  return (
-    db.$client
-      .query(SQL[db.engine].countDailyLimited)
-      .get(channelAccountId, since.getTime()) as { n: number }
-  ).n;
-}
-
-/** Outbound messages in these conversations in the given statuses, sent at or before `sentBefore` (watermark receipts). */
-export function outboundSentUpTo(db: Db, { conversationIds, statuses, sentBefore }: { conversationIds: string[]; statuses: string[]; sentBefore: Date }): MessageHead[] {
-  if (!conversationIds.length) return [];
-  return many(db.$client.query(SQL[db.engine].outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
-}
-
-/** A conversation's messages, newest first, keyset on id. */
-export function conversationMessages(db: Db, { conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): MessageRow[] {
-  return many(
-    db.$client
-      .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
-      .all(conversationId, before ?? null, limit),
-  );
-}
-
-/**
- * A queued message whose content holds this media: the messaging engine stores the StoredMedia at
- * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
- */
-export function queuedMessageWithMedia(db: Db, { companyId, mediaId, dispatchJobs }: { companyId: string; mediaId: string; dispatchJobs: [string, string] }): string | undefined {
-  const r = db.$client.query(SQL[db.engine].queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId) as { id: string } | null;
-  return r?.id;
-}
-
-/** Messages of both directions in these conversations. */
-export function countInConversations(db: Db, conversationIds: string[]): number {
-  if (!conversationIds.length) return 0;
-  return (db.$client.query(SQL[db.engine].countIn).get(JSON.stringify(conversationIds)) as { n: number }).n;
-}
-
-/** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
-export function countInboundIn(db: Db, conversationIds: string[], cap: number): number {
-  if (!conversationIds.length) return 0;
-  return (
-    db.$client
-      .query(SQL[db.engine].countInboundIn)
-      .get(JSON.stringify(conversationIds), cap) as { n: number }
-  ).n;
+/** (For tests that read a message row by id; production code goes through the store.) */
+export function messageById(db: Db, id: string): MessageRow | undefined {
+  return messagesStore(db).messageById(id);
 }

@@ -24,8 +24,7 @@ import { channelState, conversationsOfContactOn, openConversation, touchConversa
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import type { MessageRecord, SendMessageInput } from "./messages.model";
-import * as repo from "./messages.repository";
-import type { MessageRow } from "./messages.repository";
+import { messagesStore, type DispatchRow, type MessageHead, type MessageRow } from "./messages.repository";
 
 export type { MessageRow };
 export const DISPATCH_JOB = "message.dispatch";
@@ -128,34 +127,34 @@ export function newMessageRow(f: MessageFields): MessageRow {
 }
 
 export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow {
-  const m = repo.messageOfCompany(db, companyId, id);
+  const m = messagesStore(db).messageOfCompany(companyId, id);
   if (!m) throw notFound("message");
   return m;
 }
 
 /** A conversation's messages, newest first (GET /conversations/{id}/messages). */
 export function listConversationMessages({ db, conversationId, limit, before }: { db: Deps["db"]; conversationId: string; limit: number; before?: string }): MessageRow[] {
-  return repo.conversationMessages(db, { conversationId, limit, before });
+  return messagesStore(db).conversationMessages({ conversationId, limit, before });
 }
 
 /** The message, if any, of this company (a conversation's last message). */
 export function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow | undefined {
-  return repo.messageOfCompany(db, companyId, id);
+  return messagesStore(db).messageOfCompany(companyId, id);
 }
 
 /** How many messages (both directions) these conversations hold. */
 export function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): number {
-  return repo.countInConversations(db, conversationIds);
+  return messagesStore(db).countInConversations(conversationIds);
 }
 
 /** True when the contact has written exactly one message so far (the one being handled) on any account. */
 export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
-  return repo.countInboundIn(db, conversationIds, 2) === 1;
+  return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
 }
 
 /** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return repo.queuedMessageWithMedia(db, { companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB] });
+  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB] });
 }
 
 // ------------------------------------------------------------------ request rules
@@ -351,7 +350,7 @@ export function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRun
   if (!(limit > 0)) return null;
   const now = deps.now();
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return { limit, used: repo.countOutboundSince(deps.db, runtime.account.id, new Date(dayStart)), resetsAt: new Date(dayStart + 86_400_000) };
+  return { limit, used: messagesStore(deps.db).countOutboundSince(runtime.account.id, new Date(dayStart)), resetsAt: new Date(dayStart + 86_400_000) };
 }
 
 function checkDailyLimit(deps: Deps, runtime: AccountRuntime): void {
@@ -434,7 +433,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
 
     let replyTo: MessageRow | undefined;
     if (input.replyToMessageId) {
-      replyTo = repo.messageOfCompany(db, companyId, input.replyToMessageId);
+      replyTo = messagesStore(db).messageOfCompany(companyId, input.replyToMessageId);
       if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
     }
 
@@ -521,7 +520,7 @@ export function createOutboundMessage(
       leaseUntil: lease?.until ?? null,
       leaseToken: lease?.token ?? null,
     });
-    repo.insertMessage(db, row);
+    messagesStore(db).insertMessage(row);
     touchConversation({ db, conversationId, messageId: id, at });
     return row;
   });
@@ -549,12 +548,13 @@ export function applyStatus(
     providerMessageId,
     error,
     fresh = false,
-  }: { message: repo.MessageHead; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
-): repo.MessageHead {
+  }: { message: MessageHead; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
+): MessageHead {
   const { db, events, now } = deps;
+  const store = messagesStore(db);
   // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
   return db.within(() => {
-    const current = fresh || repo.messageStatus(db, message.id) === message.status ? message : repo.messageHead(db, message.id)!;
+    const current = fresh || store.messageStatus(message.id) === message.status ? message : store.messageHead(message.id)!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -581,13 +581,13 @@ export function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    repo.updateMessage(db, current.id, changes);
-    const updated = { ...current, ...changes } as repo.MessageHead;
+    store.updateMessage(current.id, changes);
+    const updated = { ...current, ...changes } as MessageHead;
     // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
     // message): the refs say whose message it is. It reads the whole row then, in this transaction (the
     // subscribers run in it), so it is the row as this change left it.
     let view: ReturnType<typeof messageView> | undefined;
-    const data = () => ({ message: (view ??= messageView(repo.messageById(db, updated.id)!)) });
+    const data = () => ({ message: (view ??= messageView(store.messageById(updated.id)!)) });
     // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
     let from = current.status;
     for (const s of steps) {
@@ -608,7 +608,7 @@ export function applyStatus(
  */
 export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>, unknown?: InboundEvent[]): void {
   deps.db.within(() => {
-    const m = repo.messageHeadByProviderId(deps.db, accountId, event.providerMessageId);
+    const m = messagesStore(deps.db).messageHeadByProviderId(accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
@@ -663,13 +663,13 @@ function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: S
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
 export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
   const conversationIds = conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });
-  const rows = repo.outboundSentUpTo(deps.db, { conversationIds, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
+  const rows = messagesStore(deps.db).outboundSentUpTo({ conversationIds, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
   for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
 }
 
 // ------------------------------------------------------------------ dispatch
 
-function buildOutbound(deps: Deps, m: repo.DispatchRow): OutboundMessage {
+function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
   const c = m.content as Record<string, any>;
   const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
     if (!ref) return undefined;
@@ -706,7 +706,7 @@ function buildOutbound(deps: Deps, m: repo.DispatchRow): OutboundMessage {
     }
   }
   const state = CHANNEL_RULES[m.channel as Channel].conversationRef ? channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId }) : undefined;
-  const byId = (id: string | null) => (id ? repo.messageById(deps.db, id) : undefined);
+  const byId = (id: string | null) => (id ? messagesStore(deps.db).messageById(id) : undefined);
   const replyTo = byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
   const references: string[] = [];
@@ -737,7 +737,7 @@ class PermanentFailure extends Error {
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // The message and what its send is built from (template, media, thread), read in one snapshot.
   const queued = deps.db.read(() => {
-    const m = repo.dispatchRow(deps.db, job.payload.messageId);
+    const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
     if (!m || m.status !== "queued") return undefined;
     try {
       return { m, outbound: buildOutbound(deps, m) as OutboundMessage | PermanentFailure };

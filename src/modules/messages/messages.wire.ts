@@ -7,7 +7,7 @@ import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
-import * as repo from "./messages.repository";
+import { messagesStore } from "./messages.repository";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
@@ -21,7 +21,7 @@ export function wireMessaging(deps: Deps): void {
       handle: (job) => dispatchMessage(deps, job),
       concurrency: workers * 2,
       groupConcurrency: workers,
-      anchor: repo.dispatchAnchor(deps.db, lane),
+      anchor: messagesStore(deps.db).dispatchAnchor(lane),
     });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);

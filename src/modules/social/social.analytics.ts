@@ -2,6 +2,7 @@
  * Analytics: pulled from the platforms by a scheduled job into social_account_days and
  * social_platform_media, and read from there — never fetched on the request path.
  */
+import type { Db } from "../../db/client";
 import { notFound } from "../../platform/errors";
 import type { Logger } from "../../platform/logger";
 import { PublishError, SOCIAL_PLATFORMS, type SocialPlatform } from "../../social-publishers/publisher.types";
@@ -27,7 +28,7 @@ export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static
   };
 }
 
-export function createAnalytics({ repo, runtime, now, log, companyIdOf }: { repo: SocialRepository; runtime: SocialRuntime; now: () => Date; log: Pick<Logger, "warn">; companyIdOf: (slug: string) => string | undefined }) {
+export function createAnalytics({ repo, tx, runtime, now, log, companyIdOf }: { repo: SocialRepository; tx: Db["tx"]; runtime: SocialRuntime; now: () => Date; log: Pick<Logger, "warn">; companyIdOf: (slug: string) => string | undefined }) {
   /** One account's pull: the platform's numbers into the tables. Errors mark the account, never throw. */
   async function syncAccount(rt: SocialAccountRuntime): Promise<boolean> {
     const companyId = companyIdOf(rt.account.company);
@@ -42,7 +43,7 @@ export function createAnalytics({ repo, runtime, now, log, companyIdOf }: { repo
     try {
       const snap = await rt.publisher.analytics({ now: at, published });
       const postIds = repo.postIdByExternal(rt.account.id, snap.media.map((m) => m.externalId));
-      repo.tx(() => {
+      tx(() => {
         repo.upsertDays(snap.days.map((d) => ({ ...d, accountId: rt.account.id, companyId, platform: rt.account.platform, syncedAt: at })));
         repo.upsertMedia(
           snap.media.map((m) => ({

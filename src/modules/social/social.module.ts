@@ -30,6 +30,7 @@ function createSocialModule(deps: Deps) {
     publicMediaLinks: isPublicUrl(deps.config.server.public_url),
     urlProblem: deps.outbound.staticProblem,
     repo,
+    tx: db.tx,
     runtime,
     queue: deps.queue,
     events: deps.events,
@@ -38,6 +39,7 @@ function createSocialModule(deps: Deps) {
   });
   const engine = createPublishEngine({
     repo,
+    tx: db.tx,
     runtime,
     events: deps.events,
     now,
@@ -47,6 +49,7 @@ function createSocialModule(deps: Deps) {
   });
   const analytics = createAnalytics({
     repo,
+    tx: db.tx,
     runtime,
     now,
     log: log.child({ module: "social" }),

@@ -13,6 +13,7 @@
  *      target (visible in GET /social/posts/{id} while it waits) and retries with backoff.
  * The post's status is derived from its targets: published / partially_published / failed, with the event.
  */
+import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
 import type { Logger } from "../../platform/logger";
 import { defaultBackoffMs, type Job, type JobOutcome } from "../../platform/queue/queue";
@@ -32,6 +33,7 @@ export const PUBLISH_MAX_ATTEMPTS = 8;
 
 export function createPublishEngine({
   repo,
+  tx,
   runtime,
   events,
   now,
@@ -40,6 +42,8 @@ export function createPublishEngine({
   mediaLink,
 }: {
   repo: SocialRepository;
+  /** The unit of work around the repository's writes (db.tx). */
+  tx: Db["tx"];
   runtime: SocialRuntime;
   events: EventBus;
   now: () => Date;
@@ -74,7 +78,7 @@ export function createPublishEngine({
   }
 
   function succeed(target: TargetRow, result: PublishedPost): void {
-    repo.tx(() => {
+    tx(() => {
       repo.updateTarget(target.id, {
         status: "published",
         externalId: result.externalId,
@@ -89,7 +93,7 @@ export function createPublishEngine({
   }
 
   function fail(target: TargetRow, code: string, message: string): void {
-    repo.tx(() => {
+    tx(() => {
       repo.updateTarget(target.id, { status: "failed", errorCode: code, errorMessage: message, updatedAt: now() });
       settlePost(target.postId);
     });
@@ -112,7 +116,7 @@ export function createPublishEngine({
 
     const startedAt = now();
     const earlierAttempts = found.attempts;
-    repo.tx(() => {
+    tx(() => {
       repo.updateTarget(found.id, { status: "publishing", attempts: earlierAttempts + 1, firstAttemptAt: found.firstAttemptAt ?? startedAt, updatedAt: startedAt });
       settlePost(post.id);
     });
@@ -138,7 +142,7 @@ export function createPublishEngine({
       firstAttemptAt: target.firstAttemptAt!,
       save(p) {
         Object.assign(progress, p);
-        repo.tx(() => {
+        tx(() => {
           const current = repo.getTarget(target.id);
           if (!current) return;
           repo.updateTarget(target.id, { progress: { ...current.progress, ...p }, externalId: p.externalId ?? current.externalId, url: p.url ?? current.url, updatedAt: now() });
@@ -158,7 +162,7 @@ export function createPublishEngine({
       if (!(e instanceof PublishError)) log.error({ err: e, targetId }, "social publisher threw unexpectedly");
       if (err.opts.accountError) runtime.setStatus(rt.account.id, "error", err.message);
       if (err.retry && job.attempts < job.maxAttempts) {
-        repo.tx(() => repo.updateTarget(target.id, { status: "pending", errorCode: err.code, errorMessage: err.message, updatedAt: now() }));
+        tx(() => repo.updateTarget(target.id, { status: "pending", errorCode: err.code, errorMessage: err.message, updatedAt: now() }));
         log.warn({ targetId, code: err.code, attempt: job.attempts }, "social publish attempt failed; will retry");
         return { retryAt: err.opts.retryAt ?? new Date(now().getTime() + defaultBackoffMs(job.attempts)), error: `${err.code}: ${err.message}` };
       }

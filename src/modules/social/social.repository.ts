@@ -12,7 +12,6 @@ export type SocialRepository = ReturnType<typeof createSocialRepository>;
 
 export function createSocialRepository(db: Db) {
   return {
-    tx: db.tx,
     insertPost(post: PostRow, targets: TargetRow[]) {
       db.insert(socialPosts).values(post).run();
       if (targets.length) db.insert(socialPostTargets).values(targets).run();

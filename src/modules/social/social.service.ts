@@ -26,6 +26,8 @@ const asInput = (m: StoredPostMedia): MediaInput => (m.mediaId ? { mediaId: m.me
 
 export interface SocialServiceDeps {
   repo: SocialRepository;
+  /** The unit of work around the repository's writes (db.tx). */
+  tx: Db["tx"];
   runtime: SocialRuntime;
   queue: Pick<Queue, "enqueue">;
   events: EventBus;
@@ -357,7 +359,7 @@ export function createSocialService(d: SocialServiceDeps) {
           notRemoved.push({ accountId: t.accountId, platform, externalId: t.externalId, reason: (e as Error).message });
         }
       }
-      repo.tx(() => repo.deletePost(post.id));
+      d.tx(() => repo.deletePost(post.id));
       return { id: post.id, notRemoved };
     },
 

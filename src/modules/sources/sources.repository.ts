@@ -12,10 +12,10 @@ export function createSourcesRepository(db: Db) {
   const sqlite = db.$client;
   const knownCodes = `SELECT code FROM sources WHERE company_id = ? AND code IN (${jsonValues(db.engine)})`;
   return {
-    insert(row: SourceRow): void {
+    insertSource(row: SourceRow): void {
       db.insert(sources).values(row).run();
     },
-    update(id: string, patch: Partial<SourceRow>): void {
+    updateSource(id: string, patch: Partial<SourceRow>): void {
       db.update(sources).set(patch).where(eq(sources.id, id)).run();
     },
     get(companyId: string, id: string): SourceRow | undefined {

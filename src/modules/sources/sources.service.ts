@@ -62,7 +62,7 @@ export function createSourcesService(deps: SourcesDeps) {
       assertCodeFree(companyId, code);
       const t = now();
       const row: SourceRow = { id: newId(), companyId, name: input.name, type: input.type, channel: acc.channel, channelAccountId: acc.id, code, externalId: null, createdAt: t, updatedAt: t };
-      repo.insert(row);
+      repo.insertSource(row);
       return row;
     });
   }
@@ -79,7 +79,7 @@ export function createSourcesService(deps: SourcesDeps) {
       const s = get(companyId, id);
       if (patch.code !== undefined) assertCodeFree(companyId, patch.code, id);
       const changes = { ...patch, updatedAt: now() };
-      repo.update(id, changes);
+      repo.updateSource(id, changes);
       return { ...s, ...changes };
     });
   }
@@ -148,7 +148,7 @@ export function createSourcesService(deps: SourcesDeps) {
     let code = adCode(ad.id);
     if (repo.byCode(m.companyId, code)) code = `${code.slice(0, 53)}-${randomCode()}`;
     const row: SourceRow = { id: newId(), companyId: m.companyId, name: ad.name.slice(0, 200), type: "ad", channel: m.channel, channelAccountId: m.channelAccountId, code, externalId: ad.id, createdAt: t, updatedAt: t };
-    repo.insert(row);
+    repo.insertSource(row);
     return row;
   }
 

@@ -16,16 +16,18 @@ import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
 import { ASSET_CSP } from "../../platform/http/docs-csp";
 import { VERSION } from "../../version";
+import { createSystemStore } from "./system.repository";
 
 /** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
 const sameSecret = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 
-export const systemRoutes = (deps: Deps) =>
-  new Elysia()
+export const systemRoutes = (deps: Deps) => {
+  const store = createSystemStore(deps.db);
+  return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }))
     .get("/readyz", ({ set }) => {
       try {
-        deps.db.$client.query("SELECT 1").get();
+        store.ping();
         return { status: "ready" };
       } catch {
         set.status = 503;
@@ -55,7 +57,7 @@ export const systemRoutes = (deps: Deps) =>
         {
           name: "switchboard_campaign_recipients",
           help: "Recipients of scheduled, running and paused campaigns by status (matched = the audience).",
-          samples: campaignsFor(deps).campaigns.store.activeProgress().flatMap((c) =>
+          samples: campaignsFor(deps).campaigns.activeProgress().flatMap((c) =>
             Object.entries(c.counts).map(([status, value]) => ({ labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status }, value })),
           ),
         },
@@ -80,3 +82,4 @@ export const systemRoutes = (deps: Deps) =>
       return new Response(body, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     })
     .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400", "content-security-policy": ASSET_CSP } }));
+};

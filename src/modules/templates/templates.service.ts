@@ -4,16 +4,14 @@
  * Placeholders are WhatsApp-style `{{1}}`; the caller's params are `body.<n>` (text of body, and of an
  * e-mail subject/html) and `button.<n>.<m>` (parameter m of button n).
  */
-import { and, asc, eq } from "drizzle-orm";
 import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
 import { newId } from "../../platform/ids";
-import { mapRow } from "../../db/rows";
 import { createReadCache } from "../../db/read-cache";
-import { templates } from "./templates.table";
+import { templatesStore, type TemplateRow } from "./templates.repository";
 
-export type TemplateRow = typeof templates.$inferSelect;
+export type { TemplateRow };
 
 const PARAM_KEY = /^(body\.[1-9]\d*|button\.\d+\.[1-9]\d*)$/;
 
@@ -91,7 +89,7 @@ export function resolveTemplateForSend({
       throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [{ pointer: "/template/templateId", message: "unknown template for this channel account" }]);
   } else {
     const rows = templateCache(db).get(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
-      (db.$client.query(`SELECT * FROM templates WHERE channel_account_id = ? AND name = ?`).all(channelAccountId, ref.name ?? "") as Record<string, unknown>[]).map((r) => mapRow(templates, r)!),
+      templatesStore(db).byName(channelAccountId, ref.name ?? ""),
     ) as TemplateRow[];
     const matching = ref.language ? rows.filter((r) => r.language === ref.language) : rows;
     if (!matching.length)
@@ -118,18 +116,13 @@ export function resolveTemplateForSend({
 }
 
 export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
-  return templateCache(db).get(`id\u0000${id}`, () => mapRow(templates, db.$client.query(`SELECT * FROM templates WHERE id = ?`).get(id) as Record<string, unknown> | null)) as
+  return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as
     | TemplateRow
     | undefined;
 }
 
 export function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): TemplateRow[] {
-  return db
-    .select()
-    .from(templates)
-    .where(channel ? and(eq(templates.companyId, companyId), eq(templates.channel, channel)) : eq(templates.companyId, companyId))
-    .orderBy(asc(templates.channel), asc(templates.name), asc(templates.language))
-    .all();
+  return templatesStore(db).list({ companyId, channel });
 }
 
 export function createLocalTemplate({
@@ -149,10 +142,11 @@ export function createLocalTemplate({
   if (input.subject !== undefined) components.push({ type: "header", format: "text", text: input.subject });
   components.push({ type: "body", text: input.body, ...(input.html ? { html: input.html } : {}) });
   if (input.footer) components.push({ type: "footer", text: input.footer });
-  if (db.select({ id: templates.id }).from(templates).where(and(eq(templates.channelAccountId, account.id), eq(templates.name, input.name), eq(templates.language, input.language))).get())
+  const store = templatesStore(db);
+  if (store.exists(account.id, input.name, input.language))
     throw new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
   const row = localTemplateRow({ now, companyId, account, name: input.name, language: input.language, category: input.category ?? "utility", components });
-  db.insert(templates).values(row).run();
+  store.insertTemplate(row);
   forgetTemplates(db);
   return row;
 }
@@ -188,10 +182,7 @@ function localTemplateRow({ now, companyId, account, name, language, category, c
 /** Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. */
 export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string } }): void {
   const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
-  db.insert(templates)
-    .values(localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }))
-    .onConflictDoNothing()
-    .run();
+  templatesStore(db).insertTemplateIfAbsent(localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }));
   forgetTemplates(db);
 }
 
@@ -201,11 +192,12 @@ export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now:
  * provider) becomes `disabled` — never sent again, instead of failing at the provider with 132001.
  */
 export function storeSyncedTemplates({ db, now, companyId, account, list }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string }; list: ProviderTemplate[] }): number {
+  const store = templatesStore(db);
   return db.tx(() => {
     const listed = new Set(list.map((t) => `${t.name}\u0000${t.language}`));
-    for (const row of db.select().from(templates).where(and(eq(templates.channelAccountId, account.id), eq(templates.source, "provider"))).all())
+    for (const row of store.providerTemplates(account.id))
       if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled")
-        db.update(templates).set({ status: "disabled", updatedAt: now() }).where(eq(templates.id, row.id)).run();
+        store.disable(row.id, now());
     for (const t of list) {
       const values = {
         category: t.category.toLowerCase(),
@@ -215,10 +207,7 @@ export function storeSyncedTemplates({ db, now, companyId, account, list }: { db
         providerTemplateId: t.providerTemplateId ?? null,
         updatedAt: now(),
       };
-      db.insert(templates)
-        .values({ id: newId(), companyId, channelAccountId: account.id, channel: account.channel, name: t.name, language: t.language, source: "provider", createdAt: now(), ...values })
-        .onConflictDoUpdate({ target: [templates.channelAccountId, templates.name, templates.language], set: values })
-        .run();
+      store.upsertProviderTemplate({ id: newId(), companyId, channelAccountId: account.id, channel: account.channel, name: t.name, language: t.language, source: "provider", createdAt: now(), ...values }, values);
     }
     forgetTemplates(db);
     return list.length;

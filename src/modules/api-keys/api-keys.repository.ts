@@ -1,0 +1,54 @@
+/**
+ * The API keys store: every read and write of the api_keys table. Callers hold the transaction; nothing
+ * here opens one.
+ */
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { apiKeys } from "./api-keys.table";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export function createApiKeysStore(db: Db) {
+  // One prepared statement: the API guard looks a key up on every request (on a cache miss).
+  const byHash = db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.hash, placeholder("hash")))
+    .prepare();
+  return {
+    insertKey(row: ApiKeyRow) {
+      db.insert(apiKeys).values(row).run();
+    },
+    /** Newest first; every company's when `companyId` is not given. */
+    list(companyId?: string): ApiKeyRow[] {
+      const q = db.select().from(apiKeys);
+      return (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
+    },
+    byId(id: string): ApiKeyRow | undefined {
+      return db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+    },
+    byHash(hash: string): ApiKeyRow | undefined {
+      return byHash.get({ hash });
+    },
+    revoke(id: string, at: Date) {
+      db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
+    },
+    setLastUsed(id: string, at: Date) {
+      db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+    },
+  };
+}
+
+export type ApiKeysStore = ReturnType<typeof createApiKeysStore>;
+
+const stores = new WeakMap<Db, ApiKeysStore>();
+/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
+export function apiKeysStore(db: Db): ApiKeysStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = createApiKeysStore(db)));
+  return s;
+}
+
+function placeholder(name: string) {
+  return sql.placeholder(name) as unknown as string;
+}

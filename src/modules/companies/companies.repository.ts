@@ -1,0 +1,44 @@
+/**
+ * The companies store: every read and write of the companies table. Callers hold the transaction and the
+ * read caches (companies.service.ts); nothing here opens a transaction.
+ */
+import { asc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { mapRow } from "../../db/rows";
+import { companies } from "./companies.table";
+
+export type Company = typeof companies.$inferSelect;
+
+export function createCompaniesStore(db: Db) {
+  // NB! Hot path (GET /me, every send): a prepared statement per connection; drizzle's plain .get()
+  // rebuilds the SQL on every call (~40 µs).
+  const byIdStmt = db.select().from(companies).where(eq(companies.id, sql.placeholder("id"))).prepare();
+  return {
+    byId(id: string): Company | undefined {
+      return byIdStmt.get({ id });
+    },
+    bySlug(slug: string): Company | undefined {
+      return mapRow(companies, db.$client.query("SELECT * FROM companies WHERE slug = ?").get(slug) as Record<string, unknown> | null);
+    },
+    slugTaken(slug: string): boolean {
+      return !!db.select({ id: companies.id }).from(companies).where(eq(companies.slug, slug)).get();
+    },
+    insertCompany(company: Company) {
+      db.insert(companies).values(company).run();
+    },
+    /** Every company, by slug. */
+    list(): Company[] {
+      return db.select().from(companies).orderBy(asc(companies.slug)).all();
+    },
+  };
+}
+
+export type CompaniesStore = ReturnType<typeof createCompaniesStore>;
+
+const stores = new WeakMap<Db, CompaniesStore>();
+/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
+export function companiesStore(db: Db): CompaniesStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = createCompaniesStore(db)));
+  return s;
+}

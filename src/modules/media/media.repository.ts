@@ -1,0 +1,88 @@
+/**
+ * The media store: every read and write of the media and media_provider_ids tables. Callers hold the
+ * transaction; nothing here opens one.
+ */
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { media, mediaProviderIds } from "./media.table";
+
+export type MediaRow = typeof media.$inferSelect;
+
+export function createMediaStore(db: Db) {
+  return {
+    ofCompany(companyId: string, id: string): MediaRow | undefined {
+      return db
+        .select()
+        .from(media)
+        .where(and(eq(media.id, id), eq(media.companyId, companyId)))
+        .get();
+    },
+    exists(id: string): boolean {
+      return !!db.select({ id: media.id }).from(media).where(eq(media.id, id)).get();
+    },
+    /** Newest first (ids are UUID v7); `before` = id of the last row of the previous page. */
+    list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): MediaRow[] {
+      return db
+        .select()
+        .from(media)
+        .where(before ? and(eq(media.companyId, companyId), lt(media.id, before)) : eq(media.companyId, companyId))
+        .orderBy(desc(media.id))
+        .limit(limit)
+        .all();
+    },
+    /** Bytes of media a company holds. */
+    companyBytes(companyId: string): number {
+      const row = db
+        .select({ total: sql<number>`coalesce(sum(${media.size}), 0)` })
+        .from(media)
+        .where(eq(media.companyId, companyId))
+        .get();
+      return Number(row?.total ?? 0);
+    },
+    insertMedia(row: MediaRow) {
+      db.insert(media).values(row).run();
+    },
+    /** True when a row was deleted. */
+    deleteMedia(companyId: string, id: string): boolean {
+      const res = db
+        .delete(media)
+        .where(and(eq(media.id, id), eq(media.companyId, companyId)))
+        .run();
+      return (res as unknown as { changes: number }).changes > 0;
+    },
+
+    // ---------------------------------------------------------------- provider ids
+    providerMediaId(mediaId: string, channelAccountId: string): string | undefined {
+      return db
+        .select({ providerMediaId: mediaProviderIds.providerMediaId })
+        .from(mediaProviderIds)
+        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
+        .get()?.providerMediaId;
+    },
+    /** Replaces an older id of the same (media, account). */
+    putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now }: { mediaId: string; channelAccountId: string; providerMediaId: string; now: () => Date }) {
+      db.insert(mediaProviderIds)
+        .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
+        .onConflictDoUpdate({
+          target: [mediaProviderIds.mediaId, mediaProviderIds.channelAccountId],
+          set: { providerMediaId, createdAt: now() },
+        })
+        .run();
+    },
+    deleteProviderMediaId(mediaId: string, channelAccountId: string) {
+      db.delete(mediaProviderIds)
+        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
+        .run();
+    },
+  };
+}
+
+export type MediaStore = ReturnType<typeof createMediaStore>;
+
+const stores = new WeakMap<Db, MediaStore>();
+/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
+export function mediaStore(db: Db): MediaStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = createMediaStore(db)));
+  return s;
+}
