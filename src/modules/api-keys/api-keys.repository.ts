@@ -5,6 +5,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys } from "./api-keys.table";
+import { perConnection } from "../../db/per-connection";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -41,13 +42,8 @@ export function createApiKeysStore(db: Db) {
 
 export type ApiKeysStore = ReturnType<typeof createApiKeysStore>;
 
-const stores = new WeakMap<Db, ApiKeysStore>();
-/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
-export function apiKeysStore(db: Db): ApiKeysStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createApiKeysStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const apiKeysStore = perConnection(createApiKeysStore);
 
 function placeholder(name: string) {
   return sql.placeholder(name) as unknown as string;

@@ -6,6 +6,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { mapRow } from "../../db/rows";
 import { companies } from "./companies.table";
+import { perConnection } from "../../db/per-connection";
 
 export type Company = typeof companies.$inferSelect;
 
@@ -35,10 +36,5 @@ export function createCompaniesStore(db: Db) {
 
 export type CompaniesStore = ReturnType<typeof createCompaniesStore>;
 
-const stores = new WeakMap<Db, CompaniesStore>();
-/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
-export function companiesStore(db: Db): CompaniesStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createCompaniesStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const companiesStore = perConnection(createCompaniesStore);

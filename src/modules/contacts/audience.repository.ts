@@ -16,7 +16,7 @@ import { compactParams, engineOf, jsonTable, jsonValues, perEngine } from "../..
 import { pgDatabase } from "../../db/postgres/compat";
 import { PgConnection, SESSION_SETTINGS } from "../../db/postgres/libpq";
 import type { CountQuery, CountSource } from "./audience-count";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 
 export interface AudienceMember {
   contactId: string;

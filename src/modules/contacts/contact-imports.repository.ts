@@ -5,7 +5,7 @@
 import type { Db } from "../../db/client";
 import { perEngine } from "../../db/dialect";
 import type { ImportFormat } from "./import-rows";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 
 export interface ImportRow {
   id: string;

@@ -10,7 +10,7 @@ import { jsonValues, perEngine, type Engine } from "../../db/dialect";
 import { CHANNELS } from "../../channels/channel.types";
 import { newId } from "../../platform/ids";
 import type { ConsentSource } from "./contacts.model";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 
 export interface ContactRow {
   id: string;

@@ -21,7 +21,7 @@ import { newId } from "../../platform/ids";
 import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
 import { contactsStore, type ContactRow, type ContactsStore, type IdentityRow } from "./contacts.repository";
 import { customFieldsStore, type CustomFieldDef } from "./custom-fields.repository";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 import { tagsStore, type TagsStore } from "./tags.repository";
 import { checkCustomFields, checkIdentities, checkTags, checkUpsert, text, type CheckedIdentity, type CheckedUpsert } from "./contacts.checks";
 import { normaliseIdentity, tryNormaliseIdentity } from "./identity";

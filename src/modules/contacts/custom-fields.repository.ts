@@ -1,6 +1,6 @@
 /** The custom fields store: the company's field definitions (values live in contacts.custom_fields). */
 import type { Db } from "../../db/client";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 
 export interface CustomFieldDef {
   id: string;

@@ -6,7 +6,7 @@
 import type { Db } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { newId } from "../../platform/ids";
-import { perConnection } from "./per-connection";
+import { perConnection } from "../../db/per-connection";
 
 export interface TagWithCount {
   id: string;

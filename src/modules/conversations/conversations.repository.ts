@@ -7,6 +7,7 @@ import type { Db } from "../../db/client";
 import { greatestFn, jsonValues, perEngine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { contactChannelState, conversationNotes, conversations } from "./conversations.table";
+import { perConnection } from "../../db/per-connection";
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type NoteRow = typeof conversationNotes.$inferSelect;
@@ -116,10 +117,5 @@ export function createConversationsStore(db: Db) {
 
 export type ConversationsStore = ReturnType<typeof createConversationsStore>;
 
-const stores = new WeakMap<Db, ConversationsStore>();
-/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
-export function conversationsStore(db: Db): ConversationsStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createConversationsStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const conversationsStore = perConnection(createConversationsStore);

@@ -5,6 +5,7 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { media, mediaProviderIds } from "./media.table";
+import { perConnection } from "../../db/per-connection";
 
 export type MediaRow = typeof media.$inferSelect;
 
@@ -79,10 +80,5 @@ export function createMediaStore(db: Db) {
 
 export type MediaStore = ReturnType<typeof createMediaStore>;
 
-const stores = new WeakMap<Db, MediaStore>();
-/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
-export function mediaStore(db: Db): MediaStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createMediaStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const mediaStore = perConnection(createMediaStore);

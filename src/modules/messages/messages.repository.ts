@@ -8,6 +8,7 @@ import { jsonValues, perEngine, unplanned, type Engine } from "../../db/dialect"
 import { insertRow, mapRow, updateRow } from "../../db/rows";
 import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
+import { perConnection } from "../../db/per-connection";
 
 export type MessageRow = typeof messages.$inferSelect;
 type Raw = Record<string, unknown> | null;
@@ -181,13 +182,8 @@ export function createMessagesStore(db: Db) {
 
 export type MessagesStore = ReturnType<typeof createMessagesStore>;
 
-const stores = new WeakMap<Db, MessagesStore>();
-/** The store of a connection, built once: the services here are plain functions handed `deps` per call. */
-export function messagesStore(db: Db): MessagesStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createMessagesStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const messagesStore = perConnection(createMessagesStore);
 
 /** (For tests that read a message row by id; production code goes through the store.) */
 export function messageById(db: Db, id: string): MessageRow | undefined {

@@ -6,6 +6,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { mapRow } from "../../db/rows";
 import { templates } from "./templates.table";
+import { perConnection } from "../../db/per-connection";
 
 export type TemplateRow = typeof templates.$inferSelect;
 type ProviderValues = Pick<TemplateRow, "category" | "status" | "components" | "params" | "providerTemplateId" | "updatedAt">;
@@ -57,10 +58,5 @@ export function createTemplatesStore(db: Db) {
 
 export type TemplatesStore = ReturnType<typeof createTemplatesStore>;
 
-const stores = new WeakMap<Db, TemplatesStore>();
-/** The store of a connection, built once: the services here are plain functions handed `db` per call. */
-export function templatesStore(db: Db): TemplatesStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = createTemplatesStore(db)));
-  return s;
-}
+/** The store of a connection, built once. */
+export const templatesStore = perConnection(createTemplatesStore);
