@@ -14,11 +14,10 @@
  * - A type may keep its jobs on the business rows they are about instead (JobAnchor: a queued message is
  *   its own dispatch job until its first attempt ends), with the same claims, leases and fences.
  */
-import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { newId, randomToken } from "../ids";
 import type { Logger } from "../logger";
-import { jobStatements } from "./jobs.statements";
+import { createQueueStore, type ClaimedJobRow } from "./queue.store";
 
 export interface Job<P = Record<string, unknown>> {
   id: string;
@@ -168,17 +167,6 @@ export function defaultBackoffMs(attempts: number): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-interface RawJob {
-  id: string;
-  type: string;
-  payload: string;
-  attempts: number;
-  max_attempts: number;
-  group_key: string | null;
-  run_at: number;
-  lease_token: string;
-}
-
 export function createQueue({
   db,
   now,
@@ -196,7 +184,7 @@ export function createQueue({
   leaseMs: number;
   pollMs?: number;
 }): Queue {
-  const sqlite: Database = db.$client;
+  const store = createQueueStore(db);
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type
   const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
@@ -249,12 +237,6 @@ export function createQueue({
     if (hint !== undefined && at < hint) idleUntil.set(type, at);
   };
 
-  const {
-    insertStmt, insertClaimedStmt, insertRowStmt, claimStmt, groupLegacyStmt, expiredStmt, pendingGroupsStmt,
-    groupDueStmt, claimIdsStmt, deleteStmt, renewStmt, rescheduleStmt, deadStmt, releaseStmt, cancelStmt,
-    dueStmt, inlineExpiredStmt, inlineDeleteStmt, inlineRescheduleStmt, inlineDeadStmt, nextDueOfTypeStmt,
-  } = jobStatements(sqlite, db.engine);
-
   function enqueue(input: EnqueueInput): string {
     const id = newId();
     const t = now().getTime();
@@ -266,10 +248,10 @@ export function createQueue({
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
     const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
-    if (handler?.handle && started && !stopping && runAt <= t && sqlite.inTransaction && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
+    if (handler?.handle && started && !stopping && runAt <= t && store.inTransaction() && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
       return id;
     if (hold) hold({ token: null, until: runAt });
-    else insertStmt.run(id, input.type, payload, runAt, maxAttempts, groupKey, t, t);
+    else store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
     wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
@@ -344,7 +326,7 @@ export function createQueue({
     if (hold) {
       heldOnRow.add(job);
       hold({ token, until: job.runAt });
-    } else insertClaimedStmt.run(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
+    } else store.insertClaimed(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
     stored = true;
     return true;
   }
@@ -360,7 +342,7 @@ export function createQueue({
   ): boolean {
     const anchor = handlers.get(r.type)!.anchor!;
     if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
-    if (to.status !== "due") insertRowStmt.run(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
+    if (to.status !== "due") store.insertUnheld(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
     if (to.status !== "dead") wake(r.type, to.runAt, r.groupKey);
     return true;
   }
@@ -368,7 +350,7 @@ export function createQueue({
   /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
   function giveBack(job: Job): void {
     if (heldOnRow.has(job)) unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
-    else releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+    else store.release(now().getTime(), job.id, job.leaseToken);
   }
 
   function capacity(type: string): number {
@@ -381,7 +363,7 @@ export function createQueue({
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
 
-  const toJob = (r: RawJob): Job => ({
+  const toJob = (r: ClaimedJobRow): Job => ({
     id: r.id,
     type: r.type,
     payload: JSON.parse(r.payload),
@@ -395,14 +377,14 @@ export function createQueue({
   /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
   function dueGroups(type: string, t: number): string[] {
     const first = new Map<string, number>();
-    for (const g of pendingGroupsStmt.all(type) as { group_key: string; first: number }[]) first.set(g.group_key, g.first);
+    for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
     for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
     return [...first].filter(([, at]) => at <= t).sort((a, b) => a[1] - b[1]).map(([g]) => g);
   }
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
   function nextDueOf(type: string): number | null {
-    let due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+    let due = store.nextDueOfType(type) ?? Infinity;
     for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) due = Math.min(due, g.first);
     return due === Infinity ? null : due;
   }
@@ -418,12 +400,12 @@ export function createQueue({
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
     const claimIds = (ids: string[]) => {
-      if (ids.length) for (const r of claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]) claimed.push(toJob(r));
+      if (ids.length) for (const r of store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
     const claimGroup = (g: string, room: number): number => {
-      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
+      const ids = store.groupDueIds(type, g, t, room).map((r) => r.id);
       claimIds(ids);
       let n = ids.length;
       if (handler.anchor && n < room)
@@ -454,7 +436,7 @@ export function createQueue({
     // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
     // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
     const expired: string[] = [];
-    for (const r of expiredStmt.all(type, t, limit - claimed.length) as { id: string; group_key: string | null }[]) {
+    for (const r of store.expiredLeases(type, t, limit - claimed.length)) {
       if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
       expired.push(r.id);
       if (r.group_key !== null) take(r.group_key, 1);
@@ -473,7 +455,7 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[]).map(toJob)));
+    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob)));
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
     if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
@@ -528,8 +510,8 @@ export function createQueue({
    */
   function runInline(type: string, handler: JobHandler, limit: number, full: boolean): number {
     const t = now().getTime();
-    if (full) inlineExpiredStmt.run(t, type);
-    const rows = dueStmt.all(type, t, limit) as RawJob[];
+    if (full) store.requeueExpiredInline(t, type);
+    const rows = store.dueInline(type, t, limit);
     // A group's background slice bounds the run too (db.batch).
     const spent = sliceTimer();
     let ran = 0;
@@ -549,18 +531,18 @@ export function createQueue({
         });
       } catch (e) {
         const { error, retryAt } = failedAttempt(job, handler, e, t);
-        if (retryAt === null) inlineDeadStmt.run(error, t, job.id);
+        if (retryAt === null) store.markInlineDead(error, t, job.id);
         else {
-          inlineRescheduleStmt.run(retryAt, error, 1, t, null, job.id);
+          store.rescheduleInline(retryAt, error, 1, t, null, job.id);
           wake(type, retryAt, job.groupKey);
         }
         continue;
       }
-      if (!outcome) inlineDeleteStmt.run(job.id);
-      else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
+      if (!outcome) store.deleteInline(job.id);
+      else if ("dead" in outcome) store.markInlineDead(outcome.dead, t, job.id);
       else {
         const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
-        inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
+        store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
@@ -615,19 +597,19 @@ export function createQueue({
     if ("thrown" in result) {
       const t = now().getTime();
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      if (retryAt === null) deadStmt.run(error, t, job.id, job.leaseToken);
+      if (retryAt === null) store.markDead(error, t, job.id, job.leaseToken);
       else {
-        rescheduleStmt.run(retryAt, error, 0, t, null, job.id, job.leaseToken);
+        store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
         wake(job.type, retryAt, job.groupKey);
       }
       return;
     }
     const outcome = result.outcome;
-    if (!outcome) deleteStmt.run(job.id, job.leaseToken);
-    else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
+    if (!outcome) store.deleteDone(job.id, job.leaseToken);
+    else if ("dead" in outcome) store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
-      rescheduleStmt.run(
+      store.reschedule(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
         outcome.countAttempt === false ? 1 : 0,
@@ -698,7 +680,7 @@ export function createQueue({
       const until = now().getTime() + leaseMs;
       const anchor = heldOnRow.has(job) ? handler.anchor! : null;
       void db
-        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : renewStmt.run(until, job.id, job.leaseToken).changes > 0))
+        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
         .then((changed) => {
           if (changed) job.runAt = until;
         })
@@ -796,7 +778,7 @@ export function createQueue({
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
           freeSlots(job.type, job.groupKey);
-          releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          store.release(now().getTime(), job.id, job.leaseToken);
           idleUntil.delete(job.type);
           continue;
         }
@@ -924,7 +906,7 @@ export function createQueue({
 
   return {
     enqueue,
-    cancel: (id) => cancelStmt.run(id).changes > 0,
+    cancel: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
       if (handler.anchor && !(handler.handle && handler.groupConcurrency)) throw new Error(`job type ${type}: an anchor needs handle and groupConcurrency`);
@@ -934,7 +916,7 @@ export function createQueue({
       // Rows of grouped types without a group (an older version enqueued them so) get one of their own:
       // the claim's scan finds groups, not rows. Once per start; a no-op when there are none.
       db.tx(() => {
-        for (const [type, h] of handlers) if (h.groupConcurrency) groupLegacyStmt.run(type);
+        for (const [type, h] of handlers) if (h.groupConcurrency) store.groupUngrouped(type);
       });
       started = true;
       stopping = false;
@@ -958,9 +940,7 @@ export function createQueue({
       freed.clear();
       groupDueAt.clear();
       const t = now().getTime();
-      let n = sqlite
-        .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
-        .run(t).changes;
+      let n = store.releaseAllRunning(t);
       db.tx(() => {
         for (const type of handlers.keys()) n += sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
       });
@@ -968,40 +948,19 @@ export function createQueue({
     },
     drain,
     list({ dead, type, limit = 100 }) {
-      const rows = sqlite
-        .query(
-          `SELECT * FROM jobs WHERE (CAST(?1 AS TEXT) IS NULL OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
-        )
-        .all(dead ? "dead" : null, type ?? null, limit) as Record<string, unknown>[];
-      return rows.map((r) => ({
-        id: r.id as string,
-        type: r.type as string,
-        status: r.status as string,
-        attempts: r.attempts as number,
-        maxAttempts: r.max_attempts as number,
-        runAt: new Date(r.run_at as number).toISOString(),
-        lastError: (r.last_error as string) ?? null,
-        payload: JSON.parse(r.payload as string),
-        createdAt: new Date(r.created_at as number).toISOString(),
-      }));
+      return store.list(dead ? "dead" : null, type ?? null, limit);
     },
     retry(id) {
       const t = now().getTime();
-      const res = sqlite
-        .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
-        .run(t, t, id);
-      if (res.changes) {
+      const retried = store.retryDead(id, t);
+      if (retried) {
         idleUntil.clear();
         nudge();
       }
-      return res.changes > 0;
+      return retried;
     },
     stats() {
-      const rows = sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as {
-        type: string;
-        status: string;
-        n: number;
-      }[];
+      const rows = store.countsByTypeAndStatus();
       const out: Record<string, { pending: number; running: number; dead: number }> = {};
       for (const r of rows) {
         out[r.type] ??= { pending: 0, running: 0, dead: 0 };
