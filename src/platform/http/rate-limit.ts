@@ -8,6 +8,7 @@
  * by the number of instances — DESIGN §15).
  */
 import type { Db } from "../../db/client";
+import { createRateBucketsStore } from "./rate-limit.store";
 
 export interface RateDecision {
   allowed: boolean;
@@ -66,18 +67,11 @@ export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
  */
 export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number }): RateLimiter {
   const local = createRateLimiter({ now });
-  const take = db.$client.prepare(
-    `INSERT INTO switchboard_rate_buckets AS b (key, tokens, at, allowed) VALUES (?1, CAST(?3 AS float8) - 1, ?2, true)
-     ON CONFLICT (key) DO UPDATE SET
-       tokens = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) - CASE WHEN LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1 THEN 1 ELSE 0 END,
-       at = GREATEST(b.at, ?2),
-       allowed = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1
-     RETURNING tokens, allowed`,
-  );
+  const buckets = createRateBucketsStore(db);
   return {
     take(key, limit) {
       try {
-        const row = take.get(key, now(), limit.burst, limit.ratePerSecond) as { tokens: number; allowed: number };
+        const row = buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
         return decide(!!row.allowed, row.tokens, limit);
       } catch (e) {
         if ((e as { code?: string }).code !== READ_ONLY) throw e;
