@@ -6,7 +6,7 @@
  */
 import type { Db } from "../../db/client";
 import { jsonValues, unplanned } from "../../db/dialect";
-import type { JobRow } from "./queue";
+import type { JobRow } from "./queue.types";
 
 /** A claimed job as the claims return it (RETURNING). */
 export interface ClaimedJobRow {
