@@ -57,10 +57,8 @@ export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
 }
 
 /**
- * The bucket as a row of `switchboard_rate_buckets` (PostgreSQL, unlogged: a restart of the database
- * refills every bucket, which only ever allows more), refilled and taken in one atomic upsert: concurrent
- * instances queue on the row, never on the appliance's write lock. Time is the caller's clock; `at` only
- * moves forward, so an instance whose clock lags a little cannot refill a bucket twice.
+ * The bucket as a row in the database (PostgreSQL; rate-limit.store.ts), refilled and taken in one atomic
+ * upsert: concurrent instances queue on the row, never on the appliance's write lock. Time is the caller's clock.
  *
  * A database that refuses writes (read-only: a replica being promoted, maintenance) must not turn every read
  * into a 503: while it does, each instance limits from its own memory (per instance, as on SQLite).
