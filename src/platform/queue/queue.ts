@@ -73,6 +73,53 @@ function startLine(sliceTimer: () => () => boolean): (start: () => void) => void
   };
 }
 
+/**
+ * The worker slots of each type (its concurrency) and of each group (groupConcurrency): taken by a claim or a
+ * hand-over, given back once the job's outcome has committed (or its claim did not). In memory: a process
+ * counts only its own jobs.
+ */
+function workerSlots({ handlers, workers, onGroupFreed }: { handlers: Map<string, JobHandler>; workers: number; onGroupFreed: (type: string, group: string) => void }) {
+  const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
+  const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
+  const groupId = (type: string, group: string) => `${type}\u0000${group}`;
+
+  /** Jobs of `type` this process may start now. */
+  function capacity(type: string): number {
+    if (handlers.get(type)?.inline) return INLINE_BATCH;
+    const limit = handlers.get(type)?.concurrency ?? workers;
+    return limit - (busy.get(type) ?? 0);
+  }
+  /** Jobs of `type` in `group` that hold a slot now. */
+  const runningIn = (type: string, group: string): number => runningPerGroup.get(groupId(type, group)) ?? 0;
+  return {
+    capacity,
+    runningIn,
+    hasRoom(type: string, groupKey: string | null): boolean {
+      const perGroup = handlers.get(type)?.groupConcurrency;
+      return capacity(type) > 0 && (!perGroup || groupKey === null || runningIn(type, groupKey) < perGroup);
+    },
+    /** Takes a slot of the job's type and group (a claim, a hand-over); `free` gives it back. */
+    take(type: string, groupKey: string | null): void {
+      busy.set(type, (busy.get(type) ?? 0) + 1);
+      if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+        const k = groupId(type, groupKey);
+        runningPerGroup.set(k, (runningPerGroup.get(k) ?? 0) + 1);
+      }
+    },
+    /** Gives the slots back; the group's next jobs are worth a claim now (onGroupFreed). */
+    free(type: string, groupKey: string | null): void {
+      busy.set(type, (busy.get(type) ?? 1) - 1);
+      if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+        const k = groupId(type, groupKey);
+        const n = (runningPerGroup.get(k) ?? 1) - 1;
+        if (n > 0) runningPerGroup.set(k, n);
+        else runningPerGroup.delete(k);
+        onGroupFreed(type, groupKey);
+      }
+    },
+  };
+}
+
 export function createQueue({
   db,
   now,
@@ -93,8 +140,6 @@ export function createQueue({
   const store = createQueueStore(db);
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type
-  const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
-  const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
   const inflight = new Map<string, Job>(); // started, not finished (stop gives back what is left)
   // Lease tokens fence a claim against a later one (after its lease expired, maybe by another process): they
   // need to be unique, not secret. A random prefix per queue and a counter (a random token per hand-over was
@@ -130,6 +175,7 @@ export function createQueue({
   /** …and groups with a job enqueued or rescheduled there, by when it is due (type → group → run_at). */
   const groupDueAt = new Map<string, Map<string, number>>();
   let nextFullPass = 0;
+  const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
   /** A job of `type` (in `group`) is due at `at`: its type, or only its group, is worth a claim then. */
   const wake = (type: string, at: number, group?: string | null) => {
     if (group != null && handlers.get(type)?.groupConcurrency) {
@@ -161,32 +207,6 @@ export function createQueue({
     wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
-  }
-
-  function hasRoom(type: string, groupKey: string | null): boolean {
-    const perGroup = handlers.get(type)?.groupConcurrency;
-    return capacity(type) > 0 && (!perGroup || groupKey === null || (runningPerGroup.get(groupId(type, groupKey)) ?? 0) < perGroup);
-  }
-
-  /** Takes a slot of the job's type and group (a claim, a hand-over); freeSlots gives it back. */
-  function takeSlots(type: string, groupKey: string | null): void {
-    busy.set(type, (busy.get(type) ?? 0) + 1);
-    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
-      const k = groupId(type, groupKey);
-      runningPerGroup.set(k, (runningPerGroup.get(k) ?? 0) + 1);
-    }
-  }
-
-  /** Gives the slots back; the group's next jobs are worth a claim now. */
-  function freeSlots(type: string, groupKey: string | null): void {
-    busy.set(type, (busy.get(type) ?? 1) - 1);
-    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
-      const k = groupId(type, groupKey);
-      const n = (runningPerGroup.get(k) ?? 1) - 1;
-      if (n > 0) runningPerGroup.set(k, n);
-      else runningPerGroup.delete(k);
-      markFreed(type, groupKey);
-    }
   }
 
   /**
@@ -259,13 +279,6 @@ export function createQueue({
     else store.release(now().getTime(), job.id, job.leaseToken);
   }
 
-  function capacity(type: string): number {
-    if (handlers.get(type)?.inline) return INLINE_BATCH;
-    const limit = handlers.get(type)?.concurrency ?? workers;
-    return limit - (busy.get(type) ?? 0);
-  }
-
-  const groupId = (type: string, group: string) => `${type}\u0000${group}`;
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
 
@@ -293,7 +306,7 @@ export function createQueue({
     const handler = handlers.get(type)!;
     const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
-    const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
+    const roomOf = (g: string) => perGroup - runningIn(type, g) - (taken.get(g) ?? 0);
     const claimIds = (ids: string[]) => {
       if (ids.length) for (const r of store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
     };
