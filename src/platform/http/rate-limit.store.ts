@@ -4,6 +4,9 @@
  */
 import type { Db } from "../../db/client";
 
+/** SQLSTATE read_only_sql_transaction. */
+const READ_ONLY = "25006";
+
 export function createRateBucketsStore(db: Db) {
   // Refilled and taken in one atomic upsert: concurrent instances queue on the row, never on the appliance's
   // write lock. `at` only moves forward, so an instance whose clock lags a little cannot refill a bucket twice.
@@ -16,7 +19,17 @@ export function createRateBucketsStore(db: Db) {
      RETURNING tokens, allowed`,
   );
   return {
-    /** Refills `key`'s bucket up to `now` (ms) and takes a token when there is one: the tokens left, and whether it did. */
-    takeToken: (key: string, now: number, burst: number, ratePerSecond: number) => take.get(key, now, burst, ratePerSecond) as { tokens: number; allowed: number },
+    /**
+     * Refills `key`'s bucket up to `now` (ms) and takes a token when there is one: the tokens left, and whether
+     * it did; null when the database refuses writes (read-only: a replica being promoted, maintenance).
+     */
+    takeToken(key: string, now: number, burst: number, ratePerSecond: number): { tokens: number; allowed: number } | null {
+      try {
+        return take.get(key, now, burst, ratePerSecond) as { tokens: number; allowed: number };
+      } catch (e) {
+        if ((e as { code?: string }).code !== READ_ONLY) throw e;
+        return null;
+      }
+    },
   };
 }

@@ -23,9 +23,6 @@ export interface RateLimiter {
   take(key: string, limit: RateLimit): RateDecision;
 }
 
-/** SQLSTATE read_only_sql_transaction. */
-const READ_ONLY = "25006";
-
 /** The answer for a bucket left holding `tokens` after a take that was (not) allowed. */
 function decide(allowed: boolean, tokens: number, { ratePerSecond, burst }: RateLimit): RateDecision {
   const window = Math.max(1, Math.ceil(burst / ratePerSecond));
@@ -68,13 +65,8 @@ export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number
   const buckets = createRateBucketsStore(db);
   return {
     take(key, limit) {
-      try {
-        const row = buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
-        return decide(!!row.allowed, row.tokens, limit);
-      } catch (e) {
-        if ((e as { code?: string }).code !== READ_ONLY) throw e;
-        return local.take(key, limit);
-      }
+      const row = buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
+      return row ? decide(!!row.allowed, row.tokens, limit) : local.take(key, limit);
     },
   };
 }
