@@ -13,6 +13,8 @@
  *   idempotent (keyed by the business id).
  * - A type may keep its jobs on the business rows they are about instead (JobAnchor: a queued message is
  *   its own dispatch job until its first attempt ends), with the same claims, leases and fences.
+ *
+ * The contract's types are in queue.types.ts; every statement on the jobs table is in queue.store.ts.
  */
 import type { Db } from "../../db/client";
 import { newId, randomToken } from "../ids";
@@ -175,7 +177,6 @@ export function createQueue({
   /** …and groups with a job enqueued or rescheduled there, by when it is due (type → group → run_at). */
   const groupDueAt = new Map<string, Map<string, number>>();
   let nextFullPass = 0;
-  const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
   /** A job of `type` (in `group`) is due at `at`: its type, or only its group, is worth a claim then. */
   const wake = (type: string, at: number, group?: string | null) => {
     if (group != null && handlers.get(type)?.groupConcurrency) {
@@ -188,6 +189,7 @@ export function createQueue({
     const hint = idleUntil.get(type);
     if (hint !== undefined && at < hint) idleUntil.set(type, at);
   };
+  const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
 
   function enqueue(input: EnqueueInput): string {
     const id = newId();
