@@ -7,10 +7,10 @@
  * within `tryEveryMs`. Queue jobs need no leader: any instance claims them.
  */
 import type { Db } from "../db/client";
-import { PgConnection } from "../db/postgres/libpq";
+import { createLeaderLockStore } from "./leader.store";
 import type { Logger } from "./logger";
 
-export const LEADER_LOCK = 0x5357_0002; // "SW" 2
+export { LEADER_LOCK } from "./leader.store";
 
 export interface Leader {
   isLeader(): boolean;
@@ -21,8 +21,8 @@ export interface Leader {
 }
 
 export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url?: string; log: Logger; tryEveryMs?: number }): Leader {
-  if (db.engine !== "postgres" || !url) return { isLeader: () => true, onChange: (fn) => fn(true), start() {}, stop() {} };
-  let conn: PgConnection | null = null;
+  const lock = createLeaderLockStore({ db, url });
+  if (!lock) return { isLeader: () => true, onChange: (fn) => fn(true), start() {}, stop() {} };
   let leading = false;
   const listeners: ((leading: boolean) => void)[] = [];
   const set = (now: boolean) => {
@@ -31,22 +31,17 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
     for (const fn of listeners) fn(now);
   };
   let timer: ReturnType<typeof setInterval> | null = null;
-  // NB! The connection re-connects by itself after a drop (libpq.ts): a new session holds no lock, so every
-  // step asks PostgreSQL whether this session holds it rather than trusting what an earlier step saw.
-  const holds = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = ${LEADER_LOCK} AND objsubid = 1 AND pid = pg_backend_pid() AND granted)`;
   const step = () => {
     try {
-      conn ??= new PgConnection(url);
       const was = leading;
-      const now = conn.query(holds).rows[0]![0] === 1 || conn.query(`SELECT pg_try_advisory_lock(${LEADER_LOCK})`).rows[0]![0] === 1;
+      const now = lock.holdOrTake();
       if (now && !was) log.info("this instance leads the scheduled work");
       if (!now && was) log.warn("this instance lost the leader lock; another instance runs the scheduled work");
       set(now);
     } catch (err) {
       if (leading) log.warn({ err }, "lost the leader lock's connection; scheduled work stops here until it is taken again");
       set(false);
-      conn?.close();
-      conn = null;
+      lock.close();
     }
   };
   return {
@@ -64,8 +59,7 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
       if (timer) clearInterval(timer);
       timer = null;
       set(false);
-      conn?.close(); // releases the lock now rather than at process exit
-      conn = null;
+      lock.close(); // releases the lock now rather than at process exit
     },
   };
 }

@@ -12,6 +12,7 @@
  * number of instances — DESIGN §15).
  */
 import type { Db } from "../db/client";
+import { createSendSlotsStore } from "./throttle.store";
 
 export interface Throttle {
   /** ms to wait for the reserved slot (0: now), or -1 when the next slot is more than maxAheadMs away. */
@@ -33,22 +34,14 @@ export function createThrottle({ now }: { now: () => number }): Throttle {
 }
 
 /**
- * The schedule as rows of `switchboard_send_slots` (PostgreSQL, unlogged), booked in one atomic upsert.
- * "Now" is the database server's clock, so instances whose clocks differ still share one schedule; the
- * answer is how long to wait from the moment of the booking. No row returned: refused, nothing booked.
+ * The schedule as rows of `switchboard_send_slots` (PostgreSQL, unlogged; throttle.store.ts), booked in one
+ * atomic upsert on the database server's clock, so instances whose clocks differ still share one schedule.
  */
 export function createSharedThrottle({ db }: { db: Db }): Throttle {
-  const reserve = db.$client.prepare(
-    `WITH t AS (SELECT extract(epoch FROM clock_timestamp()) * 1000 AS now)
-     INSERT INTO switchboard_send_slots AS s (key, next_at) SELECT ?1, t.now + ?2 FROM t
-     ON CONFLICT (key) DO UPDATE SET next_at = GREATEST(s.next_at, (SELECT now FROM t)) + ?2
-       WHERE GREATEST(s.next_at, (SELECT now FROM t)) - (SELECT now FROM t) <= ?3
-     RETURNING GREATEST(0, next_at - ?2 - (SELECT now FROM t)) AS wait`,
-  );
+  const slots = createSendSlotsStore(db);
   return {
     reserve(key, perSecond, maxAheadMs) {
-      const row = reserve.get(key, 1000 / perSecond, maxAheadMs) as { wait: number } | null;
-      return row ? row.wait : -1;
+      return slots.book(key, 1000 / perSecond, maxAheadMs) ?? -1;
     },
   };
 }

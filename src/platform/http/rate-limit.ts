@@ -8,6 +8,7 @@
  * by the number of instances — DESIGN §15).
  */
 import type { Db } from "../../db/client";
+import { createRateBucketsStore } from "./rate-limit.store";
 
 export interface RateDecision {
   allowed: boolean;
@@ -21,9 +22,6 @@ export interface RateLimit {
 export interface RateLimiter {
   take(key: string, limit: RateLimit): RateDecision;
 }
-
-/** SQLSTATE read_only_sql_transaction. */
-const READ_ONLY = "25006";
 
 /** The answer for a bucket left holding `tokens` after a take that was (not) allowed. */
 function decide(allowed: boolean, tokens: number, { ratePerSecond, burst }: RateLimit): RateDecision {
@@ -56,33 +54,19 @@ export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
 }
 
 /**
- * The bucket as a row of `switchboard_rate_buckets` (PostgreSQL, unlogged: a restart of the database
- * refills every bucket, which only ever allows more), refilled and taken in one atomic upsert: concurrent
- * instances queue on the row, never on the appliance's write lock. Time is the caller's clock; `at` only
- * moves forward, so an instance whose clock lags a little cannot refill a bucket twice.
+ * The bucket as a row in the database (PostgreSQL; rate-limit.store.ts), refilled and taken in one atomic
+ * upsert: concurrent instances queue on the row, never on the appliance's write lock. Time is the caller's clock.
  *
  * A database that refuses writes (read-only: a replica being promoted, maintenance) must not turn every read
  * into a 503: while it does, each instance limits from its own memory (per instance, as on SQLite).
  */
 export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number }): RateLimiter {
   const local = createRateLimiter({ now });
-  const take = db.$client.prepare(
-    `INSERT INTO switchboard_rate_buckets AS b (key, tokens, at, allowed) VALUES (?1, CAST(?3 AS float8) - 1, ?2, true)
-     ON CONFLICT (key) DO UPDATE SET
-       tokens = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) - CASE WHEN LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1 THEN 1 ELSE 0 END,
-       at = GREATEST(b.at, ?2),
-       allowed = LEAST(?3, b.tokens + GREATEST(0, ?2 - b.at) / 1000.0 * ?4) >= 1
-     RETURNING tokens, allowed`,
-  );
+  const buckets = createRateBucketsStore(db);
   return {
     take(key, limit) {
-      try {
-        const row = take.get(key, now(), limit.burst, limit.ratePerSecond) as { tokens: number; allowed: number };
-        return decide(!!row.allowed, row.tokens, limit);
-      } catch (e) {
-        if ((e as { code?: string }).code !== READ_ONLY) throw e;
-        return local.take(key, limit);
-      }
+      const row = buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
+      return row ? decide(!!row.allowed, row.tokens, limit) : local.take(key, limit);
     },
   };
 }

@@ -8,10 +8,9 @@
  * write lock, and refuses to replace another's fresh record — the later transaction rolls back with 409
  * IDEMPOTENCY_CONFLICT, so the operation runs once, and the client's next retry gets the replay.
  */
-import { and, eq, lt, lte } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { AppError } from "../errors";
-import { idempotencyKeys } from "./idempotency.table";
+import { createIdempotencyKeysStore } from "./idempotency.store";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PRINTABLE = /^[\x20-\x7E]{1,255}$/;
@@ -55,6 +54,7 @@ export interface IdempotencyClaim {
 export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;
 
 export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date }) {
+  const records = createIdempotencyKeysStore(db);
   const inflight = new Set<string>();
   const id = (c: { apiKeyId: string; key: string }) => `${c.apiKeyId}\u0000${c.key}`;
 
@@ -64,16 +64,8 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
    */
   function store(claim: IdempotencyClaim, status: number, body: unknown): boolean {
     const at = now();
-    const res = db
-      .insert(idempotencyKeys)
-      .values({ ...claim, status, body: JSON.stringify(body), createdAt: at })
-      .onConflictDoUpdate({
-        target: [idempotencyKeys.apiKeyId, idempotencyKeys.key],
-        set: { method: claim.method, path: claim.path, fingerprint: claim.fingerprint, status, body: JSON.stringify(body), createdAt: at },
-        setWhere: lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)),
-      })
-      .run();
-    return (res as unknown as { changes: number }).changes > 0;
+    const record = { apiKeyId: claim.apiKeyId, key: claim.key, method: claim.method, path: claim.path, fingerprint: claim.fingerprint, status, body: JSON.stringify(body), createdAt: at };
+    return records.upsertUnlessFresh(record, new Date(at.getTime() - IDEMPOTENCY_TTL_MS));
   }
 
   return {
@@ -82,11 +74,7 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
      * (the caller must `release` it when the request ends). Throws IDEMPOTENCY_CONFLICT.
      */
     begin(claim: IdempotencyClaim): { status: number; body: string } | null {
-      const row = db
-        .select()
-        .from(idempotencyKeys)
-        .where(and(eq(idempotencyKeys.apiKeyId, claim.apiKeyId), eq(idempotencyKeys.key, claim.key)))
-        .get();
+      const row = records.find(claim.apiKeyId, claim.key);
       if (row && row.createdAt.getTime() > now().getTime() - IDEMPOTENCY_TTL_MS) {
         if (row.method !== claim.method || row.path !== claim.path || row.fingerprint !== claim.fingerprint)
           throw new AppError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request", [
@@ -114,8 +102,7 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
     },
     /** Deletes records older than 24 h (croner job). */
     sweep(): number {
-      const res = db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, new Date(now().getTime() - IDEMPOTENCY_TTL_MS))).run();
-      return (res as unknown as { changes: number }).changes;
+      return records.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_TTL_MS));
     },
   };
 }

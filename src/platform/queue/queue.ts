@@ -13,170 +13,113 @@
  *   idempotent (keyed by the business id).
  * - A type may keep its jobs on the business rows they are about instead (JobAnchor: a queued message is
  *   its own dispatch job until its first attempt ends), with the same claims, leases and fences.
+ *
+ * The contract's types are in queue.types.ts; every statement on the jobs table is in queue.store.ts.
  */
-import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { newId, randomToken } from "../ids";
 import type { Logger } from "../logger";
-import { jobStatements } from "./jobs.statements";
+import { createQueueStore, type ClaimedJobRow } from "./queue.store";
+import type { EnqueueInput, Job, JobHandler, JobOutcome, Queue } from "./queue.types";
 
-export interface Job<P = Record<string, unknown>> {
-  id: string;
-  type: string;
-  payload: P;
-  attempts: number;
-  maxAttempts: number;
-  groupKey: string | null;
-  /** A claimed job: when its lease expires (ms). An inline job: when it was due. */
-  runAt: number;
-  leaseToken: string;
-}
-
-/** What a handler may ask for besides success (return nothing) or a thrown error (retry with backoff). */
-export type JobOutcome =
-  | void
-  /** Run again at `retryAt`; `payload`: with this payload instead (what is left of a job's work). */
-  | { retryAt: Date; error?: string; countAttempt?: boolean; payload?: Record<string, unknown> }
-  /** Give up now; the job is kept as dead with this error. */
-  | { dead: string }
-  /**
-   * Synchronous writes to commit in the same transaction as the job's finalisation; returns the final
-   * outcome (not another `writes`). Jobs that finish in the same event-loop turn share one transaction
-   * (one fsync), and a handler's result and its job's fate commit together. A throw rolls back only this
-   * job's writes (db.attempt) and counts as a failed attempt.
-   */
-  | { writes: () => JobOutcome };
-
-export type JobHandler<P = Record<string, unknown>> = (
-  | { handle(job: Job<P>): Promise<JobOutcome>; inline?: never }
-  | {
-      /**
-       * For a job that only writes to the database (no I/O, nothing awaited): runs synchronously inside
-       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
-       * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
-       * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
-       */
-      inline(job: Job<P>): JobOutcome;
-      handle?: never;
-    }
-) &
-  JobOptions<P>;
-
-interface JobOptions<P> {
-  /** Jobs of this type enqueued with `hold` are kept on their business rows, not in jobs rows (JobAnchor). */
-  anchor?: JobAnchor<P>;
-  /** Concurrent handlers of this type (default: config jobs.workers). */
-  concurrency?: number;
-  /**
-   * Concurrent handlers per `groupKey` (jobs without a group are not limited). A group at its limit is
-   * skipped by the claim, so its backlog never holds up other groups of the same type.
-   */
-  groupConcurrency?: number;
-  /** Attempts before the job is dead (default: config jobs.max_attempts). */
-  maxAttempts?: number;
-  /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
-  backoffMs?: (attempts: number) => number;
-}
-
-/**
- * A type's jobs kept on the business rows they are about (queued messages) instead of in jobs rows: the
- * row the enqueuing transaction writes anyway carries the job (`hold`) — due, or held by a worker under a
- * lease — so a job that succeeds at its first attempt writes no jobs row at all: neither its insert nor its
- * claim nor its delete, nor their index entries. Only a first attempt lives on the row: a counted retry, a
- * dead job and a hold whose lease expired (its process died) become ordinary jobs rows at that moment, each
- * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
- * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
- * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
- */
-export interface JobAnchor<P = Record<string, unknown>> {
-  /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
-  claim(group: string, now: number, limit: number, token: string, until: number): P[];
-  /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
-  groups(): { groupKey: string; first: number | null }[];
-  /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
-  renew(payload: P, token: string, until: number): boolean;
-  /**
-   * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
-   * anchor (`at` null: a jobs row takes the job over).
-   */
-  release(payload: P, token: string, at: number | null): boolean;
-  /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
-  expired(group: string, before: number, limit: number): { payload: P; token: string }[];
-  /** Rows on the anchor now (every process's): due or waiting, and held. */
-  count(): { pending: number; running: number };
-}
+export type { EnqueueInput, Job, JobAnchor, JobHandler, JobOutcome, JobRow, Queue } from "./queue.types";
 
 /** Inline jobs run per type and pump, at most: bounds the time one group commit holds the loop. */
 const INLINE_BATCH = 256;
-
-export interface EnqueueInput {
-  type: string;
-  payload: Record<string, unknown>;
-  runAt?: Date;
-  maxAttempts?: number;
-  groupKey?: string;
-  /**
-   * For a type with an `anchor`: the job is kept on the caller's business row, written after enqueue returns
-   * (no jobs row): `until` is when it is due, or — `token` set — when the hold of the worker it was handed
-   * over to expires. Needs `groupKey`.
-   */
-  hold?: (lease: { token: string | null; until: number }) => void;
-}
-
-export interface Queue {
-  /** Inserts a job; call inside the business transaction. Returns the job id. */
-  enqueue(input: EnqueueInput): string;
-  register<P>(type: string, handler: JobHandler<P>): void;
-  start(): void;
-  /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
-  stop(timeoutMs?: number): Promise<void>;
-  /**
-   * Deletes a job that has not started (pending); call inside the business transaction. Returns false when
-   * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
-   */
-  cancel(id: string): boolean;
-  /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
-  nudge(): void;
-  /**
-   * Gives back every job still marked running (their process is gone) so they run at once instead of after
-   * their lease expires; returns how many. NB! Only for the one job runner of a database, before it starts.
-   */
-  releaseOrphans(): number;
-  /** Runs every due job to completion (tests and benchmarks drive the loop synchronously with this). */
-  drain(opts?: { timeoutMs?: number }): Promise<number>;
-  list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
-  retry(id: string): boolean;
-  stats(): Record<string, { pending: number; running: number; dead: number }>;
-  /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
-  oldestDueAgeMs(): Record<string, number>;
-}
-
-export interface JobRow {
-  id: string;
-  type: string;
-  status: string;
-  attempts: number;
-  maxAttempts: number;
-  runAt: string;
-  lastError: string | null;
-  payload: Record<string, unknown>;
-  createdAt: string;
-}
 
 export function defaultBackoffMs(attempts: number): number {
   const base = Math.min(1000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-interface RawJob {
-  id: string;
-  type: string;
-  payload: string;
-  attempts: number;
-  max_attempts: number;
-  group_key: string | null;
-  run_at: number;
-  lease_token: string;
+const toJob = (r: ClaimedJobRow): Job => ({
+  id: r.id,
+  type: r.type,
+  payload: JSON.parse(r.payload),
+  attempts: r.attempts,
+  maxAttempts: r.max_attempts,
+  groupKey: r.group_key,
+  runAt: r.run_at,
+  leaseToken: r.lease_token,
+});
+
+/**
+ * Job starts wait in line and run a slice at a time (db.backgroundSlice, then the next event-loop turn): a
+ * claim or a campaign batch hands over dozens of jobs at once, and each runs its handler up to its first
+ * await when it starts (a sandbox send all of it) — started together they held the loop for milliseconds,
+ * and every request waiting to be read with them. Returns the function that puts a start in line.
+ */
+function startLine(sliceTimer: () => () => boolean): (start: () => void) => void {
+  const starts: (() => void)[] = [];
+  let startsScheduled = false;
+  function runStarts(): void {
+    startsScheduled = false;
+    const spent = sliceTimer();
+    let n = 0; // (a start may add starts: its handler's own hand-overs)
+    while (n < starts.length) {
+      starts[n++]!();
+      if (spent()) break;
+    }
+    starts.splice(0, n);
+    if (starts.length) {
+      startsScheduled = true;
+      setImmediate(runStarts);
+    }
+  }
+  return (start) => {
+    starts.push(start);
+    if (!startsScheduled) {
+      startsScheduled = true;
+      setImmediate(runStarts);
+    }
+  };
+}
+
+/**
+ * The worker slots of each type (its concurrency) and of each group (groupConcurrency): taken by a claim or a
+ * hand-over, given back once the job's outcome has committed (or its claim did not). In memory: a process
+ * counts only its own jobs.
+ */
+function workerSlots({ handlers, workers, onGroupFreed }: { handlers: Map<string, JobHandler>; workers: number; onGroupFreed: (type: string, group: string) => void }) {
+  const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
+  const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
+  const groupId = (type: string, group: string) => `${type}\u0000${group}`;
+
+  /** Jobs of `type` this process may start now. */
+  function capacity(type: string): number {
+    if (handlers.get(type)?.inline) return INLINE_BATCH;
+    const limit = handlers.get(type)?.concurrency ?? workers;
+    return limit - (busy.get(type) ?? 0);
+  }
+  /** Jobs of `type` in `group` that hold a slot now. */
+  const runningIn = (type: string, group: string): number => runningPerGroup.get(groupId(type, group)) ?? 0;
+  return {
+    capacity,
+    runningIn,
+    hasRoom(type: string, groupKey: string | null): boolean {
+      const perGroup = handlers.get(type)?.groupConcurrency;
+      return capacity(type) > 0 && (!perGroup || groupKey === null || runningIn(type, groupKey) < perGroup);
+    },
+    /** Takes a slot of the job's type and group (a claim, a hand-over); `free` gives it back. */
+    take(type: string, groupKey: string | null): void {
+      busy.set(type, (busy.get(type) ?? 0) + 1);
+      if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+        const k = groupId(type, groupKey);
+        runningPerGroup.set(k, (runningPerGroup.get(k) ?? 0) + 1);
+      }
+    },
+    /** Gives the slots back; the group's next jobs are worth a claim now (onGroupFreed). */
+    free(type: string, groupKey: string | null): void {
+      busy.set(type, (busy.get(type) ?? 1) - 1);
+      if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
+        const k = groupId(type, groupKey);
+        const n = (runningPerGroup.get(k) ?? 1) - 1;
+        if (n > 0) runningPerGroup.set(k, n);
+        else runningPerGroup.delete(k);
+        onGroupFreed(type, groupKey);
+      }
+    },
+  };
 }
 
 export function createQueue({
@@ -196,11 +139,9 @@ export function createQueue({
   leaseMs: number;
   pollMs?: number;
 }): Queue {
-  const sqlite: Database = db.$client;
+  const store = createQueueStore(db);
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type
-  const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
-  const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
   const inflight = new Map<string, Job>(); // started, not finished (stop gives back what is left)
   // Lease tokens fence a claim against a later one (after its lease expired, maybe by another process): they
   // need to be unique, not secret. A random prefix per queue and a counter (a random token per hand-over was
@@ -248,12 +189,7 @@ export function createQueue({
     const hint = idleUntil.get(type);
     if (hint !== undefined && at < hint) idleUntil.set(type, at);
   };
-
-  const {
-    insertStmt, insertClaimedStmt, insertRowStmt, claimStmt, groupLegacyStmt, expiredStmt, pendingGroupsStmt,
-    groupDueStmt, claimIdsStmt, deleteStmt, renewStmt, rescheduleStmt, deadStmt, releaseStmt, cancelStmt,
-    dueStmt, inlineExpiredStmt, inlineDeleteStmt, inlineRescheduleStmt, inlineDeadStmt, nextDueOfTypeStmt,
-  } = jobStatements(sqlite, db.engine);
+  const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
 
   function enqueue(input: EnqueueInput): string {
     const id = newId();
@@ -266,39 +202,13 @@ export function createQueue({
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
     const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
-    if (handler?.handle && started && !stopping && runAt <= t && sqlite.inTransaction && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
+    if (handler?.handle && started && !stopping && runAt <= t && store.inTransaction() && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
       return id;
     if (hold) hold({ token: null, until: runAt });
-    else insertStmt.run(id, input.type, payload, runAt, maxAttempts, groupKey, t, t);
+    else store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
     wake(input.type, runAt, groupKey);
     if (started) nudge();
     return id;
-  }
-
-  function hasRoom(type: string, groupKey: string | null): boolean {
-    const perGroup = handlers.get(type)?.groupConcurrency;
-    return capacity(type) > 0 && (!perGroup || groupKey === null || (runningPerGroup.get(groupId(type, groupKey)) ?? 0) < perGroup);
-  }
-
-  /** Takes a slot of the job's type and group (a claim, a hand-over); freeSlots gives it back. */
-  function takeSlots(type: string, groupKey: string | null): void {
-    busy.set(type, (busy.get(type) ?? 0) + 1);
-    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
-      const k = groupId(type, groupKey);
-      runningPerGroup.set(k, (runningPerGroup.get(k) ?? 0) + 1);
-    }
-  }
-
-  /** Gives the slots back; the group's next jobs are worth a claim now. */
-  function freeSlots(type: string, groupKey: string | null): void {
-    busy.set(type, (busy.get(type) ?? 1) - 1);
-    if (groupKey !== null && handlers.get(type)?.groupConcurrency) {
-      const k = groupId(type, groupKey);
-      const n = (runningPerGroup.get(k) ?? 1) - 1;
-      if (n > 0) runningPerGroup.set(k, n);
-      else runningPerGroup.delete(k);
-      markFreed(type, groupKey);
-    }
   }
 
   /**
@@ -344,7 +254,7 @@ export function createQueue({
     if (hold) {
       heldOnRow.add(job);
       hold({ token, until: job.runAt });
-    } else insertClaimedStmt.run(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
+    } else store.insertClaimed(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
     stored = true;
     return true;
   }
@@ -360,7 +270,7 @@ export function createQueue({
   ): boolean {
     const anchor = handlers.get(r.type)!.anchor!;
     if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
-    if (to.status !== "due") insertRowStmt.run(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
+    if (to.status !== "due") store.insertUnheld(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
     if (to.status !== "dead") wake(r.type, to.runAt, r.groupKey);
     return true;
   }
@@ -368,41 +278,23 @@ export function createQueue({
   /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
   function giveBack(job: Job): void {
     if (heldOnRow.has(job)) unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
-    else releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+    else store.release(now().getTime(), job.id, job.leaseToken);
   }
 
-  function capacity(type: string): number {
-    if (handlers.get(type)?.inline) return INLINE_BATCH;
-    const limit = handlers.get(type)?.concurrency ?? workers;
-    return limit - (busy.get(type) ?? 0);
-  }
-
-  const groupId = (type: string, group: string) => `${type}\u0000${group}`;
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
-
-  const toJob = (r: RawJob): Job => ({
-    id: r.id,
-    type: r.type,
-    payload: JSON.parse(r.payload),
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    groupKey: r.group_key,
-    runAt: r.run_at,
-    leaseToken: r.lease_token,
-  });
 
   /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
   function dueGroups(type: string, t: number): string[] {
     const first = new Map<string, number>();
-    for (const g of pendingGroupsStmt.all(type) as { group_key: string; first: number }[]) first.set(g.group_key, g.first);
+    for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
     for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
     return [...first].filter(([, at]) => at <= t).sort((a, b) => a[1] - b[1]).map(([g]) => g);
   }
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
   function nextDueOf(type: string): number | null {
-    let due = (nextDueOfTypeStmt.get(type) as { t: number | null }).t ?? Infinity;
+    let due = store.nextDueOfType(type) ?? Infinity;
     for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) due = Math.min(due, g.first);
     return due === Infinity ? null : due;
   }
@@ -416,14 +308,14 @@ export function createQueue({
     const handler = handlers.get(type)!;
     const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
-    const roomOf = (g: string) => perGroup - (runningPerGroup.get(groupId(type, g)) ?? 0) - (taken.get(g) ?? 0);
+    const roomOf = (g: string) => perGroup - runningIn(type, g) - (taken.get(g) ?? 0);
     const claimIds = (ids: string[]) => {
-      if (ids.length) for (const r of claimIdsStmt.all(t + leaseMs, token, t, JSON.stringify(ids)) as RawJob[]) claimed.push(toJob(r));
+      if (ids.length) for (const r of store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
     const claimGroup = (g: string, room: number): number => {
-      const ids = (groupDueStmt.all(type, g, t, room) as { id: string }[]).map((r) => r.id);
+      const ids = store.groupDueIds(type, g, t, room).map((r) => r.id);
       claimIds(ids);
       let n = ids.length;
       if (handler.anchor && n < room)
@@ -454,7 +346,7 @@ export function createQueue({
     // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
     // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
     const expired: string[] = [];
-    for (const r of expiredStmt.all(type, t, limit - claimed.length) as { id: string; group_key: string | null }[]) {
+    for (const r of store.expiredLeases(type, t, limit - claimed.length)) {
       if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
       expired.push(r.id);
       if (r.group_key !== null) take(r.group_key, 1);
@@ -473,7 +365,7 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (claimStmt.all(t + leaseMs, token, t, type, limit) as RawJob[]).map(toJob)));
+    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob)));
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
     if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
@@ -528,8 +420,8 @@ export function createQueue({
    */
   function runInline(type: string, handler: JobHandler, limit: number, full: boolean): number {
     const t = now().getTime();
-    if (full) inlineExpiredStmt.run(t, type);
-    const rows = dueStmt.all(type, t, limit) as RawJob[];
+    if (full) store.requeueExpiredInline(t, type);
+    const rows = store.dueInline(type, t, limit);
     // A group's background slice bounds the run too (db.batch).
     const spent = sliceTimer();
     let ran = 0;
@@ -549,18 +441,18 @@ export function createQueue({
         });
       } catch (e) {
         const { error, retryAt } = failedAttempt(job, handler, e, t);
-        if (retryAt === null) inlineDeadStmt.run(error, t, job.id);
+        if (retryAt === null) store.markInlineDead(error, t, job.id);
         else {
-          inlineRescheduleStmt.run(retryAt, error, 1, t, null, job.id);
+          store.rescheduleInline(retryAt, error, 1, t, null, job.id);
           wake(type, retryAt, job.groupKey);
         }
         continue;
       }
-      if (!outcome) inlineDeleteStmt.run(job.id);
-      else if ("dead" in outcome) inlineDeadStmt.run(outcome.dead, t, job.id);
+      if (!outcome) store.deleteInline(job.id);
+      else if ("dead" in outcome) store.markInlineDead(outcome.dead, t, job.id);
       else {
         const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
-        inlineRescheduleStmt.run(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
+        store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
@@ -615,19 +507,19 @@ export function createQueue({
     if ("thrown" in result) {
       const t = now().getTime();
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      if (retryAt === null) deadStmt.run(error, t, job.id, job.leaseToken);
+      if (retryAt === null) store.markDead(error, t, job.id, job.leaseToken);
       else {
-        rescheduleStmt.run(retryAt, error, 0, t, null, job.id, job.leaseToken);
+        store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
         wake(job.type, retryAt, job.groupKey);
       }
       return;
     }
     const outcome = result.outcome;
-    if (!outcome) deleteStmt.run(job.id, job.leaseToken);
-    else if ("dead" in outcome) deadStmt.run(outcome.dead, now().getTime(), job.id, job.leaseToken);
+    if (!outcome) store.deleteDone(job.id, job.leaseToken);
+    else if ("dead" in outcome) store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
-      rescheduleStmt.run(
+      store.reschedule(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
         outcome.countAttempt === false ? 1 : 0,
@@ -698,7 +590,7 @@ export function createQueue({
       const until = now().getTime() + leaseMs;
       const anchor = heldOnRow.has(job) ? handler.anchor! : null;
       void db
-        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : renewStmt.run(until, job.id, job.leaseToken).changes > 0))
+        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
         .then((changed) => {
           if (changed) job.runAt = until;
         })
@@ -796,7 +688,7 @@ export function createQueue({
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
           freeSlots(job.type, job.groupKey);
-          releaseStmt.run(now().getTime(), job.id, job.leaseToken);
+          store.release(now().getTime(), job.id, job.leaseToken);
           idleUntil.delete(job.type);
           continue;
         }
@@ -807,35 +699,14 @@ export function createQueue({
     return startedJobs;
   }
 
-  /**
-   * Job starts wait in line and run a slice at a time (db.backgroundSlice, then the next event-loop turn): a
-   * claim or a campaign batch hands over dozens of jobs at once, and each runs its handler up to its first
-   * await when it starts (a sandbox send all of it) — started together they held the loop for milliseconds,
-   * and every request waiting to be read with them.
-   */
-  const starts: (() => void)[] = [];
-  let startsScheduled = false;
-  function runStarts(): void {
-    startsScheduled = false;
-    const spent = sliceTimer();
-    let n = 0; // (a start may add starts: its handler's own hand-overs)
-    while (n < starts.length) {
-      starts[n++]!();
-      if (spent()) break;
-    }
-    starts.splice(0, n);
-    if (starts.length) {
-      startsScheduled = true;
-      setImmediate(runStarts);
-    }
-  }
+  const startInLine = startLine(sliceTimer);
 
   /** Runs a claimed job whose slots are taken (its handler from the next start slice on). */
   function startJob(job: Job): void {
     const set = running.get(job.type) ?? new Set();
     running.set(job.type, set);
     const p: Promise<void> = new Promise<void>((resolve) => {
-      starts.push(() => {
+      startInLine(() => {
         if (!stopping) return resolve(runJob(job));
         // Stopping before it started: given back now rather than after its lease expires.
         freeSlots(job.type, job.groupKey);
@@ -843,10 +714,6 @@ export function createQueue({
         idleUntil.delete(job.type);
         resolve();
       });
-      if (!startsScheduled) {
-        startsScheduled = true;
-        setImmediate(runStarts);
-      }
     })
       .catch((e) => log.error({ err: e, jobId: job.id }, "job finalisation failed"))
       .finally(() => {
@@ -924,7 +791,7 @@ export function createQueue({
 
   return {
     enqueue,
-    cancel: (id) => cancelStmt.run(id).changes > 0,
+    cancel: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
       if (handler.anchor && !(handler.handle && handler.groupConcurrency)) throw new Error(`job type ${type}: an anchor needs handle and groupConcurrency`);
@@ -934,7 +801,7 @@ export function createQueue({
       // Rows of grouped types without a group (an older version enqueued them so) get one of their own:
       // the claim's scan finds groups, not rows. Once per start; a no-op when there are none.
       db.tx(() => {
-        for (const [type, h] of handlers) if (h.groupConcurrency) groupLegacyStmt.run(type);
+        for (const [type, h] of handlers) if (h.groupConcurrency) store.groupUngrouped(type);
       });
       started = true;
       stopping = false;
@@ -958,9 +825,7 @@ export function createQueue({
       freed.clear();
       groupDueAt.clear();
       const t = now().getTime();
-      let n = sqlite
-        .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
-        .run(t).changes;
+      let n = store.releaseAllRunning(t);
       db.tx(() => {
         for (const type of handlers.keys()) n += sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
       });
@@ -968,40 +833,19 @@ export function createQueue({
     },
     drain,
     list({ dead, type, limit = 100 }) {
-      const rows = sqlite
-        .query(
-          `SELECT * FROM jobs WHERE (CAST(?1 AS TEXT) IS NULL OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
-        )
-        .all(dead ? "dead" : null, type ?? null, limit) as Record<string, unknown>[];
-      return rows.map((r) => ({
-        id: r.id as string,
-        type: r.type as string,
-        status: r.status as string,
-        attempts: r.attempts as number,
-        maxAttempts: r.max_attempts as number,
-        runAt: new Date(r.run_at as number).toISOString(),
-        lastError: (r.last_error as string) ?? null,
-        payload: JSON.parse(r.payload as string),
-        createdAt: new Date(r.created_at as number).toISOString(),
-      }));
+      return store.list(dead ? "dead" : null, type ?? null, limit);
     },
     retry(id) {
       const t = now().getTime();
-      const res = sqlite
-        .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
-        .run(t, t, id);
-      if (res.changes) {
+      const retried = store.retryDead(id, t);
+      if (retried) {
         idleUntil.clear();
         nudge();
       }
-      return res.changes > 0;
+      return retried;
     },
     stats() {
-      const rows = sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as {
-        type: string;
-        status: string;
-        n: number;
-      }[];
+      const rows = store.countsByTypeAndStatus();
       const out: Record<string, { pending: number; running: number; dead: number }> = {};
       for (const r of rows) {
         out[r.type] ??= { pending: 0, running: 0, dead: 0 };

@@ -1,0 +1,143 @@
+/**
+ * The job queue's contract (queue.ts): what a job is, what a handler may answer, what a type may keep on
+ * its business rows (JobAnchor), and what the queue offers its callers.
+ */
+export interface Job<P = Record<string, unknown>> {
+  id: string;
+  type: string;
+  payload: P;
+  attempts: number;
+  maxAttempts: number;
+  groupKey: string | null;
+  /** A claimed job: when its lease expires (ms). An inline job: when it was due. */
+  runAt: number;
+  leaseToken: string;
+}
+
+/** What a handler may ask for besides success (return nothing) or a thrown error (retry with backoff). */
+export type JobOutcome =
+  | void
+  /** Run again at `retryAt`; `payload`: with this payload instead (what is left of a job's work). */
+  | { retryAt: Date; error?: string; countAttempt?: boolean; payload?: Record<string, unknown> }
+  /** Give up now; the job is kept as dead with this error. */
+  | { dead: string }
+  /**
+   * Synchronous writes to commit in the same transaction as the job's finalisation; returns the final
+   * outcome (not another `writes`). Jobs that finish in the same event-loop turn share one transaction
+   * (one fsync), and a handler's result and its job's fate commit together. A throw rolls back only this
+   * job's writes (db.attempt) and counts as a failed attempt.
+   */
+  | { writes: () => JobOutcome };
+
+export type JobHandler<P = Record<string, unknown>> = (
+  | { handle(job: Job<P>): Promise<JobOutcome>; inline?: never }
+  | {
+      /**
+       * For a job that only writes to the database (no I/O, nothing awaited): runs synchronously inside
+       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
+       * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
+       * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
+       */
+      inline(job: Job<P>): JobOutcome;
+      handle?: never;
+    }
+) &
+  JobOptions<P>;
+
+interface JobOptions<P> {
+  /** Jobs of this type enqueued with `hold` are kept on their business rows, not in jobs rows (JobAnchor). */
+  anchor?: JobAnchor<P>;
+  /** Concurrent handlers of this type (default: config jobs.workers). */
+  concurrency?: number;
+  /**
+   * Concurrent handlers per `groupKey` (jobs without a group are not limited). A group at its limit is
+   * skipped by the claim, so its backlog never holds up other groups of the same type.
+   */
+  groupConcurrency?: number;
+  /** Attempts before the job is dead (default: config jobs.max_attempts). */
+  maxAttempts?: number;
+  /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
+  backoffMs?: (attempts: number) => number;
+}
+
+/**
+ * A type's jobs kept on the business rows they are about (queued messages) instead of in jobs rows: the
+ * row the enqueuing transaction writes anyway carries the job (`hold`) — due, or held by a worker under a
+ * lease — so a job that succeeds at its first attempt writes no jobs row at all: neither its insert nor its
+ * claim nor its delete, nor their index entries. Only a first attempt lives on the row: a counted retry, a
+ * dead job and a hold whose lease expired (its process died) become ordinary jobs rows at that moment, each
+ * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
+ * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
+ * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
+ */
+export interface JobAnchor<P = Record<string, unknown>> {
+  /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
+  claim(group: string, now: number, limit: number, token: string, until: number): P[];
+  /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
+  groups(): { groupKey: string; first: number | null }[];
+  /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
+  renew(payload: P, token: string, until: number): boolean;
+  /**
+   * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
+   * anchor (`at` null: a jobs row takes the job over).
+   */
+  release(payload: P, token: string, at: number | null): boolean;
+  /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
+  expired(group: string, before: number, limit: number): { payload: P; token: string }[];
+  /** Rows on the anchor now (every process's): due or waiting, and held. */
+  count(): { pending: number; running: number };
+}
+
+export interface EnqueueInput {
+  type: string;
+  payload: Record<string, unknown>;
+  runAt?: Date;
+  maxAttempts?: number;
+  groupKey?: string;
+  /**
+   * For a type with an `anchor`: the job is kept on the caller's business row, written after enqueue returns
+   * (no jobs row): `until` is when it is due, or — `token` set — when the hold of the worker it was handed
+   * over to expires. Needs `groupKey`.
+   */
+  hold?: (lease: { token: string | null; until: number }) => void;
+}
+
+export interface Queue {
+  /** Inserts a job; call inside the business transaction. Returns the job id. */
+  enqueue(input: EnqueueInput): string;
+  register<P>(type: string, handler: JobHandler<P>): void;
+  start(): void;
+  /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
+  stop(timeoutMs?: number): Promise<void>;
+  /**
+   * Deletes a job that has not started (pending); call inside the business transaction. Returns false when
+   * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
+   */
+  cancel(id: string): boolean;
+  /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
+  nudge(): void;
+  /**
+   * Gives back every job still marked running (their process is gone) so they run at once instead of after
+   * their lease expires; returns how many. NB! Only for the one job runner of a database, before it starts.
+   */
+  releaseOrphans(): number;
+  /** Runs every due job to completion (tests and benchmarks drive the loop synchronously with this). */
+  drain(opts?: { timeoutMs?: number }): Promise<number>;
+  list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
+  retry(id: string): boolean;
+  stats(): Record<string, { pending: number; running: number; dead: number }>;
+  /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
+  oldestDueAgeMs(): Record<string, number>;
+}
+
+export interface JobRow {
+  id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  runAt: string;
+  lastError: string | null;
+  payload: Record<string, unknown>;
+  createdAt: string;
+}
