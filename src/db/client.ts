@@ -69,6 +69,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
    */
   read<T>(fn: () => T): T;
   /**
+   * Runs fn's reads in ONE snapshot on both engines (PostgreSQL: a REPEATABLE READ transaction, where `read`
+   * runs fn as is and read committed takes a snapshot per statement); in the caller's transaction when inside
+   * one. For reads that must agree with each other across many statements (a campaign estimate's pages).
+   * Takes no write lock and touches no data version: fn must only read.
+   */
+  snapshot(fn: () => void): void;
+  /**
    * Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT (and,
    * SQLite, after the sync that makes it durable). `onCommit` is called once the group's COMMIT succeeded
    * with fn's writes in it, before that sync: for in-memory bookkeeping that need not wait for the disk
@@ -424,6 +431,16 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   db.tx = <T>(fn: () => T): T => transaction(fn, hooks.begin);
   const beginRead = hooks.beginRead;
   db.read = beginRead ? <T>(fn: () => T): T => (state.depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
+  const beginSnapshot = db.engine === "postgres" ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN DEFERRED";
+  db.snapshot = (fn) => {
+    if (sqlite.inTransaction) return fn();
+    sqlite.exec(beginSnapshot);
+    try {
+      fn();
+    } finally {
+      sqlite.exec("COMMIT");
+    }
+  };
   db.within = <T>(fn: () => T): T => (state.depth > 0 ? fn() : db.tx(fn));
   db.attempt = <T>(fn: () => T): T => {
     if (!state.optimistic) return db.tx(fn);

@@ -56,21 +56,6 @@ export function memberVerdict(m: Pick<AudienceMember, "identityStatus" | "blocke
   });
 }
 
-/**
- * Runs reads in one deferred transaction (one snapshot), or in the caller's when inside one. PostgreSQL's
- * default isolation (read committed) takes a snapshot per statement; repeatable read keeps the first one.
- */
-const BEGIN_SNAPSHOT = { sqlite: "BEGIN DEFERRED", postgres: "BEGIN ISOLATION LEVEL REPEATABLE READ" } as const;
-function readSnapshot(db: Deps["db"], fn: () => void): void {
-  if (db.$client.inTransaction) return fn();
-  db.$client.exec(BEGIN_SNAPSHOT[db.engine]);
-  try {
-    fn();
-  } finally {
-    db.$client.exec("COMMIT");
-  }
-}
-
 export function createCampaigns(deps: CampaignDeps) {
   const { db, now } = deps;
   const store = createCampaignStore(db);
@@ -138,7 +123,7 @@ export function createCampaigns(deps: CampaignDeps) {
       return { matched, sendable, excluded };
     }
     // One read transaction: every page sees the same snapshot.
-    readSnapshot(db, () => {
+    db.snapshot(() => {
       for (let after = ""; ; ) {
         const { members, last } = audiencePage({ db, companyId, audience: pl.audience, channel, channelAccountId, after, limit: PAGE });
         if (last === null) break;
