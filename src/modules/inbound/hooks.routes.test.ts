@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { connect } from "node:net";
 import { rawPost } from "../../../test/helpers/raw-http";
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { XFake } from "../../../test/fakes/x.fake";
@@ -67,6 +68,38 @@ describe("body cap: 5 MB, refused before and while reading", () => {
   }
 
   test("a signed delivery under the cap is still read whole and accepted", async () => {
+    const raw = JSON.stringify({ object: "whatsapp_business_account", entry: [], padding: "x".repeat(4 * MB) });
+    const res = await fetch(`${base}/hooks/${ID.wa}`, { method: "POST", body: raw, headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(raw) } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("hook bodies in flight together are bounded", () => {
+  test("uploads that hold 32 MB between them → the next large one is 429 with Retry-After, a small one still passes; freed when they end", async () => {
+    // Each opens a 4 MB delivery and sends 1 KB of it, then waits: the server holds its reservation meanwhile.
+    const held = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        new Promise<import("node:net").Socket>((resolve, reject) => {
+          const socket = connect(port, "127.0.0.1", () => {
+            socket.write(`POST /hooks/${ID.wa} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${4 * MB}\r\n\r\n${"x".repeat(1024)}`);
+            resolve(socket);
+          });
+          socket.on("error", reject);
+        }),
+      ),
+    );
+    try {
+      await Bun.sleep(200); // the server has read their headers and is waiting for their bodies
+      const large = await rawPost({ port, path: `/hooks/${ID.wa}`, bytes: 4 * MB, chunked: false });
+      expect(large.status).toBe(429);
+      expect(large.body).toContain("RATE_LIMITED");
+      expect(large.sent).toBeLessThan(4 * MB);
+      const raw = waDelivery([]);
+      expect((await postWa(raw)).status).toBe(200); // a provider's small delivery is not held up
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    await Bun.sleep(200); // the server sees the connections end and gives their reservations back
     const raw = JSON.stringify({ object: "whatsapp_business_account", entry: [], padding: "x".repeat(4 * MB) });
     const res = await fetch(`${base}/hooks/${ID.wa}`, { method: "POST", body: raw, headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(raw) } });
     expect(res.status).toBe(200);

@@ -18,6 +18,15 @@ import { processInbound } from "../messages/messages.inbound";
 
 /** DESIGN §23: the cap of a provider hook's body. */
 export const MAX_HOOK_BODY = 5 * 1024 * 1024;
+/**
+ * What all hook bodies being read at once may hold together (by their declared length, or the cap for a
+ * chunked body), so that many unsigned uploads at once cannot do what one may not: past it, 429 with
+ * Retry-After (providers retry). Bodies of at most SMALL_HOOK_BODY — every real provider delivery — are
+ * never refused by it.
+ */
+export const HOOK_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
+const SMALL_HOOK_BODY = 64 * 1024;
+let hookBytesInFlight = 0;
 
 export const hooksRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Inbound webhooks"] }).all(
@@ -33,7 +42,17 @@ export const hooksRoutes = (deps: Deps) =>
         if (!company || company.id !== principal.companyId) throw new AppError("NOT_FOUND", "No such channel account");
         if (!hasScope(principal.scopes, "messages:send")) throw new AppError("API_SCOPE_MISSING", "Simulating inbound messages needs the scope messages:send");
       }
-      const rawBody = await readCappedBody(request, MAX_HOOK_BODY);
+      const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+      const reserved = declared <= SMALL_HOOK_BODY ? 0 : Number.isFinite(declared) ? declared : MAX_HOOK_BODY;
+      if (reserved > 0 && hookBytesInFlight + reserved > HOOK_BYTES_IN_FLIGHT)
+        throw new AppError("RATE_LIMITED", "Too many large webhook deliveries at once; retry later", [], { "retry-after": "1" });
+      hookBytesInFlight += reserved;
+      let rawBody: Uint8Array;
+      try {
+        rawBody = await readCappedBody(request, MAX_HOOK_BODY);
+      } finally {
+        hookBytesInFlight -= reserved;
+      }
       const result = await runtime.adapter.handleWebhook({ method: request.method, url: new URL(request.url), headers: request.headers, rawBody });
       // NB! Acknowledge only after the events are committed: a provider retries what we did not ack.
       if (result.events.length) await processInbound(deps, runtime.account, result.events, { strict: simulated });
