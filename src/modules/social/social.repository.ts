@@ -25,10 +25,17 @@ export function createSocialRepository(db: Db) {
     markPulled(accountId: string, at: Date) {
       state.put(accountId, PULLED_AT, String(at.getTime()));
     },
-    /** The latest pulled metrics of these posts' targets (rows of social_platform_media linked to our posts). */
-    metricsOfPosts(postIds: string[]): PlatformMediaRow[] {
-      if (!postIds.length) return [];
-      return db.select().from(socialPlatformMedia).where(inArray(socialPlatformMedia.postId, postIds)).all();
+    /** The latest pulled metrics of published targets: their rows of social_platform_media (by its key). */
+    metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): PlatformMediaRow[] {
+      const published = targets.filter((t) => t.externalId !== null);
+      if (!published.length) return [];
+      const accounts = [...new Set(published.map((t) => t.accountId))];
+      const external = [...new Set(published.map((t) => t.externalId!))];
+      return db
+        .select()
+        .from(socialPlatformMedia)
+        .where(and(inArray(socialPlatformMedia.accountId, accounts), inArray(socialPlatformMedia.externalId, external)))
+        .all();
     },
     /** Accounts with a published target of the company (what POST /social/analytics/refresh pulls by default). */
     accountsWithPublished(companyId: string): string[] {

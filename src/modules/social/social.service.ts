@@ -48,7 +48,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  */
 export function postView(post: PostRow, targets: TargetRow[], metrics?: PlatformMediaRow[]): typeof SocialPostModel.static {
   const metricsOf = (t: TargetRow) => {
-    const m = metrics!.find((r) => r.postId === t.postId && r.accountId === t.accountId && r.externalId === t.externalId);
+    const m = t.externalId === null ? undefined : metrics!.find((r) => r.accountId === t.accountId && r.externalId === t.externalId);
     return m ? { views: m.views, reach: m.reach, likes: m.likes, comments: m.comments, shares: m.shares, engagements: m.engagements, syncedAt: m.syncedAt.toISOString() } : null;
   };
   return {
@@ -92,7 +92,8 @@ export function createSocialService(d: SocialServiceDeps) {
   }
 
   function view(post: PostRow) {
-    return postView(post, repo.targetsOf([post.id]), repo.metricsOfPosts([post.id]));
+    const targets = repo.targetsOf([post.id]);
+    return postView(post, targets, repo.metricsOfTargets(targets));
   }
 
   function toStoredMedia(companyId: string, items: MediaInput[], pointer: string, details: DetailCollector): StoredPostMedia[] {
@@ -305,8 +306,8 @@ export function createSocialService(d: SocialServiceDeps) {
       const posts = repo.listPosts(o);
       const targets = repo.targetsOf(posts.map((p) => p.id));
       const byPost = Map.groupBy(targets, (t) => t.postId);
-      const metrics = Map.groupBy(repo.metricsOfPosts(posts.map((p) => p.id)), (m) => m.postId!);
-      return { posts: posts.map((p) => postView(p, byPost.get(p.id) ?? [], metrics.get(p.id) ?? [])) };
+      const metrics = repo.metricsOfTargets(targets);
+      return { posts: posts.map((p) => postView(p, byPost.get(p.id) ?? [], metrics)) };
     },
 
     schedulePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof SchedulePostBody.static }) {
