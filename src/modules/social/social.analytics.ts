@@ -136,6 +136,8 @@ export function createAnalytics({
     if (!rt) return; // gone from the config
     if (job.payload.after !== undefined) {
       const last = repo.lastPullAt(rt.account.id);
+      // NB! A pull that was attempted and failed counts too (the account is marked, it is logged): the post's
+      // metrics then come with the next pull that succeeds, as before this job existed.
       if (last && last.getTime() >= job.payload.after) return;
       const wait = nextPullAt(rt.account.id);
       // Several posts published together: one pull a minute serves them all.

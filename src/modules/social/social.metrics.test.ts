@@ -94,8 +94,13 @@ describe("metrics of a published post", () => {
   test("refresh pulls now: 202 with what was queued; the job runs at once and the numbers move", async () => {
     app.clock.advance(86_400_000); // a day on: the sandbox's numbers grow with the post's age
     const before = await get(id);
-    const res = await app.request("POST", "/social/analytics/refresh", { body: { postId: id } });
+    const res = await app.request("POST", "/social/analytics/refresh", { body: { postId: id }, headers: { "idempotency-key": "refresh-1" } });
     expect(res.status).toBe(202);
+    // A retry with the same Idempotency-Key replays the 202 (no second pull, no 429).
+    const replay = await app.request("POST", "/social/analytics/refresh", { body: { postId: id }, headers: { "idempotency-key": "refresh-1" } });
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(res.body);
     expect(res.body.data).toEqual({
       queued: [
         { accountId: SOCIAL.x, platform: "x" },
