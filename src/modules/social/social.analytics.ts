@@ -17,6 +17,7 @@ import type { AnalyticsSummaryModel, PlatformAnalyticsModel, PlatformMediaModel,
 import type { PlatformMediaRow, SocialRepository } from "./social.repository";
 
 const DAY = 86_400_000;
+const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 
 export const METRICS_JOB = "social.metrics";
 
@@ -25,7 +26,6 @@ export interface MetricsPullPayload {
   accountId: string;
   after?: number;
 }
-const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 
 export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static {
   return {
