@@ -171,6 +171,14 @@ export const MetricsConfig = t.Object(
   { default: {}, additionalProperties: false },
 );
 
+export const SocialConfig = t.Object(
+  {
+    metrics_after_publish_seconds: t.Integer({ minimum: 0, default: 60, description: "a published post's metrics are pulled once this long after it is published (then every 15 minutes with the rest)" }),
+    refresh_interval_seconds: t.Integer({ minimum: 1, default: 60, description: "a social account is pulled at most once per this many seconds (POST /social/analytics/refresh sooner: 429 with Retry-After)" }),
+  },
+  { default: {}, additionalProperties: false },
+);
+
 export const ConfigSchema = t.Object(
   {
     server: ServerConfig,
@@ -184,6 +192,7 @@ export const ConfigSchema = t.Object(
     outbound: OutboundConfig,
     metrics: MetricsConfig,
     channels: t.Array(ChannelAccountConfig, { default: [] }),
+    social: SocialConfig,
     social_accounts: t.Array(SocialAccountConfig, { default: [] }),
     pipeline: PipelineConfig,
   },

@@ -1,17 +1,31 @@
 /**
  * Analytics: pulled from the platforms by a scheduled job into social_account_days and
  * social_platform_media, and read from there — never fetched on the request path.
+ *
+ * Besides the quarter-hourly pull of every account, one account is pulled by a durable job (`social.metrics`):
+ * once shortly after a post is published there (so the post shows metrics within a minute), and at once on
+ * POST /social/analytics/refresh. An account is pulled at most once per `refreshIntervalMs` by these jobs;
+ * the time of its last pull is kept in the database, so the limit holds across restarts and instances.
  */
 import type { Db } from "../../db/client";
-import { notFound } from "../../platform/errors";
+import { AppError, notFound } from "../../platform/errors";
+import type { Job, JobOutcome, Queue } from "../../platform/queue/queue";
 import type { Logger } from "../../platform/logger";
 import { PublishError, SOCIAL_PLATFORMS, type SocialPlatform } from "../../social-publishers/publisher.types";
 import type { SocialAccountRuntime, SocialRuntime } from "./social.accounts";
-import type { AnalyticsSummaryModel, PlatformAnalyticsModel, PlatformMediaModel } from "./social.model";
+import type { AnalyticsSummaryModel, PlatformAnalyticsModel, PlatformMediaModel, RefreshAnalyticsModel } from "./social.model";
 import type { PlatformMediaRow, SocialRepository } from "./social.repository";
 
 const DAY = 86_400_000;
 const dateOf = (d: Date) => d.toISOString().slice(0, 10);
+
+export const METRICS_JOB = "social.metrics";
+
+/** A pull of one account. `after` (ms): a post became due then; a pull since then already covered it. */
+export interface MetricsPullPayload {
+  accountId: string;
+  after?: number;
+}
 
 export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static {
   return {
@@ -28,12 +42,36 @@ export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static
   };
 }
 
-export function createAnalytics({ repo, tx, runtime, now, log, companyIdOf }: { repo: SocialRepository; tx: Db["tx"]; runtime: SocialRuntime; now: () => Date; log: Pick<Logger, "warn">; companyIdOf: (slug: string) => string | undefined }) {
+export function createAnalytics({
+  repo,
+  tx,
+  runtime,
+  now,
+  log,
+  companyIdOf,
+  queue,
+  metricsDelayMs,
+  refreshIntervalMs,
+}: {
+  repo: SocialRepository;
+  tx: Db["tx"];
+  runtime: SocialRuntime;
+  now: () => Date;
+  log: Pick<Logger, "warn">;
+  companyIdOf: (slug: string) => string | undefined;
+  queue: Pick<Queue, "enqueue">;
+  /** How long after publishing a post's metrics are pulled ([social] metrics_after_publish_seconds). */
+  metricsDelayMs: number;
+  /** The least time between two pulls of one account by jobs and refreshes ([social] refresh_interval_seconds). */
+  refreshIntervalMs: number;
+}) {
   /** One account's pull: the platform's numbers into the tables. Errors mark the account, never throw. */
   async function syncAccount(rt: SocialAccountRuntime): Promise<boolean> {
     const companyId = companyIdOf(rt.account.company);
     if (!companyId) return false;
     const at = now();
+    // Counted when asked, not when answered: a failed pull cost the platform's quota too.
+    repo.markPulled(rt.account.id, at);
     const published = repo.publishedTargets(rt.account.id).map((r) => ({
       externalId: r.target.externalId!,
       text: r.overrides[rt.account.id]?.text ?? r.text,
@@ -85,8 +123,80 @@ export function createAnalytics({ repo, tx, runtime, now, log, companyIdOf }: { 
   const endOf = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + DAY);
   const startOf = (date: string) => new Date(`${date}T00:00:00Z`);
 
+  /** When the account may be pulled again by a job or a refresh (null: now). */
+  function nextPullAt(accountId: string): Date | null {
+    const last = repo.lastPullAt(accountId);
+    const next = last ? last.getTime() + refreshIntervalMs : 0;
+    return next > now().getTime() ? new Date(next) : null;
+  }
+
+  /** The `social.metrics` job: pull the account, unless a pull since `after` covered it; wait out the interval. */
+  async function handlePull(job: Job<MetricsPullPayload>): Promise<JobOutcome> {
+    const rt = runtime.get(job.payload.accountId);
+    if (!rt) return; // gone from the config
+    if (job.payload.after !== undefined) {
+      const last = repo.lastPullAt(rt.account.id);
+      // NB! A pull that was attempted and failed counts too (the account is marked, it is logged): the post's
+      // metrics then come with the next pull that succeeds, as before this job existed.
+      if (last && last.getTime() >= job.payload.after) return;
+      const wait = nextPullAt(rt.account.id);
+      // Several posts published together: one pull a minute serves them all.
+      if (wait) return { retryAt: wait, countAttempt: false };
+    }
+    await syncAccount(rt);
+  }
+
   return {
     syncAccount,
+    handlePull,
+
+    /**
+     * A target was published: its account is pulled once `metricsDelayMs` later (platforms count the first
+     * views within seconds). Inside the transaction that publishes the target (outbox).
+     */
+    pullAfterPublish(accountId: string, publishedAt: Date): void {
+      const after = Math.max(publishedAt.getTime(), now().getTime()) + metricsDelayMs;
+      queue.enqueue({ type: METRICS_JOB, payload: { accountId, after }, runAt: new Date(after), groupKey: accountId });
+    },
+
+    /**
+     * POST /social/analytics/refresh: queues a pull now of each asked account not pulled within the interval;
+     * 429 RATE_LIMITED (Retry-After) when none can be. Inside the request's transaction: the account's pull
+     * time is taken with the job, so a second refresh in the window is refused.
+     * NB! On PostgreSQL two instances answering refreshes of one account in the same instant may both queue
+     * a pull (read, then write): the platform sees two calls, never more.
+     */
+    refresh({ companyId, companySlug, postId, accountId }: { companyId: string; companySlug: string; postId?: string; accountId?: string }): typeof RefreshAnalyticsModel.static {
+      const own = new Map(runtime.forCompany(companySlug).map((a) => [a.account.id, a]));
+      let ids: string[];
+      if (postId) {
+        if (!repo.getPost(companyId, postId)) throw notFound("Social post");
+        ids = repo.targetsOf([postId]).filter((t) => t.status === "published").map((t) => t.accountId);
+      } else if (accountId) {
+        if (!own.has(accountId)) throw notFound("Social account");
+        ids = [accountId];
+      } else ids = repo.accountsWithPublished(companyId);
+      const out: typeof RefreshAnalyticsModel.static = { queued: [], rateLimited: [] };
+      const at = now();
+      for (const id of ids) {
+        const rt = own.get(id);
+        if (!rt) continue; // removed from the config since it published
+        const wait = nextPullAt(id);
+        if (wait) {
+          out.rateLimited.push({ accountId: id, platform: rt.account.platform, retryAt: wait.toISOString() });
+          continue;
+        }
+        repo.markPulled(id, at);
+        queue.enqueue({ type: METRICS_JOB, payload: { accountId: id }, runAt: at, groupKey: id });
+        out.queued.push({ accountId: id, platform: rt.account.platform });
+      }
+      if (!out.queued.length && out.rateLimited.length) {
+        const first = Math.min(...out.rateLimited.map((r) => Date.parse(r.retryAt)));
+        const seconds = Math.max(1, Math.ceil((first - at.getTime()) / 1000));
+        throw new AppError("RATE_LIMITED", `Analytics of this account were pulled less than ${refreshIntervalMs / 1000} s ago; ask again in ${seconds} s`, [], { "Retry-After": String(seconds) });
+      }
+      return out;
+    },
     async syncAll(): Promise<void> {
       for (const rt of runtime.all()) await syncAccount(rt);
     },

@@ -96,6 +96,14 @@ const MediaOut = t.Object({
   kind: t.Union([t.Literal("image"), t.Literal("video")]),
 });
 
+/** A post's numbers on one platform, as the analytics pull stores them (GET /social/media, post targets). */
+const MediaMetrics = t.Object({ views: t.Integer(), reach: t.Integer(), likes: t.Integer(), comments: t.Integer(), shares: t.Integer(), engagements: t.Integer() });
+
+export const PostTargetMetricsModel = t.Object(
+  { ...MediaMetrics.properties, syncedAt: t.String({ format: "date-time", description: "when the platform was asked" }) },
+  { title: "SocialPostMetrics" },
+);
+
 export const PostTargetModel = t.Object({
   accountId: t.String(),
   platform: Platform,
@@ -107,6 +115,12 @@ export const PostTargetModel = t.Object({
   }),
   attempts: t.Integer(),
   publishedAt: NullableDateTime,
+  metrics: t.Optional(
+    t.Union([PostTargetMetricsModel, t.Null()], {
+      description:
+        "the latest metrics pulled from the platform (engagements = likes + comments + shares); null until the first pull, which comes [social] metrics_after_publish_seconds (60) after publishing. On the posts API; not in events",
+    }),
+  ),
 });
 
 export const SocialPostModel = t.Object(
@@ -180,7 +194,7 @@ export const PlatformMediaModel = t.Object(
     mediaType: t.String(),
     url: t.Union([t.String(), t.Null()]),
     publishedAt: DateTime,
-    metrics: t.Object({ views: t.Integer(), reach: t.Integer(), likes: t.Integer(), comments: t.Integer(), shares: t.Integer(), engagements: t.Integer() }),
+    metrics: MediaMetrics,
     syncedAt: DateTime,
   },
   { title: "SocialMedia" },
@@ -195,6 +209,24 @@ export const PlatformAnalyticsModel = t.Object(
     topPosts: t.Array(PlatformMediaModel, { description: "up to 10 posts published in the range, most engagements first" }),
   },
   { title: "SocialPlatformAnalytics" },
+);
+
+export const RefreshAnalyticsBody = t.Object(
+  {
+    postId: t.Optional(t.String({ minLength: 1, description: "pull the accounts this post is published on" })),
+    accountId: t.Optional(t.String({ minLength: 1, description: "pull this account" })),
+  },
+  { additionalProperties: false, description: "neither: every account of the company with a published post" },
+);
+
+export const RefreshAnalyticsModel = t.Object(
+  {
+    queued: t.Array(t.Object({ accountId: t.String(), platform: Platform }), { description: "accounts whose pull was queued, to run at once" }),
+    rateLimited: t.Array(t.Object({ accountId: t.String(), platform: Platform, retryAt: DateTime }), {
+      description: "accounts pulled less than [social] refresh_interval_seconds ago: not queued, ask again at retryAt",
+    }),
+  },
+  { title: "SocialAnalyticsRefresh" },
 );
 
 export const MediaQuery = t.Object({ ...PageQuery, accountId: t.Optional(t.String()) });

@@ -37,6 +37,17 @@ function createSocialModule(deps: Deps) {
     now,
     mediaType: (companyId, mediaId) => getMedia({ db, companyId, id: mediaId })?.mimeType,
   });
+  const analytics = createAnalytics({
+    repo,
+    tx: db.tx,
+    runtime,
+    now,
+    log: log.child({ module: "social" }),
+    companyIdOf: (slug) => findCompanyBySlug({ db, slug })?.id,
+    queue: deps.queue,
+    metricsDelayMs: deps.config.social.metrics_after_publish_seconds * 1000,
+    refreshIntervalMs: deps.config.social.refresh_interval_seconds * 1000,
+  });
   const engine = createPublishEngine({
     repo,
     tx: db.tx,
@@ -46,14 +57,7 @@ function createSocialModule(deps: Deps) {
     log: log.child({ module: "social" }),
     resolveMedia: (companyId, mediaId) => resolveStoredMedia({ db, companyId, mediaId }),
     mediaLink: mediaLinks.link,
-  });
-  const analytics = createAnalytics({
-    repo,
-    tx: db.tx,
-    runtime,
-    now,
-    log: log.child({ module: "social" }),
-    companyIdOf: (slug) => findCompanyBySlug({ db, slug })?.id,
+    onPublished: analytics.pullAfterPublish,
   });
   return {
     repo,

@@ -40,6 +40,7 @@ export function createPublishEngine({
   log,
   resolveMedia,
   mediaLink,
+  onPublished,
 }: {
   repo: SocialRepository;
   /** The unit of work around the repository's writes (db.tx). */
@@ -52,6 +53,8 @@ export function createPublishEngine({
   resolveMedia: (companyId: string, mediaId: string) => PublishMedia["file"] | undefined;
   /** A signed public link to our media, for platforms that only pull from URLs. */
   mediaLink: (companyId: string, mediaId: string) => string;
+  /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
+  onPublished: (accountId: string, publishedAt: Date) => void;
 }) {
   /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a tx. */
   function settlePost(postId: string): void {
@@ -88,6 +91,7 @@ export function createPublishEngine({
         errorMessage: null,
         updatedAt: now(),
       });
+      onPublished(target.accountId, result.publishedAt);
       settlePost(target.postId);
     });
   }

@@ -1,6 +1,7 @@
 /** Social queries (drizzle). Writes run inside the caller's transaction. */
 import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { createAdapterStateRows } from "../../channels/adapter-state.store";
 import { socialAccountDays, socialPlatformMedia, socialPosts, socialPostTargets } from "./social.table";
 
 export type PostRow = typeof socialPosts.$inferSelect;
@@ -10,8 +11,42 @@ export type PlatformMediaRow = typeof socialPlatformMedia.$inferSelect;
 
 export type SocialRepository = ReturnType<typeof createSocialRepository>;
 
+/** adapter_state key of a social account's last analytics pull (ms): durable and shared by every instance. */
+const PULLED_AT = "analytics.pulled_at";
+
 export function createSocialRepository(db: Db) {
+  const state = createAdapterStateRows(db);
   return {
+    /** When the account's analytics were last pulled (or a pull was queued for now), if ever. */
+    lastPullAt(accountId: string): Date | undefined {
+      const v = state.valueOf(accountId, PULLED_AT);
+      return v === undefined ? undefined : new Date(Number(v));
+    },
+    markPulled(accountId: string, at: Date) {
+      state.put(accountId, PULLED_AT, String(at.getTime()));
+    },
+    /** The latest pulled metrics of published targets: their rows of social_platform_media (by its key). */
+    metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): PlatformMediaRow[] {
+      const published = targets.filter((t) => t.externalId !== null);
+      if (!published.length) return [];
+      const accounts = [...new Set(published.map((t) => t.accountId))];
+      const external = [...new Set(published.map((t) => t.externalId!))];
+      return db
+        .select()
+        .from(socialPlatformMedia)
+        .where(and(inArray(socialPlatformMedia.accountId, accounts), inArray(socialPlatformMedia.externalId, external)))
+        .all();
+    },
+    /** Accounts with a published target of the company (what POST /social/analytics/refresh pulls by default). */
+    accountsWithPublished(companyId: string): string[] {
+      return db
+        .select({ accountId: socialPostTargets.accountId })
+        .from(socialPostTargets)
+        .where(and(eq(socialPostTargets.companyId, companyId), eq(socialPostTargets.status, "published")))
+        .groupBy(socialPostTargets.accountId)
+        .all()
+        .map((r) => r.accountId);
+    },
     insertPost(post: PostRow, targets: TargetRow[]) {
       db.insert(socialPosts).values(post).run();
       if (targets.length) db.insert(socialPostTargets).values(targets).run();

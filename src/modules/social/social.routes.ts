@@ -23,6 +23,8 @@ import {
   PlatformAnalyticsQuery,
   PlatformMediaModel,
   PlatformParams,
+  RefreshAnalyticsBody,
+  RefreshAnalyticsModel,
   SchedulePostBody,
   SocialAccountModel,
   SocialPostModel,
@@ -186,6 +188,23 @@ export const socialRoutes = (deps: Deps) => {
         query: AnalyticsQuery,
         response: { 200: data(AnalyticsSummaryModel), ...errors(403, 422) },
         detail: { summary: "Totals per platform over a date range (from the last analytics pull)", operationId: "getSocialAnalyticsSummary" },
+      },
+    )
+    .post(
+      "/social/analytics/refresh",
+      ({ auth, body, idem }) =>
+        idem.commit(202, () => s.analytics.refresh({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId })),
+      {
+        scope: "social:write",
+        body: RefreshAnalyticsBody,
+        response: { 202: data(RefreshAnalyticsModel), ...errors(403, 404, 422, 429) },
+        detail: {
+          summary: "Pull analytics now: the company's accounts with published posts, or those of {postId}, or {accountId}",
+          description:
+            "Queues a pull of each account at once (a durable job); the numbers appear on GET /social/posts/{id}, /social/media and the analytics within seconds. An account is pulled at most once per [social] refresh_interval_seconds (60): sooner it is listed under rateLimited, and when no asked account can be pulled the answer is 429 RATE_LIMITED with Retry-After.",
+          operationId: "refreshSocialAnalytics",
+          "x-error-codes": ["RATE_LIMITED"],
+        },
       },
     )
     .get(

@@ -11,7 +11,7 @@ import { publisherDefinition } from "../../social-publishers/publisher.registry"
 import type { CreatePostBody, SchedulePostBody, UpdatePostBody, SocialAccountModel, SocialPostModel } from "./social.model";
 import type { SocialRuntime } from "./social.accounts";
 import type { Db } from "../../db/client";
-import { createSocialRepository, type PostRow, type SocialRepository, type TargetRow } from "./social.repository";
+import { createSocialRepository, type PlatformMediaRow, type PostRow, type SocialRepository, type TargetRow } from "./social.repository";
 import { checkContent, kindOfUrl, PLATFORM_LIMITS, type Problem } from "./social.rules";
 import type { StoredPostMedia } from "./social.table";
 
@@ -42,7 +42,15 @@ export interface SocialServiceDeps {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function postView(post: PostRow, targets: TargetRow[]): typeof SocialPostModel.static {
+/**
+ * The API's post. `metrics`: the pulled rows of the post's targets (GET answers); without it (events) the
+ * targets carry no metrics field.
+ */
+export function postView(post: PostRow, targets: TargetRow[], metrics?: PlatformMediaRow[]): typeof SocialPostModel.static {
+  const metricsOf = (t: TargetRow) => {
+    const m = t.externalId === null ? undefined : metrics!.find((r) => r.accountId === t.accountId && r.externalId === t.externalId);
+    return m ? { views: m.views, reach: m.reach, likes: m.likes, comments: m.comments, shares: m.shares, engagements: m.engagements, syncedAt: m.syncedAt.toISOString() } : null;
+  };
   return {
     id: post.id,
     status: post.status as "draft",
@@ -62,6 +70,7 @@ export function postView(post: PostRow, targets: TargetRow[]): typeof SocialPost
       error: t.errorCode ? { code: t.errorCode, message: t.errorMessage ?? "" } : null,
       attempts: t.attempts,
       publishedAt: iso(t.publishedAt),
+      ...(metrics ? { metrics: metricsOf(t) } : {}),
     })),
     createdAt: post.createdAt.toISOString(),
     updatedAt: post.updatedAt.toISOString(),
@@ -83,7 +92,8 @@ export function createSocialService(d: SocialServiceDeps) {
   }
 
   function view(post: PostRow) {
-    return postView(post, repo.targetsOf([post.id]));
+    const targets = repo.targetsOf([post.id]);
+    return postView(post, targets, repo.metricsOfTargets(targets));
   }
 
   function toStoredMedia(companyId: string, items: MediaInput[], pointer: string, details: DetailCollector): StoredPostMedia[] {
@@ -296,7 +306,8 @@ export function createSocialService(d: SocialServiceDeps) {
       const posts = repo.listPosts(o);
       const targets = repo.targetsOf(posts.map((p) => p.id));
       const byPost = Map.groupBy(targets, (t) => t.postId);
-      return { posts: posts.map((p) => postView(p, byPost.get(p.id) ?? [])) };
+      const metrics = repo.metricsOfTargets(targets);
+      return { posts: posts.map((p) => postView(p, byPost.get(p.id) ?? [], metrics)) };
     },
 
     schedulePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof SchedulePostBody.static }) {

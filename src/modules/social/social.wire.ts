@@ -1,5 +1,6 @@
 /** Background wiring of social: the publish job handler and the analytics pull. */
 import type { Deps } from "../../deps";
+import { METRICS_JOB, type MetricsPullPayload } from "./social.analytics";
 import { socialFor } from "./social.module";
 import { PUBLISH_MAX_ATTEMPTS, type PublishPayload } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
@@ -16,6 +17,14 @@ export function wireSocial(deps: Deps): void {
     // limit is checked before each post.
     groupConcurrency: 1,
     maxAttempts: PUBLISH_MAX_ATTEMPTS,
+  });
+  deps.queue.register<MetricsPullPayload>(METRICS_JOB, {
+    handle: s.analytics.handlePull,
+    concurrency: 2,
+    // One pull at a time per account: the platforms rate-limit per account.
+    groupConcurrency: 1,
+    // A failed pull marks the account and does not throw; the quarter-hourly pull catches up.
+    maxAttempts: 3,
   });
   deps.scheduler.every("social-analytics", ANALYTICS_PATTERN, () => s.analytics.syncAll());
   deps.scheduler.every("social-dead-jobs", "30 * * * * *", () => s.engine.failDeadJobs(deps.queue.list({ dead: true, type: PUBLISH_JOB, limit: 200 })));
