@@ -11,7 +11,7 @@ import { migrate } from "../src/db/migrate";
 import { embeddedMigrations } from "../src/db/migrations.gen";
 const N = Number(process.argv[2] ?? 1000000);
 const db = openDatabase(join(mkdtempSync(join(tmpdir(), "mig-")), "x.db"));
-const { dialect, session } = db as unknown as { dialect: { migrate: Function }; session: unknown };
+const { dialect, session } = db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown }; session: unknown };
 dialect.migrate(embeddedMigrations.slice(0, 1), session, { migrationsTable: "__drizzle_migrations" });
 const s = db.$client;
 s.exec("INSERT INTO companies (id, name, slug, created_at) VALUES ('co', 'Co', 'co', 0)");

@@ -35,7 +35,7 @@ const at = journal.entries.findIndex((e) => e.tag === tag);
 if (!fill || at < 0) throw new Error(`usage: bench/one-migration.bench.ts <${Object.keys(fills).join(" | ")}> [N]`);
 const dir = tempDir("sb-one-migration-");
 const db = openDatabase(join(dir, "x.db"));
-const { dialect, session } = db as unknown as { dialect: { migrate: Function }; session: unknown };
+const { dialect, session } = db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown }; session: unknown };
 dialect.migrate(embeddedMigrations.slice(0, at), session, { migrationsTable: "__drizzle_migrations" });
 const s = db.$client;
 s.exec("PRAGMA synchronous = OFF");

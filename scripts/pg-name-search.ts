@@ -54,11 +54,11 @@ export function fts5SeparatorRanges(): [number, number][] {
   return ranges;
 }
 
-const escape = (cp: number) => (cp > 0xffff ? `\\U${cp.toString(16).padStart(8, "0")}` : `\\u${cp.toString(16).padStart(4, "0")}`);
+const escapeCp = (cp: number) => (cp > 0xffff ? `\\U${cp.toString(16).padStart(8, "0")}` : `\\u${cp.toString(16).padStart(4, "0")}`);
 
 export function nameSearchSql(): string {
   const separators = `[${fts5SeparatorRanges()
-    .map(([a, b]) => (a === b ? escape(a) : `${escape(a)}-${escape(b)}`))
+    .map(([a, b]) => (a === b ? escapeCp(a) : `${escapeCp(a)}-${escapeCp(b)}`))
     .join("")}]+`;
   // %1$s: the text to fold; %2$s: the collation lower() folds case by (or nothing). Printable ASCII alone (most
   // names) takes the short way: ~2 µs a name instead of ~8.

@@ -32,7 +32,7 @@ test.each(COMMANDS)("%s --help: its usage, exit 0, nothing done", (name) => {
 test("a subcommand's --help (and -h, and `help <command>`) narrows to its line", () => {
   const r = run("keys", "create", "--help");
   expect(r.code).toBe(0);
-  expect(r.out.split("\n").filter((l) => l.startsWith("  switchboard "))).toEqual([expect.stringMatching(/^  switchboard keys create --company SLUG/)]);
+  expect(r.out.split("\n").filter((l) => l.startsWith("  switchboard "))).toEqual([expect.stringMatching(/^ {2}switchboard keys create --company SLUG/)]);
   expect(run("keys", "create", "-h").out).toBe(r.out);
   expect(run("help", "keys", "create").out).toBe(r.out);
   expect(run("keys", "--help").out).toContain("switchboard keys revoke ID");

@@ -113,7 +113,7 @@ test("no SQLite database, or one with pending migrations: refused before Postgre
   expect(refusal(() => migrateToPostgres({ sourcePath: join(dir, "absent.db"), url }))).toContain("no SQLite database at");
   const old = join(dir, "old.db");
   const db = openDatabase(old);
-  const { dialect, session } = db as unknown as { dialect: { migrate: Function }; session: unknown };
+  const { dialect, session } = db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown }; session: unknown };
   dialect.migrate(embeddedMigrations.slice(0, 1), session, { migrationsTable: "__drizzle_migrations" });
   db.$client.exec("PRAGMA journal_mode = DELETE");
   db.$client.close(true);

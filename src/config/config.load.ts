@@ -75,8 +75,9 @@ function resolveSecrets(value: unknown, path: string, env: Record<string, string
   if (typeof value === "string") {
     if (value.startsWith("env:")) {
       const name = value.slice(4);
-      const v = env[name];
-      if (v === undefined) throw new ConfigError(`${source}: key "${pointerToKey(path)}" refers to environment variable ${name}, which is not set`);
+      // Own variables only: `env:toString` (or valueOf, constructor…) must not resolve to Object.prototype's function.
+      const v = Object.hasOwn(env, name) ? env[name] : undefined;
+      if (typeof v !== "string") throw new ConfigError(`${source}: key "${pointerToKey(path)}" refers to environment variable ${name}, which is not set`);
       return v;
     }
     if (value.startsWith("file:")) {

@@ -23,7 +23,7 @@ function previousRelease(upTo = 2): { dir: string; file: string } {
   dirs.push(dir);
   const file = join(dir, "switchboard.db");
   const db = openDatabase(file);
-  const dialect = (db as unknown as { dialect: { migrate: Function } }).dialect;
+  const dialect = (db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown } }).dialect;
   dialect.migrate(embeddedMigrations.slice(0, upTo), (db as unknown as { session: unknown }).session, { migrationsTable: "__drizzle_migrations" });
   db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'old', 'Old Co', 1)").run();
   db.$client.exec("PRAGMA user_version = 1000");

@@ -92,7 +92,7 @@ export function schemaState(sqlite: Database): { applied: number; pending: numbe
 export function migrate(db: Db): { applied: number } {
   const before = countApplied(db);
   // drizzle's dialect migrator is what migrate() uses internally; it accepts an in-memory list.
-  const dialect = (db as unknown as { dialect: { migrate: Function } }).dialect;
+  const dialect = (db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown } }).dialect;
   const session = (db as unknown as { session: unknown }).session;
   const sqlite = db.$client;
   sqlite.exec("PRAGMA foreign_keys = OFF");

@@ -103,7 +103,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
   });
 
   test("a lost session (its LISTEN gone) invalidates, and the new session listens again", async () => {
-    const { b, cached, shows } = await setup();
+    const { b, shows } = await setup();
     const others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     b.$client.query(`SELECT pg_terminate_backend(pid) ${others}`).all();
     while ((b.$client.query(`SELECT count(*) AS n ${others}`).get() as { n: number }).n > 0) await Bun.sleep(1);

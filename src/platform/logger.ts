@@ -1,5 +1,4 @@
 import pino from "pino";
-import pretty from "pino-pretty";
 
 export type Logger = pino.Logger;
 
@@ -15,8 +14,25 @@ export function createLogger({ level, pretty: usePretty }: { level: string; pret
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  if (usePretty) return pino(options, pretty({ sync: true, colorize: true }));
+  if (usePretty) {
+    const pretty = loadPretty();
+    if (pretty) return pino(options, pretty({ sync: true, colorize: true }));
+  }
   return pino(options, pino.destination({ dest: 1, sync: false }));
+}
+
+/**
+ * pino-pretty is a devDependency, for `make dev` (SWITCHBOARD_LOG_PRETTY=1) from source: resolved here, only
+ * when asked, and the build marks it `--external`, so the binary does not carry it. Asked for where it is not
+ * installed (the binary, a production install), the log stays JSON lines, saying so on stderr.
+ */
+function loadPretty(): typeof import("pino-pretty") | undefined {
+  try {
+    return require("pino-pretty") as typeof import("pino-pretty");
+  } catch {
+    process.stderr.write("note: SWITCHBOARD_LOG_PRETTY is set but pino-pretty is not installed (a devDependency); logging JSON lines\n");
+    return undefined;
+  }
 }
 
 /** A logger that drops everything (tests, CLI one-shots). */

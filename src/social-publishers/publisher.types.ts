@@ -177,7 +177,7 @@ export async function callJson(
     throw new PublishError("PLATFORM_UNREACHABLE", `${platformName} unreachable: ${e instanceof Error ? e.message : String(e)}`, true);
   }
   const text = await response.text().catch(() => "");
-  let body: any = undefined;
+  let body: any;
   try {
     const safe = opts.bigIntegersAsStrings ? text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '$1"$2"') : text;
     body = safe ? JSON.parse(safe) : undefined;

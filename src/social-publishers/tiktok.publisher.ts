@@ -111,7 +111,7 @@ export const tiktokPublisher: PublisherDefinition = {
 
       async publish(input) {
         const video = input.media[0];
-        if (!video || video.kind !== "video") throw new PublishError("MEDIA_INVALID", "TikTok needs one video", false);
+        if (video?.kind !== "video") throw new PublishError("MEDIA_INVALID", "TikTok needs one video", false);
         const creator = await call<{ privacy_level_options?: string[]; comment_disabled?: boolean; duet_disabled?: boolean; stitch_disabled?: boolean }>(
           "POST",
           "/v2/post/publish/creator_info/query/",

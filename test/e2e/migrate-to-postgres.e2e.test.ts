@@ -70,7 +70,7 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
   const cfg = () => ["--config", init.configPath];
   /** What the appliance answered on SQLite, before it was stopped. */
   let before: Record<string, unknown>;
-  let messageIds: string[] = [];
+  const messageIds: string[] = [];
   let busy: ReturnType<typeof run>;
 
   async function snapshot(base: string) {

@@ -61,7 +61,7 @@ export async function recordRequest(req: Request): Promise<RecordedRequest> {
   const headers: Record<string, string> = {};
   req.headers.forEach((value, key) => (headers[key] = value));
   const type = headers["content-type"] ?? "";
-  let body: unknown = undefined;
+  let body: unknown;
   if (raw.length > 0) {
     if (type.includes("application/json")) {
       try {

@@ -390,7 +390,7 @@ export class GraphFake {
       return new Response(body, { status: failure.status, headers: { "content-type": typeof failure.body === "string" ? "text/plain" : "application/json; charset=utf-8", ...failure.headers } });
     }
 
-    const auth = recorded.headers["authorization"] ?? "";
+    const auth = recorded.headers.authorization ?? "";
     const token = /^Bearer (.+)$/.exec(auth)?.[1] ?? recorded.query.get("access_token") ?? undefined;
     if (!token) return json(graphErrorBody({ code: 190, message: "An active access token must be used to query information about the current user." }), 401);
     if (this.options.tokens && !this.options.tokens.includes(token)) return json(graphErrorBody({ code: 190, message: "Invalid OAuth access token - Cannot parse access token" }), 401);

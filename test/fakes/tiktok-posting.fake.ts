@@ -13,7 +13,7 @@
  * processing in FAILED. Pulled videos finish processing by the time videos are listed.
  */
 import { randomUUID } from "node:crypto";
-import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedRequest } from "./fake-http";
+import { failureResponse, FailureQueue, recordRequest, type InjectedFailure, type RecordedRequest } from "./fake-http";
 
 const err = (status: number, code: string, message: string): InjectedFailure => ({ kind: "response", status, body: { data: {}, error: { code, message, log_id: randomUUID() } } });
 

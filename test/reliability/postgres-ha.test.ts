@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PgConnection } from "../../src/db/postgres/libpq";
-import { freePort, run, serve, tempDir, until as waitUntil, type RunningServer } from "../e2e/binary";
+import { run, serve, tempDir, until as waitUntil, type RunningServer } from "../e2e/binary";
 import { TelegramFake } from "../fakes/telegram.fake";
 import { freshPostgresDatabase, postgresAvailable } from "../helpers/postgres";
 

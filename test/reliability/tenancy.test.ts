@@ -24,7 +24,7 @@ let app: TestApp;
 let bKey: string;
 let noScopeKey: string;
 const ids: Record<string, string> = {};
-let operations: { method: string; path: string }[] = [];
+const operations: { method: string; path: string }[] = [];
 
 /** The id of A's resource for a path's `{param}`, by the collection the parameter follows. */
 function fill(path: string): string {

@@ -58,7 +58,7 @@ export async function graphRequest<T>({
   } catch (error) {
     return { ok: false, failure: failureFromNetworkError(error) };
   }
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text.length > 0 ? JSON.parse(text) : undefined;
   } catch {

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { InboundEvent } from "../channel.types";
 import { createTestContext } from "../../../test/fakes/adapter-context";
-import { startImapPeer, type ImapPeer } from "../../../test/fakes/imap.peer";
+import { IMAP_SKIP_REASON, imapAvailable, startImapPeer, type ImapPeer } from "../../../test/fakes/imap.peer";
 import { IMAP_UID_KEY, IMAP_UIDVALIDITY_KEY, startImapPoller, type ImapPoller } from "./smtp.imap";
 import type { SmtpSettings } from "./smtp.settings";
 
@@ -41,7 +41,7 @@ afterEach(async () => {
   peer = undefined;
 });
 
-describe("IMAP inbound", () => {
+describe.skipIf(!imapAvailable())(`IMAP inbound${imapAvailable() ? "" : ` (skipped: ${IMAP_SKIP_REASON})`}`, () => {
   test("the first start begins at the mailbox's end; new mail arrives by IDLE, parsed, and the UID advances", async () => {
     peer = await startImapPeer({ user: "sales", password: "pw", messages: [mail(1), mail(2)] });
     const t = createTestContext({ provider: "smtp", channel: "email", settings: {} });

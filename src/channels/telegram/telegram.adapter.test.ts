@@ -8,8 +8,8 @@ import type { OutboundMessage, StoredMedia } from "../channel.types";
 import { createTelegramAdapter } from "./telegram.adapter";
 
 const fake = TelegramFake.start({ token: "42:SECRET" });
-afterAll(() => {
-  fake.stop();
+afterAll(async () => {
+  await fake.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

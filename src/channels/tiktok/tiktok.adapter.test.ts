@@ -10,8 +10,8 @@ import { createTiktokAdapter } from "./tiktok.adapter";
 
 const fake = TiktokFake.start({ accessToken: "tt-token" });
 const images = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } }) });
-afterAll(() => {
-  fake.stop();
+afterAll(async () => {
+  await fake.stop();
   images.stop(true);
   rmSync(dir, { recursive: true, force: true });
 });

@@ -102,7 +102,7 @@ const STATUS_VALUES = new Set(["sent", "delivered", "read", "failed"]);
 
 export function parseWhatsappWebhook({ payload, phoneNumberId, log }: { payload: unknown; phoneNumberId: string; log: AdapterContext["log"] }): InboundEvent[] {
   const body = payload as { object?: unknown; entry?: unknown } | null;
-  if (!body || body.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) {
+  if (body?.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) {
     log.debug({ object: body?.object }, "whatsapp webhook: not a whatsapp_business_account payload, ignored");
     return [];
   }

@@ -6,7 +6,7 @@
  * their callers (src/db/dialect.ts).
  */
 import type { Database, Statement } from "bun:sqlite";
-import { PgConnection, type PgResult, type PgValue } from "./libpq";
+import type { PgConnection, PgResult, PgValue } from "./libpq";
 
 /** `?` → `$1, $2, …` and `?N` → `$N`, outside string literals, quoted identifiers and comments. */
 export function toPgParams(sql: string): string {
@@ -60,10 +60,7 @@ const EMPTY: PgResult = { fields: [], rows: [], changes: 0 };
 class PgStatement {
   private readonly text: string;
   private readonly run_: (params: PgValue[]) => PgResult;
-  constructor(
-    private readonly conn: PgConnection,
-    sql: string,
-  ) {
+  constructor(conn: PgConnection, sql: string) {
     this.text = toPgConflictTarget(toPgParams(sql));
     const savepoint = SAVEPOINT.exec(sql)?.[1];
     const release = RELEASE.exec(sql)?.[1];

@@ -7,7 +7,7 @@
  * the contact lacks renders nothing, and the recipient fails with PARAM_MISSING (an empty template param
  * would be refused by the provider, and charged).
  */
-import { DetailCollector } from "../../platform/errors";
+import type { DetailCollector } from "../../platform/errors";
 
 const REF = /\{\{\s*contact\.([A-Za-z0-9_.]+)\s*(?:\|\s*"((?:[^"\\]|\\.)*)"\s*)?\}\}/g;
 const FIELDS = new Set(["firstName", "lastName", "city", "country"]);

@@ -112,7 +112,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    */
   function sendBatch(id: string, limit: number): number {
     const c = store.get(id);
-    if (!c || c.status !== "running") return 0;
+    if (c?.status !== "running") return 0;
     const contactIds = store.todo(c.id, limit);
     if (!contactIds.length) return 0;
     const template = getTemplateById({ db, id: c.templateId })!;
@@ -173,7 +173,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   function brokenBy(c: CampaignRow): string | null {
     if (!deps.channels.get(c.channelAccountId)) return "CHANNEL_ACCOUNT_MISSING";
     const template = getTemplateById({ db, id: c.templateId });
-    if (!template || template.status !== "approved") return "TEMPLATE_UNAVAILABLE";
+    if (template?.status !== "approved") return "TEMPLATE_UNAVAILABLE";
     return null;
   }
 

@@ -101,7 +101,6 @@ describe("campaign routes: validation, statuses and their errors", () => {
   let app: TestApp;
   let wa: string;
   let contactIds: string[];
-  let foreignCampaign: string;
   beforeAll(async () => {
     app = await createTestApp({ start: new Date("2026-06-01T12:00:00Z"), balance: "1.000000" });
     wa = await templateIdOf(app, "whatsapp");

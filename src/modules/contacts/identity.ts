@@ -19,7 +19,7 @@ export interface NormalisedIdentity {
 
 const USER_ID = /^-?[A-Za-z0-9_.:-]{1,128}$/;
 const USERNAME = /^@[A-Za-z0-9_.]{1,64}$/;
-const EMAIL = /^[^\s@"<>()\[\],;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL = /^[^\s@"<>()[\],;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 type Rule = (value: string) => NormalisedIdentity | string; // string = why it is invalid
 
@@ -32,7 +32,7 @@ const phoneRule: Rule = (v) => {
   const cleaned = v.replace(/[\s().-]/g, "");
   if (!/^\+?\d{4,17}$/.test(cleaned)) return "must be a phone number in international format, e.g. +14155550123";
   const phone = parsePhoneNumberFromString(cleaned.startsWith("+") ? cleaned : `+${cleaned}`);
-  if (!phone || !phone.isValid()) return "is not a valid phone number (international format, e.g. +14155550123)";
+  if (!phone?.isValid()) return "is not a valid phone number (international format, e.g. +14155550123)";
   return { value: phone.number, status: "verified" };
 };
 

@@ -17,7 +17,7 @@ export const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
 /** `C:\\fakepath\\a b.png` → `a b.png`; control characters dropped, at most 255 characters. */
 export function cleanFilename(name: string | undefined): string {
   const base = (name ?? "").split(/[\\/]/).pop() ?? "";
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters from a file name is the point
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 255);
   return clean && clean !== "." && clean !== ".." ? clean : "file";
 }

@@ -101,26 +101,24 @@ export function applyInboundEvents(deps: Deps, account: ChannelAccount, events: 
 
 function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): void {
   const company = { id: companyId };
-  {
-    switch (event.kind) {
-      case "message":
-        receiveMessage(deps, company.id, account, event);
-        break;
-      case "status":
-        applyProviderStatus(deps, account.id, event, unknown);
-        break;
-      case "watermark": {
-        const contact = findContact(deps, company.id, account, event.from.value);
-        if (contact) applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
-        break;
-      }
-      case "blocked": {
-        const contact = findContact(deps, company.id, account, event.from.value);
-        // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
-        if (contact && event.blocked)
-          setConsent({ db: deps.db, events: deps.events, now: deps.now, companyId: company.id, contactId: contact, channels: [account.channel], status: "opted_out", source: "provider" });
-        break;
-      }
+  switch (event.kind) {
+    case "message":
+      receiveMessage(deps, company.id, account, event);
+      break;
+    case "status":
+      applyProviderStatus(deps, account.id, event, unknown);
+      break;
+    case "watermark": {
+      const contact = findContact(deps, company.id, account, event.from.value);
+      if (contact) applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
+      break;
+    }
+    case "blocked": {
+      const contact = findContact(deps, company.id, account, event.from.value);
+      // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
+      if (contact && event.blocked)
+        setConsent({ db: deps.db, events: deps.events, now: deps.now, companyId: company.id, contactId: contact, channels: [account.channel], status: "opted_out", source: "provider" });
+      break;
     }
   }
 }

@@ -690,7 +690,7 @@ function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
       break;
     default: {
       const t = getTemplateById({ db: deps.db, id: c.template.id });
-      if (!t || t.status !== "approved") throw new PermanentFailure("TEMPLATE_INVALID", `template ${c.template.name} is ${t?.status ?? "deleted"}`);
+      if (t?.status !== "approved") throw new PermanentFailure("TEMPLATE_INVALID", `template ${c.template.name} is ${t?.status ?? "deleted"}`);
       const hm = c.template.headerMedia;
       content = {
         type: "template",
@@ -738,7 +738,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   // The message and what its send is built from (template, media, thread), read in one snapshot.
   const queued = deps.db.read(() => {
     const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
-    if (!m || m.status !== "queued") return undefined;
+    if (m?.status !== "queued") return undefined;
     try {
       return { m, outbound: buildOutbound(deps, m) as OutboundMessage | PermanentFailure };
     } catch (e) {

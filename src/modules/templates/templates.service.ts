@@ -54,7 +54,7 @@ export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAP
  * an inbound profile name): in the HTML part each is HTML-escaped (DESIGN §23); text and subject take it as is.
  */
 export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>) {
-  const fill = (s: string | undefined, escape = (v: string) => v) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => escape(params[`body.${n}`] ?? ""));
+  const fill = (s: string | undefined, escapeValue = (v: string) => v) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => escapeValue(params[`body.${n}`] ?? ""));
   const header = t.components.find((c) => c.type === "header" && (c.format ?? "text") === "text");
   const body = t.components.find((c) => c.type === "body");
   const footer = t.components.find((c) => c.type === "footer");

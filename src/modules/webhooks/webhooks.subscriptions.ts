@@ -4,7 +4,7 @@
  * with 422 at creation instead of silently never matching.
  */
 import { EVENT_TYPES, isEventType } from "../../platform/events/event-types";
-import { DetailCollector } from "../../platform/errors";
+import type { DetailCollector } from "../../platform/errors";
 
 const PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$|^\*$/;
 

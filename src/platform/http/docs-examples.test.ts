@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { API_MD, withEventTypes } from "../../../scripts/api-md-events";
 import { signLicense } from "../../../scripts/sign-license";
 import { expectShown, parseShown } from "../../../test/helpers/examples";
-import { inbound } from "../../../test/helpers/messaging";
 import { sandboxSocialAccounts } from "../../../test/helpers/social";
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { startReceiver, verifyWithLibrary } from "../../modules/webhooks/webhooks.test-receiver";

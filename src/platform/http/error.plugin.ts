@@ -4,7 +4,7 @@
  * unknown routes (404 NOT_FOUND), and anything unexpected (500 INTERNAL, logged, nothing leaked).
  */
 import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
-import { Elysia, ValidationError, type TSchema } from "elysia";
+import { Elysia, type ValidationError, type TSchema } from "elysia";
 import { AppError, type ErrorDetail } from "../errors";
 import type { Logger } from "../logger";
 import { nulInUrl, nulPointers } from "../nul";

@@ -242,6 +242,6 @@ test("a nullable string that is too long says so (not \"must be a string or null
     expect(res.status).toBe(422);
     expect(res.body.error.details).toEqual([{ pointer: "/firstName", message: expect.stringMatching(/^must be at most \d+ characters$/) }]);
   } finally {
-    a.close();
+    await a.close();
   }
 });

@@ -8,9 +8,9 @@ export interface Gauge {
   samples: { labels?: Record<string, string>; value: number }[];
 }
 
-const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 const labelText = (labels: Record<string, string> = {}) => {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
   return parts.length ? `{${parts.join(",")}}` : "";
 };
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 
 let app: TestApp;
-let operations: { method: string; path: string }[] = [];
+const operations: { method: string; path: string }[] = [];
 beforeAll(async () => {
   app = await createTestApp({ config: { rate_limit: { requests_per_second: 1e9, burst: 1e9 } } });
   const spec = (await app.request("GET", "/openapi.json", { key: null })).body;

@@ -16,6 +16,7 @@ export interface Job<P = Record<string, unknown>> {
 
 /** What a handler may ask for besides success (return nothing) or a thrown error (retry with backoff). */
 export type JobOutcome =
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing (`async () => {}`) means success
   | void
   /** Run again at `retryAt`; `payload`: with this payload instead (what is left of a job's work). */
   | { retryAt: Date; error?: string; countAttempt?: boolean; payload?: Record<string, unknown> }
