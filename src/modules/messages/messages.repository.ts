@@ -37,6 +37,9 @@ export const SQL = perEngine((e) => ({
          : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
      } LIMIT 1`,
   countDailyLimited: `SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND ${DAILY_LIMITED_OUTBOUND} AND created_at >= ?`,
+  statsByBucket: (byChannel: boolean) =>
+    `SELECT (created_at - ?2) / ?3 AS b, status, count(*) AS n FROM messages
+     WHERE company_id = ?1 AND created_at >= ?4 AND created_at < ?5${byChannel ? " AND channel = ?6" : ""} GROUP BY b, status`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
@@ -166,6 +169,22 @@ export function createMessagesStore(db: Db) {
       return r?.id;
     },
 
+    /** GET /messages: a page of the company's messages, newest first (listSQL says the cost). */
+    list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
+      const { text, args } = listSQL(filter);
+      return many(sqlite.query(text).all(companyId, limit, ...(args as string[])));
+    },
+
+    /**
+     * GET /messages/stats: the company's messages created in [from, to) counted by bucket (`size` ms from
+     * `start`) and current status — a range of messages_company_created_idx (or _channel_idx), reading each
+     * message of the window once; nothing outside it.
+     */
+    countByBucket({ companyId, channel, start, size, from, to }: { companyId: string; channel?: string; start: number; size: number; from: number; to: number }) {
+      const rows = sqlite.query(sql.statsByBucket(channel !== undefined)).all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
+      return rows.map((r) => ({ bucket: Number(r.b), status: r.status, count: Number(r.n) }));
+    },
+
     /** Messages of both directions in these conversations. */
     countInConversations(conversationIds: string[]): number {
       if (!conversationIds.length) return 0;
@@ -181,6 +200,48 @@ export function createMessagesStore(db: Db) {
 }
 
 export type MessagesStore = ReturnType<typeof createMessagesStore>;
+
+/** GET /messages's filters (values checked by the route); `before` is the cursor's (createdAt, id). */
+export type MessageListFilter = {
+  status?: string;
+  channel?: string;
+  contactId?: string;
+  campaignId?: string;
+  conversationId?: string;
+  from?: number;
+  to?: number;
+  before?: [number, string];
+};
+
+/**
+ * GET /messages: a company's messages, newest first by (created_at, id). Each filter narrows through its own
+ * index (messages.table.ts), the window and the cursor are a range of it, so a page reads about `limit` index
+ * entries whatever the company holds; with several filters the planner takes the narrowest index and the
+ * others are checked on its rows. A conversation filter sorts that conversation's messages (its index is by id).
+ * Parameters are named by position: ?1 company, ?2 limit, then the filters in the order of MessageListFilter.
+ */
+export function listSQL(f: MessageListFilter): { text: string; args: unknown[] } {
+  const where = ["company_id = ?1"];
+  const args: unknown[] = [];
+  const add = (cond: (p: string) => string, value: unknown) => {
+    args.push(value);
+    where.push(cond(`?${args.length + 2}`));
+  };
+  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  if (f.channel !== undefined) add((p) => `channel = ${p}`, f.channel);
+  if (f.contactId !== undefined) add((p) => `contact_id = ${p}`, f.contactId);
+  if (f.campaignId !== undefined) add((p) => `campaign_id = ${p}`, f.campaignId);
+  if (f.conversationId !== undefined) add((p) => `conversation_id = ${p}`, f.conversationId);
+  if (f.from !== undefined) add((p) => `created_at >= ${p}`, f.from);
+  if (f.to !== undefined) add((p) => `created_at < ${p}`, f.to);
+  if (f.before) {
+    // Said as a range on created_at first (an index range on both engines), then the tie on id.
+    add((p) => `created_at <= ${p}`, f.before[0]);
+    const at = `?${args.length + 2}`;
+    add((p) => `(created_at < ${at} OR id < ${p})`, f.before[1]);
+  }
+  return { text: `SELECT * FROM messages WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?2`, args };
+}
 
 /** The store of a connection, built once. */
 export const messagesStore = perConnection(createMessagesStore);

@@ -1,8 +1,47 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { data, errors } from "../../platform/http/envelope";
+import { AppError } from "../../platform/errors";
+import { CHANNELS } from "../../channels/channel.types";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, PageQuery, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
+import { named } from "../../platform/http/schemas";
 import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
+import { listMessages, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
+
+const ChannelQuery = t.Optional(t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "one channel" }));
+const ListQuery = t.Object({
+  ...PageQuery,
+  // Today's statuses only (a scheduled message is issue 37's).
+  status: t.Optional(t.Union(["queued", "sent", "delivered", "read", "failed", "received"].map((s) => t.Literal(s)))),
+  channel: ChannelQuery,
+  contactId: t.Optional(t.String()),
+  campaignId: t.Optional(t.String()),
+  conversationId: t.Optional(t.String()),
+  from: t.Optional(t.String({ description: "created at or after (RFC 3339)", format: "date-time" })),
+  to: t.Optional(t.String({ description: "created before (RFC 3339)", format: "date-time" })),
+});
+const StatsQuery = t.Object({
+  from: t.Optional(t.String({ description: "window start (RFC 3339); default: 24 hours before `to`", format: "date-time" })),
+  to: t.Optional(t.String({ description: "window end, exclusive (RFC 3339); default: now", format: "date-time" })),
+  interval: t.Optional(t.Union([t.Literal("hour"), t.Literal("day")], { description: "bucket size, UTC; default hour" })),
+  channel: ChannelQuery,
+});
+const count = t.Integer({ minimum: 0 });
+const MessageStats = named("MessageStats", t.Object({
+  interval: t.Union([t.Literal("hour"), t.Literal("day")]),
+  from: t.String({ format: "date-time" }),
+  to: t.String({ format: "date-time" }),
+  buckets: t.Array(t.Object({ start: t.String({ format: "date-time" }), queued: count, sent: count, delivered: count, read: count, failed: count, received: count, total: count })),
+}));
+
+/** A cursor of GET /messages: the last row's [createdAt ms, id], or 422 naming query:cursor. */
+function listCursor(cursor: string | undefined): [number, string] | undefined {
+  const key = decodeCursor(cursor);
+  if (!key) return undefined;
+  if (key.length === 2 && typeof key[0] === "number" && typeof key[1] === "string") return [key[0], key[1]];
+  throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor returned by this list" }]);
+}
 
 /** An accepted message as the examples show it (ids are the examples' own). */
 const accepted = (o: { channel: string; priceType: string; unitPrice: string; charged: boolean; metadata: Record<string, string> }) => ({
@@ -62,6 +101,43 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     })
+    .get(
+      "/messages",
+      ({ query, auth }) => {
+        const limit = pageLimit(query.limit);
+        const { status, channel, contactId, campaignId, conversationId } = query;
+        const filter = { status, channel, contactId, campaignId, conversationId, from: queryDate(query.from, "from")?.getTime(), to: queryDate(query.to, "to")?.getTime(), before: listCursor(query.cursor) };
+        const rows = listMessages({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1 });
+        return toPage(rows, limit, (m) => [m.createdAt.getTime(), m.id], messageView);
+      },
+      {
+        scope: "messages:read",
+        query: ListQuery,
+        response: { 200: list(MessageRecord), ...errors(403, 422) },
+        detail: {
+          summary: "List messages, newest first (by creation), with filters",
+          description: "Every filter is served by an index: a page costs about its own rows whatever the company holds. `from` is inclusive, `to` exclusive.",
+          operationId: "listMessages",
+        },
+      },
+    )
+    .get(
+      "/messages/stats",
+      ({ query, auth }) => ({
+        data: messageStats({ db: deps.db, now: deps.now(), companyId: auth.companyId, from: queryDate(query.from, "from"), to: queryDate(query.to, "to"), interval: query.interval, channel: query.channel }),
+      }),
+      {
+        scope: "messages:read",
+        query: StatsQuery,
+        response: { 200: data(MessageStats), ...errors(403, 422) },
+        detail: {
+          summary: "Messages by current status per hour or day (the console's overview chart)",
+          description:
+            "Counts the messages created in [from, to) (at most 31 days; default the last 24 hours) by UTC hour or day and their current status; every bucket is listed. Reads each message of the window once through an index on (company, created) — never the rest of the company's messages.",
+          operationId: "getMessageStats",
+        },
+      },
+    )
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
       scope: "messages:read",
       params: t.Object({ id: t.String() }),
