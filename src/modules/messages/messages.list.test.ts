@@ -5,7 +5,7 @@ import { expectContains } from "../../../test/helpers/scenarios";
 import { inbound } from "../../../test/helpers/messaging";
 import { createCompany } from "../companies/companies.service";
 import { createApiKey } from "../api-keys/api-keys.service";
-import { listSQL } from "./messages.repository";
+import { listSQL, SQL } from "./messages.repository";
 
 const HOUR = 3_600_000;
 const START = new Date("2026-06-01T12:30:00Z");
@@ -41,7 +41,7 @@ describe("GET /messages and GET /messages/stats", () => {
 
   const ids = (r: { body: any }) => r.body.data.map((m: { id: string }) => m.id);
 
-  type Row = { name: string; method: string; url: string | (() => string); key?: "reader" | "none" | "other"; status: number; contains?: unknown; check?: (r: { status: number; body: any }) => unknown };
+  type Row = { name: string; method: string; url: string | (() => string); key?: "reader" | "none" | "other"; status: number; contains?: unknown; check?: (r: { status: number; body: any }) => unknown; setup?: () => Promise<void> };
   const keyOf = (k: Row["key"]) => (k === "reader" ? readOnly : k === "none" ? noScope : k === "other" ? otherKey : undefined);
   const rows: Row[] = [
     {
@@ -123,9 +123,40 @@ describe("GET /messages and GET /messages/stats", () => {
     { name: "stats: from after to: 422", method: "GET", url: "/messages/stats?from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z", status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
     { name: "stats: interval=week: 422 query:interval", method: "GET", url: "/messages/stats?interval=week", status: 422, contains: { error: { details: [{ pointer: "query:interval" }] } } },
     { name: "stats: a key without messages:read: 403", method: "GET", url: "/messages/stats", key: "none", status: 403 },
+
+    {
+      name: "channels: each account's health from its last hour of sends",
+      method: "GET",
+      url: "/channels",
+      status: 200,
+      check: (r) => {
+        const by = Object.fromEntries(r.body.data.map((a: any) => [a.channel, a.health]));
+        expect(by.whatsapp).toMatchObject({ status: "ok", recentSent: 1, recentFailed: 0, lastFailedAt: null });
+        expect(by.whatsapp.lastSentAt).toBeString();
+        expect(by.email).toMatchObject({ status: "degraded", recentSent: 1, recentFailed: 1, lastFailureReason: "PROVIDER_REJECTED" });
+        expect(by.email.lastFailedAt).toBeString();
+        expect(by.telegram).toEqual({ status: "unknown", lastSentAt: null, lastFailedAt: null, lastFailureReason: null, recentSent: 0, recentFailed: 0 });
+      },
+    },
+    { name: "channels: a key without messages:read sees no health", method: "GET", url: "/channels", key: "none", status: 200, check: (r) => expect(r.body.data.every((a: any) => a.health === null)).toBe(true) },
+    { name: "channels: another company's accounts know nothing of these sends", method: "GET", url: "/channels", key: "other", status: 200, check: (r) => expect(r.body.data.every((a: any) => a.health === null || a.health.status === "unknown")).toBe(true) },
+    { name: "backlog: nothing queued, one failure today", method: "GET", url: "/messages/backlog", status: 200, contains: { data: { queued: { total: 0, byChannel: {}, oldestCreatedAt: null }, failedLast24h: 1 } } },
+    {
+      name: "backlog: a message accepted and not yet sent is queued on its channel",
+      method: "GET",
+      url: "/messages/backlog",
+      status: 200,
+      setup: async () => {
+        await app.request("POST", "/messages", { body: { channel: "email", to: { email: "bob@example.com" }, type: "email", email: { subject: "s", text: "t" } } });
+      },
+      contains: { data: { queued: { total: 1, byChannel: { email: 1 }, oldestCreatedAt: "2026-06-01T13:30:00.000Z" }, failedLast24h: 1 } },
+    },
+    { name: "backlog: another company's is empty", method: "GET", url: "/messages/backlog", key: "other", status: 200, contains: { data: { queued: { total: 0 }, failedLast24h: 0 } } },
+    { name: "backlog: a key without messages:read: 403", method: "GET", url: "/messages/backlog", key: "none", status: 403 },
   ];
   for (const row of rows)
     test(row.name, async () => {
+      await row.setup?.();
       const r = await app.request(row.method, typeof row.url === "function" ? row.url() : row.url, { key: keyOf(row.key) });
       if (r.status !== row.status) throw new Error(`expected ${row.status}, got ${r.status}: ${JSON.stringify(r.body)}`);
       if (row.contains) expectContains(r.body, row.contains);
@@ -147,6 +178,19 @@ describe("GET /messages and GET /messages/stats", () => {
     expect(plan({ channel: "email" })).toContain("messages_company_channel_idx");
     expect(plan({ contactId: "c" })).toContain("messages_contact_created_idx");
     expect(plan({ campaignId: "c" })).toContain("messages_campaign_created_idx");
+    const store = (text: string) => {
+      const st = app.deps.db.$client.prepare(`EXPLAIN QUERY PLAN ${text}`);
+      const rows = (st.all(...((m) => (m.some((x) => x.length > 1) ? [...new Set(m)] : m))(text.match(/\?\d*/g) ?? []).map(() => "x")) as { detail: string }[]).map((d) => d.detail).join("; ");
+      st.finalize();
+      return rows;
+    };
+    expect(store(SQL.sqlite.queuedByChannel)).toBe("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?); USE TEMP B-TREE FOR GROUP BY");
+    expect(store(SQL.sqlite.countStatusSince)).toBe("SEARCH messages USING COVERING INDEX messages_company_status_idx (company_id=? AND status=? AND created_at>?)");
+    expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>?)");
+    expect(store(SQL.sqlite.lastFailure)).toContain("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)");
+    expect(store(SQL.sqlite.lastFailure)).not.toContain("TEMP B-TREE");
+    expect(store(SQL.sqlite.statsByBucket(false))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
+    expect(store(SQL.sqlite.statsByBucket(true))).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>? AND created_at<?)");
     for (const f of [{}, { status: "sent" }, { channel: "email" }, { contactId: "c" }, { campaignId: "c" }]) expect(plan(f)).not.toMatch(/SCAN|TEMP B-TREE/);
   });
 });

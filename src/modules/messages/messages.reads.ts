@@ -43,3 +43,62 @@ export function messageStats({ db, now, companyId, from, to, interval = "hour", 
   }
   return { interval, from: new Date(begin).toISOString(), to: new Date(end).toISOString(), buckets };
 }
+
+/**
+ * The company's own backlog (GET /messages/backlog). Jobs carry no company (the jobs table is the appliance's),
+ * so this is what can be said of the company's rows: its queued messages — each is its own dispatch job or
+ * has one — by channel with the oldest one's age, and the messages that failed in the last 24 hours (a
+ * dispatch that ran out of attempts fails its message, so a company's dead sends are among them).
+ */
+export function messageBacklog({ db, now, companyId }: { db: Deps["db"]; now: Date; companyId: string }) {
+  const store = messagesStore(db);
+  const { byChannel, oldest } = store.queuedByChannel(companyId);
+  return {
+    queued: { total: Object.values(byChannel).reduce((a, b) => a + b, 0), byChannel, oldestCreatedAt: oldest === null ? null : new Date(oldest).toISOString() },
+    failedLast24h: store.countStatusSince(companyId, "failed", now.getTime() - 24 * HOUR),
+  };
+}
+
+export type AccountHealth = {
+  status: "ok" | "degraded" | "failing" | "unknown";
+  lastSentAt: string | null;
+  lastFailedAt: string | null;
+  lastFailureReason: string | null;
+  recentSent: number;
+  recentFailed: number;
+};
+/** A failure share at or above this over the last hour makes an account degraded. */
+const DEGRADED_SHARE = 0.1;
+/** How many of the company's newest failed messages are searched for an account's last failure. */
+const FAILURE_LOOKBACK = 1000;
+
+/**
+ * Each account's health from its last hour of sends (GET /channels): sent (sent, delivered or read) and
+ * failed counts, `failing` when every finished send failed, `degraded` when ≥ 10 % did, `unknown` without a
+ * finished send in the hour. One range of messages_company_channel_idx per channel the company has accounts
+ * on, plus the last failure among the company's newest 1,000 failed messages.
+ */
+export function channelHealth({ db, now, companyId, accounts }: { db: Deps["db"]; now: Date; companyId: string; accounts: { id: string; channel: string }[] }): Map<string, AccountHealth> {
+  const store = messagesStore(db);
+  const since = now.getTime() - HOUR;
+  const out = new Map<string, AccountHealth>();
+  for (const a of accounts) out.set(a.id, { status: "unknown", lastSentAt: null, lastFailedAt: null, lastFailureReason: null, recentSent: 0, recentFailed: 0 });
+  for (const channel of new Set(accounts.map((a) => a.channel)))
+    for (const r of store.recentOutboundByAccount(companyId, channel, since)) {
+      const h = out.get(r.accountId);
+      if (!h) continue;
+      if (r.status === "failed") h.recentFailed += r.count;
+      else if (r.status !== "queued") h.recentSent += r.count;
+      if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
+    }
+  for (const [id, h] of out) {
+    const f = store.lastFailure(companyId, id, FAILURE_LOOKBACK);
+    if (f) {
+      h.lastFailedAt = f.failedAt === null ? null : new Date(f.failedAt).toISOString();
+      h.lastFailureReason = f.reason;
+    }
+    const finished = h.recentSent + h.recentFailed;
+    h.status = finished === 0 ? "unknown" : h.recentSent === 0 ? "failing" : h.recentFailed / finished >= DEGRADED_SHARE ? "degraded" : "ok";
+  }
+  return out;
+}

@@ -40,6 +40,14 @@ export const SQL = perEngine((e) => ({
   statsByBucket: (byChannel: boolean) =>
     `SELECT (created_at - ?2) / ?3 AS b, status, count(*) AS n FROM messages
      WHERE company_id = ?1 AND created_at >= ?4 AND created_at < ?5${byChannel ? " AND channel = ?6" : ""} GROUP BY b, status`,
+  // NB! `+channel` on SQLite: grouping by the bare column makes its planner walk messages_company_channel_idx
+  // (the company's every message) to skip a sort of a few channels.
+  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM messages WHERE company_id = ? AND status = 'queued' GROUP BY ${e === "sqlite" ? "+channel" : "channel"}`,
+  countStatusSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = ? AND created_at >= ?`,
+  recentOutboundByAccount: `SELECT channel_account_id, status, count(*) AS n, max(sent_at) AS last_sent FROM messages
+     WHERE company_id = ? AND channel = ? AND created_at >= ? AND direction = 'outbound' GROUP BY channel_account_id, status`,
+  lastFailure: `SELECT failed_at, error_reason FROM (SELECT channel_account_id, failed_at, error_reason FROM messages
+     WHERE company_id = ? AND status = 'failed' ORDER BY created_at DESC, id DESC LIMIT ${unplanned("?", "INTEGER")}) f WHERE channel_account_id = ? LIMIT 1`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
@@ -183,6 +191,50 @@ export function createMessagesStore(db: Db) {
     countByBucket({ companyId, channel, start, size, from, to }: { companyId: string; channel?: string; start: number; size: number; from: number; to: number }) {
       const rows = sqlite.query(sql.statsByBucket(channel !== undefined)).all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
       return rows.map((r) => ({ bucket: Number(r.b), status: r.status, count: Number(r.n) }));
+    },
+
+    /**
+     * The company's queued messages by channel, and the oldest one's creation: a range of
+     * messages_company_status_idx (status = 'queued'), reading each queued message's row once — the cost of
+     * the backlog itself, nothing of the sent history.
+     */
+    queuedByChannel(companyId: string): { byChannel: Record<string, number>; oldest: number | null } {
+      const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
+      const byChannel: Record<string, number> = {};
+      let oldest: number | null = null;
+      for (const r of rows) {
+        byChannel[r.channel] = Number(r.n);
+        oldest = oldest === null ? Number(r.oldest) : Math.min(oldest, Number(r.oldest));
+      }
+      return { byChannel, oldest };
+    },
+
+    /** The company's messages in `status` created since `since`, counted on messages_company_status_idx alone. */
+    countStatusSince(companyId: string, status: string, since: number): number {
+      return Number((sqlite.query(sql.countStatusSince).get(companyId, status, since) as { n: number }).n);
+    },
+
+    /**
+     * The outbound messages of a channel's accounts created since `since`, by account and status: a range of
+     * messages_company_channel_idx over that window (GET /channels's health reads the last hour).
+     */
+    recentOutboundByAccount(companyId: string, channel: string, since: number) {
+      const rows = sqlite
+        .query(sql.recentOutboundByAccount)
+        .all(companyId, channel, since) as { channel_account_id: string; status: string; n: number; last_sent: number | null }[];
+      return rows.map((r) => ({ accountId: r.channel_account_id, status: r.status, count: Number(r.n), lastSentAt: r.last_sent === null ? null : Number(r.last_sent) }));
+    },
+
+    /**
+     * The account's newest failed message: the company's failed messages newest first (messages_company_status_idx)
+     * until one of this account — bounded by `within` entries, so an account that has not failed for long
+     * costs at most that many.
+     */
+    lastFailure(companyId: string, accountId: string, within: number): { failedAt: number | null; reason: string | null } | undefined {
+      const r = sqlite
+        .query(sql.lastFailure)
+        .get(companyId, within, accountId) as { failed_at: number | null; error_reason: string | null } | null;
+      return r ? { failedAt: r.failed_at === null ? null : Number(r.failed_at), reason: r.error_reason } : undefined;
     },
 
     /** Messages of both directions in these conversations. */

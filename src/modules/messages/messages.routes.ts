@@ -6,7 +6,7 @@ import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { named } from "../../platform/http/schemas";
 import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
-import { listMessages, messageStats } from "./messages.reads";
+import { listMessages, messageBacklog, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
 
 const ChannelQuery = t.Optional(t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "one channel" }));
@@ -33,6 +33,15 @@ const MessageStats = named("MessageStats", t.Object({
   from: t.String({ format: "date-time" }),
   to: t.String({ format: "date-time" }),
   buckets: t.Array(t.Object({ start: t.String({ format: "date-time" }), queued: count, sent: count, delivered: count, read: count, failed: count, received: count, total: count })),
+}));
+
+const MessageBacklog = named("MessageBacklog", t.Object({
+  queued: t.Object({
+    total: count,
+    byChannel: t.Record(t.String(), count, { description: "queued messages per channel (channels with none are absent)" }),
+    oldestCreatedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "when the oldest queued message was accepted" }),
+  }),
+  failedLast24h: count,
 }));
 
 /** A cursor of GET /messages: the last row's [createdAt ms, id], or 422 naming query:cursor. */
@@ -138,6 +147,16 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     )
+    .get("/messages/backlog", ({ auth }) => ({ data: messageBacklog({ db: deps.db, now: deps.now(), companyId: auth.companyId }) }), {
+      scope: "messages:read",
+      response: { 200: data(MessageBacklog), ...errors(403) },
+      detail: {
+        summary: "The company's backlog: queued messages by channel, the oldest one's age, failures of the last 24 hours",
+        description:
+          "The job queue is the appliance's and its jobs name no company, so this is the company's share of it: every queued message is (or has) a dispatch job; a dispatch that runs out of attempts fails its message. Webhook deliveries that failed are listed by GET /webhooks/{id}/deliveries?status=failed. Costs a read of the queued messages and a count of the last day's failed ones on an index.",
+        operationId: "getMessageBacklog",
+      },
+    })
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
       scope: "messages:read",
       params: t.Object({ id: t.String() }),
