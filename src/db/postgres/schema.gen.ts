@@ -321,6 +321,7 @@ export const conversations = pgTable(
     lastMessageAt: bigint("last_message_at", { mode: "number" }),
     lastMessageId: text("last_message_id"),
     closedAt: bigint("closed_at", { mode: "number" }),
+    unreadCount: bigint("unread_count", { mode: "number" }).notNull().default(0),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
@@ -328,6 +329,7 @@ export const conversations = pgTable(
     uniqueIndex("conversations_one_open_uq").on(t.contactId, t.channelAccountId).where(sql`status = 'open'`),
     index("conversations_company_idx").on(t.companyId, t.id),
     index("conversations_contact_idx").on(t.contactId),
+    index("conversations_unread_idx").on(t.companyId, t.id).where(sql`unread_count > 0`),
   ],
 );
 
