@@ -144,6 +144,27 @@ export const messagesRoutes = (deps: Deps) =>
           description:
             "Counts the messages created in [from, to) (at most 31 days; default the last 24 hours) by UTC hour or day and their current status; every bucket is listed. Reads each message of the window once through an index on (company, created) — never the rest of the company's messages.",
           operationId: "getMessageStats",
+          "x-openapi": {
+            responses: {
+              "200": {
+                content: {
+                  "application/json": {
+                    example: {
+                      data: {
+                        interval: "day",
+                        from: "2026-06-01T00:00:00.000Z",
+                        to: "2026-06-03T00:00:00.000Z",
+                        buckets: [
+                          { start: "2026-06-01T00:00:00.000Z", queued: 0, sent: 12, delivered: 340, read: 1210, failed: 9, received: 402, total: 1973 },
+                          { start: "2026-06-02T00:00:00.000Z", queued: 25, sent: 40, delivered: 310, read: 980, failed: 4, received: 377, total: 1736 },
+                        ],
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
         },
       },
     )
@@ -155,6 +176,11 @@ export const messagesRoutes = (deps: Deps) =>
         description:
           "The job queue is the appliance's and its jobs name no company, so this is the company's share of it: every queued message is (or has) a dispatch job; a dispatch that runs out of attempts fails its message. Webhook deliveries that failed are listed by GET /webhooks/{id}/deliveries?status=failed. Costs a read of the queued messages and a count of the last day's failed ones on an index.",
         operationId: "getMessageBacklog",
+        "x-openapi": {
+          responses: {
+            "200": { content: { "application/json": { example: { data: { queued: { total: 1250, byChannel: { whatsapp: 1200, email: 50 }, oldestCreatedAt: "2026-06-01T09:58:12.000Z" }, failedLast24h: 7 } } } } },
+          },
+        },
       },
     })
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
