@@ -187,8 +187,8 @@ describe("GET /messages and GET /messages/stats", () => {
     expect(store(SQL.sqlite.queuedByChannel)).toBe("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?); USE TEMP B-TREE FOR GROUP BY");
     expect(store(SQL.sqlite.countStatusSince)).toBe("SEARCH messages USING COVERING INDEX messages_company_status_idx (company_id=? AND status=? AND created_at>?)");
     expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>?)");
-    expect(store(SQL.sqlite.lastFailure)).toContain("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)");
-    expect(store(SQL.sqlite.lastFailure)).not.toContain("TEMP B-TREE");
+    expect(store(SQL.sqlite.lastFailures)).toContain("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)");
+    expect(store(SQL.sqlite.lastFailures)).not.toContain("SCAN messages");
     expect(store(SQL.sqlite.statsByBucket(false))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
     expect(store(SQL.sqlite.statsByBucket(true))).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>? AND created_at<?)");
     for (const f of [{}, { status: "sent" }, { channel: "email" }, { contactId: "c" }, { campaignId: "c" }]) expect(plan(f)).not.toMatch(/SCAN|TEMP B-TREE/);

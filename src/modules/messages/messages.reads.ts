@@ -91,8 +91,9 @@ export function channelHealth({ db, now, companyId, accounts }: { db: Deps["db"]
       else if (r.status !== "queued") h.recentSent += r.count;
       if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
     }
+  const failures = store.lastFailures(companyId, FAILURE_LOOKBACK);
   for (const [id, h] of out) {
-    const f = store.lastFailure(companyId, id, FAILURE_LOOKBACK);
+    const f = failures.get(id);
     if (f) {
       h.lastFailedAt = f.failedAt === null ? null : new Date(f.failedAt).toISOString();
       h.lastFailureReason = f.reason;

@@ -46,8 +46,13 @@ export const SQL = perEngine((e) => ({
   countStatusSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = ? AND created_at >= ?`,
   recentOutboundByAccount: `SELECT channel_account_id, status, count(*) AS n, max(sent_at) AS last_sent FROM messages
      WHERE company_id = ? AND channel = ? AND created_at >= ? AND direction = 'outbound' GROUP BY channel_account_id, status`,
-  lastFailure: `SELECT failed_at, error_reason FROM (SELECT channel_account_id, failed_at, error_reason FROM messages
-     WHERE company_id = ? AND status = 'failed' ORDER BY created_at DESC, id DESC LIMIT ${unplanned("?", "INTEGER")}) f WHERE channel_account_id = ? LIMIT 1`,
+  // The newest failure of each account among the company's newest ?2 failed messages: one walk of
+  // messages_company_status_idx, whatever the number of accounts.
+  lastFailures: `SELECT channel_account_id, failed_at, error_reason FROM (
+       SELECT channel_account_id, failed_at, error_reason, row_number() OVER (PARTITION BY channel_account_id ORDER BY created_at DESC, id DESC) AS rn
+       FROM (SELECT channel_account_id, failed_at, error_reason, created_at, id FROM messages
+             WHERE company_id = ?1 AND status = 'failed' ORDER BY created_at DESC, id DESC LIMIT ${unplanned("?2", "INTEGER")}) newest) f
+     WHERE rn = 1`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
@@ -226,15 +231,12 @@ export function createMessagesStore(db: Db) {
     },
 
     /**
-     * The account's newest failed message: the company's failed messages newest first (messages_company_status_idx)
-     * until one of this account — bounded by `within` entries, so an account that has not failed for long
-     * costs at most that many.
+     * Each account's newest failure among the company's newest `within` failed messages (GET /channels's
+     * health): at most `within` entries of messages_company_status_idx, one row per account back.
      */
-    lastFailure(companyId: string, accountId: string, within: number): { failedAt: number | null; reason: string | null } | undefined {
-      const r = sqlite
-        .query(sql.lastFailure)
-        .get(companyId, within, accountId) as { failed_at: number | null; error_reason: string | null } | null;
-      return r ? { failedAt: r.failed_at === null ? null : Number(r.failed_at), reason: r.error_reason } : undefined;
+    lastFailures(companyId: string, within: number): Map<string, { failedAt: number | null; reason: string | null }> {
+      const rows = sqlite.query(sql.lastFailures).all(companyId, within) as { channel_account_id: string; failed_at: number | null; error_reason: string | null }[];
+      return new Map(rows.map((r) => [r.channel_account_id, { failedAt: r.failed_at === null ? null : Number(r.failed_at), reason: r.error_reason }]));
     },
 
     /** Messages of both directions in these conversations. */
