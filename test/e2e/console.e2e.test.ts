@@ -5,7 +5,9 @@
  * progress bar; creates a campaign through the wizard after seeing its estimate and exclusion reasons, and
  * watches its funnel fill; sends a webhook test and redelivers it; signs out (sessionStorage emptied). A key
  * without `campaigns:read` sees the campaigns page disabled with the reason, one without `campaigns:write`
- * the New campaign button disabled; a wrong key is refused. Throughout: the CSP header is sent, the page asks
+ * the New campaign button disabled; a wrong key is refused. The inbox shows unread counts first and marks
+ * what it opens read; the overview charts messages by status and the backlog; channels show their health;
+ * the messages page filters. Throughout: the CSP header is sent, the page asks
  * nothing of another origin, and the browser logs no console error. Screenshots of each page go to
  * $CONSOLE_SCREENSHOTS (default /tmp/switchboard-console), never into git.
  *
@@ -146,8 +148,12 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
   test("an inbound message appears in the inbox; the reply reaches read", async () => {
     await api("POST", `/hooks/${whatsapp.id}`, { from: { phone: "+4915112345678", name: "Ada Lovelace" }, text: "Is my order on its way?" });
     await page.click("#nav-inbox");
+    // Unread first, with its count; opening it marks it read.
+    await page.waitForSelector("#conversations li:first-child a:has-text('Ada Lovelace') .unread[data-unread='1']");
     await page.click("#conversations a:has-text('Ada Lovelace')");
     await page.waitForSelector("#messages li:has-text('Is my order on its way?')");
+    await page.waitForSelector("#conversations a:has-text('Ada Lovelace'):not(:has(.unread))");
+    expect(((await api("GET", "/conversations?unread=true")) as unknown[]).length).toBe(0);
     await page.fill("#reply-text", "Yes, it ships today.");
     await page.click("#reply-send");
     await page.waitForSelector("#messages li.outbound:has-text('Yes, it ships today.') .badge.st-read", { timeout: 15_000 });
@@ -239,17 +245,40 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.waitForSelector("td:has-text('hello_world')");
     await shot(page, "templates");
 
-    // Back on the overview, the charts hold what happened: priced messages this hour, the campaign's recipients.
+    // Back on the overview, the charts hold what happened: messages this hour by status, the campaign's
+    // recipients; the backlog is empty again.
     await page.click("#nav-overview");
     await page.waitForSelector("figure.chart:has-text('Campaign recipients by status') rect.bar");
-    expect(await page.$$("figure.chart:has-text('Priced messages per hour') rect.bar")).not.toHaveLength(0);
+    expect(await page.$$("figure.chart:has-text('Messages per hour') rect.bar")).not.toHaveLength(0);
+    expect(await page.textContent("#backlog-queued")).toBe("0 queued");
+    expect(await page.textContent("#backlog-failed")).toContain("0 failed in the last 24 h");
     expect(await page.textContent("#shell-balance")).not.toContain("100.000000");
     await shot(page, "overview-after");
+
+    // The WhatsApp account's sends of the last hour went well.
+    await page.click("#nav-channels");
+    await page.waitForSelector("tr:has-text('whatsapp') .health .badge.st-ok");
+    expect(await page.textContent("tr:has-text('whatsapp') .health")).toMatch(/[1-9]\d* sent, 0 failed/);
+    await shot(page, "channels-health");
+  });
+
+  test("messages: the company's messages newest first, filtered by status and channel", async () => {
+    await page.click("#nav-messages");
+    await page.waitForSelector("#messages-list td:has-text('Yes, it ships today.')");
+    await page.selectOption("#messages-status", "received");
+    await page.waitForSelector("#messages-list td:has-text('Is my order on its way?')");
+    expect(await page.textContent("#messages-list")).not.toContain("Yes, it ships today.");
+    await page.selectOption("#messages-status", "read");
+    await page.selectOption("#messages-channel", "email");
+    await page.waitForSelector("#messages-list:has-text('No messages match.')");
+    await page.selectOption("#messages-channel", "whatsapp");
+    await page.waitForSelector("#messages-list td:has-text('Yes, it ships today.')");
+    await shot(page, "messages");
   });
 
   test("readable on a phone: no page is wider than 390 px (wide tables scroll inside their box)", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const id of ["overview", "channels", "contacts", "campaigns", "social", "webhooks", "templates"]) {
+    for (const id of ["overview", "channels", "messages", "contacts", "campaigns", "social", "webhooks", "templates"]) {
       await page.click(`#nav-${id}`);
       await page.waitForSelector(`#nav-${id}.active`);
       await page.waitForSelector("#page h1");

@@ -10,6 +10,7 @@ import type { Me } from "./types";
 import { overviewPage } from "./pages/overview";
 import { channelsPage } from "./pages/channels";
 import { inboxPage } from "./pages/inbox";
+import { messagesPage } from "./pages/messages";
 import { contactsPage } from "./pages/contacts";
 import { campaignsPage } from "./pages/campaigns";
 import { socialPage } from "./pages/social";
@@ -39,7 +40,7 @@ export interface PageDef {
   render(root: HTMLElement, ctx: Ctx): void | Promise<void>;
 }
 
-const PAGES: PageDef[] = [overviewPage, channelsPage, inboxPage, contactsPage, campaignsPage, socialPage, webhooksPage, templatesPage];
+const PAGES: PageDef[] = [overviewPage, channelsPage, inboxPage, messagesPage, contactsPage, campaignsPage, socialPage, webhooksPage, templatesPage];
 
 const can = (me: Me, scope: string) => me.key.scopes.includes("*") || me.key.scopes.includes(scope);
 const needs = (scope: string) => `Needs the scope ${scope}, which this API key does not have.`;

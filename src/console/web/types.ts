@@ -15,6 +15,16 @@ export interface Channel {
   default: boolean;
   status: string;
   webhookUrl: string;
+  /** null for a key without messages:read */
+  health: { status: "ok" | "degraded" | "failing" | "unknown"; lastSentAt: string | null; lastFailedAt: string | null; lastFailureReason: string | null; recentSent: number; recentFailed: number } | null;
+}
+export interface MessageStats {
+  interval: "hour" | "day";
+  buckets: ({ start: string; total: number } & Record<"queued" | "sent" | "delivered" | "read" | "failed" | "received", number>)[];
+}
+export interface Backlog {
+  queued: { total: number; byChannel: Record<string, number>; oldestCreatedAt: string | null };
+  failedLast24h: number;
 }
 export interface Message {
   id: string;
@@ -25,6 +35,9 @@ export interface Message {
   content: { text?: string; template?: { name?: string; params?: Record<string, string> }; subject?: string; [k: string]: unknown };
   error: { code: string; reason?: string; message: string } | null;
   statusTimes: { receivedAt: string | null };
+  contactId: string;
+  conversationId: string;
+  address: string;
   createdAt: string;
 }
 export interface Conversation {
@@ -35,6 +48,7 @@ export interface Conversation {
   channelAccountId: string;
   assignee: { id: string; name: string | null } | null;
   lastMessageAt: string | null;
+  unreadCount: number;
   createdAt: string;
 }
 export interface ConversationDetail extends Conversation {

@@ -321,6 +321,7 @@ export const conversations = pgTable(
     lastMessageAt: bigint("last_message_at", { mode: "number" }),
     lastMessageId: text("last_message_id"),
     closedAt: bigint("closed_at", { mode: "number" }),
+    unreadCount: bigint("unread_count", { mode: "number" }).notNull().default(0),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
@@ -328,6 +329,7 @@ export const conversations = pgTable(
     uniqueIndex("conversations_one_open_uq").on(t.contactId, t.channelAccountId).where(sql`status = 'open'`),
     index("conversations_company_idx").on(t.companyId, t.id),
     index("conversations_contact_idx").on(t.contactId),
+    index("conversations_unread_idx").on(t.companyId, t.id).where(sql`unread_count > 0`),
   ],
 );
 
@@ -481,6 +483,11 @@ export const messages = pgTable(
     index("messages_daily_limit_idx").on(t.channelAccountId, t.createdAt).where(sql`direction = 'outbound' AND channel IN ('x')`),
     index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NULL`),
     index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NOT NULL`),
+    index("messages_company_created_idx").on(t.companyId, t.createdAt, t.id),
+    index("messages_company_status_idx").on(t.companyId, t.status, t.createdAt, t.id),
+    index("messages_company_channel_idx").on(t.companyId, t.channel, t.createdAt, t.id),
+    index("messages_contact_created_idx").on(t.contactId, t.createdAt, t.id),
+    index("messages_campaign_created_idx").on(t.campaignId, t.createdAt, t.id).where(sql`campaign_id IS NOT NULL`),
   ],
 );
 

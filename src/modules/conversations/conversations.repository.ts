@@ -11,7 +11,7 @@ import { perConnection } from "../../db/per-connection";
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type NoteRow = typeof conversationNotes.$inferSelect;
-export type ConversationFilter = { status?: string; channel?: string; assigneeId?: string; contactId?: string; unassigned?: boolean };
+export type ConversationFilter = { status?: string; channel?: string; assigneeId?: string; contactId?: string; unassigned?: boolean; unread?: boolean };
 
 const CONVERSATIONS_OF_CONTACTS = perEngine((e) => `SELECT id FROM conversations WHERE contact_id IN (${jsonValues(e)})`);
 
@@ -23,6 +23,14 @@ export function createConversationsStore(db: Db) {
   return {
     insertConversation(row: ConversationRow) {
       insertRow(db, conversations, row);
+    },
+    /** A new message in the conversation: inbound counts one more unread, an agent's reply reads them all. */
+    touch(id: string, { at, messageId, unread }: { at: Date; messageId: string; unread: "inbound" | "reply" | null }) {
+      const count = unread === "inbound" ? "unread_count + 1" : unread === "reply" ? "0" : "unread_count";
+      sqlite.query(`UPDATE conversations SET last_message_at = ?, last_message_id = ?, updated_at = ?, unread_count = ${count} WHERE id = ?`).run(at.getTime(), messageId, at.getTime(), id);
+    },
+    markRead(id: string, at: Date): boolean {
+      return sqlite.query(`UPDATE conversations SET unread_count = 0, updated_at = ? WHERE id = ? AND unread_count > 0`).run(at.getTime(), id).changes > 0;
     },
     updateConversation(id: string, changes: Partial<ConversationRow>) {
       updateRow(db, conversations, id, changes);
@@ -49,6 +57,9 @@ export function createConversationsStore(db: Db) {
       if (filter.channel) where.push(eq(conversations.channel, filter.channel));
       if (filter.assigneeId) where.push(eq(conversations.assigneeId, filter.assigneeId));
       if (filter.contactId) where.push(eq(conversations.contactId, filter.contactId));
+      // Said as the partial index's condition (SQLite uses it only so); `false`: the read ones.
+      if (filter.unread === true) where.push(sql`unread_count > 0`);
+      if (filter.unread === false) where.push(sql`unread_count = 0`);
       if (before) where.push(lt(conversations.id, before));
       return db.select().from(conversations).where(and(...where)).orderBy(desc(conversations.id)).limit(limit).all();
     },

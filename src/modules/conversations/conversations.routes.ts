@@ -16,11 +16,14 @@ import {
   conversationView,
   getConversationRow,
   listConversations,
+  listConversationsUnreadFirst,
+  markConversationRead,
   listNotes,
   reopenConversation,
   type ConversationRow,
 } from "./conversations.service";
 import { named } from "../../platform/http/schemas";
+import { AppError } from "../../platform/errors";
 
 const Conversation = named("Conversation", t.Object({
   id: t.String(),
@@ -31,6 +34,7 @@ const Conversation = named("Conversation", t.Object({
   assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
   lastMessageAt: t.Union([t.String(), t.Null()]),
   closedAt: t.Union([t.String(), t.Null()]),
+  unreadCount: t.Integer({ minimum: 0, description: "inbound messages since an agent replied or marked it read" }),
   createdAt: t.String(),
   updatedAt: t.String(),
 }));
@@ -50,6 +54,12 @@ const ConversationDetail = t.Composite([
   }),
 ]);
 const IdParams = t.Object({ id: t.String() });
+
+/** An unread-first cursor: ["u" | "r", id], or 422 naming query:cursor. */
+function unreadFirstCursor(key: unknown[]): ["u" | "r", string] {
+  if (key.length === 2 && (key[0] === "u" || key[0] === "r") && typeof key[1] === "string") return [key[0], key[1]];
+  throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor of this order" }]);
+}
 
 function detail(deps: Deps, companyId: string, c: ConversationRow) {
   const contact = getContact({ db: deps.db, companyId, id: c.contactId });
@@ -73,8 +83,14 @@ export const conversationsRoutes = (deps: Deps) =>
       "/conversations",
       ({ query, auth }) => {
         const limit = pageLimit(query.limit);
-        const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = listConversations({ db: deps.db, companyId: auth.companyId, filter: query, limit: limit + 1, before });
+        const filter = { ...query, unread: query.unread === undefined ? undefined : query.unread === "true" };
+        const key = decodeCursor(query.cursor);
+        if (query.order === "unread_first") {
+          const after = key ? unreadFirstCursor(key) : undefined;
+          const rows = listConversationsUnreadFirst({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, after });
+          return toPage(rows, limit, (r) => [r.unreadCount > 0 ? "u" : "r", r.id], conversationView);
+        }
+        const rows = listConversations({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, before: key?.[0] as string | undefined });
         return toPage(rows, limit, (r) => [r.id], conversationView);
       },
       {
@@ -85,9 +101,11 @@ export const conversationsRoutes = (deps: Deps) =>
           channel: t.Optional(t.String()),
           assigneeId: t.Optional(t.String()),
           contactId: t.Optional(t.String()),
+          unread: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true: only conversations with unread messages; false: only the read ones" })),
+          order: t.Optional(t.Union([t.Literal("newest"), t.Literal("unread_first")], { description: "newest (default) or unread_first: the unread conversations newest first, then the others" })),
         }),
         response: { 200: list(Conversation), ...errors(403, 422) },
-        detail: { summary: "List conversations, newest first", operationId: "listConversations" },
+        detail: { summary: "List conversations, newest first (or unread first)", operationId: "listConversations" },
       },
     )
     .get("/conversations/:id", ({ params, auth }) => ({ data: detail(deps, auth.companyId, getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
@@ -137,6 +155,16 @@ export const conversationsRoutes = (deps: Deps) =>
         }),
         response: { 200: data(Conversation), ...errors(403, 404, 409, 422) },
         detail: { summary: "Assign (or with null unassign) a conversation", operationId: "assignConversation" },
+      },
+    )
+    .post(
+      "/conversations/:id/read",
+      ({ params, auth, idem }) => idem.commit(200, () => conversationView(markConversationRead({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id }))),
+      {
+        scope: "conversations:write",
+        params: IdParams,
+        response: { 200: data(Conversation), ...errors(403, 404) },
+        detail: { summary: "Mark a conversation read (unreadCount 0); an agent's reply does it too. Idempotent.", operationId: "markConversationRead" },
       },
     )
     .post(

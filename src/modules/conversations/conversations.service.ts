@@ -22,6 +22,7 @@ export function conversationView(c: ConversationRow) {
     assignee: c.assigneeId ? { id: c.assigneeId, name: c.assigneeName } : null,
     lastMessageAt: c.lastMessageAt?.toISOString() ?? null,
     closedAt: c.closedAt?.toISOString() ?? null,
+    unreadCount: c.unreadCount,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };
@@ -46,6 +47,7 @@ export function openConversation({ db, events, now, companyId, contactId, channe
       lastMessageAt: null,
       lastMessageId: null,
       closedAt: null,
+      unreadCount: 0,
       createdAt: at,
       updatedAt: at,
     };
@@ -55,8 +57,21 @@ export function openConversation({ db, events, now, companyId, contactId, channe
   });
 }
 
-export function touchConversation({ db, conversationId, messageId, at }: { db: Db; conversationId: string; messageId: string; at: Date }): void {
-  conversationsStore(db).updateConversation(conversationId, { lastMessageAt: at, lastMessageId: messageId, updatedAt: at });
+/**
+ * A new message in the conversation. `unread`: "inbound" counts one more unread message, "reply" (an agent's
+ * own send) reads them all; null (a campaign's or an automatic send) leaves the count.
+ */
+export function touchConversation({ db, conversationId, messageId, at, unread = null }: { db: Db; conversationId: string; messageId: string; at: Date; unread?: "inbound" | "reply" | null }): void {
+  conversationsStore(db).touch(conversationId, { at, messageId, unread });
+}
+
+/** POST /conversations/{id}/read: no unread message left; idempotent (already read: unchanged). */
+export function markConversationRead({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): ConversationRow {
+  return db.tx(() => {
+    getConversationRow({ db, companyId, id });
+    conversationsStore(db).markRead(id, now());
+    return getConversationRow({ db, companyId, id });
+  });
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
@@ -88,6 +103,21 @@ export function listConversations({
   before?: string;
 }): ConversationRow[] {
   return conversationsStore(db).list({ companyId, filter, limit, before });
+}
+
+/**
+ * The unread-first order: the unread conversations newest first (their partial index), then the read ones
+ * newest first. The cursor's key says which part it is in: ["u", id] or ["r", id]. Fetches `limit` rows
+ * (the caller asks one more to know of a next page).
+ */
+export function listConversationsUnreadFirst({ db, companyId, filter, limit, after }: { db: Db; companyId: string; filter: ConversationFilter; limit: number; after?: ["u" | "r", string] }) {
+  const store = conversationsStore(db);
+  const rows: ConversationRow[] = [];
+  if (filter.unread !== false && (!after || after[0] === "u"))
+    rows.push(...store.list({ companyId, filter: { ...filter, unread: true }, limit, before: after?.[1] }));
+  if (rows.length < limit && filter.unread !== true)
+    rows.push(...store.list({ companyId, filter: { ...filter, unread: false }, limit: limit - rows.length, before: after?.[0] === "r" ? after[1] : undefined }));
+  return rows;
 }
 
 export function assignConversation({ db, events, now, companyId, id, assignee }: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {

@@ -17,6 +17,8 @@ export const conversations = sqliteTable(
     lastMessageAt: integer("last_message_at", { mode: "timestamp_ms" }),
     lastMessageId: text("last_message_id"),
     closedAt: integer("closed_at", { mode: "timestamp_ms" }),
+    /** Inbound messages since an agent last replied or marked the conversation read. */
+    unreadCount: integer("unread_count").notNull().default(0),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
@@ -25,6 +27,10 @@ export const conversations = sqliteTable(
     index("conversations_company_idx").on(t.companyId, t.id),
     // A contact's conversations (source statistics).
     index("conversations_contact_idx").on(t.contactId),
+    // GET /conversations?unread=true and the unread-first order: the company's unread conversations alone,
+    // so the inbox's first page does not walk the read ones. A conversation enters it at its first unread
+    // message and leaves when read (its count changing meanwhile rewrites nothing here).
+    index("conversations_unread_idx").on(t.companyId, t.id).where(sql`unread_count > 0`),
   ],
 );
 

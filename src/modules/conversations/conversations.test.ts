@@ -144,6 +144,7 @@ describe("GET /channels and templates", () => {
       default: true,
       status: "active",
       webhookUrl: `http://localhost:8080/hooks/${ACCOUNTS.whatsapp}`,
+      health: expect.objectContaining({ status: expect.stringMatching(/^(ok|degraded|failing|unknown)$/) }),
     });
   });
 

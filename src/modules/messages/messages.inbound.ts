@@ -172,7 +172,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       createdAt: at,
     });
     messagesStore(db).insertMessage(row);
-    touchConversation({ db, conversationId, messageId: row.id, at });
+    touchConversation({ db, conversationId, messageId: row.id, at, unread: "inbound" });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 
     const text = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";

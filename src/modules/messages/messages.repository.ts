@@ -37,6 +37,22 @@ export const SQL = perEngine((e) => ({
          : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
      } LIMIT 1`,
   countDailyLimited: `SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND ${DAILY_LIMITED_OUTBOUND} AND created_at >= ?`,
+  statsByBucket: (byChannel: boolean) =>
+    `SELECT (created_at - ?2) / ?3 AS b, status, count(*) AS n FROM messages
+     WHERE company_id = ?1 AND created_at >= ?4 AND created_at < ?5${byChannel ? " AND channel = ?6" : ""} GROUP BY b, status`,
+  // NB! `+channel` on SQLite: grouping by the bare column makes its planner walk messages_company_channel_idx
+  // (the company's every message) to skip a sort of a few channels.
+  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM messages WHERE company_id = ? AND status = 'queued' GROUP BY ${e === "sqlite" ? "+channel" : "channel"}`,
+  countStatusSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = ? AND created_at >= ?`,
+  recentOutboundByAccount: `SELECT channel_account_id, status, count(*) AS n, max(sent_at) AS last_sent FROM messages
+     WHERE company_id = ? AND channel = ? AND created_at >= ? AND direction = 'outbound' GROUP BY channel_account_id, status`,
+  // The newest failure of each account among the company's newest ?2 failed messages: one walk of
+  // messages_company_status_idx, whatever the number of accounts.
+  lastFailures: `SELECT channel_account_id, failed_at, error_reason FROM (
+       SELECT channel_account_id, failed_at, error_reason, row_number() OVER (PARTITION BY channel_account_id ORDER BY created_at DESC, id DESC) AS rn
+       FROM (SELECT channel_account_id, failed_at, error_reason, created_at, id FROM messages
+             WHERE company_id = ?1 AND status = 'failed' ORDER BY created_at DESC, id DESC LIMIT ${unplanned("?2", "INTEGER")}) newest) f
+     WHERE rn = 1`,
   countIn: `SELECT count(*) AS n FROM messages WHERE conversation_id IN (${jsonValues(e)})`,
   countInboundIn: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'inbound' LIMIT ?2) m`,
 }));
@@ -166,6 +182,63 @@ export function createMessagesStore(db: Db) {
       return r?.id;
     },
 
+    /** GET /messages: a page of the company's messages, newest first (listSQL says the cost). */
+    list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
+      const { text, args } = listSQL(filter);
+      return many(sqlite.query(text).all(companyId, limit, ...(args as string[])));
+    },
+
+    /**
+     * GET /messages/stats: the company's messages created in [from, to) counted by bucket (`size` ms from
+     * `start`) and current status — a range of messages_company_created_idx (or _channel_idx), reading each
+     * message of the window once; nothing outside it.
+     */
+    countByBucket({ companyId, channel, start, size, from, to }: { companyId: string; channel?: string; start: number; size: number; from: number; to: number }) {
+      const rows = sqlite.query(sql.statsByBucket(channel !== undefined)).all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
+      return rows.map((r) => ({ bucket: Number(r.b), status: r.status, count: Number(r.n) }));
+    },
+
+    /**
+     * The company's queued messages by channel, and the oldest one's creation: a range of
+     * messages_company_status_idx (status = 'queued'), reading each queued message's row once — the cost of
+     * the backlog itself, nothing of the sent history.
+     */
+    queuedByChannel(companyId: string): { byChannel: Record<string, number>; oldest: number | null } {
+      const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
+      const byChannel: Record<string, number> = {};
+      let oldest: number | null = null;
+      for (const r of rows) {
+        byChannel[r.channel] = Number(r.n);
+        oldest = oldest === null ? Number(r.oldest) : Math.min(oldest, Number(r.oldest));
+      }
+      return { byChannel, oldest };
+    },
+
+    /** The company's messages in `status` created since `since`, counted on messages_company_status_idx alone. */
+    countStatusSince(companyId: string, status: string, since: number): number {
+      return Number((sqlite.query(sql.countStatusSince).get(companyId, status, since) as { n: number }).n);
+    },
+
+    /**
+     * The outbound messages of a channel's accounts created since `since`, by account and status: a range of
+     * messages_company_channel_idx over that window (GET /channels's health reads the last hour).
+     */
+    recentOutboundByAccount(companyId: string, channel: string, since: number) {
+      const rows = sqlite
+        .query(sql.recentOutboundByAccount)
+        .all(companyId, channel, since) as { channel_account_id: string; status: string; n: number; last_sent: number | null }[];
+      return rows.map((r) => ({ accountId: r.channel_account_id, status: r.status, count: Number(r.n), lastSentAt: r.last_sent === null ? null : Number(r.last_sent) }));
+    },
+
+    /**
+     * Each account's newest failure among the company's newest `within` failed messages (GET /channels's
+     * health): at most `within` entries of messages_company_status_idx, one row per account back.
+     */
+    lastFailures(companyId: string, within: number): Map<string, { failedAt: number | null; reason: string | null }> {
+      const rows = sqlite.query(sql.lastFailures).all(companyId, within) as { channel_account_id: string; failed_at: number | null; error_reason: string | null }[];
+      return new Map(rows.map((r) => [r.channel_account_id, { failedAt: r.failed_at === null ? null : Number(r.failed_at), reason: r.error_reason }]));
+    },
+
     /** Messages of both directions in these conversations. */
     countInConversations(conversationIds: string[]): number {
       if (!conversationIds.length) return 0;
@@ -181,6 +254,48 @@ export function createMessagesStore(db: Db) {
 }
 
 export type MessagesStore = ReturnType<typeof createMessagesStore>;
+
+/** GET /messages's filters (values checked by the route); `before` is the cursor's (createdAt, id). */
+export type MessageListFilter = {
+  status?: string;
+  channel?: string;
+  contactId?: string;
+  campaignId?: string;
+  conversationId?: string;
+  from?: number;
+  to?: number;
+  before?: [number, string];
+};
+
+/**
+ * GET /messages: a company's messages, newest first by (created_at, id). Each filter narrows through its own
+ * index (messages.table.ts), the window and the cursor are a range of it, so a page reads about `limit` index
+ * entries whatever the company holds; with several filters the planner takes the narrowest index and the
+ * others are checked on its rows. A conversation filter sorts that conversation's messages (its index is by id).
+ * Parameters are named by position: ?1 company, ?2 limit, then the filters in the order of MessageListFilter.
+ */
+export function listSQL(f: MessageListFilter): { text: string; args: unknown[] } {
+  const where = ["company_id = ?1"];
+  const args: unknown[] = [];
+  const add = (cond: (p: string) => string, value: unknown) => {
+    args.push(value);
+    where.push(cond(`?${args.length + 2}`));
+  };
+  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  if (f.channel !== undefined) add((p) => `channel = ${p}`, f.channel);
+  if (f.contactId !== undefined) add((p) => `contact_id = ${p}`, f.contactId);
+  if (f.campaignId !== undefined) add((p) => `campaign_id = ${p}`, f.campaignId);
+  if (f.conversationId !== undefined) add((p) => `conversation_id = ${p}`, f.conversationId);
+  if (f.from !== undefined) add((p) => `created_at >= ${p}`, f.from);
+  if (f.to !== undefined) add((p) => `created_at < ${p}`, f.to);
+  if (f.before) {
+    // Said as a range on created_at first (an index range on both engines), then the tie on id.
+    add((p) => `created_at <= ${p}`, f.before[0]);
+    const at = `?${args.length + 2}`;
+    add((p) => `(created_at < ${at} OR id < ${p})`, f.before[1]);
+  }
+  return { text: `SELECT * FROM messages WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?2`, args };
+}
 
 /** The store of a connection, built once. */
 export const messagesStore = perConnection(createMessagesStore);

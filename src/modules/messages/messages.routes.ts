@@ -1,8 +1,56 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { data, errors } from "../../platform/http/envelope";
+import { AppError } from "../../platform/errors";
+import { CHANNELS } from "../../channels/channel.types";
+import { data, errors, list } from "../../platform/http/envelope";
+import { decodeCursor, PageQuery, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
+import { named } from "../../platform/http/schemas";
 import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
+import { listMessages, messageBacklog, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
+
+const ChannelQuery = t.Optional(t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "one channel" }));
+const ListQuery = t.Object({
+  ...PageQuery,
+  // Today's statuses only (a scheduled message is issue 37's).
+  status: t.Optional(t.Union(["queued", "sent", "delivered", "read", "failed", "received"].map((s) => t.Literal(s)))),
+  channel: ChannelQuery,
+  contactId: t.Optional(t.String()),
+  campaignId: t.Optional(t.String()),
+  conversationId: t.Optional(t.String()),
+  from: t.Optional(t.String({ description: "created at or after (RFC 3339)", format: "date-time" })),
+  to: t.Optional(t.String({ description: "created before (RFC 3339)", format: "date-time" })),
+});
+const StatsQuery = t.Object({
+  from: t.Optional(t.String({ description: "window start (RFC 3339); default: 24 hours before `to`", format: "date-time" })),
+  to: t.Optional(t.String({ description: "window end, exclusive (RFC 3339); default: now", format: "date-time" })),
+  interval: t.Optional(t.Union([t.Literal("hour"), t.Literal("day")], { description: "bucket size, UTC; default hour" })),
+  channel: ChannelQuery,
+});
+const count = t.Integer({ minimum: 0 });
+const MessageStats = named("MessageStats", t.Object({
+  interval: t.Union([t.Literal("hour"), t.Literal("day")]),
+  from: t.String({ format: "date-time" }),
+  to: t.String({ format: "date-time" }),
+  buckets: t.Array(t.Object({ start: t.String({ format: "date-time" }), queued: count, sent: count, delivered: count, read: count, failed: count, received: count, total: count })),
+}));
+
+const MessageBacklog = named("MessageBacklog", t.Object({
+  queued: t.Object({
+    total: count,
+    byChannel: t.Record(t.String(), count, { description: "queued messages per channel (channels with none are absent)" }),
+    oldestCreatedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "when the oldest queued message was accepted" }),
+  }),
+  failedLast24h: count,
+}));
+
+/** A cursor of GET /messages: the last row's [createdAt ms, id], or 422 naming query:cursor. */
+function listCursor(cursor: string | undefined): [number, string] | undefined {
+  const key = decodeCursor(cursor);
+  if (!key) return undefined;
+  if (key.length === 2 && typeof key[0] === "number" && typeof key[1] === "string") return [key[0], key[1]];
+  throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor returned by this list" }]);
+}
 
 /** An accepted message as the examples show it (ids are the examples' own). */
 const accepted = (o: { channel: string; priceType: string; unitPrice: string; charged: boolean; metadata: Record<string, string> }) => ({
@@ -58,6 +106,79 @@ export const messagesRoutes = (deps: Deps) =>
                 },
               },
             },
+          },
+        },
+      },
+    })
+    .get(
+      "/messages",
+      ({ query, auth }) => {
+        const limit = pageLimit(query.limit);
+        const { status, channel, contactId, campaignId, conversationId } = query;
+        const filter = { status, channel, contactId, campaignId, conversationId, from: queryDate(query.from, "from")?.getTime(), to: queryDate(query.to, "to")?.getTime(), before: listCursor(query.cursor) };
+        const rows = listMessages({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1 });
+        return toPage(rows, limit, (m) => [m.createdAt.getTime(), m.id], messageView);
+      },
+      {
+        scope: "messages:read",
+        query: ListQuery,
+        response: { 200: list(MessageRecord), ...errors(403, 422) },
+        detail: {
+          summary: "List messages, newest first (by creation), with filters",
+          description: "Every filter is served by an index: a page costs about its own rows whatever the company holds. `from` is inclusive, `to` exclusive.",
+          operationId: "listMessages",
+        },
+      },
+    )
+    .get(
+      "/messages/stats",
+      ({ query, auth }) => ({
+        data: messageStats({ db: deps.db, now: deps.now(), companyId: auth.companyId, from: queryDate(query.from, "from"), to: queryDate(query.to, "to"), interval: query.interval, channel: query.channel }),
+      }),
+      {
+        scope: "messages:read",
+        query: StatsQuery,
+        response: { 200: data(MessageStats), ...errors(403, 422) },
+        detail: {
+          summary: "Messages by current status per hour or day (the console's overview chart)",
+          description:
+            "Counts the messages created in [from, to) (at most 31 days; default the last 24 hours) by UTC hour or day and their current status; every bucket is listed. Reads each message of the window once through an index on (company, created) — never the rest of the company's messages.",
+          operationId: "getMessageStats",
+          "x-openapi": {
+            responses: {
+              "200": {
+                content: {
+                  "application/json": {
+                    example: {
+                      data: {
+                        interval: "day",
+                        from: "2026-06-01T00:00:00.000Z",
+                        to: "2026-06-03T00:00:00.000Z",
+                        buckets: [
+                          { start: "2026-06-01T00:00:00.000Z", queued: 0, sent: 12, delivered: 340, read: 1210, failed: 9, received: 402, total: 1973 },
+                          { start: "2026-06-02T00:00:00.000Z", queued: 25, sent: 40, delivered: 310, read: 980, failed: 4, received: 377, total: 1736 },
+                        ],
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    )
+    .get("/messages/backlog", ({ auth }) => ({ data: messageBacklog({ db: deps.db, now: deps.now(), companyId: auth.companyId }) }), {
+      scope: "messages:read",
+      response: { 200: data(MessageBacklog), ...errors(403) },
+      detail: {
+        summary: "The company's backlog: queued messages by channel, the oldest one's age, failures of the last 24 hours",
+        description:
+          "The job queue is the appliance's and its jobs name no company, so this is the company's share of it: every queued message is (or has) a dispatch job; a dispatch that runs out of attempts fails its message. Webhook deliveries that failed are listed by GET /webhooks/{id}/deliveries?status=failed. Costs a read of the queued messages and a count of the last day's failed ones on an index.",
+        operationId: "getMessageBacklog",
+        "x-openapi": {
+          responses: {
+            "200": { content: { "application/json": { example: { data: { queued: { total: 1250, byChannel: { whatsapp: 1200, email: 50 }, oldestCreatedAt: "2026-06-01T09:58:12.000Z" }, failedLast24h: 7 } } } } },
           },
         },
       },

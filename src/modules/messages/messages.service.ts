@@ -521,7 +521,8 @@ export function createOutboundMessage(
       leaseToken: lease?.token ?? null,
     });
     messagesStore(db).insertMessage(row);
-    touchConversation({ db, conversationId, messageId: id, at });
+    // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
+    touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null });
     return row;
   });
 }

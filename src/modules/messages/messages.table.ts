@@ -91,5 +91,15 @@ export const messages = sqliteTable(
     // claim index entries.
     index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.direct)),
     index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.bulk)),
+    // GET /messages, newest first by (created_at, id), one index per filter so a page reads its rows and no
+    // more: the company's messages (also the window of GET /messages/stats), by status, by channel, by
+    // contact, by campaign (a filter on a conversation uses messages_conversation_idx). NB! every one is
+    // written by every message (the status one again at each status change): add a filter, not an index,
+    // unless a big company's page would otherwise read rows it does not return.
+    index("messages_company_created_idx").on(t.companyId, t.createdAt, t.id),
+    index("messages_company_status_idx").on(t.companyId, t.status, t.createdAt, t.id),
+    index("messages_company_channel_idx").on(t.companyId, t.channel, t.createdAt, t.id),
+    index("messages_contact_created_idx").on(t.contactId, t.createdAt, t.id),
+    index("messages_campaign_created_idx").on(t.campaignId, t.createdAt, t.id).where(sql`campaign_id IS NOT NULL`),
   ],
 );

@@ -101,6 +101,7 @@ const exampleConversation = (status: string, assignee: { id: string; name: strin
   assignee,
   lastMessageAt: "2025-06-01T10:00:00.000Z",
   closedAt: status === "closed" ? "2025-06-01T11:00:00.000Z" : null,
+  unreadCount: status === "closed" ? 0 : 1,
   createdAt: "2025-06-01T09:59:30.000Z",
   updatedAt: "2025-06-01T10:00:00.000Z",
 });

@@ -20,6 +20,21 @@ function urlBox(url: string): HTMLElement {
   return h("div", { class: "copy-row" }, input, copy);
 }
 
+/** The account's health from its last hour of sends, or why it is not shown. */
+function health(c: Channel): HTMLElement {
+  const x = c.health;
+  if (!x) return h("span", { class: "muted" }, "needs messages:read");
+  const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
+  return h(
+    "div",
+    { class: "health" },
+    badge(x.status),
+    h("span", { class: "muted" }, ` ${x.recentSent} sent, ${x.recentFailed} failed`),
+    h("div", { class: "muted small" }, `last sent ${when(x.lastSentAt)}`),
+    x.lastFailedAt ? h("div", { class: "muted small" }, `last failure ${when(x.lastFailedAt)}${x.lastFailureReason ? ` (${x.lastFailureReason})` : ""}`) : null,
+  );
+}
+
 export const channelsPage: PageDef = {
   id: "channels",
   title: "Channels",
@@ -35,6 +50,7 @@ export const channelsPage: PageDef = {
         ["Channel", (c) => c.channel],
         ["Provider", (c) => c.provider],
         ["State", (c) => badge(c.status)],
+        ["Health (last hour)", (c) => health(c)],
         ["Inbound webhook URL", (c) => urlBox(c.webhookUrl)],
       ]),
     );

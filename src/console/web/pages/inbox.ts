@@ -1,7 +1,7 @@
 /**
- * Inbox: conversations (those whose last message is the contact's — awaiting a reply — first), the thread,
- * a reply (text inside the channel's window, a template outside it), assign, close/reopen and notes.
- * NB! The API has no read/unread state; "awaiting reply" (the last message is inbound) stands in for it.
+ * Inbox: conversations (those with unread messages first, as the API orders them), the thread, a reply (text
+ * inside the channel's window, a template outside it), assign, close/reopen and notes. Opening a conversation
+ * marks it read (with conversations:write); a reply reads it too, on the server.
  */
 import { ApiError, get, list, post, qs } from "../api";
 import { badge, clear, fmtTime, h } from "../dom";
@@ -144,15 +144,22 @@ export const inboxPage: PageDef = {
     // conversations that changed since the last poll, so polling costs one request when nothing happens.
     const known = new Map<string, ConversationDetail>();
     const loadList = async () => {
-      const { data } = await list<Conversation>(`/conversations${qs({ status: filter.value, limit: 30 })}`);
+      const { data } = await list<Conversation>(`/conversations${qs({ status: filter.value, order: "unread_first", limit: 30 })}`);
+      // The open conversation, read while it is on screen: what arrives meanwhile is seen, so it is read.
+      const open = data.find((c) => c.id === ctx.arg);
+      if (open && open.unreadCount > 0 && ctx.can("conversations:write")) {
+        await post(`/conversations/${open.id}/read`, {});
+        open.unreadCount = 0;
+      }
       const details = await Promise.all(
         data.map((c) => {
           const k = known.get(c.id);
-          if (k && k.lastMessageAt === c.lastMessageAt && k.status === c.status && k.assignee?.id === c.assignee?.id) return k;
+          if (k && k.lastMessageAt === c.lastMessageAt && k.status === c.status && k.assignee?.id === c.assignee?.id && k.unreadCount === c.unreadCount) return k;
           return get<ConversationDetail>(`/conversations/${c.id}`).then((d) => (known.set(c.id, d), d));
         }),
       );
-      details.sort((a, b) => Number(awaiting(b)) - Number(awaiting(a)) || Date.parse(b.lastMessageAt ?? b.createdAt) - Date.parse(a.lastMessageAt ?? a.createdAt));
+      // The details' unread count is the list's (the detail may be older than a mark read).
+      for (const [i, d] of details.entries()) d.unreadCount = data[i]!.unreadCount;
       clear(
         listEl,
         details.length
@@ -163,7 +170,12 @@ export const inboxPage: PageDef = {
                 h(
                   "a",
                   { href: `#/inbox/${c.id}`, class: `${c.id === ctx.arg ? "active" : ""}${awaiting(c) ? " awaiting" : ""}` },
-                  h("span", { class: "name" }, contactName(c), awaiting(c) ? h("span", { class: "dot", title: "awaiting a reply" }, " ●") : null),
+                  h(
+                    "span",
+                    { class: "name" },
+                    contactName(c),
+                    c.unreadCount > 0 ? h("span", { class: "unread", title: `${c.unreadCount} unread`, "data-unread": String(c.unreadCount) }, String(c.unreadCount)) : awaiting(c) ? h("span", { class: "dot", title: "awaiting a reply" }, " ●") : null,
+                  ),
                   h("span", { class: "muted" }, `${c.channel} · ${fmtTime(c.lastMessageAt)}`),
                   h("span", { class: "preview" }, c.lastMessage ? messageText(c.lastMessage) : ""),
                 ),
