@@ -163,7 +163,7 @@ describe("GET /messages and GET /messages/stats", () => {
       await row.check?.(r);
     });
 
-  test.skipIf(onPostgres)("each filter pages through its own index (SQLite's plan): no scan, no sort", () => {
+  test.skipIf(onPostgres)("each filter pages through an index (SQLite's plan): no scan, no sort", () => {
     const plan = (f: Parameters<typeof listSQL>[0]) => {
       const { text, args } = listSQL(f);
       const st = app.deps.db.$client.prepare(`EXPLAIN QUERY PLAN ${text}`);
@@ -174,23 +174,29 @@ describe("GET /messages and GET /messages/stats", () => {
     const before: [number, string] = [1, "x"];
     expect(plan({})).toContain("messages_company_created_idx");
     expect(plan({ from: 1, to: 2, before })).toContain("messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
-    expect(plan({ status: "sent", before })).toContain("messages_company_status_idx");
-    expect(plan({ channel: "email" })).toContain("messages_company_channel_idx");
-    expect(plan({ contactId: "c" })).toContain("messages_contact_created_idx");
-    expect(plan({ campaignId: "c" })).toContain("messages_campaign_created_idx");
+    // Dense statuses and channels are checked on the company's rows as the walk meets them; the queued and
+    // failed ones (few among many) have partial indexes of their own.
+    expect(plan({ status: "sent", before })).toContain("messages_company_created_idx");
+    expect(plan({ status: "failed", before })).toContain("messages_company_failed_idx");
+    expect(plan({ status: "queued" })).toContain("messages_company_queued_idx");
+    expect(plan({ channel: "email" })).toContain("messages_company_created_idx");
+    expect(plan({ contactId: "c", contactConversationIds: ["v1", "v2"] })).toContain("messages_conversation_idx");
+    expect(plan({ campaignId: "c" })).toContain("messages_company_created_idx");
     const store = (text: string) => {
       const st = app.deps.db.$client.prepare(`EXPLAIN QUERY PLAN ${text}`);
       const rows = (st.all(...((m) => (m.some((x) => x.length > 1) ? [...new Set(m)] : m))(text.match(/\?\d*/g) ?? []).map(() => "x")) as { detail: string }[]).map((d) => d.detail).join("; ");
       st.finalize();
       return rows;
     };
-    expect(store(SQL.sqlite.queuedByChannel)).toBe("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?); USE TEMP B-TREE FOR GROUP BY");
-    expect(store(SQL.sqlite.countStatusSince)).toBe("SEARCH messages USING COVERING INDEX messages_company_status_idx (company_id=? AND status=? AND created_at>?)");
-    expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>?)");
-    expect(store(SQL.sqlite.lastFailures)).toContain("SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)");
+    expect(store(SQL.sqlite.queuedByChannel)).toBe("SEARCH messages USING INDEX messages_company_queued_idx (company_id=?); USE TEMP B-TREE FOR GROUP BY");
+    expect(store(SQL.sqlite.countFailedSince)).toBe("SEARCH messages USING COVERING INDEX messages_company_failed_idx (company_id=? AND created_at>?)");
+    expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>?)");
+    expect(store(SQL.sqlite.lastFailures)).toContain("SEARCH messages USING INDEX messages_company_failed_idx (company_id=?)");
     expect(store(SQL.sqlite.lastFailures)).not.toContain("SCAN messages");
     expect(store(SQL.sqlite.statsByBucket(false))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
-    expect(store(SQL.sqlite.statsByBucket(true))).toStartWith("SEARCH messages USING INDEX messages_company_channel_idx (company_id=? AND channel=? AND created_at>? AND created_at<?)");
-    for (const f of [{}, { status: "sent" }, { channel: "email" }, { contactId: "c" }, { campaignId: "c" }]) expect(plan(f)).not.toMatch(/SCAN|TEMP B-TREE/);
+    expect(store(SQL.sqlite.statsByBucket(true))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
+    for (const f of [{}, { status: "sent" }, { status: "failed" }, { channel: "email" }, { campaignId: "c" }]) expect(plan(f)).not.toMatch(/SCAN|TEMP B-TREE/);
+    // A contact's messages: its conversations' ranges, then a sort of that contact's messages alone.
+    expect(plan({ contactId: "c", contactConversationIds: ["v1"] })).not.toMatch(/SCAN messages/);
   });
 });

@@ -5,9 +5,12 @@
 import type { Deps } from "../../deps";
 import { AppError } from "../../platform/errors";
 import { messagesStore, type MessageListFilter, type MessageRow } from "./messages.repository";
+import { conversationsOfContacts } from "../conversations/conversations.service";
 
 export function listMessages({ db, companyId, filter, limit }: { db: Deps["db"]; companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
-  return messagesStore(db).list({ companyId, filter, limit });
+  const contactConversationIds = filter.contactId === undefined ? undefined : conversationsOfContacts({ db, contactIds: [filter.contactId] });
+  if (contactConversationIds?.length === 0) return [];
+  return messagesStore(db).list({ companyId, filter: { ...filter, contactConversationIds }, limit });
 }
 
 const HOUR = 3_600_000;
@@ -25,7 +28,23 @@ const invalid = (name: string, message: string) => new AppError("VALIDATION_FAIL
  * Buckets start on the interval's boundary (the first may begin before `from`, counting from `from` only);
  * every bucket is listed, empty ones as zeros, so a chart needs no gap filling.
  */
-export function messageStats({ db, now, companyId, from, to, interval = "hour", channel }: { db: Deps["db"]; now: Date; companyId: string; from?: Date; to?: Date; interval?: StatsInterval; channel?: string }) {
+export function messageStats({
+  db,
+  now,
+  companyId,
+  from,
+  to,
+  interval = "hour",
+  channel,
+}: {
+  db: Deps["db"];
+  now: Date;
+  companyId: string;
+  from?: Date;
+  to?: Date;
+  interval?: StatsInterval;
+  channel?: string;
+}) {
   const size = STATS_INTERVALS[interval];
   // By default the window ends with the current bucket, so the last one is whole and counts what was just made.
   const end = to?.getTime() ?? (Math.floor(now.getTime() / size) + 1) * size;
@@ -34,7 +53,8 @@ export function messageStats({ db, now, companyId, from, to, interval = "hour", 
   if (end - begin > MAX_WINDOW) throw invalid("from", "the window is at most 31 days");
   const start = Math.floor(begin / size) * size;
   const buckets: Bucket[] = [];
-  for (let at = start; at < end; at += size) buckets.push({ start: new Date(at).toISOString(), queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, received: 0, total: 0 });
+  for (let at = start; at < end; at += size)
+    buckets.push({ start: new Date(at).toISOString(), queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, received: 0, total: 0 });
   for (const r of messagesStore(db).countByBucket({ companyId, channel, start, size, from: begin, to: end })) {
     const b = buckets[r.bucket];
     if (!b) continue;
@@ -55,7 +75,7 @@ export function messageBacklog({ db, now, companyId }: { db: Deps["db"]; now: Da
   const { byChannel, oldest } = store.queuedByChannel(companyId);
   return {
     queued: { total: Object.values(byChannel).reduce((a, b) => a + b, 0), byChannel, oldestCreatedAt: oldest === null ? null : new Date(oldest).toISOString() },
-    failedLast24h: store.countStatusSince(companyId, "failed", now.getTime() - 24 * HOUR),
+    failedLast24h: store.countFailedSince(companyId, now.getTime() - 24 * HOUR),
   };
 }
 
@@ -75,22 +95,30 @@ const FAILURE_LOOKBACK = 1000;
 /**
  * Each account's health from its last hour of sends (GET /channels): sent (sent, delivered or read) and
  * failed counts, `failing` when every finished send failed, `degraded` when ≥ 10 % did, `unknown` without a
- * finished send in the hour. One range of messages_company_channel_idx per channel the company has accounts
- * on, plus the last failure among the company's newest 1,000 failed messages.
+ * finished send in the hour. One range of messages_company_created_idx over the hour, plus the last failure among the company's newest 1,000 failed messages.
  */
-export function channelHealth({ db, now, companyId, accounts }: { db: Deps["db"]; now: Date; companyId: string; accounts: { id: string; channel: string }[] }): Map<string, AccountHealth> {
+export function channelHealth({
+  db,
+  now,
+  companyId,
+  accounts,
+}: {
+  db: Deps["db"];
+  now: Date;
+  companyId: string;
+  accounts: { id: string; channel: string }[];
+}): Map<string, AccountHealth> {
   const store = messagesStore(db);
   const since = now.getTime() - HOUR;
   const out = new Map<string, AccountHealth>();
   for (const a of accounts) out.set(a.id, { status: "unknown", lastSentAt: null, lastFailedAt: null, lastFailureReason: null, recentSent: 0, recentFailed: 0 });
-  for (const channel of new Set(accounts.map((a) => a.channel)))
-    for (const r of store.recentOutboundByAccount(companyId, channel, since)) {
-      const h = out.get(r.accountId);
-      if (!h) continue;
-      if (r.status === "failed") h.recentFailed += r.count;
-      else if (r.status !== "queued") h.recentSent += r.count;
-      if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
-    }
+  for (const r of store.recentOutboundByAccount(companyId, since)) {
+    const h = out.get(r.accountId);
+    if (!h) continue;
+    if (r.status === "failed") h.recentFailed += r.count;
+    else if (r.status !== "queued") h.recentSent += r.count;
+    if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
+  }
   const failures = store.lastFailures(companyId, FAILURE_LOOKBACK);
   for (const [id, h] of out) {
     const f = failures.get(id);

@@ -37,13 +37,13 @@ test.skipIf(onPostgres)("watermark receipts search the contact's conversations, 
 });
 
 test.skipIf(onPostgres)("DELETE /media's check searches the dispatch backlog and the company's queued messages", () => {
-  // Since GET /messages's indexes (0014): each lane's queued messages of this company alone
-  // (messages_company_status_idx), no longer every company's dispatch backlog.
+  // Since the partial index of queued messages (0016): each lane's queued messages of this company alone
+  // (messages_company_queued_idx), no longer every company's dispatch backlog.
   expect(plan(SQL.sqlite.queuedWithMedia).filter((d) => /^(SEARCH|SCAN)/.test(d))).toEqual([
     expect.stringMatching(/^SEARCH j USING (COVERING )?INDEX jobs_claim_idx \(type=\?\)/),
     expect.stringMatching(/^SEARCH m USING INDEX sqlite_autoindex_messages_1 \(id=\?\)/),
-    "SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)",
-    "SEARCH messages USING INDEX messages_company_status_idx (company_id=? AND status=?)",
+    "SEARCH messages USING INDEX messages_company_queued_idx (company_id=?)",
+    "SEARCH messages USING INDEX messages_company_queued_idx (company_id=?)",
   ]);
 });
 

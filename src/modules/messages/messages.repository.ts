@@ -40,14 +40,14 @@ export const SQL = perEngine((e) => ({
   statsByBucket: (byChannel: boolean) =>
     `SELECT (created_at - ?2) / ?3 AS b, status, count(*) AS n FROM messages
      WHERE company_id = ?1 AND created_at >= ?4 AND created_at < ?5${byChannel ? " AND channel = ?6" : ""} GROUP BY b, status`,
-  // NB! `+channel` on SQLite: grouping by the bare column makes its planner walk messages_company_channel_idx
-  // (the company's every message) to skip a sort of a few channels.
-  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM messages WHERE company_id = ? AND status = 'queued' GROUP BY ${e === "sqlite" ? "+channel" : "channel"}`,
-  countStatusSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = ? AND created_at >= ?`,
+  // messages_company_queued_idx: the company's backlog, by channel, and nothing of its history.
+  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM messages WHERE company_id = ? AND status = 'queued' GROUP BY channel`,
+  // messages_company_failed_idx (the status written out: a partial index serves only a query that names it).
+  countFailedSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = 'failed' AND created_at >= ?`,
   recentOutboundByAccount: `SELECT channel_account_id, status, count(*) AS n, max(sent_at) AS last_sent FROM messages
-     WHERE company_id = ? AND channel = ? AND created_at >= ? AND direction = 'outbound' GROUP BY channel_account_id, status`,
+     WHERE company_id = ? AND created_at >= ? AND direction = 'outbound' GROUP BY channel_account_id, status`,
   // The newest failure of each account among the company's newest ?2 failed messages: one walk of
-  // messages_company_status_idx, whatever the number of accounts.
+  // messages_company_failed_idx, whatever the number of accounts.
   lastFailures: `SELECT channel_account_id, failed_at, error_reason FROM (
        SELECT channel_account_id, failed_at, error_reason, row_number() OVER (PARTITION BY channel_account_id ORDER BY created_at DESC, id DESC) AS rn
        FROM (SELECT channel_account_id, failed_at, error_reason, created_at, id FROM messages
@@ -102,13 +102,22 @@ export function createMessagesStore(db: Db) {
       return {
         claim: (group, now, limit, token, until) =>
           (sqlite.query(q.claim).all(token, until, group, now, limit) as { id: string }[]).map((r) => ({ messageId: r.id })),
-        groups: () => (sqlite.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({ groupKey: r.group_key, first: r.first === null ? null : Number(r.first) })),
+        groups: () =>
+          (sqlite.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({
+            groupKey: r.group_key,
+            first: r.first === null ? null : Number(r.first),
+          })),
         renew: ({ messageId }, token, until) =>
           sqlite.query(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token).changes > 0,
         release: ({ messageId }, token, at) =>
-          sqlite.query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(at, messageId, token).changes > 0,
+          sqlite
+            .query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`)
+            .run(at, messageId, token).changes > 0,
         expired: (group, before, limit) =>
-          (sqlite.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({ payload: { messageId: r.id }, token: r.lease_token })),
+          (sqlite.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({
+            payload: { messageId: r.id },
+            token: r.lease_token,
+          })),
         count: () => {
           const r = sqlite.query(q.count).get() as { pending: number; running: number };
           return { pending: Number(r.pending), running: Number(r.running) };
@@ -138,11 +147,17 @@ export function createMessagesStore(db: Db) {
     },
 
     messageHeadByProviderId(channelAccountId: string, providerMessageId: string): MessageHead | undefined {
-      return one(sqlite.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId));
+      return one(
+        sqlite.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId),
+      );
     },
 
     messageIdByProviderId(channelAccountId: string, providerMessageId: string): string | undefined {
-      return (sqlite.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as { id: string } | null)?.id;
+      return (
+        sqlite.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as {
+          id: string;
+        } | null
+      )?.id;
     },
 
     dispatchRow(id: string): DispatchRow | undefined {
@@ -184,24 +199,39 @@ export function createMessagesStore(db: Db) {
 
     /** GET /messages: a page of the company's messages, newest first (listSQL says the cost). */
     list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
-      const { text, args } = listSQL(filter);
+      const { text, args } = listSQL(filter, db.engine);
       return many(sqlite.query(text).all(companyId, limit, ...(args as string[])));
     },
 
     /**
      * GET /messages/stats: the company's messages created in [from, to) counted by bucket (`size` ms from
-     * `start`) and current status — a range of messages_company_created_idx (or _channel_idx), reading each
-     * message of the window once; nothing outside it.
+     * `start`) and current status — a range of messages_company_created_idx, reading each message of the
+     * window once (a channel filter skips the others); nothing outside it.
      */
-    countByBucket({ companyId, channel, start, size, from, to }: { companyId: string; channel?: string; start: number; size: number; from: number; to: number }) {
-      const rows = sqlite.query(sql.statsByBucket(channel !== undefined)).all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
+    countByBucket({
+      companyId,
+      channel,
+      start,
+      size,
+      from,
+      to,
+    }: {
+      companyId: string;
+      channel?: string;
+      start: number;
+      size: number;
+      from: number;
+      to: number;
+    }) {
+      const rows = sqlite
+        .query(sql.statsByBucket(channel !== undefined))
+        .all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
       return rows.map((r) => ({ bucket: Number(r.b), status: r.status, count: Number(r.n) }));
     },
 
     /**
-     * The company's queued messages by channel, and the oldest one's creation: a range of
-     * messages_company_status_idx (status = 'queued'), reading each queued message's row once — the cost of
-     * the backlog itself, nothing of the sent history.
+     * The company's queued messages by channel, and the oldest one's creation: messages_company_queued_idx
+     * alone (it holds only queued messages) — the cost of the backlog itself, nothing of the sent history.
      */
     queuedByChannel(companyId: string): { byChannel: Record<string, number>; oldest: number | null } {
       const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
@@ -214,28 +244,40 @@ export function createMessagesStore(db: Db) {
       return { byChannel, oldest };
     },
 
-    /** The company's messages in `status` created since `since`, counted on messages_company_status_idx alone. */
-    countStatusSince(companyId: string, status: string, since: number): number {
-      return Number((sqlite.query(sql.countStatusSince).get(companyId, status, since) as { n: number }).n);
+    /** The company's failed messages created since `since`, counted on messages_company_failed_idx alone. */
+    countFailedSince(companyId: string, since: number): number {
+      return Number((sqlite.query(sql.countFailedSince).get(companyId, since) as { n: number }).n);
     },
 
     /**
-     * The outbound messages of a channel's accounts created since `since`, by account and status: a range of
-     * messages_company_channel_idx over that window (GET /channels's health reads the last hour).
+     * The company's outbound messages created since `since`, by account and status: one range of
+     * messages_company_created_idx over that window (GET /channels's health reads the last hour).
      */
-    recentOutboundByAccount(companyId: string, channel: string, since: number) {
-      const rows = sqlite
-        .query(sql.recentOutboundByAccount)
-        .all(companyId, channel, since) as { channel_account_id: string; status: string; n: number; last_sent: number | null }[];
-      return rows.map((r) => ({ accountId: r.channel_account_id, status: r.status, count: Number(r.n), lastSentAt: r.last_sent === null ? null : Number(r.last_sent) }));
+    recentOutboundByAccount(companyId: string, since: number) {
+      const rows = sqlite.query(sql.recentOutboundByAccount).all(companyId, since) as {
+        channel_account_id: string;
+        status: string;
+        n: number;
+        last_sent: number | null;
+      }[];
+      return rows.map((r) => ({
+        accountId: r.channel_account_id,
+        status: r.status,
+        count: Number(r.n),
+        lastSentAt: r.last_sent === null ? null : Number(r.last_sent),
+      }));
     },
 
     /**
      * Each account's newest failure among the company's newest `within` failed messages (GET /channels's
-     * health): at most `within` entries of messages_company_status_idx, one row per account back.
+     * health): at most `within` entries of messages_company_failed_idx, one row per account back.
      */
     lastFailures(companyId: string, within: number): Map<string, { failedAt: number | null; reason: string | null }> {
-      const rows = sqlite.query(sql.lastFailures).all(companyId, within) as { channel_account_id: string; failed_at: number | null; error_reason: string | null }[];
+      const rows = sqlite.query(sql.lastFailures).all(companyId, within) as {
+        channel_account_id: string;
+        failed_at: number | null;
+        error_reason: string | null;
+      }[];
       return new Map(rows.map((r) => [r.channel_account_id, { failedAt: r.failed_at === null ? null : Number(r.failed_at), reason: r.error_reason }]));
     },
 
@@ -260,6 +302,8 @@ export type MessageListFilter = {
   status?: string;
   channel?: string;
   contactId?: string;
+  /** With `contactId`: that contact's conversations (the service reads them from the conversations module). */
+  contactConversationIds?: string[];
   campaignId?: string;
   conversationId?: string;
   from?: number;
@@ -274,16 +318,27 @@ export type MessageListFilter = {
  * others are checked on its rows. A conversation filter sorts that conversation's messages (its index is by id).
  * Parameters are named by position: ?1 company, ?2 limit, then the filters in the order of MessageListFilter.
  */
-export function listSQL(f: MessageListFilter): { text: string; args: unknown[] } {
+export function listSQL(f: MessageListFilter, engine: Engine = "sqlite"): { text: string; args: unknown[] } {
   const where = ["company_id = ?1"];
   const args: unknown[] = [];
   const add = (cond: (p: string) => string, value: unknown) => {
     args.push(value);
     where.push(cond(`?${args.length + 2}`));
   };
-  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  // The statuses with a partial index of their own are written out (a partial index serves only a query that
+  // names its condition); the others are checked on the company's rows as the walk meets them.
+  if (f.status === "queued" || f.status === "failed") where.push(`status = '${f.status}'`);
+  else if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
   if (f.channel !== undefined) add((p) => `channel = ${p}`, f.channel);
   if (f.contactId !== undefined) add((p) => `contact_id = ${p}`, f.contactId);
+  // A contact's messages are those of its conversations: ranges of messages_conversation_idx, then a sort of
+  // that contact's messages alone (no index of messages by contact: each would be written by every message).
+  // NB! `+company_id` on SQLite: otherwise its planner walks messages_company_created_idx for the order,
+  // which is the company's whole history for a contact with few messages.
+  if (f.contactConversationIds !== undefined) {
+    if (engine === "sqlite") where[0] = "+company_id = ?1";
+    add((p) => `conversation_id IN (${jsonValues(engine, p)})`, JSON.stringify(f.contactConversationIds));
+  }
   if (f.campaignId !== undefined) add((p) => `campaign_id = ${p}`, f.campaignId);
   if (f.conversationId !== undefined) add((p) => `conversation_id = ${p}`, f.conversationId);
   if (f.from !== undefined) add((p) => `created_at >= ${p}`, f.from);

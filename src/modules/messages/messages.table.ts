@@ -91,15 +91,16 @@ export const messages = sqliteTable(
     // claim index entries.
     index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.direct)),
     index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql.raw(DISPATCH_LANES.bulk)),
-    // GET /messages, newest first by (created_at, id), one index per filter so a page reads its rows and no
-    // more: the company's messages (also the window of GET /messages/stats), by status, by channel, by
-    // contact, by campaign (a filter on a conversation uses messages_conversation_idx). NB! every one is
-    // written by every message (the status one again at each status change): add a filter, not an index,
-    // unless a big company's page would otherwise read rows it does not return.
+    // GET /messages, newest first by (created_at, id): the company's messages (also the window of GET
+    // /messages/stats and of GET /channels's health). Filters by status, channel and campaign are checked on
+    // the company's rows as the walk meets them; a contact's messages are found through its conversations
+    // (messages_conversation_idx). The two statuses a page or the backlog looks for among many others have
+    // partial indexes: the queued ones (the company's backlog) and the failed ones.
+    // NB! Every index here is written by every message it covers, and one on `status` is rewritten at each
+    // status change. Measured with an index per filter (0014): +12 % CPU on the dispatch, +18 % on the
+    // reports, a 200k campaign 12-16 % slower; 0016 keeps these three.
     index("messages_company_created_idx").on(t.companyId, t.createdAt, t.id),
-    index("messages_company_status_idx").on(t.companyId, t.status, t.createdAt, t.id),
-    index("messages_company_channel_idx").on(t.companyId, t.channel, t.createdAt, t.id),
-    index("messages_contact_created_idx").on(t.contactId, t.createdAt, t.id),
-    index("messages_campaign_created_idx").on(t.campaignId, t.createdAt, t.id).where(sql`campaign_id IS NOT NULL`),
+    index("messages_company_queued_idx").on(t.companyId, t.createdAt, t.id).where(sql`status = 'queued'`),
+    index("messages_company_failed_idx").on(t.companyId, t.createdAt, t.id).where(sql`status = 'failed'`),
   ],
 );
