@@ -211,7 +211,8 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
   test("a target that already holds data is refused, naming its tables, and left as it was", async () => {
     const counts = await postgresCounts(url, ["companies", "contacts", "messages"]);
     const line = oneLine(run(["migrate-to-postgres", "--to", url, ...cfg()]));
-    expect(line).toContain("the PostgreSQL database already holds data (companies, ");
+    // Tables in alphabetical order (adapter_state first since the social metrics pull keeps its time there).
+    expect(line).toMatch(/the PostgreSQL database already holds data \((\w+, )*companies, /);
     expect(line).toContain("copies into an empty database only");
     expect(await postgresCounts(url, ["companies", "contacts", "messages"])).toEqual(counts);
   });
