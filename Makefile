@@ -58,12 +58,13 @@ test-postgres: build
 	  SWITCHBOARD_TEST_ENGINE=postgres $(BUN) test $(TEST_TIMEOUT) src/modules src/platform src/channels $(PG_NOT_YET); \
 	else echo "note: no PostgreSQL (Debian's postgresql package, or SWITCHBOARD_TEST_PG_URL): the PostgreSQL pass is skipped"; fi
 
-## The console's browser code (src/console/web) has its own tsconfig with the DOM library. Then Biome's
-## linter (biome.jsonc: the recommended rules, noFloatingPromises, and each rule turned off with its reason).
+## The console's browser code (src/console/web) has its own tsconfig with the DOM library. Then Biome
+## (biome.jsonc): the formatter's check and the linter (the recommended rules, noFloatingPromises, and each rule
+## turned off with its reason). `./node_modules/.bin/biome format --write .` formats.
 typecheck: install
 	./node_modules/.bin/tsc --noEmit -p .
 	./node_modules/.bin/tsc --noEmit -p src/console/web
-	./node_modules/.bin/biome lint .
+	./node_modules/.bin/biome ci .
 
 ## Append a migration for schema changes in *.table.ts, and embed it in the binary. Migrations are
 ## append-only since 0.1.0 (0000_init is what every installed appliance has applied): never edit one.

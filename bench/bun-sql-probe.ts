@@ -31,7 +31,12 @@ async function check(label: string, run: () => Promise<unknown>): Promise<void> 
   console.log(`${label.padEnd(46)} ${(performance.now() - start).toFixed(1).padStart(8)} ms  ${outcome}`);
 }
 const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([p, Bun.sleep(ms).then(() => { throw Object.assign(new Error(`no answer within ${ms} ms`), { code: "CLIENT_TIMEOUT" }); })]);
+  Promise.race([
+    p,
+    Bun.sleep(ms).then(() => {
+      throw Object.assign(new Error(`no answer within ${ms} ms`), { code: "CLIENT_TIMEOUT" });
+    }),
+  ]);
 
 async function startProxy(port: number) {
   if (!existsSync(PROXY)) throw new Error(`${PROXY} is missing`);
@@ -42,16 +47,26 @@ async function startProxy(port: number) {
   return { proxy, url: url.toString() };
 }
 
-await check("connection refused (connectionTimeout 2 s)", () => new SQL({ url: "postgres://postgres@127.0.0.1:1/postgres", max: 1, connectionTimeout: 2 })`select 1`);
+await check(
+  "connection refused (connectionTimeout 2 s)",
+  () => new SQL({ url: "postgres://postgres@127.0.0.1:1/postgres", max: 1, connectionTimeout: 2 })`select 1`,
+);
 
 const sql = new SQL({ url: base, max: 4, connectionTimeout: 3 });
 await check("first query", () => sql`select 1`);
 const admin = new SQL({ url: base, max: 1 });
-await check("pg_terminate_backend of the pool's connections", () => admin`select count(pg_terminate_backend(pid)) from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database()`);
+await check(
+  "pg_terminate_backend of the pool's connections",
+  () => admin`select count(pg_terminate_backend(pid)) from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database()`,
+);
 await check("next query on a terminated connection", () => sql`select 1`);
 await check("the one after (new connection)", () => sql`select 1`);
 
-await check("cancel() of a running pg_sleep(5) after 300 ms", () => { const q = sql`select pg_sleep(5)`; setTimeout(() => q.cancel(), 300); return q; });
+await check("cancel() of a running pg_sleep(5) after 300 ms", () => {
+  const q = sql`select pg_sleep(5)`;
+  setTimeout(() => q.cancel(), 300);
+  return q;
+});
 await check("the connection after the cancel", () => sql`select 1`);
 
 await sql`create table if not exists probe_lock(id int primary key, v int)`;
@@ -85,7 +100,9 @@ await check("restored: next query", () => far`select 1`);
 const one = new SQL({ url: farUrl, max: 1 });
 await one`select 1`;
 await check("200 queries pipelined on one connection", () => Promise.all(Array.from({ length: 200 }, (_, i) => one`select ${i}::int`)));
-await check("50 queries one after another", async () => { for (let i = 0; i < 50; i++) await one`select ${i}::int`; });
+await check("50 queries one after another", async () => {
+  for (let i = 0; i < 50; i++) await one`select ${i}::int`;
+});
 await check("a transaction of 20 pipelined statements", () => one.begin((tx) => Promise.all(Array.from({ length: 20 }, (_, i) => tx`select ${i}::int`))));
 await check("unnest of an int4[] parameter", () => sql`select * from unnest(${sql.array([1, 2, 3], "int4")}::int4[]) as t(x)`);
 

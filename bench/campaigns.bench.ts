@@ -15,18 +15,42 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { autocannon, BINARY, fmt, freePort, rssMb, tempDir, waitFor } from "./lib";
 
-const { values } = parseArgs({ options: { contacts: { type: "string", default: "1000000" }, seconds: { type: "string", default: "10" }, "estimate-only": { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    contacts: { type: "string", default: "1000000" },
+    seconds: { type: "string", default: "10" },
+    "estimate-only": { type: "boolean", default: false },
+  },
+});
 const N = Number(values.contacts);
 const seconds = Number(values.seconds);
 
 const dir = tempDir();
 const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as { configPath: string; dataDir: string; companyId: string };
 // No sandbox send delay on the WhatsApp account (the first [[channels]] entry init writes).
-const toml = readFileSync(init.configPath, "utf8").replace('channel = "whatsapp"\nprovider = "sandbox"\nname = "WhatsApp (sandbox)"\ndefault = true\n', (m) => `${m}[channels.settings]\nsent_after_ms = 0\n`);
+const toml = readFileSync(init.configPath, "utf8").replace(
+  'channel = "whatsapp"\nprovider = "sandbox"\nname = "WhatsApp (sandbox)"\ndefault = true\n',
+  (m) => `${m}[channels.settings]\nsent_after_ms = 0\n`,
+);
 if (!toml.includes("sent_after_ms = 0")) throw new Error("could not set the sandbox's sent_after_ms");
 writeFileSync(init.configPath, toml);
 spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", init.configPath]);
-const key = JSON.parse(spawnSync([BINARY, "keys", "create", "--company", "default", "--name", "bench", "--rate-limit", "10000000", "--json", "--config", init.configPath]).stdout.toString()).key as string;
+const key = JSON.parse(
+  spawnSync([
+    BINARY,
+    "keys",
+    "create",
+    "--company",
+    "default",
+    "--name",
+    "bench",
+    "--rate-limit",
+    "10000000",
+    "--json",
+    "--config",
+    init.configPath,
+  ]).stdout.toString(),
+).key as string;
 
 // ---- seed N contacts: identity, consent, tag (what a bulk import would leave)
 const dbPath = join(init.dataDir, "switchboard.db");
@@ -38,8 +62,12 @@ const dbPath = join(init.dataDir, "switchboard.db");
   const tagId = Bun.randomUUIDv7();
   db.query("INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, 'all', ?)").run(tagId, init.companyId, at);
   const c = db.prepare("INSERT INTO contacts (id, company_id, first_name, custom_fields, blocked, created_at, updated_at) VALUES (?, ?, ?, '{}', 0, ?, ?)");
-  const i = db.prepare("INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'whatsapp', ?, 'verified', ?)");
-  const k = db.prepare("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, 'whatsapp', ?, 'opted_in', 'import', ?)");
+  const i = db.prepare(
+    "INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'whatsapp', ?, 'verified', ?)",
+  );
+  const k = db.prepare(
+    "INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, 'whatsapp', ?, 'opted_in', 'import', ?)",
+  );
   const g = db.prepare("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)");
   for (let done = 0; done < N; ) {
     const n = Math.min(50_000, N - done);
@@ -60,11 +88,19 @@ const dbPath = join(init.dataDir, "switchboard.db");
 }
 
 const port = await freePort();
-const proc = spawn([BINARY, "serve", "--config", init.configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+const proc = spawn([BINARY, "serve", "--config", init.configPath], {
+  env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" },
+  stdout: "ignore",
+  stderr: "inherit",
+});
 const url = `http://127.0.0.1:${port}`;
 await waitFor(`${url}/healthz`, 30_000);
 const api = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(`${url}/api/public/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(`${url}/api/public/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return (await r.json()) as any;
 };
 
@@ -89,14 +125,35 @@ try {
     estMs.push(performance.now() - t);
   }
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[1]!;
-  console.log(`estimate over ${fmt(est.data.matched)} contacts: best ${fmt(Math.min(...estMs))} ms, median ${fmt(med(estMs))} ms (target < 1,000 ms); sendable ${fmt(est.data.sendable)}`);
+  console.log(
+    `estimate over ${fmt(est.data.matched)} contacts: best ${fmt(Math.min(...estMs))} ms, median ${fmt(med(estMs))} ms (target < 1,000 ms); sendable ${fmt(est.data.sendable)}`,
+  );
   console.log(`bare count(*) of the tag   : best ${fmt(Math.min(...countMs), 1)} ms  → estimate ÷ count ${fmt(Math.min(...estMs) / Math.min(...countMs), 1)}×`);
   if (!values["estimate-only"]) {
-
     // ---- 2a. POST /messages p99, idle
-    const send = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-    const load = () => autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds, connections: 10 });
-    await autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: send, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds: 2, connections: 10 });
+    const send = JSON.stringify({
+      channel: "whatsapp",
+      to: { phone: "+14155550100" },
+      type: "template",
+      template: { name: "hello_world", params: { "body.1": "Ann" } },
+    });
+    const load = () =>
+      autocannon({
+        url: `${url}/api/public/v1/messages`,
+        method: "POST",
+        body: send,
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        seconds,
+        connections: 10,
+      });
+    await autocannon({
+      url: `${url}/api/public/v1/messages`,
+      method: "POST",
+      body: send,
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      seconds: 2,
+      connections: 10,
+    });
     const idle = await load();
 
     // ---- 3. the campaign
@@ -129,7 +186,9 @@ try {
     clearInterval(sampler);
     const s = d.stats;
     console.log(`campaign create (incl. its estimate): ${fmt(createMs)} ms`);
-    console.log(`campaign of ${fmt(s.matched)}: no recipient pending after ${fmt(totalS, 1)} s = ${fmt(s.matched / totalS)} recipients/s (target < 180 s at 1M); sent ${fmt(s.sent)} delivered ${fmt(s.delivered)} read ${fmt(s.read)} failed ${fmt(s.failed)}`);
+    console.log(
+      `campaign of ${fmt(s.matched)}: no recipient pending after ${fmt(totalS, 1)} s = ${fmt(s.matched / totalS)} recipients/s (target < 180 s at 1M); sent ${fmt(s.sent)} delivered ${fmt(s.delivered)} read ${fmt(s.read)} failed ${fmt(s.failed)}`,
+    );
     console.log(`  after the one-to-one load : ${fmt(pendingAlone)} pending, done in ${fmt(aloneS, 1)} s = ${fmt(pendingAlone / aloneS)} recipients/s`);
     console.log(`peak RSS during the campaign: ${fmt(peak)} MB at ${fmt(peakAt, 1)} s (target < 300 MB)`);
     console.log(`POST /messages idle        : ${fmt(idle.rps)} req/s  p50 ${idle.p50} ms  p99 ${idle.p99} ms`);

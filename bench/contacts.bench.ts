@@ -74,7 +74,10 @@ console.log(JSON.stringify({ ok, bad, rps: ok / elapsed, p50: lat[Math.floor(lat
 `;
 
 async function load(url: string, key: string, prefix: string) {
-  const proc = Bun.spawn([process.execPath, "--eval", loadSource, url, key, String(SECONDS), String(CONNECTIONS), prefix], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, "--eval", loadSource, url, key, String(SECONDS), String(CONNECTIONS), prefix], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   return JSON.parse(out.trim().split("\n").pop()!) as { ok: number; bad: number; rps: number; p50: number; p99: number };
@@ -190,7 +193,9 @@ if (!args["skip-import"]) {
         const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
         return `${st.slice(st.indexOf("(") + 1, st.lastIndexOf(")"))}:${(Number(f[11]) + Number(f[12])) / 100}`;
       });
-      console.log(`${((performance.now() - t0) / 1000).toFixed(1)} s: ${(imp as { processed?: number }).processed} rows, RSS ${fmt(rssMb(sb.pid))} MB; cpu s ${threads.filter((t) => !t.endsWith(":0")).join(" ")}`);
+      console.log(
+        `${((performance.now() - t0) / 1000).toFixed(1)} s: ${(imp as { processed?: number }).processed} rows, RSS ${fmt(rssMb(sb.pid))} MB; cpu s ${threads.filter((t) => !t.endsWith(":0")).join(" ")}`,
+      );
     }
     await Bun.sleep(process.env.BENCH_PROGRESS ? Number(process.env.BENCH_PROGRESS) : 100);
   }
@@ -202,11 +207,15 @@ if (!args["skip-import"]) {
   rmSync(sb.dir, { recursive: true, force: true });
   probe.sort((a, b) => a - b);
   const secs = (t1 - t0) / 1000;
-  report(`import (compiled binary, serve): ${fmt(IMPORT_ROWS)} NDJSON rows (${mb(size)}), 2 identities + 1 tag per row, ${SHUFFLE ? "random (hashed) e-mails and phones" : "sequential-ish e-mails and phones"}`);
+  report(
+    `import (compiled binary, serve): ${fmt(IMPORT_ROWS)} NDJSON rows (${mb(size)}), 2 identities + 1 tag per row, ${SHUFFLE ? "random (hashed) e-mails and phones" : "sequential-ish e-mails and phones"}`,
+  );
   report(`  status ${imp.status}: created ${fmt(imp.created)}, updated ${fmt(imp.updated)}, failed ${fmt(imp.failed)}`);
   report(`  upload ${fmt((uploaded - t0) / 1000, 1)} s, total ${fmt(secs, 1)} s → ${fmt(IMPORT_ROWS / secs)} rows/s (target ≥ 20,000/s)`);
   report(`  server peak RSS (VmHWM) ${fmt(peak)} MB (RSS before the import ${fmt(rssBefore)} MB, after the upload ${fmt(rssUploaded)} MB; target < 300 MB)`);
-  report(`  GET /contacts?limit=1 during the import: p50 ${fmt(probe[Math.floor(probe.length / 2)]!, 1)} ms, p99 ${fmt(probe[Math.floor(probe.length * 0.99)]!, 1)} ms, max ${fmt(probe.at(-1)!, 1)} ms (${probe.length} requests)`);
+  report(
+    `  GET /contacts?limit=1 during the import: p50 ${fmt(probe[Math.floor(probe.length / 2)]!, 1)} ms, p99 ${fmt(probe[Math.floor(probe.length * 0.99)]!, 1)} ms, max ${fmt(probe.at(-1)!, 1)} ms (${probe.length} requests)`,
+  );
 }
 
 // ------------------------------------------------------------------------------------------ 3. list
@@ -223,8 +232,12 @@ if (!args["skip-list"]) {
     if (!found) sqlite.query("INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)").run(id, companyId, `tag${k}`, now);
     tagIds.push(id);
   }
-  const ic = sqlite.prepare("INSERT INTO contacts (id, company_id, first_name, last_name, custom_fields, blocked, created_at, updated_at) VALUES (?, ?, ?, ?, '{}', 0, ?, ?)");
-  const ii = sqlite.prepare("INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'email', ?, 'verified', ?)");
+  const ic = sqlite.prepare(
+    "INSERT INTO contacts (id, company_id, first_name, last_name, custom_fields, blocked, created_at, updated_at) VALUES (?, ?, ?, ?, '{}', 0, ?, ?)",
+  );
+  const ii = sqlite.prepare(
+    "INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'email', ?, 'verified', ?)",
+  );
   const it = sqlite.prepare("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)");
   const t0 = performance.now();
   const todo = LIST_CONTACTS;
@@ -244,7 +257,9 @@ if (!args["skip-list"]) {
   const total = (sqlite.query("SELECT count(*) AS n FROM contacts").get() as { n: number }).n;
   report(`list: ${fmt(total)} contacts (raw-seeded in ${fmt((performance.now() - t0) / 1000, 1)} s), ${TAGS} tags`);
   const plan = sqlite
-    .query("EXPLAIN QUERY PLAN SELECT c.id FROM contact_tags t0 JOIN contacts c ON c.id = t0.contact_id WHERE t0.tag_id = ? AND c.company_id = ? AND c.deleted_at IS NULL ORDER BY t0.contact_id DESC LIMIT 51")
+    .query(
+      "EXPLAIN QUERY PLAN SELECT c.id FROM contact_tags t0 JOIN contacts c ON c.id = t0.contact_id WHERE t0.tag_id = ? AND c.company_id = ? AND c.deleted_at IS NULL ORDER BY t0.contact_id DESC LIMIT 51",
+    )
     .all(tagIds[0]!, companyId) as { detail: string }[];
   report(`  plan: ${plan.map((p) => p.detail).join(" | ")}`);
   const measure = async (label: string, url: (i: number) => string) => {

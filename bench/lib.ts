@@ -18,8 +18,24 @@ export interface LoadResult {
 }
 
 /** Runs autocannon (a separate Node process, so the load generator never shares the server's loop). */
-export async function autocannon(opts: { url: string; seconds: number; connections: number; method?: string; headers?: Record<string, string>; body?: string }): Promise<LoadResult> {
-  const args = [join(ROOT, "node_modules/autocannon/autocannon.js"), "--json", "-d", String(opts.seconds), "-c", String(opts.connections), "-m", opts.method ?? "GET"];
+export async function autocannon(opts: {
+  url: string;
+  seconds: number;
+  connections: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}): Promise<LoadResult> {
+  const args = [
+    join(ROOT, "node_modules/autocannon/autocannon.js"),
+    "--json",
+    "-d",
+    String(opts.seconds),
+    "-c",
+    String(opts.connections),
+    "-m",
+    opts.method ?? "GET",
+  ];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push("-H", `${k}=${v}`);
   if (opts.body) args.push("-b", opts.body);
   args.push(opts.url);
@@ -81,7 +97,11 @@ export function cpuSeconds(pid: number): { process: number; main: number } {
 }
 
 /** µs of CPU per request between two `cpuSeconds` readings: main thread and whole process. */
-export function cpuPerRequest(before: { process: number; main: number }, after: { process: number; main: number }, requests: number): { main: number; process: number } {
+export function cpuPerRequest(
+  before: { process: number; main: number },
+  after: { process: number; main: number },
+  requests: number,
+): { main: number; process: number } {
   return { main: ((after.main - before.main) * 1e6) / requests, process: ((after.process - before.process) * 1e6) / requests };
 }
 
@@ -97,7 +117,9 @@ export async function baselineServer(source: string): Promise<{ url: string; pid
 }
 
 /** Starts the compiled appliance from a fresh `init`; returns URL, key, pid, time to first /healthz. */
-export async function appliance(env: Record<string, string> = {}): Promise<{ url: string; key: string; pid: number; startMs: number; dir: string; stop: () => Promise<void> }> {
+export async function appliance(
+  env: Record<string, string> = {},
+): Promise<{ url: string; key: string; pid: number; startMs: number; dir: string; stop: () => Promise<void> }> {
   const dir = tempDir();
   const init = Bun.spawnSync([BINARY, "init", "--dir", dir, "--json"]);
   const { configPath } = JSON.parse(init.stdout.toString());
@@ -106,7 +128,11 @@ export async function appliance(env: Record<string, string> = {}): Promise<{ url
   const apiKey = JSON.parse(k.stdout.toString()).key as string;
   const port = await freePort();
   const t0 = performance.now();
-  const proc = spawn([BINARY, "serve", "--config", configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn", ...env }, stdout: "ignore", stderr: "inherit" });
+  const proc = spawn([BINARY, "serve", "--config", configPath], {
+    env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn", ...env },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`);
   const startMs = performance.now() - t0;

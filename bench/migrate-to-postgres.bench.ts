@@ -37,9 +37,13 @@ try {
   const co = init.companyId;
   const tag = db.prepare("INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, 0)");
   for (let k = 0; k < 100; k++) tag.run(`t${k}`, co, `tag${k}`);
-  const ic = db.prepare("INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, created_at, updated_at) VALUES (?, ?, ?, ?, 'München', 'DE', ?, ?, ?)");
+  const ic = db.prepare(
+    "INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, created_at, updated_at) VALUES (?, ?, ?, ?, 'München', 'DE', ?, ?, ?)",
+  );
   const ii = db.prepare("INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, 'verified', ?)");
-  const icn = db.prepare("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, 'whatsapp', ?, 'opted_in', 'api', ?)");
+  const icn = db.prepare(
+    "INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, 'whatsapp', ?, 'opted_in', 'api', ?)",
+  );
   const it = db.prepare("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)");
   const t0 = Date.now();
   for (let i = 0; i < N; i += 50_000) {
@@ -65,7 +69,9 @@ try {
   const wall = (performance.now() - started) / 1000;
   if (r.code !== 0) throw new Error(`migrate-to-postgres failed (${r.code}): ${r.stderr}`);
   const out = JSON.parse(r.stdout) as { rows: number; ms: number; rowsPerSecond: number; tables: { table: string; rows: number; ms: number }[] };
-  const big = out.tables.filter((t) => t.rows >= 1000).map((t) => `${t.table} ${t.rows} rows in ${(t.ms / 1000).toFixed(1)} s (${Math.round(t.rows / (t.ms / 1000))}/s)`);
+  const big = out.tables
+    .filter((t) => t.rows >= 1000)
+    .map((t) => `${t.table} ${t.rows} rows in ${(t.ms / 1000).toFixed(1)} s (${Math.round(t.rows / (t.ms / 1000))}/s)`);
   console.log(`${N} contacts: ${out.rows} rows copied in ${(out.ms / 1000).toFixed(1)} s = ${out.rowsPerSecond} rows/s; whole command ${wall.toFixed(1)} s`);
   for (const line of big) console.log(`  ${line}`);
 } finally {

@@ -17,7 +17,9 @@ const s = db.$client;
 s.exec("INSERT INTO companies (id, name, slug, created_at) VALUES ('co', 'Co', 'co', 0)");
 for (let k = 0; k < 100; k++) s.query("INSERT INTO tags (id, company_id, name, created_at) VALUES (?, 'co', ?, 0)").run(`t${k}`, `tag${k}`);
 const ic = s.prepare("INSERT INTO contacts (id, company_id, first_name, last_name, created_at, updated_at) VALUES (?, 'co', ?, ?, 0, 0)");
-const ii = s.prepare("INSERT INTO contact_identities (id, company_id, contact_id, channel, value, status, created_at) VALUES (?, 'co', ?, ?, ?, 'verified', 0)");
+const ii = s.prepare(
+  "INSERT INTO contact_identities (id, company_id, contact_id, channel, value, status, created_at) VALUES (?, 'co', ?, ?, ?, 'verified', 0)",
+);
 const it = s.prepare("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)");
 s.exec("PRAGMA synchronous = OFF");
 for (let i = 0; i < N; i += 50000) {

@@ -16,7 +16,8 @@ import { tempDir } from "./lib";
 /** Row j of the table the migration rewrites (written in transactions of 50,000). */
 const fills: Record<string, (s: Database) => (j: number) => void> = {
   "0011_messages_dispatch": (s) => {
-    const ins = s.prepare(`INSERT INTO messages (id, company_id, conversation_id, contact_id, channel, channel_account_id, direction, type, content, address, status, price_type, unit_price, charged, refunded, metadata, created_at, updated_at)
+    const ins =
+      s.prepare(`INSERT INTO messages (id, company_id, conversation_id, contact_id, channel, channel_account_id, direction, type, content, address, status, price_type, unit_price, charged, refunded, metadata, created_at, updated_at)
       VALUES (?, 'co', 'conv', 'ct', 'whatsapp', 'acc', 'outbound', 'template', '{"template":{"name":"hello_world","params":{"body.1":"Ann"}}}', '+14155550100', ?, 'utility', 5000, 1, 0, '{}', ?, ?)`);
     return (j) => ins.run(Bun.randomUUIDv7(), j % 100 === 0 ? "queued" : "read", j, j);
   },

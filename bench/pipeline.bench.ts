@@ -40,7 +40,7 @@ const insert = sqlite.prepare(
    VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, '{}', ?, NULL, NULL, NULL, ?, ?)`,
 );
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const t0 = performance.now();
 app.deps.db.tx(() => {
   const now = Date.now();
@@ -48,7 +48,19 @@ app.deps.db.tx(() => {
     const company = i < RECORDS ? app.company.id : "other-company";
     const r = rand();
     const s = stages[cumulative.findIndex((c) => r <= c)] ?? stages[0]!;
-    insert.run(Bun.randomUUIDv7(), company, `Deal ${i}`, `contact-${i % 20_000}`, stageIdOf(s[0]), s[1], 1_000_000 * (i % 5000), `owner-${i % 50}`, now, now, now);
+    insert.run(
+      Bun.randomUUIDv7(),
+      company,
+      `Deal ${i}`,
+      `contact-${i % 20_000}`,
+      stageIdOf(s[0]),
+      s[1],
+      1_000_000 * (i % 5000),
+      `owner-${i % 50}`,
+      now,
+      now,
+      now,
+    );
   }
 });
 // No ANALYZE: the appliance does not run one either, so the planner sees what it sees in the field.

@@ -68,26 +68,37 @@ async function fresh(engine: Engine): Promise<Appliance> {
   const init = JSON.parse(cli(["init", "--dir", dir, "--json"])) as { configPath: string; dataDir: string };
   // No sandbox send delay on the WhatsApp account (the first [[channels]] entry init writes): the drain
   // measures the appliance, not the sandbox's simulated provider latency.
-  const sandbox = readFileSync(init.configPath, "utf8").replace('channel = "whatsapp"\nprovider = "sandbox"\nname = "WhatsApp (sandbox)"\ndefault = true\n', (m) => `${m}[channels.settings]\nsent_after_ms = 0\n`);
+  const sandbox = readFileSync(init.configPath, "utf8").replace(
+    'channel = "whatsapp"\nprovider = "sandbox"\nname = "WhatsApp (sandbox)"\ndefault = true\n',
+    (m) => `${m}[channels.settings]\nsent_after_ms = 0\n`,
+  );
   if (!sandbox.includes("sent_after_ms = 0")) throw new Error("could not set the sandbox's sent_after_ms");
   writeFileSync(init.configPath, sandbox);
   let url: string | undefined;
   if (engine === "postgres") {
     url = await freshPostgresDatabase("sb_bench");
-    const toml = readFileSync(init.configPath, "utf8").replace('[storage]\ndata_dir = "./data"', `[storage]\ndata_dir = "./data"\ndriver = "postgres"\nurl = "${url}"`);
-    if (!toml.includes("driver = \"postgres\"")) throw new Error("could not point the config at PostgreSQL");
+    const toml = readFileSync(init.configPath, "utf8").replace(
+      '[storage]\ndata_dir = "./data"',
+      `[storage]\ndata_dir = "./data"\ndriver = "postgres"\nurl = "${url}"`,
+    );
+    if (!toml.includes('driver = "postgres"')) throw new Error("could not point the config at PostgreSQL");
     writeFileSync(init.configPath, toml);
     cli(["migrate", "--config", init.configPath]);
     cli(["companies", "create", "--slug", "default", "--name", "Default", "--config", init.configPath]);
   }
   cli(["balance", "credit", "--company", "default", "--amount", "1000000", "--config", init.configPath]);
-  const key = JSON.parse(cli(["keys", "create", "--company", "default", "--name", "bench", "--rate-limit", "10000000", "--json", "--config", init.configPath])).key as string;
+  const key = JSON.parse(cli(["keys", "create", "--company", "default", "--name", "bench", "--rate-limit", "10000000", "--json", "--config", init.configPath]))
+    .key as string;
   return { engine, configPath: init.configPath, key, url, dataDir: init.dataDir };
 }
 
 async function start(a: Appliance): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
-  const proc = spawn([BINARY, "serve", "--config", a.configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+  const proc = spawn([BINARY, "serve", "--config", a.configPath], {
+    env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, 30_000);
   return {
@@ -109,9 +120,21 @@ function counter(a: Appliance): { count(sql: string): number; close(): void } {
   return { count: (sql) => Number(Object.values(db.query(sql).get() as object)[0]), close: () => db.close() };
 }
 
-const SEND = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+const SEND = JSON.stringify({
+  channel: "whatsapp",
+  to: { phone: "+14155550100" },
+  type: "template",
+  template: { name: "hello_world", params: { "body.1": "Ann" } },
+});
 const post = (url: string, key: string, seconds: number, connections: number) =>
-  autocannon({ url: `${url}/api/public/v1/messages`, method: "POST", body: SEND, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, seconds, connections });
+  autocannon({
+    url: `${url}/api/public/v1/messages`,
+    method: "POST",
+    body: SEND,
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    seconds,
+    connections,
+  });
 const line = (name: string, r: { rps: number; p50: number; p99: number; non2xx?: number }) =>
   `${name.padEnd(40)}: ${fmt(r.rps).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ""}`;
 
@@ -147,7 +170,10 @@ if (!values["skip-send"]) {
     if (SEND_RUNS.has("pg2")) console.log("  " + line("PostgreSQL, two instances (sum; worst p)", results.pg2!.at(-1)!));
   }
   const best = (k: string) => Math.max(...results[k]!.map((r) => r.rps));
-  if (SEND_RUNS.size === 3) console.log(`POST /messages, best of ${ROUNDS}: PostgreSQL one ÷ SQLite ${fmt(best("pg1") / best("sqlite"), 2)}; two ÷ one instance on PostgreSQL ${fmt(best("pg2") / best("pg1"), 2)}`);
+  if (SEND_RUNS.size === 3)
+    console.log(
+      `POST /messages, best of ${ROUNDS}: PostgreSQL one ÷ SQLite ${fmt(best("pg1") / best("sqlite"), 2)}; two ÷ one instance on PostgreSQL ${fmt(best("pg2") / best("pg1"), 2)}`,
+    );
 }
 
 // ---------------------------------------------------------------------------------- 2. drain
@@ -160,7 +186,16 @@ async function queue(a: Appliance, n: number): Promise<number> {
     const batch = Math.min(1000, n - done);
     deps.db.tx(() => {
       for (let i = 0; i < batch; i++)
-        sendMessage(deps, { companyId: company.id, apiKeyId: null, input: { channel: "whatsapp", to: { phone: `+1415${String(5_000_000 + ((done + i) % 5000)).padStart(7, "0")}` }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } } });
+        sendMessage(deps, {
+          companyId: company.id,
+          apiKeyId: null,
+          input: {
+            channel: "whatsapp",
+            to: { phone: `+1415${String(5_000_000 + ((done + i) % 5000)).padStart(7, "0")}` },
+            type: "template",
+            template: { name: "hello_world", params: { "body.1": "x" } },
+          },
+        });
     });
     done += batch;
   }
@@ -180,7 +215,11 @@ async function drain(a: Appliance, instances: number): Promise<number> {
 }
 
 if (!values["skip-drain"]) {
-  for (const [engine, instances] of [["sqlite", 1], ["postgres", 1], ["postgres", 2]] as const) {
+  for (const [engine, instances] of [
+    ["sqlite", 1],
+    ["postgres", 1],
+    ["postgres", 2],
+  ] as const) {
     const a = await fresh(engine);
     // The templates arrive with the first start (the sandbox's template sync).
     await (await start(a)).stop();
@@ -197,7 +236,17 @@ if (!values["skip-import"]) {
   const file = join(tempDir(), "import.ndjson");
   const w = Bun.file(file).writer();
   for (let i = 0; i < IMPORT_ROWS; i++) {
-    w.write(JSON.stringify({ firstName: `First${i % 5000}`, lastName: `Last${i}`, identities: [{ channel: "email", value: `user${i}@import.bench` }, { channel: "whatsapp", value: `+49151${String(i).padStart(8, "0")}` }], tags: ["all"] }) + "\n");
+    w.write(
+      JSON.stringify({
+        firstName: `First${i % 5000}`,
+        lastName: `Last${i}`,
+        identities: [
+          { channel: "email", value: `user${i}@import.bench` },
+          { channel: "whatsapp", value: `+49151${String(i).padStart(8, "0")}` },
+        ],
+        tags: ["all"],
+      }) + "\n",
+    );
     if (i % 10000 === 0) await w.flush();
   }
   await w.end();
@@ -207,7 +256,9 @@ if (!values["skip-import"]) {
     const api = `${s.url}/api/public/v1`;
     const auth = { authorization: `Bearer ${a.key}` };
     const t0 = performance.now();
-    const { data } = (await (await fetch(`${api}/contacts/import`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" }, body: Bun.file(file) })).json()) as { data: { id: string } };
+    const { data } = (await (
+      await fetch(`${api}/contacts/import`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" }, body: Bun.file(file) })
+    ).json()) as { data: { id: string } };
     let imp: { status: string; created: number; failed: number };
     for (;;) {
       imp = ((await (await fetch(`${api}/contacts/imports/${data.id}`, { headers: auth })).json()) as { data: typeof imp }).data;
@@ -216,12 +267,18 @@ if (!values["skip-import"]) {
     }
     const importMs = performance.now() - t0;
     const templates = (await (await fetch(`${api}/templates?channel=whatsapp`, { headers: auth })).json()) as { data: { id: string; name: string }[] };
-    const request = { templateId: templates.data.find((t) => t.name === "hello_world")!.id, audience: { type: "tags", tags: ["all"], match: "any" }, askValues: { "body.1": '{{contact.firstName | "friend"}}' } };
+    const request = {
+      templateId: templates.data.find((t) => t.name === "hello_world")!.id,
+      audience: { type: "tags", tags: ["all"], match: "any" },
+      askValues: { "body.1": '{{contact.firstName | "friend"}}' },
+    };
     const estMs: number[] = [];
     let est: { matched: number } | undefined;
     for (let r = 0; r < 3; r++) {
       const t = performance.now();
-      const res = (await (await fetch(`${api}/campaigns/estimate`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(request) })).json()) as { data: { matched: number } };
+      const res = (await (
+        await fetch(`${api}/campaigns/estimate`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(request) })
+      ).json()) as { data: { matched: number } };
       estMs.push(performance.now() - t);
       est = res.data;
     }

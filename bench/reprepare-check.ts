@@ -54,7 +54,9 @@ process.on("SIGTERM", () => {
         for (let i = 0; i < N; i++) st[s.method]();
         const kept = ((performance.now() - t0) * 1000) / N;
         const flag = bound - kept > 1 && bound > 2 * kept ? "REPREPARE" : "";
-        lines.push(`${String(s.calls).padStart(8)} ${bound.toFixed(2).padStart(9)} ${kept.toFixed(2).padStart(8)} ${flag.padEnd(10)} ${sql.replace(/\s+/g, " ").slice(0, 150)}`);
+        lines.push(
+          `${String(s.calls).padStart(8)} ${bound.toFixed(2).padStart(9)} ${kept.toFixed(2).padStart(8)} ${flag.padEnd(10)} ${sql.replace(/\s+/g, " ").slice(0, 150)}`,
+        );
       } finally {
         s.db.exec("ROLLBACK TO reprepare_check; RELEASE reprepare_check");
       }

@@ -7,7 +7,16 @@
 import { spawnSync } from "bun";
 import { join } from "node:path";
 
-const benches = ["foundation.bench.ts", "messages.bench.ts", "send-path.bench.ts", "contacts.bench.ts", "migration.bench.ts", "webhooks.bench.ts", "pipeline.bench.ts", "campaigns.bench.ts"];
+const benches = [
+  "foundation.bench.ts",
+  "messages.bench.ts",
+  "send-path.bench.ts",
+  "contacts.bench.ts",
+  "migration.bench.ts",
+  "webhooks.bench.ts",
+  "pipeline.bench.ts",
+  "campaigns.bench.ts",
+];
 let failed = 0;
 for (const file of benches) {
   console.log(`\n=== ${file} ===`);

@@ -21,7 +21,12 @@ import { fmt, tempDir } from "./lib";
 const { values } = parseArgs({ options: { messages: { type: "string", default: "20000" }, "accept-only": { type: "boolean", default: false } } });
 const N = Number(values.messages);
 const INFLIGHT = 50;
-const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
+const body = JSON.stringify({
+  channel: "whatsapp",
+  to: { phone: "+14155550100" },
+  type: "template",
+  template: { name: "hello_world", params: { "body.1": "Ann" } },
+});
 
 const cpu: Record<string, number> = {};
 function cpuSince(start: NodeJS.CpuUsage, messages: number): number {
@@ -53,7 +58,14 @@ const bare = new Elysia().post(
     set.status = 202;
     return { data: { id } };
   },
-  { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) },
+  {
+    body: t.Object({
+      channel: t.String(),
+      to: t.Object({ phone: t.String() }),
+      type: t.String(),
+      template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }),
+    }),
+  },
 );
 await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" }); // warm-up
 const bareUs = await run((r) => bare.handle(r), "http://localhost/insert", { "content-type": "application/json" }, "bare");
@@ -70,7 +82,9 @@ if (process.env.BENCH_MARKS) console.error(`accept from ${Math.round(performance
 const acceptUs = await run((r) => app.app.handle(r), url, headers, "accept");
 if (process.env.BENCH_MARKS) console.error(`accept to ${Math.round(performance.now())} ms`);
 if (values["accept-only"]) {
-  console.log(`bare route ${fmt(bareUs, 1)} [${fmt(cpu.bare!, 1)}] µs, accept ${fmt(acceptUs, 1)} [${fmt(cpu.accept!, 1)}] µs per message (bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`);
+  console.log(
+    `bare route ${fmt(bareUs, 1)} [${fmt(cpu.bare!, 1)}] µs, accept ${fmt(acceptUs, 1)} [${fmt(cpu.accept!, 1)}] µs per message (bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`,
+  );
   await app.close();
   process.exit(0);
 }
@@ -99,4 +113,6 @@ console.log(`bare route (validate + 1 insert, group commit) : ${fmt(bareUs, 1)} 
 console.log(`accept  POST /messages → 202                   : ${fmt(acceptUs, 1)} [${fmt(cpu.accept!, 1)}]`);
 console.log(`dispatch to the sandbox, record sent           : ${fmt(dispatchUs, 1)} [${fmt(cpu.dispatch, 1)}]`);
 console.log(`delivered + read reports                       : ${fmt(reportsUs, 1)} [${fmt(cpu.reports, 1)}]`);
-console.log(`whole life of a message                        : ${fmt(all, 1)} [${fmt(allCpu, 1)}]  (bare ÷ whole = ${fmt(bareUs / all, 2)}; bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`);
+console.log(
+  `whole life of a message                        : ${fmt(all, 1)} [${fmt(allCpu, 1)}]  (bare ÷ whole = ${fmt(bareUs / all, 2)}; bare ÷ accept = ${fmt(bareUs / acceptUs, 2)})`,
+);

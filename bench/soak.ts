@@ -34,22 +34,61 @@ const p99 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.fl
 
 export async function runSoak(seconds: number): Promise<SoakReport> {
   const dir = tempDir("sb-soak-");
-  const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as { configPath: string; dataDir: string; apiKey: string; companyId: string };
+  const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as {
+    configPath: string;
+    dataDir: string;
+    apiKey: string;
+    companyId: string;
+  };
   // Fast sandbox reports so every message reaches read within the run.
-  writeFileSync(init.configPath, readFileSync(init.configPath, "utf8").replace(/(name = "WhatsApp \(sandbox\)"\ndefault = true\n)/, "$1[channels.settings]\nsent_after_ms = 0\ndelivered_after_ms = 100\nread_after_ms = 100\n"));
+  writeFileSync(
+    init.configPath,
+    readFileSync(init.configPath, "utf8").replace(
+      /(name = "WhatsApp \(sandbox\)"\ndefault = true\n)/,
+      "$1[channels.settings]\nsent_after_ms = 0\ndelivered_after_ms = 100\nread_after_ms = 100\n",
+    ),
+  );
   spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", "100000", "--config", init.configPath]);
-  const key = JSON.parse(spawnSync([BINARY, "keys", "create", "--company", "default", "--name", "soak", "--rate-limit", "1000000", "--json", "--config", init.configPath]).stdout.toString()).key as string;
+  const key = JSON.parse(
+    spawnSync([
+      BINARY,
+      "keys",
+      "create",
+      "--company",
+      "default",
+      "--name",
+      "soak",
+      "--rate-limit",
+      "1000000",
+      "--json",
+      "--config",
+      init.configPath,
+    ]).stdout.toString(),
+  ).key as string;
   const port = await freePort();
-  const proc = spawn([BINARY, "serve", "--config", init.configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+  const proc = spawn([BINARY, "serve", "--config", init.configPath], {
+    env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   let webhooksReceived = 0;
   const receiver = Bun.serve({ port: 0, fetch: async (req) => (await req.text(), webhooksReceived++, new Response("ok")) });
   try {
     await waitFor(`${url}/healthz`, 30_000);
     const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${url}/api/public/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    await api("POST", "/webhooks", { url: `http://127.0.0.1:${receiver.port}/hook`, events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"] });
-    const whatsapp = ((await (await api("GET", "/channels")).json()) as { data: { id: string; channel: string }[] }).data.find((c) => c.channel === "whatsapp")!.id;
+      fetch(`${url}/api/public/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    await api("POST", "/webhooks", {
+      url: `http://127.0.0.1:${receiver.port}/hook`,
+      events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"],
+    });
+    const whatsapp = ((await (await api("GET", "/channels")).json()) as { data: { id: string; channel: string }[] }).data.find(
+      (c) => c.channel === "whatsapp",
+    )!.id;
 
     const statuses: Record<number, number> = {};
     const first: number[] = [];
@@ -63,10 +102,21 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
     const step = async (i: number) => {
       const phone = `+1415${String(5_000_000 + (i % 50_000)).padStart(7, "0")}`;
       const r = i % 10;
-      if (r < 4) return api("POST", "/messages", { channel: "whatsapp", to: { phone: i % 97 === 0 ? "+12025550102" : phone }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } });
+      if (r < 4)
+        return api("POST", "/messages", {
+          channel: "whatsapp",
+          to: { phone: i % 97 === 0 ? "+12025550102" : phone },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "A" } },
+        });
       if (r < 6) return api("POST", "/contacts", { identities: [{ channel: "whatsapp", value: phone }], tags: [`t${i % 7}`], optIn: true });
       if (r < 7) return api("GET", `/contacts?tag=t${i % 7}&limit=50`);
-      if (r < 8) return fetch(`${url}/hooks/${whatsapp}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ from: { phone }, text: `hi ${i}` }) });
+      if (r < 8)
+        return fetch(`${url}/hooks/${whatsapp}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ from: { phone }, text: `hi ${i}` }),
+        });
       if (r < 9) return api("GET", "/conversations?limit=20");
       return api("GET", "/me");
     };
@@ -106,7 +156,18 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
       c = counts();
     }
     clearInterval(sampler);
-    return { seconds, requests: n, statuses, p99FirstMs: p99(first), p99LastMs: p99(last), rssStartMb, rssPeakMb, rssEndMb: rssMb(proc.pid!), ...c, webhooksReceived };
+    return {
+      seconds,
+      requests: n,
+      statuses,
+      p99FirstMs: p99(first),
+      p99LastMs: p99(last),
+      rssStartMb,
+      rssPeakMb,
+      rssEndMb: rssMb(proc.pid!),
+      ...c,
+      webhooksReceived,
+    };
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;
@@ -121,5 +182,7 @@ if (import.meta.main) {
   console.log(`soak ${r.seconds} s: ${fmt(r.requests)} requests (${fmt(r.requests / r.seconds)}/s), statuses ${JSON.stringify(r.statuses)}`);
   console.log(`p99 first third ${fmt(r.p99FirstMs, 1)} ms, last third ${fmt(r.p99LastMs, 1)} ms`);
   console.log(`RSS start ${fmt(r.rssStartMb)} MB, peak ${fmt(r.rssPeakMb)} MB, end ${fmt(r.rssEndMb)} MB`);
-  console.log(`after the drain: ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`);
+  console.log(
+    `after the drain: ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`,
+  );
 }

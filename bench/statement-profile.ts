@@ -54,6 +54,8 @@ process.on("exit", () => {
   for (const [sql, s] of rows) {
     const typical = s.calls > s.slow ? (s.us - s.slowUs) / (s.calls - s.slow) : 0;
     const slow = `${s.slow} (${((s.slowUs / s.us) * 100).toFixed(0)} %)`;
-    console.error(`${per ? `${(s.us / per).toFixed(2).padStart(10)}  ` : ""}${String(s.calls).padStart(10)}  ${typical.toFixed(2).padStart(8)}  ${slow.padStart(16)}  ${sql.replace(/\s+/g, " ").slice(0, 140)}`);
+    console.error(
+      `${per ? `${(s.us / per).toFixed(2).padStart(10)}  ` : ""}${String(s.calls).padStart(10)}  ${typical.toFixed(2).padStart(8)}  ${slow.padStart(16)}  ${sql.replace(/\s+/g, " ").slice(0, 140)}`,
+    );
   }
 });

@@ -22,8 +22,20 @@ const find = (dir: string): string | null => {
   }
   return null;
 };
-const body = JSON.stringify({ channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-const load = autocannon({ url: `${sb.url}/api/public/v1/messages`, method: "POST", body, headers: { "content-type": "application/json", authorization: `Bearer ${sb.key}` }, seconds, connections: 50 });
+const body = JSON.stringify({
+  channel: "whatsapp",
+  to: { phone: "+14155550100" },
+  type: "template",
+  template: { name: "hello_world", params: { "body.1": "Ann" } },
+});
+const load = autocannon({
+  url: `${sb.url}/api/public/v1/messages`,
+  method: "POST",
+  body,
+  headers: { "content-type": "application/json", authorization: `Bearer ${sb.key}` },
+  seconds,
+  connections: 50,
+});
 const sizes: string[] = [];
 const timer = setInterval(() => {
   const wal = find(sb.dir);

@@ -92,12 +92,16 @@ async function emitRates(url: string, endpoints: number) {
   const some = await makeApp();
   try {
     await addEndpoints(some, url, endpoints);
-    const emitOne = (app: TestApp, i: number) => app.deps.db.tx(() => app.deps.events.emit({ companyId: app.company.id, type: "message.sent", data: message(i) }));
-    for (let i = 0; i < 200; i++) (emitOne(none, i), emitOne(some, i)); // warm up
+    const emitOne = (app: TestApp, i: number) =>
+      app.deps.db.tx(() => app.deps.events.emit({ companyId: app.company.id, type: "message.sent", data: message(i) }));
+    for (let i = 0; i < 200; i++) emitOne(none, i), emitOne(some, i); // warm up
     const total = { none: 0, some: 0 };
     const ROUND = 250;
     for (let done = 0; done < EMITS; done += ROUND) {
-      for (const [key, app] of [["none", none], ["some", some]] as const) {
+      for (const [key, app] of [
+        ["none", none],
+        ["some", some],
+      ] as const) {
         const t0 = performance.now();
         for (let i = 0; i < ROUND; i++) emitOne(app, done + i);
         total[key] += performance.now() - t0;
@@ -116,7 +120,10 @@ async function sendRates(url: string, endpoints: number, newContactEach: boolean
   const mk = () =>
     createTestApp({
       balance: "1000000",
-      config: { rate_limit: { requests_per_second: 100000, burst: 100000 }, channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }) },
+      config: {
+        rate_limit: { requests_per_second: 100000, burst: 100000 },
+        channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }),
+      },
     });
   const none = await mk();
   const some = await mk();
@@ -125,14 +132,19 @@ async function sendRates(url: string, endpoints: number, newContactEach: boolean
     let n = 0;
     const send = async (app: TestApp) => {
       const phone = newContactEach ? `+1415${String(5_000_000 + n++).padStart(7, "0")}` : "+14155550100";
-      const res = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } } });
+      const res = await app.request("POST", "/messages", {
+        body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } },
+      });
       if (res.status !== 202) throw new Error(`POST /messages: ${res.status} ${JSON.stringify(res.body)}`);
     };
-    for (let i = 0; i < 100; i++) (await send(none), await send(some)); // warm up
+    for (let i = 0; i < 100; i++) await send(none), await send(some); // warm up
     const total = { none: 0, some: 0 };
     const ROUND = 250;
     for (let done = 0; done < SENDS; done += ROUND) {
-      for (const [key, app] of [["none", none], ["some", some]] as const) {
+      for (const [key, app] of [
+        ["none", none],
+        ["some", some],
+      ] as const) {
         const t0 = performance.now();
         for (let i = 0; i < ROUND; i++) await send(app);
         total[key] += performance.now() - t0;
@@ -178,7 +190,9 @@ try {
   const { none, some } = await emitRates(rx.url, ENDPOINTS);
   console.log(`emit, one transaction per event, 0 endpoints:  ${Math.round(none.perSecond)} tx/s (${none.usPerEmit.toFixed(0)} µs each)`);
   console.log(`emit, one transaction per event, ${ENDPOINTS} endpoints: ${Math.round(some.perSecond)} tx/s (${some.usPerEmit.toFixed(0)} µs each)`);
-  console.log(`ratio ${ENDPOINTS} endpoints / none: ${(some.perSecond / none.perSecond).toFixed(2)} (fan-out adds ${(some.usPerEmit - none.usPerEmit).toFixed(0)} µs per event)`);
+  console.log(
+    `ratio ${ENDPOINTS} endpoints / none: ${(some.perSecond / none.perSecond).toFixed(2)} (fan-out adds ${(some.usPerEmit - none.usPerEmit).toFixed(0)} µs per event)`,
+  );
   const [cpu0, cpuN] = [await emitCpu(rx.url, 0), await emitCpu(rx.url, ENDPOINTS)];
   console.log(`emit CPU without commit: ${cpu0.toFixed(1)} µs (0 endpoints), ${cpuN.toFixed(1)} µs (${ENDPOINTS} endpoints)`);
 } finally {

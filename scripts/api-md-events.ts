@@ -14,7 +14,8 @@ const END = "<!-- /section:webhooks -->";
 
 export function eventTypesMarkdown(): string {
   return EVENT_TYPES.map(
-    (e) => `#### \`${e.name}\`\n\n${e.description}\n\n\`\`\`json\n${JSON.stringify({ type: e.name, timestamp: "2025-06-01T10:00:02.000Z", data: e.example }, null, 2)}\n\`\`\`\n`,
+    (e) =>
+      `#### \`${e.name}\`\n\n${e.description}\n\n\`\`\`json\n${JSON.stringify({ type: e.name, timestamp: "2025-06-01T10:00:02.000Z", data: e.example }, null, 2)}\n\`\`\`\n`,
   ).join("\n");
 }
 

@@ -9,7 +9,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
-export function signLicense({ company, modules, expiresAt, privateKey }: { company: string; modules: string[]; expiresAt: string; privateKey: string }): string {
+export function signLicense({
+  company,
+  modules,
+  expiresAt,
+  privateKey,
+}: {
+  company: string;
+  modules: string[];
+  expiresAt: string;
+  privateKey: string;
+}): string {
   const key = createPrivateKey({ key: Buffer.from(privateKey.trim(), "base64"), format: "der", type: "pkcs8" });
   const payload = JSON.stringify({ company, modules, expiresAt, issuedAt: new Date().toISOString() });
   return JSON.stringify({ payload, signature: sign(null, Buffer.from(payload), key).toString("base64") }, null, 2) + "\n";
@@ -24,6 +34,9 @@ if (import.meta.main) {
     process.exit(1);
   }
   const keyFile = values.key ?? join(import.meta.dir, "../test/fixtures/license-dev.private.key");
-  writeFileSync(values.out, signLicense({ company: values.company, modules: values.modules.split(","), expiresAt: values.expires, privateKey: readFileSync(keyFile, "utf8") }));
+  writeFileSync(
+    values.out,
+    signLicense({ company: values.company, modules: values.modules.split(","), expiresAt: values.expires, privateKey: readFileSync(keyFile, "utf8") }),
+  );
   console.log(`wrote ${values.out}`);
 }

@@ -50,7 +50,11 @@ export function migrateStorage(db: Db, config: Config): void {
   }
   // NB! An in-memory database (some tests) has nothing to back up.
   const file = db.$client.filename;
-  migrateWithBackup(db, { version: VERSION, backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null, keep: config.storage.backups_keep });
+  migrateWithBackup(db, {
+    version: VERSION,
+    backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null,
+    keep: config.storage.backups_keep,
+  });
 }
 
 export function buildDeps({
@@ -141,7 +145,16 @@ export function buildDeps({
     channels,
     /** Social accounts from `[[social_accounts]]`, each with its publisher and status. */
     // NB! Publishers' calls are bounded like providers' (a slow platform kept a post `publishing` 150 s).
-    social: createSocialRuntime({ accounts: socialAccounts, context: (account) => ({ fetch: socialFetch, fetchUrl: socialFetchUrl, now, sleep: (ms) => Bun.sleep(ms), log: log.child({ socialAccountId: account.id, provider: account.provider }) }) }),
+    social: createSocialRuntime({
+      accounts: socialAccounts,
+      context: (account) => ({
+        fetch: socialFetch,
+        fetchUrl: socialFetchUrl,
+        now,
+        sleep: (ms) => Bun.sleep(ms),
+        log: log.child({ socialAccountId: account.id, provider: account.provider }),
+      }),
+    }),
     keys,
     ledger: createLedger({ db, now }),
     /** Channel accounts' send rate (wall clock: it paces real providers whatever the injected clock says). */

@@ -57,7 +57,9 @@ const commands: Record<string, (args: string[]) => unknown> = {
   license: licenseCommand,
   version: (args: string[]) =>
     process.stdout.write(
-      args.includes("--json") ? JSON.stringify({ version: VERSION, commit: COMMIT, buildTime: BUILD_TIME, bun: Bun.version, platform: `${process.platform}-${process.arch}` }) + "\n" : `switchboard ${VERSION} (${COMMIT})\n`,
+      args.includes("--json")
+        ? JSON.stringify({ version: VERSION, commit: COMMIT, buildTime: BUILD_TIME, bun: Bun.version, platform: `${process.platform}-${process.arch}` }) + "\n"
+        : `switchboard ${VERSION} (${COMMIT})\n`,
     ),
   help: () => process.stdout.write(HELP + "\n"),
 };

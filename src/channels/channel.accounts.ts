@@ -37,13 +37,25 @@ export function validateChannelAccounts(config: Config): ChannelAccount[] {
     }
     if (entry.default && entry.channel !== "email") {
       const k = `${entry.company}/${entry.channel}`;
-      if (defaults.has(k)) throw new ConfigError(`${where}: company "${entry.company}" already has a default ${entry.channel} account (channels[${defaults.get(k)}])`);
+      if (defaults.has(k))
+        throw new ConfigError(`${where}: company "${entry.company}" already has a default ${entry.channel} account (channels[${defaults.get(k)}])`);
       defaults.set(k, i);
     }
     // DESIGN §10 defaults: WhatsApp 80/s, other providers 20/s, sandbox unlimited; 0 turns the throttle off.
     const rate = entry.max_per_second ?? (entry.provider === "sandbox" ? 0 : CHANNEL_RULES[entry.channel].maxPerSecond);
-    const chatHandle = (entry.chat_handle ?? (entry.channel === "messenger" && typeof settings.page_id === "string" ? settings.page_id : "")).replace(/^\+/, "") || null;
-    return { id: entry.id, company: entry.company, channel: entry.channel, provider: entry.provider, name: entry.name, isDefault: entry.default, settings, maxPerSecond: rate > 0 ? rate : null, chatHandle };
+    const chatHandle =
+      (entry.chat_handle ?? (entry.channel === "messenger" && typeof settings.page_id === "string" ? settings.page_id : "")).replace(/^\+/, "") || null;
+    return {
+      id: entry.id,
+      company: entry.company,
+      channel: entry.channel,
+      provider: entry.provider,
+      name: entry.name,
+      isDefault: entry.default,
+      settings,
+      maxPerSecond: rate > 0 ? rate : null,
+      chatHandle,
+    };
   });
 }
 

@@ -62,7 +62,12 @@ const windows: Row[] = [
 ];
 // Precedence: each row combines a reason with every lower one; the highest wins.
 const precedence: Row[] = [
-  ["noIdentity beats blocked, noConsent, noPriorConversation", "x", { identity: null, blocked: true, consent: "unknown", lastInboundAt: null }, no("noIdentity")],
+  [
+    "noIdentity beats blocked, noConsent, noPriorConversation",
+    "x",
+    { identity: null, blocked: true, consent: "unknown", lastInboundAt: null },
+    no("noIdentity"),
+  ],
   ["blocked beats noConsent and outsideWindow", "instagram", { blocked: true, consent: "opted_out", lastInboundAt: NOW - 30 * H }, no("blocked")],
   ["noConsent beats noPriorConversation", "telegram", { consent: "unknown", lastInboundAt: null }, no("noConsent")],
   ["noConsent beats outsideWindow", "messenger", { consent: "unknown", lastInboundAt: NOW - 30 * H }, no("noConsent")],

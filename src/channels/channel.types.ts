@@ -20,16 +20,7 @@ import type { FetchUrl } from "../platform/outbound/outbound.fetch";
 export const CHANNELS = ["whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-export const PROVIDERS = [
-  "sandbox",
-  "whatsapp-cloud",
-  "messenger",
-  "instagram",
-  "x",
-  "tiktok",
-  "telegram",
-  "smtp",
-] as const;
+export const PROVIDERS = ["sandbox", "whatsapp-cloud", "messenger", "instagram", "x", "tiktok", "telegram", "smtp"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
 /**
@@ -159,7 +150,14 @@ export type InboundContent =
   | { type: "text"; text: string }
   | {
       type: "media";
-      media: { kind: "image" | "video" | "audio" | "document" | "sticker"; providerMediaId?: string; url?: string; mimeType?: string; caption?: string; filename?: string };
+      media: {
+        kind: "image" | "video" | "audio" | "document" | "sticker";
+        providerMediaId?: string;
+        url?: string;
+        mimeType?: string;
+        caption?: string;
+        filename?: string;
+      };
     }
   | { type: "location"; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: "contacts"; contacts: unknown[] }

@@ -20,7 +20,13 @@ test("bounded fetch aborts a call that hears nothing back; a call with its own s
 
   const own = new AbortController();
   const call = f(`http://127.0.0.1:${silent.port}/`, { signal: own.signal });
-  const outcome = await Promise.race([call.then(() => "answered", () => "aborted"), Bun.sleep(400).then(() => "still waiting")]);
+  const outcome = await Promise.race([
+    call.then(
+      () => "answered",
+      () => "aborted",
+    ),
+    Bun.sleep(400).then(() => "still waiting"),
+  ]);
   expect(outcome).toBe("still waiting"); // the 150 ms bound did not apply
   own.abort();
   await expect(call).rejects.toThrow();
@@ -32,8 +38,17 @@ test("Retry-After is honoured where the provider's own form is missing (X 429 an
   expect(xFailure({ status: 429, problem: undefined, headers, now })).toMatchObject({ retry: true, reason: "RATE_LIMITED", retryAfterMs: 7_000 });
   expect(xFailure({ status: 503, problem: undefined, headers, now })).toMatchObject({ retry: true, reason: "PROVIDER_UNAVAILABLE", retryAfterMs: 7_000 });
   // X's own reset header wins over a proxy's Retry-After.
-  const reset = new Headers({ "retry-after": "7", "x-rate-limit-limit": "200", "x-rate-limit-remaining": "0", "x-rate-limit-reset": String(now.getTime() / 1000 + 60) });
+  const reset = new Headers({
+    "retry-after": "7",
+    "x-rate-limit-limit": "200",
+    "x-rate-limit-remaining": "0",
+    "x-rate-limit-reset": String(now.getTime() / 1000 + 60),
+  });
   expect(xFailure({ status: 429, problem: undefined, headers: reset, now }).retryAfterMs).toBe(60_000);
-  expect(tiktokHttpFailure({ status: 429, message: "slow down", retryAfterMs: 7_000 })).toMatchObject({ retry: true, reason: "RATE_LIMITED", retryAfterMs: 7_000 });
+  expect(tiktokHttpFailure({ status: 429, message: "slow down", retryAfterMs: 7_000 })).toMatchObject({
+    retry: true,
+    reason: "RATE_LIMITED",
+    retryAfterMs: 7_000,
+  });
   expect(tiktokHttpFailure({ status: 502, message: "bad gateway" })).not.toHaveProperty("retryAfterMs");
 });

@@ -107,7 +107,11 @@ export function keysCommand(args: string[]): void {
       usage,
     );
     const slug = required(values.company, "--company", usage);
-    const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+    const list = (s: string | undefined) =>
+      (s ?? "")
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
     let expiresAt: Date | null = null;
     if (values["expires-at"] !== undefined) {
       expiresAt = new Date(values["expires-at"]);
@@ -141,8 +145,12 @@ export function keysCommand(args: string[]): void {
       print(
         values.json,
         rows,
-        rows.map((k) => `${k.id}\t${k.company}\t${k.prefix}…\t${k.name}\t${k.scopes.join(",")}\t${k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active"}`).join("\n") ||
-          "(no keys)",
+        rows
+          .map(
+            (k) =>
+              `${k.id}\t${k.company}\t${k.prefix}…\t${k.name}\t${k.scopes.join(",")}\t${k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active"}`,
+          )
+          .join("\n") || "(no keys)",
       );
     });
   } else if (sub === "revoke") {
@@ -183,7 +191,12 @@ export function balanceCommand(args: string[]): void {
   withDeps(values.config, (deps) => {
     const company = companyBySlug(deps, slug);
     const entry = deps.ledger.credit({ companyId: company.id, amount, description: "operator credit" });
-    const out = { company: slug, entryId: entry.id, credited: formatMicros(amount), balance: { amount: formatMicros(entry.balanceAfter), unit: deps.config.billing.currency } };
+    const out = {
+      company: slug,
+      entryId: entry.id,
+      credited: formatMicros(amount),
+      balance: { amount: formatMicros(entry.balanceAfter), unit: deps.config.billing.currency },
+    };
     print(values.json, out, `Credited ${out.credited} to ${slug}; balance ${out.balance.amount} ${out.balance.unit}`);
   });
 }
@@ -191,10 +204,18 @@ export function balanceCommand(args: string[]): void {
 export function jobsCommand(args: string[]): void {
   const [sub, ...rest] = args;
   if (sub === "list") {
-    const { values } = parse(rest, { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } }, "switchboard jobs list [--dead] [--json]");
+    const { values } = parse(
+      rest,
+      { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } },
+      "switchboard jobs list [--dead] [--json]",
+    );
     withDeps(values.config, (deps) => {
       const rows = deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
-      print(values.json, rows, rows.map((j) => `${j.id}\t${j.type}\t${j.status}\t${j.attempts}/${j.maxAttempts}\t${j.runAt}\t${j.lastError ?? ""}`).join("\n") || "(no jobs)");
+      print(
+        values.json,
+        rows,
+        rows.map((j) => `${j.id}\t${j.type}\t${j.status}\t${j.attempts}/${j.maxAttempts}\t${j.runAt}\t${j.lastError ?? ""}`).join("\n") || "(no jobs)",
+      );
     });
   } else if (sub === "retry") {
     const { values, positionals } = parse(rest, {}, "switchboard jobs retry ID");

@@ -84,16 +84,33 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
       db.exec("PRAGMA busy_timeout = 5000");
       const check = (db.query("PRAGMA quick_check").get() as { quick_check: string }).quick_check;
       const wal = existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0;
-      add("database", check === "ok" ? "ok" : "fail", `${check === "ok" ? "quick_check ok" : `quick_check: ${check}`}; ${mb(statSync(file).size)}, WAL ${mb(wal)}`);
+      add(
+        "database",
+        check === "ok" ? "ok" : "fail",
+        `${check === "ok" ? "quick_check ok" : `quick_check: ${check}`}; ${mb(statSync(file).size)}, WAL ${mb(wal)}`,
+      );
       const { pending, newer } = schemaState(db);
       if (newer) add("schema", "fail", `written by a newer Switchboard than this binary (${VERSION}); it will not start on it`);
-      else add("schema", pending ? "warn" : "ok", pending ? `${pending} migration(s) pending: they run at the next start, after an automatic backup` : "up to date");
+      else
+        add(
+          "schema",
+          pending ? "warn" : "ok",
+          pending ? `${pending} migration(s) pending: they run at the next start, after an automatic backup` : "up to date",
+        );
       try {
         const t = Date.now();
-        const jobs = db.query(`SELECT sum(status = 'dead') AS dead, sum(status = 'pending') AS pending, min(CASE WHEN status = 'pending' AND run_at <= ? THEN run_at END) AS oldest FROM jobs`).get(t) as { dead: number | null; pending: number | null; oldest: number | null };
+        const jobs = db
+          .query(
+            `SELECT sum(status = 'dead') AS dead, sum(status = 'pending') AS pending, min(CASE WHEN status = 'pending' AND run_at <= ? THEN run_at END) AS oldest FROM jobs`,
+          )
+          .get(t) as { dead: number | null; pending: number | null; oldest: number | null };
         const age = jobs.oldest === null ? 0 : (t - jobs.oldest) / 1000;
         const status: Status = (jobs.dead ?? 0) > 0 || age > 300 ? "warn" : "ok";
-        add("jobs", status, `${jobs.pending ?? 0} pending (oldest due ${Math.round(age)} s ago${age > 300 ? ": is the service running?" : ""}), ${jobs.dead ?? 0} dead${jobs.dead ? " (switchboard jobs list --dead)" : ""}`);
+        add(
+          "jobs",
+          status,
+          `${jobs.pending ?? 0} pending (oldest due ${Math.round(age)} s ago${age > 300 ? ": is the service running?" : ""}), ${jobs.dead ?? 0} dead${jobs.dead ? " (switchboard jobs list --dead)" : ""}`,
+        );
       } catch {
         add("jobs", "warn", "no job table yet");
       }
@@ -108,7 +125,11 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
     const fs = statfsSync(config.storage.data_dir);
     const free = fs.bavail * fs.bsize;
     const share = fs.bavail / fs.blocks;
-    add("disk", free < 100 * MB ? "fail" : free < 1024 * MB || share < 0.05 ? "warn" : "ok", `${mb(free)} free (${(share * 100).toFixed(0)} %) on ${config.storage.data_dir}`);
+    add(
+      "disk",
+      free < 100 * MB ? "fail" : free < 1024 * MB || share < 0.05 ? "warn" : "ok",
+      `${mb(free)} free (${(share * 100).toFixed(0)} %) on ${config.storage.data_dir}`,
+    );
   } catch (e) {
     add("disk", "warn", `cannot read free space of ${config.storage.data_dir}: ${(e as Error).message}`);
   }
@@ -117,7 +138,13 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
   if (!lic) add("license", "ok", `none at ${config.license.file} (pipeline and source tracking answer 403 LICENSE_NOT_FOUND)`);
   else {
     const soon = lic.expiresAt && Date.parse(lic.expiresAt) - Date.now() < 14 * 86_400_000;
-    add("license", lic.status !== "valid" ? "warn" : soon ? "warn" : "ok", lic.status === "valid" ? `${lic.company}: ${lic.modules.join(", ")} until ${lic.expiresAt}${soon ? " (expires within 14 days)" : ""}` : `${lic.status}: ${lic.reason}`);
+    add(
+      "license",
+      lic.status !== "valid" ? "warn" : soon ? "warn" : "ok",
+      lic.status === "valid"
+        ? `${lic.company}: ${lic.modules.join(", ")} until ${lic.expiresAt}${soon ? " (expires within 14 days)" : ""}`
+        : `${lic.status}: ${lic.reason}`,
+    );
   }
 
   const skews: number[] = [];
@@ -144,7 +171,11 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
   else {
     const worst = skews.reduce((a, b) => (Math.abs(b) > Math.abs(a) ? b : a));
     // Signed webhooks (Standard Webhooks, Meta, X) are refused beyond a few minutes of skew.
-    add("clock", Math.abs(worst) > 30_000 ? "warn" : "ok", `${(worst / 1000).toFixed(1)} s against the providers' clocks${Math.abs(worst) > 30_000 ? ": fix NTP (signatures are time-checked)" : ""}`);
+    add(
+      "clock",
+      Math.abs(worst) > 30_000 ? "warn" : "ok",
+      `${(worst / 1000).toFixed(1)} s against the providers' clocks${Math.abs(worst) > 30_000 ? ": fix NTP (signatures are time-checked)" : ""}`,
+    );
   }
   return checks;
 }
@@ -159,12 +190,21 @@ function exposureChecks(config: Config, configPath: string, add: (name: string, 
       const { certificate } = readTlsFiles({ certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file });
       const days = daysLeft(certificate, new Date());
       const status: Status = days <= 0 ? "fail" : days < 14 ? "warn" : "ok";
-      add("tls", status, `HTTPS on ${config.server.listen}: ${certificate.subject.replace(/\n/g, ", ")}, ${days <= 0 ? "EXPIRED" : "valid"} until ${certificate.validTo}${status === "warn" ? ` (expires within 14 days: renew it, then systemctl reload switchboard)` : ""}`);
+      add(
+        "tls",
+        status,
+        `HTTPS on ${config.server.listen}: ${certificate.subject.replace(/\n/g, ", ")}, ${days <= 0 ? "EXPIRED" : "valid"} until ${certificate.validTo}${status === "warn" ? ` (expires within 14 days: renew it, then systemctl reload switchboard)` : ""}`,
+      );
     } catch (e) {
       add("tls", "fail", `${(e as Error).message}: serve will not start`);
     }
   } else if (isLoopback(host)) add("tls", "ok", `plain HTTP on ${config.server.listen} (loopback only)`);
-  else add("tls", "warn", `plain HTTP on ${config.server.listen}, reachable from the network: API keys travel in clear. Set [server] tls_cert_file and tls_key_file, or listen on 127.0.0.1 behind a TLS proxy`);
+  else
+    add(
+      "tls",
+      "warn",
+      `plain HTTP on ${config.server.listen}, reachable from the network: API keys travel in clear. Set [server] tls_cert_file and tls_key_file, or listen on 127.0.0.1 behind a TLS proxy`,
+    );
 
   if (config.metrics.token) add("metrics", "ok", "/metrics needs the [metrics] token");
   else add("metrics", "warn", "no [metrics] token: /metrics answers 401 to everyone (set one, e.g. openssl rand -base64 32, and give it to Prometheus)");
@@ -178,7 +218,11 @@ function exposureChecks(config: Config, configPath: string, add: (name: string, 
       if (mode & 0o007) open.push(`${path} (${mode.toString(8).padStart(4, "0")})`);
     } catch {} // absent: reported by the database check
   }
-  add("permissions", open.length ? "warn" : "ok", open.length ? `readable by every user: ${open.join(", ")}; chmod o-rwx them (0640 files, 0750 directories)` : "config and data not readable by other users");
+  add(
+    "permissions",
+    open.length ? "warn" : "ok",
+    open.length ? `readable by every user: ${open.join(", ")}; chmod o-rwx them (0640 files, 0750 directories)` : "config and data not readable by other users",
+  );
 }
 
 export async function doctorCommand(args: string[]): Promise<void> {
@@ -188,7 +232,10 @@ export async function doctorCommand(args: string[]): Promise<void> {
   if (values.json) process.stdout.write(JSON.stringify({ status: worst, checks }, null, 2) + "\n");
   else {
     const mark = { ok: "ok  ", warn: "WARN", fail: "FAIL" };
-    process.stdout.write(checks.map((c) => `${mark[c.status]}  ${c.name.padEnd(34)} ${c.detail}`).join("\n") + `\n${worst === "ok" ? "All checks passed." : worst === "warn" ? "Warnings above." : "Failures above."}\n`);
+    process.stdout.write(
+      checks.map((c) => `${mark[c.status]}  ${c.name.padEnd(34)} ${c.detail}`).join("\n") +
+        `\n${worst === "ok" ? "All checks passed." : worst === "warn" ? "Warnings above." : "Failures above."}\n`,
+    );
   }
   process.exit(worst === "ok" ? 0 : worst === "warn" ? 1 : 2);
 }

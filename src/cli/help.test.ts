@@ -17,7 +17,22 @@ const run = (...args: string[]) => {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 };
 
-const COMMANDS = ["init", "serve", "migrate", "companies", "keys", "balance", "jobs", "templates", "backup", "restore", "migrate-to-postgres", "doctor", "license", "version"];
+const COMMANDS = [
+  "init",
+  "serve",
+  "migrate",
+  "companies",
+  "keys",
+  "balance",
+  "jobs",
+  "templates",
+  "backup",
+  "restore",
+  "migrate-to-postgres",
+  "doctor",
+  "license",
+  "version",
+];
 
 test.each(COMMANDS)("%s --help: its usage, exit 0, nothing done", (name) => {
   const r = run(name, "--help");

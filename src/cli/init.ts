@@ -34,7 +34,12 @@ const SOCIAL: [string, string][] = [
 ];
 
 /** Fictional handles for the sandbox accounts' click-to-chat links (sources), so links and QR codes can be tried. */
-const SANDBOX_CHAT_HANDLES: Record<string, string> = { whatsapp: "15550100000", messenger: "SwitchboardSandbox", instagram: "switchboard.sandbox", telegram: "SwitchboardSandboxBot" };
+const SANDBOX_CHAT_HANDLES: Record<string, string> = {
+  whatsapp: "15550100000",
+  messenger: "SwitchboardSandbox",
+  instagram: "switchboard.sandbox",
+  telegram: "SwitchboardSandboxBot",
+};
 
 export function sandboxConfigToml(): string {
   const channels = CHANNEL_NAMES.map(

@@ -49,15 +49,21 @@ function source(fill: (s: Database) => void = () => {}): string {
 function fillTricky(s: Database): void {
   s.run("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)", ["co1", "acme", 'Acme "quoted" \\ back {brace}, comma', 1_700_000_000_000]);
   s.run("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)", ["co2", "ünïcode", "NULL", BEYOND_DOUBLE]);
-  const contact = s.prepare("INSERT INTO contacts (seq, id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at, deleted_at) VALUES (?, ?, 'co1', ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const contact = s.prepare(
+    "INSERT INTO contacts (seq, id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at, deleted_at) VALUES (?, ?, 'co1', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
   contact.run(1, "k1", "Zoë 李小龙 🙂", "NULL", "", null, JSON.stringify({ note: "line1\nline2\ttab", quote: 'say "hi"', n: 1.5 }), 0, 1, 2, null);
   contact.run(7, "k2", "O'Brien", "\\", "{a,b}", "DE", "{}", 1, 3, 4, 5);
   contact.run(8, "k3", "e\u0301 combining", "  spaced  ", "x", "GB", "{}", 0, BEYOND_DOUBLE, 6, null);
   contact.finalize();
   s.run("INSERT INTO tags (id, company_id, name, created_at) VALUES ('t1', 'co1', 'vip, \"gold\"', 1)");
   s.run("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES ('k1', 't1', 1), ('k2', 't1', 2)");
-  s.run("INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES ('co1', 'k1', 'email', 'zoë@example.test', 'verified', 1), ('co1', 'k2', 'whatsapp', '+4915100000001', 'verified', 2)");
-  s.run("INSERT INTO ledger_entries (id, company_id, kind, amount, balance_after, message_id, description, created_at) VALUES ('l1', 'co1', 'credit', 25000000, 25000000, NULL, 'operator credit', 1), ('l2', 'co1', 'debit', -50000, 24950000, 'm1', 'hello_world', 2)");
+  s.run(
+    "INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES ('co1', 'k1', 'email', 'zoë@example.test', 'verified', 1), ('co1', 'k2', 'whatsapp', '+4915100000001', 'verified', 2)",
+  );
+  s.run(
+    "INSERT INTO ledger_entries (id, company_id, kind, amount, balance_after, message_id, description, created_at) VALUES ('l1', 'co1', 'credit', 25000000, 25000000, NULL, 'operator credit', 1), ('l2', 'co1', 'debit', -50000, 24950000, 'm1', 'hello_world', 2)",
+  );
 }
 
 /** Every row of `table` as text (numbers and bigints as their digits), sorted: how both engines are compared. */
@@ -75,7 +81,11 @@ async function postgresRows(sql: SQL, table: string, columns: string[]): Promise
   return rows.map((r) => JSON.stringify(r.map((v) => (v === null ? null : v instanceof Uint8Array ? Buffer.from(v).toString("hex") : String(v))))).sort();
 }
 async function postgresColumns(sql: SQL): Promise<Map<string, string[]>> {
-  const rows = (await sql`SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`) as { t: string; c: string }[];
+  const rows =
+    (await sql`SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`) as {
+      t: string;
+      c: string;
+    }[];
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.t, [...(out.get(r.t) ?? []), r.c]);
   for (const table of Object.keys(POSTGRES_ONLY)) out.delete(table);
@@ -83,9 +93,14 @@ async function postgresColumns(sql: SQL): Promise<Map<string, string[]>> {
 }
 /** The parts of a schema the copy takes apart and puts back: constraints, indexes, triggers. */
 async function schemaFacts(sql: SQL): Promise<string[]> {
-  const constraints = (await sql`SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) AS f FROM pg_constraint WHERE connamespace = current_schema()::regnamespace`) as { f: string }[];
+  const constraints =
+    (await sql`SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) AS f FROM pg_constraint WHERE connamespace = current_schema()::regnamespace`) as {
+      f: string;
+    }[];
   const indexes = (await sql`SELECT indexdef AS f FROM pg_indexes WHERE schemaname = current_schema()`) as { f: string }[];
-  const triggers = (await sql`SELECT tgrelid::regclass::text || ' ' || tgname || ' ' || tgenabled::text AS f FROM pg_trigger WHERE NOT tgisinternal`) as { f: string }[];
+  const triggers = (await sql`SELECT tgrelid::regclass::text || ' ' || tgname || ' ' || tgenabled::text AS f FROM pg_trigger WHERE NOT tgisinternal`) as {
+    f: string;
+  }[];
   return [...constraints, ...indexes, ...triggers].map((r) => r.f).sort();
 }
 async function rowsInTarget(sql: SQL): Promise<number> {
@@ -126,7 +141,9 @@ test("a SQLite database another connection has open is in use: refused", () => {
   other.exec("PRAGMA journal_mode = WAL"); // as the appliance runs it
   other.query("SELECT count(*) FROM companies").get();
   try {
-    expect(refusal(() => migrateToPostgres({ sourcePath: path, url: "postgres://nobody@127.0.0.1:1/never" }))).toContain("is in use (is switchboard serve running?)");
+    expect(refusal(() => migrateToPostgres({ sourcePath: path, url: "postgres://nobody@127.0.0.1:1/never" }))).toContain(
+      "is in use (is switchboard serve running?)",
+    );
   } finally {
     other.close(true);
   }
@@ -178,12 +195,42 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
   });
 
   const refusals: [string, (s: Database) => void, string, (s: Database) => void][] = [
-    ["text with a NUL character", (s) => s.run("UPDATE contacts SET last_name = 'nul' || char(0) || 'byte' WHERE id = 'k2'"), "contacts.last_name (row 2) holds text with a NUL character", (s) => s.run("UPDATE contacts SET last_name = 'fixed' WHERE id = 'k2'")],
-    ["text in an integer column (SQLite's loose typing)", (s) => s.run("UPDATE ledger_entries SET amount = 'lots' WHERE id = 'l2'"), 'ledger_entries.amount (row 2) holds text "lots", which PostgreSQL\'s bigint column cannot store', (s) => s.run("UPDATE ledger_entries SET amount = -50000 WHERE id = 'l2'")],
-    ["a fraction in an integer column", (s) => s.run("UPDATE contacts SET updated_at = 2.5 WHERE id = 'k1'"), "contacts.updated_at (row 1) holds number 2.5", (s) => s.run("UPDATE contacts SET updated_at = 2 WHERE id = 'k1'")],
-    ["a row whose parent is missing", (s) => s.run("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES ('ghost', 't1', 1)"), "the copied rows of contact_tags break its foreign key", (s) => s.run("DELETE FROM contact_tags WHERE contact_id = 'ghost'")],
-    ["a table PostgreSQL does not have", (s) => s.run("CREATE TABLE stray_notes (id TEXT PRIMARY KEY, body TEXT)"), "table stray_notes of the SQLite database has no counterpart in PostgreSQL", (s) => s.run("DROP TABLE stray_notes")],
-    ["a column PostgreSQL does not have", (s) => s.run("ALTER TABLE tags ADD COLUMN colour TEXT"), "column tags.colour of the SQLite database has no counterpart in PostgreSQL", (s) => s.run("ALTER TABLE tags DROP COLUMN colour")],
+    [
+      "text with a NUL character",
+      (s) => s.run("UPDATE contacts SET last_name = 'nul' || char(0) || 'byte' WHERE id = 'k2'"),
+      "contacts.last_name (row 2) holds text with a NUL character",
+      (s) => s.run("UPDATE contacts SET last_name = 'fixed' WHERE id = 'k2'"),
+    ],
+    [
+      "text in an integer column (SQLite's loose typing)",
+      (s) => s.run("UPDATE ledger_entries SET amount = 'lots' WHERE id = 'l2'"),
+      'ledger_entries.amount (row 2) holds text "lots", which PostgreSQL\'s bigint column cannot store',
+      (s) => s.run("UPDATE ledger_entries SET amount = -50000 WHERE id = 'l2'"),
+    ],
+    [
+      "a fraction in an integer column",
+      (s) => s.run("UPDATE contacts SET updated_at = 2.5 WHERE id = 'k1'"),
+      "contacts.updated_at (row 1) holds number 2.5",
+      (s) => s.run("UPDATE contacts SET updated_at = 2 WHERE id = 'k1'"),
+    ],
+    [
+      "a row whose parent is missing",
+      (s) => s.run("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES ('ghost', 't1', 1)"),
+      "the copied rows of contact_tags break its foreign key",
+      (s) => s.run("DELETE FROM contact_tags WHERE contact_id = 'ghost'"),
+    ],
+    [
+      "a table PostgreSQL does not have",
+      (s) => s.run("CREATE TABLE stray_notes (id TEXT PRIMARY KEY, body TEXT)"),
+      "table stray_notes of the SQLite database has no counterpart in PostgreSQL",
+      (s) => s.run("DROP TABLE stray_notes"),
+    ],
+    [
+      "a column PostgreSQL does not have",
+      (s) => s.run("ALTER TABLE tags ADD COLUMN colour TEXT"),
+      "column tags.colour of the SQLite database has no counterpart in PostgreSQL",
+      (s) => s.run("ALTER TABLE tags DROP COLUMN colour"),
+    ],
   ];
   for (const [what, breakIt, message, fixIt] of refusals)
     test(`${what}: refused by name, no row left in PostgreSQL; fixed, the next run copies`, async () => {

@@ -87,7 +87,8 @@ export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath:
   try {
     const schema = schemaState(sqlite);
     if (!schema.applied) throw new UsageError(`${sourcePath} is not a Switchboard database (no migration history); nothing was copied`);
-    if (schema.newer) throw new UsageError(`${sourcePath} was written by a newer Switchboard than this one (${VERSION}): run migrate-to-postgres with that version`);
+    if (schema.newer)
+      throw new UsageError(`${sourcePath} was written by a newer Switchboard than this one (${VERSION}): run migrate-to-postgres with that version`);
     if (schema.pending)
       throw new UsageError(
         `${sourcePath} has ${schema.pending} pending migration(s): bring it to this version's schema first (run "switchboard migrate" with [storage] driver = "sqlite", or start and stop the service once), then run migrate-to-postgres again`,
@@ -103,7 +104,13 @@ export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath:
         throw new UsageError(`migrating the PostgreSQL database (${redactUrl(url)}) failed: ${(e as Error).message}`);
       }
       const summary = copySqliteToPostgres({ sqlite, db, onProgress });
-      return { source: sourcePath, target: redactUrl(url), migrationsApplied: applied, ...summary, rowsPerSecond: Math.round(summary.rows / Math.max(summary.ms / 1000, 0.001)) };
+      return {
+        source: sourcePath,
+        target: redactUrl(url),
+        migrationsApplied: applied,
+        ...summary,
+        rowsPerSecond: Math.round(summary.rows / Math.max(summary.ms / 1000, 0.001)),
+      };
     } finally {
       db.close();
     }
@@ -117,7 +124,10 @@ function targetUrl(flag: string | undefined, config: Config): string {
   let url: string;
   let shown: string;
   if (flag === undefined || flag === "") {
-    if (!config.storage.url) throw new UsageError(`--to is required (the PostgreSQL database to copy into: postgres://…, env:NAME or file:PATH) unless the config sets [storage] url (usage: ${USAGE})`);
+    if (!config.storage.url)
+      throw new UsageError(
+        `--to is required (the PostgreSQL database to copy into: postgres://…, env:NAME or file:PATH) unless the config sets [storage] url (usage: ${USAGE})`,
+      );
     return config.storage.url;
   }
   if (flag.startsWith("env:")) {
@@ -136,7 +146,9 @@ function targetUrl(flag: string | undefined, config: Config): string {
   } else [url, shown] = [flag, "it"];
   if (!/^postgres(ql)?:\/\//.test(url)) {
     const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0];
-    throw new UsageError(`--to is not a PostgreSQL URL (${shown} ${start ? `starts with "${start}"` : "has no postgres:// scheme"}): expected postgres://user@host:5432/database, or env:NAME / file:PATH holding one`);
+    throw new UsageError(
+      `--to is not a PostgreSQL URL (${shown} ${start ? `starts with "${start}"` : "has no postgres:// scheme"}): expected postgres://user@host:5432/database, or env:NAME / file:PATH holding one`,
+    );
   }
   return url;
 }
@@ -207,15 +219,22 @@ export function copySqliteToPostgres({ sqlite, db, onProgress = () => {} }: { sq
   const target = targetTables(db);
 
   for (const table of copy)
-    if (!target.has(table)) throw new UsageError(`table ${table} of the SQLite database has no counterpart in PostgreSQL (not in this binary's PostgreSQL schema); nothing was copied`);
+    if (!target.has(table))
+      throw new UsageError(
+        `table ${table} of the SQLite database has no counterpart in PostgreSQL (not in this binary's PostgreSQL schema); nothing was copied`,
+      );
   for (const table of target.keys())
     if (!copy.includes(table) && !(table in POSTGRES_ONLY))
       throw new UsageError(`PostgreSQL table ${table} has no counterpart in the SQLite database (the schemas differ); nothing was copied`);
   for (const table of copy) {
     const have = new Set((sqlite.query("SELECT name FROM pragma_table_info(?)").all(table) as { name: string }[]).map((c) => c.name));
     const want = target.get(table)!;
-    for (const c of have) if (!want.some((w) => w.name === c)) throw new UsageError(`column ${table}.${c} of the SQLite database has no counterpart in PostgreSQL; nothing was copied`);
-    for (const w of want) if (!have.has(w.name)) throw new UsageError(`PostgreSQL column ${table}.${w.name} is not in the SQLite database (the schemas differ); nothing was copied`);
+    for (const c of have)
+      if (!want.some((w) => w.name === c))
+        throw new UsageError(`column ${table}.${c} of the SQLite database has no counterpart in PostgreSQL; nothing was copied`);
+    for (const w of want)
+      if (!have.has(w.name))
+        throw new UsageError(`PostgreSQL column ${table}.${w.name} is not in the SQLite database (the schemas differ); nothing was copied`);
   }
   const order = parentsFirst(db, copy);
 
@@ -290,7 +309,9 @@ function deferIndexesAndForeignKeys(db: Db, tables: string[]): { foreignKeys: nu
         try {
           client.exec(`ALTER TABLE ${quote(k.t)} ADD CONSTRAINT ${quote(k.name)} ${k.def}`);
         } catch (e) {
-          throw new UsageError(`the copied rows of ${k.t} break its foreign key ${k.name} (${k.def}): ${(e as Error).message.replace(/\s*\n\s*/g, " ")}; nothing was copied`);
+          throw new UsageError(
+            `the copied rows of ${k.t} break its foreign key ${k.name} (${k.def}): ${(e as Error).message.replace(/\s*\n\s*/g, " ")}; nothing was copied`,
+          );
         }
       }
     },
@@ -372,11 +393,16 @@ function describe(v: unknown): string {
   return `${typeof v === "string" ? "text" : typeof v} ${text}`;
 }
 function refuse(v: unknown, where: () => string, expected: string): never {
-  throw new UsageError(`${where()} holds ${describe(v)}, which PostgreSQL's ${expected} column cannot store; fix the row on SQLite and run again (nothing was copied)`);
+  throw new UsageError(
+    `${where()} holds ${describe(v)}, which PostgreSQL's ${expected} column cannot store; fix the row on SQLite and run again (nothing was copied)`,
+  );
 }
 const text: Encode = (v, where) => {
   if (typeof v === "string") {
-    if (v.includes("\0")) throw new UsageError(`${where()} holds text with a NUL character, which PostgreSQL's text cannot store; fix the row on SQLite and run again (nothing was copied)`);
+    if (v.includes("\0"))
+      throw new UsageError(
+        `${where()} holds text with a NUL character, which PostgreSQL's text cannot store; fix the row on SQLite and run again (nothing was copied)`,
+      );
     return quoted(v);
   }
   if (typeof v === "number" || typeof v === "bigint") return quoted(String(v));
@@ -394,31 +420,68 @@ function encoderFor(type: string, where: () => string): Encode {
     case "bigint":
     case "integer":
     case "smallint":
-      return (v, at) => (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v)) ? String(v) : typeof v === "string" && INTEGER.test(v) ? v : refuse(v, at, type));
+      return (v, at) =>
+        typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v))
+          ? String(v)
+          : typeof v === "string" && INTEGER.test(v)
+            ? v
+            : refuse(v, at, type);
     case "double precision":
     case "real":
     case "numeric":
-      return (v, at) => (typeof v === "number" ? (Number.isNaN(v) ? "NaN" : v === Infinity ? "Infinity" : v === -Infinity ? "-Infinity" : String(v)) : typeof v === "bigint" ? String(v) : refuse(v, at, type));
+      return (v, at) =>
+        typeof v === "number"
+          ? Number.isNaN(v)
+            ? "NaN"
+            : v === Infinity
+              ? "Infinity"
+              : v === -Infinity
+                ? "-Infinity"
+                : String(v)
+          : typeof v === "bigint"
+            ? String(v)
+            : refuse(v, at, type);
     case "boolean":
       return (v, at) => (v === 0n || v === 0 ? "f" : v === 1n || v === 1 ? "t" : refuse(v, at, type));
     case "bytea":
-      return (v, at) => (v instanceof Uint8Array ? quoted(`\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")}`) : typeof v === "string" ? quoted(`\\x${Buffer.from(v).toString("hex")}`) : refuse(v, at, type));
+      return (v, at) =>
+        v instanceof Uint8Array
+          ? quoted(`\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")}`)
+          : typeof v === "string"
+            ? quoted(`\\x${Buffer.from(v).toString("hex")}`)
+            : refuse(v, at, type);
     case "text":
     case "character varying":
     case "json":
     case "jsonb":
       return text;
     default:
-      throw new UsageError(`${where()}: no conversion from SQLite to the PostgreSQL type ${type}; teach migrate-to-postgres (src/cli/migrate-to-postgres.ts) to copy it`);
+      throw new UsageError(
+        `${where()}: no conversion from SQLite to the PostgreSQL type ${type}; teach migrate-to-postgres (src/cli/migrate-to-postgres.ts) to copy it`,
+      );
   }
 }
 
-function copyTable({ sqlite, db, table, columns, onProgress }: { sqlite: Database; db: Db; table: string; columns: TargetColumn[]; onProgress: ProgressListener }): TableCopy {
+function copyTable({
+  sqlite,
+  db,
+  table,
+  columns,
+  onProgress,
+}: {
+  sqlite: Database;
+  db: Db;
+  table: string;
+  columns: TargetColumn[];
+  onProgress: ProgressListener;
+}): TableCopy {
   const started = performance.now();
   const names = columns.map((c) => c.name);
   let rows = 0;
   const encoders = columns.map((c) => encoderFor(c.type, () => `${table}.${c.name}`));
-  const insert = db.$client.query(`INSERT INTO ${quote(table)} (${names.map(quote).join(", ")}) SELECT * FROM unnest(${columns.map((c, i) => `?${i + 1}::${c.type}[]`).join(", ")})`);
+  const insert = db.$client.query(
+    `INSERT INTO ${quote(table)} (${names.map(quote).join(", ")}) SELECT * FROM unnest(${columns.map((c, i) => `?${i + 1}::${c.type}[]`).join(", ")})`,
+  );
   let batch: string[][] = columns.map(() => []);
   let batchRows = 0;
   let chars = 0;

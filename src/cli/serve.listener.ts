@@ -28,7 +28,13 @@ export function createListener({ app, config, log }: { app: App; config: Config;
       // NB! Large on purpose: POST /contacts/import streams NDJSON/CSV bodies of millions of rows. Routes that
       // buffer (media uploads) refuse oversized bodies by Content-Length themselves (100 MB).
       // reusePort off: a second appliance on the same port (and database) must fail, not share the socket.
-      app.listen({ hostname: host, port, maxRequestBodySize: 4 * 1024 ** 3, reusePort: false, ...(files ? { tls: { cert: files.cert, key: files.key } } : {}) });
+      app.listen({
+        hostname: host,
+        port,
+        maxRequestBodySize: 4 * 1024 ** 3,
+        reusePort: false,
+        ...(files ? { tls: { cert: files.cert, key: files.key } } : {}),
+      });
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === "EADDRINUSE" || code === "EACCES")
@@ -63,7 +69,10 @@ export function createListener({ app, config, log }: { app: App; config: Config;
       try {
         bind(next);
         tls = next;
-        log.info({ subject: next.certificate.subject, validTo: next.certificate.validTo, fingerprint256: next.certificate.fingerprint256 }, "SIGHUP: certificate reloaded");
+        log.info(
+          { subject: next.certificate.subject, validTo: next.certificate.validTo, fingerprint256: next.certificate.fingerprint256 },
+          "SIGHUP: certificate reloaded",
+        );
       } catch (e) {
         log.error({ err: (e as Error).message }, "SIGHUP: could not listen again; trying the previous certificate");
         try {

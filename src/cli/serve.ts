@@ -37,7 +37,10 @@ export async function serveCommand(args: string[]): Promise<void> {
   deps.leader.start();
   deps.scheduler.start();
   await startModules(deps);
-  log.info({ listen: config.server.listen, https: listener.https, version: VERSION, dataDir: config.storage.data_dir, storage: config.storage.driver }, "switchboard started");
+  log.info(
+    { listen: config.server.listen, https: listener.https, version: VERSION, dataDir: config.storage.data_dir, storage: config.storage.driver },
+    "switchboard started",
+  );
 
   const shutdown = async (signal: string) => {
     if (stopping) return;

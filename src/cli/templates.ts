@@ -21,7 +21,13 @@ export async function templatesCommand(args: string[]): Promise<void> {
   }
   const rows = results.map((r) => {
     const account = deps.channels.get(r.accountId)!.account;
-    return { accountId: r.accountId, name: account.name, provider: account.provider, company: account.company, ...(r.error !== undefined ? { error: r.error } : { synced: r.synced ?? 0 }) };
+    return {
+      accountId: r.accountId,
+      name: account.name,
+      provider: account.provider,
+      company: account.company,
+      ...(r.error !== undefined ? { error: r.error } : { synced: r.synced ?? 0 }),
+    };
   });
   const text = rows.length
     ? rows.map((r) => `${r.accountId}\t${r.provider}\t${r.name}\t${"error" in r ? `FAILED: ${r.error}` : `${r.synced} template(s)`}`).join("\n")

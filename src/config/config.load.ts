@@ -35,7 +35,10 @@ export function loadConfig({ path, env = process.env }: { path: string; env?: Re
 }
 
 /** Validates an already parsed config object (also used by tests and `init`). */
-export function parseConfig(raw: unknown, { env = process.env, source = "config" }: { env?: Record<string, string | undefined>; source?: string } = {}): Config {
+export function parseConfig(
+  raw: unknown,
+  { env = process.env, source = "config" }: { env?: Record<string, string | undefined>; source?: string } = {},
+): Config {
   const resolved = resolveSecrets(raw, "", env, source);
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(resolved)) as unknown;
   if (!Value.Check(ConfigSchema, withDefaults)) {
@@ -51,7 +54,9 @@ export function parseConfig(raw: unknown, { env = process.env, source = "config"
   if (config.storage.driver === "postgres" && !config.storage.url)
     throw new ConfigError(`${source}: key "storage.url" is missing: driver = "postgres" needs a URL such as postgres://switchboard@db.internal/switchboard`);
   if (!config.server.tls_cert_file !== !config.server.tls_key_file)
-    throw new ConfigError(`${source}: key "server.${config.server.tls_cert_file ? "tls_key_file" : "tls_cert_file"}" is missing: HTTPS needs both tls_cert_file and tls_key_file`);
+    throw new ConfigError(
+      `${source}: key "server.${config.server.tls_cert_file ? "tls_key_file" : "tls_cert_file"}" is missing: HTTPS needs both tls_cert_file and tls_key_file`,
+    );
   return config;
 }
 

@@ -13,7 +13,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const withSetting = (value: unknown) => ({
   channels: [{ id: "0193a4b2-0000-7000-8000-000000000001", channel: "telegram", name: "t", settings: { token: value, nested: [{ deep: value }] } }],
 });
-const settingsOf = (raw: unknown, env: Record<string, string | undefined>) => parseConfig(raw, { env }).channels[0]!.settings as { token: unknown; nested: { deep: unknown }[] };
+const settingsOf = (raw: unknown, env: Record<string, string | undefined>) =>
+  parseConfig(raw, { env }).channels[0]!.settings as { token: unknown; nested: { deep: unknown }[] };
 
 const anyText = fc.string({ unit: "binary", maxLength: 50 });
 
@@ -57,9 +58,17 @@ test("property: file:/path resolves to the file's text less one final line end",
 
 test("property: a string that is not env:/file: is left exactly as written; non-strings pass through", () => {
   fc.assert(
-    fc.property(fc.oneof(anyText.filter((s) => !s.startsWith("env:") && !s.startsWith("file:")), fc.integer(), fc.boolean(), fc.constant(null)), (value) => {
-      expect(settingsOf(withSetting(value), {}).token).toEqual(value);
-    }),
+    fc.property(
+      fc.oneof(
+        anyText.filter((s) => !s.startsWith("env:") && !s.startsWith("file:")),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+      ),
+      (value) => {
+        expect(settingsOf(withSetting(value), {}).token).toEqual(value);
+      },
+    ),
   );
 });
 

@@ -15,11 +15,18 @@ export const SOCIAL_PLATFORMS = ["instagram", "facebook", "x", "tiktok"] as cons
 
 export const ServerConfig = t.Object(
   {
-    listen: t.String({ ...ListenAddress, default: "127.0.0.1:8080", description: "host:port to listen on; loopback by default: open it to the network (0.0.0.0) behind TLS" }),
+    listen: t.String({
+      ...ListenAddress,
+      default: "127.0.0.1:8080",
+      description: "host:port to listen on; loopback by default: open it to the network (0.0.0.0) behind TLS",
+    }),
     public_url: t.String({ default: "http://localhost:8080", description: "URL the appliance is reached at; used to print provider webhook URLs" }),
     trusted_proxies: t.Array(t.String(), { default: [], description: "CIDRs whose X-Forwarded-For is honoured" }),
     shutdown_timeout_ms: t.Integer({ minimum: 0, default: 10000, description: "how long SIGTERM waits for in-flight requests" }),
-    tls_cert_file: t.String({ default: "", description: "PEM certificate (chain) to serve HTTPS with; with tls_key_file. Empty: plain HTTP. Re-read on SIGHUP" }),
+    tls_cert_file: t.String({
+      default: "",
+      description: "PEM certificate (chain) to serve HTTPS with; with tls_key_file. Empty: plain HTTP. Re-read on SIGHUP",
+    }),
     tls_key_file: t.String({ default: "", description: "PEM private key of tls_cert_file" }),
   },
   { default: {}, additionalProperties: false },
@@ -30,8 +37,11 @@ export const StorageConfig = t.Object(
     data_dir: t.String({ default: "./data", description: "database, media files, backups" }),
     media_quota_mb: t.Integer({ minimum: 0, default: 1024, description: "total size of uploaded media per company" }),
     backups_keep: t.Integer({ minimum: 1, maximum: 100, default: 5, description: "automatic backups before upgrades kept in <data_dir>/backups (the newest)" }),
-    driver: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { default: "sqlite", description: "database engine: the embedded SQLite file, or a PostgreSQL shared by several instances" }),
-    url: t.Optional(t.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL connection URL (driver = \"postgres\"); env:NAME / file:/path allowed" })),
+    driver: t.Union([t.Literal("sqlite"), t.Literal("postgres")], {
+      default: "sqlite",
+      description: "database engine: the embedded SQLite file, or a PostgreSQL shared by several instances",
+    }),
+    url: t.Optional(t.String({ pattern: "^postgres(ql)?://", description: 'PostgreSQL connection URL (driver = "postgres"); env:NAME / file:/path allowed' })),
   },
   { default: {}, additionalProperties: false },
 );
@@ -78,9 +88,18 @@ export const LicenseConfig = t.Object(
 
 export const JobsConfig = t.Object(
   {
-    workers: t.Integer({ minimum: 1, maximum: 1024, default: 64, description: "concurrent job handlers per job type (message dispatch: this many per channel account, twice it in all)" }),
+    workers: t.Integer({
+      minimum: 1,
+      maximum: 1024,
+      default: 64,
+      description: "concurrent job handlers per job type (message dispatch: this many per channel account, twice it in all)",
+    }),
     max_attempts: t.Integer({ minimum: 1, default: 10, description: "attempts before a job is dead" }),
-    lease_seconds: t.Integer({ minimum: 5, default: 60, description: "how long a claimed job is held before it is reclaimed; each call to a channel provider may take a quarter of it" }),
+    lease_seconds: t.Integer({
+      minimum: 5,
+      default: 60,
+      description: "how long a claimed job is held before it is reclaimed; each call to a channel provider may take a quarter of it",
+    }),
   },
   { default: {}, additionalProperties: false },
 );
@@ -92,7 +111,12 @@ export const WebhooksConfig = t.Object(
     deny: t.Array(t.String(), { default: [], description: "endpoint hosts or CIDRs that are refused" }),
     timeout_ms: t.Integer({ minimum: 100, maximum: 120000, default: 15000, description: "how long one delivery attempt waits for the receiver's response" }),
     concurrency: t.Integer({ minimum: 1, maximum: 1024, default: 64, description: "deliveries in flight at once, all endpoints together" }),
-    concurrency_per_endpoint: t.Integer({ minimum: 1, maximum: 256, default: 8, description: "deliveries in flight at once to one endpoint, so a slow receiver never holds up the others" }),
+    concurrency_per_endpoint: t.Integer({
+      minimum: 1,
+      maximum: 256,
+      default: 8,
+      description: "deliveries in flight at once to one endpoint, so a slow receiver never holds up the others",
+    }),
   },
   { default: {}, additionalProperties: false },
 );
@@ -100,7 +124,10 @@ export const WebhooksConfig = t.Object(
 /** Requests to URLs a caller supplied (media, attachments): the guarded fetcher's address rules (DESIGN §23). */
 export const OutboundConfig = t.Object(
   {
-    allow_private_networks: t.Boolean({ default: true, description: "allow media URLs on private networks (RFC 1918, ULA, CGNAT); loopback, link-local and metadata are always refused" }),
+    allow_private_networks: t.Boolean({
+      default: true,
+      description: "allow media URLs on private networks (RFC 1918, ULA, CGNAT); loopback, link-local and metadata are always refused",
+    }),
     deny: t.Array(t.String(), { default: [], description: "CIDRs media URLs may never reach" }),
     allow: t.Array(t.String(), { default: [], description: "CIDRs media URLs may reach even when another rule refuses them (e.g. 127.0.0.0/8 for tests)" }),
   },
@@ -112,11 +139,19 @@ export const ChannelAccountConfig = t.Object(
     id: t.String({ ...Uuid, description: "stable channelAccountId" }),
     company: t.String({ default: "default", description: "company slug" }),
     channel: t.Union(CHANNELS.map((c) => t.Literal(c))),
-    provider: t.Union(PROVIDERS.map((p) => t.Literal(p)), { default: "sandbox" }),
+    provider: t.Union(
+      PROVIDERS.map((p) => t.Literal(p)),
+      { default: "sandbox" },
+    ),
     name: t.String({ minLength: 1 }),
     default: t.Boolean({ default: false }),
     max_per_second: t.Optional(
-      t.Number({ minimum: 0, maximum: 100_000, description: "sends per second to the provider, shared by campaigns and POST /messages (default: WhatsApp 80, others 20, sandbox unlimited; 0 = unlimited)" }),
+      t.Number({
+        minimum: 0,
+        maximum: 100_000,
+        description:
+          "sends per second to the provider, shared by campaigns and POST /messages (default: WhatsApp 80, others 20, sandbox unlimited; 0 = unlimited)",
+      }),
     ),
     chat_handle: t.Optional(
       t.String({
@@ -149,7 +184,9 @@ export const PipelineStageConfig = t.Object(
     key: t.String({ pattern: "^[a-z][a-z0-9_]{0,39}$", description: "stable stage key (lower case, digits, _); the stage id is derived from it" }),
     name: t.String({ minLength: 1, maxLength: 100, description: "display name" }),
     kind: t.Union([t.Literal("open"), t.Literal("won"), t.Literal("lost")], { default: "open", description: "open | won | lost" }),
-    probability: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: "win probability in percent (default: won 100, lost 0, open stages spread evenly)" })),
+    probability: t.Optional(
+      t.Integer({ minimum: 0, maximum: 100, description: "win probability in percent (default: won 100, lost 0, open stages spread evenly)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -160,21 +197,37 @@ export const PipelineConfig = t.Object(
       default: "sales",
       description: "built-in template (sales, recruiting, admissions) or custom ([[pipeline.stages]])",
     }),
-    stages: t.Array(PipelineStageConfig, { default: [], description: "custom stages in order; only with template = \"custom\"" }),
-    terms: t.Record(t.String(), t.String({ minLength: 1, maxLength: 50 }), { default: {}, description: "overrides of the terms record, records, stage, stages" }),
+    stages: t.Array(PipelineStageConfig, { default: [], description: 'custom stages in order; only with template = "custom"' }),
+    terms: t.Record(t.String(), t.String({ minLength: 1, maxLength: 50 }), {
+      default: {},
+      description: "overrides of the terms record, records, stage, stages",
+    }),
   },
   { default: {}, additionalProperties: false },
 );
 
 export const MetricsConfig = t.Object(
-  { token: t.String({ default: "", description: "bearer token GET /metrics requires (Authorization: Bearer <token>); empty: /metrics answers 401 to everyone" }) },
+  {
+    token: t.String({
+      default: "",
+      description: "bearer token GET /metrics requires (Authorization: Bearer <token>); empty: /metrics answers 401 to everyone",
+    }),
+  },
   { default: {}, additionalProperties: false },
 );
 
 export const SocialConfig = t.Object(
   {
-    metrics_after_publish_seconds: t.Integer({ minimum: 0, default: 60, description: "a published post's metrics are pulled once this long after it is published (then every 15 minutes with the rest)" }),
-    refresh_interval_seconds: t.Integer({ minimum: 1, default: 60, description: "a social account is pulled at most once per this many seconds (POST /social/analytics/refresh sooner: 429 with Retry-After)" }),
+    metrics_after_publish_seconds: t.Integer({
+      minimum: 0,
+      default: 60,
+      description: "a published post's metrics are pulled once this long after it is published (then every 15 minutes with the rest)",
+    }),
+    refresh_interval_seconds: t.Integer({
+      minimum: 1,
+      default: 60,
+      description: "a social account is pulled at most once per this many seconds (POST /social/analytics/refresh sooner: 429 with Retry-After)",
+    }),
   },
   { default: {}, additionalProperties: false },
 );

@@ -27,7 +27,9 @@ describe("config", () => {
     const missing = schemaKeys(ConfigSchema).filter((key) => {
       const [section, ...rest] = key.split(".");
       const leaf = rest[rest.length - 1] ?? section!;
-      return !new RegExp(`^\\s*(\\[+${section}[\\].]|${leaf}\\s*=)`, "m").test(example) || !new RegExp(`^\\s*${leaf}\\s*=|\\[\\[?${leaf}\\]`, "m").test(example);
+      return (
+        !new RegExp(`^\\s*(\\[+${section}[\\].]|${leaf}\\s*=)`, "m").test(example) || !new RegExp(`^\\s*${leaf}\\s*=|\\[\\[?${leaf}\\]`, "m").test(example)
+      );
     });
     expect(missing).toEqual([]);
   });
@@ -44,7 +46,10 @@ describe("config", () => {
     [{ rate_limit: { burst: 0 } }, 'key "rate_limit.burst" has value 0'],
     [{ log: { level: "loud" } }, 'key "log.level" has value "loud": expected one of "trace", "debug"'],
     [{ channels: [{ id: "x", channel: "whatsapp", name: "w" }] }, 'key "channels[0].id" has value "x"'],
-    [{ channels: [{ id: "0193a4b2-0000-7000-8000-000000000001", channel: "fax", name: "w" }] }, 'key "channels[0].channel" has value "fax": expected one of "whatsapp"'],
+    [
+      { channels: [{ id: "0193a4b2-0000-7000-8000-000000000001", channel: "fax", name: "w" }] },
+      'key "channels[0].channel" has value "fax": expected one of "whatsapp"',
+    ],
     [{ server: { nope: 1 } }, 'key "server.nope"'],
   ])("invalid %p → ConfigError naming key and value", (raw, message) => {
     expect(() => parseConfig(raw, { env: {} })).toThrow(ConfigError);
@@ -54,7 +59,10 @@ describe("config", () => {
   test("env: and file: secrets are resolved before validation; env overrides apply", () => {
     const path = join(import.meta.dir, "../../package.json");
     const c = parseConfig(
-      { server: { public_url: "env:SB_URL" }, channels: [{ id: "0193a4b2-0000-7000-8000-000000000001", channel: "telegram", name: "t", settings: { bot_token: `file:${path}` } }] },
+      {
+        server: { public_url: "env:SB_URL" },
+        channels: [{ id: "0193a4b2-0000-7000-8000-000000000001", channel: "telegram", name: "t", settings: { bot_token: `file:${path}` } }],
+      },
       { env: { SB_URL: "https://sb.example", SWITCHBOARD_LISTEN: "127.0.0.1:9000", SWITCHBOARD_LOG_LEVEL: "debug" } },
     );
     expect(c.server.public_url).toBe("https://sb.example");

@@ -12,7 +12,10 @@ const WEB = join(import.meta.dir, "web");
 
 /** src/console/web/main.ts and its imports as one minified browser ES module. */
 export function consoleScript(): string {
-  const r = Bun.spawnSync([process.execPath, "build", join(WEB, "main.ts"), "--target=browser", "--format=esm", "--minify"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync([process.execPath, "build", join(WEB, "main.ts"), "--target=browser", "--format=esm", "--minify"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`bundling the console failed:\n${r.stderr.toString()}`);
   return r.stdout.toString();
 }

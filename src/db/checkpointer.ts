@@ -22,7 +22,19 @@ function workerUrl(): string {
  * `restartFrames`: the WAL size (in pages, 4 KB) at which the worker holds group commits briefly so the WAL
  * starts over (checkpointer.worker.ts); ~64 MB. SQLite's own automatic checkpoint starts at 1,000.
  */
-export function startCheckpointer({ db, path, log, intervalMs = 1000, restartFrames = 16_384 }: { db: Db; path: string; log: Logger; intervalMs?: number; restartFrames?: number }): { stop(): void } {
+export function startCheckpointer({
+  db,
+  path,
+  log,
+  intervalMs = 1000,
+  restartFrames = 16_384,
+}: {
+  db: Db;
+  path: string;
+  log: Logger;
+  intervalMs?: number;
+  restartFrames?: number;
+}): { stop(): void } {
   let worker: Worker;
   try {
     worker = new Worker(workerUrl());

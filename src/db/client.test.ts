@@ -27,7 +27,9 @@ test("when the disk fills in the middle of a group, every item answered as store
     // One event-loop turn: one group, one transaction, an item per row.
     const ids = Array.from({ length: 5 }, (_, i) => round * 5 + i);
     const outcomes = await Promise.allSettled(ids.map((id) => db.batch(() => insert.run(id, "x".repeat(700)))));
-    outcomes.forEach((o, i) => (o.status === "fulfilled" ? stored.push(ids[i]!) : refused.push({ id: ids[i]!, code: (o.reason as { code?: string }).code ?? String(o.reason) })));
+    outcomes.forEach((o, i) =>
+      o.status === "fulfilled" ? stored.push(ids[i]!) : refused.push({ id: ids[i]!, code: (o.reason as { code?: string }).code ?? String(o.reason) }),
+    );
   }
   const rows = (db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id);
   expect(rows).toEqual(stored);
@@ -60,7 +62,12 @@ describe("walSync", () => {
   };
   const settled = async (ps: Promise<unknown>[]) => {
     const state = ps.map(() => "pending");
-    ps.forEach((p, i) => p.then(() => (state[i] = "ok"), () => (state[i] = "failed")));
+    ps.forEach((p, i) =>
+      p.then(
+        () => (state[i] = "ok"),
+        () => (state[i] = "failed"),
+      ),
+    );
     await Bun.sleep(1);
     return state;
   };
@@ -188,7 +195,13 @@ test("dataVersion follows other connections' commits, also right after a transac
   expect(inside).toEqual([v1, v1]); // our own commits do not move it
   other.exec("INSERT INTO t (id) VALUES (3)"); // after our transaction ended: seen at once
   expect(db.dataVersion()).not.toBe(v1);
-  expect(() => db.tx(() => db.within(() => { throw new Error("no"); }))).toThrow("no");
+  expect(() =>
+    db.tx(() =>
+      db.within(() => {
+        throw new Error("no");
+      }),
+    ),
+  ).toThrow("no");
   const v2 = db.dataVersion();
   other.exec("INSERT INTO t (id) VALUES (4)"); // and after one that rolled back
   expect(db.dataVersion()).not.toBe(v2);
@@ -199,8 +212,18 @@ test("dataVersion follows other connections' commits, also right after a transac
 test("batch's onCommit runs after the group's COMMIT, before its answer; not for an item that failed", async () => {
   const { db, insert } = tableDb("oncommit.db");
   const seen: string[] = [];
-  const ok = db.batch(() => insert.run(1), () => seen.push(`committed 1, in transaction: ${db.$client.inTransaction}`)).then(() => seen.push("answered 1"));
-  const failed = db.batch(() => insert.run(1), () => seen.push("committed 2")).catch(() => seen.push("refused 2")); // duplicate key
+  const ok = db
+    .batch(
+      () => insert.run(1),
+      () => seen.push(`committed 1, in transaction: ${db.$client.inTransaction}`),
+    )
+    .then(() => seen.push("answered 1"));
+  const failed = db
+    .batch(
+      () => insert.run(1),
+      () => seen.push("committed 2"),
+    )
+    .catch(() => seen.push("refused 2")); // duplicate key
   await Promise.all([ok, failed]);
   expect(seen).toEqual(["committed 1, in transaction: false", "answered 1", "refused 2"]);
   db.close();
@@ -237,9 +260,16 @@ describe("background items (db.batch's third argument)", () => {
     expect(await Promise.all(all)).toEqual([1, 1, 1, 1]);
     expect(await late).toBe(1);
     expect(seen).toEqual([
-      "run fg1", "run bg1", "commit fg1", "commit bg1", // queued first, the background items wait for fg1; bg1 fills the slice
-      "run fg2", "run bg2", "commit fg2", "commit bg2",
-      "run bg3", "commit bg3",
+      "run fg1",
+      "run bg1",
+      "commit fg1",
+      "commit bg1", // queued first, the background items wait for fg1; bg1 fills the slice
+      "run fg2",
+      "run bg2",
+      "commit fg2",
+      "commit bg2",
+      "run bg3",
+      "commit bg3",
     ]);
     expect((db.$client.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(5);
     db.close();
@@ -263,14 +293,20 @@ describe("background items (db.batch's third argument)", () => {
     const answers = await Promise.all([
       db.batch(() => (runs[0]!++, insert.run(1).changes), undefined, true),
       db.batch(() => (runs[1]!++, insert.run(2).changes), undefined, true),
-      db.batch(() => {
-        runs[2]!++;
-        long(db); // the slice is spent when the group runs again…
-        try {
-          db.attempt(() => { throw new Error("caught by the item"); }); // …which this makes it do, isolated
-        } catch {}
-        return insert.run(3).changes;
-      }, undefined, true),
+      db.batch(
+        () => {
+          runs[2]!++;
+          long(db); // the slice is spent when the group runs again…
+          try {
+            db.attempt(() => {
+              throw new Error("caught by the item");
+            }); // …which this makes it do, isolated
+          } catch {}
+          return insert.run(3).changes;
+        },
+        undefined,
+        true,
+      ),
     ]);
     expect(answers).toEqual([1, 1, 1]);
     expect(runs).toEqual([2, 2, 2]); // the second and third ran again in a later group
@@ -281,7 +317,11 @@ describe("background items (db.batch's third argument)", () => {
   test("foreground items are never cut: all of one turn's run in one group, however long", async () => {
     const { db, insert } = tableDb("foreground.db");
     const seen: string[] = [];
-    const item = (id: number) => db.batch(() => (seen.push(`run ${id}`), long(db), insert.run(id)), () => seen.push(`commit ${id}`));
+    const item = (id: number) =>
+      db.batch(
+        () => (seen.push(`run ${id}`), long(db), insert.run(id)),
+        () => seen.push(`commit ${id}`),
+      );
     await Promise.all([item(1), item(2), item(3)]);
     expect(seen).toEqual(["run 1", "run 2", "run 3", "commit 1", "commit 2", "commit 3"]);
     db.close();
@@ -415,7 +455,11 @@ describe("afterCommit", () => {
   test("a plain transaction: committed after its COMMIT; a rolled-back savepoint's hooks: rolledBack; a released one's wait for the outer end", () => {
     const db = openDatabase(join(dir, "after.db"));
     const seen: string[] = [];
-    const hook = (name: string) => db.afterCommit(() => seen.push(`${name} committed, in tx ${db.$client.inTransaction}`), () => seen.push(`${name} rolled back`));
+    const hook = (name: string) =>
+      db.afterCommit(
+        () => seen.push(`${name} committed, in tx ${db.$client.inTransaction}`),
+        () => seen.push(`${name} rolled back`),
+      );
     expect(() => hook("outside")).toThrow("outside a transaction");
     db.tx(() => {
       hook("a");
@@ -444,7 +488,10 @@ describe("afterCommit", () => {
     const { db, insert } = tableDb("after-group.db");
     const seen: string[] = [];
     const item = (name: string, id: number) => () => {
-      db.afterCommit(() => seen.push(`${name} committed`), () => seen.push(`${name} rolled back`));
+      db.afterCommit(
+        () => seen.push(`${name} committed`),
+        () => seen.push(`${name} rolled back`),
+      );
       insert.run(id);
     };
     const ok = db.batch(item("first", 1)).then(() => seen.push("first answered"));

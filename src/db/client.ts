@@ -520,7 +520,8 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
         // After a failed attempt the item's own error proves nothing: on PostgreSQL the failed statement
         // aborted the transaction, and every statement the item ran after catching it failed too.
         if (error === REPLAY || state.attemptFailed) isolated = true;
-        else if (at < 0) throw error; // BEGIN or COMMIT failed: nothing of this group is durable
+        else if (at < 0)
+          throw error; // BEGIN or COMMIT failed: nothing of this group is durable
         else {
           results[at] = { ok: false, error };
           failed = at;

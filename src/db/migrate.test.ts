@@ -30,7 +30,10 @@ function previousRelease(upTo = 2): { dir: string; file: string } {
   db.close();
   return { dir, file };
 }
-const tables = (db: Database | Db) => ((("$client" in db ? db.$client : db) as Database).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
+const tables = (db: Database | Db) =>
+  ((("$client" in db ? db.$client : db) as Database).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+    (r) => r.name,
+  );
 
 test("pending migrations on a database with data: a checked backup first, then the upgrade", () => {
   const { dir, file } = previousRelease();
@@ -62,9 +65,15 @@ test("0013 rebuilds contact_consents WITHOUT ROWID and keeps every consent and i
     { contact_id: "k1", channel: "email", company_id: "c1", status: "opted_out", source: "import", updated_at: 6 },
     { contact_id: "k1", channel: "whatsapp", company_id: "c1", status: "opted_in", source: "api", updated_at: 5 },
   ]);
-  expect(() => c.query("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES ('k1', 'email', 'c1', 'opted_in', 'api', 7)").run()).toThrow(/UNIQUE|PRIMARY/);
+  expect(() =>
+    c
+      .query("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES ('k1', 'email', 'c1', 'opted_in', 'api', 7)")
+      .run(),
+  ).toThrow(/UNIQUE|PRIMARY/);
   expect(c.query("PRAGMA foreign_key_check").all()).toEqual([]);
-  expect(c.query("SELECT name FROM sqlite_master WHERE tbl_name = 'contact_consents' AND type = 'index' AND sql IS NOT NULL").all()).toEqual([{ name: "contact_consents_filter_idx" }]);
+  expect(c.query("SELECT name FROM sqlite_master WHERE tbl_name = 'contact_consents' AND type = 'index' AND sql IS NOT NULL").all()).toEqual([
+    { name: "contact_consents_filter_idx" },
+  ]);
   db.close();
 });
 

@@ -28,7 +28,10 @@ const versionText = (n: number) => `${Math.floor(n / 1_000_000)}.${Math.floor(n 
  * before pending migrations run on a database that has data, writes `<backupDir>/pre-<version>-<time>.db`
  * (VACUUM INTO, integrity-checked; the newest `keep` are kept). Then migrates and stamps the version.
  */
-export function migrateWithBackup(db: Db, { version, backupDir, keep, now = new Date() }: { version: string; backupDir: string | null; keep: number; now?: Date }): { applied: number; backup: string | null } {
+export function migrateWithBackup(
+  db: Db,
+  { version, backupDir, keep, now = new Date() }: { version: string; backupDir: string | null; keep: number; now?: Date },
+): { applied: number; backup: string | null } {
   const sqlite = db.$client;
   const schema = schemaState(sqlite);
   const stamped = (sqlite.query("PRAGMA user_version").get() as { user_version: number }).user_version;

@@ -13,7 +13,8 @@ import { migrate } from "./migrate";
 import { createReadCache } from "./read-cache";
 
 const names = (db: Db) => (db.$client.query("SELECT name FROM companies ORDER BY slug").all() as { name: string }[]).map((r) => r.name);
-const insert = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)").run(slug, slug, name, 0));
+const insert = (db: Db, slug: string, name: string) =>
+  db.tx(() => db.$client.query("INSERT INTO companies (id, slug, name, created_at) VALUES (?, ?, ?, ?)").run(slug, slug, name, 0));
 const rename = (db: Db, slug: string, name: string) => db.tx(() => db.$client.query("UPDATE companies SET name = ? WHERE slug = ?").run(name, slug));
 
 /** Two connections a and b to one new SQLite file holding the company "Acme"; removed after `body`. */

@@ -16,7 +16,10 @@
  */
 import type { Db } from "./client";
 
-export function createReadCache<K, V>(db: Db, { checkEveryMs = 100, maxEntries = 10_000, perTurn = false }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean } = {}) {
+export function createReadCache<K, V>(
+  db: Db,
+  { checkEveryMs = 100, maxEntries = 10_000, perTurn = false }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean } = {},
+) {
   if (db.engine === "postgres") {
     checkEveryMs = 0;
     perTurn = false; // the version there is a counter in memory: nothing to save

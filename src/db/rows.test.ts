@@ -38,10 +38,36 @@ test("insertRow encodes JSON, booleans and timestamps, keeps null, gives an omit
   migrate(db);
   db.$client.exec("PRAGMA foreign_keys = OFF");
   const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0));
-  const given = { id: "m1", companyId: "c1", conversationId: "v1", contactId: "k1", channel: "whatsapp", channelAccountId: "a1", direction: "outbound", type: "text", content: { text: "hi \"there\"" }, address: "+14155550100", status: "queued", priceType: "free", unitPrice: 0, charged: true, metadata: { k: "v" }, createdAt: at, updatedAt: at, sentAt: null } as const;
+  const given = {
+    id: "m1",
+    companyId: "c1",
+    conversationId: "v1",
+    contactId: "k1",
+    channel: "whatsapp",
+    channelAccountId: "a1",
+    direction: "outbound",
+    type: "text",
+    content: { text: 'hi "there"' },
+    address: "+14155550100",
+    status: "queued",
+    priceType: "free",
+    unitPrice: 0,
+    charged: true,
+    metadata: { k: "v" },
+    createdAt: at,
+    updatedAt: at,
+    sentAt: null,
+  } as const;
   insertRow(db, messages, given as never);
   const raw = db.$client.query("SELECT * FROM messages WHERE id = 'm1'").get() as Record<string, unknown>;
-  expect([raw.content, raw.metadata, raw.charged, raw.refunded, raw.created_at, raw.sent_at]).toEqual(['{"text":"hi \\"there\\""}', '{"k":"v"}', 1, 0, at.getTime(), null]);
+  expect([raw.content, raw.metadata, raw.charged, raw.refunded, raw.created_at, raw.sent_at]).toEqual([
+    '{"text":"hi \\"there\\""}',
+    '{"k":"v"}',
+    1,
+    0,
+    at.getTime(),
+    null,
+  ]);
   const row = mapRow(messages, raw)!;
   expect(row).toMatchObject({ ...given, refunded: false, templateId: null });
   db.close();

@@ -82,7 +82,9 @@ export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").D
     const all = getTableColumns(table) as Record<string, { name: string; mapToDriverValue(v: unknown): unknown }>;
     const known = keys.filter((k) => all[k]);
     const name = (table as unknown as { [k: symbol]: string })[Symbol.for("drizzle:Name")];
-    plan = known.length ? { sql: `UPDATE "${name}" SET ${known.map((k) => `"${all[k]!.name}" = ?`).join(", ")} WHERE "id" = ?`, keys: known, cols: known.map((k) => all[k]!) } : null;
+    plan = known.length
+      ? { sql: `UPDATE "${name}" SET ${known.map((k) => `"${all[k]!.name}" = ?`).join(", ")} WHERE "id" = ?`, keys: known, cols: known.map((k) => all[k]!) }
+      : null;
     plans.set(signature, plan);
   }
   if (!plan) return;

@@ -16,7 +16,10 @@ function counters(file: string) {
   const writes: { key: string; values: number[] }[] = [];
   const wb = writeBehind<number>(db, (key, values) => {
     writes.push({ key, values });
-    db.$client.query("UPDATE c SET n = n + ? WHERE k = ?").run(values.reduce((s, v) => s + v, 0), key);
+    db.$client.query("UPDATE c SET n = n + ? WHERE k = ?").run(
+      values.reduce((s, v) => s + v, 0),
+      key,
+    );
   });
   const n = (k: string) => (db.$client.query("SELECT n FROM c WHERE k = ?").get(k) as { n: number }).n;
   return { db, wb, writes, n };

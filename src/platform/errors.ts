@@ -59,8 +59,7 @@ export class AppError extends Error {
 
 export const notFound = (what: string) => new AppError("NOT_FOUND", `${what} not found`);
 
-export const validationFailed = (details: ErrorDetail[], message = "The request is invalid") =>
-  new AppError("VALIDATION_FAILED", message, details);
+export const validationFailed = (details: ErrorDetail[], message = "The request is invalid") => new AppError("VALIDATION_FAILED", message, details);
 
 /** Collects every problem of a request before failing, so the caller sees all of them at once. */
 export class DetailCollector {

@@ -33,7 +33,10 @@ export function nulPointers(v: unknown, at = "", out: ErrorDetail[] = []): Error
 export function nulInUrl(query: Record<string, unknown> | undefined, params: Record<string, unknown> | undefined): ErrorDetail[] {
   const out: ErrorDetail[] = [];
   const has = (v: unknown): boolean => (typeof v === "string" ? v.includes("\0") : Array.isArray(v) && v.some(has));
-  for (const [where, values] of [["query", query], ["path", params]] as const)
+  for (const [where, values] of [
+    ["query", query],
+    ["path", params],
+  ] as const)
     if (values) for (const [k, v] of Object.entries(values)) if (has(v) || k.includes("\0")) out.push({ pointer: `${where}:${k}`, message: NUL_MESSAGE });
   return out;
 }

@@ -46,7 +46,14 @@ export const facebookPublisher: PublisherDefinition = {
     const s = ctx.account.settings as FacebookSettings;
     const url = (path: string, query?: Record<string, string | undefined>) => graphUrl({ baseUrl: s.base_url, path, query });
     async function call<T>(method: "GET" | "POST" | "DELETE", u: string, body?: unknown | FormData): Promise<T> {
-      const r = await graphRequest<T>({ ctx, token: s.page_access_token, method, url: u, timeoutMs: s.timeout_ms, ...(body instanceof FormData ? { form: body } : { json: body }) });
+      const r = await graphRequest<T>({
+        ctx,
+        token: s.page_access_token,
+        method,
+        url: u,
+        timeoutMs: s.timeout_ms,
+        ...(body instanceof FormData ? { form: body } : { json: body }),
+      });
       if (!r.ok) throw fromSendFailure(r.failure, ctx.now());
       return r.body;
     }
@@ -72,7 +79,9 @@ export const facebookPublisher: PublisherDefinition = {
           url(`${s.page_id}/published_posts`, { fields: "id,message,created_time,permalink_url", since: String(since), limit: "25" }),
         );
         const mine = (list.data ?? []).find((p) => sameText(p.message ?? "", input.text));
-        return mine ? { externalId: mine.id, url: mine.permalink_url ?? postUrl(mine.id), publishedAt: mine.created_time ? new Date(mine.created_time) : ctx.now() } : null;
+        return mine
+          ? { externalId: mine.id, url: mine.permalink_url ?? postUrl(mine.id), publishedAt: mine.created_time ? new Date(mine.created_time) : ctx.now() }
+          : null;
       },
 
       async publish(input) {
@@ -91,7 +100,9 @@ export const facebookPublisher: PublisherDefinition = {
             if (!existing) input.save({ [key]: photoId });
             ids.push(photoId);
           }
-          id = (await call<{ id: string }>("POST", url(`${s.page_id}/feed`), { message: input.text, attached_media: ids.map((media_fbid) => ({ media_fbid })) })).id;
+          id = (
+            await call<{ id: string }>("POST", url(`${s.page_id}/feed`), { message: input.text, attached_media: ids.map((media_fbid) => ({ media_fbid })) })
+          ).id;
         }
         input.save({ externalId: id });
         return { externalId: id, url: postUrl(id), publishedAt: ctx.now() };
@@ -102,14 +113,34 @@ export const facebookPublisher: PublisherDefinition = {
       },
 
       async analytics({ now }) {
-        const page = await call<{ username?: string; name?: string; followers_count?: number; fan_count?: number }>("GET", url(s.page_id, { fields: "name,username,followers_count,fan_count" }));
+        const page = await call<{ username?: string; name?: string; followers_count?: number; fan_count?: number }>(
+          "GET",
+          url(s.page_id, { fields: "name,username,followers_count,fan_count" }),
+        );
         const followers = page.followers_count ?? page.fan_count ?? 0;
         const posts = await call<{
-          data?: { id: string; message?: string; created_time: string; permalink_url?: string; shares?: { count?: number }; reactions?: { summary?: { total_count?: number } }; comments?: { summary?: { total_count?: number } } }[];
-        }>("GET", url(`${s.page_id}/published_posts`, { fields: "id,message,created_time,permalink_url,shares,reactions.summary(total_count),comments.summary(total_count)", limit: "25" }));
+          data?: {
+            id: string;
+            message?: string;
+            created_time: string;
+            permalink_url?: string;
+            shares?: { count?: number };
+            reactions?: { summary?: { total_count?: number } };
+            comments?: { summary?: { total_count?: number } };
+          }[];
+        }>(
+          "GET",
+          url(`${s.page_id}/published_posts`, {
+            fields: "id,message,created_time,permalink_url,shares,reactions.summary(total_count),comments.summary(total_count)",
+            limit: "25",
+          }),
+        );
         const media: PlatformMediaItem[] = [];
         for (const p of posts.data ?? []) {
-          const ins = await call<{ data?: { name: string; values?: { value?: number }[] }[] }>("GET", url(`${p.id}/insights`, { metric: "post_impressions,post_impressions_unique" })).catch(() => ({ data: [] }));
+          const ins = await call<{ data?: { name: string; values?: { value?: number }[] }[] }>(
+            "GET",
+            url(`${p.id}/insights`, { metric: "post_impressions,post_impressions_unique" }),
+          ).catch(() => ({ data: [] }));
           const metric = (name: string) => ins.data?.find((x) => x.name === name)?.values?.[0]?.value ?? 0;
           media.push({
             externalId: p.id,

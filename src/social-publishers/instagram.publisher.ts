@@ -92,7 +92,8 @@ export const instagramPublisher: PublisherDefinition = {
         children.push(input.progress[key] ?? (await call<{ id: string }>("POST", url(`${s.ig_user_id}/media`), item(m, true))).id);
         if (!input.progress[key]) input.save({ [key]: children[i]! });
       }
-      return (await call<{ id: string }>("POST", url(`${s.ig_user_id}/media`), { media_type: "CAROUSEL", children: children.join(","), caption: input.text })).id;
+      return (await call<{ id: string }>("POST", url(`${s.ig_user_id}/media`), { media_type: "CAROUSEL", children: children.join(","), caption: input.text }))
+        .id;
     }
 
     return {
@@ -111,7 +112,9 @@ export const instagramPublisher: PublisherDefinition = {
         const usage = limit.data?.[0];
         const total = usage?.config?.quota_total ?? 50;
         if ((usage?.quota_usage ?? 0) >= total)
-          throw new PublishError("PUBLISHING_LIMIT_REACHED", `Instagram's limit of ${total} posts per 24 h is used up`, true, { retryAt: new Date(ctx.now().getTime() + 3_600_000) });
+          throw new PublishError("PUBLISHING_LIMIT_REACHED", `Instagram's limit of ${total} posts per 24 h is used up`, true, {
+            retryAt: new Date(ctx.now().getTime() + 3_600_000),
+          });
 
         let container: string | undefined = input.progress.containerId;
         if (container) {
@@ -149,13 +152,15 @@ export const instagramPublisher: PublisherDefinition = {
           url(`${s.ig_user_id}/insights`, { metric: "views,reach,total_interactions", period: "day", metric_type: "total_value" }),
         );
         const value = (name: string) => insights.data?.find((m) => m.name === name)?.total_value?.value ?? 0;
-        const list = await call<{ data?: { id: string; caption?: string; media_type?: string; permalink?: string; timestamp: string; like_count?: number; comments_count?: number }[] }>(
-          "GET",
-          url(`${s.ig_user_id}/media`, { fields: "id,caption,media_type,permalink,timestamp,like_count,comments_count", limit: "25" }),
-        );
+        const list = await call<{
+          data?: { id: string; caption?: string; media_type?: string; permalink?: string; timestamp: string; like_count?: number; comments_count?: number }[];
+        }>("GET", url(`${s.ig_user_id}/media`, { fields: "id,caption,media_type,permalink,timestamp,like_count,comments_count", limit: "25" }));
         const media: PlatformMediaItem[] = [];
         for (const m of list.data ?? []) {
-          const mi = await call<{ data?: { name: string; values?: { value?: number }[] }[] }>("GET", url(`${m.id}/insights`, { metric: "views,reach,shares" })).catch(() => ({ data: [] }));
+          const mi = await call<{ data?: { name: string; values?: { value?: number }[] }[] }>(
+            "GET",
+            url(`${m.id}/insights`, { metric: "views,reach,shares" }),
+          ).catch(() => ({ data: [] }));
           const metric = (name: string) => mi.data?.find((x) => x.name === name)?.values?.[0]?.value ?? 0;
           media.push({
             externalId: m.id,
@@ -171,7 +176,12 @@ export const instagramPublisher: PublisherDefinition = {
           });
         }
         const date = now.toISOString().slice(0, 10);
-        return { handle: profile.username ?? null, followers, days: [{ date, followers, views: value("views"), reach: value("reach"), engagements: value("total_interactions") }], media };
+        return {
+          handle: profile.username ?? null,
+          followers,
+          days: [{ date, followers, views: value("views"), reach: value("reach"), engagements: value("total_interactions") }],
+          media,
+        };
       },
     };
   },

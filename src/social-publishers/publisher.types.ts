@@ -128,7 +128,11 @@ export function fromSendFailure(f: Extract<SendResult, { ok: false }>, now: Date
 
 /** Same text, ignoring URLs (platforms shorten them) and runs of whitespace: how we recognise our own post. */
 export function sameText(a: string, b: string): boolean {
-  const norm = (s: string) => s.replace(/https?:\/\/\S+/g, "").replace(/\s+/g, " ").trim();
+  const norm = (s: string) =>
+    s
+      .replace(/https?:\/\/\S+/g, "")
+      .replace(/\s+/g, " ")
+      .trim();
   return norm(a) === norm(b);
 }
 

@@ -126,7 +126,11 @@ describe("Instagram", () => {
   test("a video is a REELS container", async () => {
     graph.requests.length = 0;
     await ig().publish(input("Reel", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }]));
-    expect(graph.requests.find((r) => r.method === "POST" && r.path.endsWith("/media"))!.body).toEqual({ media_type: "REELS", video_url: "https://cdn.example.com/v.mp4", caption: "Reel" });
+    expect(graph.requests.find((r) => r.method === "POST" && r.path.endsWith("/media"))!.body).toEqual({
+      media_type: "REELS",
+      video_url: "https://cdn.example.com/v.mp4",
+      caption: "Reel",
+    });
   });
 
   test("the 24 h publishing limit used up → retryable PUBLISHING_LIMIT_REACHED, no container made", async () => {
@@ -231,7 +235,12 @@ describe("Facebook", () => {
   });
 
   test("an answer slower than timeout_ms is a retryable failure, and the retry finds the post", async () => {
-    const slow = publisherOf(facebookPublisher, "facebook", { page_id: "104000000000001", page_access_token: "graph-token", base_url: graph.url, timeout_ms: 100 });
+    const slow = publisherOf(facebookPublisher, "facebook", {
+      page_id: "104000000000001",
+      page_access_token: "graph-token",
+      base_url: graph.url,
+      timeout_ms: 100,
+    });
     const i = input("Slow page post");
     graph.stall((r) => r.path.endsWith("/feed"), 400);
     expect((await rejection(slow.publish(i))).retry).toBe(true);
@@ -328,9 +337,23 @@ describe("X", () => {
   test("X publisher calls end with the context fetch's bound (deps gives publishers a bounded fetch): a silent platform is a retried failure", async () => {
     const silent = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) });
     try {
-      const account = { id: "acc-1", company: "default", platform: "x" as const, provider: "x" as const, name: "x", settings: xPublisher.readSettings({ user_id: "1", access_token: "t", base_url: `http://127.0.0.1:${silent.port}` }) };
+      const account = {
+        id: "acc-1",
+        company: "default",
+        platform: "x" as const,
+        provider: "x" as const,
+        name: "x",
+        settings: xPublisher.readSettings({ user_id: "1", access_token: "t", base_url: `http://127.0.0.1:${silent.port}` }),
+      };
       const fetchImpl = boundedFetch(globalThis.fetch, 200);
-      const slow = xPublisher.create({ account, fetch: fetchImpl, fetchUrl: createGuardedFetch({ policy: createOutboundPolicy(DEFAULT_OUTBOUND), fetch: fetchImpl, timeoutMs: 200 }), now: () => new Date(), sleep: async () => {}, log: silentLogger });
+      const slow = xPublisher.create({
+        account,
+        fetch: fetchImpl,
+        fetchUrl: createGuardedFetch({ policy: createOutboundPolicy(DEFAULT_OUTBOUND), fetch: fetchImpl, timeoutMs: 200 }),
+        now: () => new Date(),
+        sleep: async () => {},
+        log: silentLogger,
+      });
       const started = performance.now();
       expect(await rejection(slow.publish(input("slow")))).toMatchObject({ retry: true });
       expect(performance.now() - started).toBeLessThan(2000);
@@ -404,7 +427,9 @@ describe("TikTok", () => {
     expect(i.progress.publishId).toBeUndefined(); // the answer never arrived: TikTok has a publish we do not know
     // With the id saved (the usual crash: after init answered), status/fetch settles it without a new init.
     const j = input("Once more", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }]);
-    const first = await tp().publish(j).catch(() => null);
+    const first = await tp()
+      .publish(j)
+      .catch(() => null);
     expect(first).not.toBeNull();
     tt.requests.length = 0;
     const again = await tp().findExisting(j);
@@ -432,10 +457,16 @@ describe("TikTok", () => {
     expect(auth).toMatchObject({ code: "AUTH_FAILED", retry: false });
     expect(auth.opts.accountError).toBe(true);
     tt.fail(() => true, tiktokPostingErrors.rateLimited());
-    expect(await rejection(tp().publish(input("b", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }])))).toMatchObject({ code: "RATE_LIMITED", retry: true });
+    expect(await rejection(tp().publish(input("b", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }])))).toMatchObject({
+      code: "RATE_LIMITED",
+      retry: true,
+    });
     tt.failPublish = true;
     try {
-      expect(await rejection(tp().publish(input("c", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }])))).toMatchObject({ code: "PROVIDER_REJECTED", retry: false });
+      expect(await rejection(tp().publish(input("c", [{ kind: "video", url: "https://cdn.example.com/v.mp4" }])))).toMatchObject({
+        code: "PROVIDER_REJECTED",
+        retry: false,
+      });
     } finally {
       tt.failPublish = false;
     }

@@ -13,7 +13,17 @@
  * publishes again only when TikTok says that attempt FAILED.
  */
 import { Type } from "@sinclair/typebox";
-import { callJson, daysFromMedia, PublishError, sameText, settingsReader, type PlatformMediaItem, type PublishedPost, type PublisherDefinition, type SocialPublisher } from "./publisher.types";
+import {
+  callJson,
+  daysFromMedia,
+  PublishError,
+  sameText,
+  settingsReader,
+  type PlatformMediaItem,
+  type PublishedPost,
+  type PublisherDefinition,
+  type SocialPublisher,
+} from "./publisher.types";
 
 const tiktokSettings = Type.Object(
   {
@@ -51,7 +61,11 @@ export const tiktokPublisher: PublisherDefinition = {
       const r = await callJson(
         ctx,
         `${base}${path}`,
-        { method, headers: { authorization: `Bearer ${s.access_token}`, "content-type": "application/json; charset=UTF-8" }, body: body === undefined ? undefined : JSON.stringify(body) },
+        {
+          method,
+          headers: { authorization: `Bearer ${s.access_token}`, "content-type": "application/json; charset=UTF-8" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        },
         "TikTok",
         { bigIntegersAsStrings: true, timeoutMs: s.timeout_ms },
       );
@@ -61,7 +75,8 @@ export const tiktokPublisher: PublisherDefinition = {
       if (code === "access_token_invalid" || r.status === 401) throw new PublishError("AUTH_FAILED", message, false, { accountError: true });
       // A missing scope refuses one kind of call (e.g. video.list for analytics), not the account as a whole.
       if (code === "scope_not_authorized") throw new PublishError("SCOPE_MISSING", message, false);
-      if (code === "rate_limit_exceeded" || r.status === 429) throw new PublishError("RATE_LIMITED", message, true, { retryAt: new Date(ctx.now().getTime() + 60_000) });
+      if (code === "rate_limit_exceeded" || r.status === 429)
+        throw new PublishError("RATE_LIMITED", message, true, { retryAt: new Date(ctx.now().getTime() + 60_000) });
       if (code === "spam_risk_too_many_posts" || code === "spam_risk_user_banned_from_posting" || code === "reached_active_user_cap")
         throw new PublishError("PUBLISHING_LIMIT_REACHED", message, true, { retryAt: new Date(ctx.now().getTime() + 3_600_000) });
       if (r.status >= 500) throw new PublishError("PROVIDER_UNAVAILABLE", message, true);
@@ -72,7 +87,11 @@ export const tiktokPublisher: PublisherDefinition = {
     async function settle(publishId: string, save: (p: Record<string, string>) => void): Promise<PublishedPost | { failed: string }> {
       const deadline = ctx.now().getTime() + s.processing_wait_ms;
       for (;;) {
-        const st = await call<{ status?: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>("POST", "/v2/post/publish/status/fetch/", { publish_id: publishId });
+        const st = await call<{ status?: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(
+          "POST",
+          "/v2/post/publish/status/fetch/",
+          { publish_id: publishId },
+        );
         if (st.status === "PUBLISH_COMPLETE" || st.status === "SEND_TO_USER_INBOX") {
           // Private or inbox posts have no public id: the publish id then stands for the post.
           const postId = st.publicaly_available_post_id?.[0] !== undefined ? String(st.publicaly_available_post_id[0]) : publishId;
@@ -102,7 +121,9 @@ export const tiktokPublisher: PublisherDefinition = {
             { max_count: 20 },
           );
           const mine = (list.videos ?? []).find((v) => v.create_time >= since && sameText(v.video_description ?? v.title ?? "", input.text));
-          return mine ? { externalId: String(mine.id), url: mine.share_url ?? `https://www.tiktok.com/video/${mine.id}`, publishedAt: new Date(mine.create_time * 1000) } : null;
+          return mine
+            ? { externalId: String(mine.id), url: mine.share_url ?? `https://www.tiktok.com/video/${mine.id}`, publishedAt: new Date(mine.create_time * 1000) }
+            : null;
         } catch (e) {
           if (e instanceof PublishError && e.code === "SCOPE_MISSING") return null; // cannot look: publish again
           throw e;
@@ -133,7 +154,10 @@ export const tiktokPublisher: PublisherDefinition = {
           const { chunkSize, count } = tiktokChunks(file.size);
           sourceInfo = { source: "FILE_UPLOAD", video_size: file.size, chunk_size: chunkSize, total_chunk_count: count };
         }
-        const init = await call<{ publish_id: string; upload_url?: string }>("POST", "/v2/post/publish/video/init/", { post_info: postInfo, source_info: sourceInfo });
+        const init = await call<{ publish_id: string; upload_url?: string }>("POST", "/v2/post/publish/video/init/", {
+          post_info: postInfo,
+          source_info: sourceInfo,
+        });
         input.save({ publishId: init.publish_id });
         if (file) {
           if (!init.upload_url) throw new PublishError("PROVIDER_UNAVAILABLE", "TikTok gave no upload_url for FILE_UPLOAD", true);
@@ -146,7 +170,11 @@ export const tiktokPublisher: PublisherDefinition = {
             try {
               res = await ctx.fetch(init.upload_url, {
                 method: "PUT",
-                headers: { "content-type": video.file!.mimeType, "content-length": String(last - first + 1), "content-range": `bytes ${first}-${last}/${file.size}` },
+                headers: {
+                  "content-type": video.file!.mimeType,
+                  "content-length": String(last - first + 1),
+                  "content-range": `bytes ${first}-${last}/${file.size}`,
+                },
                 body: part,
                 signal: AbortSignal.timeout(Math.max(s.timeout_ms, 600_000)),
               });
@@ -162,13 +190,26 @@ export const tiktokPublisher: PublisherDefinition = {
       },
 
       async analytics({ now }) {
-        const info = await call<{ user?: { username?: string; display_name?: string; follower_count?: number } }>("GET", "/v2/user/info/?fields=username,display_name,follower_count");
-        const followers = info.user?.follower_count ?? 0;
-        const list = await call<{ videos?: { id: string; title?: string; video_description?: string; create_time: number; share_url?: string; view_count?: number; like_count?: number; comment_count?: number; share_count?: number }[] }>(
-          "POST",
-          "/v2/video/list/?fields=id,title,video_description,create_time,share_url,view_count,like_count,comment_count,share_count",
-          { max_count: 20 },
+        const info = await call<{ user?: { username?: string; display_name?: string; follower_count?: number } }>(
+          "GET",
+          "/v2/user/info/?fields=username,display_name,follower_count",
         );
+        const followers = info.user?.follower_count ?? 0;
+        const list = await call<{
+          videos?: {
+            id: string;
+            title?: string;
+            video_description?: string;
+            create_time: number;
+            share_url?: string;
+            view_count?: number;
+            like_count?: number;
+            comment_count?: number;
+            share_count?: number;
+          }[];
+        }>("POST", "/v2/video/list/?fields=id,title,video_description,create_time,share_url,view_count,like_count,comment_count,share_count", {
+          max_count: 20,
+        });
         const media: PlatformMediaItem[] = (list.videos ?? []).map((v) => ({
           externalId: v.id,
           text: v.video_description ?? v.title ?? "",

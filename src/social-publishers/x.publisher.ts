@@ -14,7 +14,16 @@
 import { uploadXMedia } from "../channels/x/x.media";
 import { xCall } from "../channels/x/x.http";
 import { readXSettings, xSettings, type XAuthMode, type XSettings } from "../channels/x/x.settings";
-import { daysFromMedia, fromSendFailure, PublishError, sameText, settingsReader, type PlatformMediaItem, type PublisherDefinition, type SocialPublisher } from "./publisher.types";
+import {
+  daysFromMedia,
+  fromSendFailure,
+  PublishError,
+  sameText,
+  settingsReader,
+  type PlatformMediaItem,
+  type PublisherDefinition,
+  type SocialPublisher,
+} from "./publisher.types";
 
 const MATCH_SLACK_MS = 60_000;
 const tweetCategory = (mime: string) => (mime.startsWith("video/") ? "tweet_video" : mime === "image/gif" ? "tweet_gif" : "tweet_image");
@@ -23,7 +32,14 @@ interface Tweet {
   id: string;
   text: string;
   created_at?: string;
-  public_metrics?: { retweet_count?: number; reply_count?: number; like_count?: number; quote_count?: number; bookmark_count?: number; impression_count?: number };
+  public_metrics?: {
+    retweet_count?: number;
+    reply_count?: number;
+    like_count?: number;
+    quote_count?: number;
+    bookmark_count?: number;
+    impression_count?: number;
+  };
 }
 
 export const xPublisher: PublisherDefinition = {
@@ -47,7 +63,10 @@ export const xPublisher: PublisherDefinition = {
     return {
       async findExisting(input) {
         const start = new Date(input.firstAttemptAt.getTime() - MATCH_SLACK_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
-        const list = await call<{ data?: Tweet[] }>("GET", `${base}/2/users/${settings.user_id}/tweets?max_results=10&tweet.fields=created_at&start_time=${encodeURIComponent(start)}`);
+        const list = await call<{ data?: Tweet[] }>(
+          "GET",
+          `${base}/2/users/${settings.user_id}/tweets?max_results=10&tweet.fields=created_at&start_time=${encodeURIComponent(start)}`,
+        );
         const mine = (list?.data ?? []).find((t) => sameText(t.text, input.text));
         return mine ? { externalId: mine.id, url: tweetUrl(mine.id), publishedAt: mine.created_at ? new Date(mine.created_at) : ctx.now() } : null;
       },
@@ -59,7 +78,10 @@ export const xPublisher: PublisherDefinition = {
           if (!up.ok) throw fromSendFailure(up, ctx.now());
           mediaIds.push(up.mediaId);
         }
-        const created = await call<{ data?: { id?: string } }>("POST", `${base}/2/tweets`, { text: input.text, ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}) });
+        const created = await call<{ data?: { id?: string } }>("POST", `${base}/2/tweets`, {
+          text: input.text,
+          ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}),
+        });
         const id = created?.data?.id;
         if (!id) throw new PublishError("PROVIDER_UNAVAILABLE", "X answered the post without an id", true);
         input.save({ externalId: id });
@@ -71,9 +93,15 @@ export const xPublisher: PublisherDefinition = {
       },
 
       async analytics({ now }) {
-        const user = await call<{ data?: { username?: string; public_metrics?: { followers_count?: number } } }>("GET", `${base}/2/users/${settings.user_id}?user.fields=public_metrics`);
+        const user = await call<{ data?: { username?: string; public_metrics?: { followers_count?: number } } }>(
+          "GET",
+          `${base}/2/users/${settings.user_id}?user.fields=public_metrics`,
+        );
         const followers = user?.data?.public_metrics?.followers_count ?? 0;
-        const tweets = await call<{ data?: Tweet[] }>("GET", `${base}/2/users/${settings.user_id}/tweets?max_results=50&tweet.fields=public_metrics,created_at`);
+        const tweets = await call<{ data?: Tweet[] }>(
+          "GET",
+          `${base}/2/users/${settings.user_id}/tweets?max_results=50&tweet.fields=public_metrics,created_at`,
+        );
         const media: PlatformMediaItem[] = (tweets?.data ?? []).map((t) => ({
           externalId: t.id,
           text: t.text,

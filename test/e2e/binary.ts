@@ -76,7 +76,11 @@ export async function serve(configPath: string, env: Record<string, string> = {}
 }
 
 /** Polls `fn` until it returns a value; after `timeoutMs` throws, naming `what` and adding `context()` (e.g. the server's output). */
-export async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, { timeoutMs = 30_000, context = () => "" }: { timeoutMs?: number; context?: () => string } = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => T | undefined | Promise<T | undefined>,
+  { timeoutMs = 30_000, context = () => "" }: { timeoutMs?: number; context?: () => string } = {},
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

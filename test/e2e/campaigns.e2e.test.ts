@@ -34,7 +34,14 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 /** Imports `n` opted-in WhatsApp contacts tagged `tag` (NDJSON bulk import) and waits for it. */
 async function importContacts(tag: string, n: number, offset = 0) {
-  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ firstName: `C${i}`, identities: [{ channel: "whatsapp", value: `+1415${String(2_000_000 + offset + i).padStart(7, "0")}` }], tags: [tag], optIn: true }));
+  const lines = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      firstName: `C${i}`,
+      identities: [{ channel: "whatsapp", value: `+1415${String(2_000_000 + offset + i).padStart(7, "0")}` }],
+      tags: [tag],
+      optIn: true,
+    }),
+  );
   const res = await api("POST", "/contacts/import", lines.join("\n"), { "content-type": "application/x-ndjson" });
   expect(res.status).toBe(202);
   await until("the import", async () => {
@@ -66,7 +73,14 @@ describe("campaigns on the binary", () => {
     await importContacts("e2e", 50);
     const body = { templateId, audience: { type: "tags", tags: ["e2e"], match: "any" }, askValues: { "body.1": '{{contact.firstName | "friend"}}' } };
     const est = await api("POST", "/campaigns/estimate", body);
-    expect(est.body.data).toMatchObject({ channel: "whatsapp", matched: 50, sendable: 50, unitPrice: "0.050000", estimatedCost: { amount: "2.500000", unit: "USD" }, sufficientBalance: true });
+    expect(est.body.data).toMatchObject({
+      channel: "whatsapp",
+      matched: 50,
+      sendable: 50,
+      unitPrice: "0.050000",
+      estimatedCost: { amount: "2.500000", unit: "USD" },
+      sufficientBalance: true,
+    });
     const c = await api("POST", "/campaigns", { name: "e2e", ...body });
     expect(c.status).toBe(201);
     const done = await until("completed", async () => {
@@ -93,32 +107,44 @@ describe("campaigns on the binary", () => {
     const c = await api("POST", "/campaigns", { name: "crash", templateId, audience: { type: "tags", tags: ["crash"] }, askValues: { "body.1": "Sale" } });
     expect(c.status).toBe(201);
     const id = c.body.data.id;
-    const at = await until("the fan-out under way", async () => {
-      const r = await api("GET", `/campaigns/${id}`);
-      const s = r.body.data.stats;
-      const out = s.sent + s.delivered + s.read;
-      return out >= 300 ? out : undefined;
-    }, 120_000);
+    const at = await until(
+      "the fan-out under way",
+      async () => {
+        const r = await api("GET", `/campaigns/${id}`);
+        const s = r.body.data.stats;
+        const out = s.sent + s.delivered + s.read;
+        return out >= 300 ? out : undefined;
+      },
+      120_000,
+    );
     server.proc.kill("SIGKILL");
     await server.proc.exited;
     server = await serve(init.configPath);
-    const done = await until("completed after the restart", async () => {
-      const r = await api("GET", `/campaigns/${id}`);
-      return r.body.data.status === "completed" ? r.body.data : undefined;
-    }, 240_000);
+    const done = await until(
+      "completed after the restart",
+      async () => {
+        const r = await api("GET", `/campaigns/${id}`);
+        return r.body.data.status === "completed" ? r.body.data : undefined;
+      },
+      240_000,
+    );
     expect(at).toBeLessThan(6000); // it really was killed mid-way
     expect(done.stats.matched).toBe(6000);
     expect(done.stats.pending).toBe(0);
     expect(done.stats.sent + done.stats.delivered + done.stats.read + done.stats.failed).toBe(6000);
     // The sandbox's delivered/read reports (durable jobs) drain after the last send: then no job is left.
-    await until("the reports drained", async () => {
-      const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
-      try {
-        return (db.query(`SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')`).get() as { n: number }).n === 0 || undefined;
-      } finally {
-        db.close();
-      }
-    }, 60_000);
+    await until(
+      "the reports drained",
+      async () => {
+        const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
+        try {
+          return (db.query(`SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')`).get() as { n: number }).n === 0 || undefined;
+        } finally {
+          db.close();
+        }
+      },
+      60_000,
+    );
 
     const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
     try {
@@ -127,12 +153,19 @@ describe("campaigns on the binary", () => {
       expect(one(`SELECT count(*) AS n FROM messages WHERE campaign_id = ?`, id)).toBe(6000);
       expect(one(`SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1)`, id)).toBe(0);
       // Every recipient points at its own message, and that message is the one of its contact.
-      expect(one(`SELECT count(*) AS n FROM campaign_recipients r JOIN messages m ON m.id = r.message_id AND m.contact_id = r.contact_id WHERE r.campaign_id = ?`, id)).toBe(6000);
+      expect(
+        one(
+          `SELECT count(*) AS n FROM campaign_recipients r JOIN messages m ON m.id = r.message_id AND m.contact_id = r.contact_id WHERE r.campaign_id = ?`,
+          id,
+        ),
+      ).toBe(6000);
       // Ledger: one debit per charged message, refunds only for refunded ones; the sums agree.
       const charged = one(`SELECT coalesce(sum(unit_price), 0) AS n FROM messages WHERE campaign_id = ? AND charged = 1 AND refunded = 0`, id);
       const ledger = one(`SELECT -coalesce(sum(l.amount), 0) AS n FROM ledger_entries l JOIN messages m ON m.id = l.message_id WHERE m.campaign_id = ?`, id);
       expect(ledger).toBe(charged);
-      expect(one(`SELECT count(*) AS n FROM ledger_entries l JOIN messages m ON m.id = l.message_id WHERE m.campaign_id = ? AND l.kind = 'debit'`, id)).toBe(6000);
+      expect(one(`SELECT count(*) AS n FROM ledger_entries l JOIN messages m ON m.id = l.message_id WHERE m.campaign_id = ? AND l.kind = 'debit'`, id)).toBe(
+        6000,
+      );
       expect(one(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`)).toBe(0);
     } finally {
       db.close();

@@ -46,7 +46,24 @@ describe("operator commands", () => {
     const list = JSON.parse(run(["companies", "list", "--json", ...cfg()]).stdout);
     expect(list.map((x: any) => x.slug)).toEqual(["acme", "default"]);
 
-    const k = JSON.parse(run(["keys", "create", "--company", "acme", "--name", "erp", "--scopes", "messages:send,contacts:read", "--allow-ip", "10.0.0.0/8,::1", "--rate-limit", "5", "--json", ...cfg()]).stdout);
+    const k = JSON.parse(
+      run([
+        "keys",
+        "create",
+        "--company",
+        "acme",
+        "--name",
+        "erp",
+        "--scopes",
+        "messages:send,contacts:read",
+        "--allow-ip",
+        "10.0.0.0/8,::1",
+        "--rate-limit",
+        "5",
+        "--json",
+        ...cfg(),
+      ]).stdout,
+    );
     expect(k).toMatchObject({ company: "acme", name: "erp", scopes: ["messages:send", "contacts:read"], allowedIps: ["10.0.0.0/8", "::1"], rateLimit: 5 });
     expect(k.key).toStartWith(k.prefix);
 
@@ -126,7 +143,11 @@ describe("operator commands", () => {
   test("version, and --json with commit and build time", () => {
     expect(run(["version"]).stdout).toMatch(/^switchboard \d+\.\d+\.\d+/);
     const v = JSON.parse(run(["version", "--json"]).stdout);
-    expect(v).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^[0-9a-f]{7,}$|^unknown$/), platform: "linux-x64" });
+    expect(v).toMatchObject({
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      commit: expect.stringMatching(/^[0-9a-f]{7,}$|^unknown$/),
+      platform: "linux-x64",
+    });
     expect(Date.parse(v.buildTime)).toBeGreaterThan(Date.parse("2026-01-01"));
   });
 });
@@ -167,7 +188,12 @@ describe("appliance life cycle", () => {
     const api = `${server.url}/api/public/v1`;
     const auth = { authorization: `Bearer ${init.apiKey}` };
     try {
-      const rows = Array.from({ length: 2500 }, (_, i) => ({ firstName: `Bulk${i}`, lastName: "Müller", identities: [{ channel: "whatsapp", value: `+49 151 2${String(i).padStart(7, "0")}` }], tags: ["e2e-import"] }));
+      const rows = Array.from({ length: 2500 }, (_, i) => ({
+        firstName: `Bulk${i}`,
+        lastName: "Müller",
+        identities: [{ channel: "whatsapp", value: `+49 151 2${String(i).padStart(7, "0")}` }],
+        tags: ["e2e-import"],
+      }));
       const raw = [...rows.map((r) => JSON.stringify(r)), '{"identities":[{"channel":"email","value":"nope"}]}'].join("\n");
       const res = await fetch(`${api}/contacts/import`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" }, body: raw });
       expect(res.status).toBe(202);
@@ -179,7 +205,11 @@ describe("appliance life cycle", () => {
         await Bun.sleep(50);
       }
       expect(imp).toMatchObject({ status: "completed", processed: 2501, created: 2500, failed: 1, errors: [{ row: 2501, pointer: "/identities/0/value" }] });
-      const found = ((await (await fetch(`${api}/contacts?q=${encodeURIComponent("bulk2499 muller")}`, { headers: auth })).json()) as { data: { identities: { value: string }[] }[] }).data;
+      const found = (
+        (await (await fetch(`${api}/contacts?q=${encodeURIComponent("bulk2499 muller")}`, { headers: auth })).json()) as {
+          data: { identities: { value: string }[] }[];
+        }
+      ).data;
       expect(found.map((c) => c.identities[0]!.value)).toEqual(["+4915120002499"]);
     } finally {
       expect(await server.stop("SIGTERM")).toBe(0);
@@ -193,7 +223,9 @@ describe("appliance life cycle", () => {
       const port = new URL(server.url).port;
       const r = run(["serve", "--config", init.configPath], { env: { SWITCHBOARD_LISTEN: `127.0.0.1:${port}` } });
       expect(r.code).toBe(1);
-      expect(r.stderr.trim().split("\n")).toEqual([`switchboard: cannot listen on 127.0.0.1:${port}: the address is in use (another switchboard, or another program); choose another with [server] listen in the config or SWITCHBOARD_LISTEN=host:port`]);
+      expect(r.stderr.trim().split("\n")).toEqual([
+        `switchboard: cannot listen on 127.0.0.1:${port}: the address is in use (another switchboard, or another program); choose another with [server] listen in the config or SWITCHBOARD_LISTEN=host:port`,
+      ]);
     } finally {
       await server.stop();
     }

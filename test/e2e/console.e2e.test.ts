@@ -75,10 +75,14 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     const r = run(["init", "--dir", dir, "--json"]);
     expect(r.code).toBe(0);
     init = JSON.parse(r.stdout);
-    const k = run(["keys", "create", "--company", "default", "--name", "agent", "--scopes", "conversations:read,contacts:read", "--json"], { env: { SWITCHBOARD_CONFIG: init.configPath } });
+    const k = run(["keys", "create", "--company", "default", "--name", "agent", "--scopes", "conversations:read,contacts:read", "--json"], {
+      env: { SWITCHBOARD_CONFIG: init.configPath },
+    });
     expect(k.code).toBe(0);
     limitedKey = JSON.parse(k.stdout).key;
-    const v = run(["keys", "create", "--company", "default", "--name", "viewer", "--scopes", "campaigns:read", "--json"], { env: { SWITCHBOARD_CONFIG: init.configPath } });
+    const v = run(["keys", "create", "--company", "default", "--name", "viewer", "--scopes", "campaigns:read", "--json"], {
+      env: { SWITCHBOARD_CONFIG: init.configPath },
+    });
     expect(v.code).toBe(0);
     viewerKey = JSON.parse(v.stdout).key;
     server = await serve(init.configPath);
@@ -86,17 +90,38 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     // Facts for the pages: two tagged WhatsApp contacts, one opted in (the estimate excludes the other for
     // consent), a scheduled social post.
     whatsapp = ((await api("GET", "/channels")) as { id: string; channel: string }[]).find((c) => c.channel === "whatsapp")!;
-    for (const [i, optIn] of [[1, true], [2, false]] as const) {
-      const { contact } = await api("POST", "/contacts", { firstName: `Reader${i}`, lastName: "Example", identities: [{ channel: "whatsapp", value: `+1415555010${i}` }], tags: ["newsletter"] });
+    for (const [i, optIn] of [
+      [1, true],
+      [2, false],
+    ] as const) {
+      const { contact } = await api("POST", "/contacts", {
+        firstName: `Reader${i}`,
+        lastName: "Example",
+        identities: [{ channel: "whatsapp", value: `+1415555010${i}` }],
+        tags: ["newsletter"],
+      });
       if (optIn) await api("POST", `/contacts/${contact.id}/opt-in`, { channels: ["whatsapp"] });
     }
     const accounts = (await api("GET", "/social/accounts")) as { id: string; platform: string }[];
-    await api("POST", "/social/posts", { accountIds: [accounts.find((a) => a.platform === "x")!.id], text: "Winter sale starts tomorrow", scheduledAt: new Date(Date.now() + 3600_000).toISOString() });
+    await api("POST", "/social/posts", {
+      accountIds: [accounts.find((a) => a.platform === "x")!.id],
+      text: "Winter sale starts tomorrow",
+      scheduledAt: new Date(Date.now() + 3600_000).toISOString(),
+    });
 
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -162,13 +187,22 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.waitForSelector(".notes li:has-text('Promised shipping today')");
     await page.fill("#assignee", "Sam");
     await page.click("button:has-text('Assign')");
-    await until("the assignment", async () => ((await api("GET", "/conversations?status=open")) as { assignee: { name: string } | null }[]).some((c) => c.assignee?.name === "Sam") || undefined, { timeoutMs: 10_000 });
+    await until(
+      "the assignment",
+      async () =>
+        ((await api("GET", "/conversations?status=open")) as { assignee: { name: string } | null }[]).some((c) => c.assignee?.name === "Sam") || undefined,
+      { timeoutMs: 10_000 },
+    );
     await shot(page, "inbox");
   });
 
   test("outside the window the inbox replies with a template; close", async () => {
     const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
-    await api("POST", `/hooks/${whatsapp.id}`, { from: { phone: "+4915112345679", name: "Charles Babbage" }, text: "Hello from last week", timestamp: twoDaysAgo });
+    await api("POST", `/hooks/${whatsapp.id}`, {
+      from: { phone: "+4915112345679", name: "Charles Babbage" },
+      text: "Hello from last week",
+      timestamp: twoDaysAgo,
+    });
     await page.click("#nav-overview"); // leave and come back: the list is read afresh
     await page.click("#nav-inbox");
     await page.click("#conversations a:has-text('Charles Babbage')");
@@ -215,7 +249,9 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.waitForURL(/#\/campaigns\/[0-9a-f-]{36}$/);
     await page.waitForSelector("h1:has-text('Winter newsletter')");
     await page.waitForSelector("figure.chart:has-text('Funnel')");
-    await until("the funnel to show both reads", async () => ((await page.textContent("figure.chart"))?.includes("read2 (50%)") ? true : undefined), { timeoutMs: 20_000 });
+    await until("the funnel to show both reads", async () => ((await page.textContent("figure.chart"))?.includes("read2 (50%)") ? true : undefined), {
+      timeoutMs: 20_000,
+    });
     await shot(page, "campaign");
     await page.click("a:has-text('All campaigns')");
     await page.waitForSelector("tr:has-text('Winter newsletter') .badge.st-completed");
@@ -238,7 +274,9 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     await page.click("#deliveries tr:has-text('webhook.test') button:has-text('Redeliver')");
     await page.waitForSelector(".flash:has-text('Redelivery queued.')");
     // The log (polled by the page) shows the manual attempt once it has been made.
-    await until("the manual attempt in the log", async () => ((await page.textContent("#deliveries"))?.includes(" manual: ") ? true : undefined), { timeoutMs: 15_000 });
+    await until("the manual attempt in the log", async () => ((await page.textContent("#deliveries"))?.includes(" manual: ") ? true : undefined), {
+      timeoutMs: 15_000,
+    });
     await shot(page, "webhooks");
 
     await page.click("#nav-templates");

@@ -95,11 +95,29 @@ test("install.sh under a temp root: installs, is idempotent, uninstalls keeping 
   writeFileSync(join(root, "etc/switchboard/config.toml"), config + "\n# edited by the operator\n");
   mkdirSync(join(root, "var/lib/switchboard/media/c1"), { recursive: true });
   writeFileSync(join(root, "var/lib/switchboard/media/c1/m1"), "bytes");
-  for (const [path, mode] of [["etc/switchboard", 0o755], ["etc/switchboard/config.toml", 0o644], ["var/lib/switchboard", 0o755], ["var/lib/switchboard/media", 0o755], ["var/lib/switchboard/media/c1", 0o777], ["var/lib/switchboard/media/c1/m1", 0o666], ["var/lib/switchboard/switchboard.db", 0o644]] as const)
+  for (const [path, mode] of [
+    ["etc/switchboard", 0o755],
+    ["etc/switchboard/config.toml", 0o644],
+    ["var/lib/switchboard", 0o755],
+    ["var/lib/switchboard/media", 0o755],
+    ["var/lib/switchboard/media/c1", 0o777],
+    ["var/lib/switchboard/media/c1/m1", 0o666],
+    ["var/lib/switchboard/switchboard.db", 0o644],
+  ] as const)
     chmodSync(join(root, path), mode);
   const second = install();
   expect(second.exitCode).toBe(0);
-  expect(modes(root, ["etc/switchboard", "etc/switchboard/config.toml", "var/lib/switchboard", "var/lib/switchboard/media", "var/lib/switchboard/media/c1", "var/lib/switchboard/media/c1/m1", "var/lib/switchboard/switchboard.db"])).toEqual([
+  expect(
+    modes(root, [
+      "etc/switchboard",
+      "etc/switchboard/config.toml",
+      "var/lib/switchboard",
+      "var/lib/switchboard/media",
+      "var/lib/switchboard/media/c1",
+      "var/lib/switchboard/media/c1/m1",
+      "var/lib/switchboard/switchboard.db",
+    ]),
+  ).toEqual([
     "etc/switchboard 0750",
     "etc/switchboard/config.toml 0640",
     "var/lib/switchboard 0750",

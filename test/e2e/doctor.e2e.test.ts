@@ -45,12 +45,18 @@ test("a provider 10 minutes off: clock warning, exit 1; an unreachable provider:
   const warned = await doctor(warnCfg);
   expect(warned.code).toBe(1);
   expect(warned.report.checks.find((c) => c.name === "clock")).toMatchObject({ status: "warn", detail: expect.stringMatching(/^60[01]\.\d s against/) });
-  expect(warned.report.checks.find((c) => c.name.startsWith("channel Bot 01"))).toMatchObject({ status: "ok", detail: expect.stringContaining("reachable (HTTP 200") });
+  expect(warned.report.checks.find((c) => c.name.startsWith("channel Bot 01"))).toMatchObject({
+    status: "ok",
+    detail: expect.stringContaining("reachable (HTTP 200"),
+  });
 
   const failCfg = `${dir}/fail.toml`;
   writeFileSync(failCfg, readFileSync(warnCfg, "utf8"));
   appendFileSync(failCfg, telegram("0193a4b2-0000-7000-8000-00000000dd02", `http://127.0.0.1:${await freePort()}`));
   const failed = await doctor(failCfg);
   expect(failed.code).toBe(2);
-  expect(failed.report.checks.find((c) => c.name.startsWith("channel Bot 02"))).toMatchObject({ status: "fail", detail: expect.stringContaining("unreachable") });
+  expect(failed.report.checks.find((c) => c.name.startsWith("channel Bot 02"))).toMatchObject({
+    status: "fail",
+    detail: expect.stringContaining("unreachable"),
+  });
 });

@@ -13,7 +13,14 @@ import { graphErrorBody, instagramPayloads, messengerPayloads, metaTemplate, sta
 import { startReceiver } from "../../src/modules/webhooks/webhooks.test-receiver";
 import { ensureBinary, run, serve, tempDir, type RunningServer } from "./binary";
 
-const WA = { id: "0193a4b2-0000-7000-8000-00000000e001", phoneNumberId: "1098765432", wabaId: "WABA_77", token: "wa-token", secret: "wa-app-secret", verify: "wa-verify" };
+const WA = {
+  id: "0193a4b2-0000-7000-8000-00000000e001",
+  phoneNumberId: "1098765432",
+  wabaId: "WABA_77",
+  token: "wa-token",
+  secret: "wa-app-secret",
+  verify: "wa-verify",
+};
 const FB = { id: "0193a4b2-0000-7000-8000-00000000e002", pageId: "2233445566", token: "page-token", secret: "fb-app-secret", verify: "fb-verify" };
 const IG = { id: "0193a4b2-0000-7000-8000-00000000e003", igUserId: "17840000000001", token: "ig-token", secret: "ig-app-secret", verify: "ig-verify" };
 const HOUR = 3_600_000;
@@ -51,10 +58,14 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
 }
 
 const waitStatus = (id: string, status: string, timeoutMs?: number) =>
-  waitFor(`message ${id} ${status}`, async () => {
-    const r = await api("GET", `/messages/${id}`);
-    return r.body?.data?.status === status ? r.body.data : undefined;
-  }, timeoutMs);
+  waitFor(
+    `message ${id} ${status}`,
+    async () => {
+      const r = await api("GET", `/messages/${id}`);
+      return r.body?.data?.status === status ? r.body.data : undefined;
+    },
+    timeoutMs,
+  );
 
 /** Webhook events (our outbound webhooks) of one message, in arrival order. */
 const eventsOf = (messageId: string) =>
@@ -204,12 +215,28 @@ describe("WhatsApp Cloud", () => {
   let firstOutbound: string;
 
   test("a signed inbound message creates contact, conversation and opens the window (message.received)", async () => {
-    const payload = whatsappPayloads.text({ phoneNumberId: WA.phoneNumberId, from: ann, name: "Ann Lee", text: "Where is my order?", id: "wamid.IN1", referral: { source_type: "ad", source_id: "ad-42", source_url: "https://fb.me/ad" } });
+    const payload = whatsappPayloads.text({
+      phoneNumberId: WA.phoneNumberId,
+      from: ann,
+      name: "Ann Lee",
+      text: "Where is my order?",
+      id: "wamid.IN1",
+      referral: { source_type: "ad", source_id: "ad-42", source_url: "https://fb.me/ad" },
+    });
     const r = await fake.pushWebhook({ url: hook(WA.id), payload, appSecret: WA.secret });
     expect(r.status).toBe(200);
-    const received = await waitFor("message.received", () => receiver.received.map((x) => JSON.parse(x.body)).find((e) => e.type === "message.received" && e.data.message.providerMessageId === "wamid.IN1"));
+    const received = await waitFor("message.received", () =>
+      receiver.received.map((x) => JSON.parse(x.body)).find((e) => e.type === "message.received" && e.data.message.providerMessageId === "wamid.IN1"),
+    );
     const m = received.data.message;
-    expect(m).toMatchObject({ direction: "inbound", channel: "whatsapp", channelAccountId: WA.id, type: "text", address: "+14155550101", content: { text: "Where is my order?", referral: { source_id: "ad-42" } } });
+    expect(m).toMatchObject({
+      direction: "inbound",
+      channel: "whatsapp",
+      channelAccountId: WA.id,
+      type: "text",
+      address: "+14155550101",
+      content: { text: "Where is my order?", referral: { source_id: "ad-42" } },
+    });
     annContactId = m.contactId;
     const contact = await api("GET", `/contacts/${annContactId}`);
     expect(contact.body.data.identities).toContainEqual(expect.objectContaining({ channel: "whatsapp", value: "+14155550101" }));
@@ -224,12 +251,20 @@ describe("WhatsApp Cloud", () => {
 
   test("inbound media, location and contacts are stored as typed content", async () => {
     const push = (id: string, message: Record<string, unknown>) =>
-      fake.pushWebhook({ url: hook(WA.id), appSecret: WA.secret, payload: whatsappPayloads.inbound({ phoneNumberId: WA.phoneNumberId, from: ann, id, message }) });
+      fake.pushWebhook({
+        url: hook(WA.id),
+        appSecret: WA.secret,
+        payload: whatsappPayloads.inbound({ phoneNumberId: WA.phoneNumberId, from: ann, id, message }),
+      });
     await push("wamid.IMG", { type: "image", image: { id: "MEDIA_9", mime_type: "image/jpeg", caption: "my receipt", sha256: "x" } });
     await push("wamid.LOC", { type: "location", location: { latitude: 52.52, longitude: 13.405, name: "Office" } });
     await push("wamid.VCF", { type: "contacts", contacts: [{ name: { formatted_name: "Bob" }, phones: [{ phone: "+14155550100" }] }] });
-    const byId = async (pid: string) => (await waitFor(pid, () => receiver.received.map((x) => JSON.parse(x.body)).find((e) => e.data.message?.providerMessageId === pid))).data.message;
-    expect(await byId("wamid.IMG")).toMatchObject({ type: "media", content: { media: { kind: "image", providerMediaId: "MEDIA_9", mimeType: "image/jpeg", caption: "my receipt" } } });
+    const byId = async (pid: string) =>
+      (await waitFor(pid, () => receiver.received.map((x) => JSON.parse(x.body)).find((e) => e.data.message?.providerMessageId === pid))).data.message;
+    expect(await byId("wamid.IMG")).toMatchObject({
+      type: "media",
+      content: { media: { kind: "image", providerMediaId: "MEDIA_9", mimeType: "image/jpeg", caption: "my receipt" } },
+    });
     expect(await byId("wamid.LOC")).toMatchObject({ type: "location", content: { location: { latitude: 52.52, longitude: 13.405, name: "Office" } } });
     expect(await byId("wamid.VCF")).toMatchObject({ type: "contacts", content: { contacts: [{ name: { formatted_name: "Bob" } }] } });
   });
@@ -241,12 +276,26 @@ describe("WhatsApp Cloud", () => {
     firstOutbound = r.body.data.id;
     const sent = await waitStatus(firstOutbound, "sent");
     const req = sentTo(`${WA.phoneNumberId}/messages`, (b) => b.text?.body === "It ships today.")!;
-    expect(req.body).toEqual({ messaging_product: "whatsapp", recipient_type: "individual", to: ann, type: "text", text: { body: "It ships today.", preview_url: false } });
+    expect(req.body).toEqual({
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: ann,
+      type: "text",
+      text: { body: "It ships today.", preview_url: false },
+    });
     expect(req.headers.authorization).toBe(`Bearer ${WA.token}`);
     expect(sent.providerMessageId).toStartWith("wamid.");
 
     for (const status of ["delivered", "read"] as const)
-      expect((await fake.pushWebhook({ url: hook(WA.id), appSecret: WA.secret, payload: whatsappPayloads.status({ phoneNumberId: WA.phoneNumberId, id: sent.providerMessageId, status, recipientId: ann }) })).status).toBe(200);
+      expect(
+        (
+          await fake.pushWebhook({
+            url: hook(WA.id),
+            appSecret: WA.secret,
+            payload: whatsappPayloads.status({ phoneNumberId: WA.phoneNumberId, id: sent.providerMessageId, status, recipientId: ann }),
+          })
+        ).status,
+      ).toBe(200);
     const read = await waitStatus(firstOutbound, "read");
     expect(read.statusTimes.deliveredAt).not.toBeNull();
     expect(read.statusTimes.readAt).not.toBeNull();
@@ -266,7 +315,15 @@ describe("WhatsApp Cloud", () => {
   test("outside the window: free text is 422 MESSAGING_WINDOW_CLOSED, a template goes out with components from params (charged)", async () => {
     const old = "14155550102";
     const ts = String(Math.floor((Date.now() - 25 * HOUR) / 1000));
-    expect((await fake.pushWebhook({ url: hook(WA.id), appSecret: WA.secret, payload: whatsappPayloads.text({ phoneNumberId: WA.phoneNumberId, from: old, text: "old", timestamp: ts }) })).status).toBe(200);
+    expect(
+      (
+        await fake.pushWebhook({
+          url: hook(WA.id),
+          appSecret: WA.secret,
+          payload: whatsappPayloads.text({ phoneNumberId: WA.phoneNumberId, from: old, text: "old", timestamp: ts }),
+        })
+      ).status,
+    ).toBe(200);
     await waitFor("old contact", async () => (await api("GET", "/contacts?q=14155550102")).body.data?.length);
 
     const text = await send({ channel: "whatsapp", to: { phone: "+14155550102" }, type: "text", text: "hi again" });
@@ -274,7 +331,12 @@ describe("WhatsApp Cloud", () => {
     expect(text.body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
     expect((await send({ channel: "whatsapp", to: { phone: "+14155550109" }, type: "text", text: "cold" })).body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
 
-    const r = await send({ channel: "whatsapp", to: { phone: "+14155550102" }, type: "template", template: { name: "order_update", language: "en_US", params: { "body.1": "Bob", "body.2": "A-7", "button.0.1": "A7" } } });
+    const r = await send({
+      channel: "whatsapp",
+      to: { phone: "+14155550102" },
+      type: "template",
+      template: { name: "order_update", language: "en_US", params: { "body.1": "Bob", "body.2": "A-7", "button.0.1": "A7" } },
+    });
     expect(r.status).toBe(202);
     expect(r.body.data).toMatchObject({ priceType: "wa_template_text", unitPrice: "0.050000", charged: true });
     await waitStatus(r.body.data.id, "sent");
@@ -288,7 +350,13 @@ describe("WhatsApp Cloud", () => {
         name: "order_update",
         language: { code: "en_US", policy: "deterministic" },
         components: [
-          { type: "body", parameters: [{ type: "text", text: "Bob" }, { type: "text", text: "A-7" }] },
+          {
+            type: "body",
+            parameters: [
+              { type: "text", text: "Bob" },
+              { type: "text", text: "A-7" },
+            ],
+          },
           { type: "button", sub_type: "url", index: "0", parameters: [{ type: "text", text: "A7" }] },
         ],
       },
@@ -296,7 +364,12 @@ describe("WhatsApp Cloud", () => {
   });
 
   test("a template paused at the provider is refused at send (422 /template)", async () => {
-    const r = await send({ channel: "whatsapp", to: { phone: "+14155550102" }, type: "template", template: { name: "spring_sale", params: { "body.1": "x" } } });
+    const r = await send({
+      channel: "whatsapp",
+      to: { phone: "+14155550102" },
+      type: "template",
+      template: { name: "spring_sale", params: { "body.1": "x" } },
+    });
     expect(r.status).toBe(422);
     expect(r.body.error.details[0].pointer).toStartWith("/template");
   });
@@ -346,15 +419,27 @@ describe("WhatsApp Cloud", () => {
     const uploads = fake.requestsTo(`${WA.phoneNumberId}/media`).slice(uploadsBefore);
     expect(uploads).toHaveLength(1);
     expect(uploads[0]!.body).toMatchObject({ messaging_product: "whatsapp", type: "image/png" });
-    const images: { body: any }[] = fake.requestsTo(`${WA.phoneNumberId}/messages`).filter((q: any) => q.body?.type === "image").slice(-2);
+    const images: { body: any }[] = fake
+      .requestsTo(`${WA.phoneNumberId}/messages`)
+      .filter((q: any) => q.body?.type === "image")
+      .slice(-2);
     expect(images[0]!.body.image).toEqual({ id: expect.any(String), caption: "the dot" });
     expect(images[1]!.body.image).toEqual({ id: images[0]!.body.image.id });
   });
 
   test("media by URL goes out as a link", async () => {
-    const r = await send({ channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "https://cdn.example/files/invoice.pdf", caption: "Invoice" } });
+    const r = await send({
+      channel: "whatsapp",
+      to: { phone: "+14155550101" },
+      type: "media",
+      media: { url: "https://cdn.example/files/invoice.pdf", caption: "Invoice" },
+    });
     await waitStatus(r.body.data.id, "sent");
-    expect(sentTo(`${WA.phoneNumberId}/messages`, (b) => b.type === "document")!.body.document).toEqual({ link: "https://cdn.example/files/invoice.pdf", caption: "Invoice", filename: "invoice.pdf" });
+    expect(sentTo(`${WA.phoneNumberId}/messages`, (b) => b.type === "document")!.body.document).toEqual({
+      link: "https://cdn.example/files/invoice.pdf",
+      caption: "Invoice",
+      filename: "invoice.pdf",
+    });
   });
 
   test("`switchboard templates sync` picks up a status change; the paused template is then refused", async () => {
@@ -363,7 +448,12 @@ describe("WhatsApp Cloud", () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toContainEqual(expect.objectContaining({ accountId: WA.id, provider: "whatsapp-cloud", synced: 3 }));
-    const refused = await send({ channel: "whatsapp", to: { phone: "+14155550102" }, type: "template", template: { name: "order_update", params: { "body.1": "B", "body.2": "C", "button.0.1": "D" } } });
+    const refused = await send({
+      channel: "whatsapp",
+      to: { phone: "+14155550102" },
+      type: "template",
+      template: { name: "order_update", params: { "body.1": "B", "body.2": "C", "button.0.1": "D" } },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.error.details[0]).toMatchObject({ pointer: "/template", message: "template is paused" });
 
@@ -394,12 +484,24 @@ describe("Messenger", () => {
   const psid = "6100000000000001";
 
   test("a signed inbound message creates the contact and opens the window", async () => {
-    const payload = messengerPayloads.message({ accountId: FB.pageId, senderId: psid, text: "Hello page", mid: "m_FB_IN1", referral: { ref: "summer", source: "ADS", type: "OPEN_THREAD", ad_id: "ad-9" } });
+    const payload = messengerPayloads.message({
+      accountId: FB.pageId,
+      senderId: psid,
+      text: "Hello page",
+      mid: "m_FB_IN1",
+      referral: { ref: "summer", source: "ADS", type: "OPEN_THREAD", ad_id: "ad-9" },
+    });
     expect((await fake.pushWebhook({ url: hook(FB.id), payload, appSecret: FB.secret })).status).toBe(200);
-    const e = await waitFor("messenger message.received", () => receiver.received.map((x) => JSON.parse(x.body)).find((x) => x.data.message?.providerMessageId === "m_FB_IN1"));
+    const e = await waitFor("messenger message.received", () =>
+      receiver.received.map((x) => JSON.parse(x.body)).find((x) => x.data.message?.providerMessageId === "m_FB_IN1"),
+    );
     expect(e.data.message).toMatchObject({ channel: "messenger", address: psid, content: { text: "Hello page", referral: { ad_id: "ad-9" } } });
     // Echoes of our own messages are not inbound.
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.message({ accountId: FB.pageId, senderId: psid, text: "echo", mid: "m_FB_ECHO", isEcho: true }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.message({ accountId: FB.pageId, senderId: psid, text: "echo", mid: "m_FB_ECHO", isEcho: true }),
+    });
     await Bun.sleep(100);
     expect(receiver.received.some((x) => JSON.parse(x.body).data.message?.providerMessageId === "m_FB_ECHO")).toBe(false);
   });
@@ -414,25 +516,45 @@ describe("Messenger", () => {
     expect(sent.providerMessageId).toStartWith("m_");
 
     const later = Date.now() + 1000;
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.delivery({ accountId: FB.pageId, senderId: psid, watermark: later }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.delivery({ accountId: FB.pageId, senderId: psid, watermark: later }),
+    });
     await waitStatus(r.body.data.id, "delivered");
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.read({ accountId: FB.pageId, senderId: psid, watermark: later }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.read({ accountId: FB.pageId, senderId: psid, watermark: later }),
+    });
     await waitStatus(r.body.data.id, "read");
-    expect((await waitEvents(r.body.data.id, ["message.sent", "message.delivered", "message.read"])).map((e) => e.type)).toEqual(["message.sent", "message.delivered", "message.read"]);
+    expect((await waitEvents(r.body.data.id, ["message.sent", "message.delivered", "message.read"])).map((e) => e.type)).toEqual([
+      "message.sent",
+      "message.delivered",
+      "message.read",
+    ]);
   });
 
   test("a delivery whose watermark predates our sentAt (delivered within the Send API round trip) still counts by its mids", async () => {
     const r = await send({ channel: "messenger", to: { handle: psid }, type: "text", text: "quick one" });
     const sent = await waitStatus(r.body.data.id, "sent");
     const watermark = Date.parse(sent.statusTimes.sentAt) - 500;
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.delivery({ accountId: FB.pageId, senderId: psid, watermark, mids: [sent.providerMessageId] }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.delivery({ accountId: FB.pageId, senderId: psid, watermark, mids: [sent.providerMessageId] }),
+    });
     const delivered = await waitStatus(r.body.data.id, "delivered");
     expect(Date.parse(delivered.statusTimes.deliveredAt)).toBe(watermark);
   });
 
   test("outside the window (or never written) free text is 422 MESSAGING_WINDOW_CLOSED", async () => {
     const ts = Date.now() - 25 * HOUR;
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.message({ accountId: FB.pageId, senderId: "6100000000000002", text: "old", timestamp: ts }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.message({ accountId: FB.pageId, senderId: "6100000000000002", text: "old", timestamp: ts }),
+    });
     await waitFor("old psid", async () => (await api("GET", "/contacts?q=6100000000000002")).body.data?.length);
     const r = await send({ channel: "messenger", to: { handle: "6100000000000002" }, type: "text", text: "late" });
     expect(r.status).toBe(422);
@@ -446,7 +568,11 @@ describe("Messenger", () => {
     expect((await waitEvents(blocked.body.data.id, ["message.failed"])).at(-1)!.data.message.error.reason).toBe("USER_BLOCKED");
 
     // The block removed consent; the contact writes again and opts back in for the next tests.
-    await fake.pushWebhook({ url: hook(FB.id), appSecret: FB.secret, payload: messengerPayloads.message({ accountId: FB.pageId, senderId: psid, text: "start" }) });
+    await fake.pushWebhook({
+      url: hook(FB.id),
+      appSecret: FB.secret,
+      payload: messengerPayloads.message({ accountId: FB.pageId, senderId: psid, text: "start" }),
+    });
     await waitFor("opt-in", async () => {
       const c = await api("GET", `/contacts/${blocked.body.data.contactId}`);
       return c.body.data.consent?.messenger?.status === "opted_in";
@@ -470,7 +596,15 @@ describe("Instagram", () => {
   const igsid = "1780000000000042";
 
   test("inbound opens the window; reply body exact; messaging_seen marks it read", async () => {
-    expect((await fake.pushWebhook({ url: hook(IG.id), appSecret: IG.secret, payload: instagramPayloads.message({ accountId: IG.igUserId, senderId: igsid, text: "hey", mid: "m_IG_IN1" }) })).status).toBe(200);
+    expect(
+      (
+        await fake.pushWebhook({
+          url: hook(IG.id),
+          appSecret: IG.secret,
+          payload: instagramPayloads.message({ accountId: IG.igUserId, senderId: igsid, text: "hey", mid: "m_IG_IN1" }),
+        })
+      ).status,
+    ).toBe(200);
     await waitFor("ig message.received", () => receiver.received.map((x) => JSON.parse(x.body)).find((x) => x.data.message?.providerMessageId === "m_IG_IN1"));
 
     const r = await send({ channel: "instagram", to: { handle: igsid }, type: "text", text: "hey back" });
@@ -480,7 +614,11 @@ describe("Instagram", () => {
     expect(req.body).toEqual({ recipient: { id: igsid }, messaging_type: "RESPONSE", message: { text: "hey back" } });
     expect(req.headers.authorization).toBe(`Bearer ${IG.token}`);
 
-    await fake.pushWebhook({ url: hook(IG.id), appSecret: IG.secret, payload: instagramPayloads.seen({ accountId: IG.igUserId, senderId: igsid, mid: sent.providerMessageId, timestamp: Date.now() + 1000 }) });
+    await fake.pushWebhook({
+      url: hook(IG.id),
+      appSecret: IG.secret,
+      payload: instagramPayloads.seen({ accountId: IG.igUserId, senderId: igsid, mid: sent.providerMessageId, timestamp: Date.now() + 1000 }),
+    });
     const read = await waitStatus(r.body.data.id, "read");
     expect(read.statusTimes.readAt).not.toBeNull();
     expect((await waitEvents(r.body.data.id, ["message.sent", "message.read"])).map((e) => e.type)).toContain("message.read");
@@ -528,11 +666,24 @@ describe.each([
     const payload =
       channel === "whatsapp"
         ? whatsappPayloads.text({ phoneNumberId: WA.phoneNumberId, from: sender, text: "forged" })
-        : (channel === "messenger" ? messengerPayloads : instagramPayloads).message({ accountId: channel === "messenger" ? FB.pageId : IG.igUserId, senderId: sender, text: "forged" });
+        : (channel === "messenger" ? messengerPayloads : instagramPayloads).message({
+            accountId: channel === "messenger" ? FB.pageId : IG.igUserId,
+            senderId: sender,
+            text: "forged",
+          });
     const secret = acct.secret;
     expect((await fake.pushWebhook({ url: hook(acct.id), payload, appSecret: secret, signature: "wrong" })).status).toBe(401);
     expect((await fake.pushWebhook({ url: hook(acct.id), payload, appSecret: secret, signature: "missing" })).status).toBe(401);
-    expect((await fake.pushWebhook({ url: hook(acct.id), payload, appSecret: secret, mutate: (b) => new TextEncoder().encode(new TextDecoder().decode(b).replace("forged", "f0rged")) })).status).toBe(401);
+    expect(
+      (
+        await fake.pushWebhook({
+          url: hook(acct.id),
+          payload,
+          appSecret: secret,
+          mutate: (b) => new TextEncoder().encode(new TextDecoder().decode(b).replace("forged", "f0rged")),
+        })
+      ).status,
+    ).toBe(401);
     // Signed with another account's secret: also refused.
     expect((await fake.pushWebhook({ url: hook(acct.id), payload, appSecret: acct === WA ? FB.secret : WA.secret })).status).toBe(401);
     await Bun.sleep(100);

@@ -109,29 +109,58 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
     dir = tempDir("sb-mtp-e2e-");
     init = JSON.parse(run(["init", "--dir", dir, "--json"]).stdout);
     expect(run(["companies", "create", "--slug", "acme", "--name", "Acmé Ltd", "--balance", "10", ...cfg()]).code).toBe(0);
-    acmeKey = JSON.parse(run(["keys", "create", "--company", "acme", "--name", "erp ü", "--scopes", "contacts:read,contacts:write,billing:read", "--json", ...cfg()]).stdout).key;
+    acmeKey = JSON.parse(
+      run(["keys", "create", "--company", "acme", "--name", "erp ü", "--scopes", "contacts:read,contacts:write,billing:read", "--json", ...cfg()]).stdout,
+    ).key;
     expect(run(["balance", "credit", "--company", "acme", "--amount", "2.500000", ...cfg()]).code).toBe(0);
 
     const server = await serve(init.configPath);
     try {
       const admin = api(server.url, init.apiKey);
       const people = [
-        { firstName: "Zoë", lastName: "Ñúñez-Łukasiewicz", city: "São Paulo", identities: [{ channel: "whatsapp", value: "+14155550101" }], tags: ["vip"], customFields: {} },
-        { firstName: "李", lastName: "小龙 🙂", identities: [{ channel: "email", value: "li@example.test" }, { channel: "whatsapp", value: "+14155550102" }], tags: ["vip", "asia"] },
+        {
+          firstName: "Zoë",
+          lastName: "Ñúñez-Łukasiewicz",
+          city: "São Paulo",
+          identities: [{ channel: "whatsapp", value: "+14155550101" }],
+          tags: ["vip"],
+          customFields: {},
+        },
+        {
+          firstName: "李",
+          lastName: "小龙 🙂",
+          identities: [
+            { channel: "email", value: "li@example.test" },
+            { channel: "whatsapp", value: "+14155550102" },
+          ],
+          tags: ["vip", "asia"],
+        },
         { firstName: "O'Brien", lastName: 'say "hi" \\ {x}', identities: [{ channel: "telegram", value: "123456789" }], optIn: true },
         { firstName: "Ελένη", lastName: "Παπαδοπούλου", country: "GR", identities: [{ channel: "email", value: "eleni@example.test" }] },
       ];
       for (const p of people) expect((await admin("POST", "/contacts", p)).status).toBe(201);
-      expect((await api(server.url, acmeKey)("POST", "/contacts", { firstName: "Ærø", identities: [{ channel: "email", value: "aero@example.test" }] })).status).toBe(201);
+      expect(
+        (await api(server.url, acmeKey)("POST", "/contacts", { firstName: "Ærø", identities: [{ channel: "email", value: "aero@example.test" }] })).status,
+      ).toBe(201);
       for (const phone of ["+14155550101", "+14155550102", "+14155550199"]) {
-        const r = await admin("POST", "/messages", { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "Zoë" } }, metadata: { order: "Ø-1" } });
+        const r = await admin("POST", "/messages", {
+          channel: "whatsapp",
+          to: { phone },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "Zoë" } },
+          metadata: { order: "Ø-1" },
+        });
         expect(r.status).toBe(202);
         messageIds.push(r.body.data.id);
       }
-      await until("every message read", async () => {
-        const statuses = await Promise.all(messageIds.map(async (id) => (await admin("GET", `/messages/${id}`)).body.data.status));
-        return statuses.every((s) => s === "read") || undefined;
-      }, { context: () => server.output().slice(-2000) });
+      await until(
+        "every message read",
+        async () => {
+          const statuses = await Promise.all(messageIds.map(async (id) => (await admin("GET", `/messages/${id}`)).body.data.status));
+          return statuses.every((s) => s === "read") || undefined;
+        },
+        { context: () => server.output().slice(-2000) },
+      );
       before = await snapshot(server.url);
       busy = run(["migrate-to-postgres", "--to", "postgres://nobody@127.0.0.1:1/never", ...cfg()]);
     } finally {
@@ -147,9 +176,15 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
 
   test("a bad --to: one line naming --to, exit 1", () => {
     expect(oneLine(run(["migrate-to-postgres", "--to", "mysql://u:p@db/x", ...cfg()]))).toContain('--to is not a PostgreSQL URL (it starts with "mysql://")');
-    expect(oneLine(run(["migrate-to-postgres", "--to", "env:SB_MTP_UNSET", ...cfg()]))).toBe("switchboard: --to refers to environment variable SB_MTP_UNSET, which is not set");
-    expect(oneLine(run(["migrate-to-postgres", "--to", "file:/nonexistent/url", ...cfg()]))).toBe("switchboard: --to refers to file /nonexistent/url, which cannot be read");
-    expect(oneLine(run(["migrate-to-postgres", "--to", "postgres://sw:s3cret@127.0.0.1:1/switchboard", ...cfg()]))).toMatch(/^switchboard: --to: could not connect to PostgreSQL: .*\(postgres:\/\/sw:\*\*\*@127\.0\.0\.1:1\/switchboard\)$/);
+    expect(oneLine(run(["migrate-to-postgres", "--to", "env:SB_MTP_UNSET", ...cfg()]))).toBe(
+      "switchboard: --to refers to environment variable SB_MTP_UNSET, which is not set",
+    );
+    expect(oneLine(run(["migrate-to-postgres", "--to", "file:/nonexistent/url", ...cfg()]))).toBe(
+      "switchboard: --to refers to file /nonexistent/url, which cannot be read",
+    );
+    expect(oneLine(run(["migrate-to-postgres", "--to", "postgres://sw:s3cret@127.0.0.1:1/switchboard", ...cfg()]))).toMatch(
+      /^switchboard: --to: could not connect to PostgreSQL: .*\(postgres:\/\/sw:\*\*\*@127\.0\.0\.1:1\/switchboard\)$/,
+    );
     expect(oneLine(run(["migrate-to-postgres", ...cfg()]))).toContain("--to is required");
     expect(oneLine(run(["migrate-to-postgres", "--to", url, "--bogus", ...cfg()]))).toContain("usage: switchboard migrate-to-postgres");
   });
@@ -185,7 +220,11 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
     try {
       expect(await snapshot(server.url)).toEqual(before as Awaited<ReturnType<typeof snapshot>>);
       const admin = api(server.url, init.apiKey);
-      const created = await admin("POST", "/contacts", { firstName: "Nuño", lastName: "Après", identities: [{ channel: "email", value: "nuno@example.test" }] });
+      const created = await admin("POST", "/contacts", {
+        firstName: "Nuño",
+        lastName: "Après",
+        identities: [{ channel: "email", value: "nuno@example.test" }],
+      });
       expect(created.status).toBe(201);
       const list = await admin("GET", "/contacts?limit=1");
       expect(list.body.data[0].id).toBe(created.body.data.contact.id);
@@ -198,7 +237,12 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
         await sql.close();
       }
       // Still sending and charging from the copied balance.
-      const sent = await admin("POST", "/messages", { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Zoë" } } });
+      const sent = await admin("POST", "/messages", {
+        channel: "whatsapp",
+        to: { phone: "+14155550101" },
+        type: "template",
+        template: { name: "hello_world", params: { "body.1": "Zoë" } },
+      });
       expect(sent.status).toBe(202);
       const balance = (before.me as { data: { company: { balance: { amount: string } } } }).data.company.balance.amount;
       const me = await admin("GET", "/me");
@@ -224,7 +268,9 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
       const big: Init = JSON.parse(run(["init", "--dir", bigDir, "--json"]).stdout);
       const db = new Database(join(big.dataDir, "switchboard.db"));
       const contact = db.prepare("INSERT INTO contacts (id, company_id, first_name, last_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)");
-      const identity = db.prepare("INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'email', ?, 'verified', ?)");
+      const identity = db.prepare(
+        "INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, 'email', ?, 'verified', ?)",
+      );
       db.transaction(() => {
         for (let i = 0; i < 40_000; i++) {
           const id = Bun.randomUUIDv7();
@@ -241,7 +287,8 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
       try {
         const proc = spawn([ensureBinary(), "migrate-to-postgres", "--to", target, "--config", big.configPath], { stdout: "pipe", stderr: "pipe" });
         await until("a batch of rows on its way", async () => {
-          const [row] = await sql`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'INSERT INTO "contact%'`;
+          const [row] =
+            await sql`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'INSERT INTO "contact%'`;
           return Number(row.n) > 0 || proc.exitCode !== null || undefined;
         });
         expect(proc.exitCode).toBeNull(); // still copying when killed
@@ -251,10 +298,15 @@ describe.skipIf(!postgresAvailable())(`migrate-to-postgres${postgresAvailable() 
           const [row] = await sql`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
           return Number(row.n) === 0 || undefined;
         });
-        const tables = ((await sql`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema() `) as { t: string }[]).map((r) => r.t).filter((t) => !(t in POSTGRES_ONLY));
+        const tables = ((await sql`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema() `) as { t: string }[])
+          .map((r) => r.t)
+          .filter((t) => !(t in POSTGRES_ONLY));
         expect(tables.length).toBeGreaterThan(30);
         expect(Object.values(await postgresCounts(target, tables)).reduce((a, b) => a + b, 0)).toBe(0);
-        const schema = async () => (await sql`SELECT (SELECT count(*) FROM pg_constraint WHERE contype = 'f') AS fks, (SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()) AS indexes`)[0];
+        const schema = async () =>
+          (
+            await sql`SELECT (SELECT count(*) FROM pg_constraint WHERE contype = 'f') AS fks, (SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()) AS indexes`
+          )[0];
         const afterKill = await schema();
 
         const again = run(["migrate-to-postgres", "--to", target, "--json", "--config", big.configPath]);

@@ -14,7 +14,12 @@ let dir: string;
 let init: { configPath: string; dataDir: string; companyId: string; apiKey: string };
 const licensePath = () => join(dir, "license.json");
 const sign = (o: { company?: string; expiresAt?: string; modules?: string[] } = {}) =>
-  signLicense({ company: o.company ?? "default", modules: o.modules ?? ["pipeline", "sources"], expiresAt: o.expiresAt ?? "2099-01-01T00:00:00.000Z", privateKey: devKey });
+  signLicense({
+    company: o.company ?? "default",
+    modules: o.modules ?? ["pipeline", "sources"],
+    expiresAt: o.expiresAt ?? "2099-01-01T00:00:00.000Z",
+    privateKey: devKey,
+  });
 
 beforeAll(() => {
   dir = tempDir("sb-e2e-pipeline-");
@@ -37,7 +42,14 @@ describe("switchboard license", () => {
     writeFileSync(licensePath(), sign());
     const r = run(["license", "show", "--json", "--config", init.configPath]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ file: licensePath(), status: "valid", reason: null, company: "default", modules: ["pipeline", "sources"], expiresAt: "2099-01-01T00:00:00.000Z" });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      file: licensePath(),
+      status: "valid",
+      reason: null,
+      company: "default",
+      modules: ["pipeline", "sources"],
+      expiresAt: "2099-01-01T00:00:00.000Z",
+    });
     const text = run(["license", "show", "--config", init.configPath]);
     expect(text.stdout).toContain("modules:  pipeline, sources");
   });
@@ -91,11 +103,23 @@ describe("licensed routes and reminders on the binary", () => {
       expect(me.data.licensedModules[0]).toEqual({ module: "pipeline", licensed: true, code: null, expiresAt: "2099-01-01T00:00:00.000Z" });
 
       // A receiver that is never reachable: the delivery log still shows each task.due event once.
-      const hook = await fetch(`${server.url}/api/public/v1/webhooks`, { method: "POST", headers: h, body: JSON.stringify({ url: "http://127.0.0.1:9/never", events: ["task.due"] }) });
+      const hook = await fetch(`${server.url}/api/public/v1/webhooks`, {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify({ url: "http://127.0.0.1:9/never", events: ["task.due"] }),
+      });
       webhookId = ((await hook.json()) as any).data.id;
-      const contact = await fetch(`${server.url}/api/public/v1/contacts`, { method: "POST", headers: h, body: JSON.stringify({ identities: [{ channel: "whatsapp", value: "+14155550155" }] }) });
+      const contact = await fetch(`${server.url}/api/public/v1/contacts`, {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify({ identities: [{ channel: "whatsapp", value: "+14155550155" }] }),
+      });
       const contactId = ((await contact.json()) as any).data.contact.id;
-      const rec = await fetch(`${server.url}/api/public/v1/records`, { method: "POST", headers: h, body: JSON.stringify({ title: "Deal", contactId, value: "250" }) });
+      const rec = await fetch(`${server.url}/api/public/v1/records`, {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify({ title: "Deal", contactId, value: "250" }),
+      });
       expect(rec.status).toBe(201);
       remindAt = Date.now() + 1500;
       const task = await fetch(`${server.url}/api/public/v1/tasks`, {
@@ -120,7 +144,9 @@ describe("licensed routes and reminders on the binary", () => {
       }
       expect(task.remindedAt).toBe(new Date(remindAt!).toISOString());
       await Bun.sleep(500);
-      const deliveries = (await (await fetch(`${server.url}/api/public/v1/webhooks/${webhookId!}/deliveries?eventType=task.due`, { headers: h })).json()) as any;
+      const deliveries = (await (
+        await fetch(`${server.url}/api/public/v1/webhooks/${webhookId!}/deliveries?eventType=task.due`, { headers: h })
+      ).json()) as any;
       expect(deliveries.data).toHaveLength(1);
       expect(deliveries.data[0].payload.data.task).toMatchObject({ id: taskId!, remindedAt: new Date(remindAt!).toISOString() });
     } finally {

@@ -88,7 +88,15 @@ const contactIdOf = (channel: string, value: string): string | undefined =>
 const countRows = (table: string) => sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0]!.n;
 
 async function messageIn(accountId: string, providerMessageId: string): Promise<any> {
-  return until(`inbound ${providerMessageId}`, () => sql("SELECT id, conversation_id, contact_id, reply_to_message_id, content FROM messages WHERE channel_account_id = ? AND provider_message_id = ? AND direction = 'inbound'", accountId, providerMessageId)[0]);
+  return until(
+    `inbound ${providerMessageId}`,
+    () =>
+      sql(
+        "SELECT id, conversation_id, contact_id, reply_to_message_id, content FROM messages WHERE channel_account_id = ? AND provider_message_id = ? AND direction = 'inbound'",
+        accountId,
+        providerMessageId,
+      )[0],
+  );
 }
 
 async function send(body: Record<string, unknown>) {
@@ -126,7 +134,13 @@ const nowS = () => Math.floor(Date.now() / 1000);
 // NB! In a private chat Telegram numbers both directions with one message_id sequence; the fake numbers
 // the bot's messages from 1, so the users' messages here use ids the fake never hands out (< 100 or > 900).
 const tgText = (userId: number, messageId: number, text: string, username?: string) => ({
-  message: { message_id: messageId, from: { id: userId, is_bot: false, first_name: "User", last_name: String(userId), username }, chat: { id: userId, type: "private" }, date: nowS(), text },
+  message: {
+    message_id: messageId,
+    from: { id: userId, is_bot: false, first_name: "User", last_name: String(userId), username },
+    chat: { id: userId, type: "private" },
+    date: nowS(),
+    text,
+  },
 });
 
 function configToml(): string {
@@ -279,22 +293,26 @@ test("GET /channels lists every provider account with the webhook URL to registe
 // ------------------------------------------------------------------ Telegram
 
 describe("Telegram", () => {
-  test("pending @username contact is resolved, and a getUpdates update opens contact + conversation (deep link kept)", async () => {
-    const pre = await api("POST", "/contacts", { identities: [{ channel: "telegram", value: "@annlee" }], firstName: "Ann" });
-    expect(pre.status).toBe(201);
-    const preId = pre.body.data.contact.id;
+  test(
+    "pending @username contact is resolved, and a getUpdates update opens contact + conversation (deep link kept)",
+    async () => {
+      const pre = await api("POST", "/contacts", { identities: [{ channel: "telegram", value: "@annlee" }], firstName: "Ann" });
+      expect(pre.status).toBe(201);
+      const preId = pre.body.data.contact.id;
 
-    const update = tgPoll.queueUpdate(tgText(5001, 1, "/start promo42", "annlee"));
-    const m = await messageIn(ID.tgPoll, "5001:1");
-    expect(m.contact_id).toBe(preId); // @annlee resolved to the user id, no second contact
-    expect(contactIdOf("telegram", "5001")).toBe(preId);
-    expect(JSON.parse(m.content)).toMatchObject({ text: "/start promo42", referral: { type: "deep_link", payload: "promo42" } });
-    const conv = (await api("GET", `/conversations/${m.conversation_id}`)).body.data;
-    expect(conv).toMatchObject({ status: "open", channel: "telegram", channelAccountId: ID.tgPoll, contactId: preId });
-    await until("message.received webhook", () => delivered.find((e) => e.type === "message.received" && e.data.message.id === m.id));
-    // The next getUpdates confirms the update (offset = update_id + 1).
-    await until("offset confirmed", () => tgPoll.calls("getUpdates").some((c) => (c.body as any)?.offset === (update.update_id as number) + 1));
-  }, LONG);
+      const update = tgPoll.queueUpdate(tgText(5001, 1, "/start promo42", "annlee"));
+      const m = await messageIn(ID.tgPoll, "5001:1");
+      expect(m.contact_id).toBe(preId); // @annlee resolved to the user id, no second contact
+      expect(contactIdOf("telegram", "5001")).toBe(preId);
+      expect(JSON.parse(m.content)).toMatchObject({ text: "/start promo42", referral: { type: "deep_link", payload: "promo42" } });
+      const conv = (await api("GET", `/conversations/${m.conversation_id}`)).body.data;
+      expect(conv).toMatchObject({ status: "open", channel: "telegram", channelAccountId: ID.tgPoll, contactId: preId });
+      await until("message.received webhook", () => delivered.find((e) => e.type === "message.received" && e.data.message.id === m.id));
+      // The next getUpdates confirms the update (offset = update_id + 1).
+      await until("offset confirmed", () => tgPoll.calls("getUpdates").some((c) => (c.body as any)?.offset === (update.update_id as number) + 1));
+    },
+    LONG,
+  );
 
   test("the bot writing first is refused: 422 MESSAGING_WINDOW_CLOSED, nothing sent", async () => {
     const before = tgPoll.calls("sendMessage").length;
@@ -304,104 +322,141 @@ describe("Telegram", () => {
     expect(tgPoll.calls("sendMessage").length).toBe(before);
   });
 
-  test("a reply goes out as sendMessage with the exact body (chat_id, text, reply_parameters)", async () => {
-    const inbound = await messageIn(ID.tgPoll, "5001:1");
-    const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "Hello Ann", replyToMessageId: inbound.id }, "sent");
-    const call = tgPoll.calls("sendMessage").at(-1)!;
-    expect(call.path).toBe(`/bot${TG_POLL_TOKEN}/sendMessage`);
-    expect(call.headers["content-type"]).toContain("application/json");
-    expect(call.body).toEqual({ chat_id: 5001, text: "Hello Ann", reply_parameters: { message_id: 1, allow_sending_without_reply: true } });
-    expect(m.providerMessageId).toMatch(/^5001:\d+$/);
-    expect(m.conversationId).toBe(inbound.conversation_id);
-    await eventFor("message.sent", m.id);
-  }, LONG);
+  test(
+    "a reply goes out as sendMessage with the exact body (chat_id, text, reply_parameters)",
+    async () => {
+      const inbound = await messageIn(ID.tgPoll, "5001:1");
+      const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "Hello Ann", replyToMessageId: inbound.id }, "sent");
+      const call = tgPoll.calls("sendMessage").at(-1)!;
+      expect(call.path).toBe(`/bot${TG_POLL_TOKEN}/sendMessage`);
+      expect(call.headers["content-type"]).toContain("application/json");
+      expect(call.body).toEqual({ chat_id: 5001, text: "Hello Ann", reply_parameters: { message_id: 1, allow_sending_without_reply: true } });
+      expect(m.providerMessageId).toMatch(/^5001:\d+$/);
+      expect(m.conversationId).toBe(inbound.conversation_id);
+      await eventFor("message.sent", m.id);
+    },
+    LONG,
+  );
 
-  test("429 retry_after is honoured: the message is sent after the wait", async () => {
-    tgPoll.fail("sendMessage", telegramErrors.tooManyRequests(1));
-    const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "after the flood wait" }, "sent", 15_000);
-    const calls = tgPoll.calls("sendMessage").filter((c) => (c.body as any).text === "after the flood wait");
-    expect(calls).toHaveLength(2);
-    expect(calls[1]!.at.getTime() - calls[0]!.at.getTime()).toBeGreaterThanOrEqual(950);
-    expect(delivered.some((e) => e.type === "message.failed" && e.data.message.id === m.id)).toBe(false);
-  }, LONG);
+  test(
+    "429 retry_after is honoured: the message is sent after the wait",
+    async () => {
+      tgPoll.fail("sendMessage", telegramErrors.tooManyRequests(1));
+      const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "after the flood wait" }, "sent", 15_000);
+      const calls = tgPoll.calls("sendMessage").filter((c) => (c.body as any).text === "after the flood wait");
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.at.getTime() - calls[0]!.at.getTime()).toBeGreaterThanOrEqual(950);
+      expect(delivered.some((e) => e.type === "message.failed" && e.data.message.id === m.id)).toBe(false);
+    },
+    LONG,
+  );
 
-  test("a provider refusal becomes message.failed with a reason (400 chat not found → RECIPIENT_INVALID)", async () => {
-    tgPoll.fail("sendMessage", telegramErrors.chatNotFound());
-    const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "lost" }, "failed");
-    expect(m.error).toEqual({ code: "400", reason: "RECIPIENT_INVALID", message: "Bad Request: chat not found" });
-    const ev = await eventFor("message.failed", m.id);
-    expect(ev.data.message.error.reason).toBe("RECIPIENT_INVALID");
-  }, LONG);
+  test(
+    "a provider refusal becomes message.failed with a reason (400 chat not found → RECIPIENT_INVALID)",
+    async () => {
+      tgPoll.fail("sendMessage", telegramErrors.chatNotFound());
+      const m = await sendAndSettle({ channel: "telegram", to: { handle: "5001" }, type: "text", text: "lost" }, "failed");
+      expect(m.error).toEqual({ code: "400", reason: "RECIPIENT_INVALID", message: "Bad Request: chat not found" });
+      const ev = await eventFor("message.failed", m.id);
+      expect(ev.data.message.error.reason).toBe("RECIPIENT_INVALID");
+    },
+    LONG,
+  );
 
-  test("403 bot was blocked by the user → message.failed USER_BLOCKED and Telegram consent opted_out", async () => {
-    tgPoll.queueUpdate(tgText(5002, 1, "hi"));
-    await messageIn(ID.tgPoll, "5002:1");
-    tgPoll.fail("sendMessage", telegramErrors.blocked());
-    const m = await sendAndSettle({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "are you there?" }, "failed");
-    expect(m.error.reason).toBe("USER_BLOCKED");
-    expect((await eventFor("message.failed", m.id)).data.message.error.reason).toBe("USER_BLOCKED");
-    expect(await consentOf("telegram", "5002")).toBe("opted_out");
-    const again = await send({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "again" });
-    expect(again.status).toBe(422);
-    expect(again.body.error.code).toBe("CONTACT_BLOCKED");
-  }, LONG);
+  test(
+    "403 bot was blocked by the user → message.failed USER_BLOCKED and Telegram consent opted_out",
+    async () => {
+      tgPoll.queueUpdate(tgText(5002, 1, "hi"));
+      await messageIn(ID.tgPoll, "5002:1");
+      tgPoll.fail("sendMessage", telegramErrors.blocked());
+      const m = await sendAndSettle({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "are you there?" }, "failed");
+      expect(m.error.reason).toBe("USER_BLOCKED");
+      expect((await eventFor("message.failed", m.id)).data.message.error.reason).toBe("USER_BLOCKED");
+      expect(await consentOf("telegram", "5002")).toBe("opted_out");
+      const again = await send({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "again" });
+      expect(again.status).toBe(422);
+      expect(again.body.error.code).toBe("CONTACT_BLOCKED");
+    },
+    LONG,
+  );
 
-  test("a my_chat_member kicked update removes the contact's Telegram consent", async () => {
-    tgPoll.queueUpdate(tgText(5003, 1, "hi"));
-    await messageIn(ID.tgPoll, "5003:1");
-    expect(await consentOf("telegram", "5003")).not.toBe("opted_out");
-    tgPoll.queueUpdate({
-      my_chat_member: {
-        chat: { id: 5003, type: "private", first_name: "User" },
-        from: { id: 5003, is_bot: false, first_name: "User" },
-        date: nowS(),
-        old_chat_member: { status: "member", user: { id: 111, is_bot: true, first_name: "Test Bot" } },
-        new_chat_member: { status: "kicked", user: { id: 111, is_bot: true, first_name: "Test Bot" }, until_date: 0 },
-      },
-    });
-    await until("consent opted_out", async () => (await consentOf("telegram", "5003")) === "opted_out");
-  }, LONG);
+  test(
+    "a my_chat_member kicked update removes the contact's Telegram consent",
+    async () => {
+      tgPoll.queueUpdate(tgText(5003, 1, "hi"));
+      await messageIn(ID.tgPoll, "5003:1");
+      expect(await consentOf("telegram", "5003")).not.toBe("opted_out");
+      tgPoll.queueUpdate({
+        my_chat_member: {
+          chat: { id: 5003, type: "private", first_name: "User" },
+          from: { id: 5003, is_bot: false, first_name: "User" },
+          date: nowS(),
+          old_chat_member: { status: "member", user: { id: 111, is_bot: true, first_name: "Test Bot" } },
+          new_chat_member: { status: "kicked", user: { id: 111, is_bot: true, first_name: "Test Bot" }, until_date: 0 },
+        },
+      });
+      await until("consent opted_out", async () => (await consentOf("telegram", "5003")) === "opted_out");
+    },
+    LONG,
+  );
 
-  test("a user who blocked the bot comes back with Start (/start): consent opted_in again, replies go out", async () => {
-    expect(await consentOf("telegram", "5002")).toBe("opted_out");
-    tgPoll.queueUpdate({
-      my_chat_member: {
-        chat: { id: 5002, type: "private" },
-        from: { id: 5002, is_bot: false, first_name: "User" },
-        date: nowS(),
-        new_chat_member: { status: "member", user: { id: 111, is_bot: true, first_name: "Test Bot" } },
-      },
-    });
-    tgPoll.queueUpdate(tgText(5002, 2, "/start"));
-    await messageIn(ID.tgPoll, "5002:2");
-    expect(await consentOf("telegram", "5002")).toBe("opted_in");
-    await sendAndSettle({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "welcome back" }, "sent");
-    expect(tgPoll.calls("sendMessage").at(-1)!.body).toEqual({ chat_id: 5002, text: "welcome back" });
-  }, LONG);
+  test(
+    "a user who blocked the bot comes back with Start (/start): consent opted_in again, replies go out",
+    async () => {
+      expect(await consentOf("telegram", "5002")).toBe("opted_out");
+      tgPoll.queueUpdate({
+        my_chat_member: {
+          chat: { id: 5002, type: "private" },
+          from: { id: 5002, is_bot: false, first_name: "User" },
+          date: nowS(),
+          new_chat_member: { status: "member", user: { id: 111, is_bot: true, first_name: "Test Bot" } },
+        },
+      });
+      tgPoll.queueUpdate(tgText(5002, 2, "/start"));
+      await messageIn(ID.tgPoll, "5002:2");
+      expect(await consentOf("telegram", "5002")).toBe("opted_in");
+      await sendAndSettle({ channel: "telegram", to: { handle: "5002" }, type: "text", text: "welcome back" }, "sent");
+      expect(tgPoll.calls("sendMessage").at(-1)!.body).toEqual({ chat_id: 5002, text: "welcome back" });
+    },
+    LONG,
+  );
 
-  test("the getUpdates offset survives a restart of the binary: no update lost, none repeated", async () => {
-    const inboundCount = () => sql<{ n: number }>("SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'inbound'", ID.tgPoll)[0]!.n;
-    const before = inboundCount();
-    const confirmed = sql<{ value: string }>("SELECT value FROM adapter_state WHERE account_id = ? AND key = 'telegram.update_offset'", ID.tgPoll)[0]!.value;
-    expect(Number(confirmed)).toBeGreaterThan(0);
+  test(
+    "the getUpdates offset survives a restart of the binary: no update lost, none repeated",
+    async () => {
+      const inboundCount = () =>
+        sql<{ n: number }>("SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'inbound'", ID.tgPoll)[0]!.n;
+      const before = inboundCount();
+      const confirmed = sql<{ value: string }>("SELECT value FROM adapter_state WHERE account_id = ? AND key = 'telegram.update_offset'", ID.tgPoll)[0]!.value;
+      expect(Number(confirmed)).toBeGreaterThan(0);
 
-    expect(await srv.stop()).toBe(0);
-    const callsBefore = tgPoll.calls("getUpdates").length;
-    const whileDown = tgPoll.queueUpdate(tgText(5001, 902, "written while the appliance was down"));
-    srv = await serve(configPath, {}, { port });
+      expect(await srv.stop()).toBe(0);
+      const callsBefore = tgPoll.calls("getUpdates").length;
+      const whileDown = tgPoll.queueUpdate(tgText(5001, 902, "written while the appliance was down"));
+      srv = await serve(configPath, {}, { port });
 
-    await messageIn(ID.tgPoll, "5001:902");
-    const firstAfter = tgPoll.calls("getUpdates")[callsBefore]!;
-    expect((firstAfter.body as any).offset).toBe(Number(confirmed)); // resumes exactly where it stopped
-    const after = tgPoll.queueUpdate(tgText(5001, 903, "after the restart"));
-    await messageIn(ID.tgPoll, "5001:903");
-    await until("offset past the last update", () => sql<{ value: string }>("SELECT value FROM adapter_state WHERE account_id = ? AND key = 'telegram.update_offset'", ID.tgPoll)[0]!.value === String((after.update_id as number) + 1));
-    expect(inboundCount()).toBe(before + 2);
-    // Nothing handed over twice: every provider message id is stored once.
-    const dupes = sql("SELECT provider_message_id, count(*) AS n FROM messages WHERE channel_account_id = ? AND provider_message_id IS NOT NULL GROUP BY provider_message_id HAVING n > 1", ID.tgPoll);
-    expect(dupes).toEqual([]);
-    expect(whileDown.update_id).toBeLessThan(after.update_id as number);
-  }, LONG);
+      await messageIn(ID.tgPoll, "5001:902");
+      const firstAfter = tgPoll.calls("getUpdates")[callsBefore]!;
+      expect((firstAfter.body as any).offset).toBe(Number(confirmed)); // resumes exactly where it stopped
+      const after = tgPoll.queueUpdate(tgText(5001, 903, "after the restart"));
+      await messageIn(ID.tgPoll, "5001:903");
+      await until(
+        "offset past the last update",
+        () =>
+          sql<{ value: string }>("SELECT value FROM adapter_state WHERE account_id = ? AND key = 'telegram.update_offset'", ID.tgPoll)[0]!.value ===
+          String((after.update_id as number) + 1),
+      );
+      expect(inboundCount()).toBe(before + 2);
+      // Nothing handed over twice: every provider message id is stored once.
+      const dupes = sql(
+        "SELECT provider_message_id, count(*) AS n FROM messages WHERE channel_account_id = ? AND provider_message_id IS NOT NULL GROUP BY provider_message_id HAVING n > 1",
+        ID.tgPoll,
+      );
+      expect(dupes).toEqual([]);
+      expect(whileDown.update_id).toBeLessThan(after.update_id as number);
+    },
+    LONG,
+  );
 
   describe("webhook mode", () => {
     test("start-up registers setWebhook with the GET /channels URL, secret_token and allowed_updates", async () => {
@@ -443,7 +498,11 @@ describe("X", () => {
   });
 
   test("a signed Account Activity DM opens contact + conversation", async () => {
-    const res = await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload: XFake.dmPayload({ forUserId: X.userId, senderId: "7001", text: "hi X", eventId: "1500000000000000001" }) });
+    const res = await XFake.pushWebhook({
+      url: hookUrl(ID.x),
+      consumerSecret: X.consumerSecret,
+      payload: XFake.dmPayload({ forUserId: X.userId, senderId: "7001", text: "hi X", eventId: "1500000000000000001" }),
+    });
     expect(res.status).toBe(200);
     const m = await messageIn(ID.x, "1500000000000000001");
     expect(m.contact_id).toBe(contactIdOf("x", "7001")!);
@@ -471,35 +530,43 @@ describe("X", () => {
     expect(contactIdOf("x", "7002")).toBeUndefined();
   });
 
-  test("a stored image goes out through X's chunked upload and is attached to the DM; a PDF is refused at POST /messages", async () => {
-    const png = new Uint8Array(70_000).map((_, i) => i % 256);
-    png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]); // the PNG signature: POST /media sniffs the type
-    const form = new FormData();
-    form.append("file", new File([png], "label.png", { type: "image/png" }));
-    const up = await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: form });
-    expect(up.status).toBe(201);
-    const mediaId = ((await up.json()) as { data: { id: string } }).data.id;
-    const before = xf.requests.length;
-    const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId, caption: "Your label" } }, "sent");
-    const reqs = xf.requests.slice(before);
-    expect(reqs.map((q) => q.path.replace(/\d{6,}/, ":id"))).toEqual([
-      "/2/media/upload/initialize",
-      "/2/media/upload/:id/append",
-      "/2/media/upload/:id/finalize",
-      "/2/dm_conversations/with/7001/messages",
-    ]);
-    const xMediaId = (reqs[3]!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
-    expect(reqs[3]!.body).toEqual({ text: "Your label", attachments: [{ media_id: xMediaId }] });
-    expect(Buffer.from(xf.uploaded(xMediaId)!.bytes).equals(Buffer.from(png))).toBe(true);
-    await eventFor("message.sent", m.id);
+  test(
+    "a stored image goes out through X's chunked upload and is attached to the DM; a PDF is refused at POST /messages",
+    async () => {
+      const png = new Uint8Array(70_000).map((_, i) => i % 256);
+      png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]); // the PNG signature: POST /media sniffs the type
+      const form = new FormData();
+      form.append("file", new File([png], "label.png", { type: "image/png" }));
+      const up = await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: form });
+      expect(up.status).toBe(201);
+      const mediaId = ((await up.json()) as { data: { id: string } }).data.id;
+      const before = xf.requests.length;
+      const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId, caption: "Your label" } }, "sent");
+      const reqs = xf.requests.slice(before);
+      expect(reqs.map((q) => q.path.replace(/\d{6,}/, ":id"))).toEqual([
+        "/2/media/upload/initialize",
+        "/2/media/upload/:id/append",
+        "/2/media/upload/:id/finalize",
+        "/2/dm_conversations/with/7001/messages",
+      ]);
+      const xMediaId = (reqs[3]!.body as { attachments: { media_id: string }[] }).attachments[0]!.media_id;
+      expect(reqs[3]!.body).toEqual({ text: "Your label", attachments: [{ media_id: xMediaId }] });
+      expect(Buffer.from(xf.uploaded(xMediaId)!.bytes).equals(Buffer.from(png))).toBe(true);
+      await eventFor("message.sent", m.id);
 
-    const pdf = new FormData();
-    pdf.append("file", new File([new TextEncoder().encode("%PDF-1.4\n%%EOF\n")], "x.pdf", { type: "application/pdf" }));
-    const pdfId = ((await (await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: pdf })).json()) as { data: { id: string } }).data.id;
-    const refused = await send({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId: pdfId } });
-    expect(refused.status).toBe(422);
-    expect(refused.body.error.details[0].pointer).toBe("/media/mediaId");
-  }, LONG);
+      const pdf = new FormData();
+      pdf.append("file", new File([new TextEncoder().encode("%PDF-1.4\n%%EOF\n")], "x.pdf", { type: "application/pdf" }));
+      const pdfId = (
+        (await (await fetch(`${srv.url}/api/public/v1/media`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: pdf })).json()) as {
+          data: { id: string };
+        }
+      ).data.id;
+      const refused = await send({ channel: "x", to: { handle: "7001" }, type: "media", media: { mediaId: pdfId } });
+      expect(refused.status).toBe(422);
+      expect(refused.body.error.details[0].pointer).toBe("/media/mediaId");
+    },
+    LONG,
+  );
 
   test("a DM without a prior conversation is refused: 422 MESSAGING_WINDOW_CLOSED", async () => {
     const r = await send({ channel: "x", to: { handle: "7999" }, type: "text", text: "cold DM" });
@@ -507,93 +574,146 @@ describe("X", () => {
     expect(r.body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
   });
 
-  test("a reply goes out as POST /2/dm_conversations/with/:id/messages, OAuth 1.0a signed (verified by the fake)", async () => {
-    const before = xf.requests.length;
-    const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "text", text: "Hello from the shop" }, "sent");
-    const reqs = xf.requests.slice(before);
-    expect(reqs).toHaveLength(1);
-    const req = reqs[0]!;
-    expect(req.method).toBe("POST");
-    expect(req.path).toBe("/2/dm_conversations/with/7001/messages");
-    expect(req.body).toEqual({ text: "Hello from the shop" });
-    const oauth = parseOAuthHeader(req.headers.authorization!);
-    expect(oauth).toMatchObject({ oauth_consumer_key: X.consumerKey, oauth_token: X.accessToken, oauth_signature_method: "HMAC-SHA1", oauth_version: "1.0" });
-    expect(m.providerMessageId).toMatch(/^\d+$/);
-    await eventFor("message.sent", m.id);
+  test(
+    "a reply goes out as POST /2/dm_conversations/with/:id/messages, OAuth 1.0a signed (verified by the fake)",
+    async () => {
+      const before = xf.requests.length;
+      const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "text", text: "Hello from the shop" }, "sent");
+      const reqs = xf.requests.slice(before);
+      expect(reqs).toHaveLength(1);
+      const req = reqs[0]!;
+      expect(req.method).toBe("POST");
+      expect(req.path).toBe("/2/dm_conversations/with/7001/messages");
+      expect(req.body).toEqual({ text: "Hello from the shop" });
+      const oauth = parseOAuthHeader(req.headers.authorization!);
+      expect(oauth).toMatchObject({ oauth_consumer_key: X.consumerKey, oauth_token: X.accessToken, oauth_signature_method: "HMAC-SHA1", oauth_version: "1.0" });
+      expect(m.providerMessageId).toMatch(/^\d+$/);
+      await eventFor("message.sent", m.id);
 
-    // A read event (direct_message_mark_read_events) marks it read.
-    const read = { for_user_id: X.userId, direct_message_mark_read_events: [{ created_timestamp: String(Date.now()), sender_id: "7001", target: { recipient_id: X.userId }, last_read_event_id: m.providerMessageId }] };
-    expect((await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload: read })).status).toBe(200);
-    await eventFor("message.read", m.id);
-    expect((await api("GET", `/messages/${m.id}`)).body.data.status).toBe("read");
-  }, LONG);
+      // A read event (direct_message_mark_read_events) marks it read.
+      const read = {
+        for_user_id: X.userId,
+        direct_message_mark_read_events: [
+          { created_timestamp: String(Date.now()), sender_id: "7001", target: { recipient_id: X.userId }, last_read_event_id: m.providerMessageId },
+        ],
+      };
+      expect((await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload: read })).status).toBe(200);
+      await eventFor("message.read", m.id);
+      expect((await api("GET", `/messages/${m.id}`)).body.data.status).toBe("read");
+    },
+    LONG,
+  );
 
-  test("an OAuth 2.0 account (another company) sends with Authorization: Bearer <user token>", async () => {
-    const res = await XFake.pushWebhook({ url: hookUrl(ID.xBearer), consumerSecret: XB.consumerSecret, payload: XFake.dmPayload({ forUserId: XB.userId, senderId: "8001", text: "hi Acme", eventId: "1600000000000000001" }) });
-    expect(res.status).toBe(200);
-    await messageIn(ID.xBearer, "1600000000000000001");
-    const r = await api("POST", "/messages", { channel: "x", to: { handle: "8001" }, type: "text", text: "Hi from Acme" }, acmeKey);
-    expect(r.status).toBe(202);
-    await until("sent", async () => (await api("GET", `/messages/${r.body.data.id}`, undefined, acmeKey)).body.data.status === "sent");
-    expect(xfBearer.requests).toHaveLength(1);
-    expect(xfBearer.requests[0]!).toMatchObject({ method: "POST", path: "/2/dm_conversations/with/8001/messages", body: { text: "Hi from Acme" } });
-    expect(xfBearer.requests[0]!.headers.authorization).toBe(`Bearer ${XB.accessToken}`);
-    // The other company's key does not see it.
-    expect((await api("GET", `/messages/${r.body.data.id}`)).status).toBe(404);
-  }, LONG);
+  test(
+    "an OAuth 2.0 account (another company) sends with Authorization: Bearer <user token>",
+    async () => {
+      const res = await XFake.pushWebhook({
+        url: hookUrl(ID.xBearer),
+        consumerSecret: XB.consumerSecret,
+        payload: XFake.dmPayload({ forUserId: XB.userId, senderId: "8001", text: "hi Acme", eventId: "1600000000000000001" }),
+      });
+      expect(res.status).toBe(200);
+      await messageIn(ID.xBearer, "1600000000000000001");
+      const r = await api("POST", "/messages", { channel: "x", to: { handle: "8001" }, type: "text", text: "Hi from Acme" }, acmeKey);
+      expect(r.status).toBe(202);
+      await until("sent", async () => (await api("GET", `/messages/${r.body.data.id}`, undefined, acmeKey)).body.data.status === "sent");
+      expect(xfBearer.requests).toHaveLength(1);
+      expect(xfBearer.requests[0]!).toMatchObject({ method: "POST", path: "/2/dm_conversations/with/8001/messages", body: { text: "Hi from Acme" } });
+      expect(xfBearer.requests[0]!.headers.authorization).toBe(`Bearer ${XB.accessToken}`);
+      // The other company's key does not see it.
+      expect((await api("GET", `/messages/${r.body.data.id}`)).status).toBe(404);
+    },
+    LONG,
+  );
 
-  test("403 recipient does not accept DMs → message.failed USER_BLOCKED, X consent opted_out", async () => {
-    await XFake.pushWebhook({ url: hookUrl(ID.x), consumerSecret: X.consumerSecret, payload: XFake.dmPayload({ forUserId: X.userId, senderId: "7003", text: "hi", eventId: "1500000000000000003" }) });
-    await messageIn(ID.x, "1500000000000000003");
-    xf.fail(xErrors.notAcceptingDms());
-    const m = await sendAndSettle({ channel: "x", to: { handle: "7003" }, type: "text", text: "blocked?" }, "failed");
-    expect(m.error).toMatchObject({ reason: "USER_BLOCKED", code: "403" });
-    expect((await eventFor("message.failed", m.id)).data.message.error.reason).toBe("USER_BLOCKED");
-    expect(await consentOf("x", "7003")).toBe("opted_out");
-  }, LONG);
+  test(
+    "403 recipient does not accept DMs → message.failed USER_BLOCKED, X consent opted_out",
+    async () => {
+      await XFake.pushWebhook({
+        url: hookUrl(ID.x),
+        consumerSecret: X.consumerSecret,
+        payload: XFake.dmPayload({ forUserId: X.userId, senderId: "7003", text: "hi", eventId: "1500000000000000003" }),
+      });
+      await messageIn(ID.x, "1500000000000000003");
+      xf.fail(xErrors.notAcceptingDms());
+      const m = await sendAndSettle({ channel: "x", to: { handle: "7003" }, type: "text", text: "blocked?" }, "failed");
+      expect(m.error).toMatchObject({ reason: "USER_BLOCKED", code: "403" });
+      expect((await eventFor("message.failed", m.id)).data.message.error.reason).toBe("USER_BLOCKED");
+      expect(await consentOf("x", "7003")).toBe("opted_out");
+    },
+    LONG,
+  );
 
-  test("provider 429 with x-rate-limit-* headers: retried after the reset, then sent", async () => {
-    const before = xf.requests.length;
-    xf.fail(xErrors.rateLimited({ resetEpochS: nowS() + 2 }));
-    const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "text", text: "after the rate limit" }, "sent", 15_000);
-    const reqs = xf.requests.slice(before);
-    expect(reqs).toHaveLength(2);
-    expect(reqs[1]!.at.getTime() - reqs[0]!.at.getTime()).toBeGreaterThanOrEqual(900);
-    expect(delivered.some((e) => e.type === "message.failed" && e.data.message.id === m.id)).toBe(false);
-  }, LONG);
+  test(
+    "provider 429 with x-rate-limit-* headers: retried after the reset, then sent",
+    async () => {
+      const before = xf.requests.length;
+      xf.fail(xErrors.rateLimited({ resetEpochS: nowS() + 2 }));
+      const m = await sendAndSettle({ channel: "x", to: { handle: "7001" }, type: "text", text: "after the rate limit" }, "sent", 15_000);
+      const reqs = xf.requests.slice(before);
+      expect(reqs).toHaveLength(2);
+      expect(reqs[1]!.at.getTime() - reqs[0]!.at.getTime()).toBeGreaterThanOrEqual(900);
+      expect(delivered.some((e) => e.type === "message.failed" && e.data.message.id === m.id)).toBe(false);
+    },
+    LONG,
+  );
 
-  test("the daily DM limit (daily_dm_limit) from our own sends: 429 RATE_LIMITED with Retry-After", async () => {
-    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-    const used = sql<{ n: number }>("SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'outbound' AND created_at >= ?", ID.x, today)[0]!.n;
-    expect(used).toBeLessThan(X.dailyLimit);
-    for (let i = used; i < X.dailyLimit; i++) expect((await send({ channel: "x", to: { handle: "7001" }, type: "text", text: `dm ${i}` })).status).toBe(202);
-    const r = await send({ channel: "x", to: { handle: "7001" }, type: "text", text: "one too many" });
-    expect(r.status).toBe(429);
-    expect(r.body.error.code).toBe("RATE_LIMITED");
-    const retryAfter = Number(r.headers.get("retry-after"));
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(86_400);
-  }, LONG);
+  test(
+    "the daily DM limit (daily_dm_limit) from our own sends: 429 RATE_LIMITED with Retry-After",
+    async () => {
+      const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+      const used = sql<{ n: number }>(
+        "SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND direction = 'outbound' AND created_at >= ?",
+        ID.x,
+        today,
+      )[0]!.n;
+      expect(used).toBeLessThan(X.dailyLimit);
+      for (let i = used; i < X.dailyLimit; i++) expect((await send({ channel: "x", to: { handle: "7001" }, type: "text", text: `dm ${i}` })).status).toBe(202);
+      const r = await send({ channel: "x", to: { handle: "7001" }, type: "text", text: "one too many" });
+      expect(r.status).toBe(429);
+      expect(r.body.error.code).toBe("RATE_LIMITED");
+      const retryAfter = Number(r.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(86_400);
+    },
+    LONG,
+  );
 });
 
 // ------------------------------------------------------------------ TikTok
 
 describe("TikTok", () => {
   const push = (body: unknown, extra: { timestamp?: number; signature?: string | null; clientSecret?: string } = {}) =>
-    TiktokFake.pushWebhook({ url: hookUrl(ID.tiktok), body, clientSecret: extra.clientSecret ?? TT.clientSecret, timestamp: extra.timestamp, signature: extra.signature });
+    TiktokFake.pushWebhook({
+      url: hookUrl(ID.tiktok),
+      body,
+      clientSecret: extra.clientSecret ?? TT.clientSecret,
+      timestamp: extra.timestamp,
+      signature: extra.signature,
+    });
 
   test("a signed im_receive_msg opens contact + conversation and keeps the conversation_id", async () => {
-    const res = await push(TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-user-1", conversationId: "conv-abc", text: "hi tiktok", messageId: "tt-m-1" }));
+    const res = await push(
+      TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-user-1", conversationId: "conv-abc", text: "hi tiktok", messageId: "tt-m-1" }),
+    );
     expect(res.status).toBe(200);
     const m = await messageIn(ID.tiktok, "tt-m-1");
     expect(m.contact_id).toBe(contactIdOf("tiktok", "tt-user-1")!);
     expect((await api("GET", `/conversations/${m.conversation_id}`)).body.data).toMatchObject({ status: "open", channel: "tiktok" });
-    expect(sql("SELECT conversation_ref FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?", m.contact_id, ID.tiktok)[0]).toEqual({ conversation_ref: "conv-abc" });
+    expect(sql("SELECT conversation_ref FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?", m.contact_id, ID.tiktok)[0]).toEqual({
+      conversation_ref: "conv-abc",
+    });
   });
 
   test("stale, wrong or missing Tiktok-Signature is rejected (401) and stores nothing", async () => {
     const [messages, contacts] = [countRows("messages"), countRows("contacts")];
-    const body = TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-forger", conversationId: "conv-f", text: "forged", messageId: "tt-f-1" });
+    const body = TiktokFake.messageWebhookBody({
+      businessId: TT.businessId,
+      userId: "tt-forger",
+      conversationId: "conv-f",
+      text: "forged",
+      messageId: "tt-f-1",
+    });
     expect((await push(body, { timestamp: nowS() - 600 })).status).toBe(401); // correctly signed, 10 minutes old
     expect((await push(body, { clientSecret: "not-ours" })).status).toBe(401);
     expect((await push(body, { signature: null })).status).toBe(401);
@@ -607,41 +727,70 @@ describe("TikTok", () => {
     expect(cold.status).toBe(422);
     expect(cold.body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
 
-    await push(TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-user-old", conversationId: "conv-old", text: "long ago", messageId: "tt-m-old", timestampMs: Date.now() - 49 * 3_600_000 }));
+    await push(
+      TiktokFake.messageWebhookBody({
+        businessId: TT.businessId,
+        userId: "tt-user-old",
+        conversationId: "conv-old",
+        text: "long ago",
+        messageId: "tt-m-old",
+        timestampMs: Date.now() - 49 * 3_600_000,
+      }),
+    );
     await messageIn(ID.tiktok, "tt-m-old");
     const late = await send({ channel: "tiktok", to: { handle: "tt-user-old" }, type: "text", text: "too late" });
     expect(late.status).toBe(422);
     expect(late.body.error.code).toBe("MESSAGING_WINDOW_CLOSED");
   });
 
-  test("a reply goes to the stored conversation_id with Access-Token", async () => {
-    const before = tt.requests.length;
-    const m = await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "Hi from the shop" }, "sent");
-    const reqs = tt.requests.slice(before);
-    expect(reqs).toHaveLength(1);
-    expect(reqs[0]!.path).toBe("/open_api/v1.3/business/message/send/");
-    expect(reqs[0]!.headers["access-token"]).toBe(TT.accessToken);
-    expect(reqs[0]!.headers.authorization).toBeUndefined();
-    expect(reqs[0]!.body).toEqual({ business_id: TT.businessId, recipient_type: "CONVERSATION", recipient: "conv-abc", message_type: "TEXT", text: { body: "Hi from the shop" } });
-    expect(m.providerMessageId).toMatch(/^msg-\d+$/);
+  test(
+    "a reply goes to the stored conversation_id with Access-Token",
+    async () => {
+      const before = tt.requests.length;
+      const m = await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "Hi from the shop" }, "sent");
+      const reqs = tt.requests.slice(before);
+      expect(reqs).toHaveLength(1);
+      expect(reqs[0]!.path).toBe("/open_api/v1.3/business/message/send/");
+      expect(reqs[0]!.headers["access-token"]).toBe(TT.accessToken);
+      expect(reqs[0]!.headers.authorization).toBeUndefined();
+      expect(reqs[0]!.body).toEqual({
+        business_id: TT.businessId,
+        recipient_type: "CONVERSATION",
+        recipient: "conv-abc",
+        message_type: "TEXT",
+        text: { body: "Hi from the shop" },
+      });
+      expect(m.providerMessageId).toMatch(/^msg-\d+$/);
 
-    // im_mark_read_msg from the user marks it read.
-    await Bun.sleep(5);
-    const read = TiktokFake.messageWebhookBody({ businessId: TT.businessId, userId: "tt-user-1", conversationId: "conv-abc", event: "im_mark_read_msg", messageId: "tt-read-1" });
-    expect((await push(read)).status).toBe(200);
-    await eventFor("message.read", m.id);
-  }, LONG);
+      // im_mark_read_msg from the user marks it read.
+      await Bun.sleep(5);
+      const read = TiktokFake.messageWebhookBody({
+        businessId: TT.businessId,
+        userId: "tt-user-1",
+        conversationId: "conv-abc",
+        event: "im_mark_read_msg",
+        messageId: "tt-read-1",
+      });
+      expect((await push(read)).status).toBe(200);
+      await eventFor("message.read", m.id);
+    },
+    LONG,
+  );
 
-  test("a non-zero code becomes message.failed with the provider code; a system error is retried", async () => {
-    tt.fail("send", tiktokErrors.windowClosed());
-    const failed = await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "refused" }, "failed");
-    expect(failed.error).toMatchObject({ reason: "PROVIDER_REJECTED", code: "40051" });
-    expect((await eventFor("message.failed", failed.id)).data.message.error).toMatchObject({ reason: "PROVIDER_REJECTED", code: "40051" });
+  test(
+    "a non-zero code becomes message.failed with the provider code; a system error is retried",
+    async () => {
+      tt.fail("send", tiktokErrors.windowClosed());
+      const failed = await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "refused" }, "failed");
+      expect(failed.error).toMatchObject({ reason: "PROVIDER_REJECTED", code: "40051" });
+      expect((await eventFor("message.failed", failed.id)).data.message.error).toMatchObject({ reason: "PROVIDER_REJECTED", code: "40051" });
 
-    tt.fail("send", tiktokErrors.systemError());
-    await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "second try works" }, "sent", 15_000);
-    expect(tt.requests.filter((r) => (r.body as any)?.text?.body === "second try works")).toHaveLength(2);
-  }, LONG);
+      tt.fail("send", tiktokErrors.systemError());
+      await sendAndSettle({ channel: "tiktok", to: { handle: "tt-user-1" }, type: "text", text: "second try works" }, "sent", 15_000);
+      expect(tt.requests.filter((r) => (r.body as any)?.text?.body === "second try works")).toHaveLength(2);
+    },
+    LONG,
+  );
 });
 
 // ------------------------------------------------------------------ E-mail
@@ -650,56 +799,98 @@ describe("E-mail (SMTP)", () => {
   let firstId: string;
   let firstMessageId: string;
 
-  test("an e-mail goes out over SMTP with our own Message-ID", async () => {
-    const before = smtp.messages.length;
-    const m = await sendAndSettle({ channel: "email", to: { email: "Alice@Example.com" }, type: "email", email: { subject: "Your order A1", text: "It shipped.", html: "<p>It shipped.</p>" } }, "sent");
-    const [mail] = (await smtp.waitForMessages(before + 1)).slice(before);
-    expect(mail!.envelope).toEqual({ from: "support@shop.example", to: ["alice@example.com"] });
-    expect(mail!.parsed.messageId).toBe(`<${m.id}@shop.example>`);
-    expect(m.providerMessageId).toBe(mail!.parsed.messageId);
-    expect(mail!.parsed.subject).toBe("Your order A1");
-    expect(mail!.parsed.text?.trim()).toBe("It shipped.");
-    expect(mail!.parsed.from?.text).toBe('"Shop Support" <support@shop.example>');
-    expect(mail!.parsed.inReplyTo).toBeUndefined();
-    firstId = m.id;
-    firstMessageId = m.providerMessageId;
-  }, LONG);
+  test(
+    "an e-mail goes out over SMTP with our own Message-ID",
+    async () => {
+      const before = smtp.messages.length;
+      const m = await sendAndSettle(
+        {
+          channel: "email",
+          to: { email: "Alice@Example.com" },
+          type: "email",
+          email: { subject: "Your order A1", text: "It shipped.", html: "<p>It shipped.</p>" },
+        },
+        "sent",
+      );
+      const [mail] = (await smtp.waitForMessages(before + 1)).slice(before);
+      expect(mail!.envelope).toEqual({ from: "support@shop.example", to: ["alice@example.com"] });
+      expect(mail!.parsed.messageId).toBe(`<${m.id}@shop.example>`);
+      expect(m.providerMessageId).toBe(mail!.parsed.messageId);
+      expect(mail!.parsed.subject).toBe("Your order A1");
+      expect(mail!.parsed.text?.trim()).toBe("It shipped.");
+      expect(mail!.parsed.from?.text).toBe('"Shop Support" <support@shop.example>');
+      expect(mail!.parsed.inReplyTo).toBeUndefined();
+      firstId = m.id;
+      firstMessageId = m.providerMessageId;
+    },
+    LONG,
+  );
 
-  test("a reply to our Message-ID (inbound SMTP) threads into the same conversation; our answer carries In-Reply-To/References", async () => {
-    await SmtpPeer.deliver({
-      port: inboundSmtpPort,
-      mail: { from: "Alice <alice@example.com>", to: "support@shop.example", subject: "Re: Your order A1", text: "Thanks!", messageId: "<reply-1@example.com>", inReplyTo: firstMessageId, references: [firstMessageId] },
-    });
-    const inbound = await messageIn(ID.email, "<reply-1@example.com>");
-    const first = (await api("GET", `/messages/${firstId}`)).body.data;
-    expect(inbound.conversation_id).toBe(first.conversationId);
-    expect(inbound.reply_to_message_id).toBe(firstId);
-    const content = JSON.parse(inbound.content);
-    expect(content.email.subject).toBe("Re: Your order A1");
-    expect(content.email.text.trim()).toBe("Thanks!");
+  test(
+    "a reply to our Message-ID (inbound SMTP) threads into the same conversation; our answer carries In-Reply-To/References",
+    async () => {
+      await SmtpPeer.deliver({
+        port: inboundSmtpPort,
+        mail: {
+          from: "Alice <alice@example.com>",
+          to: "support@shop.example",
+          subject: "Re: Your order A1",
+          text: "Thanks!",
+          messageId: "<reply-1@example.com>",
+          inReplyTo: firstMessageId,
+          references: [firstMessageId],
+        },
+      });
+      const inbound = await messageIn(ID.email, "<reply-1@example.com>");
+      const first = (await api("GET", `/messages/${firstId}`)).body.data;
+      expect(inbound.conversation_id).toBe(first.conversationId);
+      expect(inbound.reply_to_message_id).toBe(firstId);
+      const content = JSON.parse(inbound.content);
+      expect(content.email.subject).toBe("Re: Your order A1");
+      expect(content.email.text.trim()).toBe("Thanks!");
 
-    const before = smtp.messages.length;
-    const answer = await sendAndSettle({ channel: "email", to: { email: "alice@example.com" }, type: "email", email: { subject: "Re: Your order A1", text: "You're welcome." }, replyToMessageId: inbound.id }, "sent");
-    expect(answer.conversationId).toBe(first.conversationId);
-    const [mail] = (await smtp.waitForMessages(before + 1)).slice(before);
-    expect(mail!.parsed.inReplyTo).toBe("<reply-1@example.com>");
-    // References: the whole thread, oldest first (our first mail, then the customer's reply).
-    expect(mail!.parsed.references).toEqual([firstMessageId, "<reply-1@example.com>"]);
-  }, LONG);
+      const before = smtp.messages.length;
+      const answer = await sendAndSettle(
+        {
+          channel: "email",
+          to: { email: "alice@example.com" },
+          type: "email",
+          email: { subject: "Re: Your order A1", text: "You're welcome." },
+          replyToMessageId: inbound.id,
+        },
+        "sent",
+      );
+      expect(answer.conversationId).toBe(first.conversationId);
+      const [mail] = (await smtp.waitForMessages(before + 1)).slice(before);
+      expect(mail!.parsed.inReplyTo).toBe("<reply-1@example.com>");
+      // References: the whole thread, oldest first (our first mail, then the customer's reply).
+      expect(mail!.parsed.references).toEqual([firstMessageId, "<reply-1@example.com>"]);
+    },
+    LONG,
+  );
 
-  test("550 → message.failed RECIPIENT_INVALID; 451 is retried and then delivered", async () => {
-    smtp.rejectRecipient("gone@example.com", 550);
-    const failed = await sendAndSettle({ channel: "email", to: { email: "gone@example.com" }, type: "email", email: { subject: "x", text: "x" } }, "failed");
-    expect(failed.error).toMatchObject({ reason: "RECIPIENT_INVALID", code: "550" });
-    expect((await eventFor("message.failed", failed.id)).data.message.error.reason).toBe("RECIPIENT_INVALID");
+  test(
+    "550 → message.failed RECIPIENT_INVALID; 451 is retried and then delivered",
+    async () => {
+      smtp.rejectRecipient("gone@example.com", 550);
+      const failed = await sendAndSettle({ channel: "email", to: { email: "gone@example.com" }, type: "email", email: { subject: "x", text: "x" } }, "failed");
+      expect(failed.error).toMatchObject({ reason: "RECIPIENT_INVALID", code: "550" });
+      expect((await eventFor("message.failed", failed.id)).data.message.error.reason).toBe("RECIPIENT_INVALID");
 
-    smtp.rejectRecipient("later@example.com", 451);
-    const r = await send({ channel: "email", to: { email: "later@example.com" }, type: "email", email: { subject: "retry me", text: "x" } });
-    expect(r.status).toBe(202);
-    const id = r.body.data.id;
-    await until("first attempt refused", () => sql<{ last_error: string | null }>("SELECT last_error FROM jobs WHERE type = 'message.dispatch' AND payload LIKE ?", `%${id}%`)[0]?.last_error?.includes("451"));
-    smtp.clearRejections();
-    await until("sent after retry", async () => (await api("GET", `/messages/${id}`)).body.data.status === "sent", 15_000);
-    expect(smtp.messages.some((mm) => mm.parsed.subject === "retry me")).toBe(true);
-  }, LONG);
+      smtp.rejectRecipient("later@example.com", 451);
+      const r = await send({ channel: "email", to: { email: "later@example.com" }, type: "email", email: { subject: "retry me", text: "x" } });
+      expect(r.status).toBe(202);
+      const id = r.body.data.id;
+      await until("first attempt refused", () =>
+        sql<{ last_error: string | null }>(
+          "SELECT last_error FROM jobs WHERE type = 'message.dispatch' AND payload LIKE ?",
+          `%${id}%`,
+        )[0]?.last_error?.includes("451"),
+      );
+      smtp.clearRejections();
+      await until("sent after retry", async () => (await api("GET", `/messages/${id}`)).body.data.status === "sent", 15_000);
+      expect(smtp.messages.some((mm) => mm.parsed.subject === "retry me")).toBe(true);
+    },
+    LONG,
+  );
 });

@@ -18,7 +18,11 @@ const ACME_WA = "0193a4b2-0000-7000-8000-00000000ac01";
 const statuses = () => {
   const db = new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
   try {
-    return Object.fromEntries((db.query("SELECT status, count(*) AS n FROM messages WHERE direction = 'outbound' GROUP BY status").all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    return Object.fromEntries(
+      (db.query("SELECT status, count(*) AS n FROM messages WHERE direction = 'outbound' GROUP BY status").all() as { status: string; n: number }[]).map(
+        (r) => [r.status, r.n],
+      ),
+    );
   } finally {
     db.close();
   }
@@ -35,8 +39,22 @@ async function until<T>(what: string, fn: () => T | undefined, timeoutMs = 30_00
 }
 
 async function burst(n: number, offset: number) {
-  const body = (i: number) => JSON.stringify({ channel: "whatsapp", to: { phone: `+1415${String(3_000_000 + offset + i).padStart(7, "0")}` }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } });
-  const res = await Promise.all(Array.from({ length: n }, (_, i) => fetch(`${server.url}/api/public/v1/messages`, { method: "POST", headers: { authorization: `Bearer ${init.apiKey}`, "content-type": "application/json" }, body: body(i) })));
+  const body = (i: number) =>
+    JSON.stringify({
+      channel: "whatsapp",
+      to: { phone: `+1415${String(3_000_000 + offset + i).padStart(7, "0")}` },
+      type: "template",
+      template: { name: "hello_world", params: { "body.1": "Ann" } },
+    });
+  const res = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      fetch(`${server.url}/api/public/v1/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${init.apiKey}`, "content-type": "application/json" },
+        body: body(i),
+      }),
+    ),
+  );
   expect(res.every((r) => r.status === 202)).toBe(true);
 }
 
@@ -45,7 +63,10 @@ beforeAll(async () => {
   init = JSON.parse(run(["init", "--dir", dir, "--json"]).stdout);
   // The WhatsApp sandbox reports delivered 3 s after sent: the restart comes before any report is due.
   // A sandbox account of company "acme", which does not exist yet.
-  const toml = (readFileSync(init.configPath, "utf8") + `\n[[channels]]\nid = "${ACME_WA}"\ncompany = "acme"\nchannel = "whatsapp"\nprovider = "sandbox"\nname = "Acme WhatsApp"\ndefault = true\n`).replace(/(name = "WhatsApp \(sandbox\)"\ndefault = true\n)/, "$1[channels.settings]\nsent_after_ms = 0\ndelivered_after_ms = 3000\nread_after_ms = 200\n");
+  const toml = (
+    readFileSync(init.configPath, "utf8") +
+    `\n[[channels]]\nid = "${ACME_WA}"\ncompany = "acme"\nchannel = "whatsapp"\nprovider = "sandbox"\nname = "Acme WhatsApp"\ndefault = true\n`
+  ).replace(/(name = "WhatsApp \(sandbox\)"\ndefault = true\n)/, "$1[channels.settings]\nsent_after_ms = 0\ndelivered_after_ms = 3000\nread_after_ms = 200\n");
   expect(toml).toContain("delivered_after_ms = 3000");
   writeFileSync(init.configPath, toml);
   server = await serve(init.configPath);

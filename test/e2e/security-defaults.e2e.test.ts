@@ -61,7 +61,10 @@ describe("a fresh init", () => {
       expect(await ok.text()).toContain('switchboard_company_balance{company="default",currency="USD"} 100');
       // SIGHUP (systemctl reload) without TLS: logged, nothing else; the process does not die of it.
       server.proc.kill("SIGHUP");
-      await until("the SIGHUP log line", () => (server.output().includes("no [server] tls_cert_file to reload") ? true : undefined), { timeoutMs: 5000, context: server.output });
+      await until("the SIGHUP log line", () => (server.output().includes("no [server] tls_cert_file to reload") ? true : undefined), {
+        timeoutMs: 5000,
+        context: server.output,
+      });
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
@@ -74,7 +77,11 @@ describe("a fresh init", () => {
     expect(mode(init.configPath)).toBe("0600");
     expect(mode(init.dataDir)).toBe("0750");
     const port = await freePort();
-    const proc = spawn(["sh", "-c", 'umask 022; exec "$@"', "sh", BINARY, "serve", "--config", init.configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}` }, stdout: "ignore", stderr: "ignore" });
+    const proc = spawn(["sh", "-c", 'umask 022; exec "$@"', "sh", BINARY, "serve", "--config", init.configPath], {
+      env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}` },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     try {
       const url = `http://127.0.0.1:${port}`;
       await until("the server", async () => ((await fetch(`${url}/healthz`).catch(() => null))?.ok ? true : undefined));
@@ -106,7 +113,24 @@ describe("a fresh init", () => {
 function makeCert(at: string, name: string, days = 1): { cert: string; key: string } {
   const cert = join(at, `${name}.crt`);
   const key = join(at, `${name}.key`);
-  const r = spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", String(days), "-subj", "/CN=localhost", "-keyout", key, "-out", cert]);
+  const r = spawnSync([
+    "openssl",
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    String(days),
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    key,
+    "-out",
+    cert,
+  ]);
   if (r.exitCode !== 0) throw new Error(`openssl: ${r.stderr.toString()}`);
   return { cert, key };
 }
@@ -136,7 +160,12 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
     copyFileSync(first.key, join(tlsDir, "live.key"));
     configPath = join(tlsDir, "config.toml");
     // Relative paths: relative to the config file.
-    writeFileSync(configPath, readFileSync(init.configPath, "utf8").replace(/^public_url = .*$/m, (line) => `${line}\ntls_cert_file = "live.crt"\ntls_key_file = "live.key"`).replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`));
+    writeFileSync(
+      configPath,
+      readFileSync(init.configPath, "utf8")
+        .replace(/^public_url = .*$/m, (line) => `${line}\ntls_cert_file = "live.crt"\ntls_key_file = "live.key"`)
+        .replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`),
+    );
   });
   afterAll(async () => {
     proc?.kill("SIGTERM");
@@ -145,7 +174,11 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
 
   test("serves HTTPS with the certificate; SIGHUP swaps in a renewed one without a restart; a broken renewal keeps the old one", async () => {
     port = await freePort();
-    proc = spawn([BINARY, "serve", "--config", configPath], { env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}` }, stdout: "pipe", stderr: "pipe" });
+    proc = spawn([BINARY, "serve", "--config", configPath], {
+      env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}` },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     void (async () => {
       for await (const chunk of proc!.stdout) out += new TextDecoder().decode(chunk);
     })();
@@ -154,7 +187,11 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
     await until("HTTPS /healthz", async () => ((await fetch(`${https}/healthz`, insecure).catch(() => null))?.ok ? true : undefined), { context: () => out });
     expect(await servedFingerprint(port)).toBe(fingerprintOf(join(tlsDir, "first.crt")));
     // Plain HTTP on the same port is not served.
-    expect(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status).catch(() => "refused")).not.toBe(200);
+    expect(
+      await fetch(`http://127.0.0.1:${port}/healthz`)
+        .then((r) => r.status)
+        .catch(() => "refused"),
+    ).not.toBe(200);
 
     // A renewed certificate, written where the config points, then SIGHUP (systemctl reload).
     const second = makeCert(tlsDir, "second");
@@ -163,7 +200,10 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
     const pid = proc.pid;
     proc.kill("SIGHUP");
     const want = fingerprintOf(second.cert);
-    await until("the renewed certificate", async () => ((await servedFingerprint(port).catch(() => "")) === want ? true : undefined), { timeoutMs: 10_000, context: () => out });
+    await until("the renewed certificate", async () => ((await servedFingerprint(port).catch(() => "")) === want ? true : undefined), {
+      timeoutMs: 10_000,
+      context: () => out,
+    });
     expect(proc.pid).toBe(pid);
     expect(proc.exitCode).toBeNull(); // the same process: no restart
     expect((await fetch(`${https}/healthz`, insecure)).status).toBe(200);
@@ -205,10 +245,19 @@ describe("doctor", () => {
     const at = tempDir("sb-doc-");
     dirs.push(at);
     const loose = join(at, "loose.toml");
-    writeFileSync(loose, readFileSync(init.configPath, "utf8").replace(/^token = .*$/m, 'token = ""').replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`), { mode: 0o644 });
+    writeFileSync(
+      loose,
+      readFileSync(init.configPath, "utf8")
+        .replace(/^token = .*$/m, 'token = ""')
+        .replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`),
+      { mode: 0o644 },
+    );
     const plain = doctor(loose, { SWITCHBOARD_LISTEN: "0.0.0.0:8080" });
     expect(plain.code).toBe(1);
-    expect(check(plain.checks, "tls")).toMatchObject({ status: "warn", detail: expect.stringContaining("plain HTTP on 0.0.0.0:8080, reachable from the network") });
+    expect(check(plain.checks, "tls")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining("plain HTTP on 0.0.0.0:8080, reachable from the network"),
+    });
     expect(check(plain.checks, "metrics")).toMatchObject({ status: "warn", detail: expect.stringContaining("/metrics answers 401 to everyone") });
     expect(check(plain.checks, "permissions")).toMatchObject({ status: "warn", detail: expect.stringContaining(`${loose} (0644)`) });
 
@@ -216,11 +265,23 @@ describe("doctor", () => {
     const later = makeCert(at, "later", 90);
     const withCert = (c: { cert: string; key: string }) => {
       const path = join(at, "tls.toml");
-      writeFileSync(path, readFileSync(init.configPath, "utf8").replace(/^public_url = .*$/m, (l) => `${l}\ntls_cert_file = "${c.cert}"\ntls_key_file = "${c.key}"`).replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`), { mode: 0o600 });
+      writeFileSync(
+        path,
+        readFileSync(init.configPath, "utf8")
+          .replace(/^public_url = .*$/m, (l) => `${l}\ntls_cert_file = "${c.cert}"\ntls_key_file = "${c.key}"`)
+          .replace(/^data_dir = .*$/m, `data_dir = "${init.dataDir}"`),
+        { mode: 0o600 },
+      );
       return doctor(path, { SWITCHBOARD_LISTEN: "0.0.0.0:8443" });
     };
     expect(check(withCert(soon).checks, "tls")).toMatchObject({ status: "warn", detail: expect.stringContaining("expires within 14 days") });
-    expect(check(withCert(later).checks, "tls")).toMatchObject({ status: "ok", detail: expect.stringMatching(/^HTTPS on 0\.0\.0\.0:8443: CN=localhost, valid until /) });
-    expect(check(withCert({ cert: soon.cert, key: later.key }).checks, "tls")).toMatchObject({ status: "fail", detail: expect.stringContaining("serve will not start") });
+    expect(check(withCert(later).checks, "tls")).toMatchObject({
+      status: "ok",
+      detail: expect.stringMatching(/^HTTPS on 0\.0\.0\.0:8443: CN=localhost, valid until /),
+    });
+    expect(check(withCert({ cert: soon.cert, key: later.key }).checks, "tls")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("serve will not start"),
+    });
   });
 });

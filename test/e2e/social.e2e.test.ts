@@ -77,7 +77,11 @@ test("the binary never posts twice when X's answer is lost: the retry finds the 
   const server = await serve(init.configPath, { SB_E2E_X_TOKEN: "x-user-token" });
   try {
     x.dropAfterCreate();
-    const res = await fetch(`${server.url}/api/public/v1/social/posts`, { method: "POST", headers, body: JSON.stringify({ accountIds: [accountId], text: "Exactly once", publishNow: true }) });
+    const res = await fetch(`${server.url}/api/public/v1/social/posts`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ accountIds: [accountId], text: "Exactly once", publishNow: true }),
+    });
     expect(res.status).toBe(201);
     const id = ((await res.json()) as any).data.id;
     let post: any;

@@ -57,7 +57,11 @@ export function createTestContext(opts: {
   const ctx: AdapterContext = {
     account,
     fetch: opts.fetch ?? fetch,
-    fetchUrl: createGuardedFetch({ policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...opts.outbound }), fetch: opts.fetch ?? fetch, timeoutMs: opts.requestTimeoutMs ?? 15_000 }),
+    fetchUrl: createGuardedFetch({
+      policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...opts.outbound }),
+      fetch: opts.fetch ?? fetch,
+      timeoutMs: opts.requestTimeoutMs ?? 15_000,
+    }),
     requestTimeoutMs: opts.requestTimeoutMs ?? 15_000,
     now: () => now,
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },

@@ -28,9 +28,7 @@ export interface RecordedFile {
  * - `status` + `body` (+ `headers`): an HTTP answer exactly as given (the provider's own error forms);
  * - `drop`: the connection is reset before a response arrives (the client sees a network error).
  */
-export type InjectedFailure =
-  | { kind: "response"; status: number; body: unknown; headers?: Record<string, string> }
-  | { kind: "drop" };
+export type InjectedFailure = { kind: "response"; status: number; body: unknown; headers?: Record<string, string> } | { kind: "drop" };
 
 export class FailureQueue {
   private queue: { match: (r: RecordedRequest) => boolean; failure: InjectedFailure }[] = [];

@@ -19,10 +19,36 @@
 import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedRequest } from "./fake-http";
 
 export const graphPublishErrors = {
-  tokenExpired: (): InjectedFailure => ({ kind: "response", status: 401, body: { error: { message: "Error validating access token: Session has expired", type: "OAuthException", code: 190, error_subcode: 463, fbtrace_id: "AbC" } } }),
-  rateLimited: (): InjectedFailure => ({ kind: "response", status: 400, body: { error: { message: "(#4) Application request limit reached", type: "OAuthException", code: 4, fbtrace_id: "AbC" } } }),
-  invalidParameter: (message = "(#100) Invalid parameter"): InjectedFailure => ({ kind: "response", status: 400, body: { error: { message, type: "OAuthException", code: 100, fbtrace_id: "AbC" } } }),
-  serverError: (): InjectedFailure => ({ kind: "response", status: 500, body: { error: { message: "An unexpected error has occurred. Please retry your request later.", type: "OAuthException", code: 2, is_transient: true, fbtrace_id: "AbC" } } }),
+  tokenExpired: (): InjectedFailure => ({
+    kind: "response",
+    status: 401,
+    body: {
+      error: { message: "Error validating access token: Session has expired", type: "OAuthException", code: 190, error_subcode: 463, fbtrace_id: "AbC" },
+    },
+  }),
+  rateLimited: (): InjectedFailure => ({
+    kind: "response",
+    status: 400,
+    body: { error: { message: "(#4) Application request limit reached", type: "OAuthException", code: 4, fbtrace_id: "AbC" } },
+  }),
+  invalidParameter: (message = "(#100) Invalid parameter"): InjectedFailure => ({
+    kind: "response",
+    status: 400,
+    body: { error: { message, type: "OAuthException", code: 100, fbtrace_id: "AbC" } },
+  }),
+  serverError: (): InjectedFailure => ({
+    kind: "response",
+    status: 500,
+    body: {
+      error: {
+        message: "An unexpected error has occurred. Please retry your request later.",
+        type: "OAuthException",
+        code: 2,
+        is_transient: true,
+        fbtrace_id: "AbC",
+      },
+    },
+  }),
 };
 
 interface Container {
@@ -38,7 +64,15 @@ export class GraphPublishFake {
   /** Published Instagram media. */
   readonly igMedia: { id: string; caption: string; containerId: string; timestamp: Date; mediaType: string }[] = [];
   /** Facebook Page posts (and unpublished photos, `published: false`). */
-  readonly fbPosts: { id: string; message: string; createdAt: Date; published: boolean; deleted: boolean; photo?: { url?: string; bytes?: number } ; attached?: string[] }[] = [];
+  readonly fbPosts: {
+    id: string;
+    message: string;
+    createdAt: Date;
+    published: boolean;
+    deleted: boolean;
+    photo?: { url?: string; bytes?: number };
+    attached?: string[];
+  }[] = [];
   /** IN_PROGRESS answers a container gives before FINISHED. */
   processingPolls = 1;
   /** Containers whose processing ends in ERROR. */
@@ -57,7 +91,11 @@ export class GraphPublishFake {
   }
 
   static start(opts: Partial<{ token: string; igUserId: string; pageId: string }> = {}): GraphPublishFake {
-    return new GraphPublishFake({ token: opts.token ?? "graph-token", igUserId: opts.igUserId ?? "17841400000000001", pageId: opts.pageId ?? "104000000000001" });
+    return new GraphPublishFake({
+      token: opts.token ?? "graph-token",
+      igUserId: opts.igUserId ?? "17841400000000001",
+      pageId: opts.pageId ?? "104000000000001",
+    });
   }
 
   /** `base_url` for the settings (version prefix included). */
@@ -118,9 +156,13 @@ export class GraphPublishFake {
       if (r.method === "POST" && second === "media") {
         const carousel = body.media_type === "CAROUSEL";
         if (carousel) {
-          const children = String(body.children ?? "").split(",").filter(Boolean);
-          if (children.length < 2 || children.length > 10) return failureResponse(graphPublishErrors.invalidParameter("(#100) A carousel needs 2 to 10 children"));
-          if (children.some((c) => this.containers.get(c)?.params.is_carousel_item !== true)) return failureResponse(graphPublishErrors.invalidParameter("(#100) children must be carousel item containers"));
+          const children = String(body.children ?? "")
+            .split(",")
+            .filter(Boolean);
+          if (children.length < 2 || children.length > 10)
+            return failureResponse(graphPublishErrors.invalidParameter("(#100) A carousel needs 2 to 10 children"));
+          if (children.some((c) => this.containers.get(c)?.params.is_carousel_item !== true))
+            return failureResponse(graphPublishErrors.invalidParameter("(#100) children must be carousel item containers"));
         } else if (!body.image_url && !(body.media_type === "REELS" || body.media_type === "VIDEO")) {
           return failureResponse(graphPublishErrors.invalidParameter("(#100) The parameter image_url is required"));
         }
@@ -131,23 +173,54 @@ export class GraphPublishFake {
       if (r.method === "POST" && second === "media_publish") {
         const c = this.containers.get(String(body.creation_id ?? ""));
         if (!c) return failureResponse(graphPublishErrors.invalidParameter("(#100) Invalid creation_id"));
-        if (c.status === "PUBLISHED") return json({ error: { message: "The media has already been published", type: "OAuthException", code: 9007, error_subcode: 2207008, fbtrace_id: "AbC" } }, 400);
-        if (c.status !== "FINISHED") return json({ error: { message: "Media ID is not available", type: "OAuthException", code: 9007, error_subcode: 2207027, fbtrace_id: "AbC" } }, 400);
-        if (this.quotaUsage >= 50) return json({ error: { message: "Application request limit reached", type: "OAuthException", code: 9, error_subcode: 2207042, fbtrace_id: "AbC" } }, 400);
+        if (c.status === "PUBLISHED")
+          return json(
+            { error: { message: "The media has already been published", type: "OAuthException", code: 9007, error_subcode: 2207008, fbtrace_id: "AbC" } },
+            400,
+          );
+        if (c.status !== "FINISHED")
+          return json({ error: { message: "Media ID is not available", type: "OAuthException", code: 9007, error_subcode: 2207027, fbtrace_id: "AbC" } }, 400);
+        if (this.quotaUsage >= 50)
+          return json(
+            { error: { message: "Application request limit reached", type: "OAuthException", code: 9, error_subcode: 2207042, fbtrace_id: "AbC" } },
+            400,
+          );
         c.status = "PUBLISHED";
         this.quotaUsage++;
         const id = this.id();
-        this.igMedia.push({ id, caption: String(c.params.caption ?? ""), containerId: c.id, timestamp: this.now(), mediaType: c.params.media_type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.params.video_url ? "VIDEO" : "IMAGE" });
+        this.igMedia.push({
+          id,
+          caption: String(c.params.caption ?? ""),
+          containerId: c.id,
+          timestamp: this.now(),
+          mediaType: c.params.media_type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.params.video_url ? "VIDEO" : "IMAGE",
+        });
         return json({ id });
       }
-      if (r.method === "GET" && second === "content_publishing_limit") return json({ data: [{ quota_usage: this.quotaUsage, config: { quota_total: 50, quota_duration: 86400 } }] });
+      if (r.method === "GET" && second === "content_publishing_limit")
+        return json({ data: [{ quota_usage: this.quotaUsage, config: { quota_total: 50, quota_duration: 86400 } }] });
       if (r.method === "GET" && second === "media")
         return json({
-          data: [...this.igMedia].reverse().map((m) => ({ id: m.id, caption: m.caption, media_type: m.mediaType, permalink: `https://www.instagram.com/p/${m.id}/`, timestamp: m.timestamp.toISOString().replace(/\.\d{3}Z$/, "+0000"), like_count: 12, comments_count: 3 })),
+          data: [...this.igMedia].reverse().map((m) => ({
+            id: m.id,
+            caption: m.caption,
+            media_type: m.mediaType,
+            permalink: `https://www.instagram.com/p/${m.id}/`,
+            timestamp: m.timestamp.toISOString().replace(/\.\d{3}Z$/, "+0000"),
+            like_count: 12,
+            comments_count: 3,
+          })),
           paging: { cursors: { before: "a", after: "b" } },
         });
       if (r.method === "GET" && second === "insights")
-        return json({ data: ["views", "reach", "total_interactions"].map((name, i) => ({ name, period: "day", total_value: { value: [900, 600, 45][i] }, id: `${ig}/insights/${name}/day` })) });
+        return json({
+          data: ["views", "reach", "total_interactions"].map((name, i) => ({
+            name,
+            period: "day",
+            total_value: { value: [900, 600, 45][i] },
+            id: `${ig}/insights/${name}/day`,
+          })),
+        });
       if (r.method === "GET" && !second) return json({ id: ig, username: "ourshop.ig", followers_count: 4321 });
     }
     const container = first ? this.containers.get(first) : undefined;
@@ -161,16 +234,20 @@ export class GraphPublishFake {
     }
     const media = this.igMedia.find((m) => m.id === first);
     if (media && r.method === "GET") {
-      if (second === "insights") return json({ data: ["views", "reach", "shares"].map((name, i) => ({ name, period: "lifetime", values: [{ value: [300, 200, 4][i] }] })) });
+      if (second === "insights")
+        return json({ data: ["views", "reach", "shares"].map((name, i) => ({ name, period: "lifetime", values: [{ value: [300, 200, 4][i] }] })) });
       return json({ permalink: `https://www.instagram.com/p/${media.id}/`, id: media.id });
     }
 
     // ---- Facebook Page
     if (first === page) {
       if (r.method === "POST" && second === "feed") {
-        if (!body.message && !body.attached_media && !body.link) return failureResponse(graphPublishErrors.invalidParameter("(#100) Missing message or attachment"));
+        if (!body.message && !body.attached_media && !body.link)
+          return failureResponse(graphPublishErrors.invalidParameter("(#100) Missing message or attachment"));
         const attached = ((body.attached_media as { media_fbid?: string }[] | undefined) ?? []).map((a) => String(a.media_fbid));
-        for (const a of attached) if (!this.fbPosts.some((p) => p.id === a && !p.published)) return failureResponse(graphPublishErrors.invalidParameter(`(#100) media_fbid ${a} is not an unpublished photo of this Page`));
+        for (const a of attached)
+          if (!this.fbPosts.some((p) => p.id === a && !p.published))
+            return failureResponse(graphPublishErrors.invalidParameter(`(#100) media_fbid ${a} is not an unpublished photo of this Page`));
         const id = `${page}_${this.id()}`;
         this.fbPosts.push({ id, message: String(body.message ?? ""), createdAt: this.now(), published: true, deleted: false, attached });
         return json({ id });
@@ -181,11 +258,25 @@ export class GraphPublishFake {
         const published = String(body.published ?? "true") !== "false";
         const photoId = this.id();
         if (!published) {
-          this.fbPosts.push({ id: photoId, message: "", createdAt: this.now(), published: false, deleted: false, photo: { url: body.url as string | undefined, bytes: source?.size } });
+          this.fbPosts.push({
+            id: photoId,
+            message: "",
+            createdAt: this.now(),
+            published: false,
+            deleted: false,
+            photo: { url: body.url as string | undefined, bytes: source?.size },
+          });
           return json({ id: photoId });
         }
         const postId = `${page}_${this.id()}`;
-        this.fbPosts.push({ id: postId, message: String(body.caption ?? body.message ?? ""), createdAt: this.now(), published: true, deleted: false, photo: { url: body.url as string | undefined, bytes: source?.size } });
+        this.fbPosts.push({
+          id: postId,
+          message: String(body.caption ?? body.message ?? ""),
+          createdAt: this.now(),
+          published: true,
+          deleted: false,
+          photo: { url: body.url as string | undefined, bytes: source?.size },
+        });
         return json({ id: photoId, post_id: postId });
       }
       if (r.method === "GET" && second === "published_posts") {
@@ -210,7 +301,13 @@ export class GraphPublishFake {
       post.deleted = true;
       return json({ success: true });
     }
-    if (post && r.method === "GET" && second === "insights") return json({ data: [{ name: "post_impressions", period: "lifetime", values: [{ value: 800 }] }, { name: "post_impressions_unique", period: "lifetime", values: [{ value: 640 }] }] });
+    if (post && r.method === "GET" && second === "insights")
+      return json({
+        data: [
+          { name: "post_impressions", period: "lifetime", values: [{ value: 800 }] },
+          { name: "post_impressions_unique", period: "lifetime", values: [{ value: 640 }] },
+        ],
+      });
     return failureResponse(graphPublishErrors.invalidParameter(`(#803) Unsupported ${r.method} request. Object with ID '${first}' does not exist`));
   }
 }

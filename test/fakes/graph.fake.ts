@@ -28,7 +28,19 @@ export type { RecordedFile, RecordedRequest } from "./fake-http";
 type Json = Record<string, unknown>;
 
 /** Graph's error body. `graphError({code:131047})` → `{"error":{"message":"(#131047) …","type":"OAuthException","code":131047,…}}`. */
-export function graphErrorBody({ code, subcode, message, type = "OAuthException", details }: { code: number; subcode?: number; message?: string; type?: string; details?: string }): Json {
+export function graphErrorBody({
+  code,
+  subcode,
+  message,
+  type = "OAuthException",
+  details,
+}: {
+  code: number;
+  subcode?: number;
+  message?: string;
+  type?: string;
+  details?: string;
+}): Json {
   return {
     error: {
       message: message ?? `(#${code}) ${GRAPH_ERROR_TITLES[code] ?? "Error"}`,
@@ -75,13 +87,26 @@ const nowSeconds = () => String(Math.floor(Date.now() / 1000));
 export const whatsappPayloads = {
   /** Wraps a `value` in the `whatsapp_business_account` envelope. */
   envelope({ wabaId = "WABA_ID", value }: { wabaId?: string; value: Json }): Json {
-    return { object: "whatsapp_business_account", entry: [{ id: wabaId, changes: [{ value: { messaging_product: "whatsapp", ...value }, field: "messages" }] }] };
+    return {
+      object: "whatsapp_business_account",
+      entry: [{ id: wabaId, changes: [{ value: { messaging_product: "whatsapp", ...value }, field: "messages" }] }],
+    };
   },
   metadata({ phoneNumberId, displayPhoneNumber = "15550001111" }: { phoneNumberId: string; displayPhoneNumber?: string }): Json {
     return { display_phone_number: displayPhoneNumber, phone_number_id: phoneNumberId };
   },
   /** An inbound message of any type: pass the type-keyed object in `message` (e.g. `{type:"image", image:{…}}`). */
-  inbound({ phoneNumberId, wabaId, from, name = "Test User", id = `wamid.${randomId()}`, timestamp = nowSeconds(), message, context, referral }: {
+  inbound({
+    phoneNumberId,
+    wabaId,
+    from,
+    name = "Test User",
+    id = `wamid.${randomId()}`,
+    timestamp = nowSeconds(),
+    message,
+    context,
+    referral,
+  }: {
     phoneNumberId: string;
     wabaId?: string;
     from: string;
@@ -101,12 +126,29 @@ export const whatsappPayloads = {
       },
     });
   },
-  text(args: { phoneNumberId: string; from: string; text: string; name?: string; id?: string; timestamp?: string; context?: { from?: string; id: string }; referral?: Json }): Json {
+  text(args: {
+    phoneNumberId: string;
+    from: string;
+    text: string;
+    name?: string;
+    id?: string;
+    timestamp?: string;
+    context?: { from?: string; id: string };
+    referral?: Json;
+  }): Json {
     const { text, ...rest } = args;
     return whatsappPayloads.inbound({ ...rest, message: { type: "text", text: { body: text } } });
   },
   /** A status update; `errors` only on `failed`. */
-  status({ phoneNumberId, wabaId, id, status, recipientId, timestamp = nowSeconds(), errors }: {
+  status({
+    phoneNumberId,
+    wabaId,
+    id,
+    status,
+    recipientId,
+    timestamp = nowSeconds(),
+    errors,
+  }: {
     phoneNumberId: string;
     wabaId?: string;
     id: string;
@@ -115,7 +157,10 @@ export const whatsappPayloads = {
     timestamp?: string;
     errors?: { code: number; title: string; message?: string; details?: string }[];
   }): Json {
-    const pricing = status === "failed" ? {} : { conversation: { id: randomId(), origin: { type: "service" } }, pricing: { billable: true, pricing_model: "PMP", category: "service" } };
+    const pricing =
+      status === "failed"
+        ? {}
+        : { conversation: { id: randomId(), origin: { type: "service" } }, pricing: { billable: true, pricing_model: "PMP", category: "service" } };
     return whatsappPayloads.envelope({
       wabaId,
       value: {
@@ -139,11 +184,24 @@ export const whatsappPayloads = {
 
 /** Messenger (`object:"page"`) and Instagram (`object:"instagram"`) messaging webhooks. */
 function messagingPayloads(object: "page" | "instagram") {
-  const envelope = ({ accountId, items }: { accountId: string; items: Json[] }): Json => ({ object, entry: [{ id: accountId, time: Date.now(), messaging: items }] });
+  const envelope = ({ accountId, items }: { accountId: string; items: Json[] }): Json => ({
+    object,
+    entry: [{ id: accountId, time: Date.now(), messaging: items }],
+  });
   return {
     envelope,
     /** An inbound message; give `text` and/or `attachments` (`[{type:"image", payload:{url}}]`). */
-    message({ accountId, senderId, mid = `m_${randomId()}`, text, attachments, timestamp = Date.now(), replyTo, referral, isEcho }: {
+    message({
+      accountId,
+      senderId,
+      mid = `m_${randomId()}`,
+      text,
+      attachments,
+      timestamp = Date.now(),
+      replyTo,
+      referral,
+      isEcho,
+    }: {
       accountId: string;
       senderId: string;
       mid?: string;
@@ -176,8 +234,27 @@ function messagingPayloads(object: "page" | "instagram") {
         ],
       });
     },
-    postback({ accountId, senderId, title, payload, mid = `m_${randomId()}`, timestamp = Date.now(), referral }: { accountId: string; senderId: string; title: string; payload: string; mid?: string; timestamp?: number; referral?: Json }): Json {
-      return envelope({ accountId, items: [{ sender: { id: senderId }, recipient: { id: accountId }, timestamp, postback: { mid, title, payload, ...(referral ? { referral } : {}) } }] });
+    postback({
+      accountId,
+      senderId,
+      title,
+      payload,
+      mid = `m_${randomId()}`,
+      timestamp = Date.now(),
+      referral,
+    }: {
+      accountId: string;
+      senderId: string;
+      title: string;
+      payload: string;
+      mid?: string;
+      timestamp?: number;
+      referral?: Json;
+    }): Json {
+      return envelope({
+        accountId,
+        items: [{ sender: { id: senderId }, recipient: { id: accountId }, timestamp, postback: { mid, title, payload, ...(referral ? { referral } : {}) } }],
+      });
     },
     referral({ accountId, senderId, referral, timestamp = Date.now() }: { accountId: string; senderId: string; referral: Json; timestamp?: number }): Json {
       return envelope({ accountId, items: [{ sender: { id: senderId }, recipient: { id: accountId }, timestamp, referral }] });
@@ -201,7 +278,19 @@ export const messengerPayloads = messagingPayloads("page");
 export const instagramPayloads = messagingPayloads("instagram");
 
 /** A Meta-format template as `GET /{waba}/message_templates` lists it. */
-export function metaTemplate({ name, language = "en_US", status = "APPROVED", category = "UTILITY", components }: { name: string; language?: string; status?: string; category?: string; components?: Json[] }): Json {
+export function metaTemplate({
+  name,
+  language = "en_US",
+  status = "APPROVED",
+  category = "UTILITY",
+  components,
+}: {
+  name: string;
+  language?: string;
+  status?: string;
+  category?: string;
+  components?: Json[];
+}): Json {
   return {
     id: String(1_000_000 + Math.floor(Math.random() * 1_000_000)),
     name,
@@ -387,15 +476,20 @@ export class GraphFake {
     const failure = this.failures.take(recorded);
     if (failure && failure.kind === "response") {
       const body = typeof failure.body === "string" ? failure.body : JSON.stringify(failure.body);
-      return new Response(body, { status: failure.status, headers: { "content-type": typeof failure.body === "string" ? "text/plain" : "application/json; charset=utf-8", ...failure.headers } });
+      return new Response(body, {
+        status: failure.status,
+        headers: { "content-type": typeof failure.body === "string" ? "text/plain" : "application/json; charset=utf-8", ...failure.headers },
+      });
     }
 
     const auth = recorded.headers.authorization ?? "";
     const token = /^Bearer (.+)$/.exec(auth)?.[1] ?? recorded.query.get("access_token") ?? undefined;
     if (!token) return json(graphErrorBody({ code: 190, message: "An active access token must be used to query information about the current user." }), 401);
-    if (this.options.tokens && !this.options.tokens.includes(token)) return json(graphErrorBody({ code: 190, message: "Invalid OAuth access token - Cannot parse access token" }), 401);
+    if (this.options.tokens && !this.options.tokens.includes(token))
+      return json(graphErrorBody({ code: 190, message: "Invalid OAuth access token - Cannot parse access token" }), 401);
 
-    if (!recorded.path.startsWith(`${this.version}/`)) return json(graphErrorBody({ code: 2500, message: "Unknown path components", type: "OAuthException" }), 400);
+    if (!recorded.path.startsWith(`${this.version}/`))
+      return json(graphErrorBody({ code: 2500, message: "Unknown path components", type: "OAuthException" }), 400);
     const segments = recorded.path.slice(this.version.length + 1).split("/");
     const [id, edge] = segments;
 
@@ -423,7 +517,11 @@ export class GraphFake {
     if (!recipient?.id || !message) return json(graphErrorBody({ code: 100, message: "(#100) param recipient must be non-empty." }), 400);
     const attachment = (message.attachment ?? {}) as { payload?: { is_reusable?: boolean } };
     const reusable = attachment.payload?.is_reusable === true || body.filedata !== undefined;
-    return json({ recipient_id: recipient.id, message_id: `m_${randomBytes(30).toString("base64url")}`, ...(reusable && message.attachment ? { attachment_id: randomDigits() } : {}) });
+    return json({
+      recipient_id: recipient.id,
+      message_id: `m_${randomBytes(30).toString("base64url")}`,
+      ...(reusable && message.attachment ? { attachment_id: randomDigits() } : {}),
+    });
   }
 
   private postMedia(recorded: RecordedRequest): Response {
@@ -435,7 +533,10 @@ export class GraphFake {
   }
 
   private getTemplates(recorded: RecordedRequest): Response {
-    const size = Number(recorded.query.get("limit")) > 0 ? Math.min(Number(recorded.query.get("limit")), this.options.templatePageSize ?? 25) : (this.options.templatePageSize ?? 25);
+    const size =
+      Number(recorded.query.get("limit")) > 0
+        ? Math.min(Number(recorded.query.get("limit")), this.options.templatePageSize ?? 25)
+        : (this.options.templatePageSize ?? 25);
     const after = recorded.query.get("after");
     const start = after ? Number(Buffer.from(after, "base64url").toString()) : 0;
     const data = this.templates.slice(start, start + size);
@@ -468,7 +569,9 @@ export class GraphFake {
       // After the HTTP answer, as Meta does: the status never overtakes the send's 200.
       await Bun.sleep(5);
       for (const s of statuses) {
-        await this.pushWebhook({ payload: whatsappPayloads.status({ phoneNumberId, id, status: s.status, recipientId, errors: s.errors }) }).catch(() => undefined);
+        await this.pushWebhook({ payload: whatsappPayloads.status({ phoneNumberId, id, status: s.status, recipientId, errors: s.errors }) }).catch(
+          () => undefined,
+        );
       }
     })();
     this.pending.add(run);

@@ -46,7 +46,10 @@ export class TelegramFake {
   private waiters = new Set<() => void>();
   private server: ReturnType<typeof Bun.serve>;
 
-  private constructor(readonly token: string, opts: { port?: number; hostname?: string }) {
+  private constructor(
+    readonly token: string,
+    opts: { port?: number; hostname?: string },
+  ) {
     this.server = Bun.serve({ port: opts.port ?? 0, hostname: opts.hostname ?? "127.0.0.1", idleTimeout: 0, fetch: (req) => this.handle(req) });
   }
 
@@ -194,7 +197,12 @@ export class TelegramFake {
     // A string that is not a URL is a file_id: Telegram answers with that same id.
     const fileId = typeof given === "string" && !/^https?:\/\//.test(given) ? given : `${field.toUpperCase()}-file-${this.nextFileId++}`;
     if (field === "photo") {
-      return { photo: [{ file_id: `${fileId}-thumb`, file_unique_id: `u${fileId}t`, width: 90, height: 60 }, { file_id: fileId, file_unique_id: `u${fileId}`, width: 1280, height: 853 }] };
+      return {
+        photo: [
+          { file_id: `${fileId}-thumb`, file_unique_id: `u${fileId}t`, width: 90, height: 60 },
+          { file_id: fileId, file_unique_id: `u${fileId}`, width: 1280, height: 853 },
+        ],
+      };
     }
     return { [field]: { file_id: fileId, file_unique_id: `u${fileId}`, file_name: upload?.filename, mime_type: upload?.type, file_size: upload?.size } };
   }

@@ -15,7 +15,11 @@
 import { randomUUID } from "node:crypto";
 import { failureResponse, FailureQueue, recordRequest, type InjectedFailure, type RecordedRequest } from "./fake-http";
 
-const err = (status: number, code: string, message: string): InjectedFailure => ({ kind: "response", status, body: { data: {}, error: { code, message, log_id: randomUUID() } } });
+const err = (status: number, code: string, message: string): InjectedFailure => ({
+  kind: "response",
+  status,
+  body: { data: {}, error: { code, message, log_id: randomUUID() } },
+});
 
 export const tiktokPostingErrors = {
   tokenInvalid: () => err(401, "access_token_invalid", "The access token is invalid or not found in the request."),
@@ -27,7 +31,10 @@ export const tiktokPostingErrors = {
 
 export class TiktokPostingFake {
   readonly requests: RecordedRequest[] = [];
-  readonly publishes = new Map<string, { postInfo: Record<string, unknown>; source: Record<string, unknown>; status: string; polls: number; received: number; postId?: string; chunks: string[] }>();
+  readonly publishes = new Map<
+    string,
+    { postInfo: Record<string, unknown>; source: Record<string, unknown>; status: string; polls: number; received: number; postId?: string; chunks: string[] }
+  >();
   processingPolls = 1;
   failPublish = false;
   privacyOptions = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"];
@@ -111,14 +118,35 @@ export class TiktokPostingFake {
     if (r.headers.authorization !== `Bearer ${this.token}`) return failureResponse(tiktokPostingErrors.tokenInvalid());
     const body = (r.body ?? {}) as Record<string, any>;
     if (r.method === "POST" && r.path === "/v2/post/publish/creator_info/query/")
-      return this.ok({ creator_avatar_url: "https://p16.tiktokcdn.com/a.jpeg", creator_username: "ourshop.tt", creator_nickname: "Our Shop", privacy_level_options: this.privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: true, max_video_post_duration_sec: 600 });
+      return this.ok({
+        creator_avatar_url: "https://p16.tiktokcdn.com/a.jpeg",
+        creator_username: "ourshop.tt",
+        creator_nickname: "Our Shop",
+        privacy_level_options: this.privacyOptions,
+        comment_disabled: false,
+        duet_disabled: false,
+        stitch_disabled: true,
+        max_video_post_duration_sec: 600,
+      });
     if (r.method === "POST" && r.path === "/v2/post/publish/video/init/") {
       const source = body.source_info ?? {};
-      if (!body.post_info?.privacy_level || !this.privacyOptions.includes(body.post_info.privacy_level)) return failureResponse(tiktokPostingErrors.invalidParams());
-      if (source.source === "PULL_FROM_URL" ? !source.video_url : !(source.source === "FILE_UPLOAD" && source.video_size > 0 && source.chunk_size > 0 && source.total_chunk_count >= 1))
+      if (!body.post_info?.privacy_level || !this.privacyOptions.includes(body.post_info.privacy_level))
+        return failureResponse(tiktokPostingErrors.invalidParams());
+      if (
+        source.source === "PULL_FROM_URL"
+          ? !source.video_url
+          : !(source.source === "FILE_UPLOAD" && source.video_size > 0 && source.chunk_size > 0 && source.total_chunk_count >= 1)
+      )
         return failureResponse(tiktokPostingErrors.invalidParams());
       const id = `v_pub_${source.source === "PULL_FROM_URL" ? "url" : "file"}~v2-1.${this.next++}`;
-      this.publishes.set(id, { postInfo: body.post_info, source, status: source.source === "PULL_FROM_URL" ? "PROCESSING_DOWNLOAD" : "PROCESSING_UPLOAD", polls: 0, received: 0, chunks: [] });
+      this.publishes.set(id, {
+        postInfo: body.post_info,
+        source,
+        status: source.source === "PULL_FROM_URL" ? "PROCESSING_DOWNLOAD" : "PROCESSING_UPLOAD",
+        polls: 0,
+        received: 0,
+        chunks: [],
+      });
       return this.ok(source.source === "FILE_UPLOAD" ? { publish_id: id, upload_url: `${this.url}/upload/${encodeURIComponent(id)}` } : { publish_id: id });
     }
     if (r.method === "POST" && r.path === "/v2/post/publish/status/fetch/") {
@@ -135,9 +163,15 @@ export class TiktokPostingFake {
           }
         }
       }
-      return this.ok({ status: p.status, ...(p.status === "FAILED" ? { fail_reason: "video_pull_failed" } : {}), ...(p.postId ? { publicaly_available_post_id: [`__int64:${p.postId}`] } : {}), uploaded_bytes: p.received });
+      return this.ok({
+        status: p.status,
+        ...(p.status === "FAILED" ? { fail_reason: "video_pull_failed" } : {}),
+        ...(p.postId ? { publicaly_available_post_id: [`__int64:${p.postId}`] } : {}),
+        uploaded_bytes: p.received,
+      });
     }
-    if (r.method === "GET" && r.path === "/v2/user/info/") return this.ok({ user: { open_id: "open-1", username: "ourshop.tt", display_name: "Our Shop", follower_count: 8800 } });
+    if (r.method === "GET" && r.path === "/v2/user/info/")
+      return this.ok({ user: { open_id: "open-1", username: "ourshop.tt", display_name: "Our Shop", follower_count: 8800 } });
     if (r.method === "POST" && r.path === "/v2/video/list/") {
       // Processing goes on whether or not anyone polls: by the time videos are listed, pulled ones are done.
       for (const p of this.publishes.values())
@@ -148,7 +182,17 @@ export class TiktokPostingFake {
     }
     if (r.method === "POST" && r.path === "/v2/video/list/")
       return this.ok({
-        videos: this.posts.map((id, i) => ({ id, title: "", video_description: String([...this.publishes.values()].find((p) => p.postId === id)?.postInfo.title ?? ""), create_time: Math.floor(this.now().getTime() / 1000) - i, share_url: `https://www.tiktok.com/@ourshop.tt/video/${id}`, view_count: 1000, like_count: 80, comment_count: 6, share_count: 4 })),
+        videos: this.posts.map((id, i) => ({
+          id,
+          title: "",
+          video_description: String([...this.publishes.values()].find((p) => p.postId === id)?.postInfo.title ?? ""),
+          create_time: Math.floor(this.now().getTime() / 1000) - i,
+          share_url: `https://www.tiktok.com/@ourshop.tt/video/${id}`,
+          view_count: 1000,
+          like_count: 80,
+          comment_count: 6,
+          share_count: 4,
+        })),
         cursor: 0,
         has_more: false,
       });

@@ -10,7 +10,11 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { failureResponse, FailureQueue, json, recordRequest, type InjectedFailure, type RecordedFile, type RecordedRequest } from "./fake-http";
 
-const code = (c: number, message: string): InjectedFailure => ({ kind: "response", status: 200, body: { code: c, message, request_id: randomUUID(), data: {} } });
+const code = (c: number, message: string): InjectedFailure => ({
+  kind: "response",
+  status: 200,
+  body: { code: c, message, request_id: randomUUID(), data: {} },
+});
 
 export const tiktokErrors = {
   tokenInvalid: () => code(40105, "Access token is incorrect or has been revoked."),
@@ -28,7 +32,10 @@ export class TiktokFake {
   private nextId = 1;
   private server: ReturnType<typeof Bun.serve>;
 
-  private constructor(readonly accessToken: string, opts: { port?: number; hostname?: string }) {
+  private constructor(
+    readonly accessToken: string,
+    opts: { port?: number; hostname?: string },
+  ) {
     this.server = Bun.serve({ port: opts.port ?? 0, hostname: opts.hostname ?? "127.0.0.1", fetch: (req) => this.handle(req) });
   }
 
@@ -61,7 +68,8 @@ export class TiktokFake {
     const ok = (data: unknown) => json({ code: 0, message: "OK", request_id: randomUUID(), data });
     const body = (recorded.body ?? {}) as Record<string, unknown>;
     if (recorded.method === "POST" && recorded.path === "/open_api/v1.3/business/message/send/") {
-      if (body.recipient_type !== "CONVERSATION" || typeof body.recipient !== "string" || !body.business_id) return failureResponse(code(40002, "Invalid parameters"));
+      if (body.recipient_type !== "CONVERSATION" || typeof body.recipient !== "string" || !body.business_id)
+        return failureResponse(code(40002, "Invalid parameters"));
       return ok({ message: { message_id: `msg-${this.nextId++}` } });
     }
     if (recorded.method === "POST" && recorded.path === "/open_api/v1.3/business/message/media/upload/") {
@@ -88,7 +96,17 @@ export class TiktokFake {
     return fetch(opts.url, { method: "POST", headers, body: raw });
   }
 
-  static messageWebhookBody(opts: { businessId: string; userId: string; conversationId: string; text?: string; imageMediaId?: string; messageId?: string; timestampMs?: number; event?: string; direction?: "in" | "out" }): TiktokWebhookShape {
+  static messageWebhookBody(opts: {
+    businessId: string;
+    userId: string;
+    conversationId: string;
+    text?: string;
+    imageMediaId?: string;
+    messageId?: string;
+    timestampMs?: number;
+    event?: string;
+    direction?: "in" | "out";
+  }): TiktokWebhookShape {
     const incoming = opts.direction !== "out";
     const content: Record<string, unknown> = {
       conversation_id: opts.conversationId,
@@ -99,7 +117,13 @@ export class TiktokFake {
     };
     if (opts.imageMediaId) Object.assign(content, { type: "image", image: { media_id: opts.imageMediaId } });
     else Object.assign(content, { type: "text", text: { body: opts.text ?? "" } });
-    return { client_key: "aw-test-client", event: opts.event ?? "im_receive_msg", create_time: Math.floor(Date.now() / 1000), user_openid: opts.businessId, content: JSON.stringify(content) };
+    return {
+      client_key: "aw-test-client",
+      event: opts.event ?? "im_receive_msg",
+      create_time: Math.floor(Date.now() / 1000),
+      user_openid: opts.businessId,
+      content: JSON.stringify(content),
+    };
   }
 }
 

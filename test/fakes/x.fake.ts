@@ -30,18 +30,33 @@ export const xErrors = {
   /** [unsure] exact text: X does not document it; this is the form seen in practice. */
   notAcceptingDms: () => problem(403, "Forbidden", "You are not permitted to send a Direct Message to this user."),
   clientForbidden: () =>
-    problem(403, "Client Forbidden", "When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens from a Twitter developer App that is attached to a Project.", {
-      type: "https://api.twitter.com/2/problems/client-forbidden",
-      reason: "client-not-enrolled",
-    }),
+    problem(
+      403,
+      "Client Forbidden",
+      "When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens from a Twitter developer App that is attached to a Project.",
+      {
+        type: "https://api.twitter.com/2/problems/client-forbidden",
+        reason: "client-not-enrolled",
+      },
+    ),
   unauthorized: () => problem(401, "Unauthorized", "Unauthorized"),
   invalidParticipant: () =>
     ({
       kind: "response",
       status: 400,
-      body: { errors: [{ parameters: { participant_id: ["abc"] }, message: "The `participant_id` path parameter value 'abc' is not valid" }], title: "Invalid Request", detail: "One or more parameters to your request was invalid.", type: "https://api.twitter.com/2/problems/invalid-request" },
+      body: {
+        errors: [{ parameters: { participant_id: ["abc"] }, message: "The `participant_id` path parameter value 'abc' is not valid" }],
+        title: "Invalid Request",
+        detail: "One or more parameters to your request was invalid.",
+        type: "https://api.twitter.com/2/problems/invalid-request",
+      },
     }) as InjectedFailure,
-  rateLimited: (opts: { resetEpochS: number; limit?: number; remaining?: number; user24h?: { limit: number; remaining: number; resetEpochS: number } }): InjectedFailure => {
+  rateLimited: (opts: {
+    resetEpochS: number;
+    limit?: number;
+    remaining?: number;
+    user24h?: { limit: number; remaining: number; resetEpochS: number };
+  }): InjectedFailure => {
     const headers: Record<string, string> = {
       "x-rate-limit-limit": String(opts.limit ?? 200),
       "x-rate-limit-remaining": String(opts.remaining ?? 0),
@@ -134,7 +149,11 @@ export class XFake {
     if (failure) return failureResponse(failure);
     const auth = recorded.headers.authorization ?? "";
     if (!auth.startsWith("Bearer ") && !auth.startsWith("OAuth ")) return failureResponse(xErrors.unauthorized());
-    if (auth.startsWith("OAuth ") && this.opts.oauth1 && !oauth1SignatureValid({ method: recorded.method, url: req.url, authorization: auth, ...this.opts.oauth1 })) {
+    if (
+      auth.startsWith("OAuth ") &&
+      this.opts.oauth1 &&
+      !oauth1SignatureValid({ method: recorded.method, url: req.url, authorization: auth, ...this.opts.oauth1 })
+    ) {
       return failureResponse(xErrors.unauthorized());
     }
     if (recorded.path.startsWith("/2/media/upload")) return this.media(recorded);
@@ -144,7 +163,15 @@ export class XFake {
       if (!/^\d+$/.test(participant)) return failureResponse(xErrors.invalidParticipant());
       const body = recorded.body as { text?: string; attachments?: { media_id?: string }[] } | undefined;
       if (!body || (typeof body.text !== "string" && !body.attachments)) {
-        return json({ errors: [{ message: "text or attachments is required" }], title: "Invalid Request", detail: "One or more parameters to your request was invalid.", type: "https://api.twitter.com/2/problems/invalid-request" }, 400);
+        return json(
+          {
+            errors: [{ message: "text or attachments is required" }],
+            title: "Invalid Request",
+            detail: "One or more parameters to your request was invalid.",
+            type: "https://api.twitter.com/2/problems/invalid-request",
+          },
+          400,
+        );
       }
       for (const a of body.attachments ?? []) {
         const u = a.media_id ? this.uploads.get(a.media_id) : undefined;
@@ -182,7 +209,14 @@ export class XFake {
         return json({ detail: "You are not allowed to create a Tweet with duplicate content.", type: "about:blank", title: "Forbidden", status: 403 }, 403);
       const id = String(this.nextTweetId++);
       const n = Number(BigInt(id) % 1000n);
-      this.tweets.push({ id, text, mediaIds, createdAt: this.now(), deleted: false, metrics: { retweet_count: n % 7, reply_count: n % 5, like_count: 10 + (n % 40), quote_count: n % 3, bookmark_count: 1, impression_count: 500 + n } });
+      this.tweets.push({
+        id,
+        text,
+        mediaIds,
+        createdAt: this.now(),
+        deleted: false,
+        metrics: { retweet_count: n % 7, reply_count: n % 5, like_count: 10 + (n % 40), quote_count: n % 3, bookmark_count: 1, impression_count: 500 + n },
+      });
       if (this.dropCreates > 0) {
         this.dropCreates--;
         return failureResponse({ kind: "drop" });
@@ -192,7 +226,16 @@ export class XFake {
     const del = r.path.match(/^\/2\/tweets\/(\d+)$/);
     if (r.method === "DELETE" && del) {
       const t = live().find((x) => x.id === del[1]);
-      if (!t) return json({ title: "Not Found Error", type: "https://api.twitter.com/2/problems/resource-not-found", status: 404, detail: `Could not find tweet with id: [${del[1]}].` }, 404);
+      if (!t)
+        return json(
+          {
+            title: "Not Found Error",
+            type: "https://api.twitter.com/2/problems/resource-not-found",
+            status: 404,
+            detail: `Could not find tweet with id: [${del[1]}].`,
+          },
+          404,
+        );
       t.deleted = true;
       return json({ data: { deleted: true } });
     }
@@ -207,11 +250,22 @@ export class XFake {
         .reverse()
         .slice(0, max)
         .map((t) => view(t, fields));
-      return json(rows.length ? { data: rows, meta: { result_count: rows.length, newest_id: rows[0]!.id, oldest_id: rows[rows.length - 1]!.id } } : { meta: { result_count: 0 } });
+      return json(
+        rows.length
+          ? { data: rows, meta: { result_count: rows.length, newest_id: rows[0]!.id, oldest_id: rows[rows.length - 1]!.id } }
+          : { meta: { result_count: 0 } },
+      );
     }
     const user = r.path.match(/^\/2\/users\/(\d+)$/);
     if (r.method === "GET" && user) {
-      return json({ data: { id: user[1], name: "Our Shop", username: "ourshop", public_metrics: { followers_count: this.followers, following_count: 1, tweet_count: live().length, listed_count: 0 } } });
+      return json({
+        data: {
+          id: user[1],
+          name: "Our Shop",
+          username: "ourshop",
+          public_metrics: { followers_count: this.followers, following_count: 1, tweet_count: live().length, listed_count: 0 },
+        },
+      });
     }
     return undefined;
   }
@@ -219,11 +273,22 @@ export class XFake {
   private media(r: RecordedRequest): Response {
     if (r.method === "POST" && r.path === "/2/media/upload/initialize") {
       const b = r.body as { media_type?: unknown; total_bytes?: unknown; media_category?: unknown } | undefined;
-      if (typeof b?.media_type !== "string" || typeof b.total_bytes !== "number" || (b.media_category !== undefined && !MEDIA_CATEGORIES.has(String(b.media_category))))
+      if (
+        typeof b?.media_type !== "string" ||
+        typeof b.total_bytes !== "number" ||
+        (b.media_category !== undefined && !MEDIA_CATEGORIES.has(String(b.media_category)))
+      )
         return invalid("media_type, total_bytes (number) and a known media_category are required");
       const id = String(this.nextMediaId++);
       const video = String(b.media_category ?? "").endsWith("video");
-      this.uploads.set(id, { type: b.media_type, total: b.total_bytes, category: String(b.media_category ?? ""), segments: new Map(), finalized: false, processing: video ? ["in_progress"] : [] });
+      this.uploads.set(id, {
+        type: b.media_type,
+        total: b.total_bytes,
+        category: String(b.media_category ?? ""),
+        segments: new Map(),
+        finalized: false,
+        processing: video ? ["in_progress"] : [],
+      });
       return json({ data: { id, media_key: `3_${id}`, expires_after_secs: 86400 } });
     }
     const m = r.path.match(/^\/2\/media\/upload\/(\d+)\/(append|finalize)$/);
@@ -248,7 +313,17 @@ export class XFake {
       const state = u.processing.shift() ?? (this.failVideoProcessing && u.category.endsWith("video") ? "failed" : "succeeded");
       if (state === "failed") u.processing.unshift("pending"); // never usable
       const error = state === "failed" ? { error: { code: 1, name: "InvalidMedia", message: "Unsupported video format" } } : {};
-      return json({ data: { id: r.query.get("media_id"), processing_info: { state, check_after_secs: state === "succeeded" || state === "failed" ? undefined : 1, progress_percent: state === "succeeded" ? 100 : 40, ...error } } });
+      return json({
+        data: {
+          id: r.query.get("media_id"),
+          processing_info: {
+            state,
+            check_after_secs: state === "succeeded" || state === "failed" ? undefined : 1,
+            progress_percent: state === "succeeded" ? 100 : 40,
+            ...error,
+          },
+        },
+      });
     }
     return invalid("unsupported media upload call");
   }
@@ -279,7 +354,15 @@ export class XFake {
   }
 
   /** A real-shaped Account Activity delivery with one incoming DM. */
-  static dmPayload(opts: { forUserId: string; senderId: string; text: string; eventId?: string; createdMs?: number; screenName?: string; name?: string }): Record<string, unknown> {
+  static dmPayload(opts: {
+    forUserId: string;
+    senderId: string;
+    text: string;
+    eventId?: string;
+    createdMs?: number;
+    screenName?: string;
+    name?: string;
+  }): Record<string, unknown> {
     const created = String(opts.createdMs ?? Date.now());
     return {
       for_user_id: opts.forUserId,
@@ -288,12 +371,38 @@ export class XFake {
           type: "message_create",
           id: opts.eventId ?? "1500000000000000001",
           created_timestamp: created,
-          message_create: { target: { recipient_id: opts.forUserId }, sender_id: opts.senderId, message_data: { text: opts.text, entities: { hashtags: [], symbols: [], user_mentions: [], urls: [] } } },
+          message_create: {
+            target: { recipient_id: opts.forUserId },
+            sender_id: opts.senderId,
+            message_data: { text: opts.text, entities: { hashtags: [], symbols: [], user_mentions: [], urls: [] } },
+          },
         },
       ],
       users: {
-        [opts.senderId]: { id: opts.senderId, created_timestamp: "1422556069340", name: opts.name ?? "Ann Lee", screen_name: opts.screenName ?? "annlee", protected: false, verified: false, followers_count: 10, friends_count: 20, statuses_count: 30, profile_image_url_https: "https://pbs.twimg.com/x.jpg" },
-        [opts.forUserId]: { id: opts.forUserId, created_timestamp: "1400000000000", name: "Our Shop", screen_name: "ourshop", protected: false, verified: true, followers_count: 1000, friends_count: 1, statuses_count: 500, profile_image_url_https: "https://pbs.twimg.com/y.jpg" },
+        [opts.senderId]: {
+          id: opts.senderId,
+          created_timestamp: "1422556069340",
+          name: opts.name ?? "Ann Lee",
+          screen_name: opts.screenName ?? "annlee",
+          protected: false,
+          verified: false,
+          followers_count: 10,
+          friends_count: 20,
+          statuses_count: 30,
+          profile_image_url_https: "https://pbs.twimg.com/x.jpg",
+        },
+        [opts.forUserId]: {
+          id: opts.forUserId,
+          created_timestamp: "1400000000000",
+          name: "Our Shop",
+          screen_name: "ourshop",
+          protected: false,
+          verified: true,
+          followers_count: 1000,
+          friends_count: 1,
+          statuses_count: 500,
+          profile_image_url_https: "https://pbs.twimg.com/y.jpg",
+        },
       },
     };
   }
@@ -327,7 +436,15 @@ function rfc3986(s: string): string {
 }
 
 function invalid(detail: string): Response {
-  return json({ errors: [{ message: detail }], title: "Invalid Request", detail: "One or more parameters to your request was invalid.", type: "https://api.twitter.com/2/problems/invalid-request" }, 400);
+  return json(
+    {
+      errors: [{ message: detail }],
+      title: "Invalid Request",
+      detail: "One or more parameters to your request was invalid.",
+      type: "https://api.twitter.com/2/problems/invalid-request",
+    },
+    400,
+  );
 }
 
 function assemble(u: XUpload): Uint8Array {

@@ -27,7 +27,8 @@ export function expectSameShape(actual: unknown, example: unknown, path = "$", o
   }
   if (opts.keysOnly) {
     // A nullable field may be null on one side (an error only on failure, a time not reached yet).
-    if (example !== null && actual !== null && typeOf(actual) !== typeOf(example)) throw new Error(`${path}: ${typeOf(actual)}, the example shows ${typeOf(example)}`);
+    if (example !== null && actual !== null && typeOf(actual) !== typeOf(example))
+      throw new Error(`${path}: ${typeOf(actual)}, the example shows ${typeOf(example)}`);
     return;
   }
   if (typeof example === "string" && typeof actual === "string" && opaque(example) !== example) {
@@ -65,7 +66,8 @@ export function expectShown(actual: unknown, shown: unknown, path = "$"): void {
     if (typeOf(actual) !== "object") throw new Error(`${path}: ${JSON.stringify(actual)}, the docs show an object`);
     const { "…": more, ...keys } = shown as Record<string, unknown>;
     const a = Object.keys(actual as object).sort();
-    if (!more && a.join() !== Object.keys(keys).sort().join()) throw new Error(`${path}: keys ${JSON.stringify(a)}, the docs show ${JSON.stringify(Object.keys(keys).sort())}`);
+    if (!more && a.join() !== Object.keys(keys).sort().join())
+      throw new Error(`${path}: keys ${JSON.stringify(a)}, the docs show ${JSON.stringify(Object.keys(keys).sort())}`);
     for (const [k, v] of Object.entries(keys)) {
       if (!(k in (actual as object))) throw new Error(`${path}.${k}: missing`);
       expectShown((actual as Record<string, unknown>)[k], v, `${path}.${k}`);

@@ -4,7 +4,14 @@ import { ACCOUNTS, type TestApp } from "./test-app";
 export type ChannelName = keyof typeof ACCOUNTS;
 
 /** A contact writes in on `channel` (through the real /hooks path), `agoMs` before the app's clock. */
-export async function inbound(app: TestApp, channel: ChannelName, from: { phone?: string; email?: string; handle?: string; name?: string; username?: string }, text = "hi", agoMs = 60_000, id?: string) {
+export async function inbound(
+  app: TestApp,
+  channel: ChannelName,
+  from: { phone?: string; email?: string; handle?: string; name?: string; username?: string },
+  text = "hi",
+  agoMs = 60_000,
+  id?: string,
+) {
   const res = await app.request("POST", `/hooks/${ACCOUNTS[channel]}`, {
     body: { from, text, timestamp: new Date(app.clock.now().getTime() - agoMs).toISOString(), ...(id ? { id } : {}) },
   });

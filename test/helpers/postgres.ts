@@ -22,7 +22,9 @@ import { migratePostgres } from "../../src/db/postgres/migrate";
 function binDir(): string | null {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length ? join(root, versions[0]!, "bin") : null;
 }
 
@@ -71,11 +73,25 @@ async function startServer(): Promise<string> {
     chownSync(dir, uid, gid);
   }
   const data = join(dir, "data");
-  const init = spawnSync(...run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]), { encoding: "utf8" });
+  const init = spawnSync(...run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]), {
+    encoding: "utf8",
+  });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
   const child = spawn(
-    ...run(join(bin, "postgres"), ["-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", ...(process.env.SWITCHBOARD_TEST_PG_DURABLE === "1" ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])]),
+    ...run(join(bin, "postgres"), [
+      "-D",
+      data,
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=300",
+      ...(process.env.SWITCHBOARD_TEST_PG_DURABLE === "1" ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+    ]),
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";

@@ -51,7 +51,12 @@ export function rawPost(opts: {
       if (!done && opts.chunked) socket.write("0\r\n\r\n");
     };
     socket.on("connect", () => {
-      const head = [`POST ${opts.path} HTTP/1.1`, "Host: 127.0.0.1", "Content-Type: application/json", opts.chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${opts.bytes}`];
+      const head = [
+        `POST ${opts.path} HTTP/1.1`,
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        opts.chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${opts.bytes}`,
+      ];
       for (const [k, v] of Object.entries(opts.headers ?? {})) head.push(`${k}: ${v}`);
       socket.write(head.join("\r\n") + "\r\n\r\n");
       write();
@@ -64,6 +69,6 @@ export function rawPost(opts: {
       if (end >= 0 && (!length || answer.length - end - 4 >= Number(length[1]))) finish();
     });
     socket.on("close", finish);
-    socket.on("error", (e) => (answer ? finish() : done ? undefined : (sent ? finish() : reject(e))));
+    socket.on("error", (e) => (answer ? finish() : done ? undefined : sent ? finish() : reject(e)));
   });
 }

@@ -44,7 +44,14 @@ export const ACCOUNTS = {
  * nothing changes behind a test's back; tests of the progression pass their own settings.
  */
 export function sandboxChannels(settings: Record<string, unknown> = { sent_after_ms: 0, delivered_after_ms: 3_600_000, read_after_ms: 0 }) {
-  return Object.entries(ACCOUNTS).map(([channel, id]) => ({ id, channel, provider: "sandbox", name: `${channel} sandbox`, default: true, settings: { ...settings } }));
+  return Object.entries(ACCOUNTS).map(([channel, id]) => ({
+    id,
+    channel,
+    provider: "sandbox",
+    name: `${channel} sandbox`,
+    default: true,
+    settings: { ...settings },
+  }));
 }
 
 export interface TestResponse<T = any> {
@@ -93,7 +100,10 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const url = TEST_ENGINE === "postgres" ? (databaseOfDir.get(dir) ?? (await freshPostgresDatabase())) : undefined;
   if (url) databaseOfDir.set(dir, url); // a restart with `dataDir` finds its database again
   const storage = url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir };
-  const config: Config = parseConfig({ storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) }, { env: {} });
+  const config: Config = parseConfig(
+    { storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) },
+    { env: {} },
+  );
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;

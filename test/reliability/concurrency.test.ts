@@ -17,7 +17,9 @@ const one = (sql: string) => (app.deps.db.$client.query(sql).get() as { n: numbe
 test("overdraw: 40 parallel priced sends with balance for 5", async () => {
   const N = 40;
   const res = await Promise.all(
-    Array.from({ length: N }, (_, i) => app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415${String(4_000_000 + i)}` }, type: "template", template: hello } })),
+    Array.from({ length: N }, (_, i) =>
+      app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415${String(4_000_000 + i)}` }, type: "template", template: hello } }),
+    ),
   );
   await app.deps.queue.drain();
   const by: Record<number, number> = {};
@@ -35,7 +37,12 @@ test("idempotency: 30 parallel duplicates of one key make one message", async ()
   app.deps.ledger.credit({ companyId: app.company.id, amount: 10_000_000, description: "more" });
   const before = one("SELECT count(*) AS n FROM messages");
   const res = await Promise.all(
-    Array.from({ length: 30 }, () => app.request("POST", "/messages", { headers: { "idempotency-key": "dup-1" }, body: { channel: "whatsapp", to: { phone: "+14155559000" }, type: "template", template: hello } })),
+    Array.from({ length: 30 }, () =>
+      app.request("POST", "/messages", {
+        headers: { "idempotency-key": "dup-1" },
+        body: { channel: "whatsapp", to: { phone: "+14155559000" }, type: "template", template: hello },
+      }),
+    ),
   );
   const by: Record<number, number> = {};
   for (const r of res) by[r.status] = (by[r.status] ?? 0) + 1;

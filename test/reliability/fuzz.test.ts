@@ -49,13 +49,29 @@ afterAll(() => app.close());
 test(`every operation × ${CASES} random cases: never a 5xx, every error in the envelope`, async () => {
   const rnd = prng(SEED);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const strings = ["", " ", "\u0000", "a\u0000b", "😀".repeat(50), "x".repeat(5000), "../../etc/passwd", "<script>", // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-looking string is one of the hostile inputs
-    "${x}", "null", "+14155550101", "0193a4b2-0000-7000-8000-00000000ffff", "whatsapp", "\ud800"];
+  const strings = [
+    "",
+    " ",
+    "\u0000",
+    "a\u0000b",
+    "😀".repeat(50),
+    "x".repeat(5000),
+    "../../etc/passwd",
+    "<script>", // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-looking string is one of the hostile inputs
+    "${x}",
+    "null",
+    "+14155550101",
+    "0193a4b2-0000-7000-8000-00000000ffff",
+    "whatsapp",
+    "\ud800",
+  ];
   const value = (depth: number): unknown => {
     const r = rnd();
     if (depth > 3 || r < 0.35) return pick([null, true, false, 0, -1, 1e308, -0.5, 2 ** 53 + 1, pick(strings)]);
     if (r < 0.6) return Array.from({ length: Math.floor(rnd() * 4) }, () => value(depth + 1));
-    return Object.fromEntries(Array.from({ length: Math.floor(rnd() * 5) }, () => [pick(["", "__proto__", "constructor", "a", "x".repeat(300)]), value(depth + 1)]));
+    return Object.fromEntries(
+      Array.from({ length: Math.floor(rnd() * 5) }, () => [pick(["", "__proto__", "constructor", "a", "x".repeat(300)]), value(depth + 1)]),
+    );
   };
   const body = (fields: string[]): string | Uint8Array => {
     const r = rnd();
@@ -86,8 +102,13 @@ test(`every operation × ${CASES} random cases: never a 5xx, every error in the 
   for (const op of operations) {
     for (let i = 0; i < CASES; i++) {
       const path = op.path.replace(/\{[^}]+\}/g, () => enc(pick(["nope", "0193a4b2-0000-7000-8000-00000000ffff", "%", "\u0000", "x".repeat(1000), "\ud800"])));
-      const query = rnd() < 0.5 ? "" : `?${pick(["limit", "cursor", "status", "from", "channel", "q"])}=${enc(String(pick(strings)))}&limit=${pick(["0", "abc", "201", "1e3", "-1", "50"])}`;
-      const headers: Record<string, string> = { "content-type": pick(["application/json", "application/json", "text/plain", "application/x-ndjson", "multipart/form-data; boundary=x"]) };
+      const query =
+        rnd() < 0.5
+          ? ""
+          : `?${pick(["limit", "cursor", "status", "from", "channel", "q"])}=${enc(String(pick(strings)))}&limit=${pick(["0", "abc", "201", "1e3", "-1", "50"])}`;
+      const headers: Record<string, string> = {
+        "content-type": pick(["application/json", "application/json", "text/plain", "application/x-ndjson", "multipart/form-data; boundary=x"]),
+      };
       if (rnd() < 0.3) headers["idempotency-key"] = pick(["", " ", "x".repeat(300), "ok-key-1", "ü"]);
       if (rnd() < 0.3) headers["x-request-id"] = pick(["", "x".repeat(500), "id with spaces", "ok-1"]);
       const b = op.method === "GET" || op.method === "DELETE" ? undefined : body(op.fields);
@@ -102,7 +123,9 @@ test(`every operation × ${CASES} random cases: never a 5xx, every error in the 
         envelope = typeof JSON.parse(text)?.error?.code === "string";
       } catch {}
       if (res.status >= 500 || (res.status >= 400 && !envelope))
-        failures.push(`${op.method} ${path}${query} ${JSON.stringify(headers)} body=${typeof b === "string" ? b.slice(0, 80) : b} (seed ${SEED}, case ${i}) → ${res.status} ${text.slice(0, 120)}`);
+        failures.push(
+          `${op.method} ${path}${query} ${JSON.stringify(headers)} body=${typeof b === "string" ? b.slice(0, 80) : b} (seed ${SEED}, case ${i}) → ${res.status} ${text.slice(0, 120)}`,
+        );
     }
   }
   console.log(`fuzz: ${operations.length} operations × ${CASES} cases = ${tried} requests, statuses ${JSON.stringify(statuses)}`);
@@ -119,7 +142,11 @@ describe("URL-valued fields never reach loopback", () => {
   let hits = 0;
   let redirected = 0;
   // The "internal service": answers every request with a valid image, so only a refusal keeps the count at 0.
-  const internal = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (hits++, new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } })) });
+  const internal = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => (hits++, new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } })),
+  });
   // A first hop `[outbound] allow` lets through (127.0.0.2/32), redirecting to `?to=`.
   const redirector = Bun.serve({
     hostname: "127.0.0.2",
@@ -135,8 +162,20 @@ describe("URL-valued fields never reach loopback", () => {
         rate_limit: { requests_per_second: 1e9, burst: 1e9 },
         outbound: { allow: ["127.0.0.2/32"] },
         webhooks: { allow_private_networks: false },
-        channels: [...sandboxChannels(), { id: SMTP_ID, channel: "email", provider: "smtp", name: "smtp", default: false, settings: { host: "127.0.0.1", port: smtp.port, secure: false, from: "shop@shop.example" } }],
-        social_accounts: [{ id: X_SOCIAL_ID, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } }],
+        channels: [
+          ...sandboxChannels(),
+          {
+            id: SMTP_ID,
+            channel: "email",
+            provider: "smtp",
+            name: "smtp",
+            default: false,
+            settings: { host: "127.0.0.1", port: smtp.port, secure: false, from: "shop@shop.example" },
+          },
+        ],
+        social_accounts: [
+          { id: X_SOCIAL_ID, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } },
+        ],
       },
     });
     ensureHelloWorld({ db: urlApp.deps.db, now: urlApp.deps.now, companyId: urlApp.company.id, account: { id: SMTP_ID, channel: "email" } });
@@ -210,7 +249,13 @@ describe("URL-valued fields never reach loopback", () => {
     const bodies: Record<string, { path?: string; body: (url: string) => unknown }> = {
       "POST /messages /media/url": { body: (url) => ({ channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url } }) },
       "POST /messages /template/headerMediaUrl": {
-        body: (url) => ({ channel: "email", channelAccountId: SMTP_ID, to: { email: "ann@example.com" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" }, headerMediaUrl: url } }),
+        body: (url) => ({
+          channel: "email",
+          channelAccountId: SMTP_ID,
+          to: { email: "ann@example.com" },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "Ann" }, headerMediaUrl: url },
+        }),
       },
       "POST /social/posts /media/0/url": { body: (url) => ({ accountIds: [X_SOCIAL_ID], text: `probe ${Math.random()}`, media: [{ url }], publishNow: true }) },
       "PATCH /social/posts/{id} /media/0/url": { path: `/social/posts/${draft.body.data.id}`, body: (url) => ({ media: [{ url }] }) },
@@ -232,7 +277,9 @@ describe("URL-valued fields never reach loopback", () => {
     }
     // Sends, posts and webhook deliveries run here; nothing is due later that could still fetch.
     await urlApp.deps.queue.drain();
-    console.log(`URL probes: ${fields.length} fields × ${probes.length} URLs, statuses ${JSON.stringify(statuses)}; redirector ${redirected} hits; loopback ${hits} hits`);
+    console.log(
+      `URL probes: ${fields.length} fields × ${probes.length} URLs, statuses ${JSON.stringify(statuses)}; redirector ${redirected} hits; loopback ${hits} hits`,
+    );
     expect(redirected).toBeGreaterThan(0); // the redirect probes were accepted and really fetched (first hop)
     expect(hits).toBe(0);
   }, 120_000);

@@ -29,7 +29,11 @@ const network = Bun.serve({
   async fetch(req) {
     const url = new URL(req.url);
     if (url.pathname.endsWith("/sendMessage")) await Bun.sleep(25);
-    return fetch(`${tg.url}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.arrayBuffer() });
+    return fetch(`${tg.url}${url.pathname}${url.search}`, {
+      method: req.method,
+      headers: req.headers,
+      body: req.method === "GET" ? undefined : await req.arrayBuffer(),
+    });
   },
 });
 
@@ -87,7 +91,8 @@ const sql = <T = { n: number }>(query: string): T[] => {
 };
 /** Dispatches held by a worker: claimed jobs rows, and queued messages held on their own rows. */
 const leased = () =>
-  sql("SELECT count(*) AS n FROM jobs WHERE status = 'running'")[0]!.n + sql("SELECT count(*) AS n FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL")[0]!.n;
+  sql("SELECT count(*) AS n FROM jobs WHERE status = 'running'")[0]!.n +
+  sql("SELECT count(*) AS n FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL")[0]!.n;
 const until = <T>(what: string, fn: () => T | undefined) => waitUntil(what, fn, { context: () => server.output().slice(-2000) });
 const sent = (i: number) => tg.calls("sendMessage").filter((c) => (c.body as { text?: string }).text === `k9-${i}`).length;
 
@@ -95,7 +100,15 @@ test("kill -9 during a burst of sends to a provider: every message sent, a dupli
   // Each user writes first (Telegram: the bot may only answer).
   const now = Math.floor(Date.now() / 1000);
   for (let i = 0; i < USERS; i++)
-    tg.queueUpdate({ message: { message_id: 1, from: { id: 7000 + i, is_bot: false, first_name: "U", last_name: String(i) }, chat: { id: 7000 + i, type: "private" }, date: now, text: "hi" } });
+    tg.queueUpdate({
+      message: {
+        message_id: 1,
+        from: { id: 7000 + i, is_bot: false, first_name: "U", last_name: String(i) },
+        chat: { id: 7000 + i, type: "private" },
+        date: now,
+        text: "hi",
+      },
+    });
   await until("every user's message stored", () => (sql("SELECT count(*) AS n FROM messages WHERE direction = 'inbound'")[0]!.n === USERS ? true : undefined));
 
   // The burst: 8 clients; the kill comes once a third of the sends reached the provider.
@@ -128,9 +141,13 @@ test("kill -9 during a burst of sends to a provider: every message sent, a dupli
 
   server = await serve(configPath, {}, { port: Number(new URL(server.url).port) });
   const ids = accepted.map((id) => `'${id}'`).join(",");
-  await until("every accepted message terminal", () => (sql(`SELECT count(*) AS n FROM messages WHERE id IN (${ids}) AND status IN ('queued')`)[0]!.n === 0 ? true : undefined));
+  await until("every accepted message terminal", () =>
+    sql(`SELECT count(*) AS n FROM messages WHERE id IN (${ids}) AND status IN ('queued')`)[0]!.n === 0 ? true : undefined,
+  );
   await until("no job leased or due", () =>
-    sql("SELECT count(*) AS n FROM jobs WHERE type LIKE 'message.%'")[0]!.n + sql("SELECT count(*) AS n FROM messages WHERE status = 'queued'")[0]!.n === 0 ? true : undefined,
+    sql("SELECT count(*) AS n FROM jobs WHERE type LIKE 'message.%'")[0]!.n + sql("SELECT count(*) AS n FROM messages WHERE status = 'queued'")[0]!.n === 0
+      ? true
+      : undefined,
   );
 
   const rows = sql<{ id: string; status: string; content: string }>(`SELECT id, status, content FROM messages WHERE id IN (${ids})`);

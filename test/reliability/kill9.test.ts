@@ -42,7 +42,7 @@ const receiver = Bun.serve({
 beforeAll(async () => {
   dir = tempDir("sb-kill9-");
   init = JSON.parse(run(["init", "--dir", dir, "--json"]).stdout);
-  appendFileSync(init.configPath, "\n[rate_limit]\nrequests_per_second = 100000\nburst = 100000\n\n[log]\nlevel = \"error\"\n");
+  appendFileSync(init.configPath, '\n[rate_limit]\nrequests_per_second = 100000\nburst = 100000\n\n[log]\nlevel = "error"\n');
   server = await serve(init.configPath);
 });
 afterAll(async () => {
@@ -69,7 +69,8 @@ function sql<T = { n: number }>(query: string, ...params: string[]): T[] {
   }
 }
 
-const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined) => waitUntil(what, fn, { timeoutMs: 20_000, context: () => server.output().slice(-2000) });
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined) =>
+  waitUntil(what, fn, { timeoutMs: 20_000, context: () => server.output().slice(-2000) });
 
 test("kill -9 with webhook retries pending and in flight and an import half done: all delivered, same webhook-id, import exact, nothing leased", async () => {
   expect((await api("POST", "/webhooks", { url: `http://127.0.0.1:${receiver.port}/hook`, events: ["message.sent"] })).status).toBe(201);
@@ -77,7 +78,12 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   // Events: each send's message.sent. Their first attempts are refused with Retry-After: 1.
   const sends = await Promise.all(
     Array.from({ length: EVENTS }, (_, i) =>
-      api("POST", "/messages", { channel: "whatsapp", to: { phone: `+1415${String(8_000_000 + i)}` }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } }),
+      api("POST", "/messages", {
+        channel: "whatsapp",
+        to: { phone: `+1415${String(8_000_000 + i)}` },
+        type: "template",
+        template: { name: "hello_world", params: { "body.1": "Ann" } },
+      }),
     ),
   );
   expect(sends.every((r) => r.status === 202)).toBe(true);
@@ -87,7 +93,9 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   const inFlight = () => [...seen.values()].filter((v) => v.attempts > 1 && v.ok === 0).length;
   await until("retries in flight", () => (inFlight() > 0 ? true : undefined));
   // The import starts while retries are in flight; the kill comes once it is well under way.
-  const lines = Array.from({ length: CONTACTS }, (_, i) => JSON.stringify({ firstName: `K${i}`, identities: [{ channel: "email", value: `k${i}@example.com` }], tags: ["kill9"] })).join("\n");
+  const lines = Array.from({ length: CONTACTS }, (_, i) =>
+    JSON.stringify({ firstName: `K${i}`, identities: [{ channel: "email", value: `k${i}@example.com` }], tags: ["kill9"] }),
+  ).join("\n");
   const imp = await api("POST", "/contacts/import", lines, "application/x-ndjson");
   expect(imp.status).toBe(202);
   const importId = imp.body.data.id as string;
@@ -111,7 +119,11 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   const events = sql<{ id: string }>("SELECT id FROM webhook_messages WHERE event_type = 'message.sent'").map((r) => r.id);
   await until("every event delivered", () => (events.every((id) => (seen.get(id)?.ok ?? 0) > 0) ? true : undefined));
   const recoveredMs = performance.now() - restarted;
-  await until("no job left", () => (sql("SELECT count(*) AS n FROM jobs WHERE type IN ('webhook.deliver', 'webhook.fanout', 'contacts.import') OR status = 'running'")[0]!.n === 0 ? true : undefined));
+  await until("no job left", () =>
+    sql("SELECT count(*) AS n FROM jobs WHERE type IN ('webhook.deliver', 'webhook.fanout', 'contacts.import') OR status = 'running'")[0]!.n === 0
+      ? true
+      : undefined,
+  );
 
   // Webhooks: at least once, one id per event and one body per id; the receiver's dedupe leaves exactly the events.
   expect(events).toHaveLength(EVENTS);
@@ -125,7 +137,11 @@ test("kill -9 with webhook retries pending and in flight and an import half done
   // Import: resumed, exact.
   expect(done).toMatchObject({ processed: CONTACTS, created: CONTACTS, failed: 0 });
   expect(sql("SELECT count(*) AS n FROM contacts")[0]!.n - before).toBe(CONTACTS);
-  expect(sql("SELECT count(*) AS n FROM (SELECT value FROM contact_identities WHERE channel = 'email' AND value LIKE 'k%@example.com' GROUP BY value HAVING count(*) > 1)")[0]!.n).toBe(0);
+  expect(
+    sql(
+      "SELECT count(*) AS n FROM (SELECT value FROM contact_identities WHERE channel = 'email' AND value LIKE 'k%@example.com' GROUP BY value HAVING count(*) > 1)",
+    )[0]!.n,
+  ).toBe(0);
   expect(sql("SELECT count(*) AS n FROM jobs WHERE status = 'running'")[0]!.n).toBe(0);
 
   console.log(

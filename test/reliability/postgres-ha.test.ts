@@ -41,7 +41,11 @@ const network = Bun.serve({
       sendTimes.push(performance.now());
       await Bun.sleep(25);
     }
-    return fetch(`${tg.url}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.arrayBuffer() });
+    return fetch(`${tg.url}${u.pathname}${u.search}`, {
+      method: req.method,
+      headers: req.headers,
+      body: req.method === "GET" ? undefined : await req.arrayBuffer(),
+    });
   },
 });
 
@@ -103,12 +107,19 @@ afterAll(async () => {
 
 const count = (query: string): number => Number(db.query(query).rows[0]![0]);
 /** Dispatches held by a worker: claimed jobs rows, and queued messages held on their own rows. */
-const leased = () => count("SELECT count(*) FROM jobs WHERE status = 'running'") + count("SELECT count(*) FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL");
+const leased = () =>
+  count("SELECT count(*) FROM jobs WHERE status = 'running'") + count("SELECT count(*) FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL");
 const output = () => servers.map((s, i) => `--- instance ${i}\n${s.output().slice(-1500)}`).join("\n");
 const until = <T>(what: string, fn: () => T | undefined, timeoutMs = 30_000) => waitUntil(what, fn, { timeoutMs, context: output });
 const LEADS = "this instance leads the scheduled work";
 const userUpdate = (user: number, text: string) => ({
-  message: { message_id: user, from: { id: user, is_bot: false, first_name: "U", last_name: String(user) }, chat: { id: user, type: "private" }, date: Math.floor(Date.now() / 1000), text },
+  message: {
+    message_id: user,
+    from: { id: user, is_bot: false, first_name: "U", last_name: String(user) },
+    chat: { id: user, type: "private" },
+    date: Math.floor(Date.now() / 1000),
+    text,
+  },
 });
 
 test.skipIf(!available)(
@@ -162,17 +173,25 @@ test.skipIf(!available)(
     // The leader moves: b takes the lock, and its long polling picks up a message written after the kill.
     await until("instance b leads", () => (b.output().includes(LEADS) ? true : undefined));
     tg.queueUpdate(userUpdate(9999, "after the kill"));
-    await until("the new leader's polling stored the message written after the kill", () => (count("SELECT count(*) FROM messages WHERE direction = 'inbound'") === USERS + 1 ? true : undefined));
+    await until("the new leader's polling stored the message written after the kill", () =>
+      count("SELECT count(*) FROM messages WHERE direction = 'inbound'") === USERS + 1 ? true : undefined,
+    );
 
     // The dead instance's leases expire; b runs its jobs again.
     const ids = [...accepted.values()].map((id) => `'${id}'`).join(",");
-    await until("every accepted message terminal", () => (count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'queued'`) === 0 ? true : undefined), 60_000);
+    await until(
+      "every accepted message terminal",
+      () => (count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'queued'`) === 0 ? true : undefined),
+      60_000,
+    );
     await until("no dispatch job left", () => (count("SELECT count(*) FROM jobs WHERE type LIKE 'message.%'") === 0 ? true : undefined), 30_000);
 
     expect(new Set(accepted.values()).size).toBe(USERS); // an idempotent retry answered with its own message
     expect(count(`SELECT count(*) FROM messages WHERE direction = 'outbound'`)).toBe(USERS); // stored once each
     expect(count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'sent'`)).toBe(USERS); // none lost
-    expect(count(`SELECT count(*) FROM (SELECT message_id FROM ledger_entries WHERE message_id IS NOT NULL GROUP BY message_id HAVING count(*) > 1) AS twice`)).toBe(0);
+    expect(
+      count(`SELECT count(*) FROM (SELECT message_id FROM ledger_entries WHERE message_id IS NOT NULL GROUP BY message_id HAVING count(*) > 1) AS twice`),
+    ).toBe(0);
     const received = [...accepted.keys()].map((i) => tg.calls("sendMessage").filter((c) => (c.body as { text?: string }).text === `ha-${i}`).length);
     expect(received.every((n) => n >= 1)).toBe(true); // every message reached the provider
     expect(received.every((n) => n <= 2)).toBe(true);

@@ -83,21 +83,30 @@ beforeAll(async () => {
     {
       key: "whatsapp",
       proxy: new HttpChaosProxy(graph.url, graphForms),
-      open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: whatsappPayloads.text({ phoneNumberId: META.phone, from: "14155550100", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
+      open: (hook) =>
+        graph
+          .pushWebhook({ url: hook, appSecret: META.secret, payload: whatsappPayloads.text({ phoneNumberId: META.phone, from: "14155550100", text: "hi" }) })
+          .then((r) => new Response(r.body, { status: r.status })),
       body: text("whatsapp", { phone: "+14155550100" }),
       accepted: (m) => rawHas(graph.requests, m),
     },
     {
       key: "messenger",
       proxy: new HttpChaosProxy(graph.url, graphForms),
-      open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: messengerPayloads.message({ accountId: META.page, senderId: "6001", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
+      open: (hook) =>
+        graph
+          .pushWebhook({ url: hook, appSecret: META.secret, payload: messengerPayloads.message({ accountId: META.page, senderId: "6001", text: "hi" }) })
+          .then((r) => new Response(r.body, { status: r.status })),
       body: text("messenger", { handle: "6001" }),
       accepted: (m) => rawHas(graph.requests, m),
     },
     {
       key: "instagram",
       proxy: new HttpChaosProxy(graph.url, graphForms),
-      open: (hook) => graph.pushWebhook({ url: hook, appSecret: META.secret, payload: instagramPayloads.message({ accountId: META.ig, senderId: "6002", text: "hi" }) }).then((r) => new Response(r.body, { status: r.status })),
+      open: (hook) =>
+        graph
+          .pushWebhook({ url: hook, appSecret: META.secret, payload: instagramPayloads.message({ accountId: META.ig, senderId: "6002", text: "hi" }) })
+          .then((r) => new Response(r.body, { status: r.status })),
       body: text("instagram", { handle: "6002" }),
       accepted: (m) => rawHas(graph.requests, m),
     },
@@ -111,15 +120,33 @@ beforeAll(async () => {
           (s) => failureResponse(xErrors.rateLimited({ resetEpochS: Math.floor(clockOf().getTime() / 1000) + s })),
         ),
       ),
-      open: (hook) => XFake.pushWebhook({ url: hook, consumerSecret: X.secret, payload: XFake.dmPayload({ forUserId: X.user, senderId: "7001", text: "hi", eventId: String(1_500_000_000_000_000_000n + BigInt(Date.now())) }) }),
+      open: (hook) =>
+        XFake.pushWebhook({
+          url: hook,
+          consumerSecret: X.secret,
+          payload: XFake.dmPayload({ forUserId: X.user, senderId: "7001", text: "hi", eventId: String(1_500_000_000_000_000_000n + BigInt(Date.now())) }),
+        }),
       body: text("x", { handle: "7001" }),
       accepted: (m) => rawHas(xf.requests, m),
     },
     {
       key: "telegram",
-      proxy: new HttpChaosProxy(tg.url, forms(() => failureResponse({ kind: "response", status: 500, body: { ok: false, error_code: 500, description: "Internal Server Error" } }), (s) => failureResponse(telegramErrors.tooManyRequests(s)))),
+      proxy: new HttpChaosProxy(
+        tg.url,
+        forms(
+          () => failureResponse({ kind: "response", status: 500, body: { ok: false, error_code: 500, description: "Internal Server Error" } }),
+          (s) => failureResponse(telegramErrors.tooManyRequests(s)),
+        ),
+      ),
       open: (hook) =>
-        TelegramFake.pushWebhook({ url: hook, secretToken: TG.secret, update: { update_id: Date.now() % 1_000_000_000, message: { message_id: 900, from: { id: 5001, is_bot: false, first_name: "Ann" }, chat: { id: 5001, type: "private" }, date: nowS(), text: "hi" } } }),
+        TelegramFake.pushWebhook({
+          url: hook,
+          secretToken: TG.secret,
+          update: {
+            update_id: Date.now() % 1_000_000_000,
+            message: { message_id: 900, from: { id: 5001, is_bot: false, first_name: "Ann" }, chat: { id: 5001, type: "private" }, date: nowS(), text: "hi" },
+          },
+        }),
       body: text("telegram", { handle: "5001" }),
       accepted: (m) => rawHas(tg.requests, m),
     },
@@ -130,10 +157,26 @@ beforeAll(async () => {
         forms(
           () => failureResponse(tiktokErrors.http500()),
           // The API gateway's 429 carries Retry-After (the body is TikTok's own 40100).
-          (s) => Response.json({ code: 40100, message: "Too many requests. Please retry in some time.", data: {} }, { status: 429, headers: { "retry-after": String(s) } }),
+          (s) =>
+            Response.json(
+              { code: 40100, message: "Too many requests. Please retry in some time.", data: {} },
+              { status: 429, headers: { "retry-after": String(s) } },
+            ),
         ),
       ),
-      open: (hook) => TiktokFake.pushWebhook({ url: hook, clientSecret: TT.secret, timestamp: Math.floor(clockOf().getTime() / 1000), body: TiktokFake.messageWebhookBody({ businessId: TT.business, userId: "tt-user-1", conversationId: "conv-1", text: "hi", timestampMs: clockOf().getTime() }) }),
+      open: (hook) =>
+        TiktokFake.pushWebhook({
+          url: hook,
+          clientSecret: TT.secret,
+          timestamp: Math.floor(clockOf().getTime() / 1000),
+          body: TiktokFake.messageWebhookBody({
+            businessId: TT.business,
+            userId: "tt-user-1",
+            conversationId: "conv-1",
+            text: "hi",
+            timestampMs: clockOf().getTime(),
+          }),
+        }),
       body: text("tiktok", { handle: "tt-user-1" }),
       accepted: (m) => rawHas(tt.requests, m),
     },
@@ -154,11 +197,37 @@ afterAll(async () => {
 function channelsConfig() {
   const proxyOf = (key: ProviderKey) => providers.find((p) => p.key === key)!.proxy;
   const base = (key: ProviderKey) => (proxyOf(key) as HttpChaosProxy).url;
-  const account = (key: ProviderKey, provider: string, settings: Record<string, unknown>) => ({ id: ID[key], channel: key, provider, name: key, default: true, max_per_second: 0, settings });
+  const account = (key: ProviderKey, provider: string, settings: Record<string, unknown>) => ({
+    id: ID[key],
+    channel: key,
+    provider,
+    name: key,
+    default: true,
+    max_per_second: 0,
+    settings,
+  });
   return [
-    account("whatsapp", "whatsapp-cloud", { phone_number_id: META.phone, access_token: META.token, app_secret: META.secret, verify_token: META.verify, base_url: base("whatsapp") }),
-    account("messenger", "messenger", { page_id: META.page, page_access_token: META.token, app_secret: META.secret, verify_token: META.verify, base_url: base("messenger") }),
-    account("instagram", "instagram", { ig_user_id: META.ig, access_token: META.token, app_secret: META.secret, verify_token: META.verify, base_url: base("instagram") }),
+    account("whatsapp", "whatsapp-cloud", {
+      phone_number_id: META.phone,
+      access_token: META.token,
+      app_secret: META.secret,
+      verify_token: META.verify,
+      base_url: base("whatsapp"),
+    }),
+    account("messenger", "messenger", {
+      page_id: META.page,
+      page_access_token: META.token,
+      app_secret: META.secret,
+      verify_token: META.verify,
+      base_url: base("messenger"),
+    }),
+    account("instagram", "instagram", {
+      ig_user_id: META.ig,
+      access_token: META.token,
+      app_secret: META.secret,
+      verify_token: META.verify,
+      base_url: base("instagram"),
+    }),
     account("x", "x", { user_id: X.user, access_token: X.token, consumer_secret: X.secret, base_url: base("x") }),
     account("telegram", "telegram", { bot_token: TG.token, mode: "webhook", secret_token: TG.secret, base_url: base("telegram") }),
     account("tiktok", "tiktok", { business_id: TT.business, access_token: TT.token, client_secret: TT.secret, base_url: base("tiktok") }),
@@ -203,7 +272,9 @@ interface JobRow {
   last_error: string | null;
 }
 const dispatchJob = (app: TestApp, messageId: string) =>
-  app.deps.db.$client.query("SELECT status, run_at, attempts, last_error FROM jobs WHERE type = 'message.dispatch' AND json_extract(payload, '$.messageId') = ?").get(messageId) as JobRow | null;
+  app.deps.db.$client
+    .query("SELECT status, run_at, attempts, last_error FROM jobs WHERE type = 'message.dispatch' AND json_extract(payload, '$.messageId') = ?")
+    .get(messageId) as JobRow | null;
 const statusOf = (app: TestApp, id: string) => (app.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status;
 
 describe("faults × providers (manual clock: every retry is read from its job and the clock jumped to it)", () => {
@@ -263,7 +334,9 @@ describe("faults × providers (manual clock: every retry is read from its job an
           }
         });
       }
-      figures.push(`  ${fault.padEnd(7)} ${sent.map((s) => `${s.p.key} ${s.delays.map((d) => (d / 1000).toFixed(1)).join("/")}`).join(", ")}${fault === "hang" ? `  (attempts gave up after ${Math.round(faultMs)} ms)` : ""}`);
+      figures.push(
+        `  ${fault.padEnd(7)} ${sent.map((s) => `${s.p.key} ${s.delays.map((d) => (d / 1000).toFixed(1)).join("/")}`).join(", ")}${fault === "hang" ? `  (attempts gave up after ${Math.round(faultMs)} ms)` : ""}`,
+      );
     });
   test("an outage longer than the retries: the message fails PROVIDER_UNAVAILABLE after max_attempts", async () => {
     const wa = providers.find((p) => p.key === "whatsapp")!;
@@ -281,7 +354,9 @@ describe("faults × providers (manual clock: every retry is read from its job an
       }
       const m = (await app.request("GET", `/messages/${id}`)).body.data;
       const minutes = (app.clock.now().getTime() - t0) / 60_000;
-      console.log(`an outage outlasting the retries: failed after ${attempts} attempts over ${minutes.toFixed(1)} min ([jobs] max_attempts 10), reason ${m.error?.reason}`);
+      console.log(
+        `an outage outlasting the retries: failed after ${attempts} attempts over ${minutes.toFixed(1)} min ([jobs] max_attempts 10), reason ${m.error?.reason}`,
+      );
       expect(m).toMatchObject({ status: "failed", error: { reason: "PROVIDER_UNAVAILABLE" } });
       expect(attempts).toBe(10);
       expect(wa.accepted("pf-long-outage#")).toBe(0);
@@ -317,7 +392,11 @@ describe("every provider down at once, clients sending all along (real time, job
       Array.from({ length: CLIENTS }, async () => {
         for (let w = work.shift(); w; w = work.shift()) {
           const started = performance.now();
-          const res = await fetch(`${url}/api/public/v1/messages`, { method: "POST", headers: { authorization: `Bearer ${app.key}`, "content-type": "application/json" }, body: JSON.stringify(w.p.body(w.marker)) });
+          const res = await fetch(`${url}/api/public/v1/messages`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${app.key}`, "content-type": "application/json" },
+            body: JSON.stringify(w.p.body(w.marker)),
+          });
           ms.push(performance.now() - started);
           const body = (await res.json()) as { data: { id: string } };
           expect(res.status, JSON.stringify(body)).toBe(202);
@@ -355,7 +434,8 @@ describe("every provider down at once, clients sending all along (real time, job
       `POST /messages, ${providers.length * PER_PROVIDER} sends from ${CLIENTS} clients per phase:\n${[healthy, { ...errors, phase: "all providers answer 5xx" }, { ...hangs, phase: "all providers hang" }].map(row).join("\n")}\n` +
         `  after recovery: ${all.length} of ${all.length} sent, each accepted once by its provider`,
     );
-    const bound = (r: Awaited<ReturnType<typeof load>>) => expect(percentile(r.ms, 99), `${r.phase} p99`).toBeLessThan(Math.max(3 * percentile(healthy.ms, 99), percentile(healthy.ms, 99) + 150));
+    const bound = (r: Awaited<ReturnType<typeof load>>) =>
+      expect(percentile(r.ms, 99), `${r.phase} p99`).toBeLessThan(Math.max(3 * percentile(healthy.ms, 99), percentile(healthy.ms, 99) + 150));
     bound(errors);
     bound(hangs);
   });
@@ -379,7 +459,9 @@ describe("every provider down at once, clients sending all along (real time, job
     // Out while every hung Telegram send is still waiting for its provider (none has given up and been
     // rescheduled with an error yet): they did not wait for a slot.
     const tgGaveUp = app.deps.db.$client
-      .query(`SELECT count(*) AS n FROM jobs WHERE type = 'message.dispatch' AND last_error IS NOT NULL AND payload IN (SELECT json_object('messageId', value) FROM json_each(?))`)
+      .query(
+        `SELECT count(*) AS n FROM jobs WHERE type = 'message.dispatch' AND last_error IS NOT NULL AND payload IN (SELECT json_object('messageId', value) FROM json_each(?))`,
+      )
       .get(JSON.stringify(held)) as { n: number };
     expect(tgGaveUp.n).toBe(0);
     tgProvider.proxy.up();
@@ -389,7 +471,9 @@ describe("every provider down at once, clients sending all along (real time, job
     await until("Telegram sends out after it recovers", () => held.every((id) => statusOf(app, id) === "sent"), 20_000);
     for (let i = 0; i < held.length; i++) expect(tgProvider.accepted(`iso-tg-${i}#`)).toBe(1);
     const timeoutMs = LEASE_SECONDS * 250;
-    console.log(`isolation: 16 Telegram sends hanging (the account's 16 slots of 32): 5 WhatsApp sends out after ${Math.round(waitedMs)} ms (provider timeout ${timeoutMs} ms)`);
+    console.log(
+      `isolation: 16 Telegram sends hanging (the account's 16 slots of 32): 5 WhatsApp sends out after ${Math.round(waitedMs)} ms (provider timeout ${timeoutMs} ms)`,
+    );
     // Before dispatch was grouped by account, one pool served every account oldest first: the WhatsApp sends
     // waited until the hung Telegram sends gave up (1.26 s here), and behind a larger backlog wave after wave.
   });

@@ -14,6 +14,10 @@ test("20 s of mixed traffic, then drained: nothing left behind", async () => {
   console.log(`soak: ${JSON.stringify(r)}`);
   expect(Object.keys(r.statuses).filter((s) => Number(s) >= 500)).toEqual([]);
   expect(r.requests).toBeGreaterThan(1000);
-  expect({ notTerminal: r.notTerminal, jobsLeft: r.jobsLeft, webhooksUndelivered: r.webhooksUndelivered }).toEqual({ notTerminal: 0, jobsLeft: 0, webhooksUndelivered: 0 });
+  expect({ notTerminal: r.notTerminal, jobsLeft: r.jobsLeft, webhooksUndelivered: r.webhooksUndelivered }).toEqual({
+    notTerminal: 0,
+    jobsLeft: 0,
+    webhooksUndelivered: 0,
+  });
   expect(r.rssEndMb).toBeLessThan(500);
 }, 120_000);

@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = tempDir("sb-busy-");
   init = JSON.parse(run(["init", "--dir", dir, "--json"]).stdout);
   expect(run(["balance", "credit", "--company", "default", "--amount", "100000.000000", "--config", init.configPath]).code).toBe(0);
-  appendFileSync(init.configPath, "\n[rate_limit]\nrequests_per_second = 100000\nburst = 100000\n\n[log]\nlevel = \"warn\"\n");
+  appendFileSync(init.configPath, '\n[rate_limit]\nrequests_per_second = 100000\nburst = 100000\n\n[log]\nlevel = "warn"\n');
   server = await serve(init.configPath);
 });
 afterAll(async () => {
@@ -57,11 +57,17 @@ interface Phase {
 
 /** Runs the storm process and, until it exits, `clients` senders plus one GET /healthz prober every 50 ms. */
 async function phase(name: string, args: { durationMs: number; holdMs: number; gapMs: number }, clients = 6): Promise<Phase> {
-  const storm = Bun.spawn([process.execPath, STORM, dbPath(), String(args.durationMs), String(args.holdMs), String(args.gapMs)], { stdout: "pipe", stderr: "pipe" });
+  const storm = Bun.spawn([process.execPath, STORM, dbPath(), String(args.durationMs), String(args.holdMs), String(args.gapMs)], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const lines = (async () => {
     let out = "";
     for await (const chunk of storm.stdout as ReadableStream<Uint8Array>) out += new TextDecoder().decode(chunk);
-    return out.trim().split("\n").map((l) => JSON.parse(l));
+    return out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
   })();
   let running = true;
   void storm.exited.then(() => (running = false));
@@ -73,7 +79,12 @@ async function phase(name: string, args: { durationMs: number; holdMs: number; g
       const res = await fetch(`${server.url}/api/public/v1/messages`, {
         method: "POST",
         headers: { authorization: `Bearer ${init.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ channel: "whatsapp", to: { phone: `+1415${String(7_000_000 + phone++)}` }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } }),
+        body: JSON.stringify({
+          channel: "whatsapp",
+          to: { phone: `+1415${String(7_000_000 + phone++)}` },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "Ann" } },
+        }),
       });
       p.post.push(performance.now() - started);
       const body = (await res.json()) as { data?: { id: string }; error?: { code: string } };
@@ -108,8 +119,7 @@ test("a second process holding write transactions: only 503 STORAGE_UNAVAILABLE 
   const phases = [quiet, storm, held];
   console.log(`SQLITE_BUSY from a second process (binary, 6 senders + a /healthz probe):\n${phases.map(row).join("\n")}`);
 
-  for (const p of phases)
-    for (const [status] of Object.entries(p.statuses)) expect(["202", "503 STORAGE_UNAVAILABLE retry-after=1"]).toContain(status);
+  for (const p of phases) for (const [status] of Object.entries(p.statuses)) expect(["202", "503 STORAGE_UNAVAILABLE retry-after=1"]).toContain(status);
 
   // A job whose finalising commit met SQLITE_BUSY stays leased (see the next test); none is expected while
   // the busy timeout holds, but should one be, a restart hands it back rather than waiting out its lease.
@@ -158,7 +168,15 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
     expect((await app.request("POST", "/webhooks", { body: { url: `http://127.0.0.1:${rx.port}/hook`, events: ["message.sent"] } })).status).toBe(201);
     app.deps.queue.start();
     app.deps.db.$client.exec("PRAGMA busy_timeout = 100");
-    const send = () => app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415${String(7_500_000 + phone++)}` }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } } });
+    const send = () =>
+      app.request("POST", "/messages", {
+        body: {
+          channel: "whatsapp",
+          to: { phone: `+1415${String(7_500_000 + phone++)}` },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "Ann" } },
+        },
+      });
     const before = await Promise.all(Array.from({ length: 8 }, send));
     expect(before.every((r) => r.status === 202)).toBe(true);
     const end = Date.now() + 5_000;
@@ -193,7 +211,9 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
     // duplicate below rather than as a 60 s wait. (After the receiver's 500 ms, nothing is in flight.)
     await Bun.sleep(2_000);
     const one = (q: string) => (app.deps.db.$client.query(q).get() as { n: number }).n;
-    const stranded = app.deps.db.$client.query("SELECT type, count(*) AS n FROM jobs WHERE status = 'running' AND lease_until > ? GROUP BY type").all(Date.now()) as { type: string; n: number }[];
+    const stranded = app.deps.db.$client
+      .query("SELECT type, count(*) AS n FROM jobs WHERE status = 'running' AND lease_until > ? GROUP BY type")
+      .all(Date.now()) as { type: string; n: number }[];
     await app.deps.queue.stop(1_000);
     app.deps.queue.releaseOrphans();
     app.deps.queue.start();
@@ -201,7 +221,8 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
     const inQueue = () => one(`SELECT count(*) AS n FROM messages WHERE status = 'queued' AND id IN (SELECT value FROM json_each('${ids}'))`);
     const events = () => one("SELECT count(*) AS n FROM webhook_messages");
     const deadline = Date.now() + 10_000;
-    while ((inQueue() > 0 || received.size < events() || one("SELECT count(*) AS n FROM jobs WHERE type LIKE 'webhook.%'") > 0) && Date.now() < deadline) await Bun.sleep(20);
+    while ((inQueue() > 0 || received.size < events() || one("SELECT count(*) AS n FROM jobs WHERE type LIKE 'webhook.%'") > 0) && Date.now() < deadline)
+      await Bun.sleep(20);
     expect(one(`SELECT count(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each('${ids}'))`)).toBe(accepted.length);
     expect(inQueue()).toBe(0);
     expect(received.size).toBe(events());

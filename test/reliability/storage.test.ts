@@ -15,8 +15,14 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const sqlite = () => app.deps.db.$client;
-const upsert = (i: number) => app.request("POST", "/contacts", { body: { firstName: "x".repeat(100), identities: [{ channel: "email", value: `full${i}@example.com` }], tags: [`t${i}`] } });
-const send = () => app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } } });
+const upsert = (i: number) =>
+  app.request("POST", "/contacts", {
+    body: { firstName: "x".repeat(100), identities: [{ channel: "email", value: `full${i}@example.com` }], tags: [`t${i}`] },
+  });
+const send = () =>
+  app.request("POST", "/messages", {
+    body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } },
+  });
 
 test("disk full: 503 with Retry-After, nothing stored or charged, reads work, no corruption, recovery", async () => {
   const pages = (sqlite().query("PRAGMA page_count").get() as { page_count: number }).page_count;

@@ -28,13 +28,15 @@ const operations: { method: string; path: string }[] = [];
 
 /** The id of A's resource for a path's `{param}`, by the collection the parameter follows. */
 function fill(path: string): string {
-  return path.replace(/\/([a-z-]+)(?:\/imports)?\/\{(\w+)\}/g, (m, collection: string, param: string) => {
-    if (param === "platform") return m.replace("{platform}", "x"); // not an id: B's own analytics
-    const key = m.includes("/imports/") ? "imports" : param === "deliveryId" ? "deliveries" : param === "tagName" ? "tagName" : collection;
-    const value = key === "tagName" ? "vip" : ids[key];
-    if (!value) throw new Error(`no fixture id for ${key} in ${path}`);
-    return m.replace(`{${param}}`, value);
-  }).replace(/\{(\w+)\}/g, (_, p: string) => ids[p] ?? "x");
+  return path
+    .replace(/\/([a-z-]+)(?:\/imports)?\/\{(\w+)\}/g, (m, collection: string, param: string) => {
+      if (param === "platform") return m.replace("{platform}", "x"); // not an id: B's own analytics
+      const key = m.includes("/imports/") ? "imports" : param === "deliveryId" ? "deliveries" : param === "tagName" ? "tagName" : collection;
+      const value = key === "tagName" ? "vip" : ids[key];
+      if (!value) throw new Error(`no fixture id for ${key} in ${path}`);
+      return m.replace(`{${param}}`, value);
+    })
+    .replace(/\{(\w+)\}/g, (_, p: string) => ids[p] ?? "x");
 }
 
 /** A body that passes validation, so the answer is about the id, not the shape. */
@@ -63,7 +65,10 @@ beforeAll(async () => {
     },
   });
   const devKey = readFileSync(join(import.meta.dir, "../fixtures/license-dev.private.key"), "utf8");
-  writeFileSync(app.config.license.file, signLicense({ company: "default", modules: ["pipeline", "sources"], expiresAt: "2099-01-01T00:00:00.000Z", privateKey: devKey }));
+  writeFileSync(
+    app.config.license.file,
+    signLicense({ company: "default", modules: ["pipeline", "sources"], expiresAt: "2099-01-01T00:00:00.000Z", privateKey: devKey }),
+  );
   const must = async (method: string, path: string, body?: unknown, headers?: Record<string, string>, raw?: string) => {
     const r = await app.request(method, path, { body, headers, raw });
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -76,14 +81,32 @@ beforeAll(async () => {
   ids.messages = (await must("POST", "/messages", { channel: "whatsapp", to: { contactId: ids.contacts }, type: "text", text: "hi" })).id;
   const form = new FormData();
   form.append("file", new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0])], "a.png", { type: "image/png" }));
-  const media = await app.app.handle(new Request(`http://localhost${PREFIX}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: form }));
+  const media = await app.app.handle(
+    new Request(`http://localhost${PREFIX}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: form }),
+  );
   ids.media = ((await media.json()) as { data: { id: string } }).data?.id ?? "missing-media";
   ids.webhooks = (await must("POST", "/webhooks", { url: "http://127.0.0.1:9/hook", events: ["message.sent"] })).id;
   await must("POST", `/webhooks/${ids.webhooks}/test`);
   ids.deliveries = (await must("GET", `/webhooks/${ids.webhooks}/deliveries`))[0]?.id ?? "missing-delivery";
-  ids.imports = (await must("POST", "/contacts/import", undefined, { "content-type": "application/x-ndjson" }, JSON.stringify({ identities: [{ channel: "email", value: "i@example.com" }] }))).id;
+  ids.imports = (
+    await must(
+      "POST",
+      "/contacts/import",
+      undefined,
+      { "content-type": "application/x-ndjson" },
+      JSON.stringify({ identities: [{ channel: "email", value: "i@example.com" }] }),
+    )
+  ).id;
   const template = (await must("GET", "/templates?channel=whatsapp")).find((t: { name: string }) => t.name === "hello_world").id;
-  ids.campaigns = (await must("POST", "/campaigns", { name: "A", templateId: template, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "x" }, scheduledAt: "2099-01-01T00:00:00.000Z" })).id;
+  ids.campaigns = (
+    await must("POST", "/campaigns", {
+      name: "A",
+      templateId: template,
+      audience: { type: "tags", tags: ["vip"] },
+      askValues: { "body.1": "x" },
+      scheduledAt: "2099-01-01T00:00:00.000Z",
+    })
+  ).id;
   const account = (await must("GET", "/social/accounts"))[0].id;
   ids.posts = (await must("POST", "/social/posts", { text: "A's post", accountIds: [account] })).id;
   ids.records = (await must("POST", "/records", { title: "A's deal", contactId: ids.contacts })).id;
@@ -95,7 +118,9 @@ beforeAll(async () => {
   noScopeKey = app.newKey({ name: "billing-only", scopes: ["billing:read"] }).key;
   const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
   for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, unknown>>))
-    if (path.startsWith(PREFIX)) for (const method of Object.keys(ops)) if (["get", "post", "patch", "put", "delete"].includes(method)) operations.push({ method: method.toUpperCase(), path: path.slice(PREFIX.length) });
+    if (path.startsWith(PREFIX))
+      for (const method of Object.keys(ops))
+        if (["get", "post", "patch", "put", "delete"].includes(method)) operations.push({ method: method.toUpperCase(), path: path.slice(PREFIX.length) });
   expect(operations).toContainEqual({ method: "GET", path: "/sources/{id}/qr.svg" }); // listed since issue 41
 });
 afterAll(() => app.close());

@@ -82,7 +82,12 @@ let phone = 0;
 /** A template send through the real API: its message.sent (and, an hour later, delivered and read) events. */
 async function send(app: TestApp) {
   const res = await app.request("POST", "/messages", {
-    body: { channel: "whatsapp", to: { phone: `+1415${String(5_000_000 + phone++)}` }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } },
+    body: {
+      channel: "whatsapp",
+      to: { phone: `+1415${String(5_000_000 + phone++)}` },
+      type: "template",
+      template: { name: "hello_world", params: { "body.1": "Ann" } },
+    },
   });
   expect(res.status).toBe(202);
   sends++;
@@ -114,7 +119,10 @@ async function endpoint(app: TestApp, url: string, events: string[]) {
 }
 
 /** Events stored for the endpoint's company (one per event, whatever the number of attempts). */
-const eventIds = (app: TestApp) => (app.deps.db.$client.query("SELECT id FROM webhook_messages WHERE event_type LIKE 'message.%' ORDER BY created_at").all() as { id: string }[]).map((r) => r.id);
+const eventIds = (app: TestApp) =>
+  (app.deps.db.$client.query("SELECT id FROM webhook_messages WHERE event_type LIKE 'message.%' ORDER BY created_at").all() as { id: string }[]).map(
+    (r) => r.id,
+  );
 
 for (const hours of [1, 24, 30])
   test(`receiver down for ${hours} h while messages flow: ${hours <= 24 ? "100 % delivered after recovery" : "events older than the retry schedule end failed (listed, redeliverable)"}, one webhook-id per event`, async () => {
@@ -137,7 +145,12 @@ for (const hours of [1, 24, 30])
     const ids = eventIds(app);
     const okIds = new Set(rx.received.filter((r) => r.ok).map((r) => r.id));
     const byStatus = Object.fromEntries(
-      (app.deps.db.$client.query("SELECT status, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? GROUP BY status").all(ep.id) as { status: string; n: number }[]).map((r) => [r.status, r.n]),
+      (
+        app.deps.db.$client.query("SELECT status, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? GROUP BY status").all(ep.id) as {
+          status: string;
+          n: number;
+        }[]
+      ).map((r) => [r.status, r.n]),
     );
     // One webhook-id per event: every request with the same body carried the same id, and ids are the events'.
     const idsOfBody = new Map<string, Set<string>>();
@@ -154,7 +167,10 @@ for (const hours of [1, 24, 30])
       console.log(line);
     } else {
       // Events from the outage's first hours ran out of attempts; every one of them is in the log as failed.
-      const failed = app.deps.db.$client.query("SELECT id, message_id FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'failed'").all(ep.id) as { id: string; message_id: string }[];
+      const failed = app.deps.db.$client.query("SELECT id, message_id FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'failed'").all(ep.id) as {
+        id: string;
+        message_id: string;
+      }[];
       expect(failed.length).toBeGreaterThan(0);
       expect(failed.length + okIds.size).toBe(ids.length);
       for (const f of failed) expect(one(app, "SELECT count(*) AS n FROM webhook_attempts WHERE delivery_id = ?", f.id)).toBe(MAX_ATTEMPTS);
@@ -198,7 +214,12 @@ test("receiver down for good: disabled after 5 days of failures, webhook.endpoin
   expect(afterHours).toBeLessThan(5 * 24 + 12);
   expect(lastRequest).toBeLessThanOrEqual(disabledAt!); // nothing after the disable
   const byStatus = Object.fromEntries(
-    (app.deps.db.$client.query("SELECT status, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? GROUP BY status").all(ep.id) as { status: string; n: number }[]).map((r) => [r.status, r.n]),
+    (
+      app.deps.db.$client.query("SELECT status, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? GROUP BY status").all(ep.id) as {
+        status: string;
+        n: number;
+      }[]
+    ).map((r) => [r.status, r.n]),
   );
   expect(byStatus.pending ?? 0).toBe(0);
   console.log(

@@ -63,7 +63,11 @@ describe("outbound", () => {
 
   test("media by URL: attachment with payload.url and is_reusable", async () => {
     await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/clip.mp4" } }));
-    expect(fake.lastRequest!.body).toEqual({ recipient: { id: IGSID }, messaging_type: "RESPONSE", message: { attachment: { type: "video", payload: { url: "https://cdn.example.com/clip.mp4", is_reusable: true } } } });
+    expect(fake.lastRequest!.body).toEqual({
+      recipient: { id: IGSID },
+      messaging_type: "RESPONSE",
+      message: { attachment: { type: "video", payload: { url: "https://cdn.example.com/clip.mp4", is_reusable: true } } },
+    });
   });
 
   test("template: rendered text", async () => {
@@ -72,17 +76,28 @@ describe("outbound", () => {
   });
 
   test("stored file without a URL: MEDIA_INVALID, nothing sent (Instagram Login takes media by URL only)", async () => {
-    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m", path: "/tmp/x.png", mimeType: "image/png", filename: "x.png", size: 1 } } }));
+    const result = await adapter.send(
+      msg({ type: "media", media: { file: { id: "m", path: "/tmp/x.png", mimeType: "image/png", filename: "x.png", size: 1 } } }),
+    );
     expect(result).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
     expect(fake.requests).toHaveLength(0);
   });
 
   test("outside the window (10/2534022) → MESSAGING_WINDOW_CLOSED; 551 → USER_BLOCKED; 5xx → retry", async () => {
     fake.failNext({ kind: "graph", code: 10, subcode: 2534022, message: "This message is sent outside of allowed window." });
-    expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: false, reason: "MESSAGING_WINDOW_CLOSED", providerCode: "10/2534022" });
+    expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({
+      ok: false,
+      retry: false,
+      reason: "MESSAGING_WINDOW_CLOSED",
+      providerCode: "10/2534022",
+    });
     fake.failNext({ kind: "graph", code: 551 });
     expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: false, reason: "USER_BLOCKED" });
-    fake.failNext({ kind: "http", status: 500, body: { error: { message: "An unexpected error has occurred. Please retry your request later.", type: "OAuthException", code: 2, is_transient: true } } });
+    fake.failNext({
+      kind: "http",
+      status: 500,
+      body: { error: { message: "An unexpected error has occurred. Please retry your request later.", type: "OAuthException", code: 2, is_transient: true } },
+    });
     expect(await adapter.send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "2" });
   });
 });
@@ -92,15 +107,42 @@ describe("inbound webhooks", () => {
 
   test("message with text, then an image attachment", async () => {
     await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbTox", text: "Is this in stock?", timestamp: 1569262485349 }));
-    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbToy", attachments: [{ type: "image", payload: { url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } }], timestamp: 1569262485350 }));
+    await push(
+      instagramPayloads.message({
+        accountId: IG_ID,
+        senderId: IGSID,
+        mid: "aWdfZAG1faXRlbToy",
+        attachments: [{ type: "image", payload: { url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } }],
+        timestamp: 1569262485350,
+      }),
+    );
     expect(hooks.events()).toEqual([
-      { kind: "message", providerMessageId: "aWdfZAG1faXRlbTox", from: { value: IGSID }, timestamp: new Date(1569262485349), content: { type: "text", text: "Is this in stock?" } },
-      { kind: "message", providerMessageId: "aWdfZAG1faXRlbToy", from: { value: IGSID }, timestamp: new Date(1569262485350), content: { type: "media", media: { kind: "image", url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } } },
+      {
+        kind: "message",
+        providerMessageId: "aWdfZAG1faXRlbTox",
+        from: { value: IGSID },
+        timestamp: new Date(1569262485349),
+        content: { type: "text", text: "Is this in stock?" },
+      },
+      {
+        kind: "message",
+        providerMessageId: "aWdfZAG1faXRlbToy",
+        from: { value: IGSID },
+        timestamp: new Date(1569262485350),
+        content: { type: "media", media: { kind: "image", url: "https://lookaside.fbsbx.com/ig_messaging_cdn/?asset_id=1" } },
+      },
     ]);
   });
 
   test("story mentions and shares are kept raw as unsupported", async () => {
-    await push(instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, mid: "m_story", attachments: [{ type: "story_mention", payload: { url: "https://lookaside/story" } }] }));
+    await push(
+      instagramPayloads.message({
+        accountId: IG_ID,
+        senderId: IGSID,
+        mid: "m_story",
+        attachments: [{ type: "story_mention", payload: { url: "https://lookaside/story" } }],
+      }),
+    );
     expect(hooks.events()[0]).toMatchObject({ content: { type: "unsupported", raw: { type: "story_mention" } } });
   });
 
@@ -128,7 +170,16 @@ describe("inbound webhooks", () => {
     const payload = instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "hi" });
     expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "wrong" })).status).toBe(401);
     expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "missing" })).status).toBe(401);
-    const altered = await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, mutate: (b) => { const c = b.slice(); c[10] ^= 1; return c; } });
+    const altered = await fake.pushWebhook({
+      url: hooks.url,
+      payload,
+      appSecret: APP_SECRET,
+      mutate: (b) => {
+        const c = b.slice();
+        c[10] ^= 1;
+        return c;
+      },
+    });
     expect(altered.status).toBe(401);
     expect(hooks.events()).toEqual([]);
   });

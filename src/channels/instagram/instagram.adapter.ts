@@ -35,7 +35,14 @@ export const INSTAGRAM_MEDIA_LIMITS: Record<string, number> = {
 
 export function createInstagramAdapter(ctx: AdapterContext): ChannelAdapter {
   const settings: InstagramSettings = readSettings({ schema: instagramSettings, settings: ctx.account.settings, provider: "instagram" });
-  const target: SendApiTarget = { ctx, baseUrl: settings.base_url, token: settings.access_token, senderId: settings.ig_user_id, fileUpload: false, mediaLimits: INSTAGRAM_MEDIA_LIMITS };
+  const target: SendApiTarget = {
+    ctx,
+    baseUrl: settings.base_url,
+    token: settings.access_token,
+    senderId: settings.ig_user_id,
+    fileUpload: false,
+    mediaLimits: INSTAGRAM_MEDIA_LIMITS,
+  };
 
   const capabilities: ChannelCapabilities = {
     webhookAuth: "provider-signature",

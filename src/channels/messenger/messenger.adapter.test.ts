@@ -69,7 +69,12 @@ describe("outbound", () => {
   });
 
   test("template: sent as its rendered text", async () => {
-    await adapter.send(msg({ type: "template", template: { name: "hello_world", language: "en", components: [], params: { "body.1": "Ann" }, rendered: { text: "Hello Ann" } } }));
+    await adapter.send(
+      msg({
+        type: "template",
+        template: { name: "hello_world", language: "en", components: [], params: { "body.1": "Ann" }, rendered: { text: "Hello Ann" } },
+      }),
+    );
     expect(fake.lastRequest!.body).toEqual({ recipient: { id: PSID }, messaging_type: "RESPONSE", message: { text: "Hello Ann" } });
   });
 
@@ -77,7 +82,11 @@ describe("outbound", () => {
     const result = await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/a/shirt.png", caption: "New in" } }));
     expect(result.ok).toBe(true);
     expect(fake.requests.map((r) => r.body)).toEqual([
-      { recipient: { id: PSID }, messaging_type: "RESPONSE", message: { attachment: { type: "image", payload: { url: "https://cdn.example.com/a/shirt.png", is_reusable: true } } } },
+      {
+        recipient: { id: PSID },
+        messaging_type: "RESPONSE",
+        message: { attachment: { type: "image", payload: { url: "https://cdn.example.com/a/shirt.png", is_reusable: true } } },
+      },
       { recipient: { id: PSID }, messaging_type: "RESPONSE", message: { text: "New in" } },
     ]);
   });
@@ -86,7 +95,9 @@ describe("outbound", () => {
     const bytes = new Uint8Array([37, 80, 68, 70, 45, 49]);
     const path = join(dir, "menu.pdf");
     writeFileSync(path, bytes);
-    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m1", path, mimeType: "application/pdf", filename: "menu.pdf", size: bytes.length } } }));
+    const result = await adapter.send(
+      msg({ type: "media", media: { file: { id: "m1", path, mimeType: "application/pdf", filename: "menu.pdf", size: bytes.length } } }),
+    );
     expect(fake.requests).toHaveLength(1);
     const req = fake.lastRequest!;
     expect(req.path).toBe(`/v23.0/${PAGE_ID}/messages`);
@@ -102,15 +113,26 @@ describe("outbound", () => {
   });
 
   test("stored file with cached attachment id: JSON send with payload.attachment_id", async () => {
-    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m2", path: "/nonexistent", mimeType: "video/mp4", filename: "v.mp4", size: 10, providerMediaId: "1857777774821032" } } }));
-    expect(fake.lastRequest!.body).toEqual({ recipient: { id: PSID }, messaging_type: "RESPONSE", message: { attachment: { type: "video", payload: { attachment_id: "1857777774821032" } } } });
+    const result = await adapter.send(
+      msg({
+        type: "media",
+        media: { file: { id: "m2", path: "/nonexistent", mimeType: "video/mp4", filename: "v.mp4", size: 10, providerMediaId: "1857777774821032" } },
+      }),
+    );
+    expect(fake.lastRequest!.body).toEqual({
+      recipient: { id: PSID },
+      messaging_type: "RESPONSE",
+      message: { attachment: { type: "video", payload: { attachment_id: "1857777774821032" } } },
+    });
     expect(result).toEqual({ ok: true, providerMessageId: expect.any(String) });
   });
 
   test("stored file over the 8 MB image limit → MEDIA_INVALID without a request", async () => {
     const path = join(dir, "huge.png");
     writeFileSync(path, new Uint8Array([137, 80]));
-    const result = await adapter.send(msg({ type: "media", media: { file: { id: "m3", path, mimeType: "image/png", filename: "huge.png", size: 8 * 1024 * 1024 + 1 } } }));
+    const result = await adapter.send(
+      msg({ type: "media", media: { file: { id: "m3", path, mimeType: "image/png", filename: "huge.png", size: 8 * 1024 * 1024 + 1 } } }),
+    );
     expect(result).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
     expect(fake.requests).toHaveLength(0);
   });
@@ -138,9 +160,20 @@ describe("inbound webhooks", () => {
   const push = (payload: unknown) => fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET });
 
   test("text message: PSID sender, epoch-ms timestamp, reply_to", async () => {
-    const answer = await push(messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, mid: "m_abc", text: "hi there", timestamp: 1458692752478, replyTo: "m_prev" }));
+    const answer = await push(
+      messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, mid: "m_abc", text: "hi there", timestamp: 1458692752478, replyTo: "m_prev" }),
+    );
     expect(answer).toEqual({ status: 200, body: "EVENT_RECEIVED" });
-    expect(hooks.events()).toEqual([{ kind: "message", providerMessageId: "m_abc", from: { value: PSID }, timestamp: new Date(1458692752478), content: { type: "text", text: "hi there" }, inReplyTo: "m_prev" }]);
+    expect(hooks.events()).toEqual([
+      {
+        kind: "message",
+        providerMessageId: "m_abc",
+        from: { value: PSID },
+        timestamp: new Date(1458692752478),
+        content: { type: "text", text: "hi there" },
+        inReplyTo: "m_prev",
+      },
+    ]);
   });
 
   test("attachments: one event each, kinds mapped, stickers recognised", async () => {
@@ -190,12 +223,33 @@ describe("inbound webhooks", () => {
 
   test("postback (Get Started from an ad) → text message with postback.referral", async () => {
     const referral = { ref: "ad_42", ad_id: "6045246247433", source: "ADS", type: "OPEN_THREAD" };
-    await push(messengerPayloads.postback({ accountId: PAGE_ID, senderId: PSID, title: "Get Started", payload: "GET_STARTED", mid: "m_pb", timestamp: 1527459824, referral }));
-    expect(hooks.events()).toEqual([{ kind: "message", providerMessageId: "m_pb", from: { value: PSID }, timestamp: new Date(1527459824), content: { type: "text", text: "Get Started" }, referral }]);
+    await push(
+      messengerPayloads.postback({
+        accountId: PAGE_ID,
+        senderId: PSID,
+        title: "Get Started",
+        payload: "GET_STARTED",
+        mid: "m_pb",
+        timestamp: 1527459824,
+        referral,
+      }),
+    );
+    expect(hooks.events()).toEqual([
+      {
+        kind: "message",
+        providerMessageId: "m_pb",
+        from: { value: PSID },
+        timestamp: new Date(1527459824),
+        content: { type: "text", text: "Get Started" },
+        referral,
+      },
+    ]);
   });
 
   test("a malformed item (sender id not a string, bad timestamp, attachments not a list) is skipped, the rest of the batch kept", async () => {
-    const good = messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, mid: "m_good", text: "ok", timestamp: 1458692752478 }) as { entry: { messaging: unknown[] }[] };
+    const good = messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, mid: "m_good", text: "ok", timestamp: 1458692752478 }) as {
+      entry: { messaging: unknown[] }[];
+    };
     const item = good.entry[0]!.messaging[0] as Record<string, any>;
     good.entry[0]!.messaging = [
       { ...item, sender: { id: 42 }, message: { mid: "m_bad1", text: "x" } },
@@ -217,7 +271,12 @@ describe("inbound webhooks", () => {
     const payload = messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, text: "hi" });
     expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "wrong" })).status).toBe(401);
     expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "missing" })).status).toBe(401);
-    const altered = await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, mutate: (b) => Object.assign(b.slice(), { [b.length - 3]: b[b.length - 3] ^ 1 }) });
+    const altered = await fake.pushWebhook({
+      url: hooks.url,
+      payload,
+      appSecret: APP_SECRET,
+      mutate: (b) => Object.assign(b.slice(), { [b.length - 3]: b[b.length - 3] ^ 1 }),
+    });
     expect(altered.status).toBe(401);
     expect(hooks.events()).toEqual([]);
   });

@@ -43,7 +43,14 @@ export const MESSENGER_MEDIA_LIMITS: Record<string, number> = {
 
 export function createMessengerAdapter(ctx: AdapterContext): ChannelAdapter {
   const settings: MessengerSettings = readSettings({ schema: messengerSettings, settings: ctx.account.settings, provider: "messenger" });
-  const target: SendApiTarget = { ctx, baseUrl: settings.base_url, token: settings.page_access_token, senderId: settings.page_id, fileUpload: true, mediaLimits: MESSENGER_MEDIA_LIMITS };
+  const target: SendApiTarget = {
+    ctx,
+    baseUrl: settings.base_url,
+    token: settings.page_access_token,
+    senderId: settings.page_id,
+    fileUpload: true,
+    mediaLimits: MESSENGER_MEDIA_LIMITS,
+  };
 
   const capabilities: ChannelCapabilities = {
     webhookAuth: "provider-signature",

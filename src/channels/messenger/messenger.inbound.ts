@@ -5,6 +5,14 @@
 import type { AdapterContext, InboundEvent } from "../channel.types";
 import { parseMessagingWebhook } from "../meta/meta.messaging.inbound";
 
-export function parseMessengerWebhook({ payload, pageId, ctx }: { payload: unknown; pageId: string; ctx: Pick<AdapterContext, "state" | "log"> }): InboundEvent[] {
+export function parseMessengerWebhook({
+  payload,
+  pageId,
+  ctx,
+}: {
+  payload: unknown;
+  pageId: string;
+  ctx: Pick<AdapterContext, "state" | "log">;
+}): InboundEvent[] {
   return parseMessagingWebhook({ payload, options: { object: "page", accountId: pageId, deliveryReceipts: true, state: ctx.state, log: ctx.log } });
 }

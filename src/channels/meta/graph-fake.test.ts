@@ -19,7 +19,11 @@ const sinkUrl = `http://127.0.0.1:${sink.port}/hooks/x`;
 afterAll(() => sink.stop(true));
 
 const waSend = (fake: GraphFake, to = "4915112345678") =>
-  fetch(`${fake.url}/PHONE/messages`, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json" }, body: JSON.stringify({ messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body: "hi" } }) });
+  fetch(`${fake.url}/PHONE/messages`, {
+    method: "POST",
+    headers: { authorization: "Bearer t", "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body: "hi" } }),
+  });
 
 describe("GraphFake", () => {
   test("autoStatuses: signed sent+delivered webhooks for each WhatsApp send", async () => {
@@ -52,7 +56,11 @@ describe("GraphFake", () => {
     fake.failNext({ kind: "graph", code: 131047 });
     const r = await waSend(fake);
     expect(r.status).toBe(400);
-    expect(((await r.json()) as { error: { code: number; type: string; fbtrace_id: string } }).error).toMatchObject({ code: 131047, type: "OAuthException", fbtrace_id: expect.any(String) });
+    expect(((await r.json()) as { error: { code: number; type: string; fbtrace_id: string } }).error).toMatchObject({
+      code: 131047,
+      type: "OAuthException",
+      fbtrace_id: expect.any(String),
+    });
     const anon = await fetch(`${fake.url}/PHONE/messages`, { method: "POST", body: "{}" });
     expect(anon.status).toBe(401);
     await fake.stop();
@@ -60,7 +68,11 @@ describe("GraphFake", () => {
 
   test("Send API upload endpoints answer with ids", async () => {
     const fake = new GraphFake();
-    const r = await fetch(`${fake.url}/PAGE/message_attachments`, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json" }, body: JSON.stringify({ message: { attachment: { type: "image", payload: { url: "https://x/a.png", is_reusable: true } } } }) });
+    const r = await fetch(`${fake.url}/PAGE/message_attachments`, {
+      method: "POST",
+      headers: { authorization: "Bearer t", "content-type": "application/json" },
+      body: JSON.stringify({ message: { attachment: { type: "image", payload: { url: "https://x/a.png", is_reusable: true } } } }),
+    });
     expect(await r.json()).toEqual({ attachment_id: expect.stringMatching(/^\d+$/) });
     await fake.stop();
   });

@@ -3,8 +3,11 @@ import { parseRetryAfter } from "../../platform/http/retry-after";
 import { failureFromGraphResponse, failureFromNetworkError, failureFromWebhookError, GRAPH_ERROR_RULES } from "./meta.errors";
 
 const now = new Date("2025-01-15T12:00:00.000Z");
-const graphBody = (code: number, subcode?: number, message = "msg") => ({ error: { message, type: "OAuthException", code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: "Az" } });
-const map = (status: number, body: unknown, headers: Record<string, string> = {}) => failureFromGraphResponse({ status, body, headers: new Headers(headers), now });
+const graphBody = (code: number, subcode?: number, message = "msg") => ({
+  error: { message, type: "OAuthException", code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: "Az" },
+});
+const map = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  failureFromGraphResponse({ status, body, headers: new Headers(headers), now });
 
 describe("Graph error mapping table", () => {
   const cases: { code: number; subcode?: number; status?: number; reason: string; retry: boolean; accountStatus?: string; providerCode: string }[] = [
@@ -51,12 +54,22 @@ describe("Graph error mapping table", () => {
   });
 
   test("error_data.details is kept in the message for operators", () => {
-    const failure = map(400, { error: { message: "(#131047) Re-engagement message", code: 131047, error_data: { messaging_product: "whatsapp", details: "Message failed to send because more than 24 hours have passed" } } });
+    const failure = map(400, {
+      error: {
+        message: "(#131047) Re-engagement message",
+        code: 131047,
+        error_data: { messaging_product: "whatsapp", details: "Message failed to send because more than 24 hours have passed" },
+      },
+    });
     expect(failure.message).toBe("(#131047) Re-engagement message: Message failed to send because more than 24 hours have passed");
   });
 
   test("unknown code: is_transient → retry; else by HTTP status", () => {
-    expect(map(400, { error: { message: "x", code: 999999, is_transient: true } })).toMatchObject({ retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "999999" });
+    expect(map(400, { error: { message: "x", code: 999999, is_transient: true } })).toMatchObject({
+      retry: true,
+      reason: "PROVIDER_UNAVAILABLE",
+      providerCode: "999999",
+    });
     expect(map(400, graphBody(999999))).toMatchObject({ retry: false, reason: "PROVIDER_REJECTED" });
     expect(map(503, graphBody(999999))).toMatchObject({ retry: true, reason: "PROVIDER_UNAVAILABLE" });
   });
@@ -69,7 +82,12 @@ describe("Graph error mapping table", () => {
   });
 
   test("network errors retry as PROVIDER_UNAVAILABLE", () => {
-    expect(failureFromNetworkError(new TypeError("ECONNRESET"))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "network" });
+    expect(failureFromNetworkError(new TypeError("ECONNRESET"))).toMatchObject({
+      ok: false,
+      retry: true,
+      reason: "PROVIDER_UNAVAILABLE",
+      providerCode: "network",
+    });
   });
 
   test("Retry-After in seconds or as an HTTP date", () => {

@@ -147,7 +147,15 @@ export function failureFromGraphResponse({ status, body, headers, now }: { statu
   const retryAfterMs = parseRetryAfter({ header: headers.get("retry-after"), now });
   if (!error) {
     const rule = ruleFromStatus(status);
-    return { ok: false, retry: rule.retry, reason: rule.reason, providerCode: `http_${status}`, message: `Graph API answered HTTP ${status}`, retryAfterMs, ...(rule.accountStatus ? { accountStatus: rule.accountStatus } : {}) };
+    return {
+      ok: false,
+      retry: rule.retry,
+      reason: rule.reason,
+      providerCode: `http_${status}`,
+      message: `Graph API answered HTTP ${status}`,
+      retryAfterMs,
+      ...(rule.accountStatus ? { accountStatus: rule.accountStatus } : {}),
+    };
   }
   const known = graphErrorRule({ code: error.code, subcode: error.error_subcode });
   const rule = known ?? (error.is_transient ? transient : ruleFromStatus(status));

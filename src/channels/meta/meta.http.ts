@@ -73,7 +73,16 @@ export async function graphRequest<T>({
   if (parsed === undefined) {
     // A 2xx we cannot read: the call may have worked. Retrying risks a duplicate, giving up risks a loss;
     // we retry (at-least-once) and say so.
-    return { ok: false, failure: { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: `http_${response.status}`, message: "Graph API answered with an unreadable body" } };
+    return {
+      ok: false,
+      failure: {
+        ok: false,
+        retry: true,
+        reason: "PROVIDER_UNAVAILABLE",
+        providerCode: `http_${response.status}`,
+        message: "Graph API answered with an unreadable body",
+      },
+    };
   }
   return { ok: true, status: response.status, body: parsed as T };
 }

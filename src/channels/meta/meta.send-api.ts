@@ -119,7 +119,11 @@ export async function sendViaSendApi({ target, message }: { target: SendApiTarge
         // second call fails the attachment is already delivered; we report success (the attachment is the
         // message) and log, rather than have the engine retry and duplicate the attachment.
         const captionResult = await post(target, { json: messageBody(recipientId, { text: caption }) });
-        if (!captionResult.ok) target.ctx.log.warn({ messageId: message.messageId, providerCode: captionResult.providerCode }, "caption message failed after the attachment was sent");
+        if (!captionResult.ok)
+          target.ctx.log.warn(
+            { messageId: message.messageId, providerCode: captionResult.providerCode },
+            "caption message failed after the attachment was sent",
+          );
       }
       return result;
     }
@@ -138,9 +142,22 @@ export function guessMimeFromUrl(url: string): string {
   }
   const ext = path.slice(path.lastIndexOf(".") + 1);
   const byExtension: Record<string, string> = {
-    jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", gif: "image/gif", webp: "image/webp",
-    mp4: "video/mp4", mov: "video/quicktime", webm: "video/webm", avi: "video/x-msvideo", "3gp": "video/3gpp",
-    mp3: "audio/mpeg", m4a: "audio/mp4", aac: "audio/aac", wav: "audio/wav", ogg: "audio/ogg", amr: "audio/amr",
+    jpg: "image/jpeg",
+    jpeg: "image/jpeg",
+    png: "image/png",
+    gif: "image/gif",
+    webp: "image/webp",
+    mp4: "video/mp4",
+    mov: "video/quicktime",
+    webm: "video/webm",
+    avi: "video/x-msvideo",
+    "3gp": "video/3gpp",
+    mp3: "audio/mpeg",
+    m4a: "audio/mp4",
+    aac: "audio/aac",
+    wav: "audio/wav",
+    ogg: "audio/ogg",
+    amr: "audio/amr",
   };
   return byExtension[ext] ?? "application/octet-stream";
 }

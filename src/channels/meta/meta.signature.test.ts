@@ -26,7 +26,10 @@ describe("X-Hub-Signature-256", () => {
 describe("hub.challenge handshake", () => {
   const url = (q: string) => new URL(`http://x/hooks/a?${q}`);
   test("right token → 200 with the challenge as text", () => {
-    expect(answerHandshake({ url: url("hub.mode=subscribe&hub.verify_token=tok&hub.challenge=1158201444"), verifyToken: "tok" })).toMatchObject({ status: 200, body: "1158201444" });
+    expect(answerHandshake({ url: url("hub.mode=subscribe&hub.verify_token=tok&hub.challenge=1158201444"), verifyToken: "tok" })).toMatchObject({
+      status: 200,
+      body: "1158201444",
+    });
   });
   test("wrong token, wrong mode, missing challenge or empty configured token → 403", () => {
     expect(answerHandshake({ url: url("hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1"), verifyToken: "tok" }).status).toBe(403);
@@ -36,7 +39,10 @@ describe("hub.challenge handshake", () => {
   });
   test("right token but a challenge not of Meta's shape (markup, JSON, empty, over 128) → 403, nothing echoed", () => {
     for (const challenge of ["<script>alert(1)</script>", '{"object":"page"}', "", "a b", "1".repeat(129)]) {
-      const answer = answerHandshake({ url: url(`hub.mode=subscribe&hub.verify_token=tok&hub.challenge=${encodeURIComponent(challenge)}`), verifyToken: "tok" });
+      const answer = answerHandshake({
+        url: url(`hub.mode=subscribe&hub.verify_token=tok&hub.challenge=${encodeURIComponent(challenge)}`),
+        verifyToken: "tok",
+      });
       expect(answer.status).toBe(403);
       expect(answer.body).not.toContain(challenge || "\u0000");
     }

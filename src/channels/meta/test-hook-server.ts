@@ -19,7 +19,12 @@ export function serveAdapterHooks(adapter: ChannelAdapter): TestHookServer {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
-      const result = await adapter.handleWebhook({ method: req.method, url: new URL(req.url), headers: req.headers, rawBody: new Uint8Array(await req.arrayBuffer()) });
+      const result = await adapter.handleWebhook({
+        method: req.method,
+        url: new URL(req.url),
+        headers: req.headers,
+        rawBody: new Uint8Array(await req.arrayBuffer()),
+      });
       results.push(result);
       return new Response(result.response.body ?? "", { status: result.response.status, headers: result.response.headers });
     },

@@ -43,8 +43,16 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
     async send(message: OutboundMessage): Promise<SendResult> {
       if (settings.sent_after_ms) await Bun.sleep(settings.sent_after_ms);
       const kind = behaviour(message.to.value);
-      if (kind === "blocked") return { ok: false, retry: false, reason: "USER_BLOCKED", providerCode: "sandbox_blocked", message: "The recipient blocked this account (sandbox)" };
-      if (kind === "fail") return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: "sandbox_rejected", message: "The provider rejected the message (sandbox)" };
+      if (kind === "blocked")
+        return { ok: false, retry: false, reason: "USER_BLOCKED", providerCode: "sandbox_blocked", message: "The recipient blocked this account (sandbox)" };
+      if (kind === "fail")
+        return {
+          ok: false,
+          retry: false,
+          reason: "PROVIDER_REJECTED",
+          providerCode: "sandbox_rejected",
+          message: "The provider rejected the message (sandbox)",
+        };
       const providerMessageId = `sandbox.${message.messageId}`;
       const deliveredAt = new Date(ctx.now().getTime() + (kind === "slow" ? SLOW_MS : settings.delivered_after_ms));
       const readAt = new Date(deliveredAt.getTime() + settings.read_after_ms);
@@ -60,11 +68,23 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
 
     async handleWebhook(request) {
       if (request.method !== "POST") return { response: { status: 405, body: "POST a simulated inbound message" }, events: [] };
-      let body: { from?: { phone?: string; email?: string; handle?: string; name?: string; username?: string }; text?: string; timestamp?: string; id?: string; referral?: Record<string, unknown> };
+      let body: {
+        from?: { phone?: string; email?: string; handle?: string; name?: string; username?: string };
+        text?: string;
+        timestamp?: string;
+        id?: string;
+        referral?: Record<string, unknown>;
+      };
       try {
         body = JSON.parse(new TextDecoder().decode(request.rawBody));
       } catch {
-        return { response: { status: 422, body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "body is not JSON", details: [{ pointer: "/", message: "malformed JSON" }] } }) }, events: [] };
+        return {
+          response: {
+            status: 422,
+            body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "body is not JSON", details: [{ pointer: "/", message: "malformed JSON" }] } }),
+          },
+          events: [],
+        };
       }
       const problems: { pointer: string; message: string }[] = [];
       const value = body.from?.phone ?? body.from?.email ?? body.from?.handle;
@@ -73,7 +93,14 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
       const timestamp = body.timestamp ? new Date(body.timestamp) : ctx.now();
       if (Number.isNaN(timestamp.getTime())) problems.push({ pointer: "/timestamp", message: "not an ISO 8601 date-time" });
       if (problems.length)
-        return { response: { status: 422, body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "The simulated message is invalid", details: problems } }), headers: { "content-type": "application/json" } }, events: [] };
+        return {
+          response: {
+            status: 422,
+            body: JSON.stringify({ error: { code: "VALIDATION_FAILED", message: "The simulated message is invalid", details: problems } }),
+            headers: { "content-type": "application/json" },
+          },
+          events: [],
+        };
       const handle = body.from?.handle;
       const event: InboundEvent = {
         kind: "message",
@@ -88,7 +115,14 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
         content: { type: "text", text: body.text! },
         referral: body.referral,
       };
-      return { response: { status: 202, body: JSON.stringify({ data: { accepted: true, providerMessageId: event.providerMessageId } }), headers: { "content-type": "application/json" } }, events: [event] };
+      return {
+        response: {
+          status: 202,
+          body: JSON.stringify({ data: { accepted: true, providerMessageId: event.providerMessageId } }),
+          headers: { "content-type": "application/json" },
+        },
+        events: [event],
+      };
     },
   };
 }

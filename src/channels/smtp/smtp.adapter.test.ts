@@ -31,7 +31,15 @@ function adapter(settings: Record<string, unknown> = {}, outbound: Partial<Outbo
     outbound,
     provider: "smtp",
     channel: "email",
-    settings: { host: "127.0.0.1", port: peer.port, secure: false, username: "mailer", password: "pw", from: "Shop Support <support@shop.example>", ...settings },
+    settings: {
+      host: "127.0.0.1",
+      port: peer.port,
+      secure: false,
+      username: "mailer",
+      password: "pw",
+      from: "Shop Support <support@shop.example>",
+      ...settings,
+    },
     now: NOW,
   });
   return createSmtpAdapter(t.ctx);
@@ -71,7 +79,14 @@ describe("smtp send", () => {
   });
 
   test("template: rendered subject/text/html", async () => {
-    await a.send(mail({ content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, rendered: { subject: "Hi Ann", text: "Hello Ann", html: "<p>Hello Ann</p>" } } } }));
+    await a.send(
+      mail({
+        content: {
+          type: "template",
+          template: { name: "n", language: "en", components: [], params: {}, rendered: { subject: "Hi Ann", text: "Hello Ann", html: "<p>Hello Ann</p>" } },
+        },
+      }),
+    );
     const [got] = await peer.waitForMessages(1);
     expect(got.parsed.subject).toBe("Hi Ann");
     expect(got.parsed.text?.trim()).toBe("Hello Ann");
@@ -82,7 +97,17 @@ describe("smtp send", () => {
     const dir = mkdtempSync(join(tmpdir(), "smtp-media-"));
     writeFileSync(join(dir, "invoice.pdf"), "%PDF-1.4 test");
     try {
-      await a.send(mail({ content: { type: "media", media: { caption: "Your invoice", file: { id: "m", path: join(dir, "invoice.pdf"), mimeType: "application/pdf", filename: "invoice.pdf", size: 13 } } } }));
+      await a.send(
+        mail({
+          content: {
+            type: "media",
+            media: {
+              caption: "Your invoice",
+              file: { id: "m", path: join(dir, "invoice.pdf"), mimeType: "application/pdf", filename: "invoice.pdf", size: 13 },
+            },
+          },
+        }),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -97,7 +122,9 @@ describe("smtp send", () => {
     const pdf = "%PDF-1.4 served";
     const origin = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(pdf, { headers: { "content-type": "application/pdf" } }) });
     try {
-      const r = await a.send(mail({ content: { type: "media", media: { caption: "Your invoice", url: `http://127.0.0.1:${origin.port}/docs/invoice%20may.pdf` } } }));
+      const r = await a.send(
+        mail({ content: { type: "media", media: { caption: "Your invoice", url: `http://127.0.0.1:${origin.port}/docs/invoice%20may.pdf` } } }),
+      );
       expect(r.ok).toBe(true);
     } finally {
       origin.stop(true);
@@ -123,7 +150,14 @@ describe("smtp send", () => {
         expect(peer.messages).toHaveLength(0);
       });
       test(`template headerMediaUrl ${name}`, async () => {
-        const r = await b.send(mail({ content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, headerMedia: { url }, rendered: { subject: "Hi", text: "Hello" } } } }));
+        const r = await b.send(
+          mail({
+            content: {
+              type: "template",
+              template: { name: "n", language: "en", components: [], params: {}, headerMedia: { url }, rendered: { subject: "Hi", text: "Hello" } },
+            },
+          }),
+        );
         expect(r).toMatchObject({ ok: false, retry: false, reason: "URL_NOT_ALLOWED" });
         expect(targets.hits).toBe(0);
         expect(peer.messages).toHaveLength(0);
@@ -140,7 +174,12 @@ describe("smtp send", () => {
 
   test("451 recipient → retry PROVIDER_UNAVAILABLE", async () => {
     peer.rejectRecipient("later@customer.example", 451);
-    expect(await a.send(mail({ to: { value: "later@customer.example" } }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "451" });
+    expect(await a.send(mail({ to: { value: "later@customer.example" } }))).toMatchObject({
+      ok: false,
+      retry: true,
+      reason: "PROVIDER_UNAVAILABLE",
+      providerCode: "451",
+    });
   });
 
   test("wrong password → AUTH_FAILED + auth_failed", async () => {

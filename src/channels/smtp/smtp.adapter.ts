@@ -20,8 +20,20 @@ export const smtpCapabilities: ChannelCapabilities = {
   deliveryReceipts: false,
   readReceipts: false,
   media: Object.fromEntries(
-    ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf", "text/plain", "text/csv", "application/zip", "video/mp4", "audio/mpeg",
-      "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"].map((t) => [t, 20 * MB]),
+    [
+      "image/jpeg",
+      "image/png",
+      "image/gif",
+      "image/webp",
+      "application/pdf",
+      "text/plain",
+      "text/csv",
+      "application/zip",
+      "video/mp4",
+      "audio/mpeg",
+      "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ].map((t) => [t, 20 * MB]),
   ),
 };
 
@@ -42,7 +54,10 @@ export function createSmtpAdapter(ctx: AdapterContext): ChannelAdapter {
       secure: settings.secure,
       auth: settings.username ? { user: settings.username, pass: settings.password } : undefined,
       tls: { rejectUnauthorized: settings.tls_reject_unauthorized },
-      dkim: settings.dkim_domain && settings.dkim_private_key ? { domainName: settings.dkim_domain, keySelector: settings.dkim_selector, privateKey: settings.dkim_private_key } : undefined,
+      dkim:
+        settings.dkim_domain && settings.dkim_private_key
+          ? { domainName: settings.dkim_domain, keySelector: settings.dkim_selector, privateKey: settings.dkim_private_key }
+          : undefined,
       // A relay that accepts the connection and then says nothing is a failed attempt, retried (channel.types.ts).
       connectionTimeout: ctx.requestTimeoutMs,
       greetingTimeout: ctx.requestTimeoutMs,

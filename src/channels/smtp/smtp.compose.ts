@@ -20,10 +20,19 @@ export interface FetchedAttachment {
 /** The media URL of a message that becomes an attachment, if any (the adapter fetches it before composing). */
 export function attachmentUrl(message: OutboundMessage): string | undefined {
   const c = message.content;
-  return c.type === "media" ? (c.media.file ? undefined : c.media.url) : c.type === "template" && !c.template.headerMedia?.file ? c.template.headerMedia?.url : undefined;
+  return c.type === "media"
+    ? c.media.file
+      ? undefined
+      : c.media.url
+    : c.type === "template" && !c.template.headerMedia?.file
+      ? c.template.headerMedia?.url
+      : undefined;
 }
 
-export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSettings; now: Date; fetched?: FetchedAttachment }): { mail: Mail.Options; messageId: string } {
+export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSettings; now: Date; fetched?: FetchedAttachment }): {
+  mail: Mail.Options;
+  messageId: string;
+} {
   const { message, settings } = opts;
   const messageId = emailMessageId({ messageId: message.messageId, from: settings.from });
   const mail: Mail.Options = {
@@ -57,7 +66,10 @@ export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSet
   return { mail, messageId };
 }
 
-function attachmentOf(media: { url?: string; file?: { path: string; filename: string; mimeType: string } }, fetched: FetchedAttachment | undefined): Mail.Attachment {
+function attachmentOf(
+  media: { url?: string; file?: { path: string; filename: string; mimeType: string } },
+  fetched: FetchedAttachment | undefined,
+): Mail.Attachment {
   if (media.file) return { filename: media.file.filename, path: media.file.path, contentType: media.file.mimeType };
   // NB! Never `href`: nodemailer would fetch it itself, past the guarded fetcher's address checks (DESIGN §23).
   if (!fetched) throw new Error("composeEmail: a media URL's bytes must be fetched (ctx.fetchUrl) before composing");

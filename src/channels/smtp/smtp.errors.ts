@@ -33,6 +33,7 @@ export function smtpFailure(err: NodemailerError): Failure {
   // EENVELOPE without a reply code is our own address problem (no recipient, malformed address).
   if (err.code === "EENVELOPE") return { ok: false, retry: false, reason: "RECIPIENT_INVALID", providerCode, message };
   // Attachment that could not be read/fetched.
-  if (err.code === "EMESSAGE" || err.code === "ENOENT" || err.code === "EFETCH") return { ok: false, retry: false, reason: "MEDIA_INVALID", providerCode, message };
+  if (err.code === "EMESSAGE" || err.code === "ENOENT" || err.code === "EFETCH")
+    return { ok: false, retry: false, reason: "MEDIA_INVALID", providerCode, message };
   return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode, message };
 }

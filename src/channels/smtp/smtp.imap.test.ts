@@ -18,7 +18,15 @@ const mail = (n: number) =>
   ].join("\r\n");
 
 const settings = (port: number, password = "pw"): SmtpSettings =>
-  ({ imap_host: "127.0.0.1", imap_port: port, imap_secure: false, imap_username: "sales", imap_password: password, imap_mailbox: "INBOX", tls_reject_unauthorized: false }) as SmtpSettings;
+  ({
+    imap_host: "127.0.0.1",
+    imap_port: port,
+    imap_secure: false,
+    imap_username: "sales",
+    imap_password: password,
+    imap_mailbox: "INBOX",
+    tls_reject_unauthorized: false,
+  }) as SmtpSettings;
 
 async function until<T>(what: () => T | undefined, ms = 5000): Promise<T> {
   const end = Date.now() + ms;

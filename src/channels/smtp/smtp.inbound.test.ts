@@ -31,24 +31,36 @@ test("ISO-2022-JP subject and body (encoding-japanese) decode to the text", asyn
 });
 
 test("quoted-printable with soft breaks, broken escapes and a dangling '=' (libqp) decodes what it can", async () => {
-  const { event } = await parse(`${head()}Subject: qp\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nHel=\r\nlo =C3=A9 =ZZ =4 end=`);
+  const { event } = await parse(
+    `${head()}Subject: qp\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nHel=\r\nlo =C3=A9 =ZZ =4 end=`,
+  );
   const email = event?.kind === "message" && event.content.type === "email" ? event.content.email : undefined;
   expect(email?.text).toStartWith("Hello é");
 });
 
 const hostile: [string, () => string | Uint8Array][] = [
-  ["a multipart nested 300 deep", () => {
-    let body = "innermost\r\n";
-    for (let i = 300; i > 0; i--) body = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${body}--b${i}--\r\n`;
-    return `${head()}Subject: deep\r\n${body}`;
-  }],
-  ["a boundary that never closes", () => `${head()}Subject: open\r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nContent-Type: text/plain\r\n\r\nno end`],
+  [
+    "a multipart nested 300 deep",
+    () => {
+      let body = "innermost\r\n";
+      for (let i = 300; i > 0; i--) body = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${body}--b${i}--\r\n`;
+      return `${head()}Subject: deep\r\n${body}`;
+    },
+  ],
+  [
+    "a boundary that never closes",
+    () => `${head()}Subject: open\r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nContent-Type: text/plain\r\n\r\nno end`,
+  ],
   ["a 200 kB folded header", () => `${head()}Subject: ${"a ".repeat(50_000).replace(/(.{70})/g, "$1\r\n ")}\r\n\r\nbody`],
   ["5,000 headers", () => `${head()}${"X-Junk: y\r\n".repeat(5000)}Subject: many\r\n\r\nbody`],
   ["NUL bytes and invalid UTF-8", () => new Uint8Array([...new TextEncoder().encode(`${head()}Subject: bin\r\n\r\n`), 0, 0xff, 0xfe, 0xc3, 0x28, 0, 0x80])],
   ["an encoded word in an unknown charset", () => `${head()}Subject: =?x-no-such-charset?Q?abc=FF?=\r\n\r\nbody`],
   ["a CR LF encoded into the subject", () => `${head()}Subject: =?UTF-8?Q?a=0D=0ABcc:_x@evil.example?=\r\n\r\nbody`],
-  ["broken base64 in an attachment", () => `${head()}Subject: att\r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n%%%not base64!!==\r\n--x--\r\n`],
+  [
+    "broken base64 in an attachment",
+    () =>
+      `${head()}Subject: att\r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n%%%not base64!!==\r\n--x--\r\n`,
+  ],
   ["a From with no address", () => `From: <<<@@@>>>\r\nSubject: who\r\n\r\nbody`],
   ["no headers at all", () => "\r\n\r\n"],
   ["an empty message", () => ""],

@@ -54,7 +54,9 @@ test("when storing fails the sender gets 451 (and keeps the mail queued)", async
   const b = createSmtpAdapter(failing.ctx) as ReturnType<typeof createSmtpAdapter> & { inboundPort?: number };
   await b.start!();
   try {
-    await expect(SmtpPeer.deliver({ port: b.inboundPort!, mail: { from: "x@y.example", to: "support@shop.example", subject: "s", text: "t" } })).rejects.toMatchObject({ responseCode: 451 });
+    await expect(
+      SmtpPeer.deliver({ port: b.inboundPort!, mail: { from: "x@y.example", to: "support@shop.example", subject: "s", text: "t" } }),
+    ).rejects.toMatchObject({ responseCode: 451 });
   } finally {
     await b.stop!();
   }

@@ -9,7 +9,12 @@ import { Value } from "@sinclair/typebox/value";
 export const smtpSettings = Type.Object(
   {
     host: Type.String({ default: "localhost", description: "Outgoing SMTP server (relay or submission host)." }),
-    port: Type.Integer({ minimum: 1, maximum: 65535, default: 587, description: "587 submission with STARTTLS, 465 implicit TLS (set secure = true), 25 relay." }),
+    port: Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      default: 587,
+      description: "587 submission with STARTTLS, 465 implicit TLS (set secure = true), 25 relay.",
+    }),
     secure: Type.Boolean({ default: false, description: "true: TLS from the first byte (port 465). false: STARTTLS when the server offers it." }),
     username: Type.String({ default: "", description: "SMTP AUTH user; empty = no authentication (trusted relay)." }),
     password: Type.String({ default: "", description: "SMTP AUTH password (use env: or file:)." }),

@@ -27,7 +27,14 @@ const text = (value: string, body: string, extra: Partial<OutboundMessage> = {})
 const dir = mkdtempSync(join(tmpdir(), "tg-media-"));
 const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4, 0xff, 0xd9]);
 writeFileSync(join(dir, "cat.jpg"), jpeg);
-const storedJpeg = (providerMediaId?: string): StoredMedia => ({ id: "media-1", path: join(dir, "cat.jpg"), mimeType: "image/jpeg", filename: "cat.jpg", size: jpeg.length, providerMediaId });
+const storedJpeg = (providerMediaId?: string): StoredMedia => ({
+  id: "media-1",
+  path: join(dir, "cat.jpg"),
+  mimeType: "image/jpeg",
+  filename: "cat.jpg",
+  size: jpeg.length,
+  providerMediaId,
+});
 
 beforeEach(() => {
   fake.requests.length = 0;
@@ -56,7 +63,10 @@ describe("telegram send", () => {
     const r = await a.send({
       messageId: "m-2",
       to: { value: "1001" },
-      content: { type: "template", template: { name: "hello_world", language: "en", components: [], params: { "body.1": "Ann" }, rendered: { text: "Hello Ann" } } },
+      content: {
+        type: "template",
+        template: { name: "hello_world", language: "en", components: [], params: { "body.1": "Ann" }, rendered: { text: "Hello Ann" } },
+      },
     });
     expect(r.ok).toBe(true);
     expect(fake.requests[0].path).toEndWith("/sendMessage");
@@ -117,8 +127,16 @@ describe("telegram send", () => {
     writeFileSync(join(dir, "v.mp4"), "mp4");
     writeFileSync(join(dir, "n.ogg"), "ogg");
     const { adapter: a } = adapter();
-    const v = await a.send({ messageId: "m", to: { value: "5" }, content: { type: "media", media: { file: { id: "v", path: join(dir, "v.mp4"), mimeType: "video/mp4", filename: "v.mp4", size: 3 } } } });
-    const n = await a.send({ messageId: "m", to: { value: "5" }, content: { type: "media", media: { file: { id: "n", path: join(dir, "n.ogg"), mimeType: "audio/ogg", filename: "n.ogg", size: 3 } } } });
+    const v = await a.send({
+      messageId: "m",
+      to: { value: "5" },
+      content: { type: "media", media: { file: { id: "v", path: join(dir, "v.mp4"), mimeType: "video/mp4", filename: "v.mp4", size: 3 } } },
+    });
+    const n = await a.send({
+      messageId: "m",
+      to: { value: "5" },
+      content: { type: "media", media: { file: { id: "n", path: join(dir, "n.ogg"), mimeType: "audio/ogg", filename: "n.ogg", size: 3 } } },
+    });
     expect(fake.requests.map((r) => r.path.split("/").pop())).toEqual(["sendVideo", "sendVoice"]);
     expect(v.ok && v.providerMediaId).toStartWith("VIDEO-file-");
     expect(n.ok && n.providerMediaId).toStartWith("VOICE-file-");
@@ -127,13 +145,21 @@ describe("telegram send", () => {
 
 describe("telegram error mapping", () => {
   const cases = [
-    { name: "403 blocked", failure: telegramErrors.blocked(), expected: { retry: false, reason: "USER_BLOCKED", providerCode: "403", message: "Forbidden: bot was blocked by the user" } },
+    {
+      name: "403 blocked",
+      failure: telegramErrors.blocked(),
+      expected: { retry: false, reason: "USER_BLOCKED", providerCode: "403", message: "Forbidden: bot was blocked by the user" },
+    },
     { name: "403 deactivated", failure: telegramErrors.deactivated(), expected: { retry: false, reason: "RECIPIENT_INVALID", providerCode: "403" } },
     { name: "400 chat not found", failure: telegramErrors.chatNotFound(), expected: { retry: false, reason: "RECIPIENT_INVALID", providerCode: "400" } },
     { name: "429", failure: telegramErrors.tooManyRequests(8), expected: { retry: true, reason: "RATE_LIMITED", retryAfterMs: 8000, providerCode: "429" } },
     { name: "401", failure: telegramErrors.unauthorized(), expected: { retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed" } },
     { name: "502", failure: telegramErrors.serverError(), expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },
-    { name: "HTML 503 from a proxy", failure: { kind: "response" as const, status: 503, body: "<html>down</html>" }, expected: { retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "503" } },
+    {
+      name: "HTML 503 from a proxy",
+      failure: { kind: "response" as const, status: 503, body: "<html>down</html>" },
+      expected: { retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "503" },
+    },
     { name: "dropped connection", failure: { kind: "drop" as const }, expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },
   ];
   for (const c of cases) {
@@ -158,7 +184,10 @@ describe("telegram error mapping", () => {
 
 describe("telegram webhook mode", () => {
   const secret = "s3cr3t_Token-1";
-  const update = { update_id: 9001, message: { message_id: 5, from: { id: 1001, first_name: "Ann", username: "ann" }, chat: { id: 1001, type: "private" }, date: 1700000000, text: "hi" } };
+  const update = {
+    update_id: 9001,
+    message: { message_id: 5, from: { id: 1001, first_name: "Ann", username: "ann" }, chat: { id: 1001, type: "private" }, date: 1700000000, text: "hi" },
+  };
   const request = (headers: Record<string, string>, body = JSON.stringify(update)) => ({
     method: "POST",
     url: new URL("http://localhost/hooks/acc"),
@@ -173,7 +202,11 @@ describe("telegram webhook mode", () => {
   test("start() registers the webhook with url, secret and allowed_updates", async () => {
     const { adapter: a, ctx } = adapter({ mode: "webhook", secret_token: secret });
     await a.start!();
-    expect(fake.calls("setWebhook")[0].body).toEqual({ url: `http://localhost:8080/hooks/${ctx.account.id}`, secret_token: secret, allowed_updates: ["message", "my_chat_member"] });
+    expect(fake.calls("setWebhook")[0].body).toEqual({
+      url: `http://localhost:8080/hooks/${ctx.account.id}`,
+      secret_token: secret,
+      allowed_updates: ["message", "my_chat_member"],
+    });
     expect(fake.webhook?.url).toBe(`http://localhost:8080/hooks/${ctx.account.id}`);
     await a.stop!();
     fake.webhook = undefined;
@@ -184,13 +217,22 @@ describe("telegram webhook mode", () => {
     const r = await a.handleWebhook(request({ "x-telegram-bot-api-secret-token": secret }));
     expect(r.response.status).toBe(200);
     expect(r.events).toEqual([
-      { kind: "message", providerMessageId: "1001:5", from: { value: "1001", username: "ann", displayName: "Ann" }, timestamp: new Date(1700000000 * 1000), content: { type: "text", text: "hi" } },
+      {
+        kind: "message",
+        providerMessageId: "1001:5",
+        from: { value: "1001", username: "ann", displayName: "Ann" },
+        timestamp: new Date(1700000000 * 1000),
+        content: { type: "text", text: "hi" },
+      },
     ]);
   });
 
   test("a malformed update (from.id not a number, chat missing) → 200 and no events, so Telegram does not redeliver it forever", async () => {
     const { adapter: a } = adapter({ mode: "webhook", secret_token: secret });
-    for (const message of [{ ...update.message, from: { id: "1001" } }, { ...update.message, chat: undefined }]) {
+    for (const message of [
+      { ...update.message, from: { id: "1001" } },
+      { ...update.message, chat: undefined },
+    ]) {
       const r = await a.handleWebhook(request({ "x-telegram-bot-api-secret-token": secret }, JSON.stringify({ ...update, message })));
       expect(r.response.status).toBe(200);
       expect(r.events).toEqual([]);
@@ -221,7 +263,11 @@ describe("telegram webhook mode", () => {
 
   test("fake delivers to a registered webhook with the secret header", async () => {
     let seen = null as string | null;
-    const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => ((seen = req.headers.get("x-telegram-bot-api-secret-token")), new Response("ok")) });
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) => ((seen = req.headers.get("x-telegram-bot-api-secret-token")), new Response("ok")),
+    });
     try {
       fake.webhook = { url: `http://127.0.0.1:${receiver.port}/hooks/x`, secret_token: secret };
       const res = await fake.deliverWebhook({ message: update.message });

@@ -43,7 +43,10 @@ export const telegramCapabilities: ChannelCapabilities = {
 };
 
 /** Bot API method and its file field for one kind of media. */
-type MediaMethod = { method: "sendPhoto" | "sendDocument" | "sendVideo" | "sendAudio" | "sendVoice"; field: "photo" | "document" | "video" | "audio" | "voice" };
+type MediaMethod = {
+  method: "sendPhoto" | "sendDocument" | "sendVideo" | "sendAudio" | "sendVoice";
+  field: "photo" | "document" | "video" | "audio" | "voice";
+};
 
 interface TgSentMessage {
   message_id: number;
@@ -211,7 +214,17 @@ export function mediaMethodFor(mimeType: string | undefined): MediaMethod {
 
 function guessMimeFromUrl(url: string | undefined): string | undefined {
   const ext = url ? new URL(url, "http://x").pathname.split(".").pop()?.toLowerCase() : undefined;
-  const byExt: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", mp4: "video/mp4", mp3: "audio/mpeg", m4a: "audio/mp4", ogg: "audio/ogg", oga: "audio/ogg" };
+  const byExt: Record<string, string> = {
+    jpg: "image/jpeg",
+    jpeg: "image/jpeg",
+    png: "image/png",
+    webp: "image/webp",
+    mp4: "video/mp4",
+    mp3: "audio/mpeg",
+    m4a: "audio/mp4",
+    ogg: "audio/ogg",
+    oga: "audio/ogg",
+  };
   return ext ? byExt[ext] : undefined;
 }
 

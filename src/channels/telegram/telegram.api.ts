@@ -42,7 +42,12 @@ export async function callTelegram<T>(opts: {
     parsed = await response.json();
   } catch (err) {
     // A dropped connection mid-body, or an HTML error page from a proxy in front of the API.
-    return { kind: "network", message: `unreadable answer (HTTP ${response.status}): ${errorText(err)}`, httpStatus: response.status, aborted: opts.signal?.aborted };
+    return {
+      kind: "network",
+      message: `unreadable answer (HTTP ${response.status}): ${errorText(err)}`,
+      httpStatus: response.status,
+      aborted: opts.signal?.aborted,
+    };
   }
   const body = parsed as { ok?: unknown; result?: unknown };
   if (body && body.ok === true) return { kind: "ok", result: body.result as T };

@@ -9,13 +9,23 @@ const sender = { value: "1001", username: "annlee", displayName: "Ann Lee" };
 describe("parseTelegramUpdate", () => {
   test("text message", () => {
     expect(parseTelegramUpdate(msg({ text: "hello" })).events).toEqual([
-      { kind: "message", providerMessageId: "1001:10", from: sender, timestamp: new Date("2023-11-14T22:13:20.000Z"), content: { type: "text", text: "hello" } },
+      {
+        kind: "message",
+        providerMessageId: "1001:10",
+        from: sender,
+        timestamp: new Date("2023-11-14T22:13:20.000Z"),
+        content: { type: "text", text: "hello" },
+      },
     ]);
   });
 
   test("/start payload → deep_link referral", () => {
     const [e] = parseTelegramUpdate(msg({ text: "/start promo_2024-x", entities: [{ offset: 0, length: 6, type: "bot_command" }] })).events;
-    expect(e).toMatchObject({ kind: "message", referral: { type: "deep_link", payload: "promo_2024-x" }, content: { type: "text", text: "/start promo_2024-x" } });
+    expect(e).toMatchObject({
+      kind: "message",
+      referral: { type: "deep_link", payload: "promo_2024-x" },
+      content: { type: "text", text: "/start promo_2024-x" },
+    });
   });
 
   test("plain /start has no referral", () => {
@@ -35,11 +45,23 @@ describe("parseTelegramUpdate", () => {
 
   test("document, video, audio, voice, sticker", () => {
     const kinds = [
-      [{ document: { file_id: "D", file_unique_id: "d", file_name: "a.pdf", mime_type: "application/pdf" } }, { kind: "document", providerMediaId: "D", filename: "a.pdf", mimeType: "application/pdf" }],
-      [{ video: { file_id: "V", file_unique_id: "v", width: 1, height: 1, duration: 3, mime_type: "video/mp4" } }, { kind: "video", providerMediaId: "V", mimeType: "video/mp4" }],
-      [{ audio: { file_id: "A", file_unique_id: "a", duration: 3, mime_type: "audio/mpeg", file_name: "s.mp3" } }, { kind: "audio", providerMediaId: "A", mimeType: "audio/mpeg" }],
+      [
+        { document: { file_id: "D", file_unique_id: "d", file_name: "a.pdf", mime_type: "application/pdf" } },
+        { kind: "document", providerMediaId: "D", filename: "a.pdf", mimeType: "application/pdf" },
+      ],
+      [
+        { video: { file_id: "V", file_unique_id: "v", width: 1, height: 1, duration: 3, mime_type: "video/mp4" } },
+        { kind: "video", providerMediaId: "V", mimeType: "video/mp4" },
+      ],
+      [
+        { audio: { file_id: "A", file_unique_id: "a", duration: 3, mime_type: "audio/mpeg", file_name: "s.mp3" } },
+        { kind: "audio", providerMediaId: "A", mimeType: "audio/mpeg" },
+      ],
       [{ voice: { file_id: "O", file_unique_id: "o", duration: 2, mime_type: "audio/ogg" } }, { kind: "audio", providerMediaId: "O", mimeType: "audio/ogg" }],
-      [{ sticker: { file_id: "S", file_unique_id: "s", type: "regular", width: 512, height: 512, is_animated: false, is_video: false, emoji: "😀" } }, { kind: "sticker", providerMediaId: "S", mimeType: "image/webp", caption: "😀" }],
+      [
+        { sticker: { file_id: "S", file_unique_id: "s", type: "regular", width: 512, height: 512, is_animated: false, is_video: false, emoji: "😀" } },
+        { kind: "sticker", providerMediaId: "S", mimeType: "image/webp", caption: "😀" },
+      ],
     ] as const;
     for (const [extra, media] of kinds) {
       const [e] = parseTelegramUpdate(msg(extra as any)).events;
@@ -48,7 +70,9 @@ describe("parseTelegramUpdate", () => {
   });
 
   test("location and contact", () => {
-    expect(parseTelegramUpdate(msg({ location: { latitude: 52.52, longitude: 13.405 } })).events[0]).toMatchObject({ content: { type: "location", location: { latitude: 52.52, longitude: 13.405 } } });
+    expect(parseTelegramUpdate(msg({ location: { latitude: 52.52, longitude: 13.405 } })).events[0]).toMatchObject({
+      content: { type: "location", location: { latitude: 52.52, longitude: 13.405 } },
+    });
     const [c] = parseTelegramUpdate(msg({ contact: { phone_number: "+4915112345678", first_name: "Bob", user_id: 77 } })).events;
     expect(c).toMatchObject({ content: { type: "contacts", contacts: [{ phone: "+4915112345678", firstName: "Bob", telegramUserId: 77 }] } });
   });
@@ -71,7 +95,13 @@ describe("parseTelegramUpdate", () => {
   test("my_chat_member kicked → blocked, member → unblocked", () => {
     const member = (status: string): TgUpdate => ({
       update_id: 2,
-      my_chat_member: { chat, from, date: 1700000100, old_chat_member: { status: "member", user: { id: 42, is_bot: true } }, new_chat_member: { status, user: { id: 42, is_bot: true, first_name: "Bot" } } } as any,
+      my_chat_member: {
+        chat,
+        from,
+        date: 1700000100,
+        old_chat_member: { status: "member", user: { id: 42, is_bot: true } },
+        new_chat_member: { status, user: { id: 42, is_bot: true, first_name: "Bot" } },
+      } as any,
     });
     expect(parseTelegramUpdate(member("kicked")).events).toEqual([{ kind: "blocked", from: sender, timestamp: new Date(1700000100 * 1000), blocked: true }]);
     expect(parseTelegramUpdate(member("member")).events).toEqual([{ kind: "blocked", from: sender, timestamp: new Date(1700000100 * 1000), blocked: false }]);

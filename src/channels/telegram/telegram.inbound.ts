@@ -9,10 +9,30 @@
 import type { AdapterContext, InboundContent, InboundEvent, InboundSender } from "../channel.types";
 import { eventsOfEach } from "../inbound-entries";
 
-interface TgUser { id: number; is_bot?: boolean; first_name?: string; last_name?: string; username?: string }
-interface TgChat { id: number; type: string }
-interface TgPhotoSize { file_id: string; file_unique_id?: string; width: number; height: number; file_size?: number }
-interface TgFile { file_id: string; file_name?: string; mime_type?: string; file_size?: number }
+interface TgUser {
+  id: number;
+  is_bot?: boolean;
+  first_name?: string;
+  last_name?: string;
+  username?: string;
+}
+interface TgChat {
+  id: number;
+  type: string;
+}
+interface TgPhotoSize {
+  file_id: string;
+  file_unique_id?: string;
+  width: number;
+  height: number;
+  file_size?: number;
+}
+interface TgFile {
+  file_id: string;
+  file_name?: string;
+  mime_type?: string;
+  file_size?: number;
+}
 export interface TgMessage {
   message_id: number;
   from?: TgUser;
@@ -99,21 +119,33 @@ function contentOf(m: TgMessage): InboundContent {
     const largest = m.photo.reduce((a, b) => (b.width * b.height > a.width * a.height ? b : a));
     return { type: "media", media: { kind: "image", providerMediaId: largest.file_id, mimeType: "image/jpeg", caption } };
   }
-  if (m.document) return { type: "media", media: { kind: "document", providerMediaId: m.document.file_id, mimeType: m.document.mime_type, filename: m.document.file_name, caption } };
-  if (m.video) return { type: "media", media: { kind: "video", providerMediaId: m.video.file_id, mimeType: m.video.mime_type, filename: m.video.file_name, caption } };
-  if (m.audio) return { type: "media", media: { kind: "audio", providerMediaId: m.audio.file_id, mimeType: m.audio.mime_type, filename: m.audio.file_name, caption } };
+  if (m.document)
+    return {
+      type: "media",
+      media: { kind: "document", providerMediaId: m.document.file_id, mimeType: m.document.mime_type, filename: m.document.file_name, caption },
+    };
+  if (m.video)
+    return { type: "media", media: { kind: "video", providerMediaId: m.video.file_id, mimeType: m.video.mime_type, filename: m.video.file_name, caption } };
+  if (m.audio)
+    return { type: "media", media: { kind: "audio", providerMediaId: m.audio.file_id, mimeType: m.audio.mime_type, filename: m.audio.file_name, caption } };
   if (m.voice) return { type: "media", media: { kind: "audio", providerMediaId: m.voice.file_id, mimeType: m.voice.mime_type ?? "audio/ogg", caption } };
   if (m.sticker) {
     const mimeType = m.sticker.is_animated ? "application/x-tgsticker" : "image/webp";
     return { type: "media", media: { kind: "sticker", providerMediaId: m.sticker.file_id, mimeType, caption: m.sticker.emoji } };
   }
   if (m.venue) {
-    return { type: "location", location: { latitude: m.venue.location.latitude, longitude: m.venue.location.longitude, name: m.venue.title, address: m.venue.address } };
+    return {
+      type: "location",
+      location: { latitude: m.venue.location.latitude, longitude: m.venue.location.longitude, name: m.venue.title, address: m.venue.address },
+    };
   }
   if (m.location) return { type: "location", location: { latitude: m.location.latitude, longitude: m.location.longitude } };
   if (m.contact) {
     const c = m.contact;
-    return { type: "contacts", contacts: [{ phone: c.phone_number, firstName: c.first_name, lastName: c.last_name, telegramUserId: c.user_id, vcard: c.vcard }] };
+    return {
+      type: "contacts",
+      contacts: [{ phone: c.phone_number, firstName: c.first_name, lastName: c.last_name, telegramUserId: c.user_id, vcard: c.vcard }],
+    };
   }
   return { type: "unsupported", raw: m };
 }

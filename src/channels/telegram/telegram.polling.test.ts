@@ -13,7 +13,9 @@ beforeEach(() => {
   fake.clearUpdates();
 });
 
-const textUpdate = (n: number) => ({ message: { message_id: n, from: { id: 1001, first_name: "Ann" }, chat: { id: 1001, type: "private" }, date: 1700000000 + n, text: `m${n}` } });
+const textUpdate = (n: number) => ({
+  message: { message_id: n, from: { id: 1001, first_name: "Ann" }, chat: { id: 1001, type: "private" }, date: 1700000000 + n, text: `m${n}` },
+});
 
 async function until(cond: () => boolean, ms = 5000) {
   const end = Date.now() + ms;

@@ -23,7 +23,10 @@ export const telegramSettings = Type.Object(
         "`polling`: the appliance long-polls getUpdates (works without a public URL, the common on-prem case). " +
         "`webhook`: start-up registers `<public_url>/hooks/<account id>` with setWebhook (needs a public HTTPS URL on port 443, 80, 88 or 8443).",
     }),
-    base_url: Type.String({ default: "https://api.telegram.org", description: "Bot API host (tests point it at a fake; a self-hosted Bot API server works too)." }),
+    base_url: Type.String({
+      default: "https://api.telegram.org",
+      description: "Bot API host (tests point it at a fake; a self-hosted Bot API server works too).",
+    }),
   },
   { additionalProperties: true },
 );

@@ -9,7 +9,11 @@ import type { OutboundMessage } from "../channel.types";
 import { createTiktokAdapter } from "./tiktok.adapter";
 
 const fake = TiktokFake.start({ accessToken: "tt-token" });
-const images = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } }) });
+const images = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: () => new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { headers: { "content-type": "image/png" } }),
+});
 afterAll(async () => {
   await fake.stop();
   images.stop(true);
@@ -20,10 +24,19 @@ beforeEach(() => {
 });
 
 function adapter(settings: Record<string, unknown> = {}, outbound = LOOPBACK_MEDIA) {
-  const t = createTestContext({ provider: "tiktok", channel: "tiktok", settings: { business_id: "biz-1", access_token: "tt-token", client_secret: "cs", base_url: fake.url, ...settings }, outbound });
+  const t = createTestContext({
+    provider: "tiktok",
+    channel: "tiktok",
+    settings: { business_id: "biz-1", access_token: "tt-token", client_secret: "cs", base_url: fake.url, ...settings },
+    outbound,
+  });
   return { ...t, adapter: createTiktokAdapter(t.ctx) };
 }
-const textTo = (conversationRef: string | undefined, text = "Thanks for writing!"): OutboundMessage => ({ messageId: "m1", to: { value: "user-9", conversationRef }, content: { type: "text", text } });
+const textTo = (conversationRef: string | undefined, text = "Thanks for writing!"): OutboundMessage => ({
+  messageId: "m1",
+  to: { value: "user-9", conversationRef },
+  content: { type: "text", text },
+});
 const dir = mkdtempSync(join(tmpdir(), "tt-media-"));
 writeFileSync(join(dir, "a.jpg"), new Uint8Array([0xff, 0xd8, 0xff, 0xd9]));
 
@@ -50,7 +63,11 @@ describe("tiktok send", () => {
 
   test("template → rendered text", async () => {
     const { adapter: a } = adapter();
-    await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, rendered: { text: "Hi Ann" } } } });
+    await a.send({
+      messageId: "m",
+      to: { value: "u", conversationRef: "c" },
+      content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, rendered: { text: "Hi Ann" } } },
+    });
     expect((fake.requests[0].body as any).text).toEqual({ body: "Hi Ann" });
   });
 
@@ -59,7 +76,10 @@ describe("tiktok send", () => {
     const r = await a.send({
       messageId: "m",
       to: { value: "u", conversationRef: "conv-1" },
-      content: { type: "media", media: { file: { id: "med", path: join(dir, "a.jpg"), mimeType: "image/jpeg", filename: "a.jpg", size: 4 }, caption: "your parcel" } },
+      content: {
+        type: "media",
+        media: { file: { id: "med", path: join(dir, "a.jpg"), mimeType: "image/jpeg", filename: "a.jpg", size: 4 }, caption: "your parcel" },
+      },
     });
     expect(r).toMatchObject({ ok: true, providerMediaId: expect.stringMatching(/^media-\d+$/) });
     const [upload, image, caption] = fake.requests;
@@ -70,13 +90,23 @@ describe("tiktok send", () => {
     expect(form.business_id).toBe("biz-1");
     expect(form.media_type).toBe("IMAGE");
     expect(form.file).toMatchObject({ filename: "a.jpg", type: "image/jpeg", size: 4 });
-    expect(image.body).toEqual({ business_id: "biz-1", recipient_type: "CONVERSATION", recipient: "conv-1", message_type: "IMAGE", image: { media_id: r.ok ? r.providerMediaId : "" } });
+    expect(image.body).toEqual({
+      business_id: "biz-1",
+      recipient_type: "CONVERSATION",
+      recipient: "conv-1",
+      message_type: "IMAGE",
+      image: { media_id: r.ok ? r.providerMediaId : "" },
+    });
     expect(caption.body).toMatchObject({ message_type: "TEXT", text: { body: "your parcel" } });
   });
 
   test("cached media id → no upload", async () => {
     const { adapter: a } = adapter();
-    const r = await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "media", media: { file: { id: "x", path: "/nope", mimeType: "image/png", filename: "x.png", size: 1, providerMediaId: "cached-7" } } } });
+    const r = await a.send({
+      messageId: "m",
+      to: { value: "u", conversationRef: "c" },
+      content: { type: "media", media: { file: { id: "x", path: "/nope", mimeType: "image/png", filename: "x.png", size: 1, providerMediaId: "cached-7" } } },
+    });
     expect(r).toEqual({ ok: true, providerMessageId: expect.any(String) });
     expect(fake.requests.map((q) => q.path)).toEqual(["/open_api/v1.3/business/message/send/"]);
     expect((fake.requests[0].body as any).image).toEqual({ media_id: "cached-7" });
@@ -84,7 +114,11 @@ describe("tiktok send", () => {
 
   test("image by URL → fetched and uploaded", async () => {
     const { adapter: a } = adapter();
-    const r = await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "media", media: { url: `http://127.0.0.1:${images.port}/pics/box.png` } } });
+    const r = await a.send({
+      messageId: "m",
+      to: { value: "u", conversationRef: "c" },
+      content: { type: "media", media: { url: `http://127.0.0.1:${images.port}/pics/box.png` } },
+    });
     expect(r.ok).toBe(true);
     expect((fake.requests[0].body as any).file).toMatchObject({ filename: "box.png", type: "image/png", size: 4 });
   });
@@ -106,7 +140,11 @@ describe("tiktok send", () => {
   test("a PDF is refused with MEDIA_INVALID", async () => {
     const { adapter: a } = adapter();
     writeFileSync(join(dir, "d.pdf"), "%PDF");
-    const r = await a.send({ messageId: "m", to: { value: "u", conversationRef: "c" }, content: { type: "media", media: { file: { id: "d", path: join(dir, "d.pdf"), mimeType: "application/pdf", filename: "d.pdf", size: 4 } } } });
+    const r = await a.send({
+      messageId: "m",
+      to: { value: "u", conversationRef: "c" },
+      content: { type: "media", media: { file: { id: "d", path: join(dir, "d.pdf"), mimeType: "application/pdf", filename: "d.pdf", size: 4 } } },
+    });
     expect(r).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
     expect(fake.requests).toHaveLength(0);
   });
@@ -114,10 +152,18 @@ describe("tiktok send", () => {
 
 describe("tiktok error mapping", () => {
   const cases = [
-    { name: "40105 token revoked", failure: tiktokErrors.tokenInvalid(), expected: { retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed", providerCode: "40105" } },
+    {
+      name: "40105 token revoked",
+      failure: tiktokErrors.tokenInvalid(),
+      expected: { retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed", providerCode: "40105" },
+    },
     { name: "40100 too many requests", failure: tiktokErrors.tooManyRequests(), expected: { retry: true, reason: "RATE_LIMITED", providerCode: "40100" } },
     { name: "40001 no permission", failure: tiktokErrors.noPermission(), expected: { retry: false, reason: "PROVIDER_REJECTED", accountStatus: "error" } },
-    { name: "unknown code", failure: tiktokErrors.windowClosed(), expected: { retry: false, reason: "PROVIDER_REJECTED", providerCode: "40051", message: "The conversation is outside the messaging window." } },
+    {
+      name: "unknown code",
+      failure: tiktokErrors.windowClosed(),
+      expected: { retry: false, reason: "PROVIDER_REJECTED", providerCode: "40051", message: "The conversation is outside the messaging window." },
+    },
     { name: "50000 system error", failure: tiktokErrors.systemError(), expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },
     { name: "HTTP 500", failure: tiktokErrors.http500(), expected: { retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: "500" } },
     { name: "dropped connection", failure: { kind: "drop" as const }, expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },

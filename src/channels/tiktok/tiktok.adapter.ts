@@ -3,7 +3,17 @@
  * learnt from the user's inbound message (`to.conversationRef`): TikTok has no way to address a user
  * by id, and only the user can open a conversation (48 h reply window, enforced by the engine).
  */
-import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, StoredMedia, WebhookRequest, WebhookResult } from "../channel.types";
+import type {
+  AdapterContext,
+  ChannelAdapter,
+  ChannelCapabilities,
+  OutboundMessage,
+  ProviderDefinition,
+  SendResult,
+  StoredMedia,
+  WebhookRequest,
+  WebhookResult,
+} from "../channel.types";
 import { eventsOfEach } from "../inbound-entries";
 import { mediaBytes } from "../media-bytes";
 import { parseRetryAfter } from "../../platform/http/retry-after";
@@ -45,14 +55,23 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
       return tiktokHttpFailure({ message: `TikTok unreachable: ${err instanceof Error ? err.message : String(err)}` });
     }
     if (!response.ok || !parsed || typeof parsed.code !== "number") {
-      return tiktokHttpFailure({ status: response.status, message: parsed?.message ?? `HTTP ${response.status}`, retryAfterMs: parseRetryAfter({ header: response.headers.get("retry-after"), now: ctx.now() }) });
+      return tiktokHttpFailure({
+        status: response.status,
+        message: parsed?.message ?? `HTTP ${response.status}`,
+        retryAfterMs: parseRetryAfter({ header: response.headers.get("retry-after"), now: ctx.now() }),
+      });
     }
     if (parsed.code !== 0) return tiktokFailure({ code: parsed.code, message: parsed.message ?? "" });
     return { ok: true, data: parsed.data as T };
   }
 
   async function sendBody(recipient: string, message: Record<string, unknown>): Promise<Call<string>> {
-    const answer = await call<{ message?: { message_id?: string } }>("/send/", { business_id: settings.business_id, recipient_type: "CONVERSATION", recipient, ...message });
+    const answer = await call<{ message?: { message_id?: string } }>("/send/", {
+      business_id: settings.business_id,
+      recipient_type: "CONVERSATION",
+      recipient,
+      ...message,
+    });
     if (!answer.ok) return answer;
     const id = answer.data?.message?.message_id;
     if (!id) return tiktokHttpFailure({ message: "TikTok answered code 0 without message_id" });
@@ -62,7 +81,12 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
   async function send(message: OutboundMessage): Promise<SendResult> {
     const recipient = message.to.conversationRef;
     if (!recipient) {
-      return { ok: false, retry: false, reason: "RECIPIENT_INVALID", message: "no TikTok conversation for this contact yet: the user must write to the business first" };
+      return {
+        ok: false,
+        retry: false,
+        reason: "RECIPIENT_INVALID",
+        message: "no TikTok conversation for this contact yet: the user must write to the business first",
+      };
     }
     const content = message.content;
     const text = (body: string) => ({ message_type: "TEXT", text: { body } });
@@ -115,7 +139,12 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
 
   async function handleWebhook(request: WebhookRequest): Promise<WebhookResult> {
     if (request.method !== "POST") return { response: { status: 405 }, events: [] };
-    const verdict = tiktokSignatureValid({ clientSecret: settings.client_secret, header: request.headers.get("tiktok-signature"), rawBody: request.rawBody, now: ctx.now() });
+    const verdict = tiktokSignatureValid({
+      clientSecret: settings.client_secret,
+      header: request.headers.get("tiktok-signature"),
+      rawBody: request.rawBody,
+      now: ctx.now(),
+    });
     if (!verdict.ok) return { response: { status: 401, body: verdict.why }, events: [] };
     let body: TiktokWebhookBody;
     try {
@@ -126,7 +155,14 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
     // One app may serve several business accounts; only ours count.
     if (body?.user_openid !== undefined && body.user_openid !== settings.business_id) return { response: { status: 200 }, events: [] };
     // A malformed event is logged and acknowledged (DESIGN §23), not redelivered forever.
-    return { response: { status: 200 }, events: eventsOfEach<TiktokWebhookBody>([body], { log: ctx.log, what: "tiktok webhook" }, (b) => parseTiktokWebhook({ body: b, businessId: settings.business_id }).events) };
+    return {
+      response: { status: 200 },
+      events: eventsOfEach<TiktokWebhookBody>(
+        [body],
+        { log: ctx.log, what: "tiktok webhook" },
+        (b) => parseTiktokWebhook({ body: b, businessId: settings.business_id }).events,
+      ),
+    };
   }
 
   return { capabilities: tiktokCapabilities, send, handleWebhook };

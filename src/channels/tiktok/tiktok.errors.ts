@@ -32,5 +32,12 @@ export function tiktokHttpFailure(opts: { status?: number; message: string; retr
     return { ok: false, retry: false, reason: "PROVIDER_REJECTED", providerCode: String(opts.status), message: opts.message };
   }
   // 5xx, a dropped connection, or an answer that is not TikTok JSON.
-  return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", providerCode: opts.status ? String(opts.status) : undefined, message: opts.message, ...wait };
+  return {
+    ok: false,
+    retry: true,
+    reason: "PROVIDER_UNAVAILABLE",
+    providerCode: opts.status ? String(opts.status) : undefined,
+    message: opts.message,
+    ...wait,
+  };
 }

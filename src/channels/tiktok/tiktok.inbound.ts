@@ -16,7 +16,12 @@ export function tiktokSignature(opts: { clientSecret: string; timestamp: string;
   return createHmac("sha256", opts.clientSecret).update(`${opts.timestamp}.`).update(opts.rawBody).digest("hex");
 }
 
-export function tiktokSignatureValid(opts: { clientSecret: string; header: string | null; rawBody: Uint8Array; now: Date }): { ok: true } | { ok: false; why: string } {
+export function tiktokSignatureValid(opts: {
+  clientSecret: string;
+  header: string | null;
+  rawBody: Uint8Array;
+  now: Date;
+}): { ok: true } | { ok: false; why: string } {
   if (!opts.clientSecret) return { ok: false, why: "no client_secret configured" };
   if (!opts.header) return { ok: false, why: "Tiktok-Signature missing" };
   const parts = Object.fromEntries(
@@ -77,7 +82,16 @@ export function parseTiktokWebhook(opts: { body: TiktokWebhookBody; businessId: 
     if (typeof fromId !== "string" || typeof content.message_id !== "string") throw new Error("from_user.id or message_id is not a string");
     if (Number.isNaN(timestamp.getTime())) throw new Error("the timestamp is not a time");
     return {
-      events: [{ kind: "message", providerMessageId: content.message_id, from: { value: fromId }, timestamp, content: contentOf(content), conversationRef: content.conversation_id }],
+      events: [
+        {
+          kind: "message",
+          providerMessageId: content.message_id,
+          from: { value: fromId },
+          timestamp,
+          content: contentOf(content),
+          conversationRef: content.conversation_id,
+        },
+      ],
     };
   }
   // im_mark_read_msg [unsure: payload shape not public]: the reader is the party that is not us.

@@ -10,7 +10,8 @@ export const tiktokSettings = Type.Object(
     access_token: Type.String({ minLength: 1, description: "Business Messaging API access token, sent as the `Access-Token` header (no `Bearer`)." }),
     client_secret: Type.String({
       default: "",
-      description: "App client secret: verifies the `Tiktok-Signature` of webhooks. Without it every webhook is refused (the account can send but not receive).",
+      description:
+        "App client secret: verifies the `Tiktok-Signature` of webhooks. Without it every webhook is refused (the account can send but not receive).",
     }),
     base_url: Type.String({ default: "https://business-api.tiktok.com", description: "TikTok API for Business host (tests point it at a fake)." }),
   },

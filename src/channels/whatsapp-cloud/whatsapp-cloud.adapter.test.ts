@@ -26,7 +26,12 @@ function storedFile({ name, mimeType, bytes, providerMediaId }: { name: string; 
   return { id: `media-${name}`, path, mimeType, filename: name, size: bytes.length, ...(providerMediaId ? { providerMediaId } : {}) };
 }
 
-const msg = (content: OutboundMessage["content"], extra: Partial<OutboundMessage> = {}): OutboundMessage => ({ messageId: "msg-1", to: { value: "+4915112345678" }, content, ...extra });
+const msg = (content: OutboundMessage["content"], extra: Partial<OutboundMessage> = {}): OutboundMessage => ({
+  messageId: "msg-1",
+  to: { value: "+4915112345678" },
+  content,
+  ...extra,
+});
 
 beforeAll(() => {
   fake = new GraphFake({ tokens: [TOKEN], templatePageSize: 2 });
@@ -61,7 +66,11 @@ describe("whatsapp-cloud provider definition", () => {
     }
   });
   test("a missing credential fails at creation, naming the key", () => {
-    const { ctx } = createTestContext({ provider: "whatsapp-cloud", channel: "whatsapp", settings: { phone_number_id: PHONE_ID, app_secret: "s", verify_token: "v" } });
+    const { ctx } = createTestContext({
+      provider: "whatsapp-cloud",
+      channel: "whatsapp",
+      settings: { phone_number_id: PHONE_ID, app_secret: "s", verify_token: "v" },
+    });
     expect(() => createWhatsappCloudAdapter(ctx)).toThrow(/access_token/);
   });
 });
@@ -97,7 +106,10 @@ describe("outbound", () => {
     await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/p/photo.jpg", caption: "Your order" } }));
     expect(fake.lastRequest!.body).toMatchObject({ type: "image", image: { link: "https://cdn.example.com/p/photo.jpg", caption: "Your order" } });
     await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/invoice%20A1.pdf", caption: "Invoice" } }));
-    expect(fake.lastRequest!.body).toMatchObject({ type: "document", document: { link: "https://cdn.example.com/invoice%20A1.pdf", caption: "Invoice", filename: "invoice A1.pdf" } });
+    expect(fake.lastRequest!.body).toMatchObject({
+      type: "document",
+      document: { link: "https://cdn.example.com/invoice%20A1.pdf", caption: "Invoice", filename: "invoice A1.pdf" },
+    });
     await adapter.send(msg({ type: "media", media: { url: "https://cdn.example.com/a.mp3", caption: "ignored" } }));
     expect(fake.lastRequest!.body).toMatchObject({ type: "audio", audio: { link: "https://cdn.example.com/a.mp3" } });
     expect((fake.lastRequest!.body as { audio: object }).audio).not.toHaveProperty("caption");
@@ -119,7 +131,13 @@ describe("outbound", () => {
     expect(form.file.type).toBe("image/jpeg");
     expect([...form.file.bytes]).toEqual([...bytes]);
     const mediaId = (send.body as { image: { id: string } }).image.id;
-    expect(send.body).toEqual({ messaging_product: "whatsapp", recipient_type: "individual", to: "4915112345678", type: "image", image: { id: mediaId, caption: "Look" } });
+    expect(send.body).toEqual({
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: "4915112345678",
+      type: "image",
+      image: { id: mediaId, caption: "Look" },
+    });
     expect(result).toEqual({ ok: true, providerMessageId: expect.stringMatching(/^wamid\./), providerMediaId: mediaId });
   });
 
@@ -166,7 +184,13 @@ describe("outbound", () => {
           components: [
             { type: "header", format: "image" },
             { type: "body", text: "Hi {{1}}, order {{2}} ... {{10}}" },
-            { type: "buttons", buttons: [{ type: "url", text: "Track", url: "https://shop.example/t/{{1}}" }, { type: "quick_reply", text: "Stop" }] },
+            {
+              type: "buttons",
+              buttons: [
+                { type: "url", text: "Track", url: "https://shop.example/t/{{1}}" },
+                { type: "quick_reply", text: "Stop" },
+              ],
+            },
           ],
           params: { "body.10": "ten", "body.2": "A123", "body.1": "Ann", "button.0.1": "A123", "button.1.1": "STOP_PAYLOAD" },
           headerMedia: { url: "https://cdn.example.com/banner.png" },
@@ -185,7 +209,14 @@ describe("outbound", () => {
         language: { code: "en_US", policy: "deterministic" },
         components: [
           { type: "header", parameters: [{ type: "image", image: { link: "https://cdn.example.com/banner.png" } }] },
-          { type: "body", parameters: [{ type: "text", text: "Ann" }, { type: "text", text: "A123" }, { type: "text", text: "ten" }] },
+          {
+            type: "body",
+            parameters: [
+              { type: "text", text: "Ann" },
+              { type: "text", text: "A123" },
+              { type: "text", text: "ten" },
+            ],
+          },
           { type: "button", sub_type: "url", index: "0", parameters: [{ type: "text", text: "A123" }] },
           { type: "button", sub_type: "quick_reply", index: "1", parameters: [{ type: "payload", payload: "STOP_PAYLOAD" }] },
         ],
@@ -198,22 +229,53 @@ describe("outbound", () => {
     const result = await adapter.send(
       msg({
         type: "template",
-        template: { name: "ticket", language: "de", components: [{ type: "header", format: "document" }, { type: "body", text: "Hallo" }], params: {}, headerMedia: { file }, rendered: { text: "Hallo" } },
+        template: {
+          name: "ticket",
+          language: "de",
+          components: [
+            { type: "header", format: "document" },
+            { type: "body", text: "Hallo" },
+          ],
+          params: {},
+          headerMedia: { file },
+          rendered: { text: "Hallo" },
+        },
       }),
     );
     expect(fake.requests.map((r) => r.path.split("/").pop())).toEqual(["media", "messages"]);
-    const id = ((fake.lastRequest!.body as any).template.components[0].parameters[0].document.id) as string;
-    expect(fake.lastRequest!.body).toMatchObject({ template: { name: "ticket", language: { code: "de", policy: "deterministic" }, components: [{ type: "header", parameters: [{ type: "document", document: { id } }] }] } });
+    const id = (fake.lastRequest!.body as any).template.components[0].parameters[0].document.id as string;
+    expect(fake.lastRequest!.body).toMatchObject({
+      template: {
+        name: "ticket",
+        language: { code: "de", policy: "deterministic" },
+        components: [{ type: "header", parameters: [{ type: "document", document: { id } }] }],
+      },
+    });
     expect(result).toMatchObject({ ok: true, providerMediaId: id });
   });
 
   test("template without params sends no components", async () => {
-    await adapter.send(msg({ type: "template", template: { name: "hello_world", language: "en_US", components: [{ type: "body", text: "Hello World" }], params: {}, rendered: { text: "Hello World" } } }));
+    await adapter.send(
+      msg({
+        type: "template",
+        template: {
+          name: "hello_world",
+          language: "en_US",
+          components: [{ type: "body", text: "Hello World" }],
+          params: {},
+          rendered: { text: "Hello World" },
+        },
+      }),
+    );
     expect((fake.lastRequest!.body as any).template).toEqual({ name: "hello_world", language: { code: "en_US", policy: "deterministic" }, components: [] });
   });
 
   test("e-mail content is refused without a request", async () => {
-    expect(await adapter.send(msg({ type: "email", email: { subject: "x", text: "y" } }))).toMatchObject({ ok: false, retry: false, reason: "PROVIDER_REJECTED" });
+    expect(await adapter.send(msg({ type: "email", email: { subject: "x", text: "y" } }))).toMatchObject({
+      ok: false,
+      retry: false,
+      reason: "PROVIDER_REJECTED",
+    });
     expect(fake.requests).toHaveLength(0);
   });
 });
@@ -221,16 +283,34 @@ describe("outbound", () => {
 describe("outbound failures (synchronous)", () => {
   const text = () => adapter.send(msg({ type: "text", text: "hi" }));
   test("131047 → MESSAGING_WINDOW_CLOSED, permanent", async () => {
-    fake.failNext({ kind: "graph", code: 131047, details: "Message failed to send because more than 24 hours have passed since the customer last replied to this number." });
-    expect(await text()).toMatchObject({ ok: false, retry: false, reason: "MESSAGING_WINDOW_CLOSED", providerCode: "131047", message: expect.stringContaining("24 hours") });
+    fake.failNext({
+      kind: "graph",
+      code: 131047,
+      details: "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+    });
+    expect(await text()).toMatchObject({
+      ok: false,
+      retry: false,
+      reason: "MESSAGING_WINDOW_CLOSED",
+      providerCode: "131047",
+      message: expect.stringContaining("24 hours"),
+    });
   });
   test("190 (HTTP 401) → AUTH_FAILED + accountStatus auth_failed", async () => {
     fake.failNext({ kind: "graph", code: 190 });
     expect(await text()).toMatchObject({ ok: false, retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed" });
   });
   test("a token the fake does not know → 190 from the fake itself", async () => {
-    const { ctx } = createTestContext({ provider: "whatsapp-cloud", channel: "whatsapp", settings: { phone_number_id: PHONE_ID, access_token: "stale", app_secret: "s", verify_token: "v", base_url: fake.url } });
-    expect(await createWhatsappCloudAdapter(ctx).send(msg({ type: "text", text: "x" }))).toMatchObject({ ok: false, reason: "AUTH_FAILED", accountStatus: "auth_failed" });
+    const { ctx } = createTestContext({
+      provider: "whatsapp-cloud",
+      channel: "whatsapp",
+      settings: { phone_number_id: PHONE_ID, access_token: "stale", app_secret: "s", verify_token: "v", base_url: fake.url },
+    });
+    expect(await createWhatsappCloudAdapter(ctx).send(msg({ type: "text", text: "x" }))).toMatchObject({
+      ok: false,
+      reason: "AUTH_FAILED",
+      accountStatus: "auth_failed",
+    });
   });
   test("130429 as HTTP 429 with Retry-After → retry RATE_LIMITED with the delay", async () => {
     fake.failNext({ kind: "graph", code: 130429, status: 429, headers: { "retry-after": "2" } });
@@ -270,7 +350,8 @@ describe("outbound failures (asynchronous, via the status webhook)", () => {
 });
 
 describe("webhooks over HTTP", () => {
-  const payload = () => whatsappPayloads.status({ phoneNumberId: PHONE_ID, id: "wamid.X", status: "delivered", recipientId: "4915112345678", timestamp: "1736942400" });
+  const payload = () =>
+    whatsappPayloads.status({ phoneNumberId: PHONE_ID, id: "wamid.X", status: "delivered", recipientId: "4915112345678", timestamp: "1736942400" });
 
   test("a correctly signed POST → 200 and events", async () => {
     const answer = await fake.pushWebhook({ url: hooks.url, payload: payload(), appSecret: APP_SECRET });
@@ -313,7 +394,17 @@ describe("webhooks over HTTP", () => {
 describe("syncTemplates", () => {
   test("follows paging (cursors.after while paging.next) and maps Meta's shapes", async () => {
     fake.templates = [
-      metaTemplate({ name: "hello_world", language: "en_US", status: "APPROVED", category: "UTILITY", components: [{ type: "HEADER", format: "TEXT", text: "Hello World" }, { type: "BODY", text: "Welcome {{1}}" }, { type: "FOOTER", text: "WhatsApp Business Platform sample message" }] }),
+      metaTemplate({
+        name: "hello_world",
+        language: "en_US",
+        status: "APPROVED",
+        category: "UTILITY",
+        components: [
+          { type: "HEADER", format: "TEXT", text: "Hello World" },
+          { type: "BODY", text: "Welcome {{1}}" },
+          { type: "FOOTER", text: "WhatsApp Business Platform sample message" },
+        ],
+      }),
       metaTemplate({
         name: "order_update",
         status: "PENDING",
@@ -321,7 +412,15 @@ describe("syncTemplates", () => {
         components: [
           { type: "HEADER", format: "IMAGE", example: { header_handle: ["https://x"] } },
           { type: "BODY", text: "Order {{1}}" },
-          { type: "BUTTONS", buttons: [{ type: "URL", text: "Track", url: "https://shop.example/t/{{1}}" }, { type: "QUICK_REPLY", text: "Stop" }, { type: "PHONE_NUMBER", text: "Call", phone_number: "+15550001111" }, { type: "COPY_CODE", example: "SAVE10" }] },
+          {
+            type: "BUTTONS",
+            buttons: [
+              { type: "URL", text: "Track", url: "https://shop.example/t/{{1}}" },
+              { type: "QUICK_REPLY", text: "Stop" },
+              { type: "PHONE_NUMBER", text: "Call", phone_number: "+15550001111" },
+              { type: "COPY_CODE", example: "SAVE10" },
+            ],
+          },
         ],
       }),
       metaTemplate({ name: "t3", status: "REJECTED" }),
@@ -349,7 +448,11 @@ describe("syncTemplates", () => {
       language: "en_US",
       category: "utility",
       status: "approved",
-      components: [{ type: "header", format: "text", text: "Hello World" }, { type: "body", text: "Welcome {{1}}" }, { type: "footer", text: "WhatsApp Business Platform sample message" }],
+      components: [
+        { type: "header", format: "text", text: "Hello World" },
+        { type: "body", text: "Welcome {{1}}" },
+        { type: "footer", text: "WhatsApp Business Platform sample message" },
+      ],
     });
     expect(templates[1].components).toEqual([
       { type: "header", format: "image" },

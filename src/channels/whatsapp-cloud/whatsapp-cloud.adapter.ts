@@ -3,7 +3,16 @@
  * uploads stored files through `POST /{phone_number_id}/media`, syncs templates from
  * `GET /{waba_id}/message_templates`, and parses the `whatsapp_business_account` webhook.
  */
-import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, ProviderTemplate, SendResult, StoredMedia } from "../channel.types";
+import type {
+  AdapterContext,
+  ChannelAdapter,
+  ChannelCapabilities,
+  OutboundMessage,
+  ProviderDefinition,
+  ProviderTemplate,
+  SendResult,
+  StoredMedia,
+} from "../channel.types";
 import { GraphRequestError, type SendFailure } from "../meta/meta.errors";
 import { graphRequest, graphUrl } from "../meta/meta.http";
 import { guessMimeFromUrl } from "../meta/meta.send-api";
@@ -90,7 +99,14 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
   };
 
   const call = <T>(init: { method: "GET" | "POST"; path: string; json?: unknown; form?: FormData; query?: Record<string, string | undefined> }) =>
-    graphRequest<T>({ ctx, token: settings.access_token, method: init.method, url: graphUrl({ baseUrl: settings.base_url, path: init.path, query: init.query }), json: init.json, form: init.form });
+    graphRequest<T>({
+      ctx,
+      token: settings.access_token,
+      method: init.method,
+      url: graphUrl({ baseUrl: settings.base_url, path: init.path, query: init.query }),
+      json: init.json,
+      form: init.form,
+    });
 
   /** `POST /{phone_number_id}/media` → media id (valid for 30 days at Meta). */
   async function upload(file: StoredMedia): Promise<{ ok: true; id: string } | SendFailure> {

@@ -8,7 +8,14 @@ import type { AdapterContext, InboundContent, InboundEvent } from "../channel.ty
 import { digits, eventsOfEach, text } from "../inbound-entries";
 import { failureFromWebhookError } from "../meta/meta.errors";
 
-interface WaMedia { id?: string; mime_type?: string; caption?: string; filename?: string; sha256?: string; url?: string }
+interface WaMedia {
+  id?: string;
+  mime_type?: string;
+  caption?: string;
+  filename?: string;
+  sha256?: string;
+  url?: string;
+}
 
 interface WaMessage {
   from?: string;
@@ -80,7 +87,10 @@ function messageContent(message: WaMessage): InboundContent {
     case "location": {
       const l = message.location;
       if (typeof l?.latitude !== "number" || typeof l?.longitude !== "number") return { type: "unsupported", raw: message };
-      return { type: "location", location: { latitude: l.latitude, longitude: l.longitude, ...(l.name ? { name: l.name } : {}), ...(l.address ? { address: l.address } : {}) } };
+      return {
+        type: "location",
+        location: { latitude: l.latitude, longitude: l.longitude, ...(l.name ? { name: l.name } : {}), ...(l.address ? { address: l.address } : {}) },
+      };
     }
     case "contacts":
       return { type: "contacts", contacts: message.contacts ?? [] };
@@ -156,7 +166,9 @@ function statusEvents(s: WaStatus): InboundEvent[] {
       providerMessageId: s.id!,
       status,
       timestamp: epochSeconds(s.timestamp),
-      ...(status === "failed" ? { error: first ? failureFromWebhookError(first) : { reason: "PROVIDER_REJECTED" as const, message: "failed without error details" } } : {}),
+      ...(status === "failed"
+        ? { error: first ? failureFromWebhookError(first) : { reason: "PROVIDER_REJECTED" as const, message: "failed without error details" } }
+        : {}),
     },
   ];
 }

@@ -7,11 +7,23 @@ import { Type, type Static } from "@sinclair/typebox";
 
 export const whatsappCloudSettings = Type.Object(
   {
-    phone_number_id: Type.String({ minLength: 1, default: "", description: "Business phone number id (WhatsApp Manager → API setup); messages are sent from it and inbound events are filtered by it." }),
+    phone_number_id: Type.String({
+      minLength: 1,
+      default: "",
+      description: "Business phone number id (WhatsApp Manager → API setup); messages are sent from it and inbound events are filtered by it.",
+    }),
     waba_id: Type.String({ default: "", description: "WhatsApp Business Account id; needed to sync message templates (GET /{waba_id}/message_templates)." }),
-    access_token: Type.String({ minLength: 1, default: "", description: "System-user access token with whatsapp_business_messaging and whatsapp_business_management. Use env:/file: to keep it out of the TOML." }),
+    access_token: Type.String({
+      minLength: 1,
+      default: "",
+      description: "System-user access token with whatsapp_business_messaging and whatsapp_business_management. Use env:/file: to keep it out of the TOML.",
+    }),
     app_secret: Type.String({ minLength: 1, default: "", description: "Meta app secret; verifies X-Hub-Signature-256 on every webhook POST." }),
-    verify_token: Type.String({ minLength: 1, default: "", description: "Token you type into the app's webhook settings; answered in the GET hub.challenge handshake." }),
+    verify_token: Type.String({
+      minLength: 1,
+      default: "",
+      description: "Token you type into the app's webhook settings; answered in the GET hub.challenge handshake.",
+    }),
     base_url: Type.String({ default: "https://graph.facebook.com/v23.0", description: "Graph API host including the version; tests point it at a fake." }),
   },
   { additionalProperties: false },

@@ -123,7 +123,13 @@ const FORMAT_MAP: Record<string, NonNullable<TemplateComponent["format"]>> = { T
 function mapButton(button: { type: string; text?: string; url?: string; otp_type?: string }): NonNullable<TemplateComponent["buttons"]>[number] {
   const type = button.type.toUpperCase();
   const mapped: NonNullable<TemplateComponent["buttons"]>[number]["type"] =
-    type === "URL" ? "url" : type === "PHONE_NUMBER" ? "phone_number" : type === "COPY_CODE" || (type === "OTP" && button.otp_type === "COPY_CODE") ? "copy_code" : "quick_reply";
+    type === "URL"
+      ? "url"
+      : type === "PHONE_NUMBER"
+        ? "phone_number"
+        : type === "COPY_CODE" || (type === "OTP" && button.otp_type === "COPY_CODE")
+          ? "copy_code"
+          : "quick_reply";
   return { type: mapped, text: button.text ?? (mapped === "copy_code" ? "Copy code" : ""), ...(button.url ? { url: button.url } : {}) };
 }
 

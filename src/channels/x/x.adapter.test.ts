@@ -51,7 +51,9 @@ describe("x send", () => {
       oauth_timestamp: String(NOW.getTime() / 1000),
     });
     const url = `${fake.url}/2/dm_conversations/with/2244994945/messages`;
-    expect(oauth1SignatureValid({ method: "POST", url, authorization: auth, consumerSecret: oauth1.consumer_secret, tokenSecret: oauth1.access_token_secret })).toBe(true);
+    expect(
+      oauth1SignatureValid({ method: "POST", url, authorization: auth, consumerSecret: oauth1.consumer_secret, tokenSecret: oauth1.access_token_secret }),
+    ).toBe(true);
     // and a wrong secret does not verify: the check is real
     expect(oauth1SignatureValid({ method: "POST", url, authorization: auth, consumerSecret: "other", tokenSecret: oauth1.access_token_secret })).toBe(false);
   });
@@ -63,7 +65,11 @@ describe("x send", () => {
 
   test("template → rendered text", async () => {
     const { adapter: a } = adapter({ access_token: "t" });
-    await a.send({ messageId: "m", to: { value: "5" }, content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, rendered: { text: "Rendered!" } } } });
+    await a.send({
+      messageId: "m",
+      to: { value: "5" },
+      content: { type: "template", template: { name: "n", language: "en", components: [], params: {}, rendered: { text: "Rendered!" } } },
+    });
     expect(fake.requests[0].body).toEqual({ text: "Rendered!" });
   });
 
@@ -82,11 +88,19 @@ describe("x send", () => {
 describe("x error mapping", () => {
   const reset = NOW.getTime() / 1000 + 300;
   const cases = [
-    { name: "403 not accepting DMs", failure: xErrors.notAcceptingDms(), expected: { retry: false, reason: "USER_BLOCKED", providerCode: "403", message: "You are not permitted to send a Direct Message to this user." } },
+    {
+      name: "403 not accepting DMs",
+      failure: xErrors.notAcceptingDms(),
+      expected: { retry: false, reason: "USER_BLOCKED", providerCode: "403", message: "You are not permitted to send a Direct Message to this user." },
+    },
     { name: "403 client-forbidden", failure: xErrors.clientForbidden(), expected: { retry: false, reason: "PROVIDER_REJECTED", accountStatus: "error" } },
     { name: "401", failure: xErrors.unauthorized(), expected: { retry: false, reason: "AUTH_FAILED", accountStatus: "auth_failed" } },
     { name: "400 invalid participant", failure: xErrors.invalidParticipant(), expected: { retry: false, reason: "RECIPIENT_INVALID" } },
-    { name: "429 15-min window", failure: xErrors.rateLimited({ resetEpochS: reset, remaining: 0 }), expected: { retry: true, reason: "RATE_LIMITED", retryAfterMs: 300_000 } },
+    {
+      name: "429 15-min window",
+      failure: xErrors.rateLimited({ resetEpochS: reset, remaining: 0 }),
+      expected: { retry: true, reason: "RATE_LIMITED", retryAfterMs: 300_000 },
+    },
     { name: "503", failure: xErrors.serverError(), expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },
     { name: "dropped connection", failure: { kind: "drop" as const }, expected: { retry: true, reason: "PROVIDER_UNAVAILABLE" } },
   ];
@@ -120,7 +134,11 @@ describe("x media (chunked upload, then attachments)", () => {
     await Bun.write(path, bytes);
     return { file: { id: `media-${name}`, path, mimeType, filename: name, size }, bytes };
   };
-  const mediaDm = (media: OutboundMessage["content"] & { type: "media" }): OutboundMessage => ({ messageId: "m-media", to: { value: "2244994945" }, content: media });
+  const mediaDm = (media: OutboundMessage["content"] & { type: "media" }): OutboundMessage => ({
+    messageId: "m-media",
+    to: { value: "2244994945" },
+    content: media,
+  });
 
   test("a stored 6 MB GIF: initialize (exact JSON), two appends of 4 MiB + rest, finalize, then the DM with caption and media_id (OAuth 1.0a verified on every call)", async () => {
     const { file, bytes } = await stored("anim.gif", "image/gif", 6 * 1024 * 1024);
@@ -137,7 +155,10 @@ describe("x media (chunked upload, then attachments)", () => {
     const [init, a0, a1, , dmReq] = fake.requests;
     expect(new TextDecoder().decode(init!.raw)).toBe(`{"media_type":"image/gif","total_bytes":${6 * 1024 * 1024},"media_category":"dm_gif"}`);
     expect(init!.headers["content-type"]).toBe("application/json");
-    for (const [q, index, size] of [[a0, "0", 4 * 1024 * 1024], [a1, "1", 2 * 1024 * 1024]] as const) {
+    for (const [q, index, size] of [
+      [a0, "0", 4 * 1024 * 1024],
+      [a1, "1", 2 * 1024 * 1024],
+    ] as const) {
       expect(q!.headers["content-type"]).toStartWith("multipart/form-data; boundary=");
       const body = q!.body as { segment_index: string; media: RecordedFile };
       expect(body.segment_index).toBe(index);
@@ -210,7 +231,9 @@ describe("x media (chunked upload, then attachments)", () => {
       port: 0,
       hostname: "127.0.0.1",
       fetch: () =>
-        new Response(new ReadableStream({ pull: (c) => (served >= 50 << 20 ? c.close() : ((served += chunk.byteLength), c.enqueue(chunk))) }), { headers: { "content-type": "image/png" } }),
+        new Response(new ReadableStream({ pull: (c) => (served >= 50 << 20 ? c.close() : ((served += chunk.byteLength), c.enqueue(chunk))) }), {
+          headers: { "content-type": "image/png" },
+        }),
     });
     try {
       const { adapter: a } = adapter({ access_token: "t" });
@@ -228,12 +251,21 @@ describe("x media (chunked upload, then attachments)", () => {
   });
 
   test("a media URL's error answer is not echoed: 404 → MEDIA_INVALID, final; 503 → retried", async () => {
-    const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => new Response("internal detail: Tomcat 9.0.1", { status: new URL(req.url).pathname === "/gone" ? 404 : 503, headers: { "content-type": "text/plain" } }) });
+    const origin = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) =>
+        new Response("internal detail: Tomcat 9.0.1", { status: new URL(req.url).pathname === "/gone" ? 404 : 503, headers: { "content-type": "text/plain" } }),
+    });
     try {
       const { adapter: a } = adapter({ access_token: "t" });
       const gone = await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/gone` } }));
       expect(gone).toEqual({ ok: false, retry: false, reason: "MEDIA_INVALID", message: "media URL did not serve a usable file" });
-      expect(await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/busy` } }))).toMatchObject({ ok: false, retry: true, reason: "MEDIA_INVALID" });
+      expect(await a.send(mediaDm({ type: "media", media: { url: `http://127.0.0.1:${origin.port}/busy` } }))).toMatchObject({
+        ok: false,
+        retry: true,
+        reason: "MEDIA_INVALID",
+      });
     } finally {
       await origin.stop(true);
     }
@@ -244,7 +276,12 @@ describe("x media (chunked upload, then attachments)", () => {
     const { file: pdf } = await stored("doc.pdf", "application/pdf", 100);
     expect(await a.send(mediaDm({ type: "media", media: { file: pdf } }))).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID" });
     const { file: big } = await stored("big.jpg", "image/jpeg", 5 * 1024 * 1024 + 1);
-    expect(await a.send(mediaDm({ type: "media", media: { file: big } }))).toMatchObject({ ok: false, retry: false, reason: "MEDIA_INVALID", message: expect.stringContaining("limit") });
+    expect(await a.send(mediaDm({ type: "media", media: { file: big } }))).toMatchObject({
+      ok: false,
+      retry: false,
+      reason: "MEDIA_INVALID",
+      message: expect.stringContaining("limit"),
+    });
     expect(fake.requests).toHaveLength(0);
 
     const { file } = await stored("p.png", "image/png", 100);
@@ -252,4 +289,3 @@ describe("x media (chunked upload, then attachments)", () => {
     expect(await a.send(mediaDm({ type: "media", media: { file } }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE" });
   });
 });
-

@@ -7,7 +7,16 @@
  * The daily DM limit (`daily_dm_limit`) is counted by the engine, not here: the adapter only reports
  * X's own 429s.
  */
-import type { AdapterContext, ChannelAdapter, ChannelCapabilities, OutboundMessage, ProviderDefinition, SendResult, WebhookRequest, WebhookResult } from "../channel.types";
+import type {
+  AdapterContext,
+  ChannelAdapter,
+  ChannelCapabilities,
+  OutboundMessage,
+  ProviderDefinition,
+  SendResult,
+  WebhookRequest,
+  WebhookResult,
+} from "../channel.types";
 import { xCall } from "./x.http";
 import { crcResponse, parseXActivity, xSignatureValid, type XActivityPayload } from "./x.inbound";
 import { uploadXMedia, X_DM_MEDIA } from "./x.media";
@@ -23,7 +32,10 @@ export const xCapabilities: ChannelCapabilities = {
 export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
   const { settings, auth } = readXSettings(ctx.account.settings, ctx.account.id);
   if (!settings.consumer_secret) {
-    ctx.log.warn({ accountId: ctx.account.id }, "x: no consumer_secret, so Account Activity webhooks cannot be verified; this account can send but not receive");
+    ctx.log.warn(
+      { accountId: ctx.account.id },
+      "x: no consumer_secret, so Account Activity webhooks cannot be verified; this account can send but not receive",
+    );
   }
 
   async function send(message: OutboundMessage): Promise<SendResult> {

@@ -23,7 +23,8 @@ export interface XProblem {
   errors?: { message?: string; parameters?: Record<string, unknown> }[];
 }
 
-const RECIPIENT_REFUSES = /block|not permitted to send|cannot send (direct )?messages|can't send (direct )?messages|not accepting|message requests?|does not accept|not allowed to send/i;
+const RECIPIENT_REFUSES =
+  /block|not permitted to send|cannot send (direct )?messages|can't send (direct )?messages|not accepting|message requests?|does not accept|not allowed to send/i;
 const ACCOUNT_PROBLEM = /client-forbidden|unsupported-authentication|client-not-enrolled|scope|attached to a project|access level/i;
 
 export function xFailure(opts: { status: number; problem: XProblem | undefined; headers: Headers; now: Date }): Failure {

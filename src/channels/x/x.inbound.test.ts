@@ -50,7 +50,13 @@ describe("x webhooks", () => {
 
   test("signed DM delivery → message event with username and display name", async () => {
     received.length = 0;
-    const payload = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "Is my order shipped?", eventId: "1700000000000000042", createdMs: 1767225600000 });
+    const payload = XFake.dmPayload({
+      forUserId: OUR_ID,
+      senderId: "2244994945",
+      text: "Is my order shipped?",
+      eventId: "1700000000000000042",
+      createdMs: 1767225600000,
+    });
     const res = await XFake.pushWebhook({ url: hookUrl, payload, consumerSecret: SECRET });
     expect(res.status).toBe(200);
     expect(received).toEqual([
@@ -83,11 +89,21 @@ describe("x webhooks", () => {
     const raw = JSON.stringify(XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "pay 10" }));
     const signature = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
     const altered = raw.replace("pay 10", "pay 90");
-    const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": signature }), rawBody: new TextEncoder().encode(altered) });
+    const r = await a.handleWebhook({
+      method: "POST",
+      url: new URL(hookUrl),
+      headers: new Headers({ "x-twitter-webhooks-signature": signature }),
+      rawBody: new TextEncoder().encode(altered),
+    });
     expect(r.response.status).toBe(401);
     expect(r.events).toEqual([]);
     // and the unaltered body passes
-    const ok = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": signature }), rawBody: new TextEncoder().encode(raw) });
+    const ok = await a.handleWebhook({
+      method: "POST",
+      url: new URL(hookUrl),
+      headers: new Headers({ "x-twitter-webhooks-signature": signature }),
+      rawBody: new TextEncoder().encode(raw),
+    });
     expect(ok.response.status).toBe(200);
     expect(ok.events).toHaveLength(1);
   });
@@ -96,7 +112,12 @@ describe("x webhooks", () => {
     const payload = {
       for_user_id: OUR_ID,
       direct_message_events: [
-        { type: "message_create", id: "1", created_timestamp: "1767225600000", message_create: { target: { recipient_id: "2244994945" }, sender_id: OUR_ID, message_data: { text: "our reply" } } },
+        {
+          type: "message_create",
+          id: "1",
+          created_timestamp: "1767225600000",
+          message_create: { target: { recipient_id: "2244994945" }, sender_id: OUR_ID, message_data: { text: "our reply" } },
+        },
       ],
       direct_message_mark_read_events: [
         { created_timestamp: "1767225700000", sender_id: "2244994945", target: { recipient_id: OUR_ID }, last_read_event_id: "1" },
@@ -106,7 +127,9 @@ describe("x webhooks", () => {
     const raw = new TextEncoder().encode(JSON.stringify(payload));
     const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
     const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": sig }), rawBody: raw });
-    expect(r.events).toEqual([{ kind: "watermark", from: { value: "2244994945", username: "annlee", displayName: "Ann Lee" }, status: "read", watermark: new Date(1767225700000) }]);
+    expect(r.events).toEqual([
+      { kind: "watermark", from: { value: "2244994945", username: "annlee", displayName: "Ann Lee" }, status: "read", watermark: new Date(1767225700000) },
+    ]);
   });
 
   test("a DM with a photo → media event without the t.co link in the caption", async () => {
@@ -120,7 +143,13 @@ describe("x webhooks", () => {
           message_create: {
             target: { recipient_id: OUR_ID },
             sender_id: "2244994945",
-            message_data: { text: "broken box https://t.co/abc", attachment: { type: "media", media: { id_str: "555", media_url_https: "https://ton.twitter.com/1.1/ton/data/dm/1/2/x.jpg", type: "photo", url: "https://t.co/abc" } } },
+            message_data: {
+              text: "broken box https://t.co/abc",
+              attachment: {
+                type: "media",
+                media: { id_str: "555", media_url_https: "https://ton.twitter.com/1.1/ton/data/dm/1/2/x.jpg", type: "photo", url: "https://t.co/abc" },
+              },
+            },
           },
         },
       ],
@@ -128,11 +157,17 @@ describe("x webhooks", () => {
     const raw = new TextEncoder().encode(JSON.stringify(payload));
     const sig = "sha256=" + new Bun.CryptoHasher("sha256", SECRET).update(raw).digest("base64");
     const r = await a.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": sig }), rawBody: raw });
-    expect(r.events[0]).toMatchObject({ kind: "message", from: { value: "2244994945" }, content: { type: "media", media: { kind: "image", providerMediaId: "555", caption: "broken box" } } });
+    expect(r.events[0]).toMatchObject({
+      kind: "message",
+      from: { value: "2244994945" },
+      content: { type: "media", media: { kind: "image", providerMediaId: "555", caption: "broken box" } },
+    });
   });
 
   test("a delivery with a malformed DM event (sender id not an X id, no id, bad time) keeps the good ones", async () => {
-    const good = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "good", eventId: "1700000000000000077" }) as { direct_message_events: Record<string, any>[] };
+    const good = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "good", eventId: "1700000000000000077" }) as {
+      direct_message_events: Record<string, any>[];
+    };
     const dm = good.direct_message_events[0]!;
     good.direct_message_events = [
       { ...dm, id: "1", message_create: { ...dm.message_create, sender_id: { evil: true } } },
@@ -159,7 +194,12 @@ describe("x webhooks", () => {
     const b = adapter({ consumer_secret: "" });
     const crc = await b.handleWebhook({ method: "GET", url: new URL(`${hookUrl}?crc_token=x`), headers: new Headers(), rawBody: new Uint8Array() });
     expect(crc.response.status).toBe(403);
-    const post = await b.handleWebhook({ method: "POST", url: new URL(hookUrl), headers: new Headers({ "x-twitter-webhooks-signature": "sha256=x" }), rawBody: new TextEncoder().encode("{}") });
+    const post = await b.handleWebhook({
+      method: "POST",
+      url: new URL(hookUrl),
+      headers: new Headers({ "x-twitter-webhooks-signature": "sha256=x" }),
+      rawBody: new TextEncoder().encode("{}"),
+    });
     expect(post.response.status).toBe(403);
     expect(post.events).toEqual([]);
   });

@@ -32,7 +32,11 @@ export function xSignatureValid(opts: { consumerSecret: string; rawBody: Uint8Ar
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-interface XUser { id: string; name?: string; screen_name?: string }
+interface XUser {
+  id: string;
+  name?: string;
+  screen_name?: string;
+}
 interface XDmEvent {
   type: string;
   id: string;
@@ -72,14 +76,26 @@ export function parseXActivity(opts: { payload: XActivityPayload; ourUserId: str
     // Our own sends (from this appliance or the X app) are echoed to the webhook: not inbound.
     if (create.sender_id === ourUserId) return [];
     if (!text(dm.id)) throw new Error("a DM event without an id");
-    return [{ kind: "message", providerMessageId: dm.id, from: sender(create.sender_id), timestamp: epochMs(dm.created_timestamp), content: contentOf(create.message_data) }];
+    return [
+      {
+        kind: "message",
+        providerMessageId: dm.id,
+        from: sender(create.sender_id),
+        timestamp: epochMs(dm.created_timestamp),
+        content: contentOf(create.message_data),
+      },
+    ];
   });
-  const reads = eventsOfEach<NonNullable<XActivityPayload["direct_message_mark_read_events"]>[number]>(payload.direct_message_mark_read_events, { log, what }, (read) => {
-    if (read.sender_id === ourUserId) return []; // we marked their messages read
-    // X reports the last event id read, not a time; the read event's own time bounds every message of
-    // ours sent before it, which is what a watermark means.
-    return [{ kind: "watermark", from: sender(read.sender_id), status: "read", watermark: epochMs(read.created_timestamp) }];
-  });
+  const reads = eventsOfEach<NonNullable<XActivityPayload["direct_message_mark_read_events"]>[number]>(
+    payload.direct_message_mark_read_events,
+    { log, what },
+    (read) => {
+      if (read.sender_id === ourUserId) return []; // we marked their messages read
+      // X reports the last event id read, not a time; the read event's own time bounds every message of
+      // ours sent before it, which is what a watermark means.
+      return [{ kind: "watermark", from: sender(read.sender_id), status: "read", watermark: epochMs(read.created_timestamp) }];
+    },
+  );
   return { events: [...messages, ...reads] };
 }
 

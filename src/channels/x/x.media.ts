@@ -55,8 +55,15 @@ export async function uploadXMedia(opts: {
   if (!bytes.ok) return bytes;
   const { blob } = bytes;
   const max = X_DM_MEDIA[blob.type];
-  if (max === undefined) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `X DMs take ${Object.keys(X_DM_MEDIA).join(", ")}, not ${blob.type || "an unknown type"}` };
-  if (blob.size > max) return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `${blob.size} bytes is over X's ${max} byte limit for ${blob.type}` };
+  if (max === undefined)
+    return {
+      ok: false,
+      retry: false,
+      reason: "MEDIA_INVALID",
+      message: `X DMs take ${Object.keys(X_DM_MEDIA).join(", ")}, not ${blob.type || "an unknown type"}`,
+    };
+  if (blob.size > max)
+    return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `${blob.size} bytes is over X's ${max} byte limit for ${blob.type}` };
 
   const call = async <T>(method: string, url: string, body?: string | FormData): Promise<{ ok: true; data: T | undefined } | Failure> => {
     const answer = await xCall<T>({ ctx, settings, auth, method, url, body });
@@ -86,9 +93,16 @@ export async function uploadXMedia(opts: {
   let info = finalized.data?.data?.processing_info;
   const started = Date.now();
   while (info && info.state !== "succeeded") {
-    if (info.state === "failed") return { ok: false, retry: false, reason: "MEDIA_INVALID", message: `X could not process the media: ${info.error?.message ?? info.error?.name ?? "failed"}` };
+    if (info.state === "failed")
+      return {
+        ok: false,
+        retry: false,
+        reason: "MEDIA_INVALID",
+        message: `X could not process the media: ${info.error?.message ?? info.error?.name ?? "failed"}`,
+      };
     const wait = Math.min(10_000, Math.max(1, info.check_after_secs ?? 1) * 1000);
-    if (Date.now() - started + wait > MAX_PROCESSING_MS) return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: "X is still processing the media" };
+    if (Date.now() - started + wait > MAX_PROCESSING_MS)
+      return { ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: "X is still processing the media" };
     await sleep(wait);
     const status = await call<{ data?: { processing_info?: ProcessingInfo } }>("GET", `${base}?command=STATUS&media_id=${encodeURIComponent(id)}`);
     if (!status.ok) return status;

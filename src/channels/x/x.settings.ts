@@ -18,7 +18,8 @@ export const xSettings = Type.Object(
     consumer_key: Type.String({ default: "", description: "App API key (OAuth 1.0a consumer key)." }),
     consumer_secret: Type.String({
       default: "",
-      description: "App API key secret. Signs OAuth 1.0a requests and verifies Account Activity webhooks (CRC and x-twitter-webhooks-signature); without it the account cannot receive.",
+      description:
+        "App API key secret. Signs OAuth 1.0a requests and verifies Account Activity webhooks (CRC and x-twitter-webhooks-signature); without it the account cannot receive.",
     }),
     daily_dm_limit: Type.Integer({
       minimum: 0,
@@ -40,9 +41,7 @@ export function readXSettings(raw: Record<string, unknown>, accountId: string): 
   const oauth1 = [settings.consumer_key, settings.consumer_secret, settings.access_token, settings.access_token_secret];
   if (oauth1.every(Boolean)) return { settings, auth: "oauth1" };
   if (settings.consumer_key || settings.access_token_secret) {
-    throw new Error(
-      `channel ${accountId} (x): OAuth 1.0a needs all of settings.consumer_key, consumer_secret, access_token and access_token_secret`,
-    );
+    throw new Error(`channel ${accountId} (x): OAuth 1.0a needs all of settings.consumer_key, consumer_secret, access_token and access_token_secret`);
   }
   if (settings.access_token) return { settings, auth: "oauth2" };
   throw new Error(`channel ${accountId} (x): settings.access_token is required (OAuth 2.0 user token, or OAuth 1.0a with the consumer keys)`);

@@ -25,10 +25,14 @@ function ticks(max: number): number[] {
   return out;
 }
 
-const legend = (names: string[]) => h("div", { class: "legend" }, names.map((n) => h("span", { class: `key c-${n}` }, n)));
+const legend = (names: string[]) =>
+  h(
+    "div",
+    { class: "legend" },
+    names.map((n) => h("span", { class: `key c-${n}` }, n)),
+  );
 
-const frame = (title: string, svg: SVGSVGElement, names: string[]) =>
-  h("figure", { class: "chart" }, h("figcaption", null, title), svg, legend(names));
+const frame = (title: string, svg: SVGSVGElement, names: string[]) => h("figure", { class: "chart" }, h("figcaption", null, title), svg, legend(names));
 
 function axes(yMax: number, xLabels: [number, string][], xOf: (v: number) => number) {
   const yt = ticks(yMax);
@@ -37,9 +41,18 @@ function axes(yMax: number, xLabels: [number, string][], xOf: (v: number) => num
   const g = s(
     "g",
     { class: "axes" },
-    yt.map((v) => [s("line", { x1: PAD.l, x2: W - PAD.r, y1: yOf(v), y2: yOf(v), class: "grid" }), s("text", { x: PAD.l - 6, y: yOf(v) + 4, "text-anchor": "end" }, String(v))]),
+    yt.map((v) => [
+      s("line", { x1: PAD.l, x2: W - PAD.r, y1: yOf(v), y2: yOf(v), class: "grid" }),
+      s("text", { x: PAD.l - 6, y: yOf(v) + 4, "text-anchor": "end" }, String(v)),
+    ]),
     // The first and last labels hug the plot's edges so they are not cut off.
-    xLabels.map(([x, label], i) => s("text", { x: xOf(x), y: H - 8, "text-anchor": xLabels.length > 2 && i === 0 ? "start" : xLabels.length > 2 && i === xLabels.length - 1 ? "end" : "middle" }, label)),
+    xLabels.map(([x, label], i) =>
+      s(
+        "text",
+        { x: xOf(x), y: H - 8, "text-anchor": xLabels.length > 2 && i === 0 ? "start" : xLabels.length > 2 && i === xLabels.length - 1 ? "end" : "middle" },
+        label,
+      ),
+    ),
   );
   return { g, yOf };
 }
@@ -47,14 +60,33 @@ function axes(yMax: number, xLabels: [number, string][], xOf: (v: number) => num
 /** Lines over time, one per series; `title` is also the SVG's accessible name. */
 export function lineChart(title: string, series: Series[], opts: { empty?: string } = {}): HTMLElement {
   const all = series.flatMap((x) => x.points);
-  if (all.length < 2) return frame(title, s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title }, s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, opts.empty ?? "Not enough data yet")), series.map((x) => x.name));
+  if (all.length < 2)
+    return frame(
+      title,
+      s(
+        "svg",
+        { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title },
+        s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, opts.empty ?? "Not enough data yet"),
+      ),
+      series.map((x) => x.name),
+    );
   const t0 = Math.min(...all.map((p) => p[0]));
   const t1 = Math.max(...all.map((p) => p[0]), t0 + 1);
   const xOf = (t: number) => PAD.l + ((t - t0) / (t1 - t0)) * (W - PAD.l - PAD.r);
   const fmt = (t: number) => new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: t1 - t0 < 300_000 ? "2-digit" : undefined });
-  const { g, yOf } = axes(Math.max(...all.map((p) => p[1])), [t0, (t0 + t1) / 2, t1].map((t) => [t, fmt(t)]), xOf);
-  const lines = series.map((x) => s("polyline", { class: `line c-${x.name}`, fill: "none", points: x.points.map(([t, v]) => `${xOf(t).toFixed(1)},${yOf(v).toFixed(1)}`).join(" ") }));
-  return frame(title, s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title }, g, lines), series.map((x) => x.name));
+  const { g, yOf } = axes(
+    Math.max(...all.map((p) => p[1])),
+    [t0, (t0 + t1) / 2, t1].map((t) => [t, fmt(t)]),
+    xOf,
+  );
+  const lines = series.map((x) =>
+    s("polyline", { class: `line c-${x.name}`, fill: "none", points: x.points.map(([t, v]) => `${xOf(t).toFixed(1)},${yOf(v).toFixed(1)}`).join(" ") }),
+  );
+  return frame(
+    title,
+    s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title }, g, lines),
+    series.map((x) => x.name),
+  );
 }
 
 /** Stacked columns: one column per bucket (e.g. an hour), one layer per name. */
@@ -64,7 +96,11 @@ export function stackedColumns(title: string, buckets: { label: string; values: 
   const slot = (W - PAD.l - PAD.r) / n;
   const xOf = (i: number) => PAD.l + slot * (i + 0.5);
   const every = Math.ceil(n / 8); // at most ~8 labels under the columns
-  const { g, yOf } = axes(Math.max(0, ...totals), buckets.map((b, i) => [i, b.label] as [number, string]).filter(([i]) => i % every === 0), xOf);
+  const { g, yOf } = axes(
+    Math.max(0, ...totals),
+    buckets.map((b, i) => [i, b.label] as [number, string]).filter(([i]) => i % every === 0),
+    xOf,
+  );
   const cols = buckets.map((b, i) => {
     let acc = 0;
     return names.map((name) => {
@@ -72,7 +108,11 @@ export function stackedColumns(title: string, buckets: { label: string; values: 
       if (!v) return null;
       const y0 = yOf(acc);
       acc += v;
-      return s("rect", { class: `bar c-${name}`, x: xOf(i) - slot * 0.35, width: slot * 0.7, y: yOf(acc), height: Math.max(0, y0 - yOf(acc)) }, s("title", null, `${b.label} ${name}: ${v}`));
+      return s(
+        "rect",
+        { class: `bar c-${name}`, x: xOf(i) - slot * 0.35, width: slot * 0.7, y: yOf(acc), height: Math.max(0, y0 - yOf(acc)) },
+        s("title", null, `${b.label} ${name}: ${v}`),
+      );
     });
   });
   return frame(title, s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title }, g, cols), names);

@@ -50,7 +50,11 @@ export const fmtTime = (iso: string | null | undefined): string => (iso ? new Da
 export const badge = (status: string): HTMLElement => h("span", { class: `badge st-${status}` }, status.replace(/_/g, " "));
 
 /** A table from rows: columns are [heading, cell(row)] pairs. */
-export function table<T>(rows: T[], columns: [string, (row: T) => Child][], opts: { onRow?: (row: T) => void; empty?: string; selected?: (row: T) => boolean } = {}): HTMLElement {
+export function table<T>(
+  rows: T[],
+  columns: [string, (row: T) => Child][],
+  opts: { onRow?: (row: T) => void; empty?: string; selected?: (row: T) => boolean } = {},
+): HTMLElement {
   if (!rows.length) return h("p", { class: "muted" }, opts.empty ?? "Nothing yet.");
   return h(
     "div",
@@ -58,12 +62,24 @@ export function table<T>(rows: T[], columns: [string, (row: T) => Child][], opts
     h(
       "table",
       null,
-      h("thead", null, h("tr", null, columns.map(([title]) => h("th", { scope: "col" }, title)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          columns.map(([title]) => h("th", { scope: "col" }, title)),
+        ),
+      ),
       h(
         "tbody",
         null,
         rows.map((row) => {
-          const tr = h("tr", { class: opts.selected?.(row) ? "selected" : undefined }, columns.map(([, cell]) => h("td", null, cell(row))));
+          const tr = h(
+            "tr",
+            { class: opts.selected?.(row) ? "selected" : undefined },
+            columns.map(([, cell]) => h("td", null, cell(row))),
+          );
           if (opts.onRow) {
             // Keyboard users reach the row with Tab and open it with Enter, like a link.
             tr.tabIndex = 0;

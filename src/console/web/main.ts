@@ -54,7 +54,15 @@ const stopTimers = () => {
 function signIn(message?: string): void {
   stopTimers();
   window.onhashchange = null; // signed out: no page may load (it would call the API without a key)
-  const input = h("input", { id: "api-key", name: "apiKey", type: "password", autocomplete: "off", required: true, placeholder: "sb_live_…", spellcheck: "false" });
+  const input = h("input", {
+    id: "api-key",
+    name: "apiKey",
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    placeholder: "sb_live_…",
+    spellcheck: "false",
+  });
   const error = h("p", { class: "error", role: "alert" }, message ?? "");
   const form = h(
     "form",
@@ -62,7 +70,13 @@ function signIn(message?: string): void {
     h("h1", null, "Switchboard console"),
     h("label", { for: "api-key" }, "API key"),
     input,
-    h("p", { class: "muted" }, "Kept in this tab's session storage only; closing the tab or signing out forgets it. Create one with ", h("code", null, "switchboard keys create"), "."),
+    h(
+      "p",
+      { class: "muted" },
+      "Kept in this tab's session storage only; closing the tab or signing out forgets it. Create one with ",
+      h("code", null, "switchboard keys create"),
+      ".",
+    ),
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     error,
   );
@@ -74,7 +88,8 @@ function signIn(message?: string): void {
       storeKey(key);
       shell(me);
     } catch (err) {
-      error.textContent = err instanceof ApiError ? (err.status === 401 ? `This key was refused (${err.code}).` : err.describe()) : "The appliance did not answer.";
+      error.textContent =
+        err instanceof ApiError ? (err.status === 401 ? `This key was refused (${err.code}).` : err.describe()) : "The appliance did not answer.";
     }
   });
   clear(document.body, h("main", { class: "signin-wrap" }, form));
@@ -126,7 +141,13 @@ function shell(me: Me): void {
         // A page the key may not read stays a link: it leads to the reason, shown instead of the page.
         return h(
           "a",
-          { href: `#/${p.id}`, id: `nav-${p.id}`, class: `${p.id === page.id ? "active" : ""}${allowed ? "" : " disabled"}`, "aria-current": p.id === page.id ? "page" : undefined, title: allowed ? undefined : needs(p.scope!) },
+          {
+            href: `#/${p.id}`,
+            id: `nav-${p.id}`,
+            class: `${p.id === page.id ? "active" : ""}${allowed ? "" : " disabled"}`,
+            "aria-current": p.id === page.id ? "page" : undefined,
+            title: allowed ? undefined : needs(p.scope!),
+          },
           p.title,
           allowed ? null : h("small", null, `needs ${p.scope}`),
         );
@@ -135,10 +156,23 @@ function shell(me: Me): void {
     status.textContent = "";
     document.title = `${page.title} · Switchboard console`;
     // The balance in the header moves with every priced send: read it again on each page change.
-    if (refreshHeader) void call<{ data: Me }>("GET", "/me").then(({ data }) => (balance.textContent = `${data.company.balance.amount} ${data.company.balance.unit}`), () => {});
+    if (refreshHeader)
+      void call<{ data: Me }>("GET", "/me").then(
+        ({ data }) => (balance.textContent = `${data.company.balance.amount} ${data.company.balance.unit}`),
+        () => {},
+      );
     refreshHeader = true;
     if (page.scope && !can(me, page.scope)) {
-      clear(main, h("h1", null, page.title), h("section", { class: "card disabled-page", id: "disabled-reason" }, h("p", null, needs(page.scope)), h("p", { class: "muted" }, `The key's scopes: ${me.key.scopes.join(", ") || "none"}.`)));
+      clear(
+        main,
+        h("h1", null, page.title),
+        h(
+          "section",
+          { class: "card disabled-page", id: "disabled-reason" },
+          h("p", null, needs(page.scope)),
+          h("p", { class: "muted" }, `The key's scopes: ${me.key.scopes.join(", ") || "none"}.`),
+        ),
+      );
       return;
     }
     const ctx: Ctx = {

@@ -16,7 +16,14 @@ export interface Channel {
   status: string;
   webhookUrl: string;
   /** null for a key without messages:read */
-  health: { status: "ok" | "degraded" | "failing" | "unknown"; lastSentAt: string | null; lastFailedAt: string | null; lastFailureReason: string | null; recentSent: number; recentFailed: number } | null;
+  health: {
+    status: "ok" | "degraded" | "failing" | "unknown";
+    lastSentAt: string | null;
+    lastFailedAt: string | null;
+    lastFailureReason: string | null;
+    recentSent: number;
+    recentFailed: number;
+  } | null;
 }
 export interface MessageStats {
   interval: "hour" | "day";
@@ -119,7 +126,18 @@ export interface Campaign {
   createdAt: string;
   pauseReason: string | null;
   failureReason: string | null;
-  stats: { matched: number; sendable: number; excluded: Excluded; pending: number; sent: number; delivered: number; read: number; failed: number; canceled: number; replied: number };
+  stats: {
+    matched: number;
+    sendable: number;
+    excluded: Excluded;
+    pending: number;
+    sent: number;
+    delivered: number;
+    read: number;
+    failed: number;
+    canceled: number;
+    replied: number;
+  };
   cost: { estimated: Money; spent: Money };
   progress: number;
 }

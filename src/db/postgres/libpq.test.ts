@@ -29,7 +29,9 @@ describe.skipIf(!postgresAvailable())("libpq connection", () => {
   afterAll(() => conn?.close());
 
   test("decodes values as bun:sqlite returns them", () => {
-    const r = conn.query("SELECT 1::int8 AS a, 2.5::float8 AS b, true AS c, 'é'::text AS d, NULL::text AS e, '\\x00ff'::bytea AS f, sum(x) AS g FROM (VALUES (1::int8), (2)) v(x)");
+    const r = conn.query(
+      "SELECT 1::int8 AS a, 2.5::float8 AS b, true AS c, 'é'::text AS d, NULL::text AS e, '\\x00ff'::bytea AS f, sum(x) AS g FROM (VALUES (1::int8), (2)) v(x)",
+    );
     expect(r.fields).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
     expect(r.rows[0]).toEqual([1, 2.5, 1, "é", null, Buffer.from([0, 255]), 3]);
   });

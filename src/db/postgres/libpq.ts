@@ -25,7 +25,10 @@ function load() {
     PQreset: { args: [FFIType.ptr], returns: FFIType.void },
     PQtransactionStatus: { args: [FFIType.ptr], returns: FFIType.i32 },
     PQsendQuery: { args: [FFIType.ptr, FFIType.cstring], returns: FFIType.i32 },
-    PQsendQueryParams: { args: [FFIType.ptr, FFIType.cstring, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+    PQsendQueryParams: {
+      args: [FFIType.ptr, FFIType.cstring, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.i32],
+      returns: FFIType.i32,
+    },
     PQsendPrepare: { args: [FFIType.ptr, FFIType.cstring, FFIType.cstring, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     PQsendQueryPrepared: { args: [FFIType.ptr, FFIType.cstring, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
     PQconsumeInput: { args: [FFIType.ptr], returns: FFIType.i32 },
@@ -360,7 +363,8 @@ export class PgConnection {
         l.PQclear(res);
       }
     }
-    if (!l.PQexitPipelineMode(conn) && l.PQstatus(conn) === CONNECTION_OK) error ??= new PgError(`PostgreSQL: ${String(l.PQerrorMessage(conn)).trim()}`, "XX000");
+    if (!l.PQexitPipelineMode(conn) && l.PQstatus(conn) === CONNECTION_OK)
+      error ??= new PgError(`PostgreSQL: ${String(l.PQerrorMessage(conn)).trim()}`, "XX000");
     if (!error && results.length < statements.length) error = new PgError(`PostgreSQL connection lost: ${String(l.PQerrorMessage(conn)).trim()}`, "08006");
     if (error) throw error;
     return results;
@@ -413,7 +417,8 @@ export class PgConnection {
       this.deferred = []; // they belonged to the lost session's transaction
       this.unestablished.clear();
       this.resets++;
-      if (pq().PQstatus(this.conn) !== CONNECTION_OK) throw new PgError(`PostgreSQL connection lost: ${String(pq().PQerrorMessage(this.conn)).trim()}`, "08006");
+      if (pq().PQstatus(this.conn) !== CONNECTION_OK)
+        throw new PgError(`PostgreSQL connection lost: ${String(pq().PQerrorMessage(this.conn)).trim()}`, "08006");
       // NB! A new session: the settings of the old one (statement and lock timeouts) are gone with it.
       if (this.setup) {
         if (!pq().PQsendQuery(this.conn, cstr(this.setup))) this.sendFailed();

@@ -17,7 +17,7 @@ function fts5Tokens(texts: string[]): string[][] {
   const insert = db.prepare("INSERT INTO s (rowid, x) VALUES (?, ?)");
   texts.forEach((t, i) => insert.run(i + 1, t));
   const out: string[][] = texts.map(() => []);
-  for (const r of db.query("SELECT doc, term FROM v ORDER BY doc, \"offset\"").all() as { doc: number; term: string }[]) out[r.doc - 1]!.push(r.term);
+  for (const r of db.query('SELECT doc, term FROM v ORDER BY doc, "offset"').all() as { doc: number; term: string }[]) out[r.doc - 1]!.push(r.term);
   db.close();
   return out;
 }
@@ -35,77 +35,95 @@ function pgTokens(db: Db, texts: string[]): string[][] {
   return out;
 }
 
-describe.skipIf(!postgresAvailable())(`name search on PostgreSQL splits and folds as FTS5${postgresAvailable() ? "" : ` (skipped: ${POSTGRES_SKIP_REASON})`}`, () => {
-  let db: Db;
-  beforeAll(async () => {
-    db = openPostgres(await freshPostgresDatabase("sb_names"));
-    migratePostgres(db, { version: "test" });
-  });
-  afterAll(() => db?.close());
+describe.skipIf(!postgresAvailable())(
+  `name search on PostgreSQL splits and folds as FTS5${postgresAvailable() ? "" : ` (skipped: ${POSTGRES_SKIP_REASON})`}`,
+  () => {
+    let db: Db;
+    beforeAll(async () => {
+      db = openPostgres(await freshPostgresDatabase("sb_names"));
+      migratePostgres(db, { version: "test" });
+    });
+    afterAll(() => db?.close());
 
-  // Without ICU (a server built without it) the functions fold the case of ASCII-based letters only, by design
-  // (docs/operations.md): the comparisons with FTS5 below need ICU.
-  const icu = () => db.$client.query("SELECT 1 AS y FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'").get() !== null;
+    // Without ICU (a server built without it) the functions fold the case of ASCII-based letters only, by design
+    // (docs/operations.md): the comparisons with FTS5 below need ICU.
+    const icu = () => db.$client.query("SELECT 1 AS y FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'").get() !== null;
 
-  test("names in many scripts give FTS5's words", () => {
-    if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
-    const names = [
-      "José María Öztürk-Quist",
-      "mary.jane O’Brien Smith/Jones J.R.R. Tolkien",
-      "ΕΛΈΝΗ Γιώργος Παπαδοπούλου",
-      "АНДРЕЙ Йорданов Ёлкин",
-      "Łukasz Żółć Ægir Ødegård Straße",
-      "Nguyễn Thị Minh Khai",
-      "İlker Şahin François L'Écuyer",
-      "张伟 김민준 さくら",
-      "anna_maria+ops@example.com 3361 R2-D2",
-      "Jose\u0301 (decomposed) — «quoted» · dot",
-    ];
-    expect(pgTokens(db, names)).toEqual(fts5Tokens(names));
-  });
+    test("names in many scripts give FTS5's words", () => {
+      if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
+      const names = [
+        "José María Öztürk-Quist",
+        "mary.jane O’Brien Smith/Jones J.R.R. Tolkien",
+        "ΕΛΈΝΗ Γιώργος Παπαδοπούλου",
+        "АНДРЕЙ Йорданов Ёлкин",
+        "Łukasz Żółć Ægir Ødegård Straße",
+        "Nguyễn Thị Minh Khai",
+        "İlker Şahin François L'Écuyer",
+        "张伟 김민준 さくら",
+        "anna_maria+ops@example.com 3361 R2-D2",
+        "Jose\u0301 (decomposed) — «quoted» · dot",
+      ];
+      expect(pgTokens(db, names)).toEqual(fts5Tokens(names));
+    });
 
-  test("every character of the Latin, Greek, Cyrillic and punctuation blocks: a word where FTS5 has one, folded to the same letters", () => {
-    if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
-    const ranges: [number, number][] = [
-      [0x20, 0x24f], // ASCII, Latin-1, Latin Extended-A/B
-      [0x370, 0x3ff], // Greek
-      [0x400, 0x52f], // Cyrillic
-      [0x1e00, 0x1fff], // Latin Extended Additional, Greek Extended
-      [0x2000, 0x206f], // General Punctuation
-      [0x3000, 0x303f], // CJK punctuation
-      [0xff00, 0xff65], // fullwidth forms
-    ];
-    const chars: string[] = [];
-    for (const [a, b] of ranges) for (let cp = a; cp <= b; cp++) chars.push(String.fromCodePoint(cp));
-    const fts = fts5Tokens(chars);
-    const pg = pgTokens(db, chars);
-    // Known differences, all rare: PostgreSQL's NFC turns the few characters whose canonical form is another
-    // character (Greek letters with oxia, U+0374) into it, where FTS5 keeps them apart; FTS5's Unicode tables
-    // are older than ICU's (PostgreSQL folds the newer capitals Ϳ Ԩ Ԫ Ԭ Ԯ to their small letters); FTS5 keeps ǡ/Ǡ
-    // apart from a.
-    const known = new Set([...chars.filter((c) => c.normalize("NFC") !== c), ..."ǠǡͿԨԪԬԮ"].map((c) => c.codePointAt(0)!));
-    const differ = chars.filter((c, i) => JSON.stringify(fts[i]) !== JSON.stringify(pg[i]) && !known.has(c.codePointAt(0)!));
-    expect(differ.map((c) => `U+${c.codePointAt(0)!.toString(16).padStart(4, "0")} ${c}: fts5 ${JSON.stringify(fts[chars.indexOf(c)])} pg ${JSON.stringify(pg[chars.indexOf(c)])}`)).toEqual([]);
-  });
+    test("every character of the Latin, Greek, Cyrillic and punctuation blocks: a word where FTS5 has one, folded to the same letters", () => {
+      if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
+      const ranges: [number, number][] = [
+        [0x20, 0x24f], // ASCII, Latin-1, Latin Extended-A/B
+        [0x370, 0x3ff], // Greek
+        [0x400, 0x52f], // Cyrillic
+        [0x1e00, 0x1fff], // Latin Extended Additional, Greek Extended
+        [0x2000, 0x206f], // General Punctuation
+        [0x3000, 0x303f], // CJK punctuation
+        [0xff00, 0xff65], // fullwidth forms
+      ];
+      const chars: string[] = [];
+      for (const [a, b] of ranges) for (let cp = a; cp <= b; cp++) chars.push(String.fromCodePoint(cp));
+      const fts = fts5Tokens(chars);
+      const pg = pgTokens(db, chars);
+      // Known differences, all rare: PostgreSQL's NFC turns the few characters whose canonical form is another
+      // character (Greek letters with oxia, U+0374) into it, where FTS5 keeps them apart; FTS5's Unicode tables
+      // are older than ICU's (PostgreSQL folds the newer capitals Ϳ Ԩ Ԫ Ԭ Ԯ to their small letters); FTS5 keeps ǡ/Ǡ
+      // apart from a.
+      const known = new Set([...chars.filter((c) => c.normalize("NFC") !== c), ..."ǠǡͿԨԪԬԮ"].map((c) => c.codePointAt(0)!));
+      const differ = chars.filter((c, i) => JSON.stringify(fts[i]) !== JSON.stringify(pg[i]) && !known.has(c.codePointAt(0)!));
+      expect(
+        differ.map(
+          (c) =>
+            `U+${c.codePointAt(0)!.toString(16).padStart(4, "0")} ${c}: fts5 ${JSON.stringify(fts[chars.indexOf(c)])} pg ${JSON.stringify(pg[chars.indexOf(c)])}`,
+        ),
+      ).toEqual([]);
+    });
 
-  test("a search folds its words as the index does, and the list query's condition uses the index", () => {
-    const c = db.$client;
-    c.exec(`INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'acme', 'Acme', 1)`);
-    const insert = c.query(`INSERT INTO contacts (seq, id, company_id, first_name, last_name, created_at, updated_at) VALUES (NULL, ?, 'c1', ?, ?, 1, 1)`);
-    insert.run("k1", "José María", "Öztürk-Quist");
-    insert.run("k2", "Ελένη", "Γιώργος");
-    insert.run("k3", "mary.jane", null);
-    for (let i = 0; i < 300; i++) insert.run(`n${i}`, `Name${i}`, `Other${i}`);
-    c.exec("ANALYZE contacts");
-    const search = (words: string) =>
-      (c.query(`SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?) ORDER BY id`).all(words) as { id: string }[]).map((r) => r.id);
-    expect(search("JOSE ozturk")).toEqual(["k1"]);
-    expect(search("quis jos")).toEqual(["k1"]);
-    expect(search("ΕΛΈΝΗ γιωργ")).toEqual([]); // FTS5 keeps Greek accents: έ is not ε
-    expect(search("ελένη ΓΙΏΡΓΟΣ")).toEqual(["k2"]);
-    expect(search("jane")).toEqual(["k3"]);
-    expect(search("")).toEqual([]);
-    const plan = (c.query(`EXPLAIN SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?)`).values("jose") as [string][]).map((r) => r[0]).join("\n");
-    expect(plan).toContain("contacts_name_search_idx");
-  });
-});
+    test("a search folds its words as the index does, and the list query's condition uses the index", () => {
+      const c = db.$client;
+      c.exec(`INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'acme', 'Acme', 1)`);
+      const insert = c.query(`INSERT INTO contacts (seq, id, company_id, first_name, last_name, created_at, updated_at) VALUES (NULL, ?, 'c1', ?, ?, 1, 1)`);
+      insert.run("k1", "José María", "Öztürk-Quist");
+      insert.run("k2", "Ελένη", "Γιώργος");
+      insert.run("k3", "mary.jane", null);
+      for (let i = 0; i < 300; i++) insert.run(`n${i}`, `Name${i}`, `Other${i}`);
+      c.exec("ANALYZE contacts");
+      const search = (words: string) =>
+        (
+          c
+            .query(`SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?) ORDER BY id`)
+            .all(words) as { id: string }[]
+        ).map((r) => r.id);
+      expect(search("JOSE ozturk")).toEqual(["k1"]);
+      expect(search("quis jos")).toEqual(["k1"]);
+      expect(search("ΕΛΈΝΗ γιωργ")).toEqual([]); // FTS5 keeps Greek accents: έ is not ε
+      expect(search("ελένη ΓΙΏΡΓΟΣ")).toEqual(["k2"]);
+      expect(search("jane")).toEqual(["k3"]);
+      expect(search("")).toEqual([]);
+      const plan = (
+        c
+          .query(`EXPLAIN SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?)`)
+          .values("jose") as [string][]
+      )
+        .map((r) => r[0])
+        .join("\n");
+      expect(plan).toContain("contacts_name_search_idx");
+    });
+  },
+);

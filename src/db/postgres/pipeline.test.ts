@@ -125,7 +125,13 @@ describe.skipIf(!postgresAvailable())("deferred savepoints", () => {
     const r = conn.pipeline([{ text: "BEGIN" }, { text: "INSERT INTO t VALUES ($1)", params: [7] }, { text: "SELECT count(*) FROM t" }]);
     expect(trips() - before).toBe(1);
     expect(r[2]!.rows).toEqual([[1]]);
-    const err = errorOf(() => conn.pipeline([{ text: "INSERT INTO t VALUES ($1)", params: [8] }, { text: "INSERT INTO t VALUES ($1)", params: [7] }, { text: "INSERT INTO t VALUES ($1)", params: [9] }]));
+    const err = errorOf(() =>
+      conn.pipeline([
+        { text: "INSERT INTO t VALUES ($1)", params: [8] },
+        { text: "INSERT INTO t VALUES ($1)", params: [7] },
+        { text: "INSERT INTO t VALUES ($1)", params: [9] },
+      ]),
+    );
     expect(err.code).toBe("23505");
     expect(conn.inTransaction).toBe(true);
     db.exec("ROLLBACK");
@@ -136,11 +142,24 @@ describe.skipIf(!postgresAvailable())("deferred savepoints", () => {
     conn.exec("TRUNCATE t");
     db.query("BEGIN").run();
     db.query("SAVEPOINT sp1").run();
-    const err = errorOf(() => conn.pipeline([{ text: "SELECT $1::bigint + 100", params: [1] }, { text: "SELECT nope FROM t WHERE id = $1", params: [1] }, { text: "SELECT $1::bigint + 200", params: [1] }]));
+    const err = errorOf(() =>
+      conn.pipeline([
+        { text: "SELECT $1::bigint + 100", params: [1] },
+        { text: "SELECT nope FROM t WHERE id = $1", params: [1] },
+        { text: "SELECT $1::bigint + 200", params: [1] },
+      ]),
+    );
     expect(err.code).toBe("42703");
     db.exec("ROLLBACK TO sp1; RELEASE sp1");
     db.query("SAVEPOINT sp1").run();
-    expect(conn.pipeline([{ text: "SELECT $1::bigint + 200", params: [1] }, { text: "SELECT $1::bigint + 100", params: [2] }]).map((r) => r.rows)).toEqual([[[201]], [[102]]]);
+    expect(
+      conn
+        .pipeline([
+          { text: "SELECT $1::bigint + 200", params: [1] },
+          { text: "SELECT $1::bigint + 100", params: [2] },
+        ])
+        .map((r) => r.rows),
+    ).toEqual([[[201]], [[102]]]);
     expect(db.query("SELECT ?::bigint + 300 AS n").get(1)).toEqual({ n: 301 });
     db.query("COMMIT").run();
   });

@@ -5,35 +5,42 @@ import { errors, list } from "../../platform/http/envelope";
 import { formatMicros } from "../../platform/money";
 import { named } from "../../platform/http/schemas";
 
-const LedgerEntryModel = named("LedgerEntry", t.Object({
-  id: t.String(),
-  kind: t.Union([t.Literal("credit"), t.Literal("debit"), t.Literal("refund")]),
-  amount: t.String({ description: "signed decimal, 6 places" }),
-  balanceAfter: t.String(),
-  unit: t.String(),
-  messageId: t.Union([t.String(), t.Null()]),
-  description: t.String(),
-  createdAt: t.String({ format: "date-time" }),
-}));
+const LedgerEntryModel = named(
+  "LedgerEntry",
+  t.Object({
+    id: t.String(),
+    kind: t.Union([t.Literal("credit"), t.Literal("debit"), t.Literal("refund")]),
+    amount: t.String({ description: "signed decimal, 6 places" }),
+    balanceAfter: t.String(),
+    unit: t.String(),
+    messageId: t.Union([t.String(), t.Null()]),
+    description: t.String(),
+    createdAt: t.String({ format: "date-time" }),
+  }),
+);
 
 export const billingRoutes = (deps: Deps) =>
-  new Elysia({ tags: ["Billing"] })
-    .use(deps.guard).get(
+  new Elysia({ tags: ["Billing"] }).use(deps.guard).get(
     "/billing/ledger",
     ({ auth, query }) => {
       const limit = pageLimit(query.limit);
       const before = decodeCursor(query.cursor)?.[0] as string | undefined;
       const rows = deps.ledger.list({ companyId: auth.companyId, limit: limit + 1, before });
-      return toPage(rows, limit, (r) => [r.id], (r) => ({
-        id: r.id,
-        kind: r.kind as "credit",
-        amount: formatMicros(r.amount),
-        balanceAfter: formatMicros(r.balanceAfter),
-        unit: deps.config.billing.currency,
-        messageId: r.messageId,
-        description: r.description,
-        createdAt: r.createdAt.toISOString(),
-      }));
+      return toPage(
+        rows,
+        limit,
+        (r) => [r.id],
+        (r) => ({
+          id: r.id,
+          kind: r.kind as "credit",
+          amount: formatMicros(r.amount),
+          balanceAfter: formatMicros(r.balanceAfter),
+          unit: deps.config.billing.currency,
+          messageId: r.messageId,
+          description: r.description,
+          createdAt: r.createdAt.toISOString(),
+        }),
+      );
     },
     {
       scope: "billing:read",

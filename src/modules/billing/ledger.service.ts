@@ -59,7 +59,8 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
   return {
     balance,
     credit({ companyId, amount, description = "credit" }: { companyId: string; amount: number; description?: string }) {
-      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError("VALIDATION_FAILED", "amount must be positive", [{ pointer: "/amount", message: "must be > 0" }]);
+      if (!Number.isSafeInteger(amount) || amount <= 0)
+        throw new AppError("VALIDATION_FAILED", "amount must be positive", [{ pointer: "/amount", message: "must be > 0" }]);
       return append(companyId, "credit", amount, description, null);
     },
     /** Throws INSUFFICIENT_BALANCE (402) when the balance would go negative. */

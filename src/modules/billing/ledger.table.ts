@@ -10,7 +10,9 @@ export const ledgerEntries = sqliteTable(
   "ledger_entries",
   {
     id: text("id").notNull(),
-    companyId: text("company_id").notNull().references(() => companies.id),
+    companyId: text("company_id")
+      .notNull()
+      .references(() => companies.id),
     /** credit | debit | refund */
     kind: text("kind").notNull(),
     /** Signed: credits and refunds positive, debits negative. */

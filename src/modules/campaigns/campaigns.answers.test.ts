@@ -17,7 +17,8 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 /** The app, with the sandbox's hello_world id put into each body (scenarios are written before it is known). */
-const withTemplate = () => ({ ...app, request: (m: string, u: string, o: any = {}) => app.request(m, u, o.body ? { ...o, body: { ...o.body, templateId } } : o) }) as TestApp;
+const withTemplate = () =>
+  ({ ...app, request: (m: string, u: string, o: any = {}) => app.request(m, u, o.body ? { ...o, body: { ...o.body, templateId } } : o) }) as TestApp;
 const body = (o: Record<string, unknown>) => ({ name: "June", templateId, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" }, ...o });
 const pointers = (...list: [string, string][]) => ({ error: { code: "VALIDATION_FAILED", details: list.map(([pointer, message]) => ({ pointer, message })) } });
 const post = (name: string, o: Record<string, unknown>, contains: unknown, status = 422): Scenario[] =>
@@ -25,18 +26,34 @@ const post = (name: string, o: Record<string, unknown>, contains: unknown, statu
 
 describe("7. audience errors point where the mistake is", () => {
   runScenarios(withTemplate, [
-    ...post('match "none" → /audience/match', { audience: { type: "tags", tags: ["vip"], match: "none" } }, pointers(["/audience/match", "must be one of: any, all"])),
+    ...post(
+      'match "none" → /audience/match',
+      { audience: { type: "tags", tags: ["vip"], match: "none" } },
+      pointers(["/audience/match", "must be one of: any, all"]),
+    ),
     ...post("a tags audience without tags → /audience/tags", { audience: { type: "tags" } }, pointers(["/audience/tags", "is required"])),
     ...post("an empty tags list → /audience/tags", { audience: { type: "tags", tags: [] } }, pointers(["/audience/tags", "must have at least 1 item"])),
-    ...post("an unknown type says the allowed types", { audience: { type: "segment", segmentId: "x" } }, pointers(["/audience/type", "must be one of: tags, contacts"])),
+    ...post(
+      "an unknown type says the allowed types",
+      { audience: { type: "segment", segmentId: "x" } },
+      pointers(["/audience/type", "must be one of: tags, contacts"]),
+    ),
     ...post("no type → /audience/type", { audience: { tags: ["vip"] } }, pointers(["/audience/type", "is required"])),
-    ...post("a bad contact id → /audience/contactIds/0", { audience: { type: "contacts", contactIds: ["nope"] } }, pointers(["/audience/contactIds/0", "must be a UUID"])),
+    ...post(
+      "a bad contact id → /audience/contactIds/0",
+      { audience: { type: "contacts", contactIds: ["nope"] } },
+      pointers(["/audience/contactIds/0", "must be a UUID"]),
+    ),
   ]);
 });
 
 describe("8. a scheduledAt in the past is 422 with a pointer, as for social posts", () => {
   runScenarios(withTemplate, [
-    ...post("an hour ago", { scheduledAt: new Date(Date.now() - 3_600_000).toISOString() }, pointers(["/scheduledAt", "must be in the future (omit scheduledAt to start at once)"])),
+    ...post(
+      "an hour ago",
+      { scheduledAt: new Date(Date.now() - 3_600_000).toISOString() },
+      pointers(["/scheduledAt", "must be in the future (omit scheduledAt to start at once)"]),
+    ),
   ]);
   test("nothing was created (social posts: social.api.test.ts has the same rule)", async () => {
     expect((await app.request("GET", "/campaigns")).body.data).toEqual([]);
@@ -54,7 +71,8 @@ describe("8. a scheduledAt in the past is 422 with a pointer, as for social post
 describe("9 and 10. funnel, normalized reasons, ?reason=", () => {
   let campaign: any;
   beforeAll(async () => {
-    for (const phone of ["+14155550111", "+14155550112", "+12025550101"]) await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: phone }], tags: ["f"], optIn: true } });
+    for (const phone of ["+14155550111", "+14155550112", "+12025550101"])
+      await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: phone }], tags: ["f"], optIn: true } });
     await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550113" }], tags: ["f"], optIn: false } });
     campaign = (await app.request("POST", "/campaigns", { body: body({ name: "funnel", audience: { type: "tags", tags: ["f"] } }) })).body.data;
     await app.deps.queue.drain();
@@ -75,7 +93,8 @@ describe("9 and 10. funnel, normalized reasons, ?reason=", () => {
   });
 
   test("?reason= filters by it: a failure reason, an exclusion reason, one nobody has", async () => {
-    const list = async (q: string) => (await app.request("GET", `/campaigns/${campaign.id}/recipients?${q}`)).body.data.map((r: { status: string; reason: string }) => [r.status, r.reason]);
+    const list = async (q: string) =>
+      (await app.request("GET", `/campaigns/${campaign.id}/recipients?${q}`)).body.data.map((r: { status: string; reason: string }) => [r.status, r.reason]);
     expect(await list("reason=USER_BLOCKED")).toEqual([["failed", "USER_BLOCKED"]]);
     expect(await list("reason=noConsent")).toEqual([["excluded", "noConsent"]]);
     expect(await list("reason=RATE_LIMITED")).toEqual([]);
@@ -84,13 +103,29 @@ describe("9 and 10. funnel, normalized reasons, ?reason=", () => {
 
   test("a recipient failed before its message (PARAM_MISSING) is listed and filtered too", async () => {
     await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550114" }], tags: ["nameless"], optIn: true } });
-    const c = (await app.request("POST", "/campaigns", { body: body({ name: "names", audience: { type: "tags", tags: ["nameless"] }, askValues: { "body.1": "{{contact.firstName}}" } }) })).body.data;
+    const c = (
+      await app.request("POST", "/campaigns", {
+        body: body({ name: "names", audience: { type: "tags", tags: ["nameless"] }, askValues: { "body.1": "{{contact.firstName}}" } }),
+      })
+    ).body.data;
     await app.deps.queue.drain();
     const res = await app.request("GET", `/campaigns/${c.id}/recipients?reason=PARAM_MISSING`);
-    expect([res.status, res.body.data.map((r: { status: string; reason: string; messageId: string | null }) => [r.status, r.reason, r.messageId])]).toEqual([200, [["failed", "PARAM_MISSING", null]]]);
+    expect([res.status, res.body.data.map((r: { status: string; reason: string; messageId: string | null }) => [r.status, r.reason, r.messageId])]).toEqual([
+      200,
+      [["failed", "PARAM_MISSING", null]],
+    ]);
   });
 
-  runScenarios(() => app, [
-    { name: "an unknown reason is 422 at query:reason", method: "GET", url: "/campaigns/00000000-0000-7000-8000-000000000000/recipients?reason=sandbox_blocked", status: 422, contains: { error: { details: [{ pointer: "query:reason" }] } } },
-  ]);
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "an unknown reason is 422 at query:reason",
+        method: "GET",
+        url: "/campaigns/00000000-0000-7000-8000-000000000000/recipients?reason=sandbox_blocked",
+        status: 422,
+        contains: { error: { details: [{ pointer: "query:reason" }] } },
+      },
+    ],
+  );
 });

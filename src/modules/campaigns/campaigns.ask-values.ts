@@ -31,7 +31,8 @@ export function checkAskValues(askValues: Record<string, string>, params: string
       if (!FIELDS.has(path) && !/^customFields\.[A-Za-z0-9_]+$/.test(path))
         p.add(`/askValues/${key}`, `unknown reference contact.${path} (use firstName, lastName, city, country or customFields.<key>)`);
     }
-    if (/\{\{(?!\s*contact\.)/.test(value.replace(REF, ""))) p.add(`/askValues/${key}`, 'malformed reference: write {{contact.<field>}} or {{contact.<field> | "fallback"}}');
+    if (/\{\{(?!\s*contact\.)/.test(value.replace(REF, "")))
+      p.add(`/askValues/${key}`, 'malformed reference: write {{contact.<field>}} or {{contact.<field> | "fallback"}}');
   }
 }
 

@@ -62,7 +62,11 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   const step = <T>(fn: () => T): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       let out: T;
-      db.batch(() => (out = fn()), () => resolve(out), true).catch(reject);
+      db.batch(
+        () => (out = fn()),
+        () => resolve(out),
+        true,
+      ).catch(reject);
     });
 
   function fail(c: CampaignRow, reason: string): void {
@@ -75,14 +79,23 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
 
   /** Completes a running campaign with no recipient pending (`c` read after the last counter change). */
   function complete(c: CampaignProgress | undefined): void {
-    if (c && c.status === "running" && c.resolvedAt && c.nPending === 0) campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
+    if (c && c.status === "running" && c.resolvedAt && c.nPending === 0)
+      campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
   }
 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
   function resolvePage(c: CampaignRow): void {
     const first = c.resolveCursor === null;
     const audience = resolveAudience({ db, companyId: c.companyId, audience: c.audience as Audience, ignoreUnknown: true });
-    const { members, last } = audiencePage({ db, companyId: c.companyId, audience, channel: c.channel, channelAccountId: c.channelAccountId, after: c.resolveCursor ?? "", limit: sized(PAGE, RESOLVED_PER_MS, db.backgroundSlice()) });
+    const { members, last } = audiencePage({
+      db,
+      companyId: c.companyId,
+      audience,
+      channel: c.channel,
+      channelAccountId: c.channelAccountId,
+      after: c.resolveCursor ?? "",
+      limit: sized(PAGE, RESOLVED_PER_MS, db.backgroundSlice()),
+    });
     const deltas: Record<string, number> = {};
     const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
     if (first) {
@@ -118,7 +131,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const template = getTemplateById({ db, id: c.templateId })!;
     const runtime = deps.channels.get(c.channelAccountId)!;
     const header = c.headerMediaId ? { file: mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
-    const members = new Map(audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]));
+    const members = new Map(
+      audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]),
+    );
     const t = at();
     const deltas: Record<string, number> = {};
     const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
@@ -141,20 +156,23 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       let messageId: string;
       try {
         // Undone alone (db.attempt): a refused debit is caught here and the batch goes on.
-        messageId = db.attempt(() => createOutboundMessage(deps, {
-          companyId: c.companyId,
-          contactId,
-          address: m!.identityValue!,
-          channel: c.channel as never,
-          channelAccountId: c.channelAccountId,
-          type: "template",
-          content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
-          price: { priceType: c.priceType, unitPrice: c.unitPrice },
-          metadata: {},
-          templateId: template.id,
-          apiKeyId: c.apiKeyId,
-          campaignId: c.id,
-        }).id);
+        messageId = db.attempt(
+          () =>
+            createOutboundMessage(deps, {
+              companyId: c.companyId,
+              contactId,
+              address: m!.identityValue!,
+              channel: c.channel as never,
+              channelAccountId: c.channelAccountId,
+              type: "template",
+              content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
+              price: { priceType: c.priceType, unitPrice: c.unitPrice },
+              metadata: {},
+              templateId: template.id,
+              apiKeyId: c.apiKeyId,
+              campaignId: c.id,
+            }).id,
+        );
       } catch (e) {
         if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;
         store.bump(c.id, deltas, t);
@@ -184,8 +202,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     for (;;) {
       let c = store.get(id);
       if (!c) return;
-      if (c.status === "scheduled")
-        c = db.tx(() => campaigns.transition(c!, { status: "running", startedAt: now() }, "campaign.started"));
+      if (c.status === "scheduled") c = db.tx(() => campaigns.transition(c!, { status: "running", startedAt: now() }, "campaign.started"));
       if (c.status !== "running") return;
       const broken = brokenBy(c);
       if (broken) return fail(c, broken);
@@ -269,7 +286,18 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const failure = step === "failed" ? payload() : undefined;
     // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code
     // (sandbox_blocked, 403): the same words as message.failed and GET /messages/{id} `error.reason`.
-    if (!store.advance({ campaignId, contactId: refs.contactId!, messageId: refs.messageId!, from, to: step, reason: failure ? (failure.error?.reason ?? "PROVIDER_REJECTED") : null, at: t })) return;
+    if (
+      !store.advance({
+        campaignId,
+        contactId: refs.contactId!,
+        messageId: refs.messageId!,
+        from,
+        to: step,
+        reason: failure ? (failure.error?.reason ?? "PROVIDER_REJECTED") : null,
+        at: t,
+      })
+    )
+      return;
     const deltas: Record<string, number> = { [COUNTER[from]!]: -1, [COUNTER[step]!]: 1 };
     if (from === "pending") deltas.n_queued = -1;
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
@@ -283,7 +311,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     }
     const before = store.progress(campaignId)!;
     store.bump(campaignId, deltas, t, "f");
-    if (pausesOnFailure(before) && before.status === "running") campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    if (pausesOnFailure(before) && before.status === "running")
+      campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
     else if (from === "pending") completeAtCommit(campaignId);
   }
 

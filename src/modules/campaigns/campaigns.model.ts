@@ -53,8 +53,14 @@ const campaignFields = {
   scheduledAt: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()], { description: "start later; absent or null starts at once" })),
 };
 
-export const EstimateBody = t.Object({ name: t.Optional(t.String({ maxLength: 200 })), ...campaignFields }, { title: "CampaignEstimateRequest", additionalProperties: false });
-export const CreateCampaignBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), ...campaignFields }, { title: "CampaignCreateRequest", additionalProperties: false });
+export const EstimateBody = t.Object(
+  { name: t.Optional(t.String({ maxLength: 200 })), ...campaignFields },
+  { title: "CampaignEstimateRequest", additionalProperties: false },
+);
+export const CreateCampaignBody = t.Object(
+  { name: t.String({ minLength: 1, maxLength: 200 }), ...campaignFields },
+  { title: "CampaignCreateRequest", additionalProperties: false },
+);
 export type EstimateInput = typeof EstimateBody.static;
 
 export const Excluded = t.Object(
@@ -116,7 +122,10 @@ export const CampaignModel = t.Object(
         read: t.Integer({ description: "recipients whose message was read" }),
         replied: t.Integer({ description: "recipients who wrote in after their message" }),
       },
-      { description: "cumulative: each stage counts the recipients that reached it or a later one (sent ≥ delivered ≥ read); stats has the same recipients by their furthest status" },
+      {
+        description:
+          "cumulative: each stage counts the recipients that reached it or a later one (sent ≥ delivered ≥ read); stats has the same recipients by their furthest status",
+      },
     ),
     cost: t.Object({ estimated: Money, spent: Money }),
     progress: t.Integer({ minimum: 0, maximum: 100, description: "recipients done (not pending) of those matched, in percent" }),
@@ -130,7 +139,9 @@ export const RecipientModel = t.Object(
   {
     contactId: t.String(),
     status: t.UnionEnum(RECIPIENT_STATUSES),
-    reason: t.Union([t.UnionEnum(RECIPIENT_REASONS), t.Null()], { description: "excluded: the exclusion reason (noIdentity …); failed: the message's normalized error.reason (USER_BLOCKED …)" }),
+    reason: t.Union([t.UnionEnum(RECIPIENT_REASONS), t.Null()], {
+      description: "excluded: the exclusion reason (noIdentity …); failed: the message's normalized error.reason (USER_BLOCKED …)",
+    }),
     messageId: t.Union([t.String(), t.Null()]),
     updatedAt: t.String(),
   },
@@ -138,8 +149,18 @@ export const RecipientModel = t.Object(
 );
 
 // NB! Literal unions, not UnionEnum: Elysia fills a missing optional UnionEnum query value with its first member.
-const oneOf = <T extends string>(values: readonly T[], description: string) => t.Optional(t.Union(values.map((v) => t.Literal(v)), { description }));
-export const ListQuery = t.Object({ ...PageQuery, status: oneOf(CAMPAIGN_STATUSES, "only campaigns in this status"), channel: oneOf(CHANNELS, "only campaigns on this channel") });
+const oneOf = <T extends string>(values: readonly T[], description: string) =>
+  t.Optional(
+    t.Union(
+      values.map((v) => t.Literal(v)),
+      { description },
+    ),
+  );
+export const ListQuery = t.Object({
+  ...PageQuery,
+  status: oneOf(CAMPAIGN_STATUSES, "only campaigns in this status"),
+  channel: oneOf(CHANNELS, "only campaigns on this channel"),
+});
 export const RecipientsQuery = t.Object({
   ...PageQuery,
   status: oneOf(RECIPIENT_STATUSES, "only recipients in this status"),

@@ -19,7 +19,14 @@ export type RecipientRow = typeof campaignRecipients.$inferSelect;
 export type CampaignProgress = Pick<CampaignRow, "id" | "status" | "recentOutcomes" | "nPending" | "resolvedAt">;
 
 /** Counter column of each recipient status (excluded reasons have their own columns). */
-const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed", canceled: "n_canceled" };
+const COUNTER: Record<string, string> = {
+  pending: "n_pending",
+  sent: "n_sent",
+  delivered: "n_delivered",
+  read: "n_read",
+  failed: "n_failed",
+  canceled: "n_canceled",
+};
 export const EXCLUDED_COLUMN: Record<ExclusionReason, string> = {
   noIdentity: "x_no_identity",
   noConsent: "x_no_consent",
@@ -93,7 +100,19 @@ export function createCampaignStore(db: Db) {
     bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f") {
       counters.add(id, { deltas, at, outcome });
     },
-    list({ companyId, status, channel, limit, before }: { companyId: string; status?: string; channel?: string; limit: number; before?: string }): CampaignRow[] {
+    list({
+      companyId,
+      status,
+      channel,
+      limit,
+      before,
+    }: {
+      companyId: string;
+      status?: string;
+      channel?: string;
+      limit: number;
+      before?: string;
+    }): CampaignRow[] {
       counters.flush();
       return (
         sqlite
@@ -107,7 +126,9 @@ export function createCampaignStore(db: Db) {
     /** Scheduled campaigns whose start is due (start-up catch-up; the queue holds the normal path). */
     dueScheduled(now: number): CampaignRow[] {
       counters.flush();
-      return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map((r) => mapRow(campaigns, r)!);
+      return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map(
+        (r) => mapRow(campaigns, r)!,
+      );
     },
 
     // ---------------------------------------------------------------- recipients
@@ -126,17 +147,38 @@ export function createCampaignStore(db: Db) {
       ).map((r) => r.contact_id);
     },
     /** Moves a recipient `from` → `to` with its message's status; false (nothing written) when it is not at `from` with that message. */
-    advance({ campaignId, contactId, messageId, from, to, reason, at }: { campaignId: string; contactId: string; messageId: string; from: string; to: string; reason: string | null; at: number }): boolean {
+    advance({
+      campaignId,
+      contactId,
+      messageId,
+      from,
+      to,
+      reason,
+      at,
+    }: {
+      campaignId: string;
+      contactId: string;
+      messageId: string;
+      from: string;
+      to: string;
+      reason: string | null;
+      at: number;
+    }): boolean {
       return (
         sqlite
-          .query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND message_id = ? AND status = ?`)
+          .query(
+            `UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND message_id = ? AND status = ?`,
+          )
           .run(to, reason, at, campaignId, contactId, messageId, from).changes === 1
       );
     },
     /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
     progress(id: string): CampaignProgress | undefined {
       counters.flush();
-      return mapRow(campaigns, sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
+      return mapRow(
+        campaigns,
+        sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null,
+      );
     },
     /**
      * Claims a recipient for its message: only while it is still pending without a message. Returns false when
@@ -145,12 +187,16 @@ export function createCampaignStore(db: Db) {
     claim(campaignId: string, contactId: string, messageId: string, at: number): boolean {
       return (
         sqlite
-          .query(`UPDATE campaign_recipients SET message_id = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND message_id IS NULL`)
+          .query(
+            `UPDATE campaign_recipients SET message_id = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND message_id IS NULL`,
+          )
           .run(messageId, at, campaignId, contactId).changes === 1
       );
     },
     setStatus(campaignId: string, contactId: string, status: string, reason: string | null, at: number) {
-      sqlite.query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`).run(status, reason, at, campaignId, contactId);
+      sqlite
+        .query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
+        .run(status, reason, at, campaignId, contactId);
     },
     /** Cancels every recipient not yet given a message; returns how many. */
     cancelPending(campaignId: string, at: number): number {
@@ -158,7 +204,19 @@ export function createCampaignStore(db: Db) {
         .query(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
         .run(at, campaignId).changes;
     },
-    listRecipients({ campaignId, status, reason, limit, after }: { campaignId: string; status?: string; reason?: string; limit: number; after?: string }): RecipientRow[] {
+    listRecipients({
+      campaignId,
+      status,
+      reason,
+      limit,
+      after,
+    }: {
+      campaignId: string;
+      status?: string;
+      reason?: string;
+      limit: number;
+      after?: string;
+    }): RecipientRow[] {
       // A failed recipient's reason is its message's normalized error_reason. NB! Read from the message, not
       // the row: rows failed before 0.2.0 hold the provider's code there (sandbox_blocked, 403). A rare reason
       // scans the campaign's rows (keyset on the primary key) up to a page.
@@ -194,13 +252,23 @@ export function createCampaignStore(db: Db) {
       counters.flush();
       return (
         sqlite
-          .query(`SELECT id, company_id, status, matched, n_pending, n_sent, n_delivered, n_read, n_failed, n_canceled FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')`)
+          .query(
+            `SELECT id, company_id, status, matched, n_pending, n_sent, n_delivered, n_read, n_failed, n_canceled FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')`,
+          )
           .all() as Record<string, string | number>[]
       ).map((r) => ({
         id: r.id as string,
         companyId: r.company_id as string,
         status: r.status as string,
-        counts: { matched: r.matched as number, pending: r.n_pending as number, sent: r.n_sent as number, delivered: r.n_delivered as number, read: r.n_read as number, failed: r.n_failed as number, canceled: r.n_canceled as number },
+        counts: {
+          matched: r.matched as number,
+          pending: r.n_pending as number,
+          sent: r.n_sent as number,
+          delivered: r.n_delivered as number,
+          read: r.n_read as number,
+          failed: r.n_failed as number,
+          canceled: r.n_canceled as number,
+        },
       }));
     },
     counterOf(status: string): string | undefined {

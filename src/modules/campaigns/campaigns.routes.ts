@@ -34,7 +34,8 @@ export const campaignsRoutes = (deps: Deps) => {
       detail: {
         summary: "Estimate recipients and cost",
         description: "Counts the audience by send eligibility (matched = sendable + Σ excluded) and prices the sendable part. Nothing is stored.",
-        operationId: "estimateCampaign", "x-error-codes": ["CHANNEL_ACCOUNT_MISSING"],
+        operationId: "estimateCampaign",
+        "x-error-codes": ["CHANNEL_ACCOUNT_MISSING"],
       },
     })
     .post(
@@ -50,7 +51,8 @@ export const campaignsRoutes = (deps: Deps) => {
         detail: {
           summary: "Create a campaign",
           description: "Starts at once (running), or at scheduledAt (scheduled). An estimated cost above the balance is 402 INSUFFICIENT_BALANCE.",
-          operationId: "createCampaign", "x-error-codes": ["CHANNEL_ACCOUNT_MISSING", "INSUFFICIENT_BALANCE"],
+          operationId: "createCampaign",
+          "x-error-codes": ["CHANNEL_ACCOUNT_MISSING", "INSUFFICIENT_BALANCE"],
         },
       },
     )
@@ -91,7 +93,19 @@ export const campaignsRoutes = (deps: Deps) => {
         detail: { summary: "Campaign recipients in contact order, excluded ones included", operationId: "listCampaignRecipients" },
       },
     )
-    .post("/campaigns/:id/pause", ({ params, auth, idem }) => idem.commit(200, () => c.view(c.pause(auth.companyId, params.id))), action("pause", "Pause a running campaign", "Messages already created still go out; resume continues with the recipients still pending."))
-    .post("/campaigns/:id/resume", ({ params, auth, idem }) => idem.commit(200, () => c.view(c.resume(auth.companyId, params.id))), action("resume", "Resume a paused campaign", "Continues where it stopped: recipients already sent are never sent again."))
-    .post("/campaigns/:id/cancel", ({ params, auth, idem }) => idem.commit(200, () => c.view(c.cancel(auth.companyId, params.id))), action("cancel", "Cancel a campaign", "Scheduled, running or paused: pending recipients become canceled at once; messages already created still go out."));
+    .post(
+      "/campaigns/:id/pause",
+      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.pause(auth.companyId, params.id))),
+      action("pause", "Pause a running campaign", "Messages already created still go out; resume continues with the recipients still pending."),
+    )
+    .post(
+      "/campaigns/:id/resume",
+      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.resume(auth.companyId, params.id))),
+      action("resume", "Resume a paused campaign", "Continues where it stopped: recipients already sent are never sent again."),
+    )
+    .post(
+      "/campaigns/:id/cancel",
+      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.cancel(auth.companyId, params.id))),
+      action("cancel", "Cancel a campaign", "Scheduled, running or paused: pending recipients become canceled at once; messages already created still go out."),
+    );
 };

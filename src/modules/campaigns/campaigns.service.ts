@@ -14,7 +14,15 @@ import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { formatMicros } from "../../platform/money";
-import { assertAudienceSize, audienceFactCounts, audiencePage, resolveAudience, type Audience, type AudienceMember, type ResolvedAudience } from "../contacts/contacts.audience";
+import {
+  assertAudienceSize,
+  audienceFactCounts,
+  audiencePage,
+  resolveAudience,
+  type Audience,
+  type AudienceMember,
+  type ResolvedAudience,
+} from "../contacts/contacts.audience";
 import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
 import { checkAskValues } from "./campaigns.ask-values";
@@ -69,11 +77,18 @@ export function createCampaigns(deps: CampaignDeps) {
     if (!template || template.companyId !== companyId)
       throw new AppError("VALIDATION_FAILED", "No such template", [{ pointer: "/templateId", message: "unknown template (GET /templates)" }]);
     if (template.status !== "approved")
-      throw new AppError("VALIDATION_FAILED", `Template "${template.name}" is ${template.status}, not approved`, [{ pointer: "/templateId", message: `template is ${template.status}` }]);
+      throw new AppError("VALIDATION_FAILED", `Template "${template.name}" is ${template.status}, not approved`, [
+        { pointer: "/templateId", message: `template is ${template.status}` },
+      ]);
     const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === template.channelAccountId);
-    if (!runtime) throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [{ pointer: "/templateId", message: "its channel account is gone" }]);
+    if (!runtime)
+      throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [
+        { pointer: "/templateId", message: "its channel account is gone" },
+      ]);
     if (input.channelAccountId && input.channelAccountId !== runtime.account.id)
-      throw new AppError("VALIDATION_FAILED", "The template belongs to another channel account", [{ pointer: "/channelAccountId", message: `the template is on account ${runtime.account.id}` }]);
+      throw new AppError("VALIDATION_FAILED", "The template belongs to another channel account", [
+        { pointer: "/channelAccountId", message: `the template is on account ${runtime.account.id}` },
+      ]);
 
     const p = new DetailCollector();
     const askValues = input.askValues ?? {};
@@ -161,11 +176,19 @@ export function createCampaigns(deps: CampaignDeps) {
    * POST /campaigns, second half: the balance check on committed truth and the campaign row with its run job
    * (due at `scheduledAt`, or now). Synchronous; the route runs it inside idem.commit.
    */
-  function create(companyId: string, apiKeyId: string | null, input: EstimateInput & { name: string }, { pl, counts, cost }: Awaited<ReturnType<typeof prepare>>): CampaignRow {
+  function create(
+    companyId: string,
+    apiKeyId: string | null,
+    input: EstimateInput & { name: string },
+    { pl, counts, cost }: Awaited<ReturnType<typeof prepare>>,
+  ): CampaignRow {
     return db.tx(() => {
       const balance = deps.ledger.balance(companyId);
       if (cost > balance)
-        throw new AppError("INSUFFICIENT_BALANCE", `The estimated cost ${formatMicros(cost)} ${currency} is above the balance ${formatMicros(balance)} ${currency}`);
+        throw new AppError(
+          "INSUFFICIENT_BALANCE",
+          `The estimated cost ${formatMicros(cost)} ${currency} is above the balance ${formatMicros(balance)} ${currency}`,
+        );
       const at = now();
       const row: CampaignRow = {
         id: newId(),
@@ -272,7 +295,13 @@ export function createCampaigns(deps: CampaignDeps) {
   }
 
   function view(c: CampaignRow) {
-    const excluded = { noIdentity: c.xNoIdentity, noConsent: c.xNoConsent, blocked: c.xBlocked, outsideWindow: c.xOutsideWindow, noPriorConversation: c.xNoPriorConversation };
+    const excluded = {
+      noIdentity: c.xNoIdentity,
+      noConsent: c.xNoConsent,
+      blocked: c.xBlocked,
+      outsideWindow: c.xOutsideWindow,
+      noPriorConversation: c.xNoPriorConversation,
+    };
     const nExcluded = Object.values(excluded).reduce((a, b) => a + b, 0);
     const done = c.matched - c.nPending;
     const finished = c.status === "completed" || (c.resolvedAt !== null && c.nPending === 0);

@@ -17,7 +17,8 @@ async function templateIdOf(app: TestApp, channel: ChannelName): Promise<string>
   return res.body.data.find((t: { name: string }) => t.name === "hello_world").id;
 }
 
-const addressOf = (channel: ChannelName, n: string) => (channel === "whatsapp" ? { phone: `+1415555${n.padStart(4, "0")}` } : channel === "email" ? { email: `p${n}@example.com` } : { handle: `${channel}_${n}` });
+const addressOf = (channel: ChannelName, n: string) =>
+  channel === "whatsapp" ? { phone: `+1415555${n.padStart(4, "0")}` } : channel === "email" ? { email: `p${n}@example.com` } : { handle: `${channel}_${n}` };
 const identityOf = (channel: ChannelName, n: string) => ({ channel, value: Object.values(addressOf(channel, n))[0]! });
 
 /**
@@ -28,12 +29,22 @@ async function person(
   app: TestApp,
   channel: ChannelName,
   n: string,
-  o: { tag: string; wroteAgo?: number; optIn?: boolean; blocked?: boolean; identity?: boolean; firstName?: string | null; customFields?: Record<string, unknown> },
+  o: {
+    tag: string;
+    wroteAgo?: number;
+    optIn?: boolean;
+    blocked?: boolean;
+    identity?: boolean;
+    firstName?: string | null;
+    customFields?: Record<string, unknown>;
+  },
 ): Promise<string> {
   if (o.wroteAgo !== undefined) await inbound(app, channel, addressOf(channel, n), "hi", o.wroteAgo);
   const other: ChannelName = channel === "email" ? "telegram" : "email";
   const identities = o.identity === false ? [identityOf(other, `9${n}`)] : [identityOf(channel, n)];
-  const res = await app.request("POST", "/contacts", { body: { identities, tags: [o.tag], optIn: o.optIn ?? true, firstName: o.firstName === undefined ? `P${n}` : o.firstName, customFields: o.customFields } });
+  const res = await app.request("POST", "/contacts", {
+    body: { identities, tags: [o.tag], optIn: o.optIn ?? true, firstName: o.firstName === undefined ? `P${n}` : o.firstName, customFields: o.customFields },
+  });
   if (res.status >= 300) throw new Error(JSON.stringify(res.body));
   const id = res.body.data.contact.id;
   if (o.blocked) await app.request("PATCH", `/contacts/${id}`, { body: { blocked: true } });
@@ -93,7 +104,17 @@ describe("POST /campaigns/estimate: a mixed audience on each channel adds up", (
       expect(d.balance).toEqual({ amount: "100.000000", unit: "USD" });
       expect(d.sufficientBalance).toBe(true);
       expect(d.dailyDmLimit).toBe(channel === "x" ? 1000 : null); // the sandbox X account's default daily_dm_limit
-      expect(Object.keys(d).sort()).toEqual(["balance", "channel", "dailyDmLimit", "estimatedCost", "excluded", "matched", "sendable", "sufficientBalance", "unitPrice"]);
+      expect(Object.keys(d).sort()).toEqual([
+        "balance",
+        "channel",
+        "dailyDmLimit",
+        "estimatedCost",
+        "excluded",
+        "matched",
+        "sendable",
+        "sufficientBalance",
+        "unitPrice",
+      ]);
     });
 });
 
@@ -110,32 +131,156 @@ describe("campaign routes: validation, statuses and their errors", () => {
     await app.request("POST", "/media", { raw: "x" }); // nothing stored: wrong content type
   });
   afterAll(() => app.close());
-  const body = (extra: object = {}): any => ({ name: "June", templateId: wa, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" }, ...extra });
+  const body = (extra: object = {}): any => ({
+    name: "June",
+    templateId: wa,
+    audience: { type: "tags", tags: ["vip"] },
+    askValues: { "body.1": "Sale" },
+    ...extra,
+  });
 
-  runScenarios(() => app, [
-    { name: "estimate: unknown template → 422 /templateId", method: "POST", url: "/campaigns/estimate", get body() { return body({ templateId: "0193a4b2-0000-7000-8000-00000000ffff" }); }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/templateId" }] } } },
-    { name: "estimate: a template param missing from askValues → 422 /askValues/body.1", method: "POST", url: "/campaigns/estimate", get body() { return body({ askValues: {} }); }, status: 422, contains: { error: { details: [{ pointer: "/askValues/body.1" }] } } },
-    { name: "estimate: askValues key the template does not take → 422", method: "POST", url: "/campaigns/estimate", get body() { return body({ askValues: { "body.1": "a", "body.2": "b" } }); }, status: 422, contains: { error: { details: [{ pointer: "/askValues/body.2" }] } } },
-    { name: "estimate: unknown contact reference → 422", method: "POST", url: "/campaigns/estimate", get body() { return body({ askValues: { "body.1": "{{contact.shoeSize}}" } }); }, status: 422, contains: { error: { details: [{ pointer: "/askValues/body.1" }] } } },
-    { name: "estimate: unknown tag → 422 /audience/tags/1", method: "POST", url: "/campaigns/estimate", get body() { return body({ audience: { type: "tags", tags: ["vip", "nope"] } }); }, status: 422, contains: { error: { details: [{ pointer: "/audience/tags/1" }] } } },
-    { name: "estimate: unknown contact id → 422 /audience/contactIds/0", method: "POST", url: "/campaigns/estimate", get body() { return body({ audience: { type: "contacts", contactIds: ["0193a4b2-0000-7000-8000-00000000ffff"] } }); }, status: 422, contains: { error: { details: [{ pointer: "/audience/contactIds/0" }] } } },
-    { name: "estimate: headerMediaId on a template without a media header → 422", method: "POST", url: "/campaigns/estimate", get body() { return body({ headerMediaId: "0193a4b2-0000-7000-8000-00000000ffff" }); }, status: 422, contains: { error: { details: [{ pointer: "/headerMediaId" }] } } },
-    { name: "estimate: channelAccountId of another account → 422", method: "POST", url: "/campaigns/estimate", get body() { return body({ channelAccountId: ACCOUNTS.email }); }, status: 422, contains: { error: { details: [{ pointer: "/channelAccountId" }] } } },
-    { name: "estimate: audience of another shape → 422 naming /audience", method: "POST", url: "/campaigns/estimate", get body() { return body({ audience: { type: "segment", id: "x" } }); }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "create without name → 422 /name", method: "POST", url: "/campaigns", get body() { return { ...body(), name: undefined }; }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    {
-      name: "create: 201 running, priced from the estimate (3 × 0.05)",
-      method: "POST",
-      url: "/campaigns",
-      get body() { return body(); },
-      status: 201,
-      contains: { data: { status: "running", channel: "whatsapp", channelAccountId: ACCOUNTS.whatsapp, cost: { estimated: { amount: "0.150000", unit: "USD" } }, stats: { matched: 3, sendable: 3 } } },
-    },
-    { name: "empty tag audience: created, completes with nobody to send", method: "POST", url: "/campaigns", get body() { return body({ audience: { type: "tags", tags: ["empty"] } }); }, status: 201, contains: { data: { stats: { matched: 0 } } } },
-    { name: "GET unknown campaign → 404", method: "GET", url: "/campaigns/0193a4b2-0000-7000-8000-00000000ffff", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "GET /campaigns?status=bogus → 422", method: "GET", url: "/campaigns?status=bogus", status: 422 },
-    { name: "pause unknown → 404", method: "POST", url: "/campaigns/0193a4b2-0000-7000-8000-00000000ffff/pause", status: 404 },
-  ]);
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "estimate: unknown template → 422 /templateId",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ templateId: "0193a4b2-0000-7000-8000-00000000ffff" });
+        },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/templateId" }] } },
+      },
+      {
+        name: "estimate: a template param missing from askValues → 422 /askValues/body.1",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ askValues: {} });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
+      },
+      {
+        name: "estimate: askValues key the template does not take → 422",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ askValues: { "body.1": "a", "body.2": "b" } });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/askValues/body.2" }] } },
+      },
+      {
+        name: "estimate: unknown contact reference → 422",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ askValues: { "body.1": "{{contact.shoeSize}}" } });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
+      },
+      {
+        name: "estimate: unknown tag → 422 /audience/tags/1",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ audience: { type: "tags", tags: ["vip", "nope"] } });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/audience/tags/1" }] } },
+      },
+      {
+        name: "estimate: unknown contact id → 422 /audience/contactIds/0",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ audience: { type: "contacts", contactIds: ["0193a4b2-0000-7000-8000-00000000ffff"] } });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/audience/contactIds/0" }] } },
+      },
+      {
+        name: "estimate: headerMediaId on a template without a media header → 422",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ headerMediaId: "0193a4b2-0000-7000-8000-00000000ffff" });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/headerMediaId" }] } },
+      },
+      {
+        name: "estimate: channelAccountId of another account → 422",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ channelAccountId: ACCOUNTS.email });
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
+      },
+      {
+        name: "estimate: audience of another shape → 422 naming /audience",
+        method: "POST",
+        url: "/campaigns/estimate",
+        get body() {
+          return body({ audience: { type: "segment", id: "x" } });
+        },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+      },
+      {
+        name: "create without name → 422 /name",
+        method: "POST",
+        url: "/campaigns",
+        get body() {
+          return { ...body(), name: undefined };
+        },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+      },
+      {
+        name: "create: 201 running, priced from the estimate (3 × 0.05)",
+        method: "POST",
+        url: "/campaigns",
+        get body() {
+          return body();
+        },
+        status: 201,
+        contains: {
+          data: {
+            status: "running",
+            channel: "whatsapp",
+            channelAccountId: ACCOUNTS.whatsapp,
+            cost: { estimated: { amount: "0.150000", unit: "USD" } },
+            stats: { matched: 3, sendable: 3 },
+          },
+        },
+      },
+      {
+        name: "empty tag audience: created, completes with nobody to send",
+        method: "POST",
+        url: "/campaigns",
+        get body() {
+          return body({ audience: { type: "tags", tags: ["empty"] } });
+        },
+        status: 201,
+        contains: { data: { stats: { matched: 0 } } },
+      },
+      {
+        name: "GET unknown campaign → 404",
+        method: "GET",
+        url: "/campaigns/0193a4b2-0000-7000-8000-00000000ffff",
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+      { name: "GET /campaigns?status=bogus → 422", method: "GET", url: "/campaigns?status=bogus", status: 422 },
+      { name: "pause unknown → 404", method: "POST", url: "/campaigns/0193a4b2-0000-7000-8000-00000000ffff/pause", status: 404 },
+    ],
+  );
 
   test("scopes: campaigns:read lists but cannot create", async () => {
     const { key } = app.newKey({ scopes: ["campaigns:read"] });
@@ -160,7 +305,13 @@ describe("campaign routes: validation, statuses and their errors", () => {
     const mine = (await app.request("POST", "/campaigns", { body: body({ name: "mine" }) })).body.data;
     const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
     const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "other", scopes: ["*"] });
-    for (const [m, u] of [["GET", ""], ["GET", "/recipients"], ["POST", "/pause"], ["POST", "/resume"], ["POST", "/cancel"]] as const) {
+    for (const [m, u] of [
+      ["GET", ""],
+      ["GET", "/recipients"],
+      ["POST", "/pause"],
+      ["POST", "/resume"],
+      ["POST", "/cancel"],
+    ] as const) {
       const res = await app.request(m, `/campaigns/${mine.id}${u}`, { key });
       expect([u, res.status, res.body.error?.code]).toEqual([u, 404, "NOT_FOUND"]);
     }
@@ -186,12 +337,11 @@ describe("campaign routes: validation, statuses and their errors", () => {
     expect(after.status).toBe("canceled");
     // Canceled before its run job resolved the audience: nothing was sent.
     expect(after.stats.sent + after.stats.delivered + after.stats.read).toBe(0);
-    expect(eventsOf(app).filter((e) => e.type.startsWith("campaign.") && e.data.campaign.id === c.id).map((e) => e.type)).toEqual([
-      "campaign.started",
-      "campaign.paused",
-      "campaign.resumed",
-      "campaign.canceled",
-    ]);
+    expect(
+      eventsOf(app)
+        .filter((e) => e.type.startsWith("campaign.") && e.data.campaign.id === c.id)
+        .map((e) => e.type),
+    ).toEqual(["campaign.started", "campaign.paused", "campaign.resumed", "campaign.canceled"]);
   });
 
   test("Idempotency-Key: a replayed create returns the same campaign", async () => {
@@ -226,7 +376,15 @@ describe("the engine", () => {
   afterEach(() => app.close());
 
   async function campaign(tag: string, extra: object = {}, channel: ChannelName = "whatsapp") {
-    const res = await app.request("POST", "/campaigns", { body: { name: tag, templateId: await templateIdOf(app, channel), audience: { type: "tags", tags: [tag] }, askValues: { "body.1": '{{contact.firstName | "friend"}}' }, ...extra } });
+    const res = await app.request("POST", "/campaigns", {
+      body: {
+        name: tag,
+        templateId: await templateIdOf(app, channel),
+        audience: { type: "tags", tags: [tag] },
+        askValues: { "body.1": '{{contact.firstName | "friend"}}' },
+        ...extra,
+      },
+    });
     if (res.status !== 201) throw new Error(JSON.stringify(res.body));
     return res.body.data as { id: string };
   }
@@ -248,7 +406,12 @@ describe("the engine", () => {
     expect(d.cost).toEqual({ estimated: { amount: "1.250000", unit: "USD" }, spent: { amount: "1.250000", unit: "USD" } });
     const rs = await recipients(c.id);
     expect(rs.length).toBe(27);
-    expect(rs.filter((r) => r.status === "excluded").map((r) => r.reason).sort()).toEqual(["noConsent", "noIdentity"]);
+    expect(
+      rs
+        .filter((r) => r.status === "excluded")
+        .map((r) => r.reason)
+        .sort(),
+    ).toEqual(["noConsent", "noIdentity"]);
     const sent = rs.filter((r) => r.status === "sent");
     expect(new Set(sent.map((r) => r.messageId)).size).toBe(25);
     const m = (await app.request("GET", `/messages/${sent[0].messageId}`)).body.data;
@@ -259,7 +422,9 @@ describe("the engine", () => {
     const params = await Promise.all(sent.map(async (r) => (await app.request("GET", `/messages/${r.messageId}`)).body.data.content.template.params["body.1"]));
     expect(params).toContain("friend");
     expect(params).toContain("P1");
-    const types = eventsOf(app).filter((e) => e.type.startsWith("campaign.")).map((e) => e.type);
+    const types = eventsOf(app)
+      .filter((e) => e.type.startsWith("campaign."))
+      .map((e) => e.type);
     expect(types).toEqual(["campaign.started", "campaign.completed"]);
     expect(eventsOf(app, "message.sent").every((e) => e.data.message.campaignId === c.id)).toBe(true);
     // Ledger: one debit per charged message.
@@ -318,9 +483,13 @@ describe("the engine", () => {
     for (let i = 1; i <= 15; i++) await person(app, "whatsapp", String(i), { tag: "b" }); // 15 × 0.05 = 0.75 ≤ 1.00
     const c = await campaign("b");
     // Someone else spends the balance after the campaign was created.
-    await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155559999" }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } } });
+    await app.request("POST", "/messages", {
+      body: { channel: "whatsapp", to: { phone: "+14155559999" }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } },
+    });
     for (let i = 0; i < 9; i++)
-      await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415555980${i}` }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } } });
+      await app.request("POST", "/messages", {
+        body: { channel: "whatsapp", to: { phone: `+1415555980${i}` }, type: "template", template: { name: "hello_world", params: { "body.1": "x" } } },
+      });
     // 1.00 − 10 × 0.05 = 0.50: ten campaign messages fit, five do not.
     await app.deps.queue.drain();
     let d = await get(c.id);
@@ -387,7 +556,9 @@ describe("the engine", () => {
       config: { channels: sandboxChannels().map((c) => (c.channel === "x" ? { ...c, settings: { ...c.settings, daily_dm_limit: 3 } } : c)) },
     });
     for (let i = 1; i <= 5; i++) await person(app, "x", String(i), { tag: "dm", wroteAgo: HOUR });
-    const est = await app.request("POST", "/campaigns/estimate", { body: { templateId: await templateIdOf(app, "x"), audience: { type: "tags", tags: ["dm"] }, askValues: { "body.1": "hi" } } });
+    const est = await app.request("POST", "/campaigns/estimate", {
+      body: { templateId: await templateIdOf(app, "x"), audience: { type: "tags", tags: ["dm"] }, askValues: { "body.1": "hi" } },
+    });
     expect(est.body.data.dailyDmLimit).toBe(3);
     const c = await campaign("dm", {}, "x");
     await app.deps.queue.drain();
@@ -416,7 +587,9 @@ describe("the engine", () => {
   });
 
   test("pause/resume/cancel racing the fan-out: no recipient gets two messages, the counts add up", async () => {
-    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ firstName: `R${i}`, identities: [{ channel: "email", value: `r${i}@example.com` }], tags: ["race"], optIn: true }));
+    const lines = Array.from({ length: 3000 }, (_, i) =>
+      JSON.stringify({ firstName: `R${i}`, identities: [{ channel: "email", value: `r${i}@example.com` }], tags: ["race"], optIn: true }),
+    );
     const imp = await app.request("POST", "/contacts/import", { raw: lines.join("\n"), headers: { "content-type": "application/x-ndjson" } });
     expect(imp.status).toBe(202);
     await app.deps.queue.drain();
@@ -449,7 +622,11 @@ describe("the engine", () => {
     for (let i = 1; i <= 3; i++) await person(app, "telegram", String(i), { tag: "t", wroteAgo: HOUR });
     const tpl = await app.request("POST", "/templates", { body: { channel: "telegram", name: "promo", language: "en", body: "Hi {{1}}" } });
     expect(tpl.status).toBe(201);
-    const c = (await app.request("POST", "/campaigns", { body: { name: "t", templateId: tpl.body.data.id, audience: { type: "tags", tags: ["t"] }, askValues: { "body.1": "x" } } })).body.data;
+    const c = (
+      await app.request("POST", "/campaigns", {
+        body: { name: "t", templateId: tpl.body.data.id, audience: { type: "tags", tags: ["t"] }, askValues: { "body.1": "x" } },
+      })
+    ).body.data;
     // Disabled by another process (the CLI, another instance): this one's template cache sees it at once.
     const other = app.openConnection();
     try {

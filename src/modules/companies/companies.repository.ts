@@ -13,7 +13,11 @@ export type Company = typeof companies.$inferSelect;
 export function createCompaniesStore(db: Db) {
   // NB! Hot path (GET /me, every send): a prepared statement per connection; drizzle's plain .get()
   // rebuilds the SQL on every call (~40 µs).
-  const byIdStmt = db.select().from(companies).where(eq(companies.id, sql.placeholder("id"))).prepare();
+  const byIdStmt = db
+    .select()
+    .from(companies)
+    .where(eq(companies.id, sql.placeholder("id")))
+    .prepare();
   return {
     byId(id: string): Company | undefined {
       return byIdStmt.get({ id });

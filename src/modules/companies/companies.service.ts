@@ -8,11 +8,13 @@ export type { Company };
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export function createCompany({ db, now, slug, name }: { db: Db; now: () => Date; slug: string; name: string }): { company: Company } {
-  if (!SLUG.test(slug)) throw new AppError("VALIDATION_FAILED", `slug "${slug}" must be lowercase letters, digits and dashes (max 63)`, [{ pointer: "/slug", message: "invalid slug" }]);
+  if (!SLUG.test(slug))
+    throw new AppError("VALIDATION_FAILED", `slug "${slug}" must be lowercase letters, digits and dashes (max 63)`, [
+      { pointer: "/slug", message: "invalid slug" },
+    ]);
   if (!name.trim()) throw new AppError("VALIDATION_FAILED", "name must not be empty", [{ pointer: "/name", message: "empty" }]);
   const store = companiesStore(db);
-  if (store.slugTaken(slug))
-    throw new AppError("CONFLICT", `a company with slug "${slug}" already exists`);
+  if (store.slugTaken(slug)) throw new AppError("CONFLICT", `a company with slug "${slug}" already exists`);
   const company = { id: newId(), slug, name: name.trim(), createdAt: now() };
   store.insertCompany(company);
   return { company };

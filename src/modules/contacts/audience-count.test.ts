@@ -13,7 +13,8 @@ beforeAll(async () => {
   // 40 contacts on a tag, spread over every fact: identity (verified / pending / none), blocked, consent,
   // and (through the sandbox's inbound hook) a last inbound message inside or outside 24 h.
   for (let i = 0; i < 40; i++) {
-    const identities = i % 5 === 0 ? [{ channel: "email", value: `n${i}@example.com` }] : [{ channel: "instagram", value: i % 7 === 0 ? `@pending_${i}` : `ig_${i}` }];
+    const identities =
+      i % 5 === 0 ? [{ channel: "email", value: `n${i}@example.com` }] : [{ channel: "instagram", value: i % 7 === 0 ? `@pending_${i}` : `ig_${i}` }];
     const res = await app.request("POST", "/contacts", { body: { identities, tags: ["t"], optIn: i % 3 !== 0 } });
     expect(res.status).toBeLessThan(300);
     if (i % 4 === 0) expect((await app.request("PATCH", `/contacts/${res.body.data.contact.id}`, { body: { blocked: true } })).status).toBe(200);
@@ -21,7 +22,15 @@ beforeAll(async () => {
   const sqlite = app.deps.db.$client;
   const tag = sqlite.query("SELECT id FROM tags WHERE name = 't'").get() as { id: string };
   const account = sqlite.query("SELECT DISTINCT channel_account_id AS a FROM contact_channel_state").get() as { a: string } | null;
-  q = { companyId: app.company.id, channel: "instagram", channelAccountId: account?.a ?? "none", since: now - 24 * H, tagIds: [tag.id], match: "any", shard: null };
+  q = {
+    companyId: app.company.id,
+    channel: "instagram",
+    channelAccountId: account?.a ?? "none",
+    since: now - 24 * H,
+    tagIds: [tag.id],
+    match: "any",
+    shard: null,
+  };
 });
 afterAll(() => app.close());
 
@@ -45,7 +54,15 @@ test("a worker thread counts its shard on its own connection", async () => {
 
 test("audienceFactCounts uses the workers (no fallback) and agrees with the inline count", async () => {
   const fallbacks: unknown[] = [];
-  const groups = await audienceFactCounts({ db: app.deps.db, companyId: q.companyId, audience: { type: "tags", tagIds: q.tagIds, match: "any" }, channel: q.channel, channelAccountId: q.channelAccountId, since: q.since, onFallback: (e) => fallbacks.push(e) });
+  const groups = await audienceFactCounts({
+    db: app.deps.db,
+    companyId: q.companyId,
+    audience: { type: "tags", tagIds: q.tagIds, match: "any" },
+    channel: q.channel,
+    channelAccountId: q.channelAccountId,
+    since: q.since,
+    onFallback: (e) => fallbacks.push(e),
+  });
   expect(fallbacks).toEqual([]);
   expect(groups).toEqual(factGroups(countAudienceCodes(app.deps.db.$client, q)));
 });
@@ -54,8 +71,21 @@ test("a worker that cannot open the database falls back to the event loop", asyn
   await expect(countInWorker({ file: "/nonexistent/dir/switchboard.db" }, q)).rejects.toThrow();
   await expect(countInWorker({ url: "postgres://nobody@127.0.0.1:1/none" }, q)).rejects.toThrow(/could not connect/);
   const fallbacks: unknown[] = [];
-  const db = Object.assign(Object.create(app.deps.db), app.deps.db.engine === "postgres" ? { url: "postgres://nobody@127.0.0.1:1/none" } : { $client: Object.assign(Object.create(app.deps.db.$client), { filename: "/nonexistent/dir/switchboard.db" }) });
-  const groups = await audienceFactCounts({ db, companyId: q.companyId, audience: { type: "tags", tagIds: q.tagIds, match: "any" }, channel: q.channel, channelAccountId: q.channelAccountId, since: q.since, onFallback: (e) => fallbacks.push(e) });
+  const db = Object.assign(
+    Object.create(app.deps.db),
+    app.deps.db.engine === "postgres"
+      ? { url: "postgres://nobody@127.0.0.1:1/none" }
+      : { $client: Object.assign(Object.create(app.deps.db.$client), { filename: "/nonexistent/dir/switchboard.db" }) },
+  );
+  const groups = await audienceFactCounts({
+    db,
+    companyId: q.companyId,
+    audience: { type: "tags", tagIds: q.tagIds, match: "any" },
+    channel: q.channel,
+    channelAccountId: q.channelAccountId,
+    since: q.since,
+    onFallback: (e) => fallbacks.push(e),
+  });
   expect(fallbacks).toHaveLength(1);
   expect(groups).toEqual(factGroups(countAudienceCodes(app.deps.db.$client, q)));
 });
@@ -63,14 +93,22 @@ test("a worker that cannot open the database falls back to the event loop", asyn
 test("several tags, any and all: each member counted once, the blocked ones among them (and only them) apart", async () => {
   // Last: it adds members to tag t. 6 contacts on u alone (3 blocked), 4 on t and u (1 blocked).
   for (let i = 0; i < 10; i++) {
-    const res = await app.request("POST", "/contacts", { body: { identities: [{ channel: "instagram", value: `ig_multi_${i}` }], tags: i < 6 ? ["u"] : ["t", "u"], optIn: true } });
+    const res = await app.request("POST", "/contacts", {
+      body: { identities: [{ channel: "instagram", value: `ig_multi_${i}` }], tags: i < 6 ? ["u"] : ["t", "u"], optIn: true },
+    });
     expect(res.status).toBeLessThan(300);
     if (i % 2 === 0 && i <= 6) expect((await app.request("PATCH", `/contacts/${res.body.data.contact.id}`, { body: { blocked: true } })).status).toBe(200);
   }
   const u = (app.deps.db.$client.query("SELECT id FROM tags WHERE name = 'u'").get() as { id: string }).id;
-  const blockedOf = (n: number[]) => factGroups(n).filter((g) => g.blocked).reduce((a, g) => a + g.n, 0);
+  const blockedOf = (n: number[]) =>
+    factGroups(n)
+      .filter((g) => g.blocked)
+      .reduce((a, g) => a + g.n, 0);
   const total = (n: number[]) => n.reduce((a, b) => a + b, 0);
-  for (const [match, members, blocked] of [["any", 50, 14], ["all", 4, 1]] as const) {
+  for (const [match, members, blocked] of [
+    ["any", 50, 14],
+    ["all", 4, 1],
+  ] as const) {
     const mq = { ...q, tagIds: [q.tagIds[0]!, u], match };
     const whole = countAudienceCodes(app.deps.db.$client, mq);
     const halves = [0, 1].map((index) => countAudienceCodes(app.deps.db.$client, { ...mq, shard: { of: 2, index } }));

@@ -60,8 +60,12 @@ const SQL = perEngine((e) => ({
        FROM ${jsonTable(e, "j", "?1")}
        ${e === "sqlite" ? "CROSS JOIN" : "JOIN"} contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
        LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
-       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4${e === "sqlite" ? "" : `
-       ORDER BY c.id`}`,
+       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4${
+         e === "sqlite"
+           ? ""
+           : `
+       ORDER BY c.id`
+       }`,
 }));
 
 export function createAudienceStore(db: Db) {
@@ -85,15 +89,22 @@ export function createAudienceStore(db: Db) {
         const [first, ...rest] = a.tagIds;
         const others = rest.map((_, i) => `AND EXISTS (SELECT 1 FROM contact_tags o WHERE o.contact_id = ct.contact_id AND o.tag_id = ?${i + 4})`).join(" ");
         return (
-          sqlite.query(`SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?1 AND ct.contact_id > ?2 ${others} ORDER BY ct.contact_id LIMIT ?3`).all(first!, after, limit, ...rest) as {
+          sqlite
+            .query(`SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?1 AND ct.contact_id > ?2 ${others} ORDER BY ct.contact_id LIMIT ?3`)
+            .all(first!, after, limit, ...rest) as {
             id: string;
           }[]
         ).map((r) => r.id);
       }
       // `any`: one ordered range scan of the tag index per tag, merged (UNION dedups); each arm is limited, so a
       // page costs O(tags × limit) whatever the audience size.
-      const arms = a.tagIds.map((_, i) => `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`);
-      return (sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]).map((r) => r.id);
+      const arms = a.tagIds.map(
+        (_, i) =>
+          `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`,
+      );
+      return (
+        sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]
+      ).map((r) => r.id);
     },
 
     /** These contacts (deleted ones skipped), in id order, with their send facts on `channel` / `channelAccountId`. */

@@ -32,7 +32,9 @@ export type ImportError = { row: number; pointer: string; message: string };
  * PostgreSQL the row's physical position (ctid) — insertion order for a table that is only appended to and
  * deleted from, never updated.
  */
-const IMPORT_ERRORS = perEngine((e) => `SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, ${e === "sqlite" ? "rowid" : "ctid"}`);
+const IMPORT_ERRORS = perEngine(
+  (e) => `SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, ${e === "sqlite" ? "rowid" : "ctid"}`,
+);
 
 export function createImportsStore(db: Db) {
   const sqlite = db.$client;

@@ -131,10 +131,12 @@ export type ContactImportSummary = Omit<ContactImport, "errors" | "errorsTruncat
 
 /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7), without per-row errors. */
 export function listImports({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): ContactImportSummary[] {
-  return importsStore(db).listImports(companyId, before, limit).map((r) => {
-    const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
-    return summary;
-  });
+  return importsStore(db)
+    .listImports(companyId, before, limit)
+    .map((r) => {
+      const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
+      return summary;
+    });
 }
 
 // ------------------------------------------------------------------------------------------ the job
@@ -254,7 +256,14 @@ export async function runImport({
   };
 
   try {
-    const batches = checkedBatches({ file: imp.file_path, format: imp.format, defs: customFieldsStore(db).customFieldDefs(companyId), skip: imp.processed, batchRows: 1000, onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop") });
+    const batches = checkedBatches({
+      file: imp.file_path,
+      format: imp.format,
+      defs: customFieldsStore(db).customFieldDefs(companyId),
+      skip: imp.processed,
+      batchRows: 1000,
+      onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop"),
+    });
     let pending: CheckedRow[] = [];
     for await (const batch of batches) {
       pending = pending.length ? pending.concat(batch) : batch;
@@ -295,13 +304,21 @@ export function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Da
  */
 function rowProblems(e: unknown, safe: boolean): { pointer: string; message: string }[] | null {
   if (e instanceof AppError && (safe || e.code === "CONFLICT"))
-    return e.details.length ? e.details.map((d) => ({ pointer: d.pointer, message: `${e.code === "CONFLICT" ? "CONFLICT: " : ""}${d.message}` })) : [{ pointer: "/", message: e.message }];
+    return e.details.length
+      ? e.details.map((d) => ({ pointer: d.pointer, message: `${e.code === "CONFLICT" ? "CONFLICT: " : ""}${d.message}` }))
+      : [{ pointer: "/", message: e.message }];
   if (safe && isConstraintViolation(e)) return [{ pointer: "/", message: `not stored: ${(e as Error).message}` }];
   return null;
 }
 
 /** Registers the `contacts.import` job (one import at a time). */
-export function registerImportJob(deps: { db: Db; events: Pick<EventBus, "emit">; now: () => Date; queue: Pick<Queue, "register">; log: Pick<Logger, "warn"> }): void {
+export function registerImportJob(deps: {
+  db: Db;
+  events: Pick<EventBus, "emit">;
+  now: () => Date;
+  queue: Pick<Queue, "register">;
+  log: Pick<Logger, "warn">;
+}): void {
   deps.queue.register<{ importId: string }>(IMPORT_JOB, {
     concurrency: 1,
     handle: async (job) => runImport({ db: deps.db, events: deps.events, now: deps.now, importId: job.payload.importId, log: deps.log }),

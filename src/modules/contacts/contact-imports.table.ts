@@ -10,7 +10,9 @@ export const contactImports = sqliteTable(
   "contact_imports",
   {
     id: text("id").primaryKey(),
-    companyId: text("company_id").notNull().references(() => companies.id),
+    companyId: text("company_id")
+      .notNull()
+      .references(() => companies.id),
     /** ndjson | csv */
     format: text("format").notNull(),
     /** queued | running | completed | failed */
@@ -35,7 +37,9 @@ export const contactImports = sqliteTable(
 export const contactImportErrors = sqliteTable(
   "contact_import_errors",
   {
-    importId: text("import_id").notNull().references(() => contactImports.id),
+    importId: text("import_id")
+      .notNull()
+      .references(() => contactImports.id),
     row: integer("row").notNull(),
     pointer: text("pointer").notNull(),
     message: text("message").notNull(),

@@ -26,7 +26,11 @@ describe("CSV reader", () => {
       const out: (string[] | null)[] = [];
       for (let i = 0; i < text.length; i += size) out.push(...r.push(text.slice(i, i + size)));
       out.push(...r.end());
-      expect(out).toEqual([["a", "b", "c"], ["x, y", 'he said "hi"', "multi\nline"], ["1", "", "3"]]);
+      expect(out).toEqual([
+        ["a", "b", "c"],
+        ["x, y", 'he said "hi"', "multi\nline"],
+        ["1", "", "3"],
+      ]);
     }
   });
 
@@ -77,7 +81,12 @@ describe("POST /contacts/import", () => {
     expect(imp).toMatchObject({ status: "completed", format: "csv", processed: 3, created: 2, failed: 1 });
     expect(imp.errors[0]).toMatchObject({ row: 3, pointer: "/optIn" });
     const cee = (await app.request("GET", "/contacts?q=cee")).body.data[0];
-    expect(cee).toMatchObject({ lastName: "Ess, Vee", tags: ["batch", "csv"], customFields: { score: 7 }, consent: { email: { status: "opted_in" }, whatsapp: { status: "opted_in" } } });
+    expect(cee).toMatchObject({
+      lastName: "Ess, Vee",
+      tags: ["batch", "csv"],
+      customFields: { score: 7 },
+      consent: { email: { status: "opted_in" }, whatsapp: { status: "opted_in" } },
+    });
   });
 
   test("CSV with an unknown column fails the import with a clear error", async () => {
@@ -90,7 +99,9 @@ describe("POST /contacts/import", () => {
       { firstName: "Nul\u0000Name", identities: [{ channel: "email", value: "nul1@example.com" }] },
       { firstName: "Fine", identities: [{ channel: "email", value: "nul2@example.com" }], tags: ["ok", "bad\u0000tag"], customFields: { "k\u0000": 1 } },
       { firstName: "Also fine", identities: [{ channel: "email", value: "nul3@example.com" }] },
-    ].map((r) => JSON.stringify(r)).join("\n");
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
     const a = await runImport(ndjson, "application/x-ndjson");
     expect(a).toMatchObject({ status: "completed", processed: 3, created: 1, failed: 2 });
     expect(a.errors).toEqual([
@@ -99,13 +110,20 @@ describe("POST /contacts/import", () => {
       { row: 2, pointer: "/customFields/k\\u0000", message: "the key must not contain NUL characters (U+0000)" },
     ]);
     const csv = await runImport("firstName,email\nNul\u0000Csv,nul4@example.com\nCsv fine,nul5@example.com\n", "text/csv");
-    expect(csv).toMatchObject({ status: "completed", processed: 2, created: 1, failed: 1, errors: [{ row: 1, pointer: "/firstName", message: "must not contain NUL characters (U+0000)" }] });
+    expect(csv).toMatchObject({
+      status: "completed",
+      processed: 2,
+      created: 1,
+      failed: 1,
+      errors: [{ row: 1, pointer: "/firstName", message: "must not contain NUL characters (U+0000)" }],
+    });
     const header = await runImport("firstName,f\u0000x\nA,1\n", "text/csv");
     expect(header).toMatchObject({ status: "failed", processed: 0, error: "Unknown CSV column(s): f\\u0000x" });
   });
 
   test("an import never overwrites an explicit opt-out unless consentAt is later than the opt-out", async () => {
-    const c = (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "optout@example.com" }], optIn: true } })).body.data.contact;
+    const c = (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "optout@example.com" }], optIn: true } })).body.data
+      .contact;
     await app.request("POST", `/contacts/${c.id}/opt-out`, { body: { channels: ["email"] } });
     const optedOutAt = app.clock.now();
     app.clock.advance(60_000);
@@ -113,12 +131,20 @@ describe("POST /contacts/import", () => {
     expect(kept).toMatchObject({ updated: 1, consentKept: 1 });
     expect((await app.request("GET", `/contacts/${c.id}`)).body.data.consent.email.status).toBe("opted_out");
     const stale = await runImport(
-      JSON.stringify({ identities: [{ channel: "email", value: "optout@example.com" }], optIn: true, consentAt: new Date(optedOutAt.getTime() - 1000).toISOString() }),
+      JSON.stringify({
+        identities: [{ channel: "email", value: "optout@example.com" }],
+        optIn: true,
+        consentAt: new Date(optedOutAt.getTime() - 1000).toISOString(),
+      }),
       "application/x-ndjson",
     );
     expect(stale.consentKept).toBe(1);
     const fresh = await runImport(
-      JSON.stringify({ identities: [{ channel: "email", value: "optout@example.com" }], optIn: true, consentAt: new Date(optedOutAt.getTime() + 1000).toISOString() }),
+      JSON.stringify({
+        identities: [{ channel: "email", value: "optout@example.com" }],
+        optIn: true,
+        consentAt: new Date(optedOutAt.getTime() + 1000).toISOString(),
+      }),
       "application/x-ndjson",
     );
     expect(fresh.consentKept).toBe(0);
@@ -141,7 +167,9 @@ describe("POST /contacts/import", () => {
   });
 
   test("GET /contacts/imports lists the company's imports newest first, paged, without per-row errors", async () => {
-    const mine = (app.deps.db.$client.query("SELECT id FROM contact_imports WHERE company_id = ? ORDER BY id DESC").all(app.company.id) as { id: string }[]).map((r) => r.id);
+    const mine = (
+      app.deps.db.$client.query("SELECT id FROM contact_imports WHERE company_id = ? ORDER BY id DESC").all(app.company.id) as { id: string }[]
+    ).map((r) => r.id);
     expect(mine.length).toBeGreaterThanOrEqual(3);
     const first = await app.request("GET", "/contacts/imports?limit=2");
     expect(first.status).toBe(200);
@@ -166,9 +194,11 @@ describe("POST /contacts/import", () => {
   });
 
   test("cancel: a queued import never starts, a running one stops before its next transaction (rows written stay); an ended one is 409", async () => {
-    const ndjson = (n: number, tag: string) => Array.from({ length: n }, (_, i) => JSON.stringify({ identities: [{ channel: "email", value: `${tag}${i}@cancel.test` }] })).join("\n");
+    const ndjson = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) => JSON.stringify({ identities: [{ channel: "email", value: `${tag}${i}@cancel.test` }] })).join("\n");
     const post = async (raw: string) => (await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } })).body.data;
-    const count = (tag: string) => (app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(`${tag}%`) as { n: number }).n;
+    const count = (tag: string) =>
+      (app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(`${tag}%`) as { n: number }).n;
 
     const queued = await post(ndjson(10, "q"));
     const c1 = await app.request("POST", `/contacts/imports/${queued.id}/cancel`);
@@ -220,12 +250,15 @@ describe("POST /contacts/import", () => {
   });
 
   test("imported names are searchable (`q`), also a contact created and renamed in the same import and an older one renamed by it", async () => {
-    const old = (await app.request("POST", "/contacts", { body: { firstName: "Oldname", identities: [{ channel: "email", value: "renamed@example.com" }] } })).body.data.contact;
+    const old = (await app.request("POST", "/contacts", { body: { firstName: "Oldname", identities: [{ channel: "email", value: "renamed@example.com" }] } }))
+      .body.data.contact;
     const raw = [
       { firstName: "Frieda", lastName: "Fresh", identities: [{ channel: "email", value: "fresh@example.com" }] },
       { firstName: "Frida", identities: [{ channel: "email", value: "fresh@example.com" }] },
       { firstName: "Newname", identities: [{ channel: "email", value: "renamed@example.com" }] },
-    ].map((r) => JSON.stringify(r)).join("\n");
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
     expect(await runImport(raw, "application/x-ndjson")).toMatchObject({ status: "completed", created: 1, updated: 2 });
     const q = async (text: string) => (await app.request("GET", `/contacts?q=${text}`)).body.data.map((c: { firstName: string }) => c.firstName);
     expect(await q("frida")).toEqual(["Frida"]);
@@ -250,10 +283,20 @@ describe("import rows: worker thread and inline reader agree", () => {
     const { checkedBatches, MAX_ROW_CHARS } = await import("./import-rows");
     const huge = "y".repeat(MAX_ROW_CHARS + 10);
     const ndjson = `${app.dir}/long.ndjson`;
-    await Bun.write(ndjson, [JSON.stringify({ identities: [{ channel: "email", value: "a@long.test" }] }), JSON.stringify({ firstName: huge, identities: [] }), JSON.stringify({ identities: [{ channel: "email", value: "b@long.test" }] })].join("\n"));
+    await Bun.write(
+      ndjson,
+      [
+        JSON.stringify({ identities: [{ channel: "email", value: "a@long.test" }] }),
+        JSON.stringify({ firstName: huge, identities: [] }),
+        JSON.stringify({ identities: [{ channel: "email", value: "b@long.test" }] }),
+      ].join("\n"),
+    );
     const csv = `${app.dir}/long.csv`;
     await Bun.write(csv, `email,firstName\na@long.test,A\nb@long.test,"${huge}"\nc@long.test,C\n`);
-    for (const [file, format] of [[ndjson, "ndjson"], [csv, "csv"]] as const) {
+    for (const [file, format] of [
+      [ndjson, "ndjson"],
+      [csv, "csv"],
+    ] as const) {
       const rows = [];
       for await (const b of checkedBatches({ file, format, defs: new Map(), skip: 0, batchRows: 10, inline: true })) rows.push(...b);
       expect(rows.map((r) => ("errors" in r ? r.errors[0]!.message : "ok"))).toEqual(["ok", `row is longer than ${MAX_ROW_CHARS} characters`, "ok"]);
@@ -264,7 +307,12 @@ describe("import rows: worker thread and inline reader agree", () => {
     const { checkedBatches } = await import("./import-rows");
     const file = `${app.dir}/agree.ndjson`;
     const rows = [
-      JSON.stringify({ firstName: " Ann ", identities: [{ channel: "whatsapp", value: "+49 151 1234 0009" }], tags: ["a", "a"], consentAt: "2026-01-01T00:00:00Z" }),
+      JSON.stringify({
+        firstName: " Ann ",
+        identities: [{ channel: "whatsapp", value: "+49 151 1234 0009" }],
+        tags: ["a", "a"],
+        consentAt: "2026-01-01T00:00:00Z",
+      }),
       "{oops",
       JSON.stringify({ identities: [{ channel: "email", value: "x" }] }),
       "",
@@ -299,9 +347,17 @@ describe("import rows: worker thread and inline reader agree", () => {
         { identities: [{ channel: "email", value: "redo1@example.com" }], tags: ["fine"] },
         { identities: [{ channel: "email", value: "redo2@example.com" }], tags: ["explode"] },
         { identities: [{ channel: "email", value: "redo3@example.com" }] },
-      ].map((r) => JSON.stringify(r)).join("\n");
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n");
       const imp = await runImport(raw, "application/x-ndjson");
-      expect(imp).toMatchObject({ status: "completed", processed: 3, created: 2, failed: 1, errors: [{ row: 2, pointer: "/", message: "not stored: tag refused" }] });
+      expect(imp).toMatchObject({
+        status: "completed",
+        processed: 3,
+        created: 2,
+        failed: 1,
+        errors: [{ row: 2, pointer: "/", message: "not stored: tag refused" }],
+      });
       const values = sqlite.query("SELECT value FROM contact_identities WHERE value LIKE 'redo%' ORDER BY value").all();
       expect(values).toEqual([{ value: "redo1@example.com" }, { value: "redo3@example.com" }]); // row 2's contact and identity rolled back with it
     } finally {
@@ -317,7 +373,9 @@ describe("import events", () => {
       const raw = [
         { firstName: "Wendy", identities: [{ channel: "email", value: "wendy@example.com" }], tags: ["w"], optIn: true },
         { firstName: "Walt", identities: [{ channel: "whatsapp", value: "+4915112349999" }] },
-      ].map((r) => JSON.stringify(r)).join("\n");
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n");
       const importVia = async () => {
         const r = await own.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } });
         await own.deps.queue.drain();
@@ -325,7 +383,9 @@ describe("import events", () => {
       };
       await own.request("POST", "/webhooks", { body: { url: "https://erp.example.com/hooks", events: ["contact.created"] } });
       expect(await importVia()).toMatchObject({ status: "completed", created: 2 });
-      const bodies = (own.deps.db.$client.query("SELECT body FROM webhook_messages WHERE event_type = 'contact.created'").all() as { body: string }[]).map((m) => JSON.parse(m.body));
+      const bodies = (own.deps.db.$client.query("SELECT body FROM webhook_messages WHERE event_type = 'contact.created'").all() as { body: string }[]).map(
+        (m) => JSON.parse(m.body),
+      );
       const byName = Object.fromEntries(bodies.map((b) => [b.data.contact.firstName, b.data.contact]));
       const wendy = (await own.request("GET", `/contacts/${byName.Wendy.id}`)).body.data;
       expect(byName.Wendy).toEqual(wendy); // the lazily built payload is the contact as stored
@@ -339,4 +399,3 @@ describe("import events", () => {
     }
   });
 });
-

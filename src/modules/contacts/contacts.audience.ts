@@ -147,13 +147,28 @@ export async function audienceFactCounts({
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */
-export function audienceMembers({ db, companyId, contactIds, channel, channelAccountId }: { db: Db; companyId: string; contactIds: string[]; channel: string; channelAccountId: string }): AudienceMember[] {
+export function audienceMembers({
+  db,
+  companyId,
+  contactIds,
+  channel,
+  channelAccountId,
+}: {
+  db: Db;
+  companyId: string;
+  contactIds: string[];
+  channel: string;
+  channelAccountId: string;
+}): AudienceMember[] {
   if (!contactIds.length) return [];
   const sorted = [...contactIds].sort();
-  return audiencePage({ db, companyId, audience: { type: "contacts", contactIds: sorted }, channel, channelAccountId, after: "", limit: sorted.length }).members;
+  return audiencePage({ db, companyId, audience: { type: "contacts", contactIds: sorted }, channel, channelAccountId, after: "", limit: sorted.length })
+    .members;
 }
 
 export function assertAudienceSize(audience: Audience, max: number): void {
   if (audience.type === "contacts" && audience.contactIds.length > max)
-    throw new AppError("VALIDATION_FAILED", `At most ${max} contact ids`, [{ pointer: "/audience/contactIds", message: `at most ${max} ids; use a tag audience for more` }]);
+    throw new AppError("VALIDATION_FAILED", `At most ${max} contact ids`, [
+      { pointer: "/audience/contactIds", message: `at most ${max} ids; use a tag audience for more` },
+    ]);
 }

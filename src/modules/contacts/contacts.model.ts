@@ -12,7 +12,9 @@ const nullableString = (max: number) => t.Optional(t.Union([t.String({ maxLength
 
 export const IdentityInput = t.Object({
   channel: ChannelModel,
-  value: t.String({ description: "whatsapp: phone number (E.164); email: address; instagram/x/tiktok/telegram: user id or @username (pending); messenger: page-scoped id" }),
+  value: t.String({
+    description: "whatsapp: phone number (E.164); email: address; instagram/x/tiktok/telegram: user id or @username (pending); messenger: page-scoped id",
+  }),
 });
 
 export const ContactModel = t.Object(

@@ -155,7 +155,9 @@ export function createContactsStore(db: Db) {
 
   return {
     contactById(companyId: string, id: string): ContactRow | undefined {
-      const r = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`).get(id, companyId) as RawContact | null;
+      const r = sqlite
+        .query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`)
+        .get(id, companyId) as RawContact | null;
       return r ? toContactRow(r) : undefined;
     },
 
@@ -194,12 +196,23 @@ export function createContactsStore(db: Db) {
     consentOf(contactId: string, channel: string): ConsentRow | undefined {
       return (
         (sqlite
-          .query(`SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`)
+          .query(
+            `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`,
+          )
           .get(contactId, channel) as ConsentRow | null) ?? undefined
       );
     },
 
-    insertContact(c: { id: string; companyId: string; firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; at: number }): void {
+    insertContact(c: {
+      id: string;
+      companyId: string;
+      firstName: string | null;
+      lastName: string | null;
+      city: string | null;
+      country: string | null;
+      customFields: Record<string, unknown>;
+      at: number;
+    }): void {
       sqlite
         .query(
           `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
@@ -210,7 +223,15 @@ export function createContactsStore(db: Db) {
 
     updateContactFields(
       id: string,
-      f: { firstName: string | null; lastName: string | null; city: string | null; country: string | null; customFields: Record<string, unknown>; blocked: boolean; at: number },
+      f: {
+        firstName: string | null;
+        lastName: string | null;
+        city: string | null;
+        country: string | null;
+        customFields: Record<string, unknown>;
+        blocked: boolean;
+        at: number;
+      },
     ): void {
       sqlite
         .query(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
@@ -327,7 +348,9 @@ export function createContactsStore(db: Db) {
         const values = new Set([q]);
         if (/^\d/.test(q)) values.add(`+${q}`);
         if (/^[a-z0-9_.]/.test(q)) values.add(`@${q}`);
-        const parts = [...values].map(() => `SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`);
+        const parts = [...values].map(
+          () => `SELECT contact_id FROM contact_identities WHERE company_id = ? AND channel IN (${CHANNEL_LIST}) AND value >= ? AND value < ?`,
+        );
         const qArgs: string[] = [...values].flatMap((v) => [f.companyId, v, v + TOP]);
         const match = nameMatch(q, engine);
         where.push(`(${match ? `${sql.nameMatch} OR ` : ""}c.id IN (${parts.join(" UNION ALL ")}))`);
@@ -347,7 +370,9 @@ export function createContactsStore(db: Db) {
         args.push(f.before);
       }
       args.push(f.limit + 1);
-      const raw = sqlite.query(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`).all(...args) as RawContact[];
+      const raw = sqlite
+        .query(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`)
+        .all(...args) as RawContact[];
       return raw.map(toContactRow);
     },
 

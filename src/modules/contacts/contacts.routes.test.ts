@@ -17,97 +17,149 @@ const upsert = (body: unknown) => app.request("POST", "/contacts", { body });
 const events = (type: string) => app.emitted.filter((e) => e.type === type).map((e) => JSON.parse(JSON.stringify(e.data)));
 
 describe("POST /contacts (upsert)", () => {
-  runScenarios(() => app, [
-    {
-      name: "creates → 201 created:true with the full contact",
-      method: "POST",
-      url: "/contacts",
-      body: {
-        firstName: "Ada",
-        lastName: "Lovelace",
-        identities: [{ channel: "whatsapp", value: "+44 20 7946 0958" }, { channel: "email", value: "Ada@Example.com" }],
-        tags: ["vip", "london"],
-        customFields: { vip: true, plan: "pro" },
-        optIn: true,
-      },
-      status: 201,
-      contains: {
-        data: {
-          created: true,
-          contact: {
-            firstName: "Ada",
-            identities: [
-              { channel: "email", value: "ada@example.com", status: "verified" },
-              { channel: "whatsapp", value: "+442079460958", status: "verified" },
-            ],
-            tags: ["london", "vip"],
-            customFields: { vip: true, plan: "pro" },
-            consent: { whatsapp: { status: "opted_in" }, email: { status: "opted_in" } },
-            blocked: false,
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "creates → 201 created:true with the full contact",
+        method: "POST",
+        url: "/contacts",
+        body: {
+          firstName: "Ada",
+          lastName: "Lovelace",
+          identities: [
+            { channel: "whatsapp", value: "+44 20 7946 0958" },
+            { channel: "email", value: "Ada@Example.com" },
+          ],
+          tags: ["vip", "london"],
+          customFields: { vip: true, plan: "pro" },
+          optIn: true,
+        },
+        status: 201,
+        contains: {
+          data: {
+            created: true,
+            contact: {
+              firstName: "Ada",
+              identities: [
+                { channel: "email", value: "ada@example.com", status: "verified" },
+                { channel: "whatsapp", value: "+442079460958", status: "verified" },
+              ],
+              tags: ["london", "vip"],
+              customFields: { vip: true, plan: "pro" },
+              consent: { whatsapp: { status: "opted_in" }, email: { status: "opted_in" } },
+              blocked: false,
+            },
           },
         },
       },
-    },
-    {
-      name: "same identity → 200 created:false, updates, adds identity and tag",
-      method: "POST",
-      url: "/contacts",
-      body: { city: "London", identities: [{ channel: "email", value: "ada@example.com" }, { channel: "telegram", value: "1815" }], tags: ["math"] },
-      status: 200,
-      contains: { data: { created: false, contact: { firstName: "Ada", city: "London", tags: ["london", "math", "vip"] } } },
-      check: (r) => expect(r.body.data.contact.identities).toHaveLength(3),
-    },
-    {
-      name: "identities of two different contacts → 409 CONFLICT naming them",
-      method: "POST",
-      url: "/contacts",
-      setup: async () => void (await upsert({ identities: [{ channel: "email", value: "grace@example.com" }] })),
-      body: { firstName: "X", identities: [{ channel: "email", value: "ada@example.com" }, { channel: "email", value: "grace@example.com" }] },
-      status: 409,
-      contains: { error: { code: "CONFLICT", details: [{ pointer: "/identities/0" }, { pointer: "/identities/1" }] } },
-    },
-    {
-      name: "every bad field reported at once (422), nothing written",
-      method: "POST",
-      url: "/contacts",
-      body: {
-        identities: [{ channel: "whatsapp", value: "+1 555" }, { channel: "email", value: "not-an-email" }, { channel: "x", value: "@ok_name" }],
-        customFields: { vip: "yes", nope: 1, plan: "gold", birthday: "2024-02-30" },
-        tags: ["  "],
+      {
+        name: "same identity → 200 created:false, updates, adds identity and tag",
+        method: "POST",
+        url: "/contacts",
+        body: {
+          city: "London",
+          identities: [
+            { channel: "email", value: "ada@example.com" },
+            { channel: "telegram", value: "1815" },
+          ],
+          tags: ["math"],
+        },
+        status: 200,
+        contains: { data: { created: false, contact: { firstName: "Ada", city: "London", tags: ["london", "math", "vip"] } } },
+        check: (r) => expect(r.body.data.contact.identities).toHaveLength(3),
       },
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED" } },
-      check: (r, a) => {
-        const pointers = r.body.error.details.map((d: { pointer: string }) => d.pointer).sort();
-        expect(pointers).toEqual(["/customFields/birthday", "/customFields/nope", "/customFields/plan", "/customFields/vip", "/identities/0/value", "/identities/1/value", "/tags/0"]);
-        expect(a.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
+      {
+        name: "identities of two different contacts → 409 CONFLICT naming them",
+        method: "POST",
+        url: "/contacts",
+        setup: async () => void (await upsert({ identities: [{ channel: "email", value: "grace@example.com" }] })),
+        body: {
+          firstName: "X",
+          identities: [
+            { channel: "email", value: "ada@example.com" },
+            { channel: "email", value: "grace@example.com" },
+          ],
+        },
+        status: 409,
+        contains: { error: { code: "CONFLICT", details: [{ pointer: "/identities/0" }, { pointer: "/identities/1" }] } },
       },
-    },
-    { name: "unknown channel → 422 pointer", method: "POST", url: "/contacts", body: { identities: [{ channel: "fax", value: "1" }] }, status: 422, contains: { error: { details: [{ pointer: "/identities/0/channel" }] } } },
-    { name: "no identities → 422", method: "POST", url: "/contacts", body: { identities: [] }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "missing identities → 422", method: "POST", url: "/contacts", body: { firstName: "A" }, status: 422, contains: { error: { details: [{ pointer: "/identities" }] } } },
-    {
-      name: "@username is stored pending",
-      method: "POST",
-      url: "/contacts",
-      body: { identities: [{ channel: "instagram", value: "@Some.Body" }] },
-      status: 201,
-      contains: { data: { contact: { identities: [{ channel: "instagram", value: "@some.body", status: "pending" }] } } },
-    },
-    {
-      name: "read-only key → 403 API_SCOPE_MISSING",
-      method: "POST",
-      url: "/contacts",
-      body: { identities: [{ channel: "email", value: "z@example.com" }] },
-      status: 403,
-      contains: { error: { code: "API_SCOPE_MISSING" } },
-      setup: (a) => {
-        const { key } = a.newKey({ name: "ro", scopes: ["contacts:read"] });
-        const original = a.request;
-        a.request = ((m: string, p: string, o: any = {}) => ((a.request = original), original(m, p, { ...o, key }))) as typeof a.request;
+      {
+        name: "every bad field reported at once (422), nothing written",
+        method: "POST",
+        url: "/contacts",
+        body: {
+          identities: [
+            { channel: "whatsapp", value: "+1 555" },
+            { channel: "email", value: "not-an-email" },
+            { channel: "x", value: "@ok_name" },
+          ],
+          customFields: { vip: "yes", nope: 1, plan: "gold", birthday: "2024-02-30" },
+          tags: ["  "],
+        },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+        check: (r, a) => {
+          const pointers = r.body.error.details.map((d: { pointer: string }) => d.pointer).sort();
+          expect(pointers).toEqual([
+            "/customFields/birthday",
+            "/customFields/nope",
+            "/customFields/plan",
+            "/customFields/vip",
+            "/identities/0/value",
+            "/identities/1/value",
+            "/tags/0",
+          ]);
+          expect(a.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
+        },
       },
-    },
-  ]);
+      {
+        name: "unknown channel → 422 pointer",
+        method: "POST",
+        url: "/contacts",
+        body: { identities: [{ channel: "fax", value: "1" }] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/identities/0/channel" }] } },
+      },
+      {
+        name: "no identities → 422",
+        method: "POST",
+        url: "/contacts",
+        body: { identities: [] },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+      },
+      {
+        name: "missing identities → 422",
+        method: "POST",
+        url: "/contacts",
+        body: { firstName: "A" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/identities" }] } },
+      },
+      {
+        name: "@username is stored pending",
+        method: "POST",
+        url: "/contacts",
+        body: { identities: [{ channel: "instagram", value: "@Some.Body" }] },
+        status: 201,
+        contains: { data: { contact: { identities: [{ channel: "instagram", value: "@some.body", status: "pending" }] } } },
+      },
+      {
+        name: "read-only key → 403 API_SCOPE_MISSING",
+        method: "POST",
+        url: "/contacts",
+        body: { identities: [{ channel: "email", value: "z@example.com" }] },
+        status: 403,
+        contains: { error: { code: "API_SCOPE_MISSING" } },
+        setup: (a) => {
+          const { key } = a.newKey({ name: "ro", scopes: ["contacts:read"] });
+          const original = a.request;
+          a.request = ((m: string, p: string, o: any = {}) => ((a.request = original), original(m, p, { ...o, key }))) as typeof a.request;
+        },
+      },
+    ],
+  );
 
   test("Idempotency-Key replays the stored 201", async () => {
     const body = { identities: [{ channel: "email", value: "idem@example.com" }] };
@@ -140,9 +192,24 @@ describe("POST /contacts (upsert)", () => {
 
 describe("GET / PATCH / DELETE /contacts/{id}", () => {
   test("PATCH: absent unchanged, null clears, identities and tags replace, conflicts 409", async () => {
-    const c = (await upsert({ firstName: "Pat", lastName: "Ch", city: "Rome", identities: [{ channel: "email", value: "pat@example.com" }], tags: ["a"], customFields: { score: 3 } })).body.data.contact;
+    const c = (
+      await upsert({
+        firstName: "Pat",
+        lastName: "Ch",
+        city: "Rome",
+        identities: [{ channel: "email", value: "pat@example.com" }],
+        tags: ["a"],
+        customFields: { score: 3 },
+      })
+    ).body.data.contact;
     const r = await app.request("PATCH", `/contacts/${c.id}`, {
-      body: { lastName: null, customFields: { score: null, vip: false }, blocked: true, identities: [{ channel: "whatsapp", value: "+4915112345670" }], tags: ["b"] },
+      body: {
+        lastName: null,
+        customFields: { score: null, vip: false },
+        blocked: true,
+        identities: [{ channel: "whatsapp", value: "+4915112345670" }],
+        tags: ["b"],
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ firstName: "Pat", lastName: null, city: "Rome", blocked: true, customFields: { vip: false }, tags: ["b"] });
@@ -155,7 +222,8 @@ describe("GET / PATCH / DELETE /contacts/{id}", () => {
   });
 
   test("DELETE erases PII, keeps a tombstone, then 404; the identity can be reused", async () => {
-    const c = (await upsert({ firstName: "Del", identities: [{ channel: "email", value: "del@example.com" }], tags: ["gone"], customFields: { vip: true } })).body.data.contact;
+    const c = (await upsert({ firstName: "Del", identities: [{ channel: "email", value: "del@example.com" }], tags: ["gone"], customFields: { vip: true } }))
+      .body.data.contact;
     const d = await app.request("DELETE", `/contacts/${c.id}`);
     expect(d.status).toBe(200);
     expect(d.body.data).toEqual({ id: c.id, deleted: true });
@@ -232,7 +300,13 @@ describe("GET /contacts filters", () => {
     const mk = async (n: string, body: Record<string, unknown>) => [n, (await upsert(body)).body.data.contact.id] as const;
     ids = Object.fromEntries([
       await mk("f1", { firstName: "Zelda", lastName: "Fitz", identities: [{ channel: "email", value: "zelda@filter.test" }], tags: ["flt-a"] }),
-      await mk("f2", { firstName: "Zed", lastName: "Zimmer", identities: [{ channel: "whatsapp", value: "+33612345678" }], tags: ["flt-a", "flt-b"], optIn: true }),
+      await mk("f2", {
+        firstName: "Zed",
+        lastName: "Zimmer",
+        identities: [{ channel: "whatsapp", value: "+33612345678" }],
+        tags: ["flt-a", "flt-b"],
+        optIn: true,
+      }),
       await mk("f3", { firstName: "Yan", identities: [{ channel: "telegram", value: "@zorro_f" }], tags: ["flt-b"] }),
     ]);
   });
@@ -260,7 +334,8 @@ describe("GET /contacts filters", () => {
     expect(await names(`tag=flt-a&createdAfter=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`)).toEqual([]);
   });
   test("q on names: word prefixes in any order, accent- and case-insensitive; follows renames and erasure", async () => {
-    const c = (await upsert({ firstName: "José María", lastName: "Öztürk-Quist", identities: [{ channel: "email", value: "jm@search.test" }] })).body.data.contact;
+    const c = (await upsert({ firstName: "José María", lastName: "Öztürk-Quist", identities: [{ channel: "email", value: "jm@search.test" }] })).body.data
+      .contact;
     const found = async (q: string) => (await app.request("GET", `/contacts?q=${encodeURIComponent(q)}`)).body.data.map((x: { id: string }) => x.id);
     for (const q of ["jose", "MARIA", "ozturk", "quis", "quist jos", "Öztürk, José", "ozturk-qu", "jose_mar"]) expect(await found(q)).toEqual([c.id]);
     expect(await found("jose zed")).toEqual([]);
@@ -281,7 +356,9 @@ describe("GET /contacts filters", () => {
     } while (cursor);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual([...seen].sort().reverse());
-    expect(seen.length).toBe((app.deps.db.$client.query("SELECT count(*) AS n FROM contacts WHERE deleted_at IS NULL AND company_id = ?").get(app.company.id) as { n: number }).n);
+    expect(seen.length).toBe(
+      (app.deps.db.$client.query("SELECT count(*) AS n FROM contacts WHERE deleted_at IS NULL AND company_id = ?").get(app.company.id) as { n: number }).n,
+    );
   });
   test("bad filters → 422 with query pointers", async () => {
     const r = await app.request("GET", "/contacts?consent=whatsapp&channel=fax&createdAfter=yesterday");
@@ -291,7 +368,9 @@ describe("GET /contacts filters", () => {
 });
 
 test("DELETE /contacts/{id}/tags/{tagName}: names with % and encoded-looking text are removed as written (once decoded)", async () => {
-  const c = (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "pct@example.com" }], tags: ["a b", "50%off", "x%20y"] } })).body.data.contact.id;
+  const c = (
+    await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "pct@example.com" }], tags: ["a b", "50%off", "x%20y"] } })
+  ).body.data.contact.id;
   for (const [tag, left] of [
     ["50%off", ["a b", "x%20y"]],
     ["x%20y", ["a b"]],

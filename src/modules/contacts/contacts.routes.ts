@@ -25,7 +25,12 @@ const ListQuery = t.Object({
   tagMatch: t.Optional(t.Union([t.Literal("any"), t.Literal("all")], { description: "with several tags: any (default) or all" })),
   channel: t.Optional(t.String({ description: "contacts with an identity on this channel" })),
   consent: t.Optional(t.String({ description: "<channel>:<opted_in|opted_out|unknown>, e.g. whatsapp:opted_in" })),
-  q: t.Optional(t.String({ maxLength: 200, description: "word prefixes of the name in any order (case- and accent-insensitive), or a prefix of an e-mail, phone or handle" })),
+  q: t.Optional(
+    t.String({
+      maxLength: 200,
+      description: "word prefixes of the name in any order (case- and accent-insensitive), or a prefix of an e-mail, phone or handle",
+    }),
+  ),
   createdAfter: t.Optional(t.String({ description: "ISO 8601 date-time" })),
   updatedAfter: t.Optional(t.String({ description: "ISO 8601 date-time" })),
 });
@@ -79,7 +84,8 @@ export const contactsRoutes = (deps: Deps) => {
         response: { 200: data(ContactUpsertResult), 201: data(ContactUpsertResult), ...errors(403, 409, 422) },
         detail: {
           summary: "Create or update a contact by its identities (upsert)",
-          description: "200 `created:false` when an identity belongs to a contact (updated), 201 `created:true` otherwise; 409 CONFLICT when the identities belong to different contacts.",
+          description:
+            "200 `created:false` when an identity belongs to a contact (updated), 201 `created:true` otherwise; 409 CONFLICT when the identities belong to different contacts.",
           operationId: "upsertContact",
           "x-openapi": {
             requestBody: {
@@ -125,9 +131,13 @@ export const contactsRoutes = (deps: Deps) => {
               content: {
                 "application/x-ndjson": {
                   schema: { type: "string" },
-                  example: '{"identities":[{"channel":"whatsapp","value":"+14155550101"}],"firstName":"Ann","tags":["vip"]}\n{"identities":[{"channel":"email","value":"bob@example.com"}],"firstName":"Bob"}\n',
+                  example:
+                    '{"identities":[{"channel":"whatsapp","value":"+14155550101"}],"firstName":"Ann","tags":["vip"]}\n{"identities":[{"channel":"email","value":"bob@example.com"}],"firstName":"Bob"}\n',
                 },
-                "text/csv": { schema: { type: "string" }, example: "firstName,lastName,whatsapp,email,tags,optIn\nAnn,Lee,+14155550101,ann@example.com,vip|june,true\n" },
+                "text/csv": {
+                  schema: { type: "string" },
+                  example: "firstName,lastName,whatsapp,email,tags,optIn\nAnn,Lee,+14155550101,ann@example.com,vip|june,true\n",
+                },
               },
             },
           },
@@ -140,7 +150,12 @@ export const contactsRoutes = (deps: Deps) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0];
         const rows = listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
-        return toPage(rows, limit, (r) => [r.id], (r) => r);
+        return toPage(
+          rows,
+          limit,
+          (r) => [r.id],
+          (r) => r,
+        );
       },
       {
         scope: "contacts:read",
@@ -182,16 +197,12 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Update a contact (absent = unchanged, null = cleared; identities and tags replace)", operationId: "updateContact" },
       },
     )
-    .delete(
-      "/contacts/:id",
-      ({ auth, params, idem }) => idem.commit(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })),
-      {
-        scope: "contacts:write",
-        params: IdParams,
-        response: { 200: data(t.Object({ id: t.String(), deleted: t.Literal(true) })), ...errors(403, 404) },
-        detail: { summary: "Delete a contact: erases personal data and identities; 404 afterwards", operationId: "deleteContact" },
-      },
-    )
+    .delete("/contacts/:id", ({ auth, params, idem }) => idem.commit(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })), {
+      scope: "contacts:write",
+      params: IdParams,
+      response: { 200: data(t.Object({ id: t.String(), deleted: t.Literal(true) })), ...errors(403, 404) },
+      detail: { summary: "Delete a contact: erases personal data and identities; 404 afterwards", operationId: "deleteContact" },
+    })
     .post(
       "/contacts/:id/tags",
       ({ auth, params, body, idem }) => idem.commit(200, () => addTags({ ...w, companyId: auth.companyId, id: params.id, tags: body.tags })),
@@ -205,8 +216,7 @@ export const contactsRoutes = (deps: Deps) => {
     )
     .delete(
       "/contacts/:id/tags/:tagName",
-      ({ auth, params, idem }) =>
-        idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
+      ({ auth, params, idem }) => idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
       {
         scope: "contacts:write",
         params: t.Object({ id: t.String(), tagName: t.String() }),

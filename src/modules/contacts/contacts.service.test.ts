@@ -35,7 +35,13 @@ describe("normaliseIdentity", () => {
     expect(normaliseIdentity({ channel, value })).toEqual({ value: norm, status: status as "verified" });
   });
   test("invalid values throw 422 with the caller's pointer", () => {
-    for (const [channel, value] of [["whatsapp", "+1 555"], ["email", "nope"], ["x", "has space"], ["messenger", "@user"], ["fax", "1"]]) {
+    for (const [channel, value] of [
+      ["whatsapp", "+1 555"],
+      ["email", "nope"],
+      ["x", "has space"],
+      ["messenger", "@user"],
+      ["fax", "1"],
+    ]) {
       try {
         normaliseIdentity({ channel: channel!, value: value!, pointer: "/to" });
         throw new Error("no throw");
@@ -103,6 +109,10 @@ describe("consent", () => {
       { status: "opted_out", source: "provider" },
     ]);
     const ev = { data: JSON.stringify(app.emitted.findLast((e) => e.type === "contact.opted_out")!.data) };
-    expect(JSON.parse(ev.data)).toMatchObject({ channel: "telegram", source: "provider", contact: { id: contact.id, consent: { telegram: { status: "opted_out" } } } });
+    expect(JSON.parse(ev.data)).toMatchObject({
+      channel: "telegram",
+      source: "provider",
+      contact: { id: contact.id, consent: { telegram: { status: "opted_out" } } },
+    });
   });
 });

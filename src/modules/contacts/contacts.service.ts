@@ -75,7 +75,6 @@ function shapes(st: Stores, rows: ContactRow[]): Contact[] {
   });
 }
 
-
 function shapeOf(st: Stores, companyId: string, id: string): Contact {
   const row = st.contacts.contactById(companyId, id);
   if (!row) throw notFound("Contact");
@@ -91,7 +90,17 @@ function requireContact(st: Stores, companyId: string, id: string): ContactRow {
 // ------------------------------------------------------------------------------------------ contract
 
 /** The contact owning this identity (value normalised first; a pending `@username` matches too). */
-export function findContactByIdentity({ db, companyId, channel, value }: { db: Db; companyId: string; channel: string; value: string }): ContactRow | undefined {
+export function findContactByIdentity({
+  db,
+  companyId,
+  channel,
+  value,
+}: {
+  db: Db;
+  companyId: string;
+  channel: string;
+  value: string;
+}): ContactRow | undefined {
   const n = tryNormaliseIdentity(channel, value);
   if ("error" in n) return undefined;
   const store = contactsStore(db);
@@ -326,7 +335,14 @@ export interface UpsertResult {
   consentKept: number;
 }
 
-type ContactFields = { firstName: string | null; lastName: string | null; city: string | null; country: string | null; blocked: boolean; customFields: Record<string, unknown> };
+type ContactFields = {
+  firstName: string | null;
+  lastName: string | null;
+  city: string | null;
+  country: string | null;
+  blocked: boolean;
+  customFields: Record<string, unknown>;
+};
 
 /** Whether a write changes anything (no-op writes emit no event and keep updatedAt). */
 function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
@@ -345,7 +361,14 @@ function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
  * false), otherwise one is created (201); missing tags are created; identities of two different contacts
  * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
  */
-export function upsertContact({ db, events, now, companyId, input, options = {} }: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
+export function upsertContact({
+  db,
+  events,
+  now,
+  companyId,
+  input,
+  options = {},
+}: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
   const checked = checkUpsert(input, options.defs ?? customFieldsStore(db).customFieldDefs(companyId));
   return db.tx(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
 }
@@ -437,7 +460,8 @@ export function applyUpsert({
   // import with no webhook endpoint for contact.* never does. An existing contact's shape is read now — later
   // writes of the same transaction must not show in its events.
   let shape: Contact | undefined = created ? undefined : shapeOf(st, companyId, contactId);
-  const contact = (): Contact => (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
+  const contact = (): Contact =>
+    (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
   if (created) events.emit({ companyId, type: "contact.created", data: () => ({ contact: contact() }) });
   else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact: contact() } });
   if (consentChanged.length) {

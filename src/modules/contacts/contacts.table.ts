@@ -16,7 +16,9 @@ export const contacts = sqliteTable(
      */
     seq: integer("seq").primaryKey(),
     id: text("id").notNull().unique(),
-    companyId: text("company_id").notNull().references(() => companies.id),
+    companyId: text("company_id")
+      .notNull()
+      .references(() => companies.id),
     firstName: text("first_name"),
     lastName: text("last_name"),
     city: text("city"),
@@ -52,7 +54,9 @@ export const contactIdentities = sqliteTable(
   "contact_identities",
   {
     companyId: text("company_id").notNull(),
-    contactId: text("contact_id").notNull().references(() => contacts.id),
+    contactId: text("contact_id")
+      .notNull()
+      .references(() => contacts.id),
     channel: text("channel").notNull(),
     value: text("value").notNull(),
     /** verified | pending */
@@ -70,7 +74,9 @@ export const contactIdentities = sqliteTable(
 export const contactConsents = sqliteTable(
   "contact_consents",
   {
-    contactId: text("contact_id").notNull().references(() => contacts.id),
+    contactId: text("contact_id")
+      .notNull()
+      .references(() => contacts.id),
     channel: text("channel").notNull(),
     companyId: text("company_id").notNull(),
     /** opted_in | opted_out */
@@ -87,7 +93,9 @@ export const consentHistory = sqliteTable(
   {
     id: text("id").primaryKey(),
     companyId: text("company_id").notNull(),
-    contactId: text("contact_id").notNull().references(() => contacts.id),
+    contactId: text("contact_id")
+      .notNull()
+      .references(() => contacts.id),
     channel: text("channel").notNull(),
     status: text("status").notNull(),
     /** api | inbound_keyword | provider | campaign_unsubscribe | import */

@@ -6,7 +6,9 @@ export const customFields = sqliteTable(
   "custom_fields",
   {
     id: text("id").primaryKey(),
-    companyId: text("company_id").notNull().references(() => companies.id),
+    companyId: text("company_id")
+      .notNull()
+      .references(() => companies.id),
     key: text("key").notNull(),
     label: text("label").notNull(),
     /** text | number | boolean | date | select */

@@ -24,7 +24,8 @@ const EMAIL = /^[^\s@"<>()[\],;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?
 type Rule = (value: string) => NormalisedIdentity | string; // string = why it is invalid
 
 const handle: Rule = (v) => {
-  if (v.startsWith("@")) return USERNAME.test(v) ? { value: v.toLowerCase(), status: "pending" } : "must be a user id or an @username (letters, digits, _ and .)";
+  if (v.startsWith("@"))
+    return USERNAME.test(v) ? { value: v.toLowerCase(), status: "pending" } : "must be a user id or an @username (letters, digits, _ and .)";
   return USER_ID.test(v) ? { value: v, status: "verified" } : "must be a user id or an @username";
 };
 

@@ -125,7 +125,12 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
     header = cols.map((raw) => {
       const col = raw.trim().replace(/^\uFEFF/, "");
       if (["firstName", "lastName", "city", "country", "consentAt"].includes(col)) return (b, cell) => void (b[col] = cell);
-      if (col === "tags") return (b, cell) => void (b.tags = cell.split("|").map((s) => s.trim()).filter(Boolean));
+      if (col === "tags")
+        return (b, cell) =>
+          void (b.tags = cell
+            .split("|")
+            .map((s) => s.trim())
+            .filter(Boolean));
       if (col === "optIn")
         return (b, cell) => {
           const v = cell.toLowerCase();
@@ -135,7 +140,11 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
         };
       if ((CHANNELS as readonly string[]).includes(col))
         return (b, cell) => {
-          for (const value of cell.split("|").map((s) => s.trim()).filter(Boolean)) b.identities.push({ channel: col, value });
+          for (const value of cell
+            .split("|")
+            .map((s) => s.trim())
+            .filter(Boolean))
+            b.identities.push({ channel: col, value });
         };
       const m = /^(?:customFields|cf)\.(.+)$/.exec(col);
       if (m) {
@@ -167,7 +176,17 @@ async function* csvRows(file: string, defs: Map<string, CustomFieldDef>): AsyncG
 }
 
 /** Every row after `skip` (already imported before a crash or retry), checked. CSV header problems throw AppError. */
-export async function* checkedRows({ file, format, defs, skip }: { file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number }): AsyncGenerator<CheckedRow> {
+export async function* checkedRows({
+  file,
+  format,
+  defs,
+  skip,
+}: {
+  file: string;
+  format: ImportFormat;
+  defs: Map<string, CustomFieldDef>;
+  skip: number;
+}): AsyncGenerator<CheckedRow> {
   let row = 0;
   for await (const r of format === "csv" ? csvRows(file, defs) : ndjsonRows(file, skip)) {
     row++;
@@ -182,7 +201,10 @@ export async function* checkedRows({ file, format, defs, skip }: { file: string;
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       // At most 20 problems a row, as for the schema check (a row with thousands of unknown keys stays small).
-      yield { row, errors: e.details.length ? e.details.slice(0, 20).map((d) => ({ pointer: d.pointer, message: d.message })) : [{ pointer: "/", message: e.message }] };
+      yield {
+        row,
+        errors: e.details.length ? e.details.slice(0, 20).map((d) => ({ pointer: d.pointer, message: d.message })) : [{ pointer: "/", message: e.message }],
+      };
     }
   }
 }
@@ -214,7 +236,9 @@ function workerUrl(): string {
 const READ_AHEAD = 8;
 
 /** The import worker's messages (import.worker.ts). */
-export type WorkerIn = { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number } | { type: "more" };
+export type WorkerIn =
+  | { type: "start"; file: string; format: ImportFormat; defs: Map<string, CustomFieldDef>; skip: number; batchRows: number }
+  | { type: "more" };
 export type WorkerOut = { type: "batch"; rows: CheckedRow[] } | { type: "done" } | { type: "fatal"; message: string } | { type: "error"; message: string };
 
 /**

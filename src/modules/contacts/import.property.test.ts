@@ -44,20 +44,32 @@ function read(text: string, cuts: number[], maxRecord?: number): (string[] | nul
 
 test("property: CSV written from any rows reads back to the same rows, whatever the line ends, quoting and chunk boundaries", () => {
   fc.assert(
-    fc.property(rowsArb, fc.constantFrom("\n", "\r\n", "\r"), fc.boolean(), fc.boolean(), fc.array(fc.nat(), { maxLength: 8 }), (rows, eol, quoteAll, trailingEol, cuts) => {
-      const text = writeCsv(rows, eol, quoteAll) + (trailingEol && rows.length ? eol : "");
-      expect(read(text, cuts)).toEqual(rows);
-    }),
+    fc.property(
+      rowsArb,
+      fc.constantFrom("\n", "\r\n", "\r"),
+      fc.boolean(),
+      fc.boolean(),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      (rows, eol, quoteAll, trailingEol, cuts) => {
+        const text = writeCsv(rows, eol, quoteAll) + (trailingEol && rows.length ? eol : "");
+        expect(read(text, cuts)).toEqual(rows);
+      },
+    ),
     { numRuns: 1000 },
   );
 });
 
 test("property: any text reads without throwing, the same records whatever the chunking, none over maxRecord", () => {
   fc.assert(
-    fc.property(fc.string({ unit: "binary", maxLength: 200 }), fc.array(fc.nat(), { maxLength: 8 }), fc.integer({ min: 1, max: 50 }), (text, cuts, maxRecord) => {
-      expect(read(text, cuts)).toEqual(read(text, []));
-      for (const rec of read(text, cuts, maxRecord)) if (rec) expect(rec.join("").length).toBeLessThanOrEqual(maxRecord);
-    }),
+    fc.property(
+      fc.string({ unit: "binary", maxLength: 200 }),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      fc.integer({ min: 1, max: 50 }),
+      (text, cuts, maxRecord) => {
+        expect(read(text, cuts)).toEqual(read(text, []));
+        for (const rec of read(text, cuts, maxRecord)) if (rec) expect(rec.join("").length).toBeLessThanOrEqual(maxRecord);
+      },
+    ),
     { numRuns: 1000 },
   );
 });
@@ -84,7 +96,10 @@ test("property: a CSV import of any cells never throws; one result per record, n
 });
 
 test("property: an NDJSON import of any lines never throws; every non-blank line is one result", async () => {
-  const line = fc.oneof(fc.string({ unit: "binary", maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, "")), fc.json({ maxDepth: 3 }));
+  const line = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, "")),
+    fc.json({ maxDepth: 3 }),
+  );
   await fc.assert(
     fc.asyncProperty(fc.array(line, { maxLength: 10 }), async (lines) => {
       const out = await check("ndjson", lines.join("\n"));

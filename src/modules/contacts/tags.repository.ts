@@ -77,7 +77,10 @@ export function createTagsStore(db: Db) {
     /** Returns how many links were added. */
     addContactTags(contactId: string, tagIds: string[], at: number): number {
       let added = 0;
-      for (const tagId of tagIds) added += sqlite.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(contactId, tagId, at).changes;
+      for (const tagId of tagIds)
+        added += sqlite
+          .query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`)
+          .run(contactId, tagId, at).changes;
       return added;
     },
 

@@ -7,7 +7,9 @@ export const tags = sqliteTable(
   "tags",
   {
     id: text("id").primaryKey(),
-    companyId: text("company_id").notNull().references(() => companies.id),
+    companyId: text("company_id")
+      .notNull()
+      .references(() => companies.id),
     name: text("name").notNull(),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
@@ -21,8 +23,12 @@ export const tags = sqliteTable(
 export const contactTags = sqliteTable(
   "contact_tags",
   {
-    contactId: text("contact_id").notNull().references(() => contacts.id),
-    tagId: text("tag_id").notNull().references(() => tags.id),
+    contactId: text("contact_id")
+      .notNull()
+      .references(() => contacts.id),
+    tagId: text("tag_id")
+      .notNull()
+      .references(() => tags.id),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
   (t) => [

@@ -27,7 +27,9 @@ export function createConversationsStore(db: Db) {
     /** A new message in the conversation: inbound counts one more unread, an agent's reply reads them all. */
     touch(id: string, { at, messageId, unread }: { at: Date; messageId: string; unread: "inbound" | "reply" | null }) {
       const count = unread === "inbound" ? "unread_count + 1" : unread === "reply" ? "0" : "unread_count";
-      sqlite.query(`UPDATE conversations SET last_message_at = ?, last_message_id = ?, updated_at = ?, unread_count = ${count} WHERE id = ?`).run(at.getTime(), messageId, at.getTime(), id);
+      sqlite
+        .query(`UPDATE conversations SET last_message_at = ?, last_message_id = ?, updated_at = ?, unread_count = ${count} WHERE id = ?`)
+        .run(at.getTime(), messageId, at.getTime(), id);
     },
     markRead(id: string, at: Date): boolean {
       return sqlite.query(`UPDATE conversations SET unread_count = 0, updated_at = ? WHERE id = ? AND unread_count > 0`).run(at.getTime(), id).changes > 0;
@@ -37,7 +39,11 @@ export function createConversationsStore(db: Db) {
     },
     /** (Every send asks: the id alone, not the row.) */
     openConversationId(contactId: string, channelAccountId: string): string | undefined {
-      return (sqlite.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId) as { id: string } | null)?.id;
+      return (
+        sqlite.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ? AND status = 'open'`).get(contactId, channelAccountId) as {
+          id: string;
+        } | null
+      )?.id;
     },
     latestOn(contactId: string, channelAccountId: string): ConversationRow | undefined {
       return db
@@ -49,7 +55,11 @@ export function createConversationsStore(db: Db) {
         .get();
     },
     ofCompany(companyId: string, id: string): ConversationRow | undefined {
-      return db.select().from(conversations).where(and(eq(conversations.id, id), eq(conversations.companyId, companyId))).get();
+      return db
+        .select()
+        .from(conversations)
+        .where(and(eq(conversations.id, id), eq(conversations.companyId, companyId)))
+        .get();
     },
     list({ companyId, filter, limit, before }: { companyId: string; filter: ConversationFilter; limit: number; before?: string }): ConversationRow[] {
       const where: SQL[] = [eq(conversations.companyId, companyId)];
@@ -61,7 +71,13 @@ export function createConversationsStore(db: Db) {
       if (filter.unread === true) where.push(sql`unread_count > 0`);
       if (filter.unread === false) where.push(sql`unread_count = 0`);
       if (before) where.push(lt(conversations.id, before));
-      return db.select().from(conversations).where(and(...where)).orderBy(desc(conversations.id)).limit(limit).all();
+      return db
+        .select()
+        .from(conversations)
+        .where(and(...where))
+        .orderBy(desc(conversations.id))
+        .limit(limit)
+        .all();
     },
     setAssignee(id: string, assignee: { id: string; name?: string | null } | null, at: Date) {
       db.update(conversations)
@@ -92,7 +108,9 @@ export function createConversationsStore(db: Db) {
     },
     /** Ids of a contact's conversations on one account (open or closed). */
     idsOfContactOn(contactId: string, channelAccountId: string): string[] {
-      return (sqlite.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ?`).all(contactId, channelAccountId) as { id: string }[]).map((r) => r.id);
+      return (
+        sqlite.query(`SELECT id FROM conversations WHERE contact_id = ? AND channel_account_id = ?`).all(contactId, channelAccountId) as { id: string }[]
+      ).map((r) => r.id);
     },
 
     // ---------------------------------------------------------------- notes
@@ -100,12 +118,32 @@ export function createConversationsStore(db: Db) {
       db.insert(conversationNotes).values(note).run();
     },
     notes(conversationId: string): NoteRow[] {
-      return db.select().from(conversationNotes).where(eq(conversationNotes.conversationId, conversationId)).orderBy(desc(conversationNotes.id)).limit(100).all();
+      return db
+        .select()
+        .from(conversationNotes)
+        .where(eq(conversationNotes.conversationId, conversationId))
+        .orderBy(desc(conversationNotes.id))
+        .limit(100)
+        .all();
     },
 
     // ---------------------------------------------------------------- channel state
     /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
-    recordInbound({ companyId, contactId, channelAccountId, timestamp, conversationRef, at }: { companyId: string; contactId: string; channelAccountId: string; timestamp: Date; conversationRef?: string; at: Date }) {
+    recordInbound({
+      companyId,
+      contactId,
+      channelAccountId,
+      timestamp,
+      conversationRef,
+      at,
+    }: {
+      companyId: string;
+      contactId: string;
+      channelAccountId: string;
+      timestamp: Date;
+      conversationRef?: string;
+      at: Date;
+    }) {
       db.insert(contactChannelState)
         .values({ contactId, channelAccountId, companyId, lastInboundAt: timestamp, conversationRef: conversationRef ?? null, updatedAt: at })
         .onConflictDoUpdate({

@@ -25,19 +25,22 @@ import {
 import { named } from "../../platform/http/schemas";
 import { AppError } from "../../platform/errors";
 
-const Conversation = named("Conversation", t.Object({
-  id: t.String(),
-  status: t.Union([t.Literal("open"), t.Literal("closed")]),
-  contactId: t.String(),
-  channel: t.String({ description: "whatsapp | instagram | messenger | x | tiktok | telegram | email" }),
-  channelAccountId: t.String(),
-  assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
-  lastMessageAt: t.Union([t.String(), t.Null()]),
-  closedAt: t.Union([t.String(), t.Null()]),
-  unreadCount: t.Integer({ minimum: 0, description: "inbound messages since an agent replied or marked it read" }),
-  createdAt: t.String(),
-  updatedAt: t.String(),
-}));
+const Conversation = named(
+  "Conversation",
+  t.Object({
+    id: t.String(),
+    status: t.Union([t.Literal("open"), t.Literal("closed")]),
+    contactId: t.String(),
+    channel: t.String({ description: "whatsapp | instagram | messenger | x | tiktok | telegram | email" }),
+    channelAccountId: t.String(),
+    assignee: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
+    lastMessageAt: t.Union([t.String(), t.Null()]),
+    closedAt: t.Union([t.String(), t.Null()]),
+    unreadCount: t.Integer({ minimum: 0, description: "inbound messages since an agent replied or marked it read" }),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+  }),
+);
 const Note = named("ConversationNote", t.Object({ id: t.String(), text: t.String(), author: t.Union([t.String(), t.Null()]), createdAt: t.String() }));
 const ConversationDetail = t.Composite([
   Conversation,
@@ -101,19 +104,29 @@ export const conversationsRoutes = (deps: Deps) =>
           channel: t.Optional(t.String()),
           assigneeId: t.Optional(t.String()),
           contactId: t.Optional(t.String()),
-          unread: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true: only conversations with unread messages; false: only the read ones" })),
-          order: t.Optional(t.Union([t.Literal("newest"), t.Literal("unread_first")], { description: "newest (default) or unread_first: the unread conversations newest first, then the others" })),
+          unread: t.Optional(
+            t.Union([t.Literal("true"), t.Literal("false")], { description: "true: only conversations with unread messages; false: only the read ones" }),
+          ),
+          order: t.Optional(
+            t.Union([t.Literal("newest"), t.Literal("unread_first")], {
+              description: "newest (default) or unread_first: the unread conversations newest first, then the others",
+            }),
+          ),
         }),
         response: { 200: list(Conversation), ...errors(403, 422) },
         detail: { summary: "List conversations, newest first (or unread first)", operationId: "listConversations" },
       },
     )
-    .get("/conversations/:id", ({ params, auth }) => ({ data: detail(deps, auth.companyId, getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
-      scope: "conversations:read",
-      params: IdParams,
-      response: { 200: data(ConversationDetail), ...errors(403, 404) },
-      detail: { summary: "Conversation with contact summary, last message, window state and notes", operationId: "getConversation" },
-    })
+    .get(
+      "/conversations/:id",
+      ({ params, auth }) => ({ data: detail(deps, auth.companyId, getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })) }),
+      {
+        scope: "conversations:read",
+        params: IdParams,
+        response: { 200: data(ConversationDetail), ...errors(403, 404) },
+        detail: { summary: "Conversation with contact summary, last message, window state and notes", operationId: "getConversation" },
+      },
+    )
     .get(
       "/conversations/:id/messages",
       ({ params, query, auth }) => {
@@ -159,7 +172,8 @@ export const conversationsRoutes = (deps: Deps) =>
     )
     .post(
       "/conversations/:id/read",
-      ({ params, auth, idem }) => idem.commit(200, () => conversationView(markConversationRead({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id }))),
+      ({ params, auth, idem }) =>
+        idem.commit(200, () => conversationView(markConversationRead({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id }))),
       {
         scope: "conversations:write",
         params: IdParams,
@@ -169,12 +183,23 @@ export const conversationsRoutes = (deps: Deps) =>
     )
     .post(
       "/conversations/:id/close",
-      ({ params, auth, idem }) => idem.commit(200, () => conversationView(closeConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id }))),
-      { scope: "conversations:write", params: IdParams, response: { 200: data(Conversation), ...errors(403, 404, 409) }, detail: { summary: "Close a conversation", operationId: "closeConversation" } },
+      ({ params, auth, idem }) =>
+        idem.commit(200, () =>
+          conversationView(closeConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
+        ),
+      {
+        scope: "conversations:write",
+        params: IdParams,
+        response: { 200: data(Conversation), ...errors(403, 404, 409) },
+        detail: { summary: "Close a conversation", operationId: "closeConversation" },
+      },
     )
     .post(
       "/conversations/:id/reopen",
-      ({ params, auth, idem }) => idem.commit(200, () => conversationView(reopenConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id }))),
+      ({ params, auth, idem }) =>
+        idem.commit(200, () =>
+          conversationView(reopenConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
+        ),
       {
         scope: "conversations:write",
         params: IdParams,

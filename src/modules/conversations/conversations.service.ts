@@ -29,7 +29,15 @@ export function conversationView(c: ConversationRow) {
 }
 
 /** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
-export function openConversation({ db, events, now, companyId, contactId, channel, channelAccountId }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
+export function openConversation({
+  db,
+  events,
+  now,
+  companyId,
+  contactId,
+  channel,
+  channelAccountId,
+}: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
   const store = conversationsStore(db);
   return db.within(() => {
     const open = store.openConversationId(contactId, channelAccountId);
@@ -61,7 +69,19 @@ export function openConversation({ db, events, now, companyId, contactId, channe
  * A new message in the conversation. `unread`: "inbound" counts one more unread message, "reply" (an agent's
  * own send) reads them all; null (a campaign's or an automatic send) leaves the count.
  */
-export function touchConversation({ db, conversationId, messageId, at, unread = null }: { db: Db; conversationId: string; messageId: string; at: Date; unread?: "inbound" | "reply" | null }): void {
+export function touchConversation({
+  db,
+  conversationId,
+  messageId,
+  at,
+  unread = null,
+}: {
+  db: Db;
+  conversationId: string;
+  messageId: string;
+  at: Date;
+  unread?: "inbound" | "reply" | null;
+}): void {
   conversationsStore(db).touch(conversationId, { at, messageId, unread });
 }
 
@@ -75,7 +95,23 @@ export function markConversationRead({ db, now, companyId, id }: { db: Db; now: 
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
-export function recordInbound({ db, now, companyId, contactId, channelAccountId, timestamp, conversationRef }: { db: Db; now: () => Date; companyId: string; contactId: string; channelAccountId: string; timestamp: Date; conversationRef?: string }): void {
+export function recordInbound({
+  db,
+  now,
+  companyId,
+  contactId,
+  channelAccountId,
+  timestamp,
+  conversationRef,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  contactId: string;
+  channelAccountId: string;
+  timestamp: Date;
+  conversationRef?: string;
+}): void {
   conversationsStore(db).recordInbound({ companyId, contactId, channelAccountId, timestamp, conversationRef, at: now() });
 }
 
@@ -110,17 +146,38 @@ export function listConversations({
  * newest first. The cursor's key says which part it is in: ["u", id] or ["r", id]. Fetches `limit` rows
  * (the caller asks one more to know of a next page).
  */
-export function listConversationsUnreadFirst({ db, companyId, filter, limit, after }: { db: Db; companyId: string; filter: ConversationFilter; limit: number; after?: ["u" | "r", string] }) {
+export function listConversationsUnreadFirst({
+  db,
+  companyId,
+  filter,
+  limit,
+  after,
+}: {
+  db: Db;
+  companyId: string;
+  filter: ConversationFilter;
+  limit: number;
+  after?: ["u" | "r", string];
+}) {
   const store = conversationsStore(db);
   const rows: ConversationRow[] = [];
   if (filter.unread !== false && (!after || after[0] === "u"))
     rows.push(...store.list({ companyId, filter: { ...filter, unread: true }, limit, before: after?.[1] }));
   if (rows.length < limit && filter.unread !== true)
-    rows.push(...store.list({ companyId, filter: { ...filter, unread: false }, limit: limit - rows.length, before: after?.[0] === "r" ? after[1] : undefined }));
+    rows.push(
+      ...store.list({ companyId, filter: { ...filter, unread: false }, limit: limit - rows.length, before: after?.[0] === "r" ? after[1] : undefined }),
+    );
   return rows;
 }
 
-export function assignConversation({ db, events, now, companyId, id, assignee }: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {
+export function assignConversation({
+  db,
+  events,
+  now,
+  companyId,
+  id,
+  assignee,
+}: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {
   return db.tx(() => {
     const c = getConversationRow({ db, companyId, id });
     const at = now();
@@ -174,7 +231,21 @@ export function conversationForInbound(deps: WriteDeps & { companyId: string; co
   });
 }
 
-export function addNote({ db, now, companyId, id, text, author }: { db: Db; now: () => Date; companyId: string; id: string; text: string; author?: string | null }) {
+export function addNote({
+  db,
+  now,
+  companyId,
+  id,
+  text,
+  author,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  id: string;
+  text: string;
+  author?: string | null;
+}) {
   return db.tx(() => {
     getConversationRow({ db, companyId, id });
     const note = { id: newId(), companyId, conversationId: id, text, author: author ?? null, createdAt: now() };

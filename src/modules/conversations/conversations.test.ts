@@ -83,7 +83,13 @@ describe("conversation endpoints", () => {
   test("detail: contact summary, last message, window, notes", async () => {
     await app.request("POST", `/conversations/${convId}/notes`, { body: { text: "VIP, answer fast", author: "sam" } });
     const d = (await app.request("GET", `/conversations/${convId}`)).body.data;
-    expect(d).toMatchObject({ id: convId, status: "open", contact: { id: contactId, firstName: "Ivy", blocked: false }, lastMessage: { direction: "inbound" }, window: { open: true } });
+    expect(d).toMatchObject({
+      id: convId,
+      status: "open",
+      contact: { id: contactId, firstName: "Ivy", blocked: false },
+      lastMessage: { direction: "inbound" },
+      window: { open: true },
+    });
     expect(d.notes).toEqual([{ id: expect.any(String), text: "VIP, answer fast", author: "sam", createdAt: expect.any(String) }]);
   });
 
@@ -151,12 +157,27 @@ describe("GET /channels and templates", () => {
   test("every sandbox account ships hello_world; own templates for e-mail render with params", async () => {
     const list = (await app.request("GET", "/templates?channel=whatsapp")).body.data;
     expect(list).toEqual([expect.objectContaining({ name: "hello_world", language: "en", status: "approved", params: ["body.1"] })]);
-    const t = await app.request("POST", "/templates", { body: { channel: "email", name: "order_shipped", language: "en", subject: "Order {{1}} shipped", body: "Hi {{2}}, order {{1}} is on its way." } });
+    const t = await app.request("POST", "/templates", {
+      body: { channel: "email", name: "order_shipped", language: "en", subject: "Order {{1}} shipped", body: "Hi {{2}}, order {{1}} is on its way." },
+    });
     expect(t.status).toBe(201);
     expect(t.body.data.params).toEqual(["body.1", "body.2"]);
-    expect((await app.request("POST", "/templates", { body: { channel: "email", name: "order_shipped", language: "en", subject: "x", body: "y" } })).status).toBe(409);
-    expect((await app.request("POST", "/templates", { body: { channel: "email", name: "Bad Name", language: "english", body: "y" } })).body.error.details.map((d: any) => d.pointer).sort()).toEqual(["/language", "/name"]);
-    const s = await app.request("POST", "/messages", { body: { channel: "email", to: { email: "kim@example.com" }, type: "template", template: { templateId: t.body.data.id, params: { "body.1": "A-1", "body.2": "Kim" } } } });
+    expect(
+      (await app.request("POST", "/templates", { body: { channel: "email", name: "order_shipped", language: "en", subject: "x", body: "y" } })).status,
+    ).toBe(409);
+    expect(
+      (await app.request("POST", "/templates", { body: { channel: "email", name: "Bad Name", language: "english", body: "y" } })).body.error.details
+        .map((d: any) => d.pointer)
+        .sort(),
+    ).toEqual(["/language", "/name"]);
+    const s = await app.request("POST", "/messages", {
+      body: {
+        channel: "email",
+        to: { email: "kim@example.com" },
+        type: "template",
+        template: { templateId: t.body.data.id, params: { "body.1": "A-1", "body.2": "Kim" } },
+      },
+    });
     expect(s.status).toBe(202);
     expect(s.body.data.priceType).toBe("email_campaign");
   });

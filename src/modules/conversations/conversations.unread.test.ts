@@ -14,9 +14,15 @@ const get = async (id: string, key?: string) => (await app.request("GET", `/conv
 beforeAll(async () => {
   app = await createTestApp({ start: new Date("2026-06-01T12:00:00Z") });
   // Three contacts write in: A twice, B once, C once; C's then answered by an agent.
-  for (const [phone, n] of [["+14155550401", 2], ["+14155550402", 1], ["+14155550403", 1]] as const) {
+  for (const [phone, n] of [
+    ["+14155550401", 2],
+    ["+14155550402", 1],
+    ["+14155550403", 1],
+  ] as const) {
     for (let i = 0; i < n; i++) await inbound(app, "whatsapp", { phone }, `hello ${i}`, 60_000, `${phone}-${i}`);
-    conv[phone] = (await app.request("GET", `/conversations?contactId=${(await app.request("GET", `/contacts?q=${encodeURIComponent(phone)}`)).body.data[0].id}`)).body.data[0].id;
+    conv[phone] = (
+      await app.request("GET", `/conversations?contactId=${(await app.request("GET", `/contacts?q=${encodeURIComponent(phone)}`)).body.data[0].id}`)
+    ).body.data[0].id;
   }
   const r = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550403" }, type: "text", text: "answered" } });
   expect(r.status).toBe(202);
@@ -71,7 +77,9 @@ test("POST /conversations/{id}/read: 0 unread, idempotent, conversations:write, 
 });
 
 test.skipIf(onPostgres)("the unread filter, as the store says it, searches the partial index (SQLite's plan)", () => {
-  const plan = app.deps.db.$client.prepare("EXPLAIN QUERY PLAN SELECT * FROM conversations WHERE company_id = ? AND unread_count > 0 AND id < ? ORDER BY id DESC LIMIT 5");
+  const plan = app.deps.db.$client.prepare(
+    "EXPLAIN QUERY PLAN SELECT * FROM conversations WHERE company_id = ? AND unread_count > 0 AND id < ? ORDER BY id DESC LIMIT 5",
+  );
   const detail = (plan.all("c", "x") as { detail: string }[]).map((d) => d.detail).join("; ");
   plan.finalize();
   expect(detail).toBe("SEARCH conversations USING INDEX conversations_unread_idx (company_id=? AND id<?)");

@@ -56,7 +56,10 @@ export const hooksRoutes = (deps: Deps) =>
       const result = await runtime.adapter.handleWebhook({ method: request.method, url: new URL(request.url), headers: request.headers, rawBody });
       // NB! Acknowledge only after the events are committed: a provider retries what we did not ack.
       if (result.events.length) await processInbound(deps, runtime.account, result.events, { strict: simulated });
-      return new Response(result.response.body ?? "", { status: result.response.status, headers: { ...(set.headers as Record<string, string>), ...result.response.headers } });
+      return new Response(result.response.body ?? "", {
+        status: result.response.status,
+        headers: { ...(set.headers as Record<string, string>), ...result.response.headers },
+      });
     },
     { parse: "none", params: t.Object({ accountId: t.String() }), detail: { hide: true } },
   );

@@ -58,7 +58,17 @@ export const SANDBOX_HOOK_PATH = {
           description: "Accepted and stored",
           content: {
             "application/json": {
-              schema: { type: "object", required: ["data"], properties: { data: { type: "object", required: ["accepted", "providerMessageId"], properties: { accepted: { type: "boolean", const: true }, providerMessageId: { type: "string" } } } } },
+              schema: {
+                type: "object",
+                required: ["data"],
+                properties: {
+                  data: {
+                    type: "object",
+                    required: ["accepted", "providerMessageId"],
+                    properties: { accepted: { type: "boolean", const: true }, providerMessageId: { type: "string" } },
+                  },
+                },
+              },
               example: { data: { accepted: true, providerMessageId: "sandbox.in.4b0c1f9e-2d7a-4c1b-9a53-0e6f1d2c3b4a" } },
             },
           },

@@ -7,31 +7,36 @@ import { AppError } from "../../platform/errors";
 import { LICENSED_MODULES } from "../../platform/license/license";
 import { named } from "../../platform/http/schemas";
 
-const MeModel = named("Me", t.Object({
-  key: t.Object({
-    id: t.String(),
-    name: t.String(),
-    prefix: t.String(),
-    scopes: t.Array(t.String()),
-    allowedIps: t.Array(t.String()),
-    expiresAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  }),
-  company: t.Object({
-    id: t.String(),
-    slug: t.String(),
-    name: t.String(),
-    balance: t.Object({ amount: t.String(), unit: t.String() }),
-  }),
-  licensedModules: t.Array(
-    t.Object({
-      module: t.String({ description: "pipeline | sources" }),
-      licensed: t.Boolean({ description: "whether this company may call the module now" }),
-      code: t.Union([t.String(), t.Null()], { description: "the 403 code its routes answer when not licensed: LICENSE_NOT_FOUND, LICENSE_EXPIRED, FEATURE_NOT_LICENSED" }),
-      expiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "the license's expiry (when one is installed for this company)" }),
+const MeModel = named(
+  "Me",
+  t.Object({
+    key: t.Object({
+      id: t.String(),
+      name: t.String(),
+      prefix: t.String(),
+      scopes: t.Array(t.String()),
+      allowedIps: t.Array(t.String()),
+      expiresAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
     }),
-    { description: "every licensed module with its state under the installed license file" },
-  ),
-}));
+    company: t.Object({
+      id: t.String(),
+      slug: t.String(),
+      name: t.String(),
+      balance: t.Object({ amount: t.String(), unit: t.String() }),
+    }),
+    licensedModules: t.Array(
+      t.Object({
+        module: t.String({ description: "pipeline | sources" }),
+        licensed: t.Boolean({ description: "whether this company may call the module now" }),
+        code: t.Union([t.String(), t.Null()], {
+          description: "the 403 code its routes answer when not licensed: LICENSE_NOT_FOUND, LICENSE_EXPIRED, FEATURE_NOT_LICENSED",
+        }),
+        expiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "the license's expiry (when one is installed for this company)" }),
+      }),
+      { description: "every licensed module with its state under the installed license file" },
+    ),
+  }),
+);
 
 /** Each licensed module's state for this company: the same check its routes make. */
 function licensedModules(license: Deps["license"], companySlug: string) {
@@ -49,8 +54,7 @@ function licensedModules(license: Deps["license"], companySlug: string) {
 }
 
 export const meRoutes = (deps: Deps) =>
-  new Elysia({ tags: ["Meta"] })
-    .use(deps.guard).get(
+  new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/me",
     ({ auth }) => {
       const company = getCompany({ db: deps.db, id: auth.companyId });
@@ -69,5 +73,9 @@ export const meRoutes = (deps: Deps) =>
         },
       };
     },
-    { scope: "any", response: { 200: data(MeModel), ...errors() }, detail: { summary: "The calling key and its company, with the balance", operationId: "getMe" } },
+    {
+      scope: "any",
+      response: { 200: data(MeModel), ...errors() },
+      detail: { summary: "The calling key and its company, with the balance", operationId: "getMe" },
+    },
   );

@@ -47,7 +47,10 @@ export function checkMediaAgainst({ rules, mimeType, size, errors }: { rules: Me
   const max = rules.media[mimeType];
   if (max === undefined) {
     const accepted = Object.keys(rules.media);
-    errors.add("/file", `${mimeType} is not accepted on ${rules.label}` + (accepted.length ? ` (accepted: ${accepted.join(", ")})` : " (it accepts no uploaded media)"));
+    errors.add(
+      "/file",
+      `${mimeType} is not accepted on ${rules.label}` + (accepted.length ? ` (accepted: ${accepted.join(", ")})` : " (it accepts no uploaded media)"),
+    );
   } else if (size > max) {
     errors.add("/file", `${mb(size)} is over the ${mb(max)} limit for ${mimeType} on ${rules.label}`);
   }

@@ -61,7 +61,17 @@ export function createMediaStore(db: Db) {
         .get()?.providerMediaId;
     },
     /** Replaces an older id of the same (media, account). */
-    putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now }: { mediaId: string; channelAccountId: string; providerMediaId: string; now: () => Date }) {
+    putProviderMediaId({
+      mediaId,
+      channelAccountId,
+      providerMediaId,
+      now,
+    }: {
+      mediaId: string;
+      channelAccountId: string;
+      providerMediaId: string;
+      now: () => Date;
+    }) {
       db.insert(mediaProviderIds)
         .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
         .onConflictDoUpdate({

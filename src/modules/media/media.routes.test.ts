@@ -119,7 +119,11 @@ describe("upload and read back", () => {
   test("a body over the 100 MB cap is refused from Content-Length, before it is read", async () => {
     const form = new FormData();
     form.append("file", new File([PNG], "a.png", { type: "image/png" }));
-    const req = new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}`, "content-length": String(200 << 20) }, body: form });
+    const req = new Request(`${BASE}/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${app.key}`, "content-length": String(200 << 20) },
+      body: form,
+    });
     const res = await app.app.handle(req);
     expect(res.status).toBe(422);
     expect(((await res.json()) as any).error.details).toEqual([{ pointer: "/file", message: "is over the 100 MB limit for one file" }]);
@@ -132,16 +136,18 @@ describe("upload and read back", () => {
     async function chunkedUpload(size: number) {
       // The body size limit `serve` sets (src/cli/serve.ts): Bun's own 128 MB default would hide the app's cap.
       const server = app.app.listen({ hostname: "127.0.0.1", port: 0, maxRequestBodySize: 4 * 1024 ** 3 }).server!;
-      const head = new TextEncoder().encode('--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n');
+      const head = new TextEncoder().encode(
+        '--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n',
+      );
       const tail = new TextEncoder().encode("\r\n--BOUNDARY--\r\n");
       const chunk = new Uint8Array(256 * 1024).fill(0x41);
       let pulled = 0;
       let phase = 0;
       const body = new ReadableStream<Uint8Array>({
         pull(c) {
-          if (phase === 0) return (phase = 1), c.enqueue(head);
-          if (pulled < size) return (pulled += chunk.byteLength), c.enqueue(chunk);
-          if (phase === 1) return (phase = 2), c.enqueue(tail);
+          if (phase === 0) return ((phase = 1), c.enqueue(head));
+          if (pulled < size) return ((pulled += chunk.byteLength), c.enqueue(chunk));
+          if (phase === 1) return ((phase = 2), c.enqueue(tail));
           c.close();
         },
       });
@@ -164,7 +170,9 @@ describe("upload and read back", () => {
       const started = performance.now();
       const r = await chunkedUpload(400 << 20);
       const grew = process.memoryUsage().rss - before;
-      console.log(`chunked POST /media 400 MB: ${r.status} after ${(r.pulled() / (1 << 20)).toFixed(0)} MB sent, ${(performance.now() - started).toFixed(0)} ms, RSS +${(grew / (1 << 20)).toFixed(0)} MB`);
+      console.log(
+        `chunked POST /media 400 MB: ${r.status} after ${(r.pulled() / (1 << 20)).toFixed(0)} MB sent, ${(performance.now() - started).toFixed(0)} ms, RSS +${(grew / (1 << 20)).toFixed(0)} MB`,
+      );
       expect(r.status).toBe(422);
       expect(r.body.error.details).toEqual([{ pointer: "/file", message: "is over the 100 MB limit for one file" }]);
       expect(grew).toBeLessThan(200 << 20); // before: the whole 400 MB was read first (+397 MB)
@@ -320,7 +328,9 @@ describe("with the messaging engine", () => {
     const up = await upload({ bytes: JPEG, type: "image/jpeg", name: "m.jpg", channel: "whatsapp" });
     expect(up.status).toBe(201);
     const id = up.body.data.id;
-    const sent = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550199" }, type: "media", media: { mediaId: id } } });
+    const sent = await app.request("POST", "/messages", {
+      body: { channel: "whatsapp", to: { phone: "+14155550199" }, type: "media", media: { mediaId: id } },
+    });
     expect(sent.status).toBe(202);
     const busy = await app.request("DELETE", `/media/${id}`);
     expect(busy.status).toBe(409);
@@ -338,7 +348,11 @@ describe("companies are isolated", () => {
     const id = up.body.data.id;
     const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
     const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
-    for (const [method, path] of [["GET", `/media/${id}`], ["GET", `/media/${id}/content`], ["DELETE", `/media/${id}`]] as const) {
+    for (const [method, path] of [
+      ["GET", `/media/${id}`],
+      ["GET", `/media/${id}/content`],
+      ["DELETE", `/media/${id}`],
+    ] as const) {
       const res = await app.request(method, path, { key });
       expect(res.status).toBe(404);
     }

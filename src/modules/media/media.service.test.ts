@@ -24,7 +24,13 @@ describe("provider media id cache", () => {
     const db = app.deps.db;
     const mediaId = seed();
     const base = { db, companyId: app.company.id, mediaId };
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })).toEqual({ id: mediaId, path: `/tmp/${mediaId}`, mimeType: "image/png", filename: "a.png", size: 3 });
+    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })).toEqual({
+      id: mediaId,
+      path: `/tmp/${mediaId}`,
+      mimeType: "image/png",
+      filename: "a.png",
+      size: 3,
+    });
 
     cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
     expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBe("P1");

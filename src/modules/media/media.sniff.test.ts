@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { decideMime, normaliseMime, sniffMime } from "./media.sniff";
 
-const bytes = (...parts: (string | number[])[]) =>
-  new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
+const bytes = (...parts: (string | number[])[]) => new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
 
 describe("sniffMime", () => {
   test.each([

@@ -18,7 +18,8 @@ export const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
 export function cleanFilename(name: string | undefined): string {
   const base = (name ?? "").split(/[\\/]/).pop() ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters from a file name is the point
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 255);
+  const noControl = /[\u0000-\u001f\u007f]/g;
+  const clean = base.replace(noControl, "").trim().slice(0, 255);
   return clean && clean !== "." && clean !== ".." ? clean : "file";
 }
 

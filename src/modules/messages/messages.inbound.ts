@@ -34,7 +34,12 @@ const INBOUND_SLICE_MS = 20;
  * skipped; the rest of the delivery is stored (DESIGN §23). `strict`: the refusal is thrown instead (the
  * sandbox simulation, whose caller is an API client owed its 422).
  */
-export async function processInbound(deps: Deps, account: ChannelAccount, events: InboundEvent[], { strict = false }: { strict?: boolean } = {}): Promise<void> {
+export async function processInbound(
+  deps: Deps,
+  account: ChannelAccount,
+  events: InboundEvent[],
+  { strict = false }: { strict?: boolean } = {},
+): Promise<void> {
   const each = strict ? (_: InboundEvent, apply: () => void) => apply() : skipRefused(deps, account);
   let next = 0;
   while (next < events.length) {
@@ -79,7 +84,11 @@ function skipRefused(deps: Deps, account: ChannelAccount) {
       const id = "providerMessageId" in event ? event.providerMessageId : undefined;
       // Logged once the skip is final (a group commit may run this twice: see db.batch).
       deps.db.afterCommit(
-        () => deps.log.warn({ err: error, accountId: account.id, kind: event.kind, providerMessageId: id }, "inbound event refused and skipped; the rest of the delivery is stored"),
+        () =>
+          deps.log.warn(
+            { err: error, accountId: account.id, kind: event.kind, providerMessageId: id },
+            "inbound event refused and skipped; the rest of the delivery is stored",
+          ),
         () => {},
       );
     }
@@ -117,7 +126,16 @@ function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, ev
       const contact = findContact(deps, company.id, account, event.from.value);
       // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
       if (contact && event.blocked)
-        setConsent({ db: deps.db, events: deps.events, now: deps.now, companyId: company.id, contactId: contact, channels: [account.channel], status: "opted_out", source: "provider" });
+        setConsent({
+          db: deps.db,
+          events: deps.events,
+          now: deps.now,
+          companyId: company.id,
+          contactId: contact,
+          channels: [account.channel],
+          status: "opted_out",
+          source: "provider",
+        });
       break;
     }
   }
@@ -149,8 +167,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
     recordInbound({ db, now, companyId, contactId, channelAccountId: account.id, timestamp: event.timestamp, conversationRef: event.conversationRef });
 
     let replyTo: string | null = null;
-    if (event.inReplyTo)
-      replyTo = messagesStore(db).messageIdByProviderId(account.id, event.inReplyTo) ?? null;
+    if (event.inReplyTo) replyTo = messagesStore(db).messageIdByProviderId(account.id, event.inReplyTo) ?? null;
 
     const at = now();
     const { type, ...content } = event.content;

@@ -41,7 +41,16 @@ describe("GET /messages and GET /messages/stats", () => {
 
   const ids = (r: { body: any }) => r.body.data.map((m: { id: string }) => m.id);
 
-  type Row = { name: string; method: string; url: string | (() => string); key?: "reader" | "none" | "other"; status: number; contains?: unknown; check?: (r: { status: number; body: any }) => unknown; setup?: () => Promise<void> };
+  type Row = {
+    name: string;
+    method: string;
+    url: string | (() => string);
+    key?: "reader" | "none" | "other";
+    status: number;
+    contains?: unknown;
+    check?: (r: { status: number; body: any }) => unknown;
+    setup?: () => Promise<void>;
+  };
   const keyOf = (k: Row["key"]) => (k === "reader" ? readOnly : k === "none" ? noScope : k === "other" ? otherKey : undefined);
   const rows: Row[] = [
     {
@@ -58,14 +67,62 @@ describe("GET /messages and GET /messages/stats", () => {
       },
     },
     { name: "status=failed", method: "GET", url: "/messages?status=failed", status: 200, check: (r) => expect(ids(r)).toEqual([sent.failing!.id]) },
-    { name: "status=received (inbound)", method: "GET", url: "/messages?status=received", status: 200, check: (r) => expect(r.body.data.map((m: any) => m.direction)).toEqual(["inbound"]) },
-    { name: "channel=email", method: "GET", url: "/messages?channel=email", status: 200, check: (r) => expect(ids(r)).toEqual([sent.failing!.id, sent.email!.id]) },
-    { name: "channel and status together", method: "GET", url: "/messages?channel=email&status=failed", status: 200, check: (r) => expect(ids(r)).toEqual([sent.failing!.id]) },
-    { name: "contactId", method: "GET", url: () => `/messages?contactId=${sent.text!.contactId}`, status: 200, check: (r) => expect(r.body.data.length).toBe(2) },
-    { name: "conversationId", method: "GET", url: () => `/messages?conversationId=${sent.email!.conversationId}`, status: 200, check: (r) => expect(ids(r)).toEqual([sent.email!.id]) },
-    { name: "campaignId of no message: empty", method: "GET", url: "/messages?campaignId=0193a4b2-0000-7000-8000-00000000ffff", status: 200, contains: { data: [], page: { nextCursor: null } } },
-    { name: "from (inclusive): the last hour's", method: "GET", url: `/messages?from=${new Date(START.getTime() + HOUR).toISOString()}`, status: 200, check: (r) => expect(ids(r)).toEqual([sent.failing!.id, sent.email!.id]) },
-    { name: "to (exclusive): before the last hour", method: "GET", url: `/messages?to=${new Date(START.getTime() + HOUR).toISOString()}`, status: 200, check: (r) => expect(r.body.data.length).toBe(2) },
+    {
+      name: "status=received (inbound)",
+      method: "GET",
+      url: "/messages?status=received",
+      status: 200,
+      check: (r) => expect(r.body.data.map((m: any) => m.direction)).toEqual(["inbound"]),
+    },
+    {
+      name: "channel=email",
+      method: "GET",
+      url: "/messages?channel=email",
+      status: 200,
+      check: (r) => expect(ids(r)).toEqual([sent.failing!.id, sent.email!.id]),
+    },
+    {
+      name: "channel and status together",
+      method: "GET",
+      url: "/messages?channel=email&status=failed",
+      status: 200,
+      check: (r) => expect(ids(r)).toEqual([sent.failing!.id]),
+    },
+    {
+      name: "contactId",
+      method: "GET",
+      url: () => `/messages?contactId=${sent.text!.contactId}`,
+      status: 200,
+      check: (r) => expect(r.body.data.length).toBe(2),
+    },
+    {
+      name: "conversationId",
+      method: "GET",
+      url: () => `/messages?conversationId=${sent.email!.conversationId}`,
+      status: 200,
+      check: (r) => expect(ids(r)).toEqual([sent.email!.id]),
+    },
+    {
+      name: "campaignId of no message: empty",
+      method: "GET",
+      url: "/messages?campaignId=0193a4b2-0000-7000-8000-00000000ffff",
+      status: 200,
+      contains: { data: [], page: { nextCursor: null } },
+    },
+    {
+      name: "from (inclusive): the last hour's",
+      method: "GET",
+      url: `/messages?from=${new Date(START.getTime() + HOUR).toISOString()}`,
+      status: 200,
+      check: (r) => expect(ids(r)).toEqual([sent.failing!.id, sent.email!.id]),
+    },
+    {
+      name: "to (exclusive): before the last hour",
+      method: "GET",
+      url: `/messages?to=${new Date(START.getTime() + HOUR).toISOString()}`,
+      status: 200,
+      check: (r) => expect(r.body.data.length).toBe(2),
+    },
     {
       name: "cursor pages through every message once, in order",
       method: "GET",
@@ -85,11 +142,41 @@ describe("GET /messages and GET /messages/stats", () => {
     { name: "a messages:read key reads it", method: "GET", url: "/messages", key: "reader", status: 200 },
     { name: "a key without messages:read: 403", method: "GET", url: "/messages", key: "none", status: 403, contains: { error: { code: "API_SCOPE_MISSING" } } },
     { name: "another company sees none of it", method: "GET", url: "/messages", key: "other", status: 200, contains: { data: [] } },
-    { name: "unknown status: 422 query:status", method: "GET", url: "/messages?status=scheduled", status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:status" }] } } },
-    { name: "unknown channel: 422 query:channel", method: "GET", url: "/messages?channel=fax", status: 422, contains: { error: { details: [{ pointer: "query:channel" }] } } },
-    { name: "bad from: 422 query:from", method: "GET", url: "/messages?from=yesterday", status: 422, contains: { error: { details: [{ pointer: "query:from" }] } } },
-    { name: "limit over 200: 422 query:limit", method: "GET", url: "/messages?limit=201", status: 422, contains: { error: { details: [{ pointer: "query:limit" }] } } },
-    { name: "a foreign cursor: 422 query:cursor", method: "GET", url: `/messages?cursor=${Buffer.from('["x"]').toString("base64url")}`, status: 422, contains: { error: { details: [{ pointer: "query:cursor" }] } } },
+    {
+      name: "unknown status: 422 query:status",
+      method: "GET",
+      url: "/messages?status=scheduled",
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:status" }] } },
+    },
+    {
+      name: "unknown channel: 422 query:channel",
+      method: "GET",
+      url: "/messages?channel=fax",
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:channel" }] } },
+    },
+    {
+      name: "bad from: 422 query:from",
+      method: "GET",
+      url: "/messages?from=yesterday",
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:from" }] } },
+    },
+    {
+      name: "limit over 200: 422 query:limit",
+      method: "GET",
+      url: "/messages?limit=201",
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:limit" }] } },
+    },
+    {
+      name: "a foreign cursor: 422 query:cursor",
+      method: "GET",
+      url: `/messages?cursor=${Buffer.from('["x"]').toString("base64url")}`,
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:cursor" }] } },
+    },
 
     {
       name: "stats: the last 24 h by hour, every bucket listed, counted by current status",
@@ -118,10 +205,35 @@ describe("GET /messages and GET /messages/stats", () => {
         expect(r.body.data.buckets[2].total).toBe(2);
       },
     },
-    { name: "stats: another company counts nothing", method: "GET", url: "/messages/stats", key: "other", status: 200, check: (r) => expect(r.body.data.buckets.every((b: any) => b.total === 0)).toBe(true) },
-    { name: "stats: over 31 days: 422 query:from", method: "GET", url: "/messages/stats?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z", status: 422, contains: { error: { details: [{ pointer: "query:from" }] } } },
-    { name: "stats: from after to: 422", method: "GET", url: "/messages/stats?from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z", status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "stats: interval=week: 422 query:interval", method: "GET", url: "/messages/stats?interval=week", status: 422, contains: { error: { details: [{ pointer: "query:interval" }] } } },
+    {
+      name: "stats: another company counts nothing",
+      method: "GET",
+      url: "/messages/stats",
+      key: "other",
+      status: 200,
+      check: (r) => expect(r.body.data.buckets.every((b: any) => b.total === 0)).toBe(true),
+    },
+    {
+      name: "stats: over 31 days: 422 query:from",
+      method: "GET",
+      url: "/messages/stats?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z",
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:from" }] } },
+    },
+    {
+      name: "stats: from after to: 422",
+      method: "GET",
+      url: "/messages/stats?from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z",
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED" } },
+    },
+    {
+      name: "stats: interval=week: 422 query:interval",
+      method: "GET",
+      url: "/messages/stats?interval=week",
+      status: 422,
+      contains: { error: { details: [{ pointer: "query:interval" }] } },
+    },
     { name: "stats: a key without messages:read: 403", method: "GET", url: "/messages/stats", key: "none", status: 403 },
 
     {
@@ -138,20 +250,49 @@ describe("GET /messages and GET /messages/stats", () => {
         expect(by.telegram).toEqual({ status: "unknown", lastSentAt: null, lastFailedAt: null, lastFailureReason: null, recentSent: 0, recentFailed: 0 });
       },
     },
-    { name: "channels: a key without messages:read sees no health", method: "GET", url: "/channels", key: "none", status: 200, check: (r) => expect(r.body.data.every((a: any) => a.health === null)).toBe(true) },
-    { name: "channels: another company's accounts know nothing of these sends", method: "GET", url: "/channels", key: "other", status: 200, check: (r) => expect(r.body.data.every((a: any) => a.health === null || a.health.status === "unknown")).toBe(true) },
-    { name: "backlog: nothing queued, one failure today", method: "GET", url: "/messages/backlog", status: 200, contains: { data: { queued: { total: 0, byChannel: {}, oldestCreatedAt: null }, failedLast24h: 1 } } },
+    {
+      name: "channels: a key without messages:read sees no health",
+      method: "GET",
+      url: "/channels",
+      key: "none",
+      status: 200,
+      check: (r) => expect(r.body.data.every((a: any) => a.health === null)).toBe(true),
+    },
+    {
+      name: "channels: another company's accounts know nothing of these sends",
+      method: "GET",
+      url: "/channels",
+      key: "other",
+      status: 200,
+      check: (r) => expect(r.body.data.every((a: any) => a.health === null || a.health.status === "unknown")).toBe(true),
+    },
+    {
+      name: "backlog: nothing queued, one failure today",
+      method: "GET",
+      url: "/messages/backlog",
+      status: 200,
+      contains: { data: { queued: { total: 0, byChannel: {}, oldestCreatedAt: null }, failedLast24h: 1 } },
+    },
     {
       name: "backlog: a message accepted and not yet sent is queued on its channel",
       method: "GET",
       url: "/messages/backlog",
       status: 200,
       setup: async () => {
-        await app.request("POST", "/messages", { body: { channel: "email", to: { email: "bob@example.com" }, type: "email", email: { subject: "s", text: "t" } } });
+        await app.request("POST", "/messages", {
+          body: { channel: "email", to: { email: "bob@example.com" }, type: "email", email: { subject: "s", text: "t" } },
+        });
       },
       contains: { data: { queued: { total: 1, byChannel: { email: 1 }, oldestCreatedAt: "2026-06-01T13:30:00.000Z" }, failedLast24h: 1 } },
     },
-    { name: "backlog: another company's is empty", method: "GET", url: "/messages/backlog", key: "other", status: 200, contains: { data: { queued: { total: 0 }, failedLast24h: 0 } } },
+    {
+      name: "backlog: another company's is empty",
+      method: "GET",
+      url: "/messages/backlog",
+      key: "other",
+      status: 200,
+      contains: { data: { queued: { total: 0 }, failedLast24h: 0 } },
+    },
     { name: "backlog: a key without messages:read: 403", method: "GET", url: "/messages/backlog", key: "none", status: 403 },
   ];
   for (const row of rows)
@@ -184,7 +325,9 @@ describe("GET /messages and GET /messages/stats", () => {
     expect(plan({ campaignId: "c" })).toContain("messages_company_created_idx");
     const store = (text: string) => {
       const st = app.deps.db.$client.prepare(`EXPLAIN QUERY PLAN ${text}`);
-      const rows = (st.all(...((m) => (m.some((x) => x.length > 1) ? [...new Set(m)] : m))(text.match(/\?\d*/g) ?? []).map(() => "x")) as { detail: string }[]).map((d) => d.detail).join("; ");
+      const rows = (st.all(...((m) => (m.some((x) => x.length > 1) ? [...new Set(m)] : m))(text.match(/\?\d*/g) ?? []).map(() => "x")) as { detail: string }[])
+        .map((d) => d.detail)
+        .join("; ");
       st.finalize();
       return rows;
     };
@@ -193,8 +336,12 @@ describe("GET /messages and GET /messages/stats", () => {
     expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>?)");
     expect(store(SQL.sqlite.lastFailures)).toContain("SEARCH messages USING INDEX messages_company_failed_idx (company_id=?)");
     expect(store(SQL.sqlite.lastFailures)).not.toContain("SCAN messages");
-    expect(store(SQL.sqlite.statsByBucket(false))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
-    expect(store(SQL.sqlite.statsByBucket(true))).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
+    expect(store(SQL.sqlite.statsByBucket(false))).toStartWith(
+      "SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)",
+    );
+    expect(store(SQL.sqlite.statsByBucket(true))).toStartWith(
+      "SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)",
+    );
     for (const f of [{}, { status: "sent" }, { status: "failed" }, { channel: "email" }, { campaignId: "c" }]) expect(plan(f)).not.toMatch(/SCAN|TEMP B-TREE/);
     // A contact's messages: its conversations' ranges, then a sort of that contact's messages alone.
     expect(plan({ contactId: "c", contactConversationIds: ["v1"] })).not.toMatch(/SCAN messages/);

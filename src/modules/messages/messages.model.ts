@@ -9,7 +9,12 @@ export const PRICE_TYPES = [...new Set(Object.values(CHANNEL_RULES).flatMap((r) 
 const PriceType = t.UnionEnum(PRICE_TYPES as [string, ...string[]], { description: "the price category (`[billing.prices]`); `free` for unpriced messages" });
 
 /** "4096 (whatsapp, telegram), 1000 (instagram), …": the seed's text limits, from the channel rules. */
-const textLimits = Object.entries(Object.groupBy(CHANNELS.filter((c) => CHANNEL_RULES[c].textLimit), (c) => String(CHANNEL_RULES[c].textLimit)))
+const textLimits = Object.entries(
+  Object.groupBy(
+    CHANNELS.filter((c) => CHANNEL_RULES[c].textLimit),
+    (c) => String(CHANNEL_RULES[c].textLimit),
+  ),
+)
   .map(([limit, channels]) => `${Number(limit).toLocaleString("en-US")} (${channels!.join(", ")})`)
   .join(", ");
 
@@ -22,7 +27,10 @@ const exactlyOne = (a: string, b: string) => ({ oneOf: [{ required: [a] }, { req
 
 const Uuid = t.String({ format: "uuid" });
 
-export const ChannelEnum = t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "sending channel" });
+export const ChannelEnum = t.Union(
+  CHANNELS.map((c) => t.Literal(c)),
+  { description: "sending channel" },
+);
 
 export const SendMessageBody = t.Object({
   channel: ChannelEnum,
@@ -39,28 +47,37 @@ export const SendMessageBody = t.Object({
   type: t.Union([t.Literal("text"), t.Literal("media"), t.Literal("template"), t.Literal("email")]),
   text: t.Optional(t.String({ minLength: 1, description: `for type text; at most ${textLimits} characters` })),
   media: t.Optional(
-    t.Object({
-      mediaId: t.Optional(t.String({ ...Uuid, description: "from POST /media" })),
-      url: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: "publicly reachable https URL" })),
-      caption: t.Optional(t.String({ maxLength: 1024 })),
-    }, { description: "for type media: exactly one of mediaId or url", ...exactlyOne("mediaId", "url") }),
+    t.Object(
+      {
+        mediaId: t.Optional(t.String({ ...Uuid, description: "from POST /media" })),
+        url: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: "publicly reachable https URL" })),
+        caption: t.Optional(t.String({ maxLength: 1024 })),
+      },
+      { description: "for type media: exactly one of mediaId or url", ...exactlyOne("mediaId", "url") },
+    ),
   ),
   template: t.Optional(
-    t.Object({
-      templateId: t.Optional(t.String(Uuid)),
-      name: t.Optional(t.String({ minLength: 1, maxLength: 512 })),
-      language: t.Optional(t.String({ minLength: 1, maxLength: 20 })),
-      params: t.Optional(t.Record(t.String(), t.String({ maxLength: 1024 }))),
-      headerMediaId: t.Optional(t.String(Uuid)),
-      headerMediaUrl: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
-    }, { description: "for type template: exactly one of templateId or name (+ language when the name exists in several)", ...exactlyOne("templateId", "name") }),
+    t.Object(
+      {
+        templateId: t.Optional(t.String(Uuid)),
+        name: t.Optional(t.String({ minLength: 1, maxLength: 512 })),
+        language: t.Optional(t.String({ minLength: 1, maxLength: 20 })),
+        params: t.Optional(t.Record(t.String(), t.String({ maxLength: 1024 }))),
+        headerMediaId: t.Optional(t.String(Uuid)),
+        headerMediaUrl: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+      },
+      { description: "for type template: exactly one of templateId or name (+ language when the name exists in several)", ...exactlyOne("templateId", "name") },
+    ),
   ),
   email: t.Optional(
-    t.Object({
-      subject: t.Optional(t.String({ maxLength: 998 })),
-      html: t.Optional(t.String({ minLength: 1 })),
-      text: t.Optional(t.String({ minLength: 1 })),
-    }, { description: "for type email: html, text or both", anyOf: [{ required: ["html"] }, { required: ["text"] }] }),
+    t.Object(
+      {
+        subject: t.Optional(t.String({ maxLength: 998 })),
+        html: t.Optional(t.String({ minLength: 1 })),
+        text: t.Optional(t.String({ minLength: 1 })),
+      },
+      { description: "for type email: html, text or both", anyOf: [{ required: ["html"] }, { required: ["text"] }] },
+    ),
   ),
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
   createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),
@@ -68,51 +85,66 @@ export const SendMessageBody = t.Object({
 });
 export type SendMessageInput = typeof SendMessageBody.static;
 
-const MessageStatus = t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("delivered"), t.Literal("read"), t.Literal("failed"), t.Literal("received")], { description: "queued → sent → delivered → read, or failed; received for inbound" });
+const MessageStatus = t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("delivered"), t.Literal("read"), t.Literal("failed"), t.Literal("received")], {
+  description: "queued → sent → delivered → read, or failed; received for inbound",
+});
 const Channel = t.UnionEnum(CHANNELS);
 
 /** The seed's Message: exactly these fields (POST /messages, 202). */
-export const MessageAccepted = named("MessageAccepted", t.Object({
-  id: t.String(),
-  status: MessageStatus,
-  conversationId: t.String(),
-  contactId: t.String(),
-  channel: Channel,
-  priceType: PriceType,
-  unitPrice: t.String({ description: "decimal, 6 places" }),
-  charged: t.Boolean(),
-  metadata: t.Record(t.String(), t.String()),
-}));
-
-export const MessageRecord = named("Message", t.Object({
-  id: t.String(),
-  status: MessageStatus,
-  direction: t.Union([t.Literal("outbound"), t.Literal("inbound")]),
-  conversationId: t.String(),
-  contactId: t.String(),
-  channel: Channel,
-  channelAccountId: t.String(),
-  type: t.String(),
-  content: t.Record(t.String(), t.Unknown()),
-  address: t.String({ description: "the recipient's (outbound) or sender's (inbound) identity value" }),
-  priceType: PriceType,
-  unitPrice: t.String(),
-  charged: t.Boolean(),
-  refunded: t.Boolean(),
-  metadata: t.Record(t.String(), t.String()),
-  templateId: t.Union([t.String(), t.Null()]),
-  replyToMessageId: t.Union([t.String(), t.Null()]),
-  providerMessageId: t.Union([t.String(), t.Null()]),
-  campaignId: t.Union([t.String(), t.Null()], { description: "the campaign that sent it (null for one-to-one and inbound messages)" }),
-  error: t.Union([t.Object({ code: t.String({ description: "the provider's own code" }), reason: t.UnionEnum(FAILURE_REASONS, { description: "the normalized reason" }), message: t.String() }), t.Null()]),
-  statusTimes: t.Object({
-    queuedAt: t.Union([t.String(), t.Null()]),
-    sentAt: t.Union([t.String(), t.Null()]),
-    deliveredAt: t.Union([t.String(), t.Null()]),
-    readAt: t.Union([t.String(), t.Null()]),
-    failedAt: t.Union([t.String(), t.Null()]),
-    receivedAt: t.Union([t.String(), t.Null()]),
+export const MessageAccepted = named(
+  "MessageAccepted",
+  t.Object({
+    id: t.String(),
+    status: MessageStatus,
+    conversationId: t.String(),
+    contactId: t.String(),
+    channel: Channel,
+    priceType: PriceType,
+    unitPrice: t.String({ description: "decimal, 6 places" }),
+    charged: t.Boolean(),
+    metadata: t.Record(t.String(), t.String()),
   }),
-  createdAt: t.String(),
-  updatedAt: t.String(),
-}));
+);
+
+export const MessageRecord = named(
+  "Message",
+  t.Object({
+    id: t.String(),
+    status: MessageStatus,
+    direction: t.Union([t.Literal("outbound"), t.Literal("inbound")]),
+    conversationId: t.String(),
+    contactId: t.String(),
+    channel: Channel,
+    channelAccountId: t.String(),
+    type: t.String(),
+    content: t.Record(t.String(), t.Unknown()),
+    address: t.String({ description: "the recipient's (outbound) or sender's (inbound) identity value" }),
+    priceType: PriceType,
+    unitPrice: t.String(),
+    charged: t.Boolean(),
+    refunded: t.Boolean(),
+    metadata: t.Record(t.String(), t.String()),
+    templateId: t.Union([t.String(), t.Null()]),
+    replyToMessageId: t.Union([t.String(), t.Null()]),
+    providerMessageId: t.Union([t.String(), t.Null()]),
+    campaignId: t.Union([t.String(), t.Null()], { description: "the campaign that sent it (null for one-to-one and inbound messages)" }),
+    error: t.Union([
+      t.Object({
+        code: t.String({ description: "the provider's own code" }),
+        reason: t.UnionEnum(FAILURE_REASONS, { description: "the normalized reason" }),
+        message: t.String(),
+      }),
+      t.Null(),
+    ]),
+    statusTimes: t.Object({
+      queuedAt: t.Union([t.String(), t.Null()]),
+      sentAt: t.Union([t.String(), t.Null()]),
+      deliveredAt: t.Union([t.String(), t.Null()]),
+      readAt: t.Union([t.String(), t.Null()]),
+      failedAt: t.Union([t.String(), t.Null()]),
+      receivedAt: t.Union([t.String(), t.Null()]),
+    }),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+  }),
+);

@@ -29,7 +29,9 @@ const plan = (text: string) => {
 
 test.skipIf(onPostgres)("the X daily DM count searches its partial index; no other channel's message is in it", () => {
   expect(DAILY_LIMITED_OUTBOUND).toBe("direction = 'outbound' AND channel IN ('x')");
-  expect(plan(SQL.sqlite.countDailyLimited)).toEqual([expect.stringContaining("USING COVERING INDEX messages_daily_limit_idx (channel_account_id=? AND created_at>?)")]);
+  expect(plan(SQL.sqlite.countDailyLimited)).toEqual([
+    expect.stringContaining("USING COVERING INDEX messages_daily_limit_idx (channel_account_id=? AND created_at>?)"),
+  ]);
 });
 
 test.skipIf(onPostgres)("watermark receipts search the contact's conversations, not the account's messages", () => {
@@ -48,7 +50,10 @@ test.skipIf(onPostgres)("DELETE /media's check searches the dispatch backlog and
 });
 
 test.skipIf(onPostgres)("a lane's dispatch claims, walks and sweeps search its own index", () => {
-  for (const [lane, index] of [["direct", "messages_dispatch_idx"], ["bulk", "messages_bulk_dispatch_idx"]] as const) {
+  for (const [lane, index] of [
+    ["direct", "messages_dispatch_idx"],
+    ["bulk", "messages_bulk_dispatch_idx"],
+  ] as const) {
     const q = LANE_SQL.sqlite[lane];
     expect(plan(q.claim).filter((d) => d.startsWith("SEARCH"))).toEqual([
       "SEARCH messages USING INTEGER PRIMARY KEY (rowid=?)",

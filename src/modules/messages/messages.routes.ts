@@ -9,7 +9,12 @@ import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.mode
 import { listMessages, messageBacklog, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
 
-const ChannelQuery = t.Optional(t.Union(CHANNELS.map((c) => t.Literal(c)), { description: "one channel" }));
+const ChannelQuery = t.Optional(
+  t.Union(
+    CHANNELS.map((c) => t.Literal(c)),
+    { description: "one channel" },
+  ),
+);
 const ListQuery = t.Object({
   ...PageQuery,
   // Today's statuses only (a scheduled message is issue 37's).
@@ -28,21 +33,38 @@ const StatsQuery = t.Object({
   channel: ChannelQuery,
 });
 const count = t.Integer({ minimum: 0 });
-const MessageStats = named("MessageStats", t.Object({
-  interval: t.Union([t.Literal("hour"), t.Literal("day")]),
-  from: t.String({ format: "date-time" }),
-  to: t.String({ format: "date-time" }),
-  buckets: t.Array(t.Object({ start: t.String({ format: "date-time" }), queued: count, sent: count, delivered: count, read: count, failed: count, received: count, total: count })),
-}));
-
-const MessageBacklog = named("MessageBacklog", t.Object({
-  queued: t.Object({
-    total: count,
-    byChannel: t.Record(t.String(), count, { description: "queued messages per channel (channels with none are absent)" }),
-    oldestCreatedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "when the oldest queued message was accepted" }),
+const MessageStats = named(
+  "MessageStats",
+  t.Object({
+    interval: t.Union([t.Literal("hour"), t.Literal("day")]),
+    from: t.String({ format: "date-time" }),
+    to: t.String({ format: "date-time" }),
+    buckets: t.Array(
+      t.Object({
+        start: t.String({ format: "date-time" }),
+        queued: count,
+        sent: count,
+        delivered: count,
+        read: count,
+        failed: count,
+        received: count,
+        total: count,
+      }),
+    ),
   }),
-  failedLast24h: count,
-}));
+);
+
+const MessageBacklog = named(
+  "MessageBacklog",
+  t.Object({
+    queued: t.Object({
+      total: count,
+      byChannel: t.Record(t.String(), count, { description: "queued messages per channel (channels with none are absent)" }),
+      oldestCreatedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "when the oldest queued message was accepted" }),
+    }),
+    failedLast24h: count,
+  }),
+);
 
 /** A cursor of GET /messages: the last row's [createdAt ms, id], or 422 naming query:cursor. */
 function listCursor(cursor: string | undefined): [number, string] | undefined {
@@ -64,58 +86,105 @@ const accepted = (o: { channel: string; priceType: string; unitPrice: string; ch
 export const messagesRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Messages"] })
     .use(deps.guard)
-    .post("/messages", ({ body, auth, idem }) => idem.batch(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))), {
-      scope: "messages:send",
-      body: SendMessageBody,
-      response: { 202: data(MessageAccepted), ...errors(402, 403, 404, 409, 422, 502) },
-      detail: {
-        summary: "Send a message",
-        description:
-          "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
-        operationId: "sendMessage",
-        "x-error-codes": ["MESSAGING_WINDOW_CLOSED", "CHANNEL_ACCOUNT_MISSING", "CONTACT_BLOCKED", "STORAGE_LIMIT_REACHED", "INSUFFICIENT_BALANCE", "PROVIDER_ERROR", "IDEMPOTENCY_CONFLICT"],
-        // Request and response examples are paired by name; each is sent to a fresh sandbox appliance by
-        // src/platform/http/openapi.examples.test.ts and must answer what is shown here.
-        "x-openapi": {
-          responses: {
-            "202": {
-              content: {
-                "application/json": {
-                  examples: {
-                    template: { summary: "A template is priced", value: { data: accepted({ channel: "whatsapp", priceType: "wa_template_text", unitPrice: "0.050000", charged: true, metadata: { orderId: "A-1042" } }) } },
-                    text: { summary: "Free-form text inside the window is free", value: { data: accepted({ channel: "whatsapp", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) } },
-                    email: { summary: "An e-mail is free", value: { data: accepted({ channel: "email", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) } },
+    .post(
+      "/messages",
+      ({ body, auth, idem }) => idem.batch(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
+      {
+        scope: "messages:send",
+        body: SendMessageBody,
+        response: { 202: data(MessageAccepted), ...errors(402, 403, 404, 409, 422, 502) },
+        detail: {
+          summary: "Send a message",
+          description:
+            "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
+          operationId: "sendMessage",
+          "x-error-codes": [
+            "MESSAGING_WINDOW_CLOSED",
+            "CHANNEL_ACCOUNT_MISSING",
+            "CONTACT_BLOCKED",
+            "STORAGE_LIMIT_REACHED",
+            "INSUFFICIENT_BALANCE",
+            "PROVIDER_ERROR",
+            "IDEMPOTENCY_CONFLICT",
+          ],
+          // Request and response examples are paired by name; each is sent to a fresh sandbox appliance by
+          // src/platform/http/openapi.examples.test.ts and must answer what is shown here.
+          "x-openapi": {
+            responses: {
+              "202": {
+                content: {
+                  "application/json": {
+                    examples: {
+                      template: {
+                        summary: "A template is priced",
+                        value: {
+                          data: accepted({
+                            channel: "whatsapp",
+                            priceType: "wa_template_text",
+                            unitPrice: "0.050000",
+                            charged: true,
+                            metadata: { orderId: "A-1042" },
+                          }),
+                        },
+                      },
+                      text: {
+                        summary: "Free-form text inside the window is free",
+                        value: { data: accepted({ channel: "whatsapp", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
+                      },
+                      email: {
+                        summary: "An e-mail is free",
+                        value: { data: accepted({ channel: "email", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
+                      },
+                    },
                   },
                 },
               },
             },
-          },
-          requestBody: {
-            content: {
-              "application/json": {
-                examples: {
-                  template: {
-                    summary: "The hello_world template on WhatsApp (every sandbox account has it, language en)",
-                    value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } }, metadata: { orderId: "A-1042" } },
+            requestBody: {
+              content: {
+                "application/json": {
+                  examples: {
+                    template: {
+                      summary: "The hello_world template on WhatsApp (every sandbox account has it, language en)",
+                      value: {
+                        channel: "whatsapp",
+                        to: { phone: "+14155550101" },
+                        type: "template",
+                        template: { name: "hello_world", params: { "body.1": "Ann" } },
+                        metadata: { orderId: "A-1042" },
+                      },
+                    },
+                    text: {
+                      summary: "A text reply inside the 24 h window (after the contact wrote in: on a sandbox, POST /hooks/{channelAccountId})",
+                      value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "Your order has shipped." },
+                    },
+                    email: {
+                      summary: "An e-mail",
+                      value: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Welcome", text: "Hello Ann" } },
+                    },
                   },
-                  text: {
-                    summary: "A text reply inside the 24 h window (after the contact wrote in: on a sandbox, POST /hooks/{channelAccountId})",
-                    value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "Your order has shipped." },
-                  },
-                  email: { summary: "An e-mail", value: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Welcome", text: "Hello Ann" } } },
                 },
               },
             },
           },
         },
       },
-    })
+    )
     .get(
       "/messages",
       ({ query, auth }) => {
         const limit = pageLimit(query.limit);
         const { status, channel, contactId, campaignId, conversationId } = query;
-        const filter = { status, channel, contactId, campaignId, conversationId, from: queryDate(query.from, "from")?.getTime(), to: queryDate(query.to, "to")?.getTime(), before: listCursor(query.cursor) };
+        const filter = {
+          status,
+          channel,
+          contactId,
+          campaignId,
+          conversationId,
+          from: queryDate(query.from, "from")?.getTime(),
+          to: queryDate(query.to, "to")?.getTime(),
+          before: listCursor(query.cursor),
+        };
         const rows = listMessages({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1 });
         return toPage(rows, limit, (m) => [m.createdAt.getTime(), m.id], messageView);
       },
@@ -133,7 +202,15 @@ export const messagesRoutes = (deps: Deps) =>
     .get(
       "/messages/stats",
       ({ query, auth }) => ({
-        data: messageStats({ db: deps.db, now: deps.now(), companyId: auth.companyId, from: queryDate(query.from, "from"), to: queryDate(query.to, "to"), interval: query.interval, channel: query.channel }),
+        data: messageStats({
+          db: deps.db,
+          now: deps.now(),
+          companyId: auth.companyId,
+          from: queryDate(query.from, "from"),
+          to: queryDate(query.to, "to"),
+          interval: query.interval,
+          channel: query.channel,
+        }),
       }),
       {
         scope: "messages:read",
@@ -178,7 +255,15 @@ export const messagesRoutes = (deps: Deps) =>
         operationId: "getMessageBacklog",
         "x-openapi": {
           responses: {
-            "200": { content: { "application/json": { example: { data: { queued: { total: 1250, byChannel: { whatsapp: 1200, email: 50 }, oldestCreatedAt: "2026-06-01T09:58:12.000Z" }, failedLast24h: 7 } } } } },
+            "200": {
+              content: {
+                "application/json": {
+                  example: {
+                    data: { queued: { total: 1250, byChannel: { whatsapp: 1200, email: 50 }, oldestCreatedAt: "2026-06-01T09:58:12.000Z" }, failedLast24h: 7 },
+                  },
+                },
+              },
+            },
           },
         },
       },

@@ -133,7 +133,17 @@ export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: s
 }
 
 /** A conversation's messages, newest first (GET /conversations/{id}/messages). */
-export function listConversationMessages({ db, conversationId, limit, before }: { db: Deps["db"]; conversationId: string; limit: number; before?: string }): MessageRow[] {
+export function listConversationMessages({
+  db,
+  conversationId,
+  limit,
+  before,
+}: {
+  db: Deps["db"];
+  conversationId: string;
+  limit: number;
+  before?: string;
+}): MessageRow[] {
   return messagesStore(db).conversationMessages({ conversationId, limit, before });
 }
 
@@ -179,14 +189,16 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
       // No DNS here: the guarded fetcher checks the resolved addresses again when (and if) the URL is fetched.
       const problem = input.media.url !== undefined ? outbound.staticProblem(input.media.url) : null;
       if (problem) p.add("/media/url", `URL not allowed: ${problem}`);
-      if (input.media.caption && rule.textLimit !== null && [...input.media.caption].length > rule.textLimit) p.add("/media/caption", `at most ${rule.textLimit} characters`);
+      if (input.media.caption && rule.textLimit !== null && [...input.media.caption].length > rule.textLimit)
+        p.add("/media/caption", `at most ${rule.textLimit} characters`);
     }
   }
   if (input.type === "template") {
     if (!input.template) p.add("/template", "required for type template");
     else {
       if ((input.template.templateId === undefined) === (input.template.name === undefined)) p.add("/template", "give exactly one of templateId or name");
-      if (input.template.headerMediaId && input.template.headerMediaUrl) p.add("/template/headerMediaId", "give at most one of headerMediaId or headerMediaUrl");
+      if (input.template.headerMediaId && input.template.headerMediaUrl)
+        p.add("/template/headerMediaId", "give at most one of headerMediaId or headerMediaUrl");
       const problem = input.template.headerMediaUrl !== undefined ? outbound.staticProblem(input.template.headerMediaUrl) : null;
       if (problem) p.add("/template/headerMediaUrl", `URL not allowed: ${problem}`);
     }
@@ -243,16 +255,29 @@ function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Ac
   const accounts = accountsFor(deps, companyId, input.channel);
   if (input.channelAccountId) {
     const chosen = accounts.find((a) => a.account.id === input.channelAccountId);
-    if (!chosen) throw new AppError("VALIDATION_FAILED", `No ${input.channel} account ${input.channelAccountId}`, [{ pointer: "/channelAccountId", message: `not a ${input.channel} account of this company (GET /channels)` }]);
+    if (!chosen)
+      throw new AppError("VALIDATION_FAILED", `No ${input.channel} account ${input.channelAccountId}`, [
+        { pointer: "/channelAccountId", message: `not a ${input.channel} account of this company (GET /channels)` },
+      ]);
     if (input.channel !== "email" && !chosen.account.isDefault)
-      throw new AppError("VALIDATION_FAILED", `Only the default ${input.channel} account may be used`, [{ pointer: "/channelAccountId", message: "not the default account of this channel" }]);
+      throw new AppError("VALIDATION_FAILED", `Only the default ${input.channel} account may be used`, [
+        { pointer: "/channelAccountId", message: "not the default account of this channel" },
+      ]);
     return chosen;
   }
-  if (!accounts.length) throw new AppError("CHANNEL_ACCOUNT_MISSING", `The company has no ${input.channel} account`, [{ pointer: "/channel", message: "no account on this channel" }]);
+  if (!accounts.length)
+    throw new AppError("CHANNEL_ACCOUNT_MISSING", `The company has no ${input.channel} account`, [
+      { pointer: "/channel", message: "no account on this channel" },
+    ]);
   if (input.channel === "email" && accounts.length > 1)
-    throw new AppError("CHANNEL_ACCOUNT_MISSING", "The company has several email accounts; give channelAccountId", [{ pointer: "/channelAccountId", message: "required: several email accounts" }]);
+    throw new AppError("CHANNEL_ACCOUNT_MISSING", "The company has several email accounts; give channelAccountId", [
+      { pointer: "/channelAccountId", message: "required: several email accounts" },
+    ]);
   const def = accounts.find((a) => a.account.isDefault) ?? (accounts.length === 1 ? accounts[0] : undefined);
-  if (!def) throw new AppError("CHANNEL_ACCOUNT_MISSING", `No default ${input.channel} account`, [{ pointer: "/channelAccountId", message: "required: no default account" }]);
+  if (!def)
+    throw new AppError("CHANNEL_ACCOUNT_MISSING", `No default ${input.channel} account`, [
+      { pointer: "/channelAccountId", message: "required: no default account" },
+    ]);
   return def;
 }
 
@@ -262,7 +287,9 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
     const facts = contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
     if (!facts) throw notFound("contact");
     if (!facts.identity)
-      throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [{ pointer: "/to/contactId", message: `no ${input.channel} identity` }]);
+      throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [
+        { pointer: "/to/contactId", message: `no ${input.channel} identity` },
+      ]);
     return { contactId: input.to.contactId, address: facts.identity.value, facts };
   }
   const field = CHANNEL_RULES[input.channel].address;
@@ -272,10 +299,16 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
     found = findOrCreateContactByIdentity({ db, events, now, companyId, channel: input.channel, value, create: input.createContact ?? true });
   } catch (e) {
     // The contacts service points at /value; the caller wrote /to/<field>.
-    if (e instanceof AppError && e.code === "VALIDATION_FAILED") throw new AppError("VALIDATION_FAILED", e.message, e.details.map((d) => ({ ...d, pointer: `/to/${field}` })));
+    if (e instanceof AppError && e.code === "VALIDATION_FAILED")
+      throw new AppError(
+        "VALIDATION_FAILED",
+        e.message,
+        e.details.map((d) => ({ ...d, pointer: `/to/${field}` })),
+      );
     throw e;
   }
-  if (!found) throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
+  if (!found)
+    throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
   // The facts of the identity addressed (`to`), which is also where the message goes.
   const facts = contactSendFacts({ db, companyId, contactId: found.contact.id, channel: input.channel, contact: found.contact, identity: found.identity });
   return { contactId: found.contact.id, address: found.identity.value, facts };
@@ -294,12 +327,16 @@ function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, lastInboun
   }
   const window = rule.window;
   if (window.kind !== "since_last_inbound")
-    return new AppError("MESSAGING_WINDOW_CLOSED", `On ${channel} the contact must have written to this account first`, [{ pointer: "/to", message: "no prior conversation with this account" }]);
+    return new AppError("MESSAGING_WINDOW_CLOSED", `On ${channel} the contact must have written to this account first`, [
+      { pointer: "/to", message: "no prior conversation with this account" },
+    ]);
   const hint = rule.types.includes("template") && !window.appliesTo.includes("template") ? "; send an approved template instead" : "";
   const closesAt = lastInboundAt ? new Date(lastInboundAt.getTime() + window.hours * 3_600_000) : null;
   return new AppError(
     "MESSAGING_WINDOW_CLOSED",
-    closesAt ? `The ${window.hours} h window closed at ${closesAt.toISOString()}${hint}` : `The contact has not written to this account; the ${window.hours} h window is closed${hint}`,
+    closesAt
+      ? `The ${window.hours} h window closed at ${closesAt.toISOString()}${hint}`
+      : `The contact has not written to this account; the ${window.hours} h window is closed${hint}`,
     [{ pointer: "/type", message: "outside the messaging window" }],
   );
 }
@@ -357,12 +394,20 @@ function checkDailyLimit(deps: Deps, runtime: AccountRuntime): void {
   const quota = dailyDmQuota(deps, runtime);
   if (quota && quota.used >= quota.limit) {
     const retryAfter = Math.ceil((quota.resetsAt.getTime() - deps.now().getTime()) / 1000);
-    throw new AppError("RATE_LIMITED", `The daily DM limit of ${quota.limit} for this account is reached; it resets at 00:00 UTC`, [], { "retry-after": String(retryAfter) });
+    throw new AppError("RATE_LIMITED", `The daily DM limit of ${quota.limit} for this account is reached; it resets at 00:00 UTC`, [], {
+      "retry-after": String(retryAfter),
+    });
   }
 }
 
 /** priceType and unit price (micros) of a message (billing by the channel rules' price table). */
-export function priceOf(deps: Pick<Deps, "config">, channel: Channel, type: MessageType, template: TemplateRow | null, headerMedia: boolean): { priceType: string; unitPrice: number } {
+export function priceOf(
+  deps: Pick<Deps, "config">,
+  channel: Channel,
+  type: MessageType,
+  template: TemplateRow | null,
+  headerMedia: boolean,
+): { priceType: string; unitPrice: number } {
   const price = CHANNEL_RULES[channel].price;
   const priceType = (type === "template" && (headerMedia || (template && hasMediaHeader(template))) ? price.templateWithMedia : undefined) ?? price[type];
   if (!priceType) return { priceType: FREE_PRICE_TYPE, unitPrice: 0 };
@@ -384,7 +429,13 @@ export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: str
   const max = runtime.adapter.capabilities.media[m.mimeType];
   if (max === undefined || m.size > max)
     throw new AppError("VALIDATION_FAILED", `This ${runtime.account.channel} account cannot send the stored file`, [
-      { pointer, message: max === undefined ? `${m.mimeType} files are not accepted on this account` : `${m.size} bytes is over the ${max} byte limit for ${m.mimeType} on this account` },
+      {
+        pointer,
+        message:
+          max === undefined
+            ? `${m.mimeType} files are not accepted on this account`
+            : `${m.size} bytes is over the ${max} byte limit for ${m.mimeType} on this account`,
+      },
     ]);
   return { id: m.id, filename: m.filename, mimeType: m.mimeType, size: m.size };
 }
@@ -409,7 +460,13 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
         content = { text: input.text };
         break;
       case "media":
-        content = { media: { url: input.media!.url, file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId", runtime) : undefined, caption: input.media!.caption } };
+        content = {
+          media: {
+            url: input.media!.url,
+            file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId", runtime) : undefined,
+            caption: input.media!.caption,
+          },
+        };
         break;
       case "template":
         content = {
@@ -438,7 +495,15 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
     }
 
     const { contactId, address, facts } = resolveRecipient(deps, companyId, input);
-    const { verdict, lastInboundAt } = sendVerdict(deps, { companyId, contactId, channel: input.channel, channelAccountId: accountId, type: input.type, purpose: "direct", facts });
+    const { verdict, lastInboundAt } = sendVerdict(deps, {
+      companyId,
+      contactId,
+      channel: input.channel,
+      channelAccountId: accountId,
+      type: input.type,
+      purpose: "direct",
+      facts,
+    });
     if (!verdict.ok) throw refusal(verdict, { channel: input.channel, lastInboundAt });
     checkDailyLimit(deps, runtime);
 
@@ -491,11 +556,24 @@ export function createOutboundMessage(
     const id = newId();
     const { priceType, unitPrice } = m.price;
     if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
-    const conversationId = openConversation({ db, events, now, companyId: m.companyId, contactId: m.contactId, channel: m.channel, channelAccountId: m.channelAccountId });
+    const conversationId = openConversation({
+      db,
+      events,
+      now,
+      companyId: m.companyId,
+      contactId: m.contactId,
+      channel: m.channel,
+      channelAccountId: m.channelAccountId,
+    });
     const at = now();
     // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
     let lease = null as { token: string | null; until: number } | null;
-    deps.queue.enqueue({ type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB, payload: { messageId: id }, groupKey: m.channelAccountId, hold: (l) => (lease = l) });
+    deps.queue.enqueue({
+      type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB,
+      payload: { messageId: id },
+      groupKey: m.channelAccountId,
+      hold: (l) => (lease = l),
+    });
     const row = newMessageRow({
       id,
       companyId: m.companyId,
@@ -549,7 +627,14 @@ export function applyStatus(
     providerMessageId,
     error,
     fresh = false,
-  }: { message: MessageHead; status: "sent" | "delivered" | "read" | "failed"; at: Date; providerMessageId?: string; error?: { reason: FailureReason | string; code?: string; message: string }; fresh?: boolean },
+  }: {
+    message: MessageHead;
+    status: "sent" | "delivered" | "read" | "failed";
+    at: Date;
+    providerMessageId?: string;
+    error?: { reason: FailureReason | string; code?: string; message: string };
+    fresh?: boolean;
+  },
 ): MessageHead {
   const { db, events, now } = deps;
   const store = messagesStore(db);
@@ -560,10 +645,21 @@ export function applyStatus(
     const steps: string[] = [];
     if (status === "failed") {
       if (current.status !== "queued" && current.status !== "sent") return current;
-      Object.assign(changes, { status: "failed", failedAt: at, errorReason: error?.reason ?? "PROVIDER_REJECTED", errorCode: error?.code ?? error?.reason ?? null, errorMessage: error?.message ?? null });
+      Object.assign(changes, {
+        status: "failed",
+        failedAt: at,
+        errorReason: error?.reason ?? "PROVIDER_REJECTED",
+        errorCode: error?.code ?? error?.reason ?? null,
+        errorMessage: error?.message ?? null,
+      });
       steps.push("failed");
       if (current.charged && !current.refunded && current.status === "queued") {
-        deps.ledger.refund({ companyId: current.companyId, amount: current.unitPrice, messageId: current.id, description: "refund: message failed before sent" });
+        deps.ledger.refund({
+          companyId: current.companyId,
+          amount: current.unitPrice,
+          messageId: current.id,
+          description: "refund: message failed before sent",
+        });
         changes.refunded = true;
       }
     } else {
@@ -592,12 +688,26 @@ export function applyStatus(
     // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
     let from = current.status;
     for (const s of steps) {
-      events.emit({ companyId: current.companyId, type: `message.${s}`, data, refs: { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId, from } });
+      events.emit({
+        companyId: current.companyId,
+        type: `message.${s}`,
+        data,
+        refs: { messageId: updated.id, campaignId: updated.campaignId, contactId: updated.contactId, from },
+      });
       from = s;
     }
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
-      setConsent({ db, events, now, companyId: current.companyId, contactId: current.contactId, channels: [current.channel], status: "opted_out", source: "provider" });
+      setConsent({
+        db,
+        events,
+        now,
+        companyId: current.companyId,
+        contactId: current.contactId,
+        channels: [current.channel],
+        status: "opted_out",
+        source: "provider",
+      });
     return updated;
   });
 }
@@ -614,7 +724,12 @@ export function applyProviderStatus(deps: Deps, accountId: string, event: Extrac
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
       if (unknown) unknown.push(event);
-      else deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] }, runAt: new Date(deps.now().getTime() + 500) });
+      else
+        deps.queue.enqueue({
+          type: SCHEDULED_INBOUND_JOB,
+          payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] },
+          runAt: new Date(deps.now().getTime() + 500),
+        });
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
@@ -662,9 +777,16 @@ function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: S
 }
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
-export function applyWatermark(deps: Deps, { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date }): void {
+export function applyWatermark(
+  deps: Deps,
+  { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date },
+): void {
   const conversationIds = conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });
-  const rows = messagesStore(deps.db).outboundSentUpTo({ conversationIds, statuses: status === "read" ? ["sent", "delivered"] : ["sent"], sentBefore: watermark });
+  const rows = messagesStore(deps.db).outboundSentUpTo({
+    conversationIds,
+    statuses: status === "read" ? ["sent", "delivered"] : ["sent"],
+    sentBefore: watermark,
+  });
   for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
 }
 
@@ -706,7 +828,9 @@ function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
       };
     }
   }
-  const state = CHANNEL_RULES[m.channel as Channel].conversationRef ? channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId }) : undefined;
+  const state = CHANNEL_RULES[m.channel as Channel].conversationRef
+    ? channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
+    : undefined;
   const byId = (id: string | null) => (id ? messagesStore(deps.db).messageById(id) : undefined);
   const replyTo = byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
@@ -752,11 +876,14 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
   const counted = (outcome: "sent" | "retry" | "failed") => deps.metrics.count("switchboard_dispatch_total", { channel: m.channel, outcome });
-  const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => (counted("failed"), {
-    writes: () => {
-      applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
-    },
-  });
+  const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => (
+    counted("failed"),
+    {
+      writes: () => {
+        applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
+      },
+    }
+  );
   if (!runtime) return fail("PROVIDER_UNAVAILABLE", "the channel account is no longer configured");
   if (outbound instanceof PermanentFailure) return fail(outbound.reason, outbound.message);
 
@@ -790,7 +917,8 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
       writes: () => {
         if (sent.providerMediaId) {
           const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
-          if (file) cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
+          if (file)
+            cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
         }
         applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
         if (sent.reports?.length) scheduleReports(deps, m.channelAccountId, sent.reports);

@@ -37,100 +37,418 @@ describe("POST /messages rules", () => {
 
   const template = (channel: string, to: object, extra: object = {}) => ({ channel, to, type: "template", template: hello, ...extra });
 
-  runScenarios(() => app, [
-    // WhatsApp
-    {
-      name: "whatsapp template to a new number: 202 queued, priced wa_template_text, charged",
-      method: "POST",
-      url: "/messages",
-      body: template("whatsapp", { phone: "+14155550199" }, { metadata: { orderId: "A1" } }),
-      status: 202,
-      contains: { data: { status: "queued", channel: "whatsapp", priceType: "wa_template_text", unitPrice: "0.050000", charged: true, metadata: { orderId: "A1" } } },
-      check: (r) => expect(Object.keys(r.body.data).sort()).toEqual(["channel", "charged", "contactId", "conversationId", "id", "metadata", "priceType", "status", "unitPrice"]),
-    },
-    { name: "whatsapp text without any inbound: 422 MESSAGING_WINDOW_CLOSED", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550198" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "whatsapp text 1 h after the contact wrote: free", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+1 415 555 0101" }, type: "text", text: "hi" }, status: 202, contains: { data: { priceType: "free", unitPrice: "0.000000", charged: false } } },
-    { name: "whatsapp media 1 h after: free", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "https://cdn.example/a.jpg" } }, status: 202, contains: { data: { charged: false } } },
-    { name: "whatsapp text 25 h after: 422 MESSAGING_WINDOW_CLOSED", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550102" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "whatsapp template 25 h after: allowed", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550102" }), status: 202 },
-    { name: "whatsapp text over 4096 characters: 422 /text", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "x".repeat(4097) }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/text" }] } } },
-    { name: "invalid phone number: 422 /to/phone", method: "POST", url: "/messages", body: template("whatsapp", { phone: "12" }), status: 422, contains: { error: { details: [{ pointer: "/to/phone" }] } } },
-    { name: "createContact false and unknown phone: 404", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550177" }, { createContact: false }), status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "unknown contactId: 404", method: "POST", url: "/messages", body: template("whatsapp", { contactId: "0193a4b2-0000-7000-8000-00000000ffff" }), status: 404 },
-    { name: "non-default whatsapp account: 422 /channelAccountId", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550199" }, { channelAccountId: "0193a4b2-0000-7000-8000-0000000000b2" }), status: 422, contains: { error: { details: [{ pointer: "/channelAccountId" }] } } },
-    { name: "email address on whatsapp: 422 /to/email", method: "POST", url: "/messages", body: template("whatsapp", { email: "a@b.co" }), status: 422, contains: { error: { details: [{ pointer: "/to/email" }] } } },
-    // Instagram / Messenger / TikTok
-    { name: "instagram text 23 h after: free", method: "POST", url: "/messages", body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "hi" }, status: 202, contains: { data: { charged: false } } },
-    { name: "instagram template 25 h after: window applies to templates too", method: "POST", url: "/messages", body: template("instagram", { handle: "ig_old" }), status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "instagram text over 1000 characters: 422", method: "POST", url: "/messages", body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "x".repeat(1001) }, status: 422, contains: { error: { details: [{ pointer: "/text" }] } } },
-    { name: "messenger 25 h after: 422 window", method: "POST", url: "/messages", body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "messenger text over 2000 characters: 422", method: "POST", url: "/messages", body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "x".repeat(2001) }, status: 422 },
-    { name: "tiktok 47 h after: free reply", method: "POST", url: "/messages", body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "hi" }, status: 202, contains: { data: { unitPrice: "0.000000" } } },
-    { name: "tiktok 49 h after: 422 window", method: "POST", url: "/messages", body: { channel: "tiktok", to: { handle: "tt_49h" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "tiktok text over 6000 characters: 422", method: "POST", url: "/messages", body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "x".repeat(6001) }, status: 422 },
-    // Telegram
-    { name: "telegram: bot cannot start a conversation", method: "POST", url: "/messages", body: { channel: "telegram", to: { handle: "1009" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "telegram text a month after the contact wrote: no window, free", method: "POST", url: "/messages", body: { channel: "telegram", to: { handle: "1001" }, type: "text", text: "hi" }, status: 202, contains: { data: { priceType: "free", charged: false } } },
-    { name: "telegram template: tg_text", method: "POST", url: "/messages", body: template("telegram", { handle: "1001" }), status: 202, contains: { data: { priceType: "tg_text", unitPrice: "0.002000", charged: true } } },
-    { name: "telegram template with header media: tg_media", method: "POST", url: "/messages", body: { channel: "telegram", to: { handle: "1001" }, type: "template", template: { ...hello, headerMediaUrl: "https://cdn.example/p.png" } }, status: 202, contains: { data: { priceType: "tg_media", unitPrice: "0.004000" } } },
-    // X
-    { name: "x without a prior DM conversation: 422", method: "POST", url: "/messages", body: { channel: "x", to: { handle: "2009" }, type: "text", text: "hi" }, status: 422, contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } } },
-    { name: "x template after a DM conversation: x_dm_campaign", method: "POST", url: "/messages", body: template("x", { handle: "2002" }), status: 202, contains: { data: { priceType: "x_dm_campaign", unitPrice: "0.010000" } } },
-    { name: "x text over 10,000 characters: 422", method: "POST", url: "/messages", body: { channel: "x", to: { handle: "2002" }, type: "text", text: "x".repeat(10_001) }, status: 422 },
-    // E-mail
-    { name: "email with two accounts and none named: 422 CHANNEL_ACCOUNT_MISSING", method: "POST", url: "/messages", body: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Hi", text: "Hello" } }, status: 422, contains: { error: { code: "CHANNEL_ACCOUNT_MISSING" } } },
-    {
-      name: "email type email with an account: free, no window",
-      method: "POST",
-      url: "/messages",
-      body: { channel: "email", channelAccountId: "0193a4b2-0000-7000-8000-0000000000b1", to: { email: "Ann@Example.com" }, type: "email", email: { subject: "Hi", html: "<p>Hello</p>" } },
-      status: 202,
-      contains: { data: { priceType: "free", charged: false } },
-    },
-    {
-      name: "email template: email_campaign",
-      method: "POST",
-      url: "/messages",
-      body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "template", template: hello },
-      status: 202,
-      contains: { data: { priceType: "email_campaign", unitPrice: "0.001000" } },
-    },
-    { name: "email without html or text: 422 /email", method: "POST", url: "/messages", body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "email", email: { subject: "x" } }, status: 422, contains: { error: { details: [{ pointer: "/email" }] } } },
-    { name: "type email on whatsapp: 422 /type", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "email", email: { text: "x" } }, status: 422, contains: { error: { details: [{ pointer: "/type" }] } } },
-    { name: "type text on email: 422 /type", method: "POST", url: "/messages", body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "text", text: "x" }, status: 422, contains: { error: { details: [{ pointer: "/type" }] } } },
-    // Body shape
-    { name: "to without any field: 422 /to", method: "POST", url: "/messages", body: { channel: "whatsapp", to: {}, type: "template", template: hello }, status: 422, contains: { error: { details: [{ pointer: "/to" }] } } },
-    { name: "media with both mediaId and url: 422 /media", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff", url: "https://x.example/a.jpg" } }, status: 422, contains: { error: { details: [{ pointer: "/media" }] } } },
-    // Media URLs that could never be fetched (DESIGN §23): refused at acceptance, before anything is charged
-    ...[
-      ["file:", "file:///etc/passwd", "must use http or https"],
-      ["data:", "data:image/png;base64,iVBORw0KGgo=", "must use http or https"],
-      ["loopback", "http://127.0.0.1:8080/a.png", "its host is a loopback address"],
-      ["link-local", "http://169.254.169.254/latest/meta-data/a.png", "its host is a link-local address"],
-      ["IPv4-mapped link-local", "http://[::ffff:169.254.169.254]/a.png", "its host is a link-local address"],
-      ["metadata name", "http://metadata.google.internal/a.png", "its host is a cloud metadata service"],
-    ].flatMap(([what, url, why]) => [
-      { name: `media.url ${what}: 422 /media/url`, method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url } }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/media/url", message: `URL not allowed: ${why}` }] } } },
-      { name: `template.headerMediaUrl ${what}: 422 /template/headerMediaUrl`, method: "POST", url: "/messages", body: template("telegram", { handle: "1001" }, { template: { ...hello, headerMediaUrl: url } }), status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/template/headerMediaUrl", message: `URL not allowed: ${why}` }] } } },
-    ]),
-    { name: "unknown mediaId: 422 /media/mediaId", method: "POST", url: "/messages", body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff" } }, status: 422, contains: { error: { details: [{ pointer: "/media/mediaId" }] } } },
-    { name: "template by id and name: 422 /template", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { ...hello, templateId: "0193a4b2-0000-7000-8000-00000000ffff" } }), status: 422, contains: { error: { details: [{ pointer: "/template" }] } } },
-    { name: "unknown template name: 422 /template/name", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "nope" } }), status: 422, contains: { error: { details: [{ pointer: "/template/name" }] } } },
-    { name: "missing template param: 422 /template/params/body.1", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world" } }), status: 422, contains: { error: { details: [{ pointer: "/template/params/body.1" }] } } },
-    { name: "unknown template param: 422 pointer to it", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world", params: { "body.1": "a", "body.2": "b" } } }), status: 422, contains: { error: { details: [{ pointer: "/template/params/body.2" }] } } },
-    {
-      name: "metadata over the limits: one pointer per problem",
-      method: "POST",
-      url: "/messages",
-      body: template("whatsapp", { phone: "+14155550101" }, { metadata: { ["k".repeat(41)]: "v", long: "v".repeat(501) } }),
-      status: 422,
-      check: (r) => expect(r.body.error.details.map((d: any) => d.pointer).sort()).toEqual(["/metadata/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", "/metadata/long"]),
-    },
-    { name: "21 metadata keys: 422 /metadata", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550101" }, { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, "v"])) }), status: 422, contains: { error: { details: [{ pointer: "/metadata" }] } } },
-    { name: "unknown channel: 422 /channel", method: "POST", url: "/messages", body: { channel: "fax", to: { phone: "+14155550101" }, type: "text", text: "x" }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "malformed JSON: 422", method: "POST", url: "/messages", raw: "{nope", headers: { "content-type": "application/json" }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "GET unknown message: 404", method: "GET", url: "/messages/0193a4b2-0000-7000-8000-00000000ffff", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-  ]);
+  runScenarios(
+    () => app,
+    [
+      // WhatsApp
+      {
+        name: "whatsapp template to a new number: 202 queued, priced wa_template_text, charged",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550199" }, { metadata: { orderId: "A1" } }),
+        status: 202,
+        contains: {
+          data: { status: "queued", channel: "whatsapp", priceType: "wa_template_text", unitPrice: "0.050000", charged: true, metadata: { orderId: "A1" } },
+        },
+        check: (r) =>
+          expect(Object.keys(r.body.data).sort()).toEqual([
+            "channel",
+            "charged",
+            "contactId",
+            "conversationId",
+            "id",
+            "metadata",
+            "priceType",
+            "status",
+            "unitPrice",
+          ]),
+      },
+      {
+        name: "whatsapp text without any inbound: 422 MESSAGING_WINDOW_CLOSED",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550198" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "whatsapp text 1 h after the contact wrote: free",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+1 415 555 0101" }, type: "text", text: "hi" },
+        status: 202,
+        contains: { data: { priceType: "free", unitPrice: "0.000000", charged: false } },
+      },
+      {
+        name: "whatsapp media 1 h after: free",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "https://cdn.example/a.jpg" } },
+        status: 202,
+        contains: { data: { charged: false } },
+      },
+      {
+        name: "whatsapp text 25 h after: 422 MESSAGING_WINDOW_CLOSED",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550102" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      { name: "whatsapp template 25 h after: allowed", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550102" }), status: 202 },
+      {
+        name: "whatsapp text over 4096 characters: 422 /text",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "x".repeat(4097) },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/text" }] } },
+      },
+      {
+        name: "invalid phone number: 422 /to/phone",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "12" }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/to/phone" }] } },
+      },
+      {
+        name: "createContact false and unknown phone: 404",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550177" }, { createContact: false }),
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+      {
+        name: "unknown contactId: 404",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { contactId: "0193a4b2-0000-7000-8000-00000000ffff" }),
+        status: 404,
+      },
+      {
+        name: "non-default whatsapp account: 422 /channelAccountId",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550199" }, { channelAccountId: "0193a4b2-0000-7000-8000-0000000000b2" }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
+      },
+      {
+        name: "email address on whatsapp: 422 /to/email",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { email: "a@b.co" }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/to/email" }] } },
+      },
+      // Instagram / Messenger / TikTok
+      {
+        name: "instagram text 23 h after: free",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "hi" },
+        status: 202,
+        contains: { data: { charged: false } },
+      },
+      {
+        name: "instagram template 25 h after: window applies to templates too",
+        method: "POST",
+        url: "/messages",
+        body: template("instagram", { handle: "ig_old" }),
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "instagram text over 1000 characters: 422",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "x".repeat(1001) },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/text" }] } },
+      },
+      {
+        name: "messenger 25 h after: 422 window",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "messenger text over 2000 characters: 422",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "x".repeat(2001) },
+        status: 422,
+      },
+      {
+        name: "tiktok 47 h after: free reply",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "hi" },
+        status: 202,
+        contains: { data: { unitPrice: "0.000000" } },
+      },
+      {
+        name: "tiktok 49 h after: 422 window",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "tiktok", to: { handle: "tt_49h" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "tiktok text over 6000 characters: 422",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "x".repeat(6001) },
+        status: 422,
+      },
+      // Telegram
+      {
+        name: "telegram: bot cannot start a conversation",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "telegram", to: { handle: "1009" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "telegram text a month after the contact wrote: no window, free",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "telegram", to: { handle: "1001" }, type: "text", text: "hi" },
+        status: 202,
+        contains: { data: { priceType: "free", charged: false } },
+      },
+      {
+        name: "telegram template: tg_text",
+        method: "POST",
+        url: "/messages",
+        body: template("telegram", { handle: "1001" }),
+        status: 202,
+        contains: { data: { priceType: "tg_text", unitPrice: "0.002000", charged: true } },
+      },
+      {
+        name: "telegram template with header media: tg_media",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "telegram", to: { handle: "1001" }, type: "template", template: { ...hello, headerMediaUrl: "https://cdn.example/p.png" } },
+        status: 202,
+        contains: { data: { priceType: "tg_media", unitPrice: "0.004000" } },
+      },
+      // X
+      {
+        name: "x without a prior DM conversation: 422",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "x", to: { handle: "2009" }, type: "text", text: "hi" },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
+      },
+      {
+        name: "x template after a DM conversation: x_dm_campaign",
+        method: "POST",
+        url: "/messages",
+        body: template("x", { handle: "2002" }),
+        status: 202,
+        contains: { data: { priceType: "x_dm_campaign", unitPrice: "0.010000" } },
+      },
+      {
+        name: "x text over 10,000 characters: 422",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "x", to: { handle: "2002" }, type: "text", text: "x".repeat(10_001) },
+        status: 422,
+      },
+      // E-mail
+      {
+        name: "email with two accounts and none named: 422 CHANNEL_ACCOUNT_MISSING",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Hi", text: "Hello" } },
+        status: 422,
+        contains: { error: { code: "CHANNEL_ACCOUNT_MISSING" } },
+      },
+      {
+        name: "email type email with an account: free, no window",
+        method: "POST",
+        url: "/messages",
+        body: {
+          channel: "email",
+          channelAccountId: "0193a4b2-0000-7000-8000-0000000000b1",
+          to: { email: "Ann@Example.com" },
+          type: "email",
+          email: { subject: "Hi", html: "<p>Hello</p>" },
+        },
+        status: 202,
+        contains: { data: { priceType: "free", charged: false } },
+      },
+      {
+        name: "email template: email_campaign",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "template", template: hello },
+        status: 202,
+        contains: { data: { priceType: "email_campaign", unitPrice: "0.001000" } },
+      },
+      {
+        name: "email without html or text: 422 /email",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "email", email: { subject: "x" } },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/email" }] } },
+      },
+      {
+        name: "type email on whatsapp: 422 /type",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "email", email: { text: "x" } },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/type" }] } },
+      },
+      {
+        name: "type text on email: 422 /type",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "text", text: "x" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/type" }] } },
+      },
+      // Body shape
+      {
+        name: "to without any field: 422 /to",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: {}, type: "template", template: hello },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/to" }] } },
+      },
+      {
+        name: "media with both mediaId and url: 422 /media",
+        method: "POST",
+        url: "/messages",
+        body: {
+          channel: "whatsapp",
+          to: { phone: "+14155550101" },
+          type: "media",
+          media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff", url: "https://x.example/a.jpg" },
+        },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/media" }] } },
+      },
+      // Media URLs that could never be fetched (DESIGN §23): refused at acceptance, before anything is charged
+      ...[
+        ["file:", "file:///etc/passwd", "must use http or https"],
+        ["data:", "data:image/png;base64,iVBORw0KGgo=", "must use http or https"],
+        ["loopback", "http://127.0.0.1:8080/a.png", "its host is a loopback address"],
+        ["link-local", "http://169.254.169.254/latest/meta-data/a.png", "its host is a link-local address"],
+        ["IPv4-mapped link-local", "http://[::ffff:169.254.169.254]/a.png", "its host is a link-local address"],
+        ["metadata name", "http://metadata.google.internal/a.png", "its host is a cloud metadata service"],
+      ].flatMap(([what, url, why]) => [
+        {
+          name: `media.url ${what}: 422 /media/url`,
+          method: "POST",
+          url: "/messages",
+          body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url } },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/media/url", message: `URL not allowed: ${why}` }] } },
+        },
+        {
+          name: `template.headerMediaUrl ${what}: 422 /template/headerMediaUrl`,
+          method: "POST",
+          url: "/messages",
+          body: template("telegram", { handle: "1001" }, { template: { ...hello, headerMediaUrl: url } }),
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/template/headerMediaUrl", message: `URL not allowed: ${why}` }] } },
+        },
+      ]),
+      {
+        name: "unknown mediaId: 422 /media/mediaId",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff" } },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/media/mediaId" }] } },
+      },
+      {
+        name: "template by id and name: 422 /template",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { template: { ...hello, templateId: "0193a4b2-0000-7000-8000-00000000ffff" } }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/template" }] } },
+      },
+      {
+        name: "unknown template name: 422 /template/name",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "nope" } }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/template/name" }] } },
+      },
+      {
+        name: "missing template param: 422 /template/params/body.1",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world" } }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/template/params/body.1" }] } },
+      },
+      {
+        name: "unknown template param: 422 pointer to it",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world", params: { "body.1": "a", "body.2": "b" } } }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/template/params/body.2" }] } },
+      },
+      {
+        name: "metadata over the limits: one pointer per problem",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { metadata: { ["k".repeat(41)]: "v", long: "v".repeat(501) } }),
+        status: 422,
+        check: (r) =>
+          expect(r.body.error.details.map((d: any) => d.pointer).sort()).toEqual(["/metadata/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", "/metadata/long"]),
+      },
+      {
+        name: "21 metadata keys: 422 /metadata",
+        method: "POST",
+        url: "/messages",
+        body: template("whatsapp", { phone: "+14155550101" }, { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, "v"])) }),
+        status: 422,
+        contains: { error: { details: [{ pointer: "/metadata" }] } },
+      },
+      {
+        name: "unknown channel: 422 /channel",
+        method: "POST",
+        url: "/messages",
+        body: { channel: "fax", to: { phone: "+14155550101" }, type: "text", text: "x" },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+      },
+      {
+        name: "malformed JSON: 422",
+        method: "POST",
+        url: "/messages",
+        raw: "{nope",
+        headers: { "content-type": "application/json" },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+      },
+      {
+        name: "GET unknown message: 404",
+        method: "GET",
+        url: "/messages/0193a4b2-0000-7000-8000-00000000ffff",
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+    ],
+  );
 
   test("a key without messages:send gets 403 API_SCOPE_MISSING", async () => {
     const { key } = app.newKey({ scopes: ["messages:read"] });
@@ -193,14 +511,19 @@ describe("billing", () => {
     const a = await createTestApp({ balance: "0.250000" });
     try {
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415555${String(1000 + i)}` }, type: "template", template: hello } })),
+        Array.from({ length: 20 }, (_, i) =>
+          a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415555${String(1000 + i)}` }, type: "template", template: hello } }),
+        ),
       );
       expect(results.filter((r) => r.status === 202)).toHaveLength(5);
       expect(results.filter((r) => r.status === 402)).toHaveLength(15);
       expect(await balanceOf(a)).toBe("0.000000");
       // The refused sends shared group commits with accepted ones (which then ran a second time, isolated):
       // each accepted send is one message, one conversation, sent once.
-      const accepted = results.filter((r) => r.status === 202).map((r) => r.body.data.id as string).sort();
+      const accepted = results
+        .filter((r) => r.status === 202)
+        .map((r) => r.body.data.id as string)
+        .sort();
       const stored = (a.deps.db.$client.query("SELECT id FROM messages ORDER BY id").all() as { id: string }[]).map((r) => r.id);
       expect(stored).toEqual(accepted);
       expect((a.deps.db.$client.query("SELECT count(*) AS n FROM conversations").get() as { n: number }).n).toBe(5);
@@ -238,7 +561,9 @@ describe("billing", () => {
       }
       expect(ledger.debit({ companyId, amount: 100_000, messageId: null, description: "after credit" }).balanceAfter).toBe(5_700_000);
       // The debits in one group commit each start from the one before.
-      const after = await Promise.all([1, 2, 3].map(() => a.deps.db.batch(() => ledger.debit({ companyId, amount: 1_000_000, messageId: null, description: "grouped" }).balanceAfter)));
+      const after = await Promise.all(
+        [1, 2, 3].map(() => a.deps.db.batch(() => ledger.debit({ companyId, amount: 1_000_000, messageId: null, description: "grouped" }).balanceAfter)),
+      );
       expect(after).toEqual([4_700_000, 3_700_000, 2_700_000]);
       expect(await balanceOf(a)).toBe("2.700000");
     } finally {
@@ -249,7 +574,10 @@ describe("billing", () => {
   test("a priced message that fails before sent is refunded by a ledger entry", async () => {
     const a = await createTestApp();
     try {
-      const r = await a.request("POST", "/messages", { body: { channel: "telegram", to: { handle: "fail_7" }, type: "template", template: hello }, headers: {} });
+      const r = await a.request("POST", "/messages", {
+        body: { channel: "telegram", to: { handle: "fail_7" }, type: "template", template: hello },
+        headers: {},
+      });
       // Telegram needs the contact to have written first.
       expect(r.status).toBe(422);
       await inbound(a, "telegram", { handle: "fail_7" });
@@ -276,21 +604,34 @@ describe("lifecycle", () => {
   afterEach(() => a.close());
 
   test("queued → sent → delivered → read, each stored with its time and emitted with the metadata", async () => {
-    const s = await a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550121" }, type: "template", template: hello, metadata: { orderId: "42" } } });
+    const s = await a.request("POST", "/messages", {
+      body: { channel: "whatsapp", to: { phone: "+14155550121" }, type: "template", template: hello, metadata: { orderId: "42" } },
+    });
     expect(s.status).toBe(202);
     await a.deps.queue.drain();
     for (let i = 0; i < 50 && (await a.request("GET", `/messages/${s.body.data.id}`)).body.data.status !== "read"; i++) await Bun.sleep(10);
     const m = (await a.request("GET", `/messages/${s.body.data.id}`)).body.data;
-    expect(m).toMatchObject({ status: "read", direction: "outbound", type: "template", metadata: { orderId: "42" }, providerMessageId: `sandbox.${m.id}`, error: null });
+    expect(m).toMatchObject({
+      status: "read",
+      direction: "outbound",
+      type: "template",
+      metadata: { orderId: "42" },
+      providerMessageId: `sandbox.${m.id}`,
+      error: null,
+    });
     expect(m.statusTimes.queuedAt && m.statusTimes.sentAt && m.statusTimes.deliveredAt && m.statusTimes.readAt).toBeTruthy();
-    const types = eventsOf(a).filter((e) => e.type.startsWith("message.")).map((e) => e.type);
+    const types = eventsOf(a)
+      .filter((e) => e.type.startsWith("message."))
+      .map((e) => e.type);
     expect(types).toEqual(["message.sent", "message.delivered", "message.read"]);
     expect(eventsOf(a, "message.read")[0]!.data.message.metadata).toEqual({ orderId: "42" });
   });
 
   test("Telegram USER_BLOCKED: message.failed with the reason, Telegram consent removed, next send refused", async () => {
     await inbound(a, "telegram", { handle: "blocked_42" });
-    const s = await a.request("POST", "/messages", { body: { channel: "telegram", to: { handle: "blocked_42" }, type: "text", text: "hi", metadata: { k: "v" } } });
+    const s = await a.request("POST", "/messages", {
+      body: { channel: "telegram", to: { handle: "blocked_42" }, type: "text", text: "hi", metadata: { k: "v" } },
+    });
     expect(s.status).toBe(202);
     await a.deps.queue.drain();
     const m = (await a.request("GET", `/messages/${s.body.data.id}`)).body.data;
@@ -312,11 +653,27 @@ describe("lifecycle", () => {
     const original = rt.adapter.send;
     rt.adapter.send = async (m) => {
       // Meanwhile (another writer): the message fails.
-      a.deps.db.tx(() => applyStatus(a.deps, { message: messageById(a.deps.db, s.body.data.id)!, status: "failed", at: a.deps.now(), error: { reason: "PROVIDER_REJECTED", message: "meanwhile" } }));
+      a.deps.db.tx(() =>
+        applyStatus(a.deps, {
+          message: messageById(a.deps.db, s.body.data.id)!,
+          status: "failed",
+          at: a.deps.now(),
+          error: { reason: "PROVIDER_REJECTED", message: "meanwhile" },
+        }),
+      );
       return original(m);
     };
     try {
-      const outcome = await dispatchMessage(a.deps, { id: "j", type: "message.dispatch", payload: { messageId: s.body.data.id }, attempts: 1, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" });
+      const outcome = await dispatchMessage(a.deps, {
+        id: "j",
+        type: "message.dispatch",
+        payload: { messageId: s.body.data.id },
+        attempts: 1,
+        maxAttempts: 10,
+        groupKey: null,
+        runAt: 0,
+        leaseToken: "t",
+      });
       a.deps.db.tx(() => (outcome as { writes: () => void }).writes());
     } finally {
       rt.adapter.send = original;
@@ -334,7 +691,16 @@ describe("lifecycle", () => {
     const rt = a.deps.channels.get(ACCOUNTS.whatsapp)!;
     const original = rt.adapter.send;
     rt.adapter.send = async (m) => (sends++, original(m));
-    await dispatchMessage(a.deps, { id: "j", type: "message.dispatch", payload: { messageId: s.body.data.id }, attempts: 2, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" });
+    await dispatchMessage(a.deps, {
+      id: "j",
+      type: "message.dispatch",
+      payload: { messageId: s.body.data.id },
+      attempts: 2,
+      maxAttempts: 10,
+      groupKey: null,
+      runAt: 0,
+      leaseToken: "t",
+    });
     expect(sends).toBe(0);
   });
 });
@@ -343,17 +709,27 @@ describe("status reports that fall due before their message is stored", () => {
   test("come back until it is (reports already applied stay applied); one never stored is dropped after 10 minutes", async () => {
     const b = await createTestApp(); // the sandbox reports an hour later: its own reports stay out of the way
     try {
-      const send = async (phone: string) => (await b.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: hello } })).body.data.id as string;
+      const send = async (phone: string) =>
+        (await b.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: hello } })).body.data.id as string;
       const first = await send("+14155550123");
       const second = await send("+14155550124");
       await b.deps.queue.drain();
       const statusOf = (id: string) => (b.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status;
       const jobOf = (providerId: string) =>
-        b.deps.db.$client.query("SELECT status, run_at, last_error FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, `%${providerId}%`) as { status: string; run_at: number; last_error: string } | null;
+        b.deps.db.$client
+          .query("SELECT status, run_at, last_error FROM jobs WHERE type = ? AND payload LIKE ?")
+          .get(SCHEDULED_INBOUND_JOB, `%${providerId}%`) as { status: string; run_at: number; last_error: string } | null;
       const report = (providerIds: string[]) => {
         const at = b.clock.now().getTime();
-        const events = providerIds.map((providerMessageId) => ({ kind: "status", providerMessageId, status: "delivered", timestamp: new Date(at).toISOString() }));
-        b.deps.db.tx(() => b.deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }));
+        const events = providerIds.map((providerMessageId) => ({
+          kind: "status",
+          providerMessageId,
+          status: "delivered",
+          timestamp: new Date(at).toISOString(),
+        }));
+        b.deps.db.tx(() =>
+          b.deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }),
+        );
       };
 
       report([`sandbox.${first}`, "late-1"]);
@@ -361,7 +737,10 @@ describe("status reports that fall due before their message is stored", () => {
       expect(statusOf(first)).toBe("delivered"); // the known one at once
       expect(jobOf("late-1")).toEqual({ status: "pending", run_at: b.clock.now().getTime() + 500, last_error: "reported message not stored yet" });
       // It comes back with the unknown report alone: the applied one is not looked up again.
-      const left = JSON.parse((b.deps.db.$client.query("SELECT payload FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, "%late-1%") as { payload: string }).payload);
+      const left = JSON.parse(
+        (b.deps.db.$client.query("SELECT payload FROM jobs WHERE type = ? AND payload LIKE ?").get(SCHEDULED_INBOUND_JOB, "%late-1%") as { payload: string })
+          .payload,
+      );
       expect(left.schedule.flatMap((s: { events: { providerMessageId: string }[] }) => s.events.map((e) => e.providerMessageId))).toEqual(["late-1"]);
 
       // The send it reports on commits (as when a provider calls back before our commit of the send).
@@ -391,19 +770,46 @@ test("the later reports of sends committed together share jobs of at most 25 sen
   const b = await createTestApp({ config: { channels: sandboxChannels({ sent_after_ms: 0, delivered_after_ms: 1_010, read_after_ms: 0 }) } });
   try {
     const ids: string[] = [];
-    for (let i = 0; i < 30; i++) ids.push((await b.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: `+1415555${String(1000 + i)}` }, type: "template", template: hello } })).body.data.id);
+    for (let i = 0; i < 30; i++)
+      ids.push(
+        (
+          await b.request("POST", "/messages", {
+            body: { channel: "whatsapp", to: { phone: `+1415555${String(1000 + i)}` }, type: "template", template: hello },
+          })
+        ).body.data.id,
+      );
     const { dispatchMessage } = await import("./messages.service");
-    const outcomes = await Promise.all(ids.map((messageId) => dispatchMessage(b.deps, { id: messageId, type: "message.dispatch", payload: { messageId }, attempts: 1, maxAttempts: 10, groupKey: null, runAt: 0, leaseToken: "t" })));
+    const outcomes = await Promise.all(
+      ids.map((messageId) =>
+        dispatchMessage(b.deps, {
+          id: messageId,
+          type: "message.dispatch",
+          payload: { messageId },
+          attempts: 1,
+          maxAttempts: 10,
+          groupKey: null,
+          runAt: 0,
+          leaseToken: "t",
+        }),
+      ),
+    );
     const sentAt = b.clock.now().getTime();
     b.deps.db.tx(() => outcomes.forEach((o) => (o as { writes: () => void }).writes())); // one commit, as a group's outcomes
-    const jobs = (b.deps.db.$client.query("SELECT run_at, payload FROM jobs WHERE type = ? ORDER BY run_at").all(SCHEDULED_INBOUND_JOB) as { run_at: number; payload: string }[]).map((j) => ({
+    const jobs = (
+      b.deps.db.$client.query("SELECT run_at, payload FROM jobs WHERE type = ? ORDER BY run_at").all(SCHEDULED_INBOUND_JOB) as {
+        run_at: number;
+        payload: string;
+      }[]
+    ).map((j) => ({
       runAt: j.run_at,
       schedule: JSON.parse(j.payload).schedule as { at: number; events: { providerMessageId: string; status: string }[] }[],
     }));
     expect(jobs.map((j) => j.schedule.flatMap((s) => s.events).length)).toEqual([50, 10]); // delivered and read of 25 sends, then of 5
     const due = Math.ceil((sentAt + 1_010) / 25) * 25;
     for (const j of jobs) expect(j).toMatchObject({ runAt: due, schedule: [{ at: due }] }); // read 0 ms after delivered: one entry
-    expect(jobs.flatMap((j) => j.schedule.flatMap((s) => s.events.map((e) => e.providerMessageId))).sort()).toEqual(ids.flatMap((id) => [`sandbox.${id}`, `sandbox.${id}`]).sort());
+    expect(jobs.flatMap((j) => j.schedule.flatMap((s) => s.events.map((e) => e.providerMessageId))).sort()).toEqual(
+      ids.flatMap((id) => [`sandbox.${id}`, `sandbox.${id}`]).sort(),
+    );
 
     const status = () => new Set(ids.map((id) => (b.deps.db.$client.query("SELECT status FROM messages WHERE id = ?").get(id) as { status: string }).status));
     b.clock.set(new Date(due - 1)); // never early
@@ -450,7 +856,9 @@ describe("idempotency and crash recovery", () => {
     const dir = first.dir;
     const s = await first.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550141" }, type: "template", template: hello } });
     // Simulate a crash mid-dispatch: the job is claimed (leased) and the process dies before finishing.
-    first.deps.db.$client.query("UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1").run(first.clock.now().getTime() + 60_000);
+    first.deps.db.$client
+      .query("UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1")
+      .run(first.clock.now().getTime() + 60_000);
     first.deps.db.$client.close(); // no graceful shutdown
 
     const second = await createTestApp({ dataDir: dir, start: new Date(first.clock.now().getTime() + 61_000) });

@@ -16,7 +16,10 @@ export function wireMessaging(deps: Deps): void {
   // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).
   const workers = deps.config.jobs.workers;
   // A queued message is its own dispatch job (its row carries it: no jobs row unless a retry needs one).
-  for (const [type, lane] of [[DISPATCH_JOB, "direct"], [BULK_DISPATCH_JOB, "bulk"]] as const)
+  for (const [type, lane] of [
+    [DISPATCH_JOB, "direct"],
+    [BULK_DISPATCH_JOB, "bulk"],
+  ] as const)
     deps.queue.register<{ messageId: string }>(type, {
       handle: (job) => dispatchMessage(deps, job),
       concurrency: workers * 2,
@@ -28,7 +31,6 @@ export function wireMessaging(deps: Deps): void {
   seedSandboxTemplates(deps);
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
-
 
 type Scheduled = { at: number; events: InboundEvent[] }[];
 
@@ -56,7 +58,12 @@ function wireScheduledInbound(deps: Deps): void {
       const now = deps.now().getTime();
       const due = schedule.filter((s) => s.at <= now).flatMap((s) => s.events.map((e) => ({ at: s.at, event: revive(e) })));
       const unknown: InboundEvent[] = [];
-      applyInboundEvents(deps, runtime.account, due.map((d) => d.event), unknown);
+      applyInboundEvents(
+        deps,
+        runtime.account,
+        due.map((d) => d.event),
+        unknown,
+      );
       const later = schedule.filter((s) => s.at > now);
       // A report can fall due before the send it reports on has committed (the dispatch job stores the
       // provider's message id when it finishes): not known yet → come back shortly with it, never drop it.
@@ -71,7 +78,9 @@ function wireScheduledInbound(deps: Deps): void {
         // Not ours after all (sent from the provider's own console), or its send never committed.
         deps.log.info({ accountId, jobId: job.id }, "status report for an unknown message dropped after 10 minutes");
       }
-      return later.length ? { retryAt: new Date(Math.min(...later.map((s) => s.at))), countAttempt: false, payload: { accountId, schedule: later } } : undefined;
+      return later.length
+        ? { retryAt: new Date(Math.min(...later.map((s) => s.at))), countAttempt: false, payload: { accountId, schedule: later } }
+        : undefined;
     },
   });
 }

@@ -31,7 +31,10 @@ let acmeContact: string;
 let ownRecord: string;
 
 const writeLicense = (o: { company?: string; modules?: string[]; expiresAt?: string } = {}) =>
-  writeFileSync(app.config.license.file, signLicense({ company: o.company ?? "default", modules: o.modules ?? ["pipeline", "sources"], expiresAt: o.expiresAt ?? FUTURE, privateKey: devKey }));
+  writeFileSync(
+    app.config.license.file,
+    signLicense({ company: o.company ?? "default", modules: o.modules ?? ["pipeline", "sources"], expiresAt: o.expiresAt ?? FUTURE, privateKey: devKey }),
+  );
 
 const contact = async (phone: string, key?: string) => {
   const r = await app.request("POST", "/contacts", { body: { firstName: "Ada", identities: [{ channel: "whatsapp", value: phone }] }, key });
@@ -81,7 +84,15 @@ describe("GET /pipeline", () => {
 describe("records", () => {
   test("create: first stage by default, money value in the billing currency, a history row by the key's name, record.created", async () => {
     const r = await app.request("POST", "/records", {
-      body: { title: "20 seats", contactId: contactA, conversationId: conversationA, value: "1500.5", ownerId: "agent-7", expectedCloseDate: "2026-02-28", customFields: { seats: 20 } },
+      body: {
+        title: "20 seats",
+        contactId: contactA,
+        conversationId: conversationA,
+        value: "1500.5",
+        ownerId: "agent-7",
+        expectedCloseDate: "2026-02-28",
+        customFields: { seats: 20 },
+      },
     });
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({
@@ -108,9 +119,18 @@ describe("records", () => {
   test("move: history with who/when/why; won sets status and wonAt, lost sets lostAt, back to open clears them; time in stage restarts", async () => {
     const rec = await record({});
     app.clock.advance(3_600_000);
-    const won = await app.request("POST", `/records/${rec.id}/move`, { body: { stageId: S("won"), reason: "signed" }, key: app.newKey({ name: "crm", scopes: ["pipeline:write", "pipeline:read"] }).key });
+    const won = await app.request("POST", `/records/${rec.id}/move`, {
+      body: { stageId: S("won"), reason: "signed" },
+      key: app.newKey({ name: "crm", scopes: ["pipeline:write", "pipeline:read"] }).key,
+    });
     expect(won.status).toBe(200);
-    expect(won.body.data).toMatchObject({ stageId: S("won"), status: "won", wonAt: "2026-01-05T10:00:00.000Z", lostAt: null, stageEnteredAt: "2026-01-05T10:00:00.000Z" });
+    expect(won.body.data).toMatchObject({
+      stageId: S("won"),
+      status: "won",
+      wonAt: "2026-01-05T10:00:00.000Z",
+      lostAt: null,
+      stageEnteredAt: "2026-01-05T10:00:00.000Z",
+    });
     const moved = eventsOf(app, "record.moved").at(-1)!.data;
     expect(moved).toMatchObject({ fromStageId: S("lead"), toStageId: S("won"), reason: "signed", by: "crm", record: { status: "won" } });
 
@@ -121,7 +141,9 @@ describe("records", () => {
     expect(back.body.data).toMatchObject({ status: "open", wonAt: null, lostAt: null });
 
     const detail = await app.request("GET", `/records/${rec.id}`);
-    expect(detail.body.data.history.map((h: { fromStageId: string; toStageId: string; by: string; reason: string }) => [h.fromStageId, h.toStageId, h.by, h.reason])).toEqual([
+    expect(
+      detail.body.data.history.map((h: { fromStageId: string; toStageId: string; by: string; reason: string }) => [h.fromStageId, h.toStageId, h.by, h.reason]),
+    ).toEqual([
       [null, S("lead"), "admin", null],
       [S("lead"), S("won"), "crm", "signed"],
       [S("won"), S("lost"), "admin", null],
@@ -180,9 +202,20 @@ describe("deleting a contact keeps its records readable, marked contactDeleted",
 describe("tasks", () => {
   test("create on a record takes the record's contact; list filters status, recordId, contactId, dueBefore; PATCH completes; DELETE is 204", async () => {
     const rec = await record({ contactId: contactB });
-    const t1 = await app.request("POST", "/tasks", { body: { title: "Call", recordId: rec.id, dueAt: "2026-01-06T10:00:00Z", assigneeId: "agent-7", notes: "ask about seats" } });
+    const t1 = await app.request("POST", "/tasks", {
+      body: { title: "Call", recordId: rec.id, dueAt: "2026-01-06T10:00:00Z", assigneeId: "agent-7", notes: "ask about seats" },
+    });
     expect(t1.status).toBe(201);
-    expect(t1.body.data).toMatchObject({ title: "Call", recordId: rec.id, contactId: contactB, status: "open", dueAt: "2026-01-06T10:00:00.000Z", remindAt: null, completedAt: null, assigneeId: "agent-7" });
+    expect(t1.body.data).toMatchObject({
+      title: "Call",
+      recordId: rec.id,
+      contactId: contactB,
+      status: "open",
+      dueAt: "2026-01-06T10:00:00.000Z",
+      remindAt: null,
+      completedAt: null,
+      assigneeId: "agent-7",
+    });
     const t2 = await app.request("POST", "/tasks", { body: { title: "Send offer", recordId: rec.id, dueAt: "2026-01-09T10:00:00Z" } });
     const t3 = await app.request("POST", "/tasks", { body: { title: "Standalone", contactId: contactA } });
     expect(eventsOf(app, "task.created").at(-1)!.data.task.id).toBe(t3.body.data.id);
@@ -214,7 +247,11 @@ describe("events", () => {
     const r = await app.request("GET", "/webhooks/event-types");
     const names = r.body.data.map((e: { name: string }) => e.name);
     for (const n of ["record.created", "record.updated", "record.moved", "task.created", "task.due", "task.completed"]) expect(names).toContain(n);
-    expect(r.body.data.find((e: { name: string }) => e.name === "record.moved").example).toMatchObject({ record: { status: "won" }, reason: "signed", by: "crm" });
+    expect(r.body.data.find((e: { name: string }) => e.name === "record.moved").example).toMatchObject({
+      record: { status: "won" },
+      reason: "signed",
+      by: "crm",
+    });
   });
 
   test("a webhook endpoint can subscribe to record.* and task.*", async () => {
@@ -242,9 +279,19 @@ describe("GET /me lists licensed modules with expiry", () => {
       { module: "sources", licensed: false, code: "FEATURE_NOT_LICENSED", expiresAt: FUTURE },
     ]);
     writeLicense({ expiresAt: "2020-01-01T00:00:00.000Z" });
-    expect((await app.request("GET", "/me")).body.data.licensedModules[0]).toEqual({ module: "pipeline", licensed: false, code: "LICENSE_EXPIRED", expiresAt: "2020-01-01T00:00:00.000Z" });
+    expect((await app.request("GET", "/me")).body.data.licensedModules[0]).toEqual({
+      module: "pipeline",
+      licensed: false,
+      code: "LICENSE_EXPIRED",
+      expiresAt: "2020-01-01T00:00:00.000Z",
+    });
     rmSync(app.config.license.file);
-    expect((await app.request("GET", "/me")).body.data.licensedModules[0]).toEqual({ module: "pipeline", licensed: false, code: "LICENSE_NOT_FOUND", expiresAt: null });
+    expect((await app.request("GET", "/me")).body.data.licensedModules[0]).toEqual({
+      module: "pipeline",
+      licensed: false,
+      code: "LICENSE_NOT_FOUND",
+      expiresAt: null,
+    });
     writeLicense();
   });
 });
@@ -274,7 +321,11 @@ const LICENSE_CASES: { name: string; setup: () => void; code: string }[] = [
 ];
 
 /** A scenario whose url, body and key are read when it runs (ids and keys exist only after beforeAll). */
-const scenario = (name: string, r: (typeof ROUTES)[number], { key, ...rest }: Omit<Partial<Scenario>, "key"> & { status: number; key?: () => string }): Scenario => {
+const scenario = (
+  name: string,
+  r: (typeof ROUTES)[number],
+  { key, ...rest }: Omit<Partial<Scenario>, "key"> & { status: number; key?: () => string },
+): Scenario => {
   const s: Scenario = { name, method: r.method, url: "", ...rest };
   if (key) Object.defineProperty(s, "key", { get: key, enumerable: true });
   Object.defineProperty(s, "url", { get: r.url, enumerable: true });
@@ -312,12 +363,23 @@ describe("scopes and tenancy", () => {
         }),
       ),
       ...ROUTES.filter((r) => r.write).map((r) =>
-        scenario(`${r.method} ${r.label} with pipeline:read only → 403 API_SCOPE_MISSING`, r, { key: () => readKey, status: 403, contains: { error: { code: "API_SCOPE_MISSING" } } }),
+        scenario(`${r.method} ${r.label} with pipeline:read only → 403 API_SCOPE_MISSING`, r, {
+          key: () => readKey,
+          status: 403,
+          contains: { error: { code: "API_SCOPE_MISSING" } },
+        }),
       ),
       ...ROUTES.filter((r) => r.foreign).map((r) =>
         scenario(`${r.method} ${r.label} of another company → 404`, r, { status: 404, contains: { error: { code: "NOT_FOUND" } } }),
       ),
-      { name: "no key → 401 before the license check", method: "GET", url: "/records", key: null, status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
+      {
+        name: "no key → 401 before the license check",
+        method: "GET",
+        url: "/records",
+        key: null,
+        status: 401,
+        contains: { error: { code: "API_KEY_INVALID" } },
+      },
       { name: "unknown record id → 404", method: "GET", url: `/records/${ID}`, status: 404 },
       { name: "unknown task id → 404", method: "PATCH", url: `/tasks/${ID}`, body: { title: "x" }, status: 404 },
     ],
@@ -346,9 +408,21 @@ describe("validation: 422 naming the field", () => {
       v("record with a bad value", "POST", "/records", { title: "t", contactId: ID, value: "12,50" }, "/value"),
       v("record with a negative value", "POST", "/records", { title: "t", contactId: ID, value: "-5" }, "/value"),
       v("record with a value beyond 999999999.999999", "POST", "/records", { title: "t", contactId: ID, value: "1000000000" }, "/value"),
-      v("record with an impossible date", "POST", "/records", () => ({ title: "t", contactId: contactA, expectedCloseDate: "2026-02-30" }), "/expectedCloseDate"),
+      v(
+        "record with an impossible date",
+        "POST",
+        "/records",
+        () => ({ title: "t", contactId: contactA, expectedCloseDate: "2026-02-30" }),
+        "/expectedCloseDate",
+      ),
       v("record with an unknown conversation", "POST", "/records", () => ({ title: "t", contactId: contactA, conversationId: ID }), "/conversationId"),
-      v("record with another contact's conversation", "POST", "/records", () => ({ title: "t", contactId: contactB, conversationId: conversationA }), "/conversationId"),
+      v(
+        "record with another contact's conversation",
+        "POST",
+        "/records",
+        () => ({ title: "t", contactId: contactB, conversationId: conversationA }),
+        "/conversationId",
+      ),
       v("PATCH record with stageId (use move)", "PATCH", () => `/records/${ownRecord}`, { stageId: S("won") }, "/stageId"),
       v("move to an unknown stage", "POST", () => `/records/${ownRecord}/move`, { stageId: "nope" }, "/stageId"),
       v("move without stageId", "POST", () => `/records/${ownRecord}/move`, {}, "/stageId"),
@@ -391,9 +465,22 @@ describe("no input of any shape produces a 500 (licensed, so the handlers run)",
     const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
     const ops = Object.entries(spec.paths as Record<string, Record<string, unknown>>)
       .filter(([path]) => /\/(pipeline|records|tasks)\b/.test(path))
-      .flatMap(([path, o]) => Object.keys(o).filter((m) => ["get", "post", "patch", "delete"].includes(m)).map((m) => ({ method: m.toUpperCase(), path })));
+      .flatMap(([path, o]) =>
+        Object.keys(o)
+          .filter((m) => ["get", "post", "patch", "delete"].includes(m))
+          .map((m) => ({ method: m.toUpperCase(), path })),
+      );
     expect(ops).toHaveLength(10);
-    const bodies = [undefined, "", "null", "[]", "{", '{"__proto__": {"x": 1}}', JSON.stringify({ title: 5, contactId: [], value: "1e9", customFields: { a: { b: 1 } }, remindAt: "2026-13-45T99:00:00Z", stageId: null, status: "done" }), JSON.stringify({ title: "t", contactId: contactA, dueAt: "0000-01-01T00:00:00Z", remindAt: "9999-12-31T23:59:59Z", value: "999999999999.999999" })];
+    const bodies = [
+      undefined,
+      "",
+      "null",
+      "[]",
+      "{",
+      '{"__proto__": {"x": 1}}',
+      JSON.stringify({ title: 5, contactId: [], value: "1e9", customFields: { a: { b: 1 } }, remindAt: "2026-13-45T99:00:00Z", stageId: null, status: "done" }),
+      JSON.stringify({ title: "t", contactId: contactA, dueAt: "0000-01-01T00:00:00Z", remindAt: "9999-12-31T23:59:59Z", value: "999999999999.999999" }),
+    ];
     const values = ["nope", "%00", "x".repeat(2000), "'; DROP TABLE pipeline_records; --", ownRecord];
     const queries = ["", "?limit=abc&cursor=%%%", "?cursor=eyJ4Ijox", "?stageId=&status=[]&dueBefore=yesterday&ownerId=%00"];
     const failures: string[] = [];
@@ -403,7 +490,8 @@ describe("no input of any shape produces a 500 (licensed, so the handlers run)",
           for (const body of op.method === "GET" || op.method === "DELETE" ? [undefined] : bodies) {
             const path = op.path.replace(/\{[^}]+\}/g, encodeURIComponent(value)).replace(/^\/api\/public\/v1/, "");
             const res = await app.request(op.method, `${path}${q}`, { raw: body, headers: body !== undefined ? { "content-type": "application/json" } : {} });
-            if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code)) failures.push(`${op.method} ${path}${q} ${String(body).slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+            if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code))
+              failures.push(`${op.method} ${path}${q} ${String(body).slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
           }
     expect(failures.slice(0, 5)).toEqual([]);
   }, 60_000);

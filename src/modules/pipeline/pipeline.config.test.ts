@@ -40,7 +40,12 @@ describe("templates", () => {
   });
 
   test("terms can be renamed per installation", () => {
-    expect(resolve({ template: "sales", terms: { record: "Opportunity", records: "Opportunities" } }).terms).toEqual({ record: "Opportunity", records: "Opportunities", stage: "Stage", stages: "Stages" });
+    expect(resolve({ template: "sales", terms: { record: "Opportunity", records: "Opportunities" } }).terms).toEqual({
+      record: "Opportunity",
+      records: "Opportunities",
+      stage: "Stage",
+      stages: "Stages",
+    });
   });
 });
 
@@ -74,10 +79,31 @@ describe("start-up validation names the key", () => {
     [{ template: "pipes" }, 'key "pipeline.template" has value "pipes": expected one of "sales", "recruiting", "admissions", "custom"'],
     [{ template: "custom" }, 'key "pipeline.stages" is empty'],
     [{ template: "sales", stages: [{ key: "a", name: "A" }] }, 'key "pipeline.stages" is set but template is "sales"'],
-    [{ template: "custom", stages: [{ key: "a", name: "A" }, { key: "a", name: "B" }] }, 'key "pipeline.stages[1].key" has value "a": stage keys must be unique'],
-    [{ template: "custom", stages: [{ key: "w", name: "W", kind: "won" }, { key: "a", name: "A" }] }, 'key "pipeline.stages[0].kind" has value "won": the first stage'],
+    [
+      {
+        template: "custom",
+        stages: [
+          { key: "a", name: "A" },
+          { key: "a", name: "B" },
+        ],
+      },
+      'key "pipeline.stages[1].key" has value "a": stage keys must be unique',
+    ],
+    [
+      {
+        template: "custom",
+        stages: [
+          { key: "w", name: "W", kind: "won" },
+          { key: "a", name: "A" },
+        ],
+      },
+      'key "pipeline.stages[0].kind" has value "won": the first stage',
+    ],
     [{ template: "custom", stages: [{ key: "Bad Key", name: "A" }] }, 'key "pipeline.stages[0].key" has value "Bad Key"'],
-    [{ template: "custom", stages: [{ key: "a", name: "A", kind: "maybe" }] }, 'key "pipeline.stages[0].kind" has value "maybe": expected one of "open", "won", "lost"'],
+    [
+      { template: "custom", stages: [{ key: "a", name: "A", kind: "maybe" }] },
+      'key "pipeline.stages[0].kind" has value "maybe": expected one of "open", "won", "lost"',
+    ],
     [{ template: "custom", stages: [{ key: "a", name: "A", probability: 101 }] }, 'key "pipeline.stages[0].probability" has value 101'],
     [{ template: "custom", stages: [{ key: "a", name: "A", color: "red" }] }, 'key "pipeline.stages[0].color"'],
     [{ terms: { deal: "Deal" } }, 'key "pipeline.terms.deal" is not a term'],
@@ -104,7 +130,10 @@ describe("countWonRecords (for source tracking's recordsWon)", () => {
   beforeAll(async () => {
     app = await createTestApp();
     const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/license-dev.private.key"), "utf8");
-    writeFileSync(app.config.license.file, signLicense({ company: "default", modules: ["pipeline"], expiresAt: "2099-01-01T00:00:00.000Z", privateKey: devKey }));
+    writeFileSync(
+      app.config.license.file,
+      signLicense({ company: "default", modules: ["pipeline"], expiresAt: "2099-01-01T00:00:00.000Z", privateKey: devKey }),
+    );
   });
   afterAll(() => app.close());
 

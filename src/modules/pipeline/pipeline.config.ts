@@ -110,7 +110,8 @@ export function resolvePipeline(config: Config["pipeline"], source = "config"): 
     if (seen.has(s.key)) throw fail(`pipeline.stages[${i}].key`, `has value "${s.key}": stage keys must be unique`);
     seen.add(s.key);
   });
-  if ((specs[0]!.kind ?? "open") !== "open") throw fail("pipeline.stages[0].kind", `has value "${specs[0]!.kind}": the first stage (where new records start) must be open`);
+  if ((specs[0]!.kind ?? "open") !== "open")
+    throw fail("pipeline.stages[0].kind", `has value "${specs[0]!.kind}": the first stage (where new records start) must be open`);
   const open = specs.filter((s) => (s.kind ?? "open") === "open");
   const stages: Stage[] = specs.map((s, i) => {
     const kind = s.kind ?? "open";

@@ -7,7 +7,10 @@ const DateTime = t.String({ format: "date-time" });
 const NullableDateTime = t.Union([DateTime, t.Null()]);
 const ExternalId = t.String({ minLength: 1, maxLength: 100, description: "an id from your own systems (user, agent)" });
 // NB! At most 9 integer digits: micro-units of larger amounts pass 2^53 and lose precision as JS numbers.
-const MoneyText = t.String({ pattern: "^\\d{1,9}(\\.\\d{1,6})?$", description: "decimal amount in the billing currency, up to 999999999.999999 with 6 places (\"1500\", \"99.90\")" });
+const MoneyText = t.String({
+  pattern: "^\\d{1,9}(\\.\\d{1,6})?$",
+  description: 'decimal amount in the billing currency, up to 999999999.999999 with 6 places ("1500", "99.90")',
+});
 const DateOnly = t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "YYYY-MM-DD" });
 const CustomValue = t.Union([t.String({ maxLength: 1000 }), t.Number(), t.Boolean(), t.Null()]);
 

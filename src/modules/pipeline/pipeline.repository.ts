@@ -30,7 +30,15 @@ export function createPipelineRepository(db: Db) {
       db.update(pipelineRecords).set(patch).where(eq(pipelineRecords.id, id)).run();
     },
     /** Newest first, keyset on id; each filter has its own (company, column, id) index. */
-    listRecords(q: { companyId: string; limit: number; before?: string; stageId?: string; status?: string; contactId?: string; ownerId?: string }): RecordRow[] {
+    listRecords(q: {
+      companyId: string;
+      limit: number;
+      before?: string;
+      stageId?: string;
+      status?: string;
+      contactId?: string;
+      ownerId?: string;
+    }): RecordRow[] {
       return db
         .select()
         .from(pipelineRecords)

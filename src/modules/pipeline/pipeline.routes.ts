@@ -48,8 +48,21 @@ export const pipelineRoutes = (deps: Deps) => {
       "/records",
       ({ auth, query }) => {
         const limit = pageLimit(query.limit);
-        const { records } = p.listRecords({ companyId: auth.companyId, limit: limit + 1, before: before(query.cursor), stageId: query.stageId, status: query.status, contactId: query.contactId, ownerId: query.ownerId });
-        return toPage(records, limit, (r) => [r.id], (r) => r);
+        const { records } = p.listRecords({
+          companyId: auth.companyId,
+          limit: limit + 1,
+          before: before(query.cursor),
+          stageId: query.stageId,
+          status: query.status,
+          contactId: query.contactId,
+          ownerId: query.ownerId,
+        });
+        return toPage(
+          records,
+          limit,
+          (r) => [r.id],
+          (r) => r,
+        );
       },
       {
         ...read,
@@ -77,13 +90,17 @@ export const pipelineRoutes = (deps: Deps) => {
         detail: { summary: "Record detail with its stage history and tasks", operationId: "getRecord" },
       },
     )
-    .patch("/records/:id", ({ auth, params, body, idem }) => idem.commit(200, () => p.updateRecord({ companyId: auth.companyId, id: params.id, patch: body }).record), {
-      ...write,
-      params: IdParams,
-      body: UpdateRecordBody,
-      response: { 200: data(RecordModel), ...errors(403, 404, 409, 422) },
-      detail: { summary: "Update title, value, owner, expected close date, conversation or custom fields", operationId: "updateRecord" },
-    })
+    .patch(
+      "/records/:id",
+      ({ auth, params, body, idem }) => idem.commit(200, () => p.updateRecord({ companyId: auth.companyId, id: params.id, patch: body }).record),
+      {
+        ...write,
+        params: IdParams,
+        body: UpdateRecordBody,
+        response: { 200: data(RecordModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Update title, value, owner, expected close date, conversation or custom fields", operationId: "updateRecord" },
+      },
+    )
     .post(
       "/records/:id/move",
       ({ auth, params, body, idem }) => idem.commit(200, () => p.moveRecord({ companyId: auth.companyId, id: params.id, input: body, by: auth.name }).record),
@@ -99,8 +116,21 @@ export const pipelineRoutes = (deps: Deps) => {
       "/tasks",
       ({ auth, query }) => {
         const limit = pageLimit(query.limit);
-        const { tasks } = p.listTasks({ companyId: auth.companyId, limit: limit + 1, before: before(query.cursor), status: query.status, recordId: query.recordId, contactId: query.contactId, dueBefore: query.dueBefore });
-        return toPage(tasks, limit, (x) => [x.id], (x) => x);
+        const { tasks } = p.listTasks({
+          companyId: auth.companyId,
+          limit: limit + 1,
+          before: before(query.cursor),
+          status: query.status,
+          recordId: query.recordId,
+          contactId: query.contactId,
+          dueBefore: query.dueBefore,
+        });
+        return toPage(
+          tasks,
+          limit,
+          (x) => [x.id],
+          (x) => x,
+        );
       },
       {
         ...read,
@@ -115,13 +145,17 @@ export const pipelineRoutes = (deps: Deps) => {
       response: { 201: data(TaskModel), ...errors(403, 409, 422) },
       detail: { summary: "Add a task or reminder (task.due fires once at remindAt)", operationId: "createTask" },
     })
-    .patch("/tasks/:id", ({ auth, params, body, idem }) => idem.commit(200, () => p.updateTask({ companyId: auth.companyId, id: params.id, patch: body }).task), {
-      ...write,
-      params: IdParams,
-      body: UpdateTaskBody,
-      response: { 200: data(TaskModel), ...errors(403, 404, 409, 422) },
-      detail: { summary: "Update, reschedule, complete (status done) or reopen a task", operationId: "updateTask" },
-    })
+    .patch(
+      "/tasks/:id",
+      ({ auth, params, body, idem }) => idem.commit(200, () => p.updateTask({ companyId: auth.companyId, id: params.id, patch: body }).task),
+      {
+        ...write,
+        params: IdParams,
+        body: UpdateTaskBody,
+        response: { 200: data(TaskModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Update, reschedule, complete (status done) or reopen a task", operationId: "updateTask" },
+      },
+    )
     .delete(
       "/tasks/:id",
       ({ auth, params, set }) => {

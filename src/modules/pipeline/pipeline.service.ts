@@ -157,7 +157,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
 
     listRecords(q: { companyId: string; limit: number; before?: string; stageId?: string; status?: string; contactId?: string; ownerId?: string }) {
       if (q.stageId !== undefined && !pipeline.stageById(q.stageId))
-        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [{ pointer: "query:stageId", message: "not a stage of this pipeline (see GET /pipeline)" }]);
+        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [
+          { pointer: "query:stageId", message: "not a stage of this pipeline (see GET /pipeline)" },
+        ]);
       return { records: repo.listRecords(q).map(view) };
     },
 
@@ -190,7 +192,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     moveRecord({ companyId, id, input, by }: { companyId: string; id: string; input: typeof MoveRecordBody.static; by: string }) {
       const current = mustGetRecord(companyId, id);
       if (!pipeline.stageById(input.stageId))
-        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [{ pointer: "/stageId", message: "not a stage of this pipeline (see GET /pipeline)" }]);
+        throw new AppError("VALIDATION_FAILED", "stageId is not a stage of this pipeline", [
+          { pointer: "/stageId", message: "not a stage of this pipeline (see GET /pipeline)" },
+        ]);
       if (current.stageId === input.stageId) throw new AppError("CONFLICT", "The record is already in that stage");
       const at = now();
       const reason = input.reason ?? null;
@@ -250,7 +254,8 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
       let dueBefore: Date | undefined;
       if (q.dueBefore !== undefined) {
         const ms = Date.parse(q.dueBefore);
-        if (Number.isNaN(ms)) throw new AppError("VALIDATION_FAILED", "dueBefore is not a date-time", [{ pointer: "query:dueBefore", message: "must be an ISO 8601 date-time" }]);
+        if (Number.isNaN(ms))
+          throw new AppError("VALIDATION_FAILED", "dueBefore is not a date-time", [{ pointer: "query:dueBefore", message: "must be an ISO 8601 date-time" }]);
         dueBefore = new Date(ms);
       }
       return { tasks: repo.listTasks({ ...q, dueBefore }).map(taskView) };

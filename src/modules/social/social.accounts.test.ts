@@ -10,8 +10,16 @@ const validate = (social_accounts: unknown[], env: Record<string, string> = {}) 
 describe("[[social_accounts]] validation", () => {
   const refused: [string, unknown[], RegExp][] = [
     ["unknown provider", [{ id: ID, platform: "x", provider: "myspace" }], /social_accounts\[0\]\.provider.*"myspace"/],
-    ["provider that cannot publish there", [{ id: ID, platform: "x", provider: "tiktok", settings: { access_token: "t" } }], /provider "tiktok" cannot publish to platform "x"/],
-    ["missing setting", [{ id: ID, platform: "instagram", provider: "instagram", settings: { access_token: "t" } }], /social_accounts\[0\]\.settings\.ig_user_id/],
+    [
+      "provider that cannot publish there",
+      [{ id: ID, platform: "x", provider: "tiktok", settings: { access_token: "t" } }],
+      /provider "tiktok" cannot publish to platform "x"/,
+    ],
+    [
+      "missing setting",
+      [{ id: ID, platform: "instagram", provider: "instagram", settings: { access_token: "t" } }],
+      /social_accounts\[0\]\.settings\.ig_user_id/,
+    ],
     ["unknown sandbox setting", [{ id: ID, platform: "x", provider: "sandbox", settings: { token: "t" } }], /social_accounts\[0\]\.settings/],
     ["X without a complete auth", [{ id: ID, platform: "x", provider: "x", settings: { user_id: "1", consumer_key: "k" } }], /OAuth 1\.0a/],
     [
@@ -31,7 +39,13 @@ describe("[[social_accounts]] validation", () => {
 
   test("secrets come from env: and defaults are applied", () => {
     const [a] = validate([{ id: ID, platform: "tiktok", provider: "tiktok", settings: { access_token: "env:TT_TOKEN" } }], { TT_TOKEN: "secret" });
-    expect(a!.settings).toEqual({ access_token: "secret", privacy_level: "PUBLIC_TO_EVERYONE", base_url: "https://open.tiktokapis.com", processing_wait_ms: 120_000, timeout_ms: 60_000 });
+    expect(a!.settings).toEqual({
+      access_token: "secret",
+      privacy_level: "PUBLIC_TO_EVERYONE",
+      base_url: "https://open.tiktokapis.com",
+      processing_wait_ms: 120_000,
+      timeout_ms: 60_000,
+    });
     expect(a!.name).toBe("tiktok (tiktok)");
   });
 

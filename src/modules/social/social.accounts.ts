@@ -25,7 +25,10 @@ export function validateSocialAccounts(config: Config): SocialAccount[] {
   return config.social_accounts.map((entry, i) => {
     const where = `social_accounts[${i}]${entry.name ? ` (${entry.name})` : ""}`;
     const def = publisherDefinition(entry.provider);
-    if (!def) throw new ConfigError(`${where}: key "social_accounts[${i}].provider" has value ${JSON.stringify(entry.provider)}: expected one of "sandbox", "instagram", "facebook", "x", "tiktok"`);
+    if (!def)
+      throw new ConfigError(
+        `${where}: key "social_accounts[${i}].provider" has value ${JSON.stringify(entry.provider)}: expected one of "sandbox", "instagram", "facebook", "x", "tiktok"`,
+      );
     if (!def.platforms.includes(entry.platform))
       throw new ConfigError(`${where}: provider "${entry.provider}" cannot publish to platform "${entry.platform}" (it serves ${def.platforms.join(", ")})`);
     if (ids.has(entry.id)) throw new ConfigError(`${where}: id ${entry.id} is used by another [[social_accounts]] entry`);
@@ -47,7 +50,13 @@ export function validateSocialAccounts(config: Config): SocialAccount[] {
   });
 }
 
-export function createSocialRuntime({ accounts, context }: { accounts: SocialAccount[]; context: (account: SocialAccount) => Omit<PublisherContext, "account"> }) {
+export function createSocialRuntime({
+  accounts,
+  context,
+}: {
+  accounts: SocialAccount[];
+  context: (account: SocialAccount) => Omit<PublisherContext, "account">;
+}) {
   const byId = new Map<string, SocialAccountRuntime>();
   for (const account of accounts) {
     const publisher = publisherDefinition(account.provider)!.create({ ...context(account), account });

@@ -80,7 +80,10 @@ export function createAnalytics({
     }));
     try {
       const snap = await rt.publisher.analytics({ now: at, published });
-      const postIds = repo.postIdByExternal(rt.account.id, snap.media.map((m) => m.externalId));
+      const postIds = repo.postIdByExternal(
+        rt.account.id,
+        snap.media.map((m) => m.externalId),
+      );
       tx(() => {
         repo.upsertDays(snap.days.map((d) => ({ ...d, accountId: rt.account.id, companyId, platform: rt.account.platform, syncedAt: at })));
         repo.upsertMedia(
@@ -166,12 +169,25 @@ export function createAnalytics({
      * NB! On PostgreSQL two instances answering refreshes of one account in the same instant may both queue
      * a pull (read, then write): the platform sees two calls, never more.
      */
-    refresh({ companyId, companySlug, postId, accountId }: { companyId: string; companySlug: string; postId?: string; accountId?: string }): typeof RefreshAnalyticsModel.static {
+    refresh({
+      companyId,
+      companySlug,
+      postId,
+      accountId,
+    }: {
+      companyId: string;
+      companySlug: string;
+      postId?: string;
+      accountId?: string;
+    }): typeof RefreshAnalyticsModel.static {
       const own = new Map(runtime.forCompany(companySlug).map((a) => [a.account.id, a]));
       let ids: string[];
       if (postId) {
         if (!repo.getPost(companyId, postId)) throw notFound("Social post");
-        ids = repo.targetsOf([postId]).filter((t) => t.status === "published").map((t) => t.accountId);
+        ids = repo
+          .targetsOf([postId])
+          .filter((t) => t.status === "published")
+          .map((t) => t.accountId);
       } else if (accountId) {
         if (!own.has(accountId)) throw notFound("Social account");
         ids = [accountId];
@@ -193,7 +209,9 @@ export function createAnalytics({
       if (!out.queued.length && out.rateLimited.length) {
         const first = Math.min(...out.rateLimited.map((r) => Date.parse(r.retryAt)));
         const seconds = Math.max(1, Math.ceil((first - at.getTime()) / 1000));
-        throw new AppError("RATE_LIMITED", `Analytics of this account were pulled less than ${refreshIntervalMs / 1000} s ago; ask again in ${seconds} s`, [], { "Retry-After": String(seconds) });
+        throw new AppError("RATE_LIMITED", `Analytics of this account were pulled less than ${refreshIntervalMs / 1000} s ago; ask again in ${seconds} s`, [], {
+          "Retry-After": String(seconds),
+        });
       }
       return out;
     },
@@ -201,7 +219,15 @@ export function createAnalytics({
       for (const rt of runtime.all()) await syncAccount(rt);
     },
 
-    summary({ companyId, companySlug, query }: { companyId: string; companySlug: string; query: { from?: string; to?: string } }): typeof AnalyticsSummaryModel.static {
+    summary({
+      companyId,
+      companySlug,
+      query,
+    }: {
+      companyId: string;
+      companySlug: string;
+      query: { from?: string; to?: string };
+    }): typeof AnalyticsSummaryModel.static {
       const { from, to } = range(query);
       const accounts = runtime.forCompany(companySlug);
       const ids = accounts.map((a) => a.account.id);
@@ -227,10 +253,23 @@ export function createAnalytics({
       return { from, to, platforms };
     },
 
-    platform({ companyId, companySlug, platform, query }: { companyId: string; companySlug: string; platform: string; query: { from?: string; to?: string; accountId?: string } }): typeof PlatformAnalyticsModel.static {
+    platform({
+      companyId,
+      companySlug,
+      platform,
+      query,
+    }: {
+      companyId: string;
+      companySlug: string;
+      platform: string;
+      query: { from?: string; to?: string; accountId?: string };
+    }): typeof PlatformAnalyticsModel.static {
       if (!(SOCIAL_PLATFORMS as readonly string[]).includes(platform)) throw notFound(`Platform ${platform}`);
       const { from, to } = range(query);
-      let ids = runtime.forCompany(companySlug).filter((a) => a.account.platform === platform).map((a) => a.account.id);
+      let ids = runtime
+        .forCompany(companySlug)
+        .filter((a) => a.account.platform === platform)
+        .map((a) => a.account.id);
       if (query.accountId) {
         if (!ids.includes(query.accountId)) throw notFound(`Social account ${query.accountId} on ${platform}`);
         ids = [query.accountId];
@@ -244,11 +283,25 @@ export function createAnalytics({
         row.engagements += d.engagements;
         byDate.set(d.date, row);
       }
-      const topPosts = repo.mediaInRange({ companyId, platform, accountIds: ids, from: startOf(from), to: endOf(to), orderByEngagement: true, limit: 10 }).map(mediaView);
+      const topPosts = repo
+        .mediaInRange({ companyId, platform, accountIds: ids, from: startOf(from), to: endOf(to), orderByEngagement: true, limit: 10 })
+        .map(mediaView);
       return { platform: platform as SocialPlatform, from, to, series: [...byDate.values()], topPosts };
     },
 
-    listMedia({ companySlug, companyId, accountId, limit, after }: { companySlug: string; companyId: string; accountId?: string; limit: number; after?: [number, string, string] }) {
+    listMedia({
+      companySlug,
+      companyId,
+      accountId,
+      limit,
+      after,
+    }: {
+      companySlug: string;
+      companyId: string;
+      accountId?: string;
+      limit: number;
+      after?: [number, string, string];
+    }) {
       let ids = runtime.forCompany(companySlug).map((a) => a.account.id);
       if (accountId) {
         if (!ids.includes(accountId)) throw notFound("Social account");

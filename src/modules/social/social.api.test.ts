@@ -19,7 +19,12 @@ let noSocialKey = "";
 beforeAll(async () => {
   app = await createTestApp({
     start: T0,
-    config: { social_accounts: [...sandboxSocialAccounts(), { id: "0193a4b2-0000-7000-8000-0000000000c9", company: "other", platform: "x", provider: "sandbox", name: "other's X" }] },
+    config: {
+      social_accounts: [
+        ...sandboxSocialAccounts(),
+        { id: "0193a4b2-0000-7000-8000-0000000000c9", company: "other", platform: "x", provider: "sandbox", name: "other's X" },
+      ],
+    },
   });
   readOnlyKey = app.newKey({ name: "ro", scopes: ["social:read"] }).key;
   noSocialKey = app.newKey({ name: "none", scopes: ["contacts:read"] }).key;
@@ -39,7 +44,14 @@ const invalid = (pointer: string, code = "SOCIAL_POST_INVALID") => ({ error: { c
 describe("validation and errors", () => {
   const scenarios: Scenario[] = [
     { name: "accounts: no key → 401", method: "GET", url: "/social/accounts", key: null, status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
-    { name: "accounts: key without social scope → 403", method: "GET", url: "/social/accounts", ...withKey(() => noSocialKey), status: 403, contains: { error: { code: "API_SCOPE_MISSING" } } },
+    {
+      name: "accounts: key without social scope → 403",
+      method: "GET",
+      url: "/social/accounts",
+      ...withKey(() => noSocialKey),
+      status: 403,
+      contains: { error: { code: "API_SCOPE_MISSING" } },
+    },
     {
       name: "accounts: the company's four sandbox accounts, connected, with limits",
       method: "GET",
@@ -48,12 +60,24 @@ describe("validation and errors", () => {
       check: (res) => {
         expect(res.body.data.map((a: any) => a.id).sort()).toEqual([...ALL].sort());
         const x = res.body.data.find((a: any) => a.platform === "x");
-        expect(x).toMatchObject({ provider: "sandbox", status: "connected", handle: null, limits: { textMax: 280, mediaMax: 4, needsMedia: false, video: true } });
+        expect(x).toMatchObject({
+          provider: "sandbox",
+          status: "connected",
+          handle: null,
+          limits: { textMax: 280, mediaMax: 4, needsMedia: false, video: true },
+        });
         const ig = res.body.data.find((a: any) => a.platform === "instagram");
         expect(ig.limits).toEqual({ textMax: 2200, mediaMax: 10, needsMedia: true, video: true });
       },
     },
-    { name: "create: no accountIds → 422 VALIDATION_FAILED /accountIds", method: "POST", url: "/social/posts", body: { text: "x" }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
+    {
+      name: "create: no accountIds → 422 VALIDATION_FAILED /accountIds",
+      method: "POST",
+      url: "/social/posts",
+      body: { text: "x" },
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED" } },
+    },
     {
       name: "create: unknown account → 422 naming /accountIds/1",
       method: "POST",
@@ -70,14 +94,70 @@ describe("validation and errors", () => {
       status: 422,
       contains: invalid("/accountIds/0", "VALIDATION_FAILED"),
     },
-    { name: "create: unknown mediaId → 422 /media/0/mediaId", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], media: [{ mediaId: "nope" }] }, status: 422, contains: invalid("/media/0/mediaId", "VALIDATION_FAILED") },
-    { name: "create: a loopback media URL → 422 /media/0/url", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], media: [{ url: "http://127.0.0.1:9/a.png" }] }, status: 422, contains: invalid("/media/0/url", "VALIDATION_FAILED") },
-    { name: "create: a metadata media URL → 422 /media/0/url", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], media: [{ url: "http://metadata.google.internal/a.png" }] }, status: 422, contains: invalid("/media/0/url", "VALIDATION_FAILED") },
-    { name: "create: a link-local override media URL → 422 pointer to it", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], text: "a", overrides: { [SOCIAL.x]: { media: [{ url: "http://169.254.169.254/a.png" }] } } }, status: 422, contains: invalid(`/overrides/${SOCIAL.x}/media/0/url`, "VALIDATION_FAILED") },
-    { name: "create: override of an account not in accountIds → 422", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], text: "a", overrides: { [SOCIAL.facebook]: { text: "b" } } }, status: 422, contains: invalid(`/overrides/${SOCIAL.facebook}`, "VALIDATION_FAILED") },
-    { name: "create: scheduledAt in the past → 422 /scheduledAt", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], text: "a", scheduledAt: "2026-03-02T09:00:00Z" }, status: 422, contains: invalid("/scheduledAt", "VALIDATION_FAILED") },
-    { name: "create: scheduledAt and publishNow → 422 /publishNow", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], text: "a", scheduledAt: "2026-03-02T12:00:00Z", publishNow: true }, status: 422, contains: invalid("/publishNow", "VALIDATION_FAILED") },
-    { name: "X: 281 characters → SOCIAL_POST_INVALID /text", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], text: "a".repeat(281) }, status: 422, contains: invalid("/text") },
+    {
+      name: "create: unknown mediaId → 422 /media/0/mediaId",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], media: [{ mediaId: "nope" }] },
+      status: 422,
+      contains: invalid("/media/0/mediaId", "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: a loopback media URL → 422 /media/0/url",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], media: [{ url: "http://127.0.0.1:9/a.png" }] },
+      status: 422,
+      contains: invalid("/media/0/url", "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: a metadata media URL → 422 /media/0/url",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], media: [{ url: "http://metadata.google.internal/a.png" }] },
+      status: 422,
+      contains: invalid("/media/0/url", "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: a link-local override media URL → 422 pointer to it",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], text: "a", overrides: { [SOCIAL.x]: { media: [{ url: "http://169.254.169.254/a.png" }] } } },
+      status: 422,
+      contains: invalid(`/overrides/${SOCIAL.x}/media/0/url`, "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: override of an account not in accountIds → 422",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], text: "a", overrides: { [SOCIAL.facebook]: { text: "b" } } },
+      status: 422,
+      contains: invalid(`/overrides/${SOCIAL.facebook}`, "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: scheduledAt in the past → 422 /scheduledAt",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], text: "a", scheduledAt: "2026-03-02T09:00:00Z" },
+      status: 422,
+      contains: invalid("/scheduledAt", "VALIDATION_FAILED"),
+    },
+    {
+      name: "create: scheduledAt and publishNow → 422 /publishNow",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], text: "a", scheduledAt: "2026-03-02T12:00:00Z", publishNow: true },
+      status: 422,
+      contains: invalid("/publishNow", "VALIDATION_FAILED"),
+    },
+    {
+      name: "X: 281 characters → SOCIAL_POST_INVALID /text",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], text: "a".repeat(281) },
+      status: 422,
+      contains: invalid("/text"),
+    },
     {
       name: "X: a long URL counts 23 → 280 weighted characters pass",
       method: "POST",
@@ -94,14 +174,69 @@ describe("validation and errors", () => {
       status: 422,
       contains: invalid(`/overrides/${SOCIAL.x}/text`),
     },
-    { name: "X: 5 images → /media", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], media: Array(5).fill(IMAGE) }, status: 422, contains: invalid("/media") },
-    { name: "X: video with an image → /media", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.x], media: [VIDEO, IMAGE] }, status: 422, contains: invalid("/media") },
-    { name: "Instagram: no media → /media", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.instagram], text: "hi" }, status: 422, contains: invalid("/media") },
-    { name: "Instagram: 2,201 characters → /text", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.instagram], text: "é".repeat(2201), media: [IMAGE] }, status: 422, contains: invalid("/text") },
-    { name: "TikTok: an image → /media (needs one video)", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.tiktok], media: [IMAGE] }, status: 422, contains: invalid("/media") },
-    { name: "TikTok: a URL declared a video passes", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.tiktok], media: [{ url: "https://cdn.example.com/stream", kind: "video" }] }, status: 201 },
-    { name: "Facebook: 11 images → /media", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.facebook], media: Array(11).fill(IMAGE) }, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "Facebook: a video → /media", method: "POST", url: "/social/posts", body: { accountIds: [SOCIAL.facebook], media: [VIDEO] }, status: 422, contains: invalid("/media") },
+    {
+      name: "X: 5 images → /media",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], media: Array(5).fill(IMAGE) },
+      status: 422,
+      contains: invalid("/media"),
+    },
+    {
+      name: "X: video with an image → /media",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.x], media: [VIDEO, IMAGE] },
+      status: 422,
+      contains: invalid("/media"),
+    },
+    {
+      name: "Instagram: no media → /media",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.instagram], text: "hi" },
+      status: 422,
+      contains: invalid("/media"),
+    },
+    {
+      name: "Instagram: 2,201 characters → /text",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.instagram], text: "é".repeat(2201), media: [IMAGE] },
+      status: 422,
+      contains: invalid("/text"),
+    },
+    {
+      name: "TikTok: an image → /media (needs one video)",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.tiktok], media: [IMAGE] },
+      status: 422,
+      contains: invalid("/media"),
+    },
+    {
+      name: "TikTok: a URL declared a video passes",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.tiktok], media: [{ url: "https://cdn.example.com/stream", kind: "video" }] },
+      status: 201,
+    },
+    {
+      name: "Facebook: 11 images → /media",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.facebook], media: Array(11).fill(IMAGE) },
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED" } },
+    },
+    {
+      name: "Facebook: a video → /media",
+      method: "POST",
+      url: "/social/posts",
+      body: { accountIds: [SOCIAL.facebook], media: [VIDEO] },
+      status: 422,
+      contains: invalid("/media"),
+    },
     {
       name: "every broken rule is listed, one per target",
       method: "POST",
@@ -129,18 +264,63 @@ describe("validation and errors", () => {
       status: 409,
       contains: { error: { code: "SOCIAL_APPROVAL_REQUIRED" } },
     },
-    { name: "read-only key cannot create → 403", method: "POST", url: "/social/posts", ...withKey(() => readOnlyKey), body: { accountIds: [SOCIAL.x], text: "a" }, status: 403, contains: { error: { code: "API_SCOPE_MISSING" } } },
-    { name: "detail of an unknown post → 404", method: "GET", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000", status: 404, contains: { error: { code: "NOT_FOUND" } } },
+    {
+      name: "read-only key cannot create → 403",
+      method: "POST",
+      url: "/social/posts",
+      ...withKey(() => readOnlyKey),
+      body: { accountIds: [SOCIAL.x], text: "a" },
+      status: 403,
+      contains: { error: { code: "API_SCOPE_MISSING" } },
+    },
+    {
+      name: "detail of an unknown post → 404",
+      method: "GET",
+      url: "/social/posts/0193a4b2-0000-7000-8000-000000000000",
+      status: 404,
+      contains: { error: { code: "NOT_FOUND" } },
+    },
     { name: "delete of an unknown post → 404", method: "DELETE", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000", status: 404 },
-    { name: "schedule of an unknown post → 404", method: "POST", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000/schedule", body: { publishNow: true }, status: 404 },
+    {
+      name: "schedule of an unknown post → 404",
+      method: "POST",
+      url: "/social/posts/0193a4b2-0000-7000-8000-000000000000/schedule",
+      body: { publishNow: true },
+      status: 404,
+    },
     { name: "cancel of an unknown post → 404", method: "POST", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000/cancel", status: 404 },
     { name: "PATCH of an unknown post → 404", method: "PATCH", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000", body: { text: "a" }, status: 404 },
-    { name: "PATCH with a text that is not a string → 422 /text", method: "PATCH", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000", body: { text: 5 }, status: 422, contains: invalid("/text", "VALIDATION_FAILED") },
+    {
+      name: "PATCH with a text that is not a string → 422 /text",
+      method: "PATCH",
+      url: "/social/posts/0193a4b2-0000-7000-8000-000000000000",
+      body: { text: 5 },
+      status: 422,
+      contains: invalid("/text", "VALIDATION_FAILED"),
+    },
     { name: "approve of an unknown post → 404", method: "POST", url: "/social/posts/0193a4b2-0000-7000-8000-000000000000/approve", status: 404 },
-    { name: "list: bad limit → 422 query:limit", method: "GET", url: "/social/posts?limit=0", status: 422, contains: invalid("query:limit", "VALIDATION_FAILED") },
+    {
+      name: "list: bad limit → 422 query:limit",
+      method: "GET",
+      url: "/social/posts?limit=0",
+      status: 422,
+      contains: invalid("query:limit", "VALIDATION_FAILED"),
+    },
     { name: "list: bad status → 422", method: "GET", url: "/social/posts?status=lost", status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "analytics of an unknown platform → 404", method: "GET", url: "/social/analytics/myspace", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "analytics: from after to → 422 query:from", method: "GET", url: "/social/analytics/summary?from=2026-03-02&to=2026-03-01", status: 422, contains: invalid("query:from", "VALIDATION_FAILED") },
+    {
+      name: "analytics of an unknown platform → 404",
+      method: "GET",
+      url: "/social/analytics/myspace",
+      status: 404,
+      contains: { error: { code: "NOT_FOUND" } },
+    },
+    {
+      name: "analytics: from after to → 422 query:from",
+      method: "GET",
+      url: "/social/analytics/summary?from=2026-03-02&to=2026-03-01",
+      status: 422,
+      contains: invalid("query:from", "VALIDATION_FAILED"),
+    },
     { name: "analytics: another platform's account → 404", method: "GET", url: `/social/analytics/x?accountId=${SOCIAL.tiktok}`, status: 404 },
     { name: "media: another company's account → 404", method: "GET", url: "/social/media?accountId=0193a4b2-0000-7000-8000-0000000000c9", status: 404 },
   ];
@@ -154,7 +334,17 @@ describe("post lifecycle", () => {
     expect(res.body.data).toMatchObject({ status: "draft", text: "Hello", scheduledAt: null, requiresApproval: false, approvedAt: null, publishedAt: null });
     expect(res.body.data.targets).toEqual([
       { accountId: SOCIAL.x, platform: "x", status: "pending", externalId: null, url: null, error: null, attempts: 0, publishedAt: null, metrics: null },
-      { accountId: SOCIAL.facebook, platform: "facebook", status: "pending", externalId: null, url: null, error: null, attempts: 0, publishedAt: null, metrics: null },
+      {
+        accountId: SOCIAL.facebook,
+        platform: "facebook",
+        status: "pending",
+        externalId: null,
+        url: null,
+        error: null,
+        attempts: 0,
+        publishedAt: null,
+        metrics: null,
+      },
     ]);
     const detail = await app.request("GET", `/social/posts/${res.body.data.id}`);
     expect(detail.body.data).toEqual(res.body.data);
@@ -189,7 +379,11 @@ describe("post lifecycle", () => {
     await app.deps.queue.drain();
     const p = (await app.request("GET", `/social/posts/${res.body.data.id}`)).body.data;
     expect(p.status).toBe("partially_published");
-    expect(p.targets.find((t: any) => t.accountId === SOCIAL.x)).toMatchObject({ status: "failed", externalId: null, error: { code: "SANDBOX_REJECTED", message: expect.any(String) } });
+    expect(p.targets.find((t: any) => t.accountId === SOCIAL.x)).toMatchObject({
+      status: "failed",
+      externalId: null,
+      error: { code: "SANDBOX_REJECTED", message: expect.any(String) },
+    });
     expect(p.targets.find((t: any) => t.accountId === SOCIAL.facebook)).toMatchObject({ status: "published", error: null });
     const ev = app.emitted.filter((e) => (e.data as any).post?.id === p.id);
     expect(ev.map((e) => e.type)).toEqual(["social_post.published"]);
@@ -220,15 +414,25 @@ describe("post lifecycle", () => {
     const res = await post({ accountIds: [SOCIAL.x, SOCIAL.facebook], text: "watchdog", publishNow: true });
     const id = res.body.data.id;
     // The X job dies outside the handler (as after repeated database errors); Facebook publishes.
-    const targets = app.deps.db.$client.query("SELECT id, account_id FROM social_post_targets WHERE post_id = ?").all(id) as { id: string; account_id: string }[];
+    const targets = app.deps.db.$client.query("SELECT id, account_id FROM social_post_targets WHERE post_id = ?").all(id) as {
+      id: string;
+      account_id: string;
+    }[];
     const xTarget = targets.find((t) => t.account_id === SOCIAL.x)!.id;
-    app.deps.db.$client.query(`UPDATE jobs SET status = 'dead', last_error = 'disk I/O error' WHERE type = 'social.publish' AND ${jsonText(app.deps.db.engine, "payload", ["targetId"])} = ?`).run(xTarget);
+    app.deps.db.$client
+      .query(
+        `UPDATE jobs SET status = 'dead', last_error = 'disk I/O error' WHERE type = 'social.publish' AND ${jsonText(app.deps.db.engine, "payload", ["targetId"])} = ?`,
+      )
+      .run(xTarget);
     await app.deps.queue.drain();
     expect((await get(id)).status).toBe("publishing");
     await app.deps.scheduler.tasks.get("social-dead-jobs")!();
     const p = await get(id);
     expect(p.status).toBe("partially_published");
-    expect(p.targets.find((t: any) => t.accountId === SOCIAL.x)).toMatchObject({ status: "failed", error: { code: "PUBLISH_GAVE_UP", message: "disk I/O error" } });
+    expect(p.targets.find((t: any) => t.accountId === SOCIAL.x)).toMatchObject({
+      status: "failed",
+      error: { code: "PUBLISH_GAVE_UP", message: "disk I/O error" },
+    });
     expect(await app.deps.scheduler.tasks.get("social-dead-jobs")!()).toBe(0); // idempotent
   });
 
@@ -332,7 +536,11 @@ describe("post lifecycle", () => {
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe("SOCIAL_POST_NOT_EDITABLE");
     await app.deps.queue.drain();
-    for (const [path, body] of [["schedule", { publishNow: true }], ["cancel", undefined], ["approve", undefined]] as const) {
+    for (const [path, body] of [
+      ["schedule", { publishNow: true }],
+      ["cancel", undefined],
+      ["approve", undefined],
+    ] as const) {
       const r = await app.request("POST", `/social/posts/${id}/${path}`, { body });
       expect(r.status).toBe(409);
       expect(r.body.error.code).toBe("SOCIAL_POST_NOT_EDITABLE");
@@ -350,7 +558,9 @@ describe("post lifecycle", () => {
     await app.deps.queue.drain();
     const del2 = await app.request("DELETE", `/social/posts/${pub.body.data.id}`);
     expect(del2.status).toBe(200);
-    expect(del2.body.data.notRemoved).toEqual([{ accountId: SOCIAL.instagram, platform: "instagram", externalId: expect.stringMatching(/^sbx_/), reason: expect.stringContaining("does not allow") }]);
+    expect(del2.body.data.notRemoved).toEqual([
+      { accountId: SOCIAL.instagram, platform: "instagram", externalId: expect.stringMatching(/^sbx_/), reason: expect.stringContaining("does not allow") },
+    ]);
   });
 
   test("an account that is not connected → 422 SOCIAL_PLATFORM_UNAVAILABLE naming it", async () => {
@@ -358,7 +568,10 @@ describe("post lifecycle", () => {
     try {
       const res = await post({ accountIds: [SOCIAL.x, SOCIAL.facebook], text: "a" });
       expect(res.status).toBe(422);
-      expect(res.body.error).toMatchObject({ code: "SOCIAL_PLATFORM_UNAVAILABLE", details: [{ pointer: "/accountIds/1", message: expect.stringContaining("token expired") }] });
+      expect(res.body.error).toMatchObject({
+        code: "SOCIAL_PLATFORM_UNAVAILABLE",
+        details: [{ pointer: "/accountIds/1", message: expect.stringContaining("token expired") }],
+      });
       const accounts = await app.request("GET", "/social/accounts");
       expect(accounts.body.data.find((a: any) => a.id === SOCIAL.facebook)).toMatchObject({ status: "error", lastError: "token expired" });
     } finally {
@@ -376,9 +589,14 @@ describe("post lifecycle", () => {
     expect(res.body.data.media).toEqual([{ mediaId, kind: "image" }]);
     const pdf = new FormData();
     pdf.append("file", new Blob([new TextEncoder().encode("%PDF-1.4\n%%EOF\n")], { type: "application/pdf" }), "a.pdf");
-    const pdfId = ((await (await app.app.handle(new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: pdf }))).json()) as any).data.id;
+    const pdfId = (
+      (await (await app.app.handle(new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: pdf }))).json()) as any
+    ).data.id;
     const refused = await post({ accountIds: [SOCIAL.x], media: [{ mediaId: pdfId }] });
-    expect(refused.body.error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ pointer: "/media/0/mediaId", message: expect.stringContaining("application/pdf") }] });
+    expect(refused.body.error).toMatchObject({
+      code: "VALIDATION_FAILED",
+      details: [{ pointer: "/media/0/mediaId", message: expect.stringContaining("application/pdf") }],
+    });
     const del = await app.request("DELETE", `/media/${mediaId}`);
     expect(del.status).toBe(409);
     expect(del.body.error.code).toBe("MEDIA_IN_USE");

@@ -33,7 +33,15 @@ function expected(target: { externalId: string; publishedAt: string }, now: Date
 
 describe("POST /social/analytics/refresh: errors and scopes", () => {
   const scenarios: Scenario[] = [
-    { name: "no key → 401", method: "POST", url: "/social/analytics/refresh", key: null, body: {}, status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
+    {
+      name: "no key → 401",
+      method: "POST",
+      url: "/social/analytics/refresh",
+      key: null,
+      body: {},
+      status: 401,
+      contains: { error: { code: "API_KEY_INVALID" } },
+    },
     {
       name: "social:read cannot refresh → 403",
       method: "POST",
@@ -45,10 +53,38 @@ describe("POST /social/analytics/refresh: errors and scopes", () => {
       status: 403,
       contains: { error: { code: "API_SCOPE_MISSING" } },
     },
-    { name: "unknown post → 404", method: "POST", url: "/social/analytics/refresh", body: { postId: "0193a4b2-0000-7000-8000-000000000000" }, status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "another company's account → 404", method: "POST", url: "/social/analytics/refresh", body: { accountId: OTHER }, status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "postId not a string → 422 /postId", method: "POST", url: "/social/analytics/refresh", body: { postId: 5 }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/postId" }] } } },
-    { name: "nothing published yet → 202, nothing queued", method: "POST", url: "/social/analytics/refresh", body: {}, status: 202, contains: { data: { queued: [], rateLimited: [] } } },
+    {
+      name: "unknown post → 404",
+      method: "POST",
+      url: "/social/analytics/refresh",
+      body: { postId: "0193a4b2-0000-7000-8000-000000000000" },
+      status: 404,
+      contains: { error: { code: "NOT_FOUND" } },
+    },
+    {
+      name: "another company's account → 404",
+      method: "POST",
+      url: "/social/analytics/refresh",
+      body: { accountId: OTHER },
+      status: 404,
+      contains: { error: { code: "NOT_FOUND" } },
+    },
+    {
+      name: "postId not a string → 422 /postId",
+      method: "POST",
+      url: "/social/analytics/refresh",
+      body: { postId: 5 },
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/postId" }] } },
+    },
+    {
+      name: "nothing published yet → 202, nothing queued",
+      method: "POST",
+      url: "/social/analytics/refresh",
+      body: {},
+      status: 202,
+      contains: { data: { queued: [], rateLimited: [] } },
+    },
   ];
   runScenarios(() => app, scenarios);
 });
@@ -57,7 +93,9 @@ describe("metrics of a published post", () => {
   let id = "";
 
   test("publish → no metrics yet; the job due 60 s later pulls them onto GET /social/posts/{id}", async () => {
-    const res = await app.request("POST", "/social/posts", { body: { accountIds: [SOCIAL.x, SOCIAL.instagram], text: "Fresh", media: [IMAGE], publishNow: true } });
+    const res = await app.request("POST", "/social/posts", {
+      body: { accountIds: [SOCIAL.x, SOCIAL.instagram], text: "Fresh", media: [IMAGE], publishNow: true },
+    });
     expect(res.status).toBe(201);
     id = res.body.data.id;
     expect(res.body.data.targets.map((t: any) => t.metrics)).toEqual([null, null]);
@@ -145,7 +183,13 @@ describe("metrics of a published post", () => {
     await app.deps.queue.drain();
     const ids: string[] = [];
     for (const text of ["burst 1", "burst 2", "burst 3"]) {
-      ids.push((await app.request("POST", "/social/posts", { body: { accountIds: [SOCIAL.tiktok], media: [{ url: "https://cdn.example.com/v.mp4" }], text, publishNow: true } })).body.data.id);
+      ids.push(
+        (
+          await app.request("POST", "/social/posts", {
+            body: { accountIds: [SOCIAL.tiktok], media: [{ url: "https://cdn.example.com/v.mp4" }], text, publishNow: true },
+          })
+        ).body.data.id,
+      );
       await app.deps.queue.drain();
       app.clock.advance(1_000);
     }

@@ -47,9 +47,13 @@ export const CreatePostBody = t.Object(
     text: t.Optional(Text),
     media: t.Optional(t.Array(PostMediaInput, { maxItems: 10 })),
     overrides: t.Optional(
-      t.Record(t.String(), t.Object({ text: t.Optional(Text), media: t.Optional(t.Array(PostMediaInput, { maxItems: 10 })) }, { additionalProperties: false }), {
-        description: "per account id: text and/or media replacing the post's for that account",
-      }),
+      t.Record(
+        t.String(),
+        t.Object({ text: t.Optional(Text), media: t.Optional(t.Array(PostMediaInput, { maxItems: 10 })) }, { additionalProperties: false }),
+        {
+          description: "per account id: text and/or media replacing the post's for that account",
+        },
+      ),
     ),
     scheduledAt: t.Optional(t.String({ format: "date-time", description: "publish at (future); without it and publishNow the post is a draft" })),
     publishNow: t.Optional(t.Boolean()),
@@ -97,7 +101,14 @@ const MediaOut = t.Object({
 });
 
 /** A post's numbers on one platform, as the analytics pull stores them (GET /social/media, post targets). */
-const MediaMetrics = t.Object({ views: t.Integer(), reach: t.Integer(), likes: t.Integer(), comments: t.Integer(), shares: t.Integer(), engagements: t.Integer() });
+const MediaMetrics = t.Object({
+  views: t.Integer(),
+  reach: t.Integer(),
+  likes: t.Integer(),
+  comments: t.Integer(),
+  shares: t.Integer(),
+  engagements: t.Integer(),
+});
 
 export const PostTargetMetricsModel = t.Object(
   { ...MediaMetrics.properties, syncedAt: t.String({ format: "date-time", description: "when the platform was asked" }) },

@@ -32,8 +32,20 @@ beforeAll(async () => {
   app = await createTestApp({
     config: {
       social_accounts: [
-        { id: ACC.instagram, platform: "instagram", provider: "instagram", name: "IG", settings: { ig_user_id: "17841400000000001", access_token: "graph-token", base_url: graph.url } },
-        { id: ACC.facebook, platform: "facebook", provider: "facebook", name: "FB", settings: { page_id: "104000000000001", page_access_token: "graph-token", base_url: graph.url } },
+        {
+          id: ACC.instagram,
+          platform: "instagram",
+          provider: "instagram",
+          name: "IG",
+          settings: { ig_user_id: "17841400000000001", access_token: "graph-token", base_url: graph.url },
+        },
+        {
+          id: ACC.facebook,
+          platform: "facebook",
+          provider: "facebook",
+          name: "FB",
+          settings: { page_id: "104000000000001", page_access_token: "graph-token", base_url: graph.url },
+        },
         { id: ACC.x, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } },
         { id: ACC.tiktok, platform: "tiktok", provider: "tiktok", name: "TT", settings: { access_token: "tt-publish-token", base_url: tt.url } },
       ],
@@ -63,13 +75,23 @@ async function settle(retries = 0) {
 describe("publishing through the platforms", () => {
   test("one post, four platforms: each published once with the platform's id and link", async () => {
     const res = await app.request("POST", "/social/posts", {
-      body: { accountIds: ALL, text: "Four ways", media: [IMAGE], overrides: { [ACC.tiktok]: { media: [VIDEO] }, [ACC.x]: { text: "Four ways on X", media: [] }, [ACC.facebook]: { media: [] } }, publishNow: true },
+      body: {
+        accountIds: ALL,
+        text: "Four ways",
+        media: [IMAGE],
+        overrides: { [ACC.tiktok]: { media: [VIDEO] }, [ACC.x]: { text: "Four ways on X", media: [] }, [ACC.facebook]: { media: [] } },
+        publishNow: true,
+      },
     });
     expect(res.status).toBe(201);
     await settle();
     const p = await get(res.body.data.id);
     expect(p.status).toBe("published");
-    expect(target(p, ACC.instagram)).toMatchObject({ status: "published", externalId: graph.igMedia.at(-1)!.id, url: `https://www.instagram.com/p/${graph.igMedia.at(-1)!.id}/` });
+    expect(target(p, ACC.instagram)).toMatchObject({
+      status: "published",
+      externalId: graph.igMedia.at(-1)!.id,
+      url: `https://www.instagram.com/p/${graph.igMedia.at(-1)!.id}/`,
+    });
     expect(target(p, ACC.facebook)).toMatchObject({ status: "published", externalId: graph.fbPosts.at(-1)!.id });
     expect(target(p, ACC.x)).toMatchObject({ status: "published", externalId: xf.tweets.at(-1)!.id });
     expect(target(p, ACC.tiktok)).toMatchObject({ status: "published", externalId: tt.posts.at(-1)! });
@@ -82,7 +104,9 @@ describe("publishing through the platforms", () => {
   test("Instagram with a mediaId is refused up front: it pulls media from URLs", async () => {
     const form = new FormData();
     form.append("file", new Blob([new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 0xff, 0xd9])], { type: "image/jpeg" }), "a.jpg");
-    const up = await app.app.handle(new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: form }));
+    const up = await app.app.handle(
+      new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: form }),
+    );
     const mediaId = ((await up.json()) as any).data.id;
     const res = await app.request("POST", "/social/posts", { body: { accountIds: [ACC.instagram], media: [{ mediaId }] } });
     expect(res.status).toBe(422);
@@ -96,7 +120,11 @@ describe("publishing through the platforms", () => {
     const p = await get(res.body.data.id);
     expect(p.status).toBe("partially_published");
     expect(target(p, ACC.x).status).toBe("published");
-    expect(target(p, ACC.facebook)).toMatchObject({ status: "failed", externalId: null, error: { code: "PROVIDER_REJECTED", message: expect.stringContaining("Invalid link") } });
+    expect(target(p, ACC.facebook)).toMatchObject({
+      status: "failed",
+      externalId: null,
+      error: { code: "PROVIDER_REJECTED", message: expect.stringContaining("Invalid link") },
+    });
     const ev = app.emitted.filter((e) => (e.data as any).post?.id === p.id);
     expect(ev.map((e) => e.type)).toEqual(["social_post.published"]);
   });
@@ -119,7 +147,12 @@ describe("publishing through the platforms", () => {
 describe("a crash between the platform's answer and our write never makes a second post", () => {
   const cases: { name: string; accountId: string; drop: () => void; count: (text: string) => number; media?: unknown[] }[] = [
     { name: "X", accountId: ACC.x, drop: () => xf.dropAfterCreate(), count: (t) => xf.tweets.filter((x) => x.text === t).length },
-    { name: "Facebook", accountId: ACC.facebook, drop: () => graph.dropAfter((r) => r.path.endsWith("/feed")), count: (t) => graph.fbPosts.filter((p) => p.message === t).length },
+    {
+      name: "Facebook",
+      accountId: ACC.facebook,
+      drop: () => graph.dropAfter((r) => r.path.endsWith("/feed")),
+      count: (t) => graph.fbPosts.filter((p) => p.message === t).length,
+    },
     {
       name: "Instagram",
       accountId: ACC.instagram,
@@ -163,7 +196,16 @@ describe("a crash between the platform's answer and our write never makes a seco
     const post = app.deps.db.$client.query("SELECT run_token FROM social_posts WHERE id = ?").get(p.id) as { run_token: string };
     app.deps.db.$client.query("UPDATE social_post_targets SET status = 'publishing' WHERE id = ?").run(t.id);
     const { socialFor } = await import("./social.module");
-    await socialFor(app.deps).engine.handle({ id: "j", type: "social.publish", payload: { targetId: t.id, token: post.run_token }, attempts: 2, maxAttempts: 8, groupKey: null, runAt: 0, leaseToken: "l" });
+    await socialFor(app.deps).engine.handle({
+      id: "j",
+      type: "social.publish",
+      payload: { targetId: t.id, token: post.run_token },
+      attempts: 2,
+      maxAttempts: 8,
+      groupKey: null,
+      runAt: 0,
+      leaseToken: "l",
+    });
     expect(xf.requests.length).toBe(before);
     expect(xf.tweets.filter((x) => x.text === "Stored then crashed")).toHaveLength(1);
     expect((await get(p.id)).targets[0]).toMatchObject({ status: "published", externalId: target(p, ACC.x).externalId });
@@ -172,7 +214,15 @@ describe("a crash between the platform's answer and our write never makes a seco
 
 describe("delete and analytics against the platforms", () => {
   test("DELETE removes from X and Facebook, reports Instagram and TikTok", async () => {
-    const res = await app.request("POST", "/social/posts", { body: { accountIds: ALL, text: "Short-lived", media: [IMAGE], overrides: { [ACC.tiktok]: { media: [VIDEO] }, [ACC.x]: { media: [] }, [ACC.facebook]: { media: [] } }, publishNow: true } });
+    const res = await app.request("POST", "/social/posts", {
+      body: {
+        accountIds: ALL,
+        text: "Short-lived",
+        media: [IMAGE],
+        overrides: { [ACC.tiktok]: { media: [VIDEO] }, [ACC.x]: { media: [] }, [ACC.facebook]: { media: [] } },
+        publishNow: true,
+      },
+    });
     await settle();
     const p = await get(res.body.data.id);
     expect(p.status).toBe("published");
@@ -186,7 +236,12 @@ describe("delete and analytics against the platforms", () => {
   test("the analytics pull reads every platform into the tables; handles appear on the accounts", async () => {
     await app.deps.scheduler.tasks.get("social-analytics")!();
     const accounts = (await app.request("GET", "/social/accounts")).body.data;
-    expect(Object.fromEntries(accounts.map((a: any) => [a.platform, a.handle]))).toEqual({ instagram: "ourshop.ig", facebook: "ourshop", x: "ourshop", tiktok: "ourshop.tt" });
+    expect(Object.fromEntries(accounts.map((a: any) => [a.platform, a.handle]))).toEqual({
+      instagram: "ourshop.ig",
+      facebook: "ourshop",
+      x: "ourshop",
+      tiktok: "ourshop.tt",
+    });
     const summary = (await app.request("GET", "/social/analytics/summary")).body.data;
     expect(summary.platforms.find((p: any) => p.platform === "instagram")).toMatchObject({ followers: 4321, views: 900, reach: 600, engagements: 45 });
     expect(summary.platforms.find((p: any) => p.platform === "x").followers).toBe(1234);
@@ -210,7 +265,13 @@ describe("schedules survive a restart", () => {
     const t0 = new Date("2026-05-01T08:00:00Z");
     const first = await createTestApp({ start: t0, config: { social_accounts: sandboxSocialAccounts() } });
     const res = await first.request("POST", "/social/posts", {
-      body: { accountIds: Object.values(SOCIAL), text: "While you slept", media: [IMAGE], overrides: { [SOCIAL.tiktok]: { media: [VIDEO] } }, scheduledAt: "2026-05-01T08:00:02Z" },
+      body: {
+        accountIds: Object.values(SOCIAL),
+        text: "While you slept",
+        media: [IMAGE],
+        overrides: { [SOCIAL.tiktok]: { media: [VIDEO] } },
+        scheduledAt: "2026-05-01T08:00:02Z",
+      },
     });
     expect(res.status).toBe(201);
     await first.close({ keepData: true }); // down before it is due
@@ -233,16 +294,28 @@ describe("uploaded media on Instagram: a signed public link", () => {
     const pub = await createTestApp({
       config: {
         server: { public_url: "https://switchboard.example.com" },
-        social_accounts: [{ id: ACC.instagram, platform: "instagram", provider: "instagram", name: "IG", settings: { ig_user_id: "17841400000000001", access_token: "graph-token", base_url: graph.url } }],
+        social_accounts: [
+          {
+            id: ACC.instagram,
+            platform: "instagram",
+            provider: "instagram",
+            name: "IG",
+            settings: { ig_user_id: "17841400000000001", access_token: "graph-token", base_url: graph.url },
+          },
+        ],
       },
     });
     try {
       const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 9, 9, 0xff, 0xd9]);
       const form = new FormData();
       form.append("file", new Blob([bytes], { type: "image/jpeg" }), "a.jpg");
-      const up = await pub.app.handle(new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${pub.key}` }, body: form }));
+      const up = await pub.app.handle(
+        new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${pub.key}` }, body: form }),
+      );
       const mediaId = ((await up.json()) as any).data.id;
-      const res = await pub.request("POST", "/social/posts", { body: { accountIds: [ACC.instagram], text: "Uploaded pic", media: [{ mediaId }], publishNow: true } });
+      const res = await pub.request("POST", "/social/posts", {
+        body: { accountIds: [ACC.instagram], text: "Uploaded pic", media: [{ mediaId }], publishNow: true },
+      });
       expect(res.status).toBe(201);
       await pub.deps.queue.drain();
       expect((await pub.request("GET", `/social/posts/${res.body.data.id}`)).body.data.status).toBe("published");

@@ -121,7 +121,12 @@ export function createPublishEngine({
     const startedAt = now();
     const earlierAttempts = found.attempts;
     tx(() => {
-      repo.updateTarget(found.id, { status: "publishing", attempts: earlierAttempts + 1, firstAttemptAt: found.firstAttemptAt ?? startedAt, updatedAt: startedAt });
+      repo.updateTarget(found.id, {
+        status: "publishing",
+        attempts: earlierAttempts + 1,
+        firstAttemptAt: found.firstAttemptAt ?? startedAt,
+        updatedAt: startedAt,
+      });
       settlePost(post.id);
     });
     const target = repo.getTarget(targetId)!;
@@ -133,7 +138,9 @@ export function createPublishEngine({
         const file = resolveMedia(post.companyId, m.mediaId);
         if (!file) return fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
         // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
-        media.push(publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) });
+        media.push(
+          publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) },
+        );
       } else media.push({ kind: m.kind, url: m.url });
     }
 
@@ -149,7 +156,12 @@ export function createPublishEngine({
         tx(() => {
           const current = repo.getTarget(target.id);
           if (!current) return;
-          repo.updateTarget(target.id, { progress: { ...current.progress, ...p }, externalId: p.externalId ?? current.externalId, url: p.url ?? current.url, updatedAt: now() });
+          repo.updateTarget(target.id, {
+            progress: { ...current.progress, ...p },
+            externalId: p.externalId ?? current.externalId,
+            url: p.url ?? current.url,
+            updatedAt: now(),
+          });
         });
       },
     };

@@ -58,7 +58,11 @@ export function createSocialRepository(db: Db) {
       db.delete(socialPostTargets).where(eq(socialPostTargets.postId, postId)).run();
     },
     getPost(companyId: string, id: string): PostRow | undefined {
-      return db.select().from(socialPosts).where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id))).get();
+      return db
+        .select()
+        .from(socialPosts)
+        .where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id)))
+        .get();
     },
     getPostById(id: string): PostRow | undefined {
       return db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();
@@ -90,8 +94,16 @@ export function createSocialRepository(db: Db) {
       if (o.from) conds.push(sql`${when} >= ${o.from.getTime()}`);
       if (o.to) conds.push(sql`${when} < ${o.to.getTime()}`);
       if (o.accountId)
-        conds.push(sql`exists (select 1 from ${socialPostTargets} where ${socialPostTargets.postId} = ${socialPosts.id} and ${socialPostTargets.accountId} = ${o.accountId})`);
-      return db.select().from(socialPosts).where(and(...conds)).orderBy(desc(socialPosts.id)).limit(o.limit).all();
+        conds.push(
+          sql`exists (select 1 from ${socialPostTargets} where ${socialPostTargets.postId} = ${socialPosts.id} and ${socialPostTargets.accountId} = ${o.accountId})`,
+        );
+      return db
+        .select()
+        .from(socialPosts)
+        .where(and(...conds))
+        .orderBy(desc(socialPosts.id))
+        .limit(o.limit)
+        .all();
     },
     /** Media ids a not-yet-published post of the company will publish (for MEDIA_IN_USE). */
     postUsingMedia(companyId: string, mediaId: string): string | undefined {
@@ -138,7 +150,10 @@ export function createSocialRepository(db: Db) {
       for (const r of rows)
         db.insert(socialAccountDays)
           .values(r)
-          .onConflictDoUpdate({ target: [socialAccountDays.accountId, socialAccountDays.date], set: { followers: r.followers, views: r.views, reach: r.reach, engagements: r.engagements, syncedAt: r.syncedAt } })
+          .onConflictDoUpdate({
+            target: [socialAccountDays.accountId, socialAccountDays.date],
+            set: { followers: r.followers, views: r.views, reach: r.reach, engagements: r.engagements, syncedAt: r.syncedAt },
+          })
           .run();
     },
     upsertMedia(rows: PlatformMediaRow[]) {
@@ -147,7 +162,19 @@ export function createSocialRepository(db: Db) {
           .values(r)
           .onConflictDoUpdate({
             target: [socialPlatformMedia.accountId, socialPlatformMedia.externalId],
-            set: { postId: r.postId, text: r.text, mediaType: r.mediaType, url: r.url, views: r.views, reach: r.reach, likes: r.likes, comments: r.comments, shares: r.shares, engagements: r.engagements, syncedAt: r.syncedAt },
+            set: {
+              postId: r.postId,
+              text: r.text,
+              mediaType: r.mediaType,
+              url: r.url,
+              views: r.views,
+              reach: r.reach,
+              likes: r.likes,
+              comments: r.comments,
+              shares: r.shares,
+              engagements: r.engagements,
+              syncedAt: r.syncedAt,
+            },
           })
           .run();
     },
@@ -155,7 +182,12 @@ export function createSocialRepository(db: Db) {
       const conds = [eq(socialAccountDays.companyId, o.companyId), gte(socialAccountDays.date, o.from), lte(socialAccountDays.date, o.to)];
       if (o.platform) conds.push(eq(socialAccountDays.platform, o.platform));
       if (o.accountIds) conds.push(inArray(socialAccountDays.accountId, o.accountIds));
-      return db.select().from(socialAccountDays).where(and(...conds)).orderBy(socialAccountDays.date).all();
+      return db
+        .select()
+        .from(socialAccountDays)
+        .where(and(...conds))
+        .orderBy(socialAccountDays.date)
+        .all();
     },
     /** Latest known followers of each account of the company (any date up to `to`). */
     latestFollowers(companyId: string, to: string): { accountId: string; platform: string; followers: number }[] {
@@ -166,12 +198,25 @@ export function createSocialRepository(db: Db) {
         )
         .all(companyId, to) as { accountId: string; platform: string; followers: number }[];
     },
-    mediaInRange(o: { companyId: string; platform?: string; accountIds?: string[]; from: Date; to: Date; orderByEngagement?: boolean; limit?: number }): PlatformMediaRow[] {
+    mediaInRange(o: {
+      companyId: string;
+      platform?: string;
+      accountIds?: string[];
+      from: Date;
+      to: Date;
+      orderByEngagement?: boolean;
+      limit?: number;
+    }): PlatformMediaRow[] {
       const conds = [eq(socialPlatformMedia.companyId, o.companyId), gte(socialPlatformMedia.publishedAt, o.from), lt(socialPlatformMedia.publishedAt, o.to)];
       if (o.platform) conds.push(eq(socialPlatformMedia.platform, o.platform));
       if (o.accountIds) conds.push(inArray(socialPlatformMedia.accountId, o.accountIds));
-      const q = db.select().from(socialPlatformMedia).where(and(...conds));
-      return (o.orderByEngagement ? q.orderBy(desc(socialPlatformMedia.engagements), desc(socialPlatformMedia.publishedAt)) : q).limit(o.limit ?? 100_000).all();
+      const q = db
+        .select()
+        .from(socialPlatformMedia)
+        .where(and(...conds));
+      return (o.orderByEngagement ? q.orderBy(desc(socialPlatformMedia.engagements), desc(socialPlatformMedia.publishedAt)) : q)
+        .limit(o.limit ?? 100_000)
+        .all();
     },
     /** GET /social/media: newest first, keyset on (published_at, account_id, external_id). */
     listMedia(o: { companyId: string; accountIds: string[]; limit: number; after?: [number, string, string] }): PlatformMediaRow[] {

@@ -33,7 +33,8 @@ import {
 import { socialFor } from "./social.module";
 
 function checkRange(q: { from?: string; to?: string }): void {
-  if (q.from && q.to && q.from > q.to) throw new AppError("VALIDATION_FAILED", "from is after to", [{ pointer: "query:from", message: "must not be after to" }]);
+  if (q.from && q.to && q.from > q.to)
+    throw new AppError("VALIDATION_FAILED", "from is after to", [{ pointer: "query:from", message: "must not be after to" }]);
 }
 
 /**
@@ -45,7 +46,9 @@ export const socialPublicRoutes = (deps: Deps) => {
   return new Elysia({ tags: ["Inbound webhooks"] }).get(
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
     async ({ params, query }) => {
-      const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig) ? getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId }) : undefined;
+      const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig)
+        ? getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
+        : undefined;
       const file = row && Bun.file(row.path);
       if (!row || !file || !(await file.exists())) throw notFound("Media");
       return new Response(file, {
@@ -60,7 +63,15 @@ export const socialPublicRoutes = (deps: Deps) => {
         summary: "Signed link to uploaded media, fetched by platforms that pull media by URL (Instagram)",
         operationId: "getSocialMediaLink",
         "x-error-codes": ["NOT_FOUND"],
-        "x-openapi": { security: [], responses: { "200": { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } } } },
+        "x-openapi": {
+          security: [],
+          responses: {
+            "200": {
+              description: "The file's bytes",
+              content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+            },
+          },
+        },
       },
     },
   );
@@ -91,7 +102,12 @@ export const socialRoutes = (deps: Deps) => {
           from: queryDate(query.from, "from"),
           to: queryDate(query.to, "to"),
         });
-        return toPage(posts, limit, (p) => [p.id], (p) => p);
+        return toPage(
+          posts,
+          limit,
+          (p) => [p.id],
+          (p) => p,
+        );
       },
       {
         scope: "social:read",
@@ -111,7 +127,8 @@ export const socialRoutes = (deps: Deps) => {
           summary: "Create a post: a draft, scheduled (scheduledAt) or published at once (publishNow)",
           description:
             "409 SOCIAL_APPROVAL_REQUIRED: requiresApproval with scheduledAt/publishNow. 422 SOCIAL_POST_INVALID (a platform rule; the pointer names the field), SOCIAL_PLATFORM_UNAVAILABLE (an account not connected), VALIDATION_FAILED.",
-          operationId: "createSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "STORAGE_LIMIT_REACHED"],
+          operationId: "createSocialPost",
+          "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "STORAGE_LIMIT_REACHED"],
         },
       },
     )
@@ -133,7 +150,8 @@ export const socialRoutes = (deps: Deps) => {
         detail: {
           summary: "Change a post that is not publishing or published (an edit withdraws its approval)",
           description: "409 SOCIAL_POST_NOT_EDITABLE once publishing, published or partially_published; 422 as for POST /social/posts.",
-          operationId: "updateSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+          operationId: "updateSocialPost",
+          "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
         },
       },
     )
@@ -149,7 +167,8 @@ export const socialRoutes = (deps: Deps) => {
         response: { 200: data(DeletedPostModel), ...errors(403, 404, 409) },
         detail: {
           summary: "Delete a post; a published one is removed from Facebook and X, the targets left on their platform are listed",
-          operationId: "deleteSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+          operationId: "deleteSocialPost",
+          "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
         },
       },
     )
@@ -162,20 +181,32 @@ export const socialRoutes = (deps: Deps) => {
         params: IdParams,
         body: SchedulePostBody,
         response: { 200: data(SocialPostModel), ...errors(403, 404, 409, 422) },
-        detail: { summary: "Schedule a post ({scheduledAt}) or publish it at once ({publishNow: true})", operationId: "scheduleSocialPost", "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_APPROVAL_REQUIRED", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
+        detail: {
+          summary: "Schedule a post ({scheduledAt}) or publish it at once ({publishNow: true})",
+          operationId: "scheduleSocialPost",
+          "x-error-codes": ["SOCIAL_POST_INVALID", "SOCIAL_PLATFORM_UNAVAILABLE", "SOCIAL_APPROVAL_REQUIRED", "SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+        },
       },
     )
     .post("/social/posts/:id/cancel", ({ auth, params, idem }) => idem.commit(200, () => svc.cancelPost({ companyId: auth.companyId, id: params.id }).post), {
       scope: "social:write",
       params: IdParams,
       response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: { summary: "Cancel a draft, pending-approval or scheduled post", operationId: "cancelSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
+      detail: {
+        summary: "Cancel a draft, pending-approval or scheduled post",
+        operationId: "cancelSocialPost",
+        "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+      },
     })
     .post("/social/posts/:id/approve", ({ auth, params, idem }) => idem.commit(200, () => svc.approvePost({ companyId: auth.companyId, id: params.id }).post), {
       scope: "social:write",
       params: IdParams,
       response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: { summary: "Approve a post that requires approval (then it can be scheduled)", operationId: "approveSocialPost", "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"] },
+      detail: {
+        summary: "Approve a post that requires approval (then it can be scheduled)",
+        operationId: "approveSocialPost",
+        "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+      },
     })
     .get(
       "/social/analytics/summary",
@@ -193,7 +224,9 @@ export const socialRoutes = (deps: Deps) => {
     .post(
       "/social/analytics/refresh",
       ({ auth, body, idem }) =>
-        idem.commit(202, () => s.analytics.refresh({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId })),
+        idem.commit(202, () =>
+          s.analytics.refresh({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId }),
+        ),
       {
         scope: "social:write",
         body: RefreshAnalyticsBody,
@@ -226,7 +259,13 @@ export const socialRoutes = (deps: Deps) => {
       ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const cursor = decodeCursor(query.cursor) as [number, string, string] | null;
-        const { media } = s.analytics.listMedia({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), accountId: query.accountId, limit: limit + 1, after: cursor ?? undefined });
+        const { media } = s.analytics.listMedia({
+          companyId: auth.companyId,
+          companySlug: s.slugOf(auth.companyId),
+          accountId: query.accountId,
+          limit: limit + 1,
+          after: cursor ?? undefined,
+        });
         return toPage(media, limit, (m) => [m.publishedAt.getTime(), m.accountId, m.externalId], mediaView);
       },
       {

@@ -88,7 +88,10 @@ export function checkContent({
   const out: Problem[] = [];
   const length = textLength(platform, text);
   if (length > rules.textMax)
-    out.push({ pointer: textPointer, message: `${name} allows ${rules.textMax} characters${platform === "x" ? " (URLs count 23)" : ""}; this text has ${length}` });
+    out.push({
+      pointer: textPointer,
+      message: `${name} allows ${rules.textMax} characters${platform === "x" ? " (URLs count 23)" : ""}; this text has ${length}`,
+    });
   const videos = media.filter((m) => m.kind === "video").length;
   const images = media.length - videos;
   if (rules.videoOnly) {

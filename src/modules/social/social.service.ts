@@ -49,7 +49,17 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export function postView(post: PostRow, targets: TargetRow[], metrics?: PlatformMediaRow[]): typeof SocialPostModel.static {
   const metricsOf = (t: TargetRow) => {
     const m = t.externalId === null ? undefined : metrics!.find((r) => r.accountId === t.accountId && r.externalId === t.externalId);
-    return m ? { views: m.views, reach: m.reach, likes: m.likes, comments: m.comments, shares: m.shares, engagements: m.engagements, syncedAt: m.syncedAt.toISOString() } : null;
+    return m
+      ? {
+          views: m.views,
+          reach: m.reach,
+          likes: m.likes,
+          comments: m.comments,
+          shares: m.shares,
+          engagements: m.engagements,
+          syncedAt: m.syncedAt.toISOString(),
+        }
+      : null;
   };
   return {
     id: post.id,
@@ -101,7 +111,8 @@ export function createSocialService(d: SocialServiceDeps) {
       if ("mediaId" in m) {
         const type = d.mediaType(companyId, m.mediaId);
         if (type === undefined) details.add(`${pointer}/${i}/mediaId`, "no media with this id (upload it with POST /media)");
-        else if (!type.startsWith("image/") && !type.startsWith("video/")) details.add(`${pointer}/${i}/mediaId`, `is ${type}; posts take images and videos only`);
+        else if (!type.startsWith("image/") && !type.startsWith("video/"))
+          details.add(`${pointer}/${i}/mediaId`, `is ${type}; posts take images and videos only`);
         return { mediaId: m.mediaId, kind: type?.startsWith("video/") ? "video" : "image" };
       }
       const problem = d.urlProblem(m.url);
@@ -126,7 +137,18 @@ export function createSocialService(d: SocialServiceDeps) {
   function enqueueTargets(post: PostRow, runAt: Date): string {
     const token = newId();
     const at = now();
-    repo.updateTargetsOfPost(post.id, { status: "pending", errorCode: null, errorMessage: null, attempts: 0, progress: {}, firstAttemptAt: null, externalId: null, url: null, publishedAt: null, updatedAt: at });
+    repo.updateTargetsOfPost(post.id, {
+      status: "pending",
+      errorCode: null,
+      errorMessage: null,
+      attempts: 0,
+      progress: {},
+      firstAttemptAt: null,
+      externalId: null,
+      url: null,
+      publishedAt: null,
+      updatedAt: at,
+    });
     for (const t of repo.targetsOf([post.id])) d.queue.enqueue({ type: PUBLISH_JOB, payload: { targetId: t.id, token }, runAt, groupKey: t.accountId });
     return token;
   }
@@ -236,7 +258,10 @@ export function createSocialService(d: SocialServiceDeps) {
       details.throwIfAny();
       enforceRules(companySlug, input.accountIds, { text, media, overrides: storedOverrides });
       if (input.requiresApproval && when)
-        throw new AppError("SOCIAL_APPROVAL_REQUIRED", "This post needs approval before it is scheduled or published: create it, then POST /social/posts/{id}/approve");
+        throw new AppError(
+          "SOCIAL_APPROVAL_REQUIRED",
+          "This post needs approval before it is scheduled or published: create it, then POST /social/posts/{id}/approve",
+        );
 
       const at = now();
       const post: PostRow = {
@@ -275,9 +300,19 @@ export function createSocialService(d: SocialServiceDeps) {
       const current = repo.targetsOf([post.id]).map((t) => t.accountId);
       const accountIds = input.accountIds ?? current;
       const overrides =
-        input.overrides ?? Object.fromEntries(Object.entries(post.overrides).filter(([k]) => accountIds.includes(k)).map(([k, o]) => [k, { text: o.text, media: o.media?.map(asInput) }]));
+        input.overrides ??
+        Object.fromEntries(
+          Object.entries(post.overrides)
+            .filter(([k]) => accountIds.includes(k))
+            .map(([k, o]) => [k, { text: o.text, media: o.media?.map(asInput) }]),
+        );
       const details = new DetailCollector();
-      const content = readContent(companyId, companySlug, { accountIds, text: input.text ?? post.text, media: input.media ?? post.media.map(asInput), overrides }, details);
+      const content = readContent(
+        companyId,
+        companySlug,
+        { accountIds, text: input.text ?? post.text, media: input.media ?? post.media.map(asInput), overrides },
+        details,
+      );
       details.throwIfAny();
       enforceRules(companySlug, accountIds, content);
 
@@ -289,7 +324,15 @@ export function createSocialService(d: SocialServiceDeps) {
       const status = keepSchedule ? "scheduled" : requiresApproval ? "pending_approval" : "draft";
       repo.deleteTargetsOfPost(post.id);
       repo.insertTargets(newTargets(post.id, companyId, accountIds, at));
-      const patch: Partial<PostRow> = { ...content, requiresApproval, approvedAt, status, scheduledAt: keepSchedule ? post.scheduledAt : null, runToken: null, updatedAt: at };
+      const patch: Partial<PostRow> = {
+        ...content,
+        requiresApproval,
+        approvedAt,
+        status,
+        scheduledAt: keepSchedule ? post.scheduledAt : null,
+        runToken: null,
+        updatedAt: at,
+      };
       repo.updatePost(post.id, patch);
       if (keepSchedule) {
         const runAt = new Date(Math.max(post.scheduledAt!.getTime(), at.getTime()));
@@ -320,9 +363,18 @@ export function createSocialService(d: SocialServiceDeps) {
       if (post.requiresApproval && !post.approvedAt)
         throw new AppError("SOCIAL_APPROVAL_REQUIRED", "This post needs approval before it is scheduled or published (POST /social/posts/{id}/approve)");
       const targets = repo.targetsOf([post.id]);
-      requireConnected(companySlug, targets.map((t) => t.accountId), () => "path:id");
+      requireConnected(
+        companySlug,
+        targets.map((t) => t.accountId),
+        () => "path:id",
+      );
       const token = enqueueTargets(post, when!.runAt);
-      repo.updatePost(post.id, { status: when!.now ? "publishing" : "scheduled", scheduledAt: when!.now ? null : when!.runAt, runToken: token, updatedAt: now() });
+      repo.updatePost(post.id, {
+        status: when!.now ? "publishing" : "scheduled",
+        scheduledAt: when!.now ? null : when!.runAt,
+        runToken: token,
+        updatedAt: now(),
+      });
       return { post: view(repo.getPostById(post.id)!) };
     },
 
@@ -361,7 +413,12 @@ export function createSocialService(d: SocialServiceDeps) {
           continue;
         }
         if (!PLATFORM_LIMITS[rt.account.platform].deletable || !rt.publisher.remove) {
-          notRemoved.push({ accountId: t.accountId, platform, externalId: t.externalId, reason: `${rt.account.platform} does not allow deleting posts through its API` });
+          notRemoved.push({
+            accountId: t.accountId,
+            platform,
+            externalId: t.externalId,
+            reason: `${rt.account.platform} does not allow deleting posts through its API`,
+          });
           continue;
         }
         try {

@@ -53,7 +53,9 @@ async function source(body: Record<string, unknown>, key?: string) {
 
 const contactOf = async (channel: string, value: string) => {
   const res = await app.request("GET", `/contacts?channel=${channel}&limit=200`);
-  const c = (res.body.data as { id: string; identities: { channel: string; value: string }[] }[]).find((c) => c.identities.some((i) => i.channel === channel && i.value === value));
+  const c = (res.body.data as { id: string; identities: { channel: string; value: string }[] }[]).find((c) =>
+    c.identities.some((i) => i.channel === channel && i.value === value),
+  );
   if (!c) throw new Error(`no contact ${channel}:${value}`);
   return c.id;
 };
@@ -66,11 +68,38 @@ beforeAll(async () => {
       rate_limit: { requests_per_second: 10000, burst: 10000 },
       channels: [
         ...sandboxChannels(),
-        { id: ID.wa, channel: "whatsapp", provider: "whatsapp-cloud", name: "WA", chat_handle: "+1 555 0100 111".replace(/\s/g, ""), settings: { phone_number_id: "PNID1", access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable } },
-        { id: ID.fb, channel: "messenger", provider: "messenger", name: "FB", settings: { page_id: "PAGE1", page_access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable } },
-        { id: ID.ig, channel: "instagram", provider: "instagram", name: "IG", chat_handle: "shop.ig", settings: { ig_user_id: "IGUSER1", access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable } },
+        {
+          id: ID.wa,
+          channel: "whatsapp",
+          provider: "whatsapp-cloud",
+          name: "WA",
+          chat_handle: "+1 555 0100 111".replace(/\s/g, ""),
+          settings: { phone_number_id: "PNID1", access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable },
+        },
+        {
+          id: ID.fb,
+          channel: "messenger",
+          provider: "messenger",
+          name: "FB",
+          settings: { page_id: "PAGE1", page_access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable },
+        },
+        {
+          id: ID.ig,
+          channel: "instagram",
+          provider: "instagram",
+          name: "IG",
+          chat_handle: "shop.ig",
+          settings: { ig_user_id: "IGUSER1", access_token: "t", app_secret: SECRET, verify_token: "v", base_url: unreachable },
+        },
         { id: "0193a4b2-0000-7000-8000-0000000050a5", company: "acme", channel: "whatsapp", provider: "sandbox", name: "Acme WA", default: true, settings: {} },
-        { id: ID.tg, channel: "telegram", provider: "telegram", name: "TG", chat_handle: "ShopBot", settings: { bot_token: "1:t", secret_token: "tg-secret", mode: "webhook", base_url: unreachable } },
+        {
+          id: ID.tg,
+          channel: "telegram",
+          provider: "telegram",
+          name: "TG",
+          chat_handle: "ShopBot",
+          settings: { bot_token: "1:t", secret_token: "tg-secret", mode: "webhook", base_url: unreachable },
+        },
       ],
     },
   });
@@ -150,7 +179,11 @@ describe("attribution, first touch wins", () => {
     await metaHook(ID.wa, payload("14155550111", "wamid.CTWA1", { referral }));
     const ann = await contactOf("whatsapp", "+14155550111");
     const got = await sourceOf(ann);
-    expect(got).toMatchObject({ via: "auto", referral, source: { type: "ad", name: "Spring sale", externalId: "120210000000001", channel: "whatsapp", channelAccountId: ID.wa } });
+    expect(got).toMatchObject({
+      via: "auto",
+      referral,
+      source: { type: "ad", name: "Spring sale", externalId: "120210000000001", channel: "whatsapp", channelAccountId: ID.wa },
+    });
     // A second contact from the same ad lands on the same source (no second ad source).
     await metaHook(ID.wa, payload("14155550112", "wamid.CTWA2", { referral }));
     expect((await sourceOf(await contactOf("whatsapp", "+14155550112"))).source.id).toBe(got.source.id);
@@ -167,7 +200,15 @@ describe("attribution, first touch wins", () => {
     const s2 = await source({ name: "FB other", channel: "messenger", channelAccountId: ID.fb, code: "fb_other" });
     const entry = (messaging: object[]) => ({ object: "page", entry: [{ id: "PAGE1", time: Date.now(), messaging }] });
     const base = (psid: string) => ({ sender: { id: psid }, recipient: { id: "PAGE1" }, timestamp: app.clock.now().getTime() });
-    await metaHook(ID.fb, entry([{ ...base("PSID-1"), postback: { title: "Get Started", payload: "GET_STARTED", mid: "m_pb_1", referral: { ref: "fb_spring", source: "SHORTLINK", type: "OPEN_THREAD" } } }]));
+    await metaHook(
+      ID.fb,
+      entry([
+        {
+          ...base("PSID-1"),
+          postback: { title: "Get Started", payload: "GET_STARTED", mid: "m_pb_1", referral: { ref: "fb_spring", source: "SHORTLINK", type: "OPEN_THREAD" } },
+        },
+      ]),
+    );
     const p1 = await contactOf("messenger", "PSID-1");
     expect(await sourceOf(p1)).toMatchObject({ via: "auto", source: { id: s1.id }, referral: { ref: "fb_spring", source: "SHORTLINK" } });
     // An existing thread: the referral arrives alone (messaging_referrals) and rides on the next message.
@@ -187,17 +228,43 @@ describe("attribution, first touch wins", () => {
     const s = await source({ name: "IG bio", channel: "instagram", channelAccountId: ID.ig, code: "ig_bio" });
     await metaHook(ID.ig, {
       object: "instagram",
-      entry: [{ id: "IGUSER1", time: Date.now(), messaging: [{ sender: { id: "IGSID-1" }, recipient: { id: "IGUSER1" }, timestamp: app.clock.now().getTime(), message: { mid: "ig_m1", text: "hi", referral: { ref: "ig_bio", source: "SHORTLINK", type: "OPEN_THREAD" } } }] }],
+      entry: [
+        {
+          id: "IGUSER1",
+          time: Date.now(),
+          messaging: [
+            {
+              sender: { id: "IGSID-1" },
+              recipient: { id: "IGUSER1" },
+              timestamp: app.clock.now().getTime(),
+              message: { mid: "ig_m1", text: "hi", referral: { ref: "ig_bio", source: "SHORTLINK", type: "OPEN_THREAD" } },
+            },
+          ],
+        },
+      ],
     });
     expect(await sourceOf(await contactOf("instagram", "IGSID-1"))).toMatchObject({ source: { id: s.id } });
   });
 
   test("Telegram: /start <code> from a t.me deep link", async () => {
     const s = await source({ name: "TG poster", channel: "telegram", channelAccountId: ID.tg, code: "tg_poster" });
-    const update = { update_id: 9001, message: { message_id: 5, from: { id: 777001, is_bot: false, first_name: "Tom", username: "tom" }, chat: { id: 777001, type: "private", first_name: "Tom" }, date: epoch(), text: "/start tg_poster", entities: [{ offset: 0, length: 6, type: "bot_command" }] } };
+    const update = {
+      update_id: 9001,
+      message: {
+        message_id: 5,
+        from: { id: 777001, is_bot: false, first_name: "Tom", username: "tom" },
+        chat: { id: 777001, type: "private", first_name: "Tom" },
+        date: epoch(),
+        text: "/start tg_poster",
+        entities: [{ offset: 0, length: 6, type: "bot_command" }],
+      },
+    };
     const res = await app.request("POST", `/hooks/${ID.tg}`, { body: update, headers: { "x-telegram-bot-api-secret-token": "tg-secret" }, key: null });
     expect(res.status).toBe(200);
-    expect(await sourceOf(await contactOf("telegram", "777001"))).toMatchObject({ source: { id: s.id }, referral: { type: "deep_link", payload: "tg_poster" } });
+    expect(await sourceOf(await contactOf("telegram", "777001"))).toMatchObject({
+      source: { id: s.id },
+      referral: { type: "deep_link", payload: "tg_poster" },
+    });
   });
 
   test("a known code in the text of a contact's first message (plain wa.me link, QR code); not in later ones", async () => {
@@ -211,7 +278,9 @@ describe("attribution, first touch wins", () => {
 
   test("the sandbox simulation accepts a referral", async () => {
     const s = await source({ name: "Sandbox", channel: "instagram", code: "sbx_ref" });
-    const res = await app.request("POST", `/hooks/${ACCOUNTS.instagram}`, { body: { from: { handle: "sbx_user" }, text: "hi", referral: { ref: "sbx_ref", source: "SHORTLINK" } } });
+    const res = await app.request("POST", `/hooks/${ACCOUNTS.instagram}`, {
+      body: { from: { handle: "sbx_user" }, text: "hi", referral: { ref: "sbx_ref", source: "SHORTLINK" } },
+    });
     expect(res.status).toBe(202);
     expect(await sourceOf(await contactOf("instagram", "sbx_user"))).toMatchObject({ source: { id: s.id }, referral: { ref: "sbx_ref" } });
   });
@@ -255,7 +324,11 @@ describe("manual assignment, statistics", () => {
     const statsOf = async (q: string) => (await app.request("GET", `/sources?limit=200${q}`)).body.data.find((x: { id: string }) => x.id === s.id).stats;
     expect(await statsOf("")).toEqual({ contacts: 2, conversations: 2, messages: 3, recordsWon: null });
     expect(await statsOf(`&to=${encodeURIComponent(t1)}`)).toEqual({ contacts: 0, conversations: 0, messages: 0, recordsWon: null });
-    expect(await statsOf(`&from=${encodeURIComponent(new Date(Date.parse(t1) - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.parse(t1) + 1).toISOString())}`)).toEqual({
+    expect(
+      await statsOf(
+        `&from=${encodeURIComponent(new Date(Date.parse(t1) - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.parse(t1) + 1).toISOString())}`,
+      ),
+    ).toEqual({
       contacts: 1,
       conversations: 1,
       messages: 2,
@@ -285,21 +358,127 @@ describe("errors, license, scopes, tenancy", () => {
   });
 
   const scenarios: Scenario[] = [
-    { name: "code taken → 409 naming /code", method: "POST", url: "/sources", body: { name: "x", type: "link", channel: "whatsapp", code: "own_1" }, status: 409, contains: { error: { code: "CONFLICT", details: [{ pointer: "/code" }] } } },
-    { name: "bad code → 422 /code", method: "POST", url: "/sources", body: { name: "x", type: "link", channel: "whatsapp", code: "no spaces" }, status: 422, contains: { error: { details: [{ pointer: "/code" }] } } },
-    { name: "bad type → 422 /type", method: "POST", url: "/sources", body: { name: "x", type: "billboard", channel: "whatsapp" }, status: 422, contains: { error: { details: [{ pointer: "/type" }] } } },
-    { name: "unknown account → 422 /channelAccountId", method: "POST", url: "/sources", body: { name: "x", type: "link", channel: "whatsapp", channelAccountId: ID.fb }, status: 422, contains: { error: { details: [{ pointer: "/channelAccountId" }] } } },
-    { name: "PATCH renames (and leaves the type alone)", method: "PATCH", get url() { return `/sources/${own}`; }, body: { name: "Renamed" }, status: 200, contains: { data: { name: "Renamed", code: "own_1", type: "qr" } } },
-    { name: "PATCH with nothing → 422", method: "PATCH", get url() { return `/sources/${own}`; }, body: {}, status: 422, contains: { error: { code: "VALIDATION_FAILED" } } },
-    { name: "PUT unknown source → 422 /sourceId", method: "PUT", get url() { return `/contacts/${ownContact}/source`; }, body: { sourceId: "0193a4b2-0000-7000-8000-00000000ffff" }, status: 422, contains: { error: { details: [{ pointer: "/sourceId" }] } } },
+    {
+      name: "code taken → 409 naming /code",
+      method: "POST",
+      url: "/sources",
+      body: { name: "x", type: "link", channel: "whatsapp", code: "own_1" },
+      status: 409,
+      contains: { error: { code: "CONFLICT", details: [{ pointer: "/code" }] } },
+    },
+    {
+      name: "bad code → 422 /code",
+      method: "POST",
+      url: "/sources",
+      body: { name: "x", type: "link", channel: "whatsapp", code: "no spaces" },
+      status: 422,
+      contains: { error: { details: [{ pointer: "/code" }] } },
+    },
+    {
+      name: "bad type → 422 /type",
+      method: "POST",
+      url: "/sources",
+      body: { name: "x", type: "billboard", channel: "whatsapp" },
+      status: 422,
+      contains: { error: { details: [{ pointer: "/type" }] } },
+    },
+    {
+      name: "unknown account → 422 /channelAccountId",
+      method: "POST",
+      url: "/sources",
+      body: { name: "x", type: "link", channel: "whatsapp", channelAccountId: ID.fb },
+      status: 422,
+      contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
+    },
+    {
+      name: "PATCH renames (and leaves the type alone)",
+      method: "PATCH",
+      get url() {
+        return `/sources/${own}`;
+      },
+      body: { name: "Renamed" },
+      status: 200,
+      contains: { data: { name: "Renamed", code: "own_1", type: "qr" } },
+    },
+    {
+      name: "PATCH with nothing → 422",
+      method: "PATCH",
+      get url() {
+        return `/sources/${own}`;
+      },
+      body: {},
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED" } },
+    },
+    {
+      name: "PUT unknown source → 422 /sourceId",
+      method: "PUT",
+      get url() {
+        return `/contacts/${ownContact}/source`;
+      },
+      body: { sourceId: "0193a4b2-0000-7000-8000-00000000ffff" },
+      status: 422,
+      contains: { error: { details: [{ pointer: "/sourceId" }] } },
+    },
     { name: "bad from → 422 query:from", method: "GET", url: "/sources?from=yesterday", status: 422 },
-    { name: "another company's source → 404", method: "GET", get url() { return `/sources/${acmeSource}`; }, status: 404 },
-    { name: "another company's source by PATCH → 404", method: "PATCH", get url() { return `/sources/${acmeSource}`; }, body: { name: "mine" }, status: 404 },
-    { name: "another company's source as a contact's → 422", method: "PUT", get url() { return `/contacts/${ownContact}/source`; }, get body() { return { sourceId: acmeSource }; }, status: 422 },
+    {
+      name: "another company's source → 404",
+      method: "GET",
+      get url() {
+        return `/sources/${acmeSource}`;
+      },
+      status: 404,
+    },
+    {
+      name: "another company's source by PATCH → 404",
+      method: "PATCH",
+      get url() {
+        return `/sources/${acmeSource}`;
+      },
+      body: { name: "mine" },
+      status: 404,
+    },
+    {
+      name: "another company's source as a contact's → 422",
+      method: "PUT",
+      get url() {
+        return `/contacts/${ownContact}/source`;
+      },
+      get body() {
+        return { sourceId: acmeSource };
+      },
+      status: 422,
+    },
     { name: "another company's contact → 404", method: "GET", url: "/contacts/0193a4b2-0000-7000-8000-00000000fffe/source", status: 404 },
-    { name: "read key cannot write → 403", method: "POST", url: "/sources", get key() { return readKey; }, body: { name: "x", type: "link", channel: "whatsapp" }, status: 403, contains: { error: { code: "API_SCOPE_MISSING" } } },
-    { name: "read key reads", method: "GET", url: "/sources", get key() { return readKey; }, status: 200 },
-    { name: "no scope → 403", method: "GET", url: "/sources", get key() { return noScopeKey; }, status: 403 },
+    {
+      name: "read key cannot write → 403",
+      method: "POST",
+      url: "/sources",
+      get key() {
+        return readKey;
+      },
+      body: { name: "x", type: "link", channel: "whatsapp" },
+      status: 403,
+      contains: { error: { code: "API_SCOPE_MISSING" } },
+    },
+    {
+      name: "read key reads",
+      method: "GET",
+      url: "/sources",
+      get key() {
+        return readKey;
+      },
+      status: 200,
+    },
+    {
+      name: "no scope → 403",
+      method: "GET",
+      url: "/sources",
+      get key() {
+        return noScopeKey;
+      },
+      status: 403,
+    },
   ];
   runScenarios(() => app, scenarios);
 

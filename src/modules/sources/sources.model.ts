@@ -64,7 +64,13 @@ export const ContactSourceModel = t.Union(
         via: t.Union([t.Literal("auto"), t.Literal("manual")]),
         referral: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: "the provider's raw referral of an automatic attribution" }),
         history: t.Array(
-          t.Object({ fromSourceId: t.Union([t.String(), t.Null()]), toSourceId: t.Union([t.String(), t.Null()]), via: t.String(), by: t.Union([t.String(), t.Null()]), at: DateTime }),
+          t.Object({
+            fromSourceId: t.Union([t.String(), t.Null()]),
+            toSourceId: t.Union([t.String(), t.Null()]),
+            via: t.String(),
+            by: t.Union([t.String(), t.Null()]),
+            at: DateTime,
+          }),
         ),
       },
       { title: "ContactSource" },

@@ -64,17 +64,30 @@ export function createSourcesRepository(db: Db) {
     },
     /** Writes the contact's first attribution; false when the contact already has a row (first touch wins). */
     insertFirst(row: ContactSourceRow): boolean {
-      return sqlite
-        .query(
-          `INSERT INTO contact_sources (contact_id, company_id, source_id, via, referral, attributed_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+      return (
+        sqlite
+          .query(
+            `INSERT INTO contact_sources (contact_id, company_id, source_id, via, referral, attributed_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (contact_id) DO NOTHING`,
-        )
-        .run(row.contactId, row.companyId, row.sourceId, row.via, row.referral ? JSON.stringify(row.referral) : null, row.attributedAt.getTime(), row.updatedAt.getTime()).changes === 1;
+          )
+          .run(
+            row.contactId,
+            row.companyId,
+            row.sourceId,
+            row.via,
+            row.referral ? JSON.stringify(row.referral) : null,
+            row.attributedAt.getTime(),
+            row.updatedAt.getTime(),
+          ).changes === 1
+      );
     },
     upsertManual(row: ContactSourceRow): void {
       db.insert(contactSources)
         .values(row)
-        .onConflictDoUpdate({ target: contactSources.contactId, set: { sourceId: row.sourceId, via: row.via, referral: row.referral, attributedAt: row.attributedAt, updatedAt: row.updatedAt } })
+        .onConflictDoUpdate({
+          target: contactSources.contactId,
+          set: { sourceId: row.sourceId, via: row.via, referral: row.referral, attributedAt: row.attributedAt, updatedAt: row.updatedAt },
+        })
         .run();
     },
     addHistory(row: SourceHistoryRow): void {

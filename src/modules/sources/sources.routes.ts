@@ -52,7 +52,12 @@ export const sourcesRoutes = (deps: Deps) => {
         const to = queryDate(query.to, "to") ?? null;
         const withPipeline = pipelineLicensed(auth.companySlug);
         const rows = s.list(auth.companyId, limit + 1, decodeCursor(query.cursor)?.[0] as string | undefined);
-        return toPage(rows, limit, (r) => [r.id], (r) => s.view(r, s.stats(r, from, to, withPipeline)));
+        return toPage(
+          rows,
+          limit,
+          (r) => [r.id],
+          (r) => s.view(r, s.stats(r, from, to, withPipeline)),
+        );
       },
       {
         ...read,
@@ -70,7 +75,11 @@ export const sourcesRoutes = (deps: Deps) => {
       ...write,
       body: CreateSourceBody,
       response: { 201: data(SourceModel), ...errors(403, 409, 422) },
-      detail: { summary: "Create a source (a code and its click-to-chat link)", description: "409 CONFLICT when the code is already used.", operationId: "createSource" },
+      detail: {
+        summary: "Create a source (a code and its click-to-chat link)",
+        description: "409 CONFLICT when the code is already used.",
+        operationId: "createSource",
+      },
     })
     .get("/sources/:id", ({ auth, params }) => ({ data: s.view(s.get(auth.companyId, params.id), null) }), {
       ...read,
@@ -83,7 +92,11 @@ export const sourcesRoutes = (deps: Deps) => {
       params: IdParams,
       body: UpdateSourceBody,
       response: { 200: data(SourceModel), ...errors(403, 404, 409, 422) },
-      detail: { summary: "Rename a source, change its type or code", description: "A new code changes the link; printed QR codes of the old link stop attributing.", operationId: "updateSource" },
+      detail: {
+        summary: "Rename a source, change its type or code",
+        description: "A new code changes the link; printed QR codes of the old link stop attributing.",
+        operationId: "updateSource",
+      },
     })
     .get(...qr("svg"))
     .get(...qr("png"))
@@ -93,11 +106,19 @@ export const sourcesRoutes = (deps: Deps) => {
       response: { 200: data(ContactSourceModel), ...errors(403, 404) },
       detail: { summary: "First-contact source of a contact", description: "`data: null` when the contact has none.", operationId: "getContactSource" },
     })
-    .put("/contacts/:id/source", ({ auth, params, body, idem }) => idem.commit(200, () => s.setContactSource(auth.companyId, params.id, body.sourceId, auth.name)), {
-      ...write,
-      params: IdParams,
-      body: SetContactSourceBody,
-      response: { 200: data(ContactSourceModel), ...errors(403, 404, 422) },
-      detail: { summary: "Assign or remove a contact's source", description: "`{sourceId}` assigns, `{sourceId: null}` removes; each change is kept in `history`.", operationId: "setContactSource" },
-    });
+    .put(
+      "/contacts/:id/source",
+      ({ auth, params, body, idem }) => idem.commit(200, () => s.setContactSource(auth.companyId, params.id, body.sourceId, auth.name)),
+      {
+        ...write,
+        params: IdParams,
+        body: SetContactSourceBody,
+        response: { 200: data(ContactSourceModel), ...errors(403, 404, 422) },
+        detail: {
+          summary: "Assign or remove a contact's source",
+          description: "`{sourceId}` assigns, `{sourceId: null}` removes; each change is kept in `history`.",
+          operationId: "setContactSource",
+        },
+      },
+    );
 };

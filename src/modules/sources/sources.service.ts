@@ -40,14 +40,17 @@ export function createSourcesService(deps: SourcesDeps) {
     const found = channelAccountId ? runtimes.find((r) => r.account.id === channelAccountId) : (runtimes.find((r) => r.account.isDefault) ?? runtimes[0]);
     if (!found)
       throw new AppError("VALIDATION_FAILED", "No such channel account", [
-        channelAccountId ? { pointer: "/channelAccountId", message: `no ${channel} account with this id` } : { pointer: "/channel", message: `the company has no ${channel} account` },
+        channelAccountId
+          ? { pointer: "/channelAccountId", message: `no ${channel} account with this id` }
+          : { pointer: "/channel", message: `the company has no ${channel} account` },
       ]);
     return found.account;
   }
 
   function assertCodeFree(companyId: string, code: string, except?: string) {
     const other = repo.byCode(companyId, code);
-    if (other && other.id !== except) throw new AppError("CONFLICT", `The code "${code}" is already used by source ${other.id}`, [{ pointer: "/code", message: "already used" }]);
+    if (other && other.id !== except)
+      throw new AppError("CONFLICT", `The code "${code}" is already used by source ${other.id}`, [{ pointer: "/code", message: "already used" }]);
   }
 
   function linkOf(s: SourceRow): string | null {
@@ -61,7 +64,18 @@ export function createSourcesService(deps: SourcesDeps) {
     return db.tx(() => {
       assertCodeFree(companyId, code);
       const t = now();
-      const row: SourceRow = { id: newId(), companyId, name: input.name, type: input.type, channel: acc.channel, channelAccountId: acc.id, code, externalId: null, createdAt: t, updatedAt: t };
+      const row: SourceRow = {
+        id: newId(),
+        companyId,
+        name: input.name,
+        type: input.type,
+        channel: acc.channel,
+        channelAccountId: acc.id,
+        code,
+        externalId: null,
+        createdAt: t,
+        updatedAt: t,
+      };
       repo.insertSource(row);
       return row;
     });
@@ -74,7 +88,8 @@ export function createSourcesService(deps: SourcesDeps) {
   }
 
   function update(companyId: string, id: string, patch: { name?: string; type?: string; code?: string }): SourceRow {
-    if (Object.values(patch).every((v) => v === undefined)) throw new AppError("VALIDATION_FAILED", "Nothing to change", [{ pointer: "", message: "give at least one of name, type, code" }]);
+    if (Object.values(patch).every((v) => v === undefined))
+      throw new AppError("VALIDATION_FAILED", "Nothing to change", [{ pointer: "", message: "give at least one of name, type, code" }]);
     return db.tx(() => {
       const s = get(companyId, id);
       if (patch.code !== undefined) assertCodeFree(companyId, patch.code, id);
@@ -116,7 +131,10 @@ export function createSourcesService(deps: SourcesDeps) {
     const s = get(companyId, id);
     const link = linkOf(s);
     if (!link)
-      throw new AppError("CONFLICT", `Source ${s.id} has no link: the ${s.channel} account has no chat_handle in the config, or the channel has no click-to-chat links`);
+      throw new AppError(
+        "CONFLICT",
+        `Source ${s.id} has no link: the ${s.channel} account has no chat_handle in the config, or the channel has no click-to-chat links`,
+      );
     const opts = { errorCorrectionLevel: "M" as const, margin: 2 };
     return format === "svg" ? QRCode.toString(link, { ...opts, type: "svg" }) : QRCode.toBuffer(link, { ...opts, type: "png", scale: 8 });
   }
@@ -128,7 +146,15 @@ export function createSourcesService(deps: SourcesDeps) {
    * a referral's code or ad, or (only on the contact's first message) a known code in the text. First touch
    * wins: a contact with a source row (automatic, manual, or removed by hand) is never attributed again.
    */
-  function attributeInbound(m: { companyId: string; contactId: string; channel: Channel; channelAccountId: string; referral: Record<string, unknown> | null; text: string | null; first: () => boolean }): void {
+  function attributeInbound(m: {
+    companyId: string;
+    contactId: string;
+    channel: Channel;
+    channelAccountId: string;
+    referral: Record<string, unknown> | null;
+    text: string | null;
+    first: () => boolean;
+  }): void {
     if (repo.ofContact(m.contactId)) return;
     const clue = referralClue(m.referral);
     let source: SourceRow | undefined;
@@ -137,9 +163,24 @@ export function createSourcesService(deps: SourcesDeps) {
     if (!source && m.text && m.first()) source = repo.firstKnownCode(m.companyId, codesInText(m.text));
     if (!source) return;
     const t = now();
-    if (!repo.insertFirst({ contactId: m.contactId, companyId: m.companyId, sourceId: source.id, via: "auto", referral: m.referral, attributedAt: t, updatedAt: t })) return;
+    if (
+      !repo.insertFirst({
+        contactId: m.contactId,
+        companyId: m.companyId,
+        sourceId: source.id,
+        via: "auto",
+        referral: m.referral,
+        attributedAt: t,
+        updatedAt: t,
+      })
+    )
+      return;
     repo.addHistory({ id: newId(), contactId: m.contactId, fromSourceId: null, toSourceId: source.id, via: "auto", by: null, at: t });
-    deps.events.emit({ companyId: m.companyId, type: "contact.source_attributed", data: () => ({ contactId: m.contactId, ...contactSourceView(m.companyId, m.contactId) }) });
+    deps.events.emit({
+      companyId: m.companyId,
+      type: "contact.source_attributed",
+      data: () => ({ contactId: m.contactId, ...contactSourceView(m.companyId, m.contactId) }),
+    });
   }
 
   /** An `ad` source for an ad seen for the first time (Click-to-WhatsApp, Messenger/Instagram ads). */
@@ -147,7 +188,18 @@ export function createSourcesService(deps: SourcesDeps) {
     const t = now();
     let code = adCode(ad.id);
     if (repo.byCode(m.companyId, code)) code = `${code.slice(0, 53)}-${randomCode()}`;
-    const row: SourceRow = { id: newId(), companyId: m.companyId, name: ad.name.slice(0, 200), type: "ad", channel: m.channel, channelAccountId: m.channelAccountId, code, externalId: ad.id, createdAt: t, updatedAt: t };
+    const row: SourceRow = {
+      id: newId(),
+      companyId: m.companyId,
+      name: ad.name.slice(0, 200),
+      type: "ad",
+      channel: m.channel,
+      channelAccountId: m.channelAccountId,
+      code,
+      externalId: ad.id,
+      createdAt: t,
+      updatedAt: t,
+    };
     repo.insertSource(row);
     return row;
   }
@@ -174,7 +226,8 @@ export function createSourcesService(deps: SourcesDeps) {
   function setContactSource(companyId: string, contactId: string, sourceId: string | null, by: string | null) {
     return db.tx(() => {
       getContact({ db, companyId, id: contactId });
-      if (sourceId && !repo.get(companyId, sourceId)) throw new AppError("VALIDATION_FAILED", "No such source", [{ pointer: "/sourceId", message: "unknown source" }]);
+      if (sourceId && !repo.get(companyId, sourceId))
+        throw new AppError("VALIDATION_FAILED", "No such source", [{ pointer: "/sourceId", message: "unknown source" }]);
       const before = repo.ofContact(contactId);
       const from = before?.sourceId ?? null;
       if (from !== sourceId || !before) {

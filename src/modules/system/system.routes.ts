@@ -37,10 +37,15 @@ export const systemRoutes = (deps: Deps) => {
     .get("/metrics", ({ headers }) => {
       const token = deps.config.metrics.token;
       if (!token || !sameSecret(headers.authorization ?? "", `Bearer ${token}`))
-        return new Response(token ? "metrics need Authorization: Bearer <[metrics] token>\n" : "metrics are off: set [metrics] token in the config, then send Authorization: Bearer <token>\n", {
-          status: 401,
-          headers: { "www-authenticate": 'Bearer realm="metrics"' },
-        });
+        return new Response(
+          token
+            ? "metrics need Authorization: Bearer <[metrics] token>\n"
+            : "metrics are off: set [metrics] token in the config, then send Authorization: Bearer <token>\n",
+          {
+            status: 401,
+            headers: { "www-authenticate": 'Bearer realm="metrics"' },
+          },
+        );
       const jobs = Object.entries(deps.queue.stats()).flatMap(([type, counts]) =>
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
@@ -57,14 +62,22 @@ export const systemRoutes = (deps: Deps) => {
         {
           name: "switchboard_campaign_recipients",
           help: "Recipients of scheduled, running and paused campaigns by status (matched = the audience).",
-          samples: campaignsFor(deps).campaigns.activeProgress().flatMap((c) =>
-            Object.entries(c.counts).map(([status, value]) => ({ labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status }, value })),
-          ),
+          samples: campaignsFor(deps)
+            .campaigns.activeProgress()
+            .flatMap((c) =>
+              Object.entries(c.counts).map(([status, value]) => ({
+                labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status },
+                value,
+              })),
+            ),
         },
         {
           name: "switchboard_company_balance",
           help: "Balance per company in the billing currency (priced sends are refused at 0).",
-          samples: companies.map((c) => ({ labels: { company: c.slug, currency: deps.config.billing.currency }, value: deps.ledger.balance(c.id) / 1_000_000 })),
+          samples: companies.map((c) => ({
+            labels: { company: c.slug, currency: deps.config.billing.currency },
+            value: deps.ledger.balance(c.id) / 1_000_000,
+          })),
         },
         {
           name: "switchboard_database_bytes",
@@ -74,12 +87,25 @@ export const systemRoutes = (deps: Deps) => {
         {
           name: "switchboard_channel_account_up",
           help: "1 when a channel account is active, 0 when auth_failed or error.",
-          samples: deps.channels.all().map((r) => ({ labels: { account: r.account.id, channel: r.account.channel, provider: r.account.provider, status: r.status }, value: r.status === "active" ? 1 : 0 })),
+          samples: deps.channels.all().map((r) => ({
+            labels: { account: r.account.id, channel: r.account.channel, provider: r.account.provider, status: r.status },
+            value: r.status === "active" ? 1 : 0,
+          })),
         },
-        { name: "switchboard_uptime_seconds", help: "Seconds since the process started.", samples: [{ value: Math.round((deps.now().getTime() - deps.startedAt.getTime()) / 1000) }] },
+        {
+          name: "switchboard_uptime_seconds",
+          help: "Seconds since the process started.",
+          samples: [{ value: Math.round((deps.now().getTime() - deps.startedAt.getTime()) / 1000) }],
+        },
         { name: "process_resident_memory_bytes", help: "Resident memory of the process.", samples: [{ value: process.memoryUsage.rss() }] },
       ]);
       return new Response(body, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     })
-    .get("/docs/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400", "content-security-policy": ASSET_CSP } }));
+    .get(
+      "/docs/scalar.js",
+      () =>
+        new Response(Bun.file(scalarBundle), {
+          headers: { "content-type": "application/javascript", "cache-control": "public, max-age=86400", "content-security-policy": ASSET_CSP },
+        }),
+    );
 };

@@ -17,7 +17,9 @@ test("/metrics: request counters by route pattern (never raw paths), job and acc
   await app.request("GET", "/me");
   await app.request("GET", "/messages/0193a4b2-0000-7000-8000-00000000ffff");
   await app.request("GET", "/definitely/not/a/route/12345");
-  await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } } });
+  await app.request("POST", "/messages", {
+    body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } },
+  });
   await Bun.sleep(10); // afterResponse hooks run after the response
   const res = await scrape(app);
   expect(res.status).toBe(200);
@@ -39,7 +41,10 @@ test("/metrics: dispatch outcomes and latency per channel, webhook outcomes, old
     // A webhook endpoint that answers 500, so its attempts count as failures.
     const receiver = Bun.serve({ port: 0, fetch: () => new Response("no", { status: 500 }) });
     await a.request("POST", "/webhooks", { body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ["message.sent"] } });
-    const send = (phone: string) => a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } } });
+    const send = (phone: string) =>
+      a.request("POST", "/messages", {
+        body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "A" } } },
+      });
     await send("+14155550101");
     await send("+12025550102"); // the sandbox's PROVIDER_REJECTED number
     const before = (await scrape(a)).body as string;
@@ -94,7 +99,9 @@ test("/metrics: recipients of unfinished campaigns by status", async () => {
   try {
     await a.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550131" }], tags: ["m"], optIn: true } });
     const templateId = (await a.request("GET", "/templates?channel=whatsapp")).body.data.find((t: { name: string }) => t.name === "hello_world").id;
-    const c = await a.request("POST", "/campaigns", { body: { name: "m", templateId, audience: { type: "tags", tags: ["m"] }, askValues: { "body.1": "x" }, scheduledAt: "2099-01-01T00:00:00.000Z" } });
+    const c = await a.request("POST", "/campaigns", {
+      body: { name: "m", templateId, audience: { type: "tags", tags: ["m"] }, askValues: { "body.1": "x" }, scheduledAt: "2099-01-01T00:00:00.000Z" },
+    });
     expect(c.status).toBe(201);
     const text = (await scrape(a)).body as string;
     expect(text).toContain(`switchboard_campaign_recipients{campaign="${c.body.data.id}",company="default",campaign_status="scheduled",status="matched"} 1`);

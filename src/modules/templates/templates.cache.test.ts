@@ -21,13 +21,17 @@ test("a template cached inside a transaction that then rolled back is not served
       ghost = createLocalTemplate({ db, now, companyId: app.company.id, account, input: { name: "ghost", language: "en", body: "Hi {{1}}" } }).id;
       // Both lookups cache the uncommitted row…
       expect(getTemplateById({ db, id: ghost })?.name).toBe("ghost");
-      expect(resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }).id).toBe(ghost);
+      expect(
+        resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }).id,
+      ).toBe(ghost);
       throw new Error("a later step failed");
     }),
   ).toThrow("a later step failed");
   // …and the rollback took it away from the cache too.
   expect(getTemplateById({ db, id: ghost })).toBeUndefined();
-  expect(() => resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } })).toThrow('No template named "ghost"');
+  expect(() =>
+    resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }),
+  ).toThrow('No template named "ghost"');
 });
 
 test("a template another process changed is read again by the next lookup", async () => {

@@ -20,12 +20,27 @@ beforeAll(async () => {
     config: {
       channels: [
         ...sandboxChannels().filter((c) => c.channel !== "email"),
-        { id: SMTP_ACCOUNT, channel: "email", provider: "smtp", name: "Mail", default: true, settings: { host: "127.0.0.1", port: peer.port, secure: false, from: "Shop <shop@shop.example>" } },
+        {
+          id: SMTP_ACCOUNT,
+          channel: "email",
+          provider: "smtp",
+          name: "Mail",
+          default: true,
+          settings: { host: "127.0.0.1", port: peer.port, secure: false, from: "Shop <shop@shop.example>" },
+        },
       ],
     },
   });
   const t = await app.request("POST", "/templates", {
-    body: { channel: "email", channelAccountId: SMTP_ACCOUNT, name: "greeting", language: "en", subject: "Hello {{1}}", body: "Hi {{1}}, about {{2}}.", html: '<p title="{{2}}">Hi <b>{{1}}</b>, about {{2}}.</p>' },
+    body: {
+      channel: "email",
+      channelAccountId: SMTP_ACCOUNT,
+      name: "greeting",
+      language: "en",
+      subject: "Hello {{1}}",
+      body: "Hi {{1}}, about {{2}}.",
+      html: '<p title="{{2}}">Hi <b>{{1}}</b>, about {{2}}.</p>',
+    },
   });
   expect(t.status).toBe(201);
   templateId = t.body.data.id;
@@ -48,19 +63,27 @@ async function received(to: string) {
 
 test("a template param arrives HTML-escaped in the HTML part and unchanged in the text part", async () => {
   const quote = `"Tom & Jerry's" <b>`;
-  const res = await app.request("POST", "/messages", { body: { channel: "email", to: { email: "ann@example.com" }, type: "template", template: { templateId, params: { "body.1": SCRIPT, "body.2": quote } } } });
+  const res = await app.request("POST", "/messages", {
+    body: { channel: "email", to: { email: "ann@example.com" }, type: "template", template: { templateId, params: { "body.1": SCRIPT, "body.2": quote } } },
+  });
   expect(res.status).toBe(202);
   const mail = await received("ann@example.com");
-  expect(mail.html).toBe('<p title="&quot;Tom &amp; Jerry&#39;s&quot; &lt;b&gt;">Hi <b>&lt;script&gt;alert(1)&lt;/script&gt;</b>, about &quot;Tom &amp; Jerry&#39;s&quot; &lt;b&gt;.</p>');
+  expect(mail.html).toBe(
+    '<p title="&quot;Tom &amp; Jerry&#39;s&quot; &lt;b&gt;">Hi <b>&lt;script&gt;alert(1)&lt;/script&gt;</b>, about &quot;Tom &amp; Jerry&#39;s&quot; &lt;b&gt;.</p>',
+  );
   expect(mail.html).not.toContain("<script>");
   expect(mail.text?.trim()).toBe(`Hi ${SCRIPT}, about ${quote}.`);
   expect(mail.subject).toBe(`Hello ${SCRIPT}`);
 });
 
 test("a campaign's contact value (first name) arrives HTML-escaped in the HTML part", async () => {
-  const contact = await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: "bob@example.com" }], tags: ["html"], optIn: true, firstName: '<img src=x onerror="alert(1)">' } });
+  const contact = await app.request("POST", "/contacts", {
+    body: { identities: [{ channel: "email", value: "bob@example.com" }], tags: ["html"], optIn: true, firstName: '<img src=x onerror="alert(1)">' },
+  });
   expect(contact.status).toBeLessThan(300);
-  const c = await app.request("POST", "/campaigns", { body: { name: "html", templateId, audience: { type: "tags", tags: ["html"] }, askValues: { "body.1": "{{contact.firstName}}", "body.2": "your order" } } });
+  const c = await app.request("POST", "/campaigns", {
+    body: { name: "html", templateId, audience: { type: "tags", tags: ["html"] }, askValues: { "body.1": "{{contact.firstName}}", "body.2": "your order" } },
+  });
   expect(c.status).toBeLessThan(300);
   const mail = await received("bob@example.com");
   expect(mail.html).toBe('<p title="your order">Hi <b>&lt;img src=x onerror=&quot;alert(1)&quot;&gt;</b>, about your order.</p>');

@@ -19,7 +19,9 @@ export function createTemplatesStore(db: Db) {
     },
     /** Every language of a name on an account. */
     byName(channelAccountId: string, name: string): TemplateRow[] {
-      return (sqlite.query(`SELECT * FROM templates WHERE channel_account_id = ? AND name = ?`).all(channelAccountId, name) as Record<string, unknown>[]).map((r) => mapRow(templates, r)!);
+      return (sqlite.query(`SELECT * FROM templates WHERE channel_account_id = ? AND name = ?`).all(channelAccountId, name) as Record<string, unknown>[]).map(
+        (r) => mapRow(templates, r)!,
+      );
     },
     list({ companyId, channel }: { companyId: string; channel?: string }): TemplateRow[] {
       return db
@@ -30,7 +32,11 @@ export function createTemplatesStore(db: Db) {
         .all();
     },
     exists(channelAccountId: string, name: string, language: string): boolean {
-      return !!db.select({ id: templates.id }).from(templates).where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, name), eq(templates.language, language))).get();
+      return !!db
+        .select({ id: templates.id })
+        .from(templates)
+        .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, name), eq(templates.language, language)))
+        .get();
     },
     insertTemplate(row: TemplateRow) {
       db.insert(templates).values(row).run();
@@ -41,13 +47,20 @@ export function createTemplatesStore(db: Db) {
     },
     /** The templates of an account that came from the provider (sync). */
     providerTemplates(channelAccountId: string): TemplateRow[] {
-      return db.select().from(templates).where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.source, "provider"))).all();
+      return db
+        .select()
+        .from(templates)
+        .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.source, "provider")))
+        .all();
     },
     disable(id: string, at: Date) {
       db.update(templates).set({ status: "disabled", updatedAt: at }).where(eq(templates.id, id)).run();
     },
     /** Inserts a provider's template, or updates `values` of the one with its (account, name, language). */
-    upsertProviderTemplate(row: Pick<TemplateRow, "id" | "companyId" | "channelAccountId" | "channel" | "name" | "language" | "source" | "createdAt"> & ProviderValues, values: ProviderValues) {
+    upsertProviderTemplate(
+      row: Pick<TemplateRow, "id" | "companyId" | "channelAccountId" | "channel" | "name" | "language" | "source" | "createdAt"> & ProviderValues,
+      values: ProviderValues,
+    ) {
       db.insert(templates)
         .values(row)
         .onConflictDoUpdate({ target: [templates.channelAccountId, templates.name, templates.language], set: values })

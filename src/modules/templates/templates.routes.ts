@@ -7,19 +7,22 @@ import { ChannelEnum } from "../messages/messages.model";
 import { createLocalTemplate, listTemplates, type TemplateRow } from "./templates.service";
 import { named } from "../../platform/http/schemas";
 
-const Template = named("Template", t.Object({
-  id: t.String(),
-  channel: t.String(),
-  channelAccountId: t.String(),
-  name: t.String(),
-  language: t.String(),
-  category: t.String(),
-  status: t.String({ description: "approved | pending | rejected | paused | disabled" }),
-  source: t.String({ description: "provider (synced) | local" }),
-  components: t.Array(t.Record(t.String(), t.Unknown())),
-  params: t.Array(t.String(), { description: "positional params the template takes: body.<n>, button.<n>.<m>" }),
-  updatedAt: t.String(),
-}));
+const Template = named(
+  "Template",
+  t.Object({
+    id: t.String(),
+    channel: t.String(),
+    channelAccountId: t.String(),
+    name: t.String(),
+    language: t.String(),
+    category: t.String(),
+    status: t.String({ description: "approved | pending | rejected | paused | disabled" }),
+    source: t.String({ description: "provider (synced) | local" }),
+    components: t.Array(t.Record(t.String(), t.Unknown())),
+    params: t.Array(t.String(), { description: "positional params the template takes: body.<n>, button.<n>.<m>" }),
+    updatedAt: t.String(),
+  }),
+);
 
 const view = (r: TemplateRow) => ({
   id: r.id,
@@ -49,17 +52,17 @@ export const templatesRoutes = (deps: Deps) =>
           .map(view),
       }),
       {
-      scope: "messages:read",
-      query: t.Object({
-        channel: t.Optional(ChannelEnum),
-        status: t.Optional(
-          t.Union([t.Literal("approved"), t.Literal("pending"), t.Literal("rejected"), t.Literal("paused"), t.Literal("disabled"), t.Literal("all")], {
-            description: "default approved (the sendable ones); all lists every status",
-          }),
-        ),
-      }),
-      response: { 200: data(t.Array(Template)), ...errors(403, 422) },
-      detail: { summary: "Templates of the company's channel accounts (synced from providers or our own)", operationId: "listTemplates" },
+        scope: "messages:read",
+        query: t.Object({
+          channel: t.Optional(ChannelEnum),
+          status: t.Optional(
+            t.Union([t.Literal("approved"), t.Literal("pending"), t.Literal("rejected"), t.Literal("paused"), t.Literal("disabled"), t.Literal("all")], {
+              description: "default approved (the sendable ones); all lists every status",
+            }),
+          ),
+        }),
+        response: { 200: data(t.Array(Template)), ...errors(403, 422) },
+        detail: { summary: "Templates of the company's channel accounts (synced from providers or our own)", operationId: "listTemplates" },
       },
     )
     .post(
@@ -67,11 +70,19 @@ export const templatesRoutes = (deps: Deps) =>
       ({ body, auth, idem }) => {
         const accounts = accountsFor(deps, auth.companyId, body.channel);
         const account = body.channelAccountId ? accounts.find((a) => a.account.id === body.channelAccountId) : accounts[0];
-        if (!account) throw new AppError("VALIDATION_FAILED", `No ${body.channel} account`, [{ pointer: body.channelAccountId ? "/channelAccountId" : "/channel", message: "no such account for this company" }]);
+        if (!account)
+          throw new AppError("VALIDATION_FAILED", `No ${body.channel} account`, [
+            { pointer: body.channelAccountId ? "/channelAccountId" : "/channel", message: "no such account for this company" },
+          ]);
         if (!LOCAL_TEMPLATE_CHANNELS.includes(body.channel) && account.account.provider !== "sandbox")
-          throw new AppError("VALIDATION_FAILED", `${body.channel} templates are synced from the provider`, [{ pointer: "/channel", message: "templates of this provider are managed at the provider" }]);
-        if (body.channel === "email" && body.subject === undefined) throw new AppError("VALIDATION_FAILED", "E-mail templates need a subject", [{ pointer: "/subject", message: "required for email" }]);
-        return idem.commit(201, () => view(createLocalTemplate({ db: deps.db, now: deps.now, companyId: auth.companyId, account: account.account, input: body })));
+          throw new AppError("VALIDATION_FAILED", `${body.channel} templates are synced from the provider`, [
+            { pointer: "/channel", message: "templates of this provider are managed at the provider" },
+          ]);
+        if (body.channel === "email" && body.subject === undefined)
+          throw new AppError("VALIDATION_FAILED", "E-mail templates need a subject", [{ pointer: "/subject", message: "required for email" }]);
+        return idem.commit(201, () =>
+          view(createLocalTemplate({ db: deps.db, now: deps.now, companyId: auth.companyId, account: account.account, input: body })),
+        );
       },
       {
         scope: "messages:write",

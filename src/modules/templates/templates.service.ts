@@ -86,7 +86,9 @@ export function resolveTemplateForSend({
   if (ref.templateId) {
     row = getTemplateById({ db, id: ref.templateId });
     if (!row || row.companyId !== companyId || row.channelAccountId !== channelAccountId)
-      throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [{ pointer: "/template/templateId", message: "unknown template for this channel account" }]);
+      throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [
+        { pointer: "/template/templateId", message: "unknown template for this channel account" },
+      ]);
   } else {
     const rows = templateCache(db).get(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
       templatesStore(db).byName(channelAccountId, ref.name ?? ""),
@@ -103,7 +105,9 @@ export function resolveTemplateForSend({
     row = matching[0]!;
   }
   if (row.status !== "approved")
-    throw new AppError("VALIDATION_FAILED", `Template "${row.name}" (${row.language}) is ${row.status}, not approved`, [{ pointer: "/template", message: `template is ${row.status}` }]);
+    throw new AppError("VALIDATION_FAILED", `Template "${row.name}" (${row.language}) is ${row.status}, not approved`, [
+      { pointer: "/template", message: `template is ${row.status}` },
+    ]);
   const given = ref.params ?? {};
   const problems = new DetailCollector();
   for (const key of Object.keys(given)) {
@@ -116,9 +120,7 @@ export function resolveTemplateForSend({
 }
 
 export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
-  return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as
-    | TemplateRow
-    | undefined;
+  return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as TemplateRow | undefined;
 }
 
 export function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): TemplateRow[] {
@@ -152,7 +154,15 @@ export function createLocalTemplate({
 }
 
 /** One of our own templates, approved at once. */
-function localTemplateRow({ now, companyId, account, name, language, category, components }: {
+function localTemplateRow({
+  now,
+  companyId,
+  account,
+  name,
+  language,
+  category,
+  components,
+}: {
   now: () => Date;
   companyId: string;
   account: { id: string; channel: string };
@@ -180,9 +190,21 @@ function localTemplateRow({ now, companyId, account, name, language, category, c
 }
 
 /** Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. */
-export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string } }): void {
+export function ensureHelloWorld({
+  db,
+  now,
+  companyId,
+  account,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  account: { id: string; channel: string };
+}): void {
   const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
-  templatesStore(db).insertTemplateIfAbsent(localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }));
+  templatesStore(db).insertTemplateIfAbsent(
+    localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }),
+  );
   forgetTemplates(db);
 }
 
@@ -191,13 +213,24 @@ export function ensureHelloWorld({ db, now, companyId, account }: { db: Db; now:
  * at send. `list` is the provider's complete list, so a synced template it no longer contains (deleted at the
  * provider) becomes `disabled` — never sent again, instead of failing at the provider with 132001.
  */
-export function storeSyncedTemplates({ db, now, companyId, account, list }: { db: Db; now: () => Date; companyId: string; account: { id: string; channel: string }; list: ProviderTemplate[] }): number {
+export function storeSyncedTemplates({
+  db,
+  now,
+  companyId,
+  account,
+  list,
+}: {
+  db: Db;
+  now: () => Date;
+  companyId: string;
+  account: { id: string; channel: string };
+  list: ProviderTemplate[];
+}): number {
   const store = templatesStore(db);
   return db.tx(() => {
     const listed = new Set(list.map((t) => `${t.name}\u0000${t.language}`));
     for (const row of store.providerTemplates(account.id))
-      if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled")
-        store.disable(row.id, now());
+      if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled") store.disable(row.id, now());
     for (const t of list) {
       const values = {
         category: t.category.toLowerCase(),
@@ -207,7 +240,20 @@ export function storeSyncedTemplates({ db, now, companyId, account, list }: { db
         providerTemplateId: t.providerTemplateId ?? null,
         updatedAt: now(),
       };
-      store.upsertProviderTemplate({ id: newId(), companyId, channelAccountId: account.id, channel: account.channel, name: t.name, language: t.language, source: "provider", createdAt: now(), ...values }, values);
+      store.upsertProviderTemplate(
+        {
+          id: newId(),
+          companyId,
+          channelAccountId: account.id,
+          channel: account.channel,
+          name: t.name,
+          language: t.language,
+          source: "provider",
+          createdAt: now(),
+          ...values,
+        },
+        values,
+      );
     }
     forgetTemplates(db);
     return list.length;

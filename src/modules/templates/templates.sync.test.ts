@@ -9,17 +9,31 @@ import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { syncAllTemplates } from "../messages/messages.wire";
 
 const WA_ID = "0193a4b2-0000-7000-8000-00000000c001";
-const settings = (fake: GraphFake) => ({ phone_number_id: "555000", waba_id: "WABA_1", access_token: "tok", app_secret: "sec", verify_token: "vt", base_url: fake.url });
+const settings = (fake: GraphFake) => ({
+  phone_number_id: "555000",
+  waba_id: "WABA_1",
+  access_token: "tok",
+  app_secret: "sec",
+  verify_token: "vt",
+  base_url: fake.url,
+});
 const sendOrder = (app: TestApp) =>
-  app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550123" }, type: "template", template: { name: "order_update", params: { "body.1": "Ann" } } } });
+  app.request("POST", "/messages", {
+    body: { channel: "whatsapp", to: { phone: "+14155550123" }, type: "template", template: { name: "order_update", params: { "body.1": "Ann" } } },
+  });
 
 describe("WhatsApp template sync", () => {
   let fake: GraphFake;
   let app: TestApp;
   beforeAll(async () => {
     fake = startGraphFake({ templatePageSize: 1 });
-    fake.templates = [metaTemplate({ name: "order_update", language: "en_US" }), metaTemplate({ name: "promo", language: "en_US", status: "PENDING", category: "MARKETING" })];
-    app = await createTestApp({ config: { channels: [{ id: WA_ID, channel: "whatsapp", provider: "whatsapp-cloud", name: "wa", default: true, settings: settings(fake) }] } });
+    fake.templates = [
+      metaTemplate({ name: "order_update", language: "en_US" }),
+      metaTemplate({ name: "promo", language: "en_US", status: "PENDING", category: "MARKETING" }),
+    ];
+    app = await createTestApp({
+      config: { channels: [{ id: WA_ID, channel: "whatsapp", provider: "whatsapp-cloud", name: "wa", default: true, settings: settings(fake) }] },
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -37,10 +51,16 @@ describe("WhatsApp template sync", () => {
     expect(statusOf("promo")?.status).toBe("pending");
     const listed = await app.request("GET", "/templates?channel=whatsapp&status=all");
     expect((await app.request("GET", "/templates?channel=whatsapp")).body.data.map((t: any) => t.name)).toEqual(["order_update"]);
-    expect(listed.body.data.map((t: any) => [t.name, t.status, t.params])).toEqual([["order_update", "approved", ["body.1"]], ["promo", "pending", ["body.1"]]]);
+    expect(listed.body.data.map((t: any) => [t.name, t.status, t.params])).toEqual([
+      ["order_update", "approved", ["body.1"]],
+      ["promo", "pending", ["body.1"]],
+    ]);
     expect((await sendOrder(app)).status).toBe(202);
     await app.deps.queue.drain();
-    expect(fake.requestsTo("555000/messages").at(-1)!.body).toMatchObject({ type: "template", template: { name: "order_update", components: [{ type: "body", parameters: [{ type: "text", text: "Ann" }] }] } });
+    expect(fake.requestsTo("555000/messages").at(-1)!.body).toMatchObject({
+      type: "template",
+      template: { name: "order_update", components: [{ type: "body", parameters: [{ type: "text", text: "Ann" }] }] },
+    });
   });
 
   test("paused at the provider → 422 /template at send", async () => {

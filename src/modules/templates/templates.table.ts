@@ -25,8 +25,5 @@ export const templates = sqliteTable(
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [
-    uniqueIndex("templates_account_name_lang_uq").on(t.channelAccountId, t.name, t.language),
-    index("templates_company_idx").on(t.companyId, t.channel),
-  ],
+  (t) => [uniqueIndex("templates_account_name_lang_uq").on(t.channelAccountId, t.name, t.language), index("templates_company_idx").on(t.companyId, t.channel)],
 );

@@ -55,9 +55,17 @@ describe("endpoints", () => {
     const id = (await create(valid)).body.data.id;
     const off = await app.request("PATCH", `/webhooks/${id}`, { body: { enabled: false } });
     expect(off.body.data).toMatchObject({ enabled: false, disabledReason: "manual" });
-    const res = await app.request("PATCH", `/webhooks/${id}`, { body: { url: "https://other.example.com/h", events: ["conversation.*"], description: null, enabled: true } });
+    const res = await app.request("PATCH", `/webhooks/${id}`, {
+      body: { url: "https://other.example.com/h", events: ["conversation.*"], description: null, enabled: true },
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ url: "https://other.example.com/h", events: ["conversation.*"], description: null, enabled: true, disabledReason: null });
+    expect(res.body.data).toMatchObject({
+      url: "https://other.example.com/h",
+      events: ["conversation.*"],
+      description: null,
+      enabled: true,
+      disabledReason: null,
+    });
   });
 
   test("rotate-secret returns a new secret once and the old one's expiry (24 h)", async () => {
@@ -110,7 +118,23 @@ describe("endpoints", () => {
     const res = await app.request("GET", "/webhooks/event-types");
     expect(res.status).toBe(200);
     const names = res.body.data.map((e: { name: string }) => e.name);
-    for (const n of ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "contact.created", "contact.updated", "contact.deleted", "contact.opted_in", "contact.opted_out", "conversation.opened", "conversation.assigned", "conversation.closed", "webhook.test", "webhook.endpoint_disabled"])
+    for (const n of [
+      "message.sent",
+      "message.delivered",
+      "message.read",
+      "message.failed",
+      "message.received",
+      "contact.created",
+      "contact.updated",
+      "contact.deleted",
+      "contact.opted_in",
+      "contact.opted_out",
+      "conversation.opened",
+      "conversation.assigned",
+      "conversation.closed",
+      "webhook.test",
+      "webhook.endpoint_disabled",
+    ])
       expect(names).toContain(n);
     expect(res.body.data.length).toBe(EVENT_TYPES.length);
     expect(res.body.data[0].example.message.metadata).toBeDefined();
@@ -119,54 +143,168 @@ describe("endpoints", () => {
   test("OpenAPI documents every webhooks operation", async () => {
     const doc = (await app.request("GET", "/openapi.json", { key: null })).body;
     const ops = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
-    for (const op of ["listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret", "testWebhook", "listWebhookDeliveries", "redeliverWebhook", "listWebhookEventTypes"])
+    for (const op of [
+      "listWebhooks",
+      "createWebhook",
+      "getWebhook",
+      "updateWebhook",
+      "deleteWebhook",
+      "rotateWebhookSecret",
+      "testWebhook",
+      "listWebhookDeliveries",
+      "redeliverWebhook",
+      "listWebhookEventTypes",
+    ])
       expect(ops).toContain(op);
   });
 });
 
 describe("bad input → 422 with pointers", () => {
-  runScenarios(() => app, [
-    { name: "missing url and events", method: "POST", url: "/webhooks", body: {}, status: 422, contains: { error: { code: "VALIDATION_FAILED" } }, check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(expect.arrayContaining(["/url", "/events"])) },
-    { name: "not a URL", method: "POST", url: "/webhooks", body: { url: "not a url", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
-    { name: "ftp scheme", method: "POST", url: "/webhooks", body: { url: "ftp://example.com/x", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url", message: "must use http or https" }] } } },
-    { name: "link-local (cloud metadata) address", method: "POST", url: "/webhooks", body: { url: "http://169.254.169.254/latest/meta-data/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
-    { name: "IPv4-mapped link-local address", method: "POST", url: "/webhooks", body: { url: "http://[::ffff:169.254.169.254]/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
-    { name: "metadata host name", method: "POST", url: "/webhooks", body: { url: "http://metadata.google.internal/computeMetadata/v1/", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
-    { name: "javascript: scheme", method: "POST", url: "/webhooks", body: { url: "javascript:alert(1)", events: ["message.sent"] }, status: 422, contains: { error: { details: [{ pointer: "/url" }] } } },
-    {
-      name: "unknown event type and bad pattern, each with its index",
-      method: "POST",
-      url: "/webhooks",
-      body: { url: "https://example.com/h", events: ["message.sent", "message.exploded", "message*", "nothing.*"] },
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/events/1" }, { pointer: "/events/2" }, { pointer: "/events/3" }] } },
-    },
-    { name: "empty events", method: "POST", url: "/webhooks", body: { url: "https://example.com/h", events: [] }, status: 422, contains: { error: { details: [{ pointer: "/events" }] } } },
-    { name: "a caller cannot choose the secret (unknown fields are dropped)", method: "POST", url: "/webhooks", body: { ...valid, secret: "whsec_bWluZQ==" }, status: 201, check: (r) => expect(r.body.data.secret).not.toBe("whsec_bWluZQ==") },
-    { name: "URL and events problems together", method: "POST", url: "/webhooks", body: { url: "gopher://x", events: ["nope"] }, status: 422, check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(["/url", "/events/0"]) },
-    {
-      name: "PATCH with a bad event",
-      method: "PATCH",
-      url: "/webhooks/PLACEHOLDER",
-      body: { events: ["contact.*", "contact.merged"] },
-      status: 422,
-      contains: { error: { details: [{ pointer: "/events/1" }] } },
-      setup: async (a) => {
-        const id = (await a.request("POST", "/webhooks", { body: valid })).body.data.id;
-        patchNextUrl(a, id);
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "missing url and events",
+        method: "POST",
+        url: "/webhooks",
+        body: {},
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED" } },
+        check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(expect.arrayContaining(["/url", "/events"])),
       },
-    },
-    { name: "deliveries: bad status filter", method: "GET", url: "/webhooks/x/deliveries?status=lost", status: 422, contains: { error: { details: [{ pointer: "query:status" }] } } },
-    { name: "key without webhooks:write → 403", method: "POST", url: "/webhooks", body: valid, status: 403, contains: { error: { code: "API_SCOPE_MISSING" } }, setup: (a) => useKey(a, ["webhooks:read"]) },
-    { name: "key without webhooks:read → 403", method: "GET", url: "/webhooks", status: 403, contains: { error: { code: "API_SCOPE_MISSING" } }, setup: (a) => useKey(a, ["messages:send"]) },
-    { name: "unknown endpoint → 404", method: "GET", url: "/webhooks/0190aaaa-0000-7000-8000-000000000000", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-  ]);
+      {
+        name: "not a URL",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "not a url", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url" }] } },
+      },
+      {
+        name: "ftp scheme",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "ftp://example.com/x", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url", message: "must use http or https" }] } },
+      },
+      {
+        name: "link-local (cloud metadata) address",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "http://169.254.169.254/latest/meta-data/", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url" }] } },
+      },
+      {
+        name: "IPv4-mapped link-local address",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "http://[::ffff:169.254.169.254]/", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url" }] } },
+      },
+      {
+        name: "metadata host name",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "http://metadata.google.internal/computeMetadata/v1/", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url" }] } },
+      },
+      {
+        name: "javascript: scheme",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "javascript:alert(1)", events: ["message.sent"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/url" }] } },
+      },
+      {
+        name: "unknown event type and bad pattern, each with its index",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "https://example.com/h", events: ["message.sent", "message.exploded", "message*", "nothing.*"] },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/events/1" }, { pointer: "/events/2" }, { pointer: "/events/3" }] } },
+      },
+      {
+        name: "empty events",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "https://example.com/h", events: [] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/events" }] } },
+      },
+      {
+        name: "a caller cannot choose the secret (unknown fields are dropped)",
+        method: "POST",
+        url: "/webhooks",
+        body: { ...valid, secret: "whsec_bWluZQ==" },
+        status: 201,
+        check: (r) => expect(r.body.data.secret).not.toBe("whsec_bWluZQ=="),
+      },
+      {
+        name: "URL and events problems together",
+        method: "POST",
+        url: "/webhooks",
+        body: { url: "gopher://x", events: ["nope"] },
+        status: 422,
+        check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(["/url", "/events/0"]),
+      },
+      {
+        name: "PATCH with a bad event",
+        method: "PATCH",
+        url: "/webhooks/PLACEHOLDER",
+        body: { events: ["contact.*", "contact.merged"] },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/events/1" }] } },
+        setup: async (a) => {
+          const id = (await a.request("POST", "/webhooks", { body: valid })).body.data.id;
+          patchNextUrl(a, id);
+        },
+      },
+      {
+        name: "deliveries: bad status filter",
+        method: "GET",
+        url: "/webhooks/x/deliveries?status=lost",
+        status: 422,
+        contains: { error: { details: [{ pointer: "query:status" }] } },
+      },
+      {
+        name: "key without webhooks:write → 403",
+        method: "POST",
+        url: "/webhooks",
+        body: valid,
+        status: 403,
+        contains: { error: { code: "API_SCOPE_MISSING" } },
+        setup: (a) => useKey(a, ["webhooks:read"]),
+      },
+      {
+        name: "key without webhooks:read → 403",
+        method: "GET",
+        url: "/webhooks",
+        status: 403,
+        contains: { error: { code: "API_SCOPE_MISSING" } },
+        setup: (a) => useKey(a, ["messages:send"]),
+      },
+      {
+        name: "unknown endpoint → 404",
+        method: "GET",
+        url: "/webhooks/0190aaaa-0000-7000-8000-000000000000",
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+    ],
+  );
 });
 
 describe("URL policy from [webhooks] config", () => {
   let strict: TestApp;
   beforeAll(async () => {
-    strict = await createTestApp({ config: { webhooks: { allow_private_networks: false, deny: ["evil.example.com", "*.blocked.example", "203.0.113.0/24"], allow: [] } } });
+    strict = await createTestApp({
+      config: { webhooks: { allow_private_networks: false, deny: ["evil.example.com", "*.blocked.example", "203.0.113.0/24"], allow: [] } },
+    });
   });
   afterAll(() => strict.close());
 

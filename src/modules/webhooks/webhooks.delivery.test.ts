@@ -48,7 +48,10 @@ async function deliveries(app: TestApp, endpointId: string, query = "") {
   return res.body.data as any[];
 }
 const atOf = (r: Received) => new Date(Number(r.timestamp) * 1000);
-const status = (code: number, headers: Record<string, string> = {}, body = "") => () => new Response(body, { status: code, headers });
+const status =
+  (code: number, headers: Record<string, string> = {}, body = "") =>
+  () =>
+    new Response(body, { status: code, headers });
 
 describe("signing and payload", () => {
   test("Standard Webhooks headers, verified by the standardwebhooks library; body {type, timestamp, data} with the message metadata", async () => {
@@ -366,7 +369,11 @@ describe("durability", () => {
     await drain(app1); // attempt 1 failed, retry in ~5 s
     const e2 = emit(app1, "message.sent", { n: 2 });
     // A worker claimed e2's job and the process died before finishing (lease held, never released).
-    app1.deps.db.$client.query(`UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1 WHERE payload LIKE ?2 AND status = 'pending' AND run_at <= ?3`).run(app1.clock.now().getTime() + 60_000, "%", app1.clock.now().getTime());
+    app1.deps.db.$client
+      .query(
+        `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1 WHERE payload LIKE ?2 AND status = 'pending' AND run_at <= ?3`,
+      )
+      .run(app1.clock.now().getTime() + 60_000, "%", app1.clock.now().getTime());
     const dir = app1.dir;
     const at = app1.clock.now();
     apps.splice(apps.indexOf(app1), 1);

@@ -86,7 +86,21 @@ export function createDeliveryEngine({
   metrics?: Metrics;
 }) {
   /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's transaction. */
-  function enqueueMessage({ id, companyId, type, createdAt, body, endpointIds }: { id: string; companyId: string; type: string; createdAt: Date; body: string; endpointIds: string[] }): string[] {
+  function enqueueMessage({
+    id,
+    companyId,
+    type,
+    createdAt,
+    body,
+    endpointIds,
+  }: {
+    id: string;
+    companyId: string;
+    type: string;
+    createdAt: Date;
+    body: string;
+    endpointIds: string[];
+  }): string[] {
     repo.insertMessage({ id, companyId, eventType: type, body, createdAt: createdAt.getTime() });
     return createDeliveries({ id, companyId, type, endpointIds });
   }
@@ -110,7 +124,13 @@ export function createDeliveryEngine({
   function onEvent(event: DomainEvent): void {
     const endpointIds = cache.matching(event.companyId, event.type);
     if (!endpointIds.length) return;
-    repo.insertMessage({ id: event.id, companyId: event.companyId, eventType: event.type, body: messageBody(event.type, event.createdAt, event.data), createdAt: event.createdAt.getTime() });
+    repo.insertMessage({
+      id: event.id,
+      companyId: event.companyId,
+      eventType: event.type,
+      body: messageBody(event.type, event.createdAt, event.data),
+      createdAt: event.createdAt.getTime(),
+    });
     queue.enqueue({ type: FANOUT_JOB, payload: { messageId: event.id, companyId: event.companyId, type: event.type, endpointIds } });
   }
 
@@ -122,9 +142,14 @@ export function createDeliveryEngine({
 
   async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {
     const checked = await policy.addressesBeforeSend(ctx.url);
-    if ("problem" in checked) return { statusCode: null, durationMs: 0, responseExcerpt: null, error: `refused by URL policy: ${checked.problem}`, retryAfterMs: null };
+    if ("problem" in checked)
+      return { statusCode: null, durationMs: 0, responseExcerpt: null, error: `refused by URL policy: ${checked.problem}`, retryAfterMs: null };
     const secrets = activeSecrets(
-      { secret: ctx.secret, previousSecret: ctx.previousSecret, previousSecretExpiresAt: ctx.previousSecretExpiresAt === null ? null : new Date(ctx.previousSecretExpiresAt) },
+      {
+        secret: ctx.secret,
+        previousSecret: ctx.previousSecret,
+        previousSecretExpiresAt: ctx.previousSecretExpiresAt === null ? null : new Date(ctx.previousSecretExpiresAt),
+      },
       at,
     );
     const headers = {
@@ -135,7 +160,12 @@ export function createDeliveryEngine({
     const started = performance.now();
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await postPinned({ fetchImpl, url: new URL(ctx.url), addresses: checked.addresses, init: { method: "POST", headers, body: ctx.body, redirect: "manual", signal } });
+      const res = await postPinned({
+        fetchImpl,
+        url: new URL(ctx.url),
+        addresses: checked.addresses,
+        init: { method: "POST", headers, body: ctx.body, redirect: "manual", signal },
+      });
       const responseExcerpt = await readExcerpt(res);
       const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get("retry-after"), now()) : null;
       return { statusCode: res.status, durationMs: Math.round(performance.now() - started), responseExcerpt, error: null, retryAfterMs };
@@ -180,56 +210,58 @@ export function createDeliveryEngine({
     if (ctx.enabled) metrics?.count("switchboard_webhook_deliveries_total", { outcome: ok ? "success" : "failure" });
 
     // The attempt's record and the job's next step commit together, batched with other finished attempts.
-    return { writes: (): JobOutcome => {
-      repo.insertAttempt({
-        id: newId(),
-        deliveryId: ctx.deliveryId,
-        trigger: manual ? "manual" : "scheduled",
-        attemptedAt: at,
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        responseExcerpt: result.responseExcerpt,
-        error: result.error,
-      });
-      const attempts = manual ? ctx.attempts : ctx.attempts + 1;
-      const settle = (status: "pending" | "succeeded" | "failed", nextAttemptAt: number | null) =>
-        repo.settleDelivery({ id: ctx.deliveryId, status, attempts, nextAttemptAt, lastStatusCode: result.statusCode, at: settledAt.getTime() });
+    return {
+      writes: (): JobOutcome => {
+        repo.insertAttempt({
+          id: newId(),
+          deliveryId: ctx.deliveryId,
+          trigger: manual ? "manual" : "scheduled",
+          attemptedAt: at,
+          statusCode: result.statusCode,
+          durationMs: result.durationMs,
+          responseExcerpt: result.responseExcerpt,
+          error: result.error,
+        });
+        const attempts = manual ? ctx.attempts : ctx.attempts + 1;
+        const settle = (status: "pending" | "succeeded" | "failed", nextAttemptAt: number | null) =>
+          repo.settleDelivery({ id: ctx.deliveryId, status, attempts, nextAttemptAt, lastStatusCode: result.statusCode, at: settledAt.getTime() });
 
-      if (ok) {
-        settle("succeeded", null);
-        if (ctx.failingSince !== null) repo.setFailingSince(ctx.endpointId, null);
-        return;
-      }
-      if (!ctx.enabled) {
-        settle("failed", null);
-        return;
-      }
-      if (result.statusCode === 410) {
-        settle("failed", null);
-        disableEndpoint(ctx, "gone", settledAt);
-        return;
-      }
-      // Failure: the endpoint has been failing since its first failure with no success after it.
-      if (ctx.failingSince === null) repo.setFailingSince(ctx.endpointId, at.getTime());
-      else if (settledAt.getTime() - ctx.failingSince >= DISABLE_AFTER_FAILING_MS) {
-        settle("failed", null);
-        disableEndpoint(ctx, "failing", settledAt);
-        return;
-      }
-      if (manual) {
-        // A redelivery is one attempt; an automatic retry that is still scheduled carries on.
-        settle(ctx.nextAttemptAt !== null && ctx.status === "pending" ? "pending" : "failed", ctx.status === "pending" ? ctx.nextAttemptAt : null);
-        return;
-      }
-      const delay = result.retryAfterMs ?? retryDelayMs(attempts);
-      if (delay === null || attempts >= MAX_ATTEMPTS) {
-        settle("failed", null);
-        return;
-      }
-      const retryAt = settledAt.getTime() + delay;
-      settle("pending", retryAt);
-      return { retryAt: new Date(retryAt), error: result.error ?? `HTTP ${result.statusCode}` };
-    } };
+        if (ok) {
+          settle("succeeded", null);
+          if (ctx.failingSince !== null) repo.setFailingSince(ctx.endpointId, null);
+          return;
+        }
+        if (!ctx.enabled) {
+          settle("failed", null);
+          return;
+        }
+        if (result.statusCode === 410) {
+          settle("failed", null);
+          disableEndpoint(ctx, "gone", settledAt);
+          return;
+        }
+        // Failure: the endpoint has been failing since its first failure with no success after it.
+        if (ctx.failingSince === null) repo.setFailingSince(ctx.endpointId, at.getTime());
+        else if (settledAt.getTime() - ctx.failingSince >= DISABLE_AFTER_FAILING_MS) {
+          settle("failed", null);
+          disableEndpoint(ctx, "failing", settledAt);
+          return;
+        }
+        if (manual) {
+          // A redelivery is one attempt; an automatic retry that is still scheduled carries on.
+          settle(ctx.nextAttemptAt !== null && ctx.status === "pending" ? "pending" : "failed", ctx.status === "pending" ? ctx.nextAttemptAt : null);
+          return;
+        }
+        const delay = result.retryAfterMs ?? retryDelayMs(attempts);
+        if (delay === null || attempts >= MAX_ATTEMPTS) {
+          settle("failed", null);
+          return;
+        }
+        const retryAt = settledAt.getTime() + delay;
+        settle("pending", retryAt);
+        return { retryAt: new Date(retryAt), error: result.error ?? `HTTP ${result.statusCode}` };
+      },
+    };
   }
 
   return { onEvent, enqueueMessage, fanOut, handle };
@@ -263,7 +295,17 @@ async function readExcerpt(res: Response): Promise<string | null> {
  * connection (no DNS rebinding); `Host` and, for https, the TLS server name keep the name, so the receiver
  * routes and its certificate is verified as before (outbound.fetch.ts does the same for media).
  */
-export async function postPinned({ fetchImpl, url, addresses, init }: { fetchImpl: typeof fetch; url: URL; addresses: string[]; init: RequestInit & { headers: Record<string, string> } }): Promise<Response> {
+export async function postPinned({
+  fetchImpl,
+  url,
+  addresses,
+  init,
+}: {
+  fetchImpl: typeof fetch;
+  url: URL;
+  addresses: string[];
+  init: RequestInit & { headers: Record<string, string> };
+}): Promise<Response> {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   let lastError: unknown;
   for (const ip of addresses) {

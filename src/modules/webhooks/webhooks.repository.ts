@@ -125,12 +125,24 @@ export function createWebhooksRepository(db: Db) {
       db.update(webhookDeliveries).set({ status, updatedAt: at }).where(eq(webhookDeliveries.id, id)).run();
     },
     /** Newest first; `eventType` is a type name or a `prefix.*` pattern. */
-    listDeliveries(q: { endpointId: string; limit: number; before?: string; status?: DeliveryStatus; eventType?: string; id?: string }): (DeliveryRow & { body: string })[] {
+    listDeliveries(q: {
+      endpointId: string;
+      limit: number;
+      before?: string;
+      status?: DeliveryStatus;
+      eventType?: string;
+      id?: string;
+    }): (DeliveryRow & { body: string })[] {
       // A prefix pattern matches without regard to ASCII case, as SQLite's LIKE does: lower() on both sides,
       // since PostgreSQL's LIKE is case-sensitive.
       const typeFilter = q.eventType
         ? q.eventType.endsWith(".*")
-          ? sql`lower(${webhookDeliveries.eventType}) LIKE ${q.eventType.slice(0, -1).toLowerCase().replace(/[%_\\]/g, "\\$&") + "%"} ESCAPE '\\'`
+          ? sql`lower(${webhookDeliveries.eventType}) LIKE ${
+              q.eventType
+                .slice(0, -1)
+                .toLowerCase()
+                .replace(/[%_\\]/g, "\\$&") + "%"
+            } ESCAPE '\\'`
           : eq(webhookDeliveries.eventType, q.eventType)
         : undefined;
       const rows = db
@@ -159,7 +171,11 @@ export function createWebhooksRepository(db: Db) {
     /** Retention: settled deliveries older than `before` (attempts cascade), then messages no delivery uses. */
     sweep(before: number): number {
       const n = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?`).run(before).changes;
-      sqlite.prepare(`DELETE FROM webhook_messages WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = webhook_messages.id)`).run(before);
+      sqlite
+        .prepare(
+          `DELETE FROM webhook_messages WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = webhook_messages.id)`,
+        )
+        .run(before);
       return n;
     },
   };

@@ -108,7 +108,19 @@ export const webhooksRoutes = (deps: Deps) => {
           summary: "Create a webhook endpoint (the secret is returned only here)",
           description: "Events are POSTed to `url`, signed per Standard Webhooks (see /docs/guide); keep the returned `secret` to verify them.",
           operationId: "createWebhook",
-          "x-openapi": { requestBody: { content: { "application/json": { example: { url: "https://crm.example.com/hooks/switchboard", events: ["message.delivered", "message.failed", "message.received"], description: "CRM" } } } } },
+          "x-openapi": {
+            requestBody: {
+              content: {
+                "application/json": {
+                  example: {
+                    url: "https://crm.example.com/hooks/switchboard",
+                    events: ["message.delivered", "message.failed", "message.received"],
+                    description: "CRM",
+                  },
+                },
+              },
+            },
+          },
         },
       },
     )
@@ -132,7 +144,8 @@ export const webhooksRoutes = (deps: Deps) => {
     )
     .delete(
       "/webhooks/:id",
-      ({ auth, params, idem }) => change(idem, auth.companyId, 200, () => ({ id: w.deleteEndpoint({ companyId: auth.companyId, id: params.id }).id, deleted: true as const })),
+      ({ auth, params, idem }) =>
+        change(idem, auth.companyId, 200, () => ({ id: w.deleteEndpoint({ companyId: auth.companyId, id: params.id }).id, deleted: true as const })),
       {
         scope: "webhooks:write",
         params: IdParams,
@@ -165,7 +178,14 @@ export const webhooksRoutes = (deps: Deps) => {
       ({ auth, params, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const { deliveries } = w.listDeliveries({ companyId: auth.companyId, id: params.id, limit: limit + 1, before, status: query.status, eventType: query.eventType });
+        const { deliveries } = w.listDeliveries({
+          companyId: auth.companyId,
+          id: params.id,
+          limit: limit + 1,
+          before,
+          status: query.status,
+          eventType: query.eventType,
+        });
         return toPage(deliveries, limit, (d) => [d.delivery.id], deliveryOut);
       },
       {

@@ -140,11 +140,28 @@ function createWebhooks(deps: Deps) {
       return { delivery: repo.getDelivery(id, deliveryId!)!, body, attempts: [] as AttemptRow[] };
     },
 
-    listDeliveries({ companyId, id, limit, before, status, eventType }: { companyId: string; id: string; limit: number; before?: string; status?: DeliveryStatus; eventType?: string }) {
+    listDeliveries({
+      companyId,
+      id,
+      limit,
+      before,
+      status,
+      eventType,
+    }: {
+      companyId: string;
+      id: string;
+      limit: number;
+      before?: string;
+      status?: DeliveryStatus;
+      eventType?: string;
+    }) {
       mustGet(companyId, id);
       if (eventType !== undefined) {
         const problem = subscriptionProblem(eventType);
-        if (problem || eventType === "*") throw new AppError("VALIDATION_FAILED", "eventType is not valid", [{ pointer: "query:eventType", message: problem ?? "use an event type or a prefix pattern" }]);
+        if (problem || eventType === "*")
+          throw new AppError("VALIDATION_FAILED", "eventType is not valid", [
+            { pointer: "query:eventType", message: problem ?? "use an event type or a prefix pattern" },
+          ]);
       }
       const rows = repo.listDeliveries({ endpointId: id, limit, before, status, eventType });
       const attempts = Map.groupBy(repo.attemptsOf(rows.map((r) => r.id)), (a) => a.deliveryId);
@@ -164,4 +181,3 @@ function createWebhooks(deps: Deps) {
     },
   };
 }
-

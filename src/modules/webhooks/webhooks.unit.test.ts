@@ -67,8 +67,19 @@ describe("URL policy", () => {
   });
 
   test("link-local and metadata services are refused by default, in every form, unless [webhooks] allow lists them (issue 34 row 5)", async () => {
-    const p = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, dns({ "imds.example.com": ["169.254.169.254"], "v6.example.com": ["fe80::1"] }));
-    for (const url of ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/", "http://[fe80::1]/", "http://metadata.google.internal/", "http://metadata.google.internal./", "http://100.100.100.200/"])
+    const p = createUrlPolicy(
+      { allow_private_networks: true, allow: [], deny: [] },
+      dns({ "imds.example.com": ["169.254.169.254"], "v6.example.com": ["fe80::1"] }),
+    );
+    for (const url of [
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[::ffff:169.254.169.254]/",
+      "http://[::ffff:a9fe:a9fe]/",
+      "http://[fe80::1]/",
+      "http://metadata.google.internal/",
+      "http://metadata.google.internal./",
+      "http://100.100.100.200/",
+    ])
       expect(p.check(url)).toMatch(/link-local|metadata/);
     expect(p.check("https://imds.example.com/h")).toBeNull(); // a name: decided once resolved
     expect(await p.checkBeforeSend("https://imds.example.com/h")).toContain("imds.example.com (169.254.169.254) is a link-local address");
@@ -79,7 +90,10 @@ describe("URL policy", () => {
   });
 
   test("a name resolving to a private address is refused before sending when private networks are off", async () => {
-    const p = createUrlPolicy({ allow_private_networks: false, allow: [], deny: [] }, dns({ "rebind.example.com": ["93.184.216.34", "10.0.0.7"], "ok.example.com": ["93.184.216.34"] }));
+    const p = createUrlPolicy(
+      { allow_private_networks: false, allow: [], deny: [] },
+      dns({ "rebind.example.com": ["93.184.216.34", "10.0.0.7"], "ok.example.com": ["93.184.216.34"] }),
+    );
     expect(p.check("https://rebind.example.com/h")).toBeNull();
     expect(await p.checkBeforeSend("https://rebind.example.com/h")).toContain("private network");
     expect(await p.checkBeforeSend("https://ok.example.com/h")).toBeNull();
@@ -89,7 +103,10 @@ describe("URL policy", () => {
   });
 
   test("deny and allow CIDRs apply to resolved addresses", async () => {
-    const p = createUrlPolicy({ allow_private_networks: true, allow: ["10.20.0.0/16", "*.corp.example"], deny: ["10.20.99.0/24"] }, dns({ "erp.lan": ["10.20.1.1"], "bad.lan": ["10.20.99.5"], "web.lan": ["8.8.8.8"] }));
+    const p = createUrlPolicy(
+      { allow_private_networks: true, allow: ["10.20.0.0/16", "*.corp.example"], deny: ["10.20.99.0/24"] },
+      dns({ "erp.lan": ["10.20.1.1"], "bad.lan": ["10.20.99.5"], "web.lan": ["8.8.8.8"] }),
+    );
     expect(await p.checkBeforeSend("http://erp.lan/h")).toBeNull();
     expect(await p.checkBeforeSend("http://bad.lan/h")).toContain("deny");
     expect(await p.checkBeforeSend("http://web.lan/h")).toContain("allow");
@@ -100,16 +117,27 @@ describe("URL policy", () => {
 describe("an attempt connects to the addresses that were checked", () => {
   test("a name is resolved once, by the policy; the POST goes to that address with the name as Host (no second lookup to rebind)", async () => {
     const seen: { host: string | null; body: string }[] = [];
-    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (seen.push({ host: req.headers.get("host"), body: await req.text() }), new Response("ok")) });
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (req) => (seen.push({ host: req.headers.get("host"), body: await req.text() }), new Response("ok")),
+    });
     try {
       // hooks.rebind.test exists in no DNS: only the policy's resolver knows it, so a delivery that looked it up
       // again could not connect at all.
-      const policy = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, async (host) => (host === "hooks.rebind.test" ? ["127.0.0.1"] : Promise.reject(new Error("ENOTFOUND"))));
+      const policy = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, async (host) =>
+        host === "hooks.rebind.test" ? ["127.0.0.1"] : Promise.reject(new Error("ENOTFOUND")),
+      );
       const url = `http://hooks.rebind.test:${server.port}/in`;
       const checked = await policy.addressesBeforeSend(url);
       expect(checked).toEqual({ addresses: ["127.0.0.1"] });
       if (!("addresses" in checked)) throw new Error("refused");
-      const res = await postPinned({ fetchImpl: fetch, url: new URL(url), addresses: checked.addresses, init: { method: "POST", headers: { "content-type": "application/json" }, body: "{}", redirect: "manual" } });
+      const res = await postPinned({
+        fetchImpl: fetch,
+        url: new URL(url),
+        addresses: checked.addresses,
+        init: { method: "POST", headers: { "content-type": "application/json" }, body: "{}", redirect: "manual" },
+      });
       expect(res.status).toBe(200);
       expect(seen).toEqual([{ host: `hooks.rebind.test:${server.port}`, body: "{}" }]);
       const refused = createUrlPolicy({ allow_private_networks: true, allow: [], deny: [] }, async () => ["169.254.169.254"]);

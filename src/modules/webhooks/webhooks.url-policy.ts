@@ -65,7 +65,8 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
     const kind = classifyAddress(ip);
     if ((kind === "link-local" || kind === "metadata") && !ipInRanges(ip, allow.ranges) && !hostMatches(host, allow))
       return `${host === ip ? ip : `${host} (${ip})`} is ${kind === "metadata" ? "a cloud metadata service" : "a link-local address"}; only [webhooks] allow can let it through`;
-    if (!config.allow_private_networks && isPrivateAddress(ip)) return `${host === ip ? ip : `${host} (${ip})`} is a private network address; [webhooks] allow_private_networks is false`;
+    if (!config.allow_private_networks && isPrivateAddress(ip))
+      return `${host === ip ? ip : `${host} (${ip})`} is a private network address; [webhooks] allow_private_networks is false`;
     return null;
   }
 
@@ -92,8 +93,7 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
       }
       const hasAllow = allow.hosts.length + allow.suffixes.length + allow.ranges.length > 0;
       // A name may still be allowed through an allowed CIDR; that is decided at delivery time.
-      if (hasAllow && !hostMatches(host, allow) && !(ip ? ipInRanges(ip, allow.ranges) : allow.ranges.length > 0))
-        return `${host} is not in [webhooks] allow`;
+      if (hasAllow && !hostMatches(host, allow) && !(ip ? ipInRanges(ip, allow.ranges) : allow.ranges.length > 0)) return `${host} is not in [webhooks] allow`;
       return null;
     },
     /** The static check plus the addresses the host resolves to (before each attempt). Returns a problem, or null. */

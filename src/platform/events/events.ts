@@ -32,7 +32,12 @@ export interface EventBus {
    * is then called once, when a subscriber first reads `event.data` (bulk writes skip building payloads that
    * no webhook endpoint wants). It may read the database: read it inside the emitting transaction.
    */
-  emit(input: { companyId: string; type: string; data: Record<string, unknown> | (() => Record<string, unknown>); refs?: Record<string, string | null> }): DomainEvent;
+  emit(input: {
+    companyId: string;
+    type: string;
+    data: Record<string, unknown> | (() => Record<string, unknown>);
+    refs?: Record<string, string | null>;
+  }): DomainEvent;
   /** Returns the function that unsubscribes. */
   subscribe(subscriber: EventSubscriber): () => void;
 }

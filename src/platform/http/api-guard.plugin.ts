@@ -79,7 +79,8 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
   const trusted = compileRanges(deps.trustedProxies);
   return function authenticate(request: Request, peer: () => string | undefined, headersOut: Record<string, unknown>): KeyPrincipal {
     const key = presentedKey(request.headers);
-    if (!key) throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
+    if (!key)
+      throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
     const principal = deps.resolveKey(hashKey(key));
     if (!principal) throw new AppError("API_KEY_INVALID", "The API key is not valid", [{ pointer: "header:Authorization", message: "unknown key" }]);
     const facts = requestFacts(request);
@@ -88,10 +89,13 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     if (principal.expiresAt && principal.expiresAt.getTime() <= deps.now().getTime()) throw new AppError("API_KEY_EXPIRED", "The API key has expired");
     if (principal.allowedIps.length) {
       const ip = clientIp({ peer: peer(), forwardedFor: request.headers.get("x-forwarded-for"), trusted });
-      if (!ipInRanges(ip, compileRanges(principal.allowedIps))) throw new AppError("IP_NOT_ALLOWED", `Requests from ${ip ?? "this address"} are not allowed for this key`);
+      if (!ipInRanges(ip, compileRanges(principal.allowedIps)))
+        throw new AppError("IP_NOT_ALLOWED", `Requests from ${ip ?? "this address"} are not allowed for this key`);
     }
     const rate = principal.rateLimit ?? deps.rateDefaults.requestsPerSecond;
-    const burst = principal.rateLimit ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond))) : deps.rateDefaults.burst;
+    const burst = principal.rateLimit
+      ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond)))
+      : deps.rateDefaults.burst;
     const decision = deps.limiter.take(principal.keyId, { ratePerSecond: rate, burst });
     Object.assign(headersOut, decision.headers);
     if (!decision.allowed) throw new AppError("RATE_LIMITED", "Rate limit exceeded; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
@@ -105,106 +109,112 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
   const publicPaths = new Set((deps.publicPaths ?? []).map((p) => API_PREFIX + p));
   const authenticate = deps.authenticate;
 
-  return new Elysia({ name: "api-guard" })
-    .onRequest(({ request, server, set }) => {
-      const path = pathOf(request);
-      if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
-      principals.set(request, authenticate(request, () => server?.requestIP(request)?.address, set.headers));
-    })
-    // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a
-    // failed request must free its Idempotency-Key (errors are not stored; the client may retry).
-    .onAfterResponse(({ request }) => {
-      const c = claims.get(request);
-      if (c) deps.idempotency.release(c.claim);
-    })
-    .macro({
-      /** `{ license: "pipeline" }`: the route belongs to a licensed module (403 LICENSE_* / FEATURE_NOT_LICENSED). */
-      // NB! The key, scope and license are checked in `transform`, before the body is validated: a caller
-      // who may not use an operation gets 403, never the operation's validation rules (422).
-      license: (module: LicensedModule) => ({
-        detail: { "x-license": module } as { summary?: string },
-        transform({ request }) {
-          const auth = principals.get(request);
-          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
-          deps.license.check(auth.companySlug, module);
-        },
-      }),
-      scope: (needed: Scope | "any") => ({
-        // Read by the OpenAPI document (openapi.ts): the operation's bearer scope.
-        detail: { "x-scope": needed } as { summary?: string },
-        transform({ request }) {
-          const auth = principals.get(request);
-          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
-          if (needed !== "any" && !hasScope(auth.scopes, needed))
-            throw new AppError("API_SCOPE_MISSING", `This operation needs the scope ${needed}`);
-        },
-        resolve({ request, body, set, status }) {
-          const auth = principals.get(request);
-          if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
+  return (
+    new Elysia({ name: "api-guard" })
+      .onRequest(({ request, server, set }) => {
+        const path = pathOf(request);
+        if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
+        principals.set(
+          request,
+          authenticate(request, () => server?.requestIP(request)?.address, set.headers),
+        );
+      })
+      // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a
+      // failed request must free its Idempotency-Key (errors are not stored; the client may retry).
+      .onAfterResponse(({ request }) => {
+        const c = claims.get(request);
+        if (c) deps.idempotency.release(c.claim);
+      })
+      .macro({
+        /** `{ license: "pipeline" }`: the route belongs to a licensed module (403 LICENSE_* / FEATURE_NOT_LICENSED). */
+        // NB! The key, scope and license are checked in `transform`, before the body is validated: a caller
+        // who may not use an operation gets 403, never the operation's validation rules (422).
+        license: (module: LicensedModule) => ({
+          detail: { "x-license": module } as { summary?: string },
+          transform({ request }) {
+            const auth = principals.get(request);
+            if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
+            deps.license.check(auth.companySlug, module);
+          },
+        }),
+        scope: (needed: Scope | "any") => ({
+          // Read by the OpenAPI document (openapi.ts): the operation's bearer scope.
+          detail: { "x-scope": needed } as { summary?: string },
+          transform({ request }) {
+            const auth = principals.get(request);
+            if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
+            if (needed !== "any" && !hasScope(auth.scopes, needed)) throw new AppError("API_SCOPE_MISSING", `This operation needs the scope ${needed}`);
+          },
+          resolve({ request, body, set, status }) {
+            const auth = principals.get(request);
+            if (!auth) throw new AppError("API_KEY_INVALID", "Missing API key");
 
-          const method = request.method;
-          const rawKey = request.headers.get("idempotency-key");
-          let claim: IdempotencyClaim | null = null;
-          if (rawKey !== null && (method === "POST" || method === "PATCH" || method === "PUT")) {
-            const key = parseIdempotencyKey(rawKey);
-            const path = pathOf(request);
-            claim = { apiKeyId: auth.keyId, key, method, path, fingerprint: fingerprint(method, path, body) };
-            const replay = deps.idempotency.begin(claim);
-            if (replay) {
-              set.headers["idempotent-replayed"] = "true";
-              set.headers["content-type"] = "application/json";
-              // NB! The stored answer may belong to a group whose fsync has not finished (durable-reads.plugin.ts).
-              const answer = status(replay.status as 200, JSON.parse(replay.body) as never);
-              return deps.db.durable().then(() => answer) as never; // (Elysia awaits what resolve returns)
-            }
-            claims.set(request, { claim, stored: false });
-          }
-          /** The business write plus its replay record: one unit in whichever transaction runs it. */
-          const write = <T>(code: number, fn: () => T) => () => {
-            const d = fn();
-            if (claim) deps.idempotency.storeOrConflict(claim, code, { data: d });
-            return d;
-          };
-          const done = <T>(code: number, data: T): { data: T } => {
-            const c = claims.get(request);
-            if (c) c.stored = true;
-            set.status = code;
-            return { data };
-          };
-          // Free the key before the error response goes out (afterResponse runs only after it).
-          const failed = (e: unknown): never => {
-            if (claim) deps.idempotency.release(claim);
-            throw e;
-          };
-          const idem = {
-            /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
-            commit<T>(code: number, fn: () => T): { data: T } {
-              let data: T;
-              try {
-                data = deps.db.tx(write(code, fn));
-              } catch (e) {
-                return failed(e);
+            const method = request.method;
+            const rawKey = request.headers.get("idempotency-key");
+            let claim: IdempotencyClaim | null = null;
+            if (rawKey !== null && (method === "POST" || method === "PATCH" || method === "PUT")) {
+              const key = parseIdempotencyKey(rawKey);
+              const path = pathOf(request);
+              claim = { apiKeyId: auth.keyId, key, method, path, fingerprint: fingerprint(method, path, body) };
+              const replay = deps.idempotency.begin(claim);
+              if (replay) {
+                set.headers["idempotent-replayed"] = "true";
+                set.headers["content-type"] = "application/json";
+                // NB! The stored answer may belong to a group whose fsync has not finished (durable-reads.plugin.ts).
+                const answer = status(replay.status as 200, JSON.parse(replay.body) as never);
+                return deps.db.durable().then(() => answer) as never; // (Elysia awaits what resolve returns)
               }
-              return done(code, data);
-            },
-            /** Like commit, but group-committed with the other writes of this event-loop turn (async). */
-            batch<T>(code: number, fn: () => T): Promise<{ data: T }> {
-              return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
-            },
-          };
-          return { auth, idem };
-        },
-        afterHandle({ request, response, set }) {
-          // Routes that do not use idem.commit still get their 2xx stored (in its own transaction; their write
-          // is done, so a record another process stored meanwhile is left as it is).
-          const c = claims.get(request);
-          const code = typeof set.status === "number" ? set.status : 200;
-          if (c && !c.stored && code >= 200 && code < 300 && !(response instanceof Response)) {
-            deps.idempotency.store(c.claim, code, response);
-            c.stored = true;
-          }
-        },
-      }),
-    })
-    .as("global");
+              claims.set(request, { claim, stored: false });
+            }
+            /** The business write plus its replay record: one unit in whichever transaction runs it. */
+            const write =
+              <T>(code: number, fn: () => T) =>
+              () => {
+                const d = fn();
+                if (claim) deps.idempotency.storeOrConflict(claim, code, { data: d });
+                return d;
+              };
+            const done = <T>(code: number, data: T): { data: T } => {
+              const c = claims.get(request);
+              if (c) c.stored = true;
+              set.status = code;
+              return { data };
+            };
+            // Free the key before the error response goes out (afterResponse runs only after it).
+            const failed = (e: unknown): never => {
+              if (claim) deps.idempotency.release(claim);
+              throw e;
+            };
+            const idem = {
+              /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
+              commit<T>(code: number, fn: () => T): { data: T } {
+                let data: T;
+                try {
+                  data = deps.db.tx(write(code, fn));
+                } catch (e) {
+                  return failed(e);
+                }
+                return done(code, data);
+              },
+              /** Like commit, but group-committed with the other writes of this event-loop turn (async). */
+              batch<T>(code: number, fn: () => T): Promise<{ data: T }> {
+                return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
+              },
+            };
+            return { auth, idem };
+          },
+          afterHandle({ request, response, set }) {
+            // Routes that do not use idem.commit still get their 2xx stored (in its own transaction; their write
+            // is done, so a record another process stored meanwhile is left as it is).
+            const c = claims.get(request);
+            const code = typeof set.status === "number" ? set.status : 200;
+            if (c && !c.stored && code >= 200 && code < 300 && !(response instanceof Response)) {
+              deps.idempotency.store(c.claim, code, response);
+              c.stored = true;
+            }
+          },
+        }),
+      })
+      .as("global")
+  );
 }

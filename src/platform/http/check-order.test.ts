@@ -31,21 +31,92 @@ afterAll(() => app.close());
 
 const json = { "content-type": "application/json" };
 /** The app, with a scenario's `key` naming one of `keys` (scenarios are written before the keys exist). */
-const withNamedKeys = () => ({ ...app, request: (m: string, u: string, o: any = {}) => app.request(m, u, { ...o, key: o.key && o.key in keys ? keys[o.key as keyof typeof keys] : o.key }) }) as TestApp;
+const withNamedKeys = () =>
+  ({
+    ...app,
+    request: (m: string, u: string, o: any = {}) => app.request(m, u, { ...o, key: o.key && o.key in keys ? keys[o.key as keyof typeof keys] : o.key }),
+  }) as TestApp;
 const code = (c: string) => ({ error: { code: c } });
 
 describe("without a license file", () => {
   runScenarios(withNamedKeys, [
     { name: "routing before the key: unknown path 404", method: "GET", url: "/nope", key: null, status: 404, contains: code("NOT_FOUND") },
     { name: "routing before the key: wrong method 405", method: "PUT", url: "/contacts", key: null, status: 405, contains: code("METHOD_NOT_ALLOWED") },
-    { name: "X-Request-Id before the key", method: "GET", url: "/contacts", key: null, headers: { "x-request-id": "bad id!" }, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } } },
-    { name: "key before the body: 401, not 422", method: "POST", url: "/contacts", key: null, raw: "{bad", headers: json, status: 401, contains: code("API_KEY_INVALID") },
-    { name: "IP allow-list before the body and the scope", method: "POST", url: "/contacts", key: "farAway", raw: "{bad", headers: json, status: 403, contains: code("IP_NOT_ALLOWED") },
-    { name: "a body that cannot be read (malformed JSON) before the scope", method: "POST", url: "/contacts", key: "readOnly", raw: "{bad", headers: json, status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/", message: "malformed JSON" }] } } },
-    { name: "a body that cannot be read (NUL) before the scope", method: "POST", url: "/contacts", key: "readOnly", body: { firstName: "a\u0000" }, status: 422, contains: { error: { details: [{ pointer: "/firstName" }] } } },
-    { name: "scope before the schema: 403, never the operation's 422", method: "POST", url: "/contacts", key: "readOnly", body: { identities: "x" }, status: 403, contains: code("API_SCOPE_MISSING") },
-    { name: "scope before the license", method: "POST", url: "/records", key: "readOnly", body: { title: "x" }, status: 403, contains: code("API_SCOPE_MISSING") },
-    { name: "license before the schema", method: "POST", url: "/records", key: "pipelineWriter", body: { nope: 1 }, status: 403, contains: code("LICENSE_NOT_FOUND") },
+    {
+      name: "X-Request-Id before the key",
+      method: "GET",
+      url: "/contacts",
+      key: null,
+      headers: { "x-request-id": "bad id!" },
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } },
+    },
+    {
+      name: "key before the body: 401, not 422",
+      method: "POST",
+      url: "/contacts",
+      key: null,
+      raw: "{bad",
+      headers: json,
+      status: 401,
+      contains: code("API_KEY_INVALID"),
+    },
+    {
+      name: "IP allow-list before the body and the scope",
+      method: "POST",
+      url: "/contacts",
+      key: "farAway",
+      raw: "{bad",
+      headers: json,
+      status: 403,
+      contains: code("IP_NOT_ALLOWED"),
+    },
+    {
+      name: "a body that cannot be read (malformed JSON) before the scope",
+      method: "POST",
+      url: "/contacts",
+      key: "readOnly",
+      raw: "{bad",
+      headers: json,
+      status: 422,
+      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/", message: "malformed JSON" }] } },
+    },
+    {
+      name: "a body that cannot be read (NUL) before the scope",
+      method: "POST",
+      url: "/contacts",
+      key: "readOnly",
+      body: { firstName: "a\u0000" },
+      status: 422,
+      contains: { error: { details: [{ pointer: "/firstName" }] } },
+    },
+    {
+      name: "scope before the schema: 403, never the operation's 422",
+      method: "POST",
+      url: "/contacts",
+      key: "readOnly",
+      body: { identities: "x" },
+      status: 403,
+      contains: code("API_SCOPE_MISSING"),
+    },
+    {
+      name: "scope before the license",
+      method: "POST",
+      url: "/records",
+      key: "readOnly",
+      body: { title: "x" },
+      status: 403,
+      contains: code("API_SCOPE_MISSING"),
+    },
+    {
+      name: "license before the schema",
+      method: "POST",
+      url: "/records",
+      key: "pipelineWriter",
+      body: { nope: 1 },
+      status: 403,
+      contains: code("LICENSE_NOT_FOUND"),
+    },
   ]);
 
   test("rate limit before the body and the scope", async () => {
@@ -59,11 +130,19 @@ describe("with the license", () => {
   beforeAll(() => license(["pipeline", "sources"]));
   test("schema before the Idempotency-Key: a reused key with an invalid body is 422, not 409", async () => {
     const headers = { "idempotency-key": "order-1" };
-    const first = await app.request("POST", "/contacts", { key: keys.pipelineWriter, headers, body: { identities: [{ channel: "email", value: "a@example.com" }] } });
+    const first = await app.request("POST", "/contacts", {
+      key: keys.pipelineWriter,
+      headers,
+      body: { identities: [{ channel: "email", value: "a@example.com" }] },
+    });
     expect(first.status).toBe(201);
     const invalid = await app.request("POST", "/contacts", { key: keys.pipelineWriter, headers, body: { identities: "x" } });
     expect([invalid.status, invalid.body.error.details[0].pointer]).toEqual([422, "/identities"]);
-    const other = await app.request("POST", "/contacts", { key: keys.pipelineWriter, headers, body: { identities: [{ channel: "email", value: "b@example.com" }] } });
+    const other = await app.request("POST", "/contacts", {
+      key: keys.pipelineWriter,
+      headers,
+      body: { identities: [{ channel: "email", value: "b@example.com" }] },
+    });
     expect([other.status, other.body.error.code]).toEqual([409, "IDEMPOTENCY_CONFLICT"]);
   });
   test("license, then the schema (422), then the operation's own rules (404)", async () => {
@@ -78,7 +157,8 @@ test("docs/api.md writes this order once, in Conventions, and nowhere contradict
   const md = readFileSync(join(import.meta.dir, "../../../docs/api.md"), "utf8");
   const order = md.match(/Order of checks[^\n]*\n(?:[^\n]+\n)*/g) ?? [];
   expect(order.length).toBe(1);
-  for (const step of ["404", "405", "X-Request-Id", "401", "IP_NOT_ALLOWED", "429", "malformed JSON", "API_SCOPE_MISSING", "LICENSE_", "409"]) expect(order[0]).toContain(step);
+  for (const step of ["404", "405", "X-Request-Id", "401", "IP_NOT_ALLOWED", "429", "malformed JSON", "API_SCOPE_MISSING", "LICENSE_", "409"])
+    expect(order[0]).toContain(step);
   const at = (s: string) => order[0]!.indexOf(s);
   expect(at("401")).toBeLessThan(at("IP_NOT_ALLOWED"));
   expect(at("malformed JSON")).toBeLessThan(at("API_SCOPE_MISSING"));

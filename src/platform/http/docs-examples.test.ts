@@ -32,11 +32,15 @@ const block = (first: string) => blocks().find(([f]) => f.startsWith(first))?.[1
 let app: TestApp;
 const fresh = async (o: Parameters<typeof createTestApp>[0] = {}) => (app = await createTestApp(o));
 afterEach(() => app?.close());
-const templateId = async (channel = "whatsapp") => (await app.request("GET", `/templates?channel=${channel}`)).body.data.find((t: { name: string }) => t.name === "hello_world").id;
+const templateId = async (channel = "whatsapp") =>
+  (await app.request("GET", `/templates?channel=${channel}`)).body.data.find((t: { name: string }) => t.name === "hello_world").id;
 /** `curl` of a block → a request of the test app ($KEY is its key, $BASE and localhost:8080 the app). */
 function curl(text: string) {
   const line = text.replace(/\\\n\s*/g, " ");
-  const url = /"((?:\$BASE|http:\/\/localhost:8080)[^"]*)"/.exec(line)![1]!.replace(/^(\$BASE|http:\/\/localhost:8080)/, "").replace("$WHATSAPP_ACCOUNT_ID", ACCOUNTS.whatsapp);
+  const url = /"((?:\$BASE|http:\/\/localhost:8080)[^"]*)"/
+    .exec(line)![1]!
+    .replace(/^(\$BASE|http:\/\/localhost:8080)/, "")
+    .replace("$WHATSAPP_ACCOUNT_ID", ACCOUNTS.whatsapp);
   const data = /-d '([^']*)'/.exec(line)?.[1];
   const files = [...line.matchAll(/-F (\w+)=(@?[\w.]+)/g)].map((m) => [m[1]!, m[2]!] as const);
   return { method: /-X (\w+)/.exec(line)?.[1] ?? (data || files.length ? "POST" : "GET"), url, data, files };
@@ -56,7 +60,18 @@ const RUNS: Record<string, () => Promise<void>> = {
     await app.request("POST", "/custom-fields", { body: { key: "vip", label: "VIP", type: "boolean" } });
     await app.request("POST", "/custom-fields", { body: { key: "plan", label: "Plan", type: "text" } });
     const up = await app.request("POST", "/contacts", {
-      body: { firstName: "Ada", lastName: "Lovelace", city: "London", country: "GB", identities: [{ channel: "email", value: "ada@example.com" }, { channel: "instagram", value: "@ada" }], tags: ["vip", "london"], customFields: { vip: true, plan: "pro" } },
+      body: {
+        firstName: "Ada",
+        lastName: "Lovelace",
+        city: "London",
+        country: "GB",
+        identities: [
+          { channel: "email", value: "ada@example.com" },
+          { channel: "instagram", value: "@ada" },
+        ],
+        tags: ["vip", "london"],
+        customFields: { vip: true, plan: "pro" },
+      },
     });
     expect(up.status).toBe(201);
     await app.request("POST", `/contacts/${up.body.data.contact.id}/opt-in`, { body: { channels: ["email"] } });
@@ -73,7 +88,15 @@ const RUNS: Record<string, () => Promise<void>> = {
   },
   '{"data": {"id": "0193…", "status": "queued"': async () => {
     await fresh();
-    const res = await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } }, metadata: { orderId: "A1" } } });
+    const res = await app.request("POST", "/messages", {
+      body: {
+        channel: "whatsapp",
+        to: { phone: "+14155550101" },
+        type: "template",
+        template: { name: "hello_world", params: { "body.1": "Ann" } },
+        metadata: { orderId: "A1" },
+      },
+    });
     expect(res.status).toBe(202);
     expectShown(res.body, parseShown(block('{"data": {"id": "0193…", "status": "queued"')));
   },
@@ -91,13 +114,18 @@ const RUNS: Record<string, () => Promise<void>> = {
     // A real JPEG's first bytes (the upload compares the declared type with the content).
     const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, ...new Array(200).fill(0), 0xff, 0xd9]);
     for (const [k, v] of c.files) form.append(k, v.startsWith("@") ? new File([jpeg], v.slice(1), { type: "image/jpeg" }) : v);
-    const res = await app.app.handle(new Request(`http://localhost${c.url}`, { method: c.method, headers: { authorization: `Bearer ${app.key}` }, body: form }));
+    const res = await app.app.handle(
+      new Request(`http://localhost${c.url}`, { method: c.method, headers: { authorization: `Bearer ${app.key}` }, body: form }),
+    );
     expect(res.status).toBe(201);
   },
   "POST /api/public/v1/contacts": async () => {
     // The worked example, from its first step: two contacts tagged newsletter (one opted in), the estimate, the create.
     await fresh();
-    const steps = [...md.slice(md.indexOf("### A worked example"), md.indexOf("### The request")).matchAll(/```(http|json)\n([\s\S]*?)```/g)].map((m) => [m[1], m[2]!]);
+    const steps = [...md.slice(md.indexOf("### A worked example"), md.indexOf("### The request")).matchAll(/```(http|json)\n([\s\S]*?)```/g)].map((m) => [
+      m[1],
+      m[2]!,
+    ]);
     const id = await templateId();
     let last: { status: number; body: any } | null = null;
     for (const [kind, text] of steps) {
@@ -131,7 +159,10 @@ const RUNS: Record<string, () => Promise<void>> = {
     const referral = { ref: "spring24", source: "SHORTLINK", type: "OPEN_THREAD" };
     expect((await app.request("POST", `/hooks/${ACCOUNTS.whatsapp}`, { body: { from: { phone: "+14155550101" }, text: "Hi!", referral } })).status).toBe(202);
     const contactId = (await app.request("GET", "/contacts")).body.data[0].id;
-    expectShown((await app.request("GET", `/contacts/${contactId}/source`)).body, parseShown(block('{"data": {"source": {"id": "0193…", "name": "Spring poster"')));
+    expectShown(
+      (await app.request("GET", `/contacts/${contactId}/source`)).body,
+      parseShown(block('{"data": {"source": {"id": "0193…", "name": "Spring poster"')),
+    );
   },
   "POST /webhooks": async () => {
     await fresh();
@@ -146,7 +177,9 @@ const RUNS: Record<string, () => Promise<void>> = {
     const receiver = startReceiver();
     try {
       const endpoint = (await app.request("POST", "/webhooks", { body: { url: receiver.url, events: ["message.sent"] } })).body.data;
-      await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } } });
+      await app.request("POST", "/messages", {
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } },
+      });
       for (let i = 0; i < 5 && !receiver.received.length; i++) await app.deps.queue.drain();
       const got = receiver.received[0]!;
       const shown = block("POST /hooks/switchboard HTTP/1.1").split("\n\n");
@@ -170,7 +203,9 @@ const RUNS: Record<string, () => Promise<void>> = {
     const receiver = startReceiver(() => new Response("upstream unavailable", { status: 503 }));
     try {
       const endpoint = (await app.request("POST", "/webhooks", { body: { url: receiver.url, events: ["message.sent"] } })).body.data;
-      await app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } } });
+      await app.request("POST", "/messages", {
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } },
+      });
       for (let i = 0; i < 5 && !receiver.received.length; i++) await app.deps.queue.drain();
       app.clock.advance(6_000); // the second attempt, 5 s (±10 %) later
       for (let i = 0; i < 5 && receiver.received.length < 2; i++) await app.deps.queue.drain();
@@ -182,10 +217,19 @@ const RUNS: Record<string, () => Promise<void>> = {
   },
   '{"accountIds": ["…ig", "…x", "…tiktok"]': async () => {
     await fresh({ config: { social_accounts: sandboxSocialAccounts() } });
-    const accounts = Object.fromEntries((await app.request("GET", "/social/accounts")).body.data.map((a: { platform: string; id: string }) => [a.platform, a.id]));
+    const accounts = Object.fromEntries(
+      (await app.request("GET", "/social/accounts")).body.data.map((a: { platform: string; id: string }) => [a.platform, a.id]),
+    );
     const video = new FormData();
-    video.append("file", new File([new Uint8Array([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x6d, 0x70, 0x34, 0x32, ...new Array(64).fill(0)])], "v.mp4", { type: "video/mp4" }));
-    const media = (await (await app.app.handle(new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: video }))).json()) as { data?: { id: string } };
+    video.append(
+      "file",
+      new File([new Uint8Array([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x6d, 0x70, 0x34, 0x32, ...new Array(64).fill(0)])], "v.mp4", { type: "video/mp4" }),
+    );
+    const media = (await (
+      await app.app.handle(
+        new Request("http://localhost/api/public/v1/media", { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: video }),
+      )
+    ).json()) as { data?: { id: string } };
     const later = new Date(app.clock.now().getTime() + 86_400_000).toISOString();
     const text = block('{"accountIds": ["…ig", "…x", "…tiktok"]')
       .replaceAll('"…ig"', JSON.stringify(accounts.instagram))
@@ -203,7 +247,11 @@ test("every block of docs/api.md outside the event catalogue has a runner below"
   // Run inside another block's runner: the worked example's later steps, the import's answer, the verification snippet.
   const within = ["POST /api/public/v1/campaigns", '{"data": {"channel": "whatsapp", "matched"', '{ "id": "…", "status": "completed"', "import { Webhook }"];
   const runnable = (first: string) => first === "{" || [...Object.keys(RUNS), ...within].some((k) => first.startsWith(k));
-  expect(blocks().map(([first]) => first).filter((f) => !runnable(f))).toEqual([]);
+  expect(
+    blocks()
+      .map(([first]) => first)
+      .filter((f) => !runnable(f)),
+  ).toEqual([]);
 });
 
 test("the event catalogue of docs/api.md is the event types' (bun scripts/api-md-events.ts)", () => {

@@ -20,7 +20,15 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, str
 
 const sentBodies = new WeakMap<Request, unknown>();
 
-const TYPE_NAMES: Record<string, string> = { string: "a string", integer: "an integer", number: "a number", boolean: "true or false", object: "an object", array: "an array", null: "null" };
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+  null: "null",
+};
 
 /** The closed set a schema allows (enum, or a union of literals), if it is one. */
 function choices(schema: TSchema | undefined): unknown[] | null {
@@ -67,7 +75,9 @@ function plainMessage(e: ValueError): string {
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${s.maxItems} items`;
     case ValueErrorType.ObjectMinProperties:
-      return s.minProperties === 1 && s.properties ? `give at least one of ${Object.keys(s.properties).join(", ")}` : `must have at least ${s.minProperties} keys`;
+      return s.minProperties === 1 && s.properties
+        ? `give at least one of ${Object.keys(s.properties).join(", ")}`
+        : `must have at least ${s.minProperties} keys`;
     case ValueErrorType.ObjectMaxProperties:
       return `must have at most ${s.maxProperties} keys`;
     case ValueErrorType.ArrayUniqueItems:
@@ -130,7 +140,9 @@ function explainTaggedUnion(e: ValueError): ValueError[] {
   const i = tags.indexOf(v.type as string);
   if (i < 0) {
     const typeSchema = { anyOf: tags.map((t) => ({ const: t })) } as unknown as TSchema;
-    return [{ ...e, type: v.type === undefined ? ValueErrorType.ObjectRequiredProperty : ValueErrorType.Union, schema: typeSchema, path: at("/type"), value: v.type }];
+    return [
+      { ...e, type: v.type === undefined ? ValueErrorType.ObjectRequiredProperty : ValueErrorType.Union, schema: typeSchema, path: at("/type"), value: v.type },
+    ];
   }
   const branch = (s.anyOf as TSchema[])[i]!;
   const inner = [...Value.Errors(branch, v)].map((x) => ({ ...x, path: at(x.path) }));
@@ -200,64 +212,82 @@ function storageUnavailable(code: unknown): { why: string; retryAfter: string } 
 }
 
 export function errorPlugin({ log }: { log: Logger }) {
-  return new Elysia({ name: "errors" })
-    // NB! Elysia coerces the body in place while validating (defaults, "x" → [{}]); keep what the client
-    // sent so a failure is reported at the field the client got wrong.
-    .onTransform(({ request, body, query, params }) => {
-      // The URL is cheap to check (a few short values); %00 is the only way a NUL gets into it.
-      if (request.url.includes("%00")) {
-        const nul = nulInUrl(query as Record<string, unknown>, params as Record<string, unknown>);
-        if (nul.length) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nul);
-      }
-      if (body === null || typeof body !== "object" || body instanceof FormData || body instanceof Blob) return;
-      // A body nested thousands deep overflowed the validator (500): refuse it before anything walks it.
-      let copy: unknown;
-      sawNul = false;
-      try {
-        copy = copyBody(body);
-      } catch (e) {
-        if (e !== TOO_DEEP) throw e;
-        throw new AppError("VALIDATION_FAILED", "The request body is nested too deeply", [{ pointer: "/", message: `nested deeper than ${MAX_BODY_DEPTH} levels` }]);
-      }
-      if (sawNul) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nulPointers(copy));
-      sentBodies.set(request, copy);
-    })
-    .onError(({ code, error, request, set }) => {
-      const requestId = requestFacts(request)?.requestId;
-      const headers = { ...(set.headers as Record<string, string>) };
-      // NB! Also on `set`: the access log and metrics read the status there, and a Response built here
-      // is not always what they see (unmatched routes).
-      const json = (status: number, body: unknown, extra: Record<string, string> = {}) => {
-        set.status = status;
-        return jsonResponse(status, body, extra);
-      };
-      if (error instanceof AppError) {
-        return json(error.status, errorBody(requestId, error.code, error.message, error.details), { ...headers, ...error.headers });
-      }
-      switch (code) {
-        case "VALIDATION":
-          return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid", validationDetails(error as ValidationError, sentBodies.get(request))), headers);
-        case "PARSE":
-          return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request body is not valid JSON", [{ pointer: "/", message: "malformed JSON" }]), headers);
-        case "NOT_FOUND":
-          return json(404, errorBody(requestId, "NOT_FOUND", "No such route"), headers);
-        case "INVALID_COOKIE_SIGNATURE":
-        case "INVALID_FILE_TYPE":
-          return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid"), headers);
-      }
-      // The database cannot take the write (a full disk, a read-only file or mount, an I/O error) or is held
-      // by another process: 503 with Retry-After — the transaction rolled back, nothing was stored, and the
-      // same request succeeds once the operator freed space.
-      const unavailable = storageUnavailable((error as { code?: unknown }).code);
-      if (unavailable) {
-        log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
-        // NB! A failed fsync of a group commit (src/db/client.ts walSync): the write was made but the disk did
-        // not confirm it, so it may or may not last — not "nothing was changed".
-        const outcome = (error as { code?: unknown }).code === "SQLITE_IOERR_FSYNC" ? "it may or may not have been kept; retry with the same Idempotency-Key" : "nothing was changed. Retry later";
-        return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; ${outcome}.`), { ...headers, "retry-after": unavailable.retryAfter });
-      }
-      log.error({ requestId, err: error, path: pathOf(request) }, "unhandled error");
-      return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);
-    })
-    .as("global");
+  return (
+    new Elysia({ name: "errors" })
+      // NB! Elysia coerces the body in place while validating (defaults, "x" → [{}]); keep what the client
+      // sent so a failure is reported at the field the client got wrong.
+      .onTransform(({ request, body, query, params }) => {
+        // The URL is cheap to check (a few short values); %00 is the only way a NUL gets into it.
+        if (request.url.includes("%00")) {
+          const nul = nulInUrl(query as Record<string, unknown>, params as Record<string, unknown>);
+          if (nul.length) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nul);
+        }
+        if (body === null || typeof body !== "object" || body instanceof FormData || body instanceof Blob) return;
+        // A body nested thousands deep overflowed the validator (500): refuse it before anything walks it.
+        let copy: unknown;
+        sawNul = false;
+        try {
+          copy = copyBody(body);
+        } catch (e) {
+          if (e !== TOO_DEEP) throw e;
+          throw new AppError("VALIDATION_FAILED", "The request body is nested too deeply", [
+            { pointer: "/", message: `nested deeper than ${MAX_BODY_DEPTH} levels` },
+          ]);
+        }
+        if (sawNul) throw new AppError("VALIDATION_FAILED", "The request holds a NUL character", nulPointers(copy));
+        sentBodies.set(request, copy);
+      })
+      .onError(({ code, error, request, set }) => {
+        const requestId = requestFacts(request)?.requestId;
+        const headers = { ...(set.headers as Record<string, string>) };
+        // NB! Also on `set`: the access log and metrics read the status there, and a Response built here
+        // is not always what they see (unmatched routes).
+        const json = (status: number, body: unknown, extra: Record<string, string> = {}) => {
+          set.status = status;
+          return jsonResponse(status, body, extra);
+        };
+        if (error instanceof AppError) {
+          return json(error.status, errorBody(requestId, error.code, error.message, error.details), { ...headers, ...error.headers });
+        }
+        switch (code) {
+          case "VALIDATION":
+            return json(
+              422,
+              errorBody(requestId, "VALIDATION_FAILED", "The request is invalid", validationDetails(error as ValidationError, sentBodies.get(request))),
+              headers,
+            );
+          case "PARSE":
+            return json(
+              422,
+              errorBody(requestId, "VALIDATION_FAILED", "The request body is not valid JSON", [{ pointer: "/", message: "malformed JSON" }]),
+              headers,
+            );
+          case "NOT_FOUND":
+            return json(404, errorBody(requestId, "NOT_FOUND", "No such route"), headers);
+          case "INVALID_COOKIE_SIGNATURE":
+          case "INVALID_FILE_TYPE":
+            return json(422, errorBody(requestId, "VALIDATION_FAILED", "The request is invalid"), headers);
+        }
+        // The database cannot take the write (a full disk, a read-only file or mount, an I/O error) or is held
+        // by another process: 503 with Retry-After — the transaction rolled back, nothing was stored, and the
+        // same request succeeds once the operator freed space.
+        const unavailable = storageUnavailable((error as { code?: unknown }).code);
+        if (unavailable) {
+          log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
+          // NB! A failed fsync of a group commit (src/db/client.ts walSync): the write was made but the disk did
+          // not confirm it, so it may or may not last — not "nothing was changed".
+          const outcome =
+            (error as { code?: unknown }).code === "SQLITE_IOERR_FSYNC"
+              ? "it may or may not have been kept; retry with the same Idempotency-Key"
+              : "nothing was changed. Retry later";
+          return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; ${outcome}.`), {
+            ...headers,
+            "retry-after": unavailable.retryAfter,
+          });
+        }
+        log.error({ requestId, err: error, path: pathOf(request) }, "unhandled error");
+        return json(500, errorBody(requestId, "INTERNAL", "Internal server error"), headers);
+      })
+      .as("global")
+  );
 }

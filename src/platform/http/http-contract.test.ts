@@ -10,61 +10,118 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe("authentication and errors", () => {
-  runScenarios(() => app, [
-    { name: "no key → 401 API_KEY_INVALID", method: "GET", url: "/me", key: null, status: 401, contains: { error: { code: "API_KEY_INVALID", details: [{ pointer: "header:Authorization" }] } } },
-    { name: "unknown key → 401 API_KEY_INVALID", method: "GET", url: "/me", key: "sb_live_nope", status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
-    { name: "malformed Authorization → 401", method: "GET", url: "/me", key: null, headers: { authorization: "Basic abc" }, status: 401, contains: { error: { code: "API_KEY_INVALID" } } },
-    {
-      name: "revoked key → 401 API_KEY_REVOKED",
-      method: "GET",
-      url: "/me",
-      status: 401,
-      contains: { error: { code: "API_KEY_REVOKED" } },
-      setup: (a) => useKey(a, { name: "revoked" }, (id) => a.deps.db.$client.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id)),
-    },
-    {
-      name: "expired key → 401 API_KEY_EXPIRED",
-      method: "GET",
-      url: "/me",
-      status: 401,
-      contains: { error: { code: "API_KEY_EXPIRED" } },
-      setup: (a) => useKey(a, { name: "old", expiresAt: new Date(a.clock.now().getTime() - 1000) }),
-    },
-    {
-      name: "key without scope → 403 API_SCOPE_MISSING",
-      method: "GET",
-      url: "/billing/ledger",
-      status: 403,
-      contains: { error: { code: "API_SCOPE_MISSING" } },
-      setup: (a) => useKey(a, { name: "narrow", scopes: ["contacts:read"] }),
-    },
-    {
-      name: "key with allow-list, request without address (no socket) → 403 IP_NOT_ALLOWED",
-      method: "GET",
-      url: "/me",
-      status: 403,
-      contains: { error: { code: "IP_NOT_ALLOWED" } },
-      setup: (a) => useKey(a, { name: "ip", allowedIps: ["10.0.0.0/8"] }),
-    },
-    { name: "unknown route under the API → 404 NOT_FOUND", method: "GET", url: "/nope", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "unknown route elsewhere → 404 NOT_FOUND", method: "GET", url: "/api/other", status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "bad query → 422 with query pointer", method: "GET", url: "/billing/ledger?limit=500", status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:limit" }] } } },
-    { name: "bad cursor → 422 query:cursor", method: "GET", url: "/billing/ledger?cursor=!!", status: 422, contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:cursor" }] } } },
-    { name: "valid X-Request-Id echoed", method: "GET", url: "/me", headers: { "x-request-id": "req-12345678" }, status: 200, responseHeaders: { "x-request-id": "req-12345678" } },
-    {
-      name: "invalid X-Request-Id → 422 header pointer",
-      method: "GET",
-      url: "/me",
-      headers: { "x-request-id": "short" },
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } },
-    },
-    { name: "request id generated when absent", method: "GET", url: "/me", status: 200, responseHeaders: { "x-request-id": true } },
-    { name: "rate limit headers on every API response", method: "GET", url: "/me", status: 200, responseHeaders: { ratelimit: true, "ratelimit-policy": '"default";q=1000;w=1' } },
-    { name: "openapi.json needs no key", method: "GET", url: "/openapi.json", key: null, status: 200, check: (r) => expect(r.body.openapi).toStartWith("3.1") },
-    { name: "healthz", method: "GET", url: "/healthz", key: null, status: 200, contains: { status: "ok" } },
-    { name: "readyz", method: "GET", url: "/readyz", key: null, status: 200, contains: { status: "ready" } },
-  ]);
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "no key → 401 API_KEY_INVALID",
+        method: "GET",
+        url: "/me",
+        key: null,
+        status: 401,
+        contains: { error: { code: "API_KEY_INVALID", details: [{ pointer: "header:Authorization" }] } },
+      },
+      {
+        name: "unknown key → 401 API_KEY_INVALID",
+        method: "GET",
+        url: "/me",
+        key: "sb_live_nope",
+        status: 401,
+        contains: { error: { code: "API_KEY_INVALID" } },
+      },
+      {
+        name: "malformed Authorization → 401",
+        method: "GET",
+        url: "/me",
+        key: null,
+        headers: { authorization: "Basic abc" },
+        status: 401,
+        contains: { error: { code: "API_KEY_INVALID" } },
+      },
+      {
+        name: "revoked key → 401 API_KEY_REVOKED",
+        method: "GET",
+        url: "/me",
+        status: 401,
+        contains: { error: { code: "API_KEY_REVOKED" } },
+        setup: (a) => useKey(a, { name: "revoked" }, (id) => a.deps.db.$client.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id)),
+      },
+      {
+        name: "expired key → 401 API_KEY_EXPIRED",
+        method: "GET",
+        url: "/me",
+        status: 401,
+        contains: { error: { code: "API_KEY_EXPIRED" } },
+        setup: (a) => useKey(a, { name: "old", expiresAt: new Date(a.clock.now().getTime() - 1000) }),
+      },
+      {
+        name: "key without scope → 403 API_SCOPE_MISSING",
+        method: "GET",
+        url: "/billing/ledger",
+        status: 403,
+        contains: { error: { code: "API_SCOPE_MISSING" } },
+        setup: (a) => useKey(a, { name: "narrow", scopes: ["contacts:read"] }),
+      },
+      {
+        name: "key with allow-list, request without address (no socket) → 403 IP_NOT_ALLOWED",
+        method: "GET",
+        url: "/me",
+        status: 403,
+        contains: { error: { code: "IP_NOT_ALLOWED" } },
+        setup: (a) => useKey(a, { name: "ip", allowedIps: ["10.0.0.0/8"] }),
+      },
+      { name: "unknown route under the API → 404 NOT_FOUND", method: "GET", url: "/nope", status: 404, contains: { error: { code: "NOT_FOUND" } } },
+      { name: "unknown route elsewhere → 404 NOT_FOUND", method: "GET", url: "/api/other", status: 404, contains: { error: { code: "NOT_FOUND" } } },
+      {
+        name: "bad query → 422 with query pointer",
+        method: "GET",
+        url: "/billing/ledger?limit=500",
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:limit" }] } },
+      },
+      {
+        name: "bad cursor → 422 query:cursor",
+        method: "GET",
+        url: "/billing/ledger?cursor=!!",
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:cursor" }] } },
+      },
+      {
+        name: "valid X-Request-Id echoed",
+        method: "GET",
+        url: "/me",
+        headers: { "x-request-id": "req-12345678" },
+        status: 200,
+        responseHeaders: { "x-request-id": "req-12345678" },
+      },
+      {
+        name: "invalid X-Request-Id → 422 header pointer",
+        method: "GET",
+        url: "/me",
+        headers: { "x-request-id": "short" },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } },
+      },
+      { name: "request id generated when absent", method: "GET", url: "/me", status: 200, responseHeaders: { "x-request-id": true } },
+      {
+        name: "rate limit headers on every API response",
+        method: "GET",
+        url: "/me",
+        status: 200,
+        responseHeaders: { ratelimit: true, "ratelimit-policy": '"default";q=1000;w=1' },
+      },
+      {
+        name: "openapi.json needs no key",
+        method: "GET",
+        url: "/openapi.json",
+        key: null,
+        status: 200,
+        check: (r) => expect(r.body.openapi).toStartWith("3.1"),
+      },
+      { name: "healthz", method: "GET", url: "/healthz", key: null, status: 200, contains: { status: "ok" } },
+      { name: "readyz", method: "GET", url: "/readyz", key: null, status: 200, contains: { status: "ready" } },
+    ],
+  );
 });
 
 // Scenario helper: the next request of the scenario uses a new key made with these options.
@@ -166,7 +223,7 @@ describe("routing before auth, 405, probes", () => {
   test("a known path with another method: 405 METHOD_NOT_ALLOWED with Allow", async () => {
     const res = await a.request("PUT", "/messages");
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("GET, HEAD, POST") // GET /messages lists them since issue 38;
+    expect(res.headers.get("allow")).toBe("GET, HEAD, POST"); // GET /messages lists them since issue 38;
     expect(res.body.error.code).toBe("METHOD_NOT_ALLOWED");
     const contact = await a.request("POST", "/contacts/0193a4b2-0000-7000-8000-00000000ffff");
     expect(contact.status).toBe(405);
@@ -220,14 +277,55 @@ describe("validation messages: plain language, one detail per field, at the fiel
 });
 
 describe("routing before authentication", () => {
-  runScenarios(() => app, [
-    { name: "wrong method on a known path → 405 with Allow (no key needed)", method: "DELETE", url: "/messages", key: null, status: 405, headers: {}, contains: { error: { code: "METHOD_NOT_ALLOWED" } } },
-    { name: "unknown API route without a key → 404, not 401", method: "GET", url: "/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "unknown route outside the API → 404", method: "GET", url: "/api/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
-    { name: "healthz with a malformed request id still answers", method: "GET", url: "/healthz", key: null, headers: { "x-request-id": "bad id!" }, status: 200, contains: { status: "ok" } },
-    { name: "readyz with a short request id still answers", method: "GET", url: "/readyz", key: null, headers: { "x-request-id": "x" }, status: 200, contains: { status: "ready" } },
-    { name: "the API still refuses a malformed request id", method: "GET", url: "/me", headers: { "x-request-id": "x" }, status: 422, contains: { error: { details: [{ pointer: "header:X-Request-Id" }] } } },
-  ]);
+  runScenarios(
+    () => app,
+    [
+      {
+        name: "wrong method on a known path → 405 with Allow (no key needed)",
+        method: "DELETE",
+        url: "/messages",
+        key: null,
+        status: 405,
+        headers: {},
+        contains: { error: { code: "METHOD_NOT_ALLOWED" } },
+      },
+      {
+        name: "unknown API route without a key → 404, not 401",
+        method: "GET",
+        url: "/nope",
+        key: null,
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+      { name: "unknown route outside the API → 404", method: "GET", url: "/api/nope", key: null, status: 404, contains: { error: { code: "NOT_FOUND" } } },
+      {
+        name: "healthz with a malformed request id still answers",
+        method: "GET",
+        url: "/healthz",
+        key: null,
+        headers: { "x-request-id": "bad id!" },
+        status: 200,
+        contains: { status: "ok" },
+      },
+      {
+        name: "readyz with a short request id still answers",
+        method: "GET",
+        url: "/readyz",
+        key: null,
+        headers: { "x-request-id": "x" },
+        status: 200,
+        contains: { status: "ready" },
+      },
+      {
+        name: "the API still refuses a malformed request id",
+        method: "GET",
+        url: "/me",
+        headers: { "x-request-id": "x" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "header:X-Request-Id" }] } },
+      },
+    ],
+  );
   test("Allow lists the path's methods", async () => {
     const res = await app.request("PUT", "/contacts/0193a4b2-0000-7000-8000-0000000000ff", { key: null });
     expect(res.status).toBe(405);
@@ -235,7 +333,7 @@ describe("routing before authentication", () => {
   });
 });
 
-test("a nullable string that is too long says so (not \"must be a string or null\")", async () => {
+test('a nullable string that is too long says so (not "must be a string or null")', async () => {
   const a = await createTestApp();
   try {
     const res = await a.request("POST", "/contacts", { body: { firstName: "x".repeat(5000), identities: [{ channel: "email", value: "long@example.com" }] } });

@@ -42,7 +42,10 @@ export function compileRanges(cidrs: readonly string[]): Range[] {
 
 export function clientIp({ peer, forwardedFor, trusted }: { peer: string | undefined; forwardedFor: string | null; trusted: Range[] }): string | undefined {
   if (!peer || !forwardedFor || !trusted.length || !ipInRanges(peer, trusted)) return peer;
-  const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
+  const hops = forwardedFor
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!ipInRanges(hops[i], trusted)) return hops[i];
   }

@@ -76,7 +76,11 @@ export function createMetrics() {
         for (const h of histograms.values()) {
           if (h.name !== name) continue;
           BUCKETS.forEach((le, i) => lines.push(`${name}_bucket${labelText({ ...h.labels, le: String(le) })} ${h.buckets[i]}`));
-          lines.push(`${name}_bucket${labelText({ ...h.labels, le: "+Inf" })} ${h.count}`, `${name}_sum${labelText(h.labels)} ${h.sum.toFixed(6)}`, `${name}_count${labelText(h.labels)} ${h.count}`);
+          lines.push(
+            `${name}_bucket${labelText({ ...h.labels, le: "+Inf" })} ${h.count}`,
+            `${name}_sum${labelText(h.labels)} ${h.sum.toFixed(6)}`,
+            `${name}_count${labelText(h.labels)} ${h.count}`,
+          );
         }
       }
       for (const g of gauges) {

@@ -12,7 +12,8 @@ beforeAll(async () => {
   app = await createTestApp({ config: { rate_limit: { requests_per_second: 1e9, burst: 1e9 } } });
   const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
   for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, unknown>>))
-    for (const method of Object.keys(ops)) if (["get", "post", "patch", "put", "delete"].includes(method)) operations.push({ method: method.toUpperCase(), path });
+    for (const method of Object.keys(ops))
+      if (["get", "post", "patch", "put", "delete"].includes(method)) operations.push({ method: method.toUpperCase(), path });
 });
 afterAll(() => app.close());
 
@@ -56,7 +57,8 @@ test("every operation answers hostile input without a 5xx", async () => {
         for (const body of op.method === "GET" || op.method === "DELETE" ? [undefined] : bodies) {
           const res = await app.request(op.method, `${path}${q}`, { raw: body, headers: body !== undefined ? { "content-type": "application/json" } : {} });
           seen[res.status] = (seen[res.status] ?? 0) + 1;
-          if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code)) failures.push(`${op.method} ${path}${q} body=${String(body).slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+          if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code))
+            failures.push(`${op.method} ${path}${q} body=${String(body).slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         }
         if (!op.path.includes("{")) break; // path values only matter for templated paths
       }
@@ -128,7 +130,10 @@ test("every operation answers hostile values in every field of its own request s
     { name: "-2^63 - 4096 in every number", leaf: { string: plausible, number: () => -(2 ** 63) - 4096 } },
     { name: "1e300 in every number", leaf: { string: plausible, number: () => 1e300 } },
     { name: "1.5 in every number", leaf: { string: plausible, number: () => 1.5 } },
-    { name: "extreme dates", leaf: { string: (s) => (s.format === "date-time" ? "+275760-09-13T00:00:00.000Z" : s.format === "date" ? "9999-12-31" : plausible(s)), number: () => 1 } },
+    {
+      name: "extreme dates",
+      leaf: { string: (s) => (s.format === "date-time" ? "+275760-09-13T00:00:00.000Z" : s.format === "date" ? "9999-12-31" : plausible(s)), number: () => 1 },
+    },
   ];
   const failures: string[] = [];
   const nulNamed: string[] = [];
@@ -140,10 +145,17 @@ test("every operation answers hostile values in every field of its own request s
       for (const v of variants) {
         const body = shaped(spec, schema, v.leaf);
         const res = await app.request(method.toUpperCase(), url, { body });
-        if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code)) failures.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status >= 500 || (res.status >= 400 && !res.body?.error?.code))
+          failures.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         // A NUL is refused naming the field, before anything is stored (a body of enums alone holds none).
         // NB! Only the API's own bodies: /hooks/{id} (the sandbox simulation) reads a provider's format itself.
-        if (path.startsWith("/api/public/v1/") && v.name.startsWith("NUL") && JSON.stringify(body).includes("\\u0000") && !(res.status === 422 && res.body.error.details.some((d: { message: string }) => /NUL/.test(d.message)))) nulNamed.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (
+          path.startsWith("/api/public/v1/") &&
+          v.name.startsWith("NUL") &&
+          JSON.stringify(body).includes("\\u0000") &&
+          !(res.status === 422 && res.body.error.details.some((d: { message: string }) => /NUL/.test(d.message)))
+        )
+          nulNamed.push(`${method.toUpperCase()} ${url} (${v.name}) → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       }
     }
   }
@@ -160,7 +172,12 @@ test("NUL characters in query values and path segments, and invalid UTF-8, are r
   ];
   for (const [method, url, pointer] of cases) {
     const res = await app.request(method, url);
-    expect({ url, status: res.status, code: res.body.error?.code, pointers: res.body.error?.details.map((d: { pointer: string }) => d.pointer) }).toEqual({ url, status: 422, code: "VALIDATION_FAILED", pointers: [pointer] });
+    expect({ url, status: res.status, code: res.body.error?.code, pointers: res.body.error?.details.map((d: { pointer: string }) => d.pointer) }).toEqual({
+      url,
+      status: 422,
+      code: "VALIDATION_FAILED",
+      pointers: [pointer],
+    });
   }
   // Invalid UTF-8 in a JSON body is read with replacement characters (U+FFFD), as every JSON reader does: stored
   // and answered alike on both engines.

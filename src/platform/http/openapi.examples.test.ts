@@ -39,13 +39,31 @@ function requestExamples(): RequestExample[] {
   const out: RequestExample[] = [];
   for (const [path, item] of Object.entries<any>(doc.paths))
     for (const [method, op] of Object.entries<any>(item)) {
-      const statuses = Object.keys(op.responses).map(Number).filter((s) => s >= 200 && s < 300);
+      const statuses = Object.keys(op.responses)
+        .map(Number)
+        .filter((s) => s >= 200 && s < 300);
       for (const [contentType, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
-        const named: [string, unknown][] = media.examples ? Object.entries<any>(media.examples).map(([k, e]) => [k, e.value]) : "example" in media ? [["", media.example]] : [];
+        const named: [string, unknown][] = media.examples
+          ? Object.entries<any>(media.examples).map(([k, e]) => [k, e.value])
+          : "example" in media
+            ? [["", media.example]]
+            : [];
         for (const [name, value] of named) {
           // Per status, the response example of the same name, else the only one.
-          const answers = new Map(statuses.map((s) => { const a = op.responses[String(s)]?.content?.["application/json"] ?? {}; return [s, a.examples?.[name]?.value ?? a.example]; }));
-          out.push({ id: `${method.toUpperCase()} ${path}${name ? `#${name}` : ""}${contentType === "application/json" ? "" : ` (${contentType})`}`, method: method.toUpperCase(), path, contentType, value, answers });
+          const answers = new Map(
+            statuses.map((s) => {
+              const a = op.responses[String(s)]?.content?.["application/json"] ?? {};
+              return [s, a.examples?.[name]?.value ?? a.example];
+            }),
+          );
+          out.push({
+            id: `${method.toUpperCase()} ${path}${name ? `#${name}` : ""}${contentType === "application/json" ? "" : ` (${contentType})`}`,
+            method: method.toUpperCase(),
+            path,
+            contentType,
+            value,
+            answers,
+          });
         }
       }
     }
@@ -55,8 +73,20 @@ function requestExamples(): RequestExample[] {
 describe("request examples, each on a fresh sandbox appliance", () => {
   test("the document has them (the send has three, each with its answer)", () => {
     const ids = requestExamples().map((e) => e.id);
-    expect(ids).toEqual(expect.arrayContaining(["POST /api/public/v1/messages#template", "POST /api/public/v1/messages#text", "POST /api/public/v1/messages#email", "POST /api/public/v1/contacts", "POST /hooks/{channelAccountId}"]));
-    expect(requestExamples().filter((e) => e.path === "/api/public/v1/messages").every((e) => e.answers.get(202))).toBe(true);
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        "POST /api/public/v1/messages#template",
+        "POST /api/public/v1/messages#text",
+        "POST /api/public/v1/messages#email",
+        "POST /api/public/v1/contacts",
+        "POST /hooks/{channelAccountId}",
+      ]),
+    );
+    expect(
+      requestExamples()
+        .filter((e) => e.path === "/api/public/v1/messages")
+        .every((e) => e.answers.get(202)),
+    ).toBe(true);
   });
 
   test("each answers its operation's success status and its response example", async () => {
@@ -95,18 +125,34 @@ describe("event examples against the events a sandbox really emits", () => {
     await app.request("POST", `/contacts/${contactId}/opt-in`, { body: { channel: "whatsapp" } });
     await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+12025550101" }], optIn: true, tags: ["vip"] } });
     const send = (phone: string) =>
-      app.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } }, metadata: { orderId: "A-1042" } } });
+      app.request("POST", "/messages", {
+        body: {
+          channel: "whatsapp",
+          to: { phone },
+          type: "template",
+          template: { name: "hello_world", params: { "body.1": "Ann" } },
+          metadata: { orderId: "A-1042" },
+        },
+      });
     await send("+14155550101");
     await send("+12025550101"); // the sandbox's USER_BLOCKED recipient: message.failed, contact.opted_out
     const conversationId = (await app.request("GET", "/conversations?limit=1")).body.data[0].id;
     await app.request("POST", `/conversations/${conversationId}/assign`, { body: { assigneeId: "agent-7", assigneeName: "Grace" } });
     await app.request("POST", `/conversations/${conversationId}/close`, { body: {} });
     const templateId = (await app.request("GET", "/templates?channel=whatsapp")).body.data.find((t: { name: string }) => t.name === "hello_world").id;
-    const campaign = (await app.request("POST", "/campaigns", { body: { name: "June", templateId, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" } } })).body.data;
+    const campaign = (
+      await app.request("POST", "/campaigns", {
+        body: { name: "June", templateId, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" } },
+      })
+    ).body.data;
     await app.request("POST", `/campaigns/${campaign.id}/pause`, { body: {} });
     await app.request("POST", `/campaigns/${campaign.id}/resume`, { body: {} });
     await app.deps.queue.drain();
-    const second = (await app.request("POST", "/campaigns", { body: { name: "July", templateId, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" } } })).body.data;
+    const second = (
+      await app.request("POST", "/campaigns", {
+        body: { name: "July", templateId, audience: { type: "tags", tags: ["vip"] }, askValues: { "body.1": "Sale" } },
+      })
+    ).body.data;
     await app.request("POST", `/campaigns/${second.id}/cancel`, { body: {} });
     await app.deps.queue.drain();
   });
@@ -126,7 +172,25 @@ describe("event examples against the events a sandbox really emits", () => {
       }
     }
     expect(wrong).toEqual([]);
-    const common = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "contact.created", "contact.updated", "contact.opted_in", "contact.opted_out", "conversation.opened", "conversation.assigned", "conversation.closed", "campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.canceled"];
+    const common = [
+      "message.sent",
+      "message.delivered",
+      "message.read",
+      "message.failed",
+      "message.received",
+      "contact.created",
+      "contact.updated",
+      "contact.opted_in",
+      "contact.opted_out",
+      "conversation.opened",
+      "conversation.assigned",
+      "conversation.closed",
+      "campaign.started",
+      "campaign.paused",
+      "campaign.resumed",
+      "campaign.completed",
+      "campaign.canceled",
+    ];
     expect(common.filter((t) => !seen.has(t))).toEqual([]);
   });
 

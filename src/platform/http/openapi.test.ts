@@ -26,8 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const ops = () =>
-  Object.entries<any>(doc.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, op]) => ({ path, method, op })));
+const ops = () => Object.entries<any>(doc.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, op]) => ({ path, method, op })));
 
 describe("the document", () => {
   test("is valid OpenAPI 3.1 under a strict JSON Schema 2020-12 validator", async () => {
@@ -41,9 +40,12 @@ describe("the document", () => {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, "openapi.json");
     writeFileSync(file, JSON.stringify(doc));
-    const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/redocly"), "lint", file, "--config", join(ROOT, ".redocly.yaml"), "--format", "stylish"], { cwd: ROOT });
+    const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/redocly"), "lint", file, "--config", join(ROOT, ".redocly.yaml"), "--format", "stylish"], {
+      cwd: ROOT,
+    });
     const out = run.stdout.toString() + run.stderr.toString();
-    if (!/Your API description is valid/.test(out) || /warning|error/i.test(out.replace(/Deprecation warning[\s\S]*?╝/g, "").replace(/validated in/, ""))) console.log(out);
+    if (!/Your API description is valid/.test(out) || /warning|error/i.test(out.replace(/Deprecation warning[\s\S]*?╝/g, "").replace(/validated in/, "")))
+      console.log(out);
     expect(run.exitCode).toBe(0);
     expect(out).toMatch(/Woohoo! Your API description is valid/);
     expect(out).not.toMatch(/You have \d+ warning/);
@@ -52,7 +54,21 @@ describe("the document", () => {
   test("names its resources and references them; no $id anywhere", () => {
     const s = JSON.stringify(doc);
     expect(s).not.toContain('"$id"');
-    for (const name of ["Error", "Message", "MessageAccepted", "Contact", "Conversation", "Campaign", "SocialPost", "PipelineRecord", "PipelineTask", "WebhookEndpoint", "Media", "Template", "Money"])
+    for (const name of [
+      "Error",
+      "Message",
+      "MessageAccepted",
+      "Contact",
+      "Conversation",
+      "Campaign",
+      "SocialPost",
+      "PipelineRecord",
+      "PipelineTask",
+      "WebhookEndpoint",
+      "Media",
+      "Template",
+      "Money",
+    ])
       expect(doc.components.schemas[name]).toBeDefined();
     expect(s.split('"#/components/schemas/Error"').length).toBeGreaterThan(50);
   });
@@ -76,7 +92,12 @@ describe("the document", () => {
         expect(op.responses["401"]).toBeDefined();
         expect(op.responses["429"].headers["Retry-After"]).toBeDefined();
         expect(op.parameters.some((p: any) => p.$ref === "#/components/parameters/XRequestId")).toBe(true);
-        if (method === "post" || method === "patch" || method === "put") expect({ path, method, idem: op.parameters.some((p: any) => p.$ref === "#/components/parameters/IdempotencyKey") }).toEqual({ path, method, idem: true });
+        if (method === "post" || method === "patch" || method === "put")
+          expect({ path, method, idem: op.parameters.some((p: any) => p.$ref === "#/components/parameters/IdempotencyKey") }).toEqual({
+            path,
+            method,
+            idem: true,
+          });
       }
       for (const [status, r] of Object.entries<any>(op.responses)) if (Number(status) >= 400) expect(r.description).not.toContain("…");
     }
@@ -113,7 +134,11 @@ describe("what a first integrator needs (issue 41)", () => {
       expect(body.properties.type.const).toBe(e.name);
       expect(body.required).toEqual(["type", "timestamp", "data"]);
       expect(Object.keys(body.properties.data.properties).sort()).toEqual(Object.keys(e.example).sort());
-      expect(op.parameters.filter((p: any) => p.in === "header" && p.required).map((p: any) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+      expect(op.parameters.filter((p: any) => p.in === "header" && p.required).map((p: any) => p.name)).toEqual([
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+      ]);
       expect(op.requestBody.content["application/json"].example.data).toEqual(e.example);
     }
     expect(schemas().MessageSentEvent.properties.data.properties.message).toEqual({ $ref: "#/components/schemas/Message" });
@@ -122,7 +147,8 @@ describe("what a first integrator needs (issue 41)", () => {
   test("X-API-Key is a security scheme beside bearer, on every operation that takes a key, and the API takes it", async () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
     for (const { path, method, op } of ops())
-      if (op.security.length) expect({ path, method, schemes: op.security.map((s: any) => Object.keys(s)[0]) }).toEqual({ path, method, schemes: ["bearer", "apiKey"] });
+      if (op.security.length)
+        expect({ path, method, schemes: op.security.map((s: any) => Object.keys(s)[0]) }).toEqual({ path, method, schemes: ["bearer", "apiKey"] });
     const res = await app.request("GET", "/me", { key: null, headers: { "x-api-key": app.key } });
     expect(res.status).toBe(200);
   });
@@ -142,7 +168,8 @@ describe("what a first integrator needs (issue 41)", () => {
     expect(body.media.oneOf).toEqual([{ required: ["mediaId"] }, { required: ["url"] }]);
     expect(body.template.oneOf).toEqual([{ required: ["templateId"] }, { required: ["name"] }]);
     expect(body.email.anyOf).toEqual([{ required: ["html"] }, { required: ["text"] }]);
-    for (const limit of ["1,000 (instagram)", "2,000 (messenger)", "4,096 (whatsapp, telegram)", "6,000 (tiktok)", "10,000 (x)"]) expect(body.text.description).toContain(limit);
+    for (const limit of ["1,000 (instagram)", "2,000 (messenger)", "4,096 (whatsapp, telegram)", "6,000 (tiktok)", "10,000 (x)"])
+      expect(body.text.description).toContain(limit);
   });
 
   test("the routes it lacked: QR codes, the sandbox simulation; Idempotency-Key on PUT; 503 on every write", () => {
@@ -192,7 +219,22 @@ describe("a generated client", () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "schema.d.ts"), astToString(await openapiTS(structuredClone(doc))));
     writeFileSync(join(dir, "program.ts"), PROGRAM);
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ESNext", module: "ESNext", moduleResolution: "bundler", strict: true, noEmit: true, skipLibCheck: true, types: [], lib: ["ESNext", "DOM"] }, files: ["program.ts"] }));
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ESNext",
+          module: "ESNext",
+          moduleResolution: "bundler",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+          lib: ["ESNext", "DOM"],
+        },
+        files: ["program.ts"],
+      }),
+    );
     const tsc = Bun.spawnSync([join(ROOT, "node_modules/.bin/tsc"), "-p", join(dir, "tsconfig.json")], { cwd: dir });
     expect(tsc.stdout.toString()).toBe("");
     expect(tsc.exitCode).toBe(0);
@@ -200,7 +242,9 @@ describe("a generated client", () => {
     // The program, over real HTTP on loopback.
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.app.handle(req) });
     try {
-      await app.request("POST", "/contacts", { body: { identities: [{ channel: "whatsapp", value: "+14155550199" }], tags: ["vip"], optIn: true, firstName: "Ann" } });
+      await app.request("POST", "/contacts", {
+        body: { identities: [{ channel: "whatsapp", value: "+14155550199" }], tags: ["vip"], optIn: true, firstName: "Ann" },
+      });
       const { run } = await import(join(dir, "program.ts"));
       const out = await run(`http://127.0.0.1:${server.port}`, app.key);
       expect(out.messageStatus).toBe("queued");

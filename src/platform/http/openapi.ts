@@ -36,7 +36,10 @@ const HEADERS: Record<string, Json> = {
   "X-Request-Id": { description: "The request's id (echoed when the client sent a valid one); in every log line.", schema: { type: "string" } },
   RateLimit: { description: 'Remaining requests of the key\'s budget, e.g. `"default";r=49;t=1` (IETF RateLimit fields).', schema: { type: "string" } },
   "RateLimit-Policy": { description: 'The key\'s rate-limit policy, e.g. `"default";q=50;w=1`.', schema: { type: "string" } },
-  "Idempotent-Replayed": { description: "`true` when this response is the stored reply to an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
+  "Idempotent-Replayed": {
+    description: "`true` when this response is the stored reply to an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] },
+  },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } },
 };
 
@@ -52,7 +55,8 @@ const PARAMETERS: Record<string, Json> = {
     name: "Idempotency-Key",
     in: "header",
     required: false,
-    description: "Makes a retry safe: the same key with the same body within 24 h replays the first 2xx response (with `Idempotent-Replayed: true`); with a different body 409 IDEMPOTENCY_CONFLICT.",
+    description:
+      "Makes a retry safe: the same key with the same body within 24 h replays the first 2xx response (with `Idempotent-Replayed: true`); with a different body 409 IDEMPOTENCY_CONFLICT.",
     schema: { type: "string", minLength: 1, maxLength: 255 },
   },
 };
@@ -102,7 +106,15 @@ function deepMerge(target: Json, patch: Json, key = ""): Json {
 }
 
 const stable = (x: unknown): string =>
-  JSON.stringify(x, (_k, v) => (isObj(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
+  JSON.stringify(x, (_k, v) =>
+    isObj(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
 
 /** Rewrites one JSON Schema (recursively): hints, integer coercion artefacts, invented defaults, named schemas. */
 function schemaFixer(components: Record<string, Json>, inResponse: boolean) {
@@ -116,7 +128,8 @@ function schemaFixer(components: Record<string, Json>, inResponse: boolean) {
     let out: Json = {};
     for (const [k, v] of Object.entries(s)) {
       if (k === "$id") continue;
-      if (k === "properties" || k === "patternProperties" || k === "$defs") out[k] = Object.fromEntries(Object.entries(v as Json).map(([pk, pv]) => [pk, fix(pv)]));
+      if (k === "properties" || k === "patternProperties" || k === "$defs")
+        out[k] = Object.fromEntries(Object.entries(v as Json).map(([pk, pv]) => [pk, fix(pv)]));
       else if (k === "examples" || k === "example" || k === "enum" || k === "const" || k === "required") out[k] = v;
       else out[k] = fix(v);
     }
@@ -183,13 +196,25 @@ export function finishDocument(raw: Json, info: { title: string; version: string
         type: "object",
         required: ["code", "message", "requestId", "details"],
         properties: {
-          code: { type: "string", enum: Object.keys(ERROR_STATUS), description: "UPPER_SNAKE error code; the operation's response lists the codes it can return" },
+          code: {
+            type: "string",
+            enum: Object.keys(ERROR_STATUS),
+            description: "UPPER_SNAKE error code; the operation's response lists the codes it can return",
+          },
           message: { type: "string", description: "plain-language explanation" },
           requestId: { type: ["string", "null"], description: "the request's X-Request-Id" },
           details: {
             type: "array",
             description: "one entry per offending field",
-            items: { title: "ErrorDetail", type: "object", required: ["pointer", "message"], properties: { pointer: { type: "string", description: "JSON Pointer into the body (`/to/phone`), or `query:name`, `header:Name`, `path:name`" }, message: { type: "string" } } },
+            items: {
+              title: "ErrorDetail",
+              type: "object",
+              required: ["pointer", "message"],
+              properties: {
+                pointer: { type: "string", description: "JSON Pointer into the body (`/to/phone`), or `query:name`, `header:Name`, `path:name`" },
+                message: { type: "string" },
+              },
+            },
           },
         },
       },
@@ -215,7 +240,10 @@ export function finishDocument(raw: Json, info: { title: string; version: string
       if (op.requestBody?.content) {
         const c = op.requestBody.content;
         const keep = c["application/json"] ? { "application/json": c["application/json"] } : c;
-        op.requestBody = { ...op.requestBody, content: Object.fromEntries(Object.entries<Json>(keep).map(([ct, m]) => [ct, { ...m, schema: fixReq(m.schema) }])) };
+        op.requestBody = {
+          ...op.requestBody,
+          content: Object.fromEntries(Object.entries<Json>(keep).map(([ct, m]) => [ct, { ...m, schema: fixReq(m.schema) }])),
+        };
       }
       op.parameters = (op.parameters ?? []).map((p: Json) => ({ ...p, schema: fixReq(p.schema) }));
       if (inApi) {
@@ -257,13 +285,27 @@ export function finishDocument(raw: Json, info: { title: string; version: string
           responses[String(status)] = {
             description: `${STATUS_TEXT[status] ?? "Error"}. Codes: ${list.join(", ")}.`,
             headers,
-            content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { type: "object", properties: { error: { type: "object", properties: { code: { type: "string", enum: list } } } } }] } } },
+            content: {
+              "application/json": {
+                schema: {
+                  allOf: [
+                    { $ref: "#/components/schemas/Error" },
+                    { type: "object", properties: { error: { type: "object", properties: { code: { type: "string", enum: list } } } } },
+                  ],
+                },
+              },
+            },
           };
           continue;
         }
-        if ((method === "post" || method === "patch" || method === "put") && inApi) headers["Idempotent-Replayed"] = { $ref: "#/components/headers/Idempotent-Replayed" };
-        const out: Json = { description: given?.description && !/^Response for status/.test(given.description) ? given.description : status === 204 ? "No content" : "Success", headers };
-        if (given?.content && status !== 204) out.content = Object.fromEntries(Object.entries<Json>(given.content).map(([ct, m]) => [ct, { ...m, schema: fixResp(m.schema) }]));
+        if ((method === "post" || method === "patch" || method === "put") && inApi)
+          headers["Idempotent-Replayed"] = { $ref: "#/components/headers/Idempotent-Replayed" };
+        const out: Json = {
+          description: given?.description && !/^Response for status/.test(given.description) ? given.description : status === 204 ? "No content" : "Success",
+          headers,
+        };
+        if (given?.content && status !== 204)
+          out.content = Object.fromEntries(Object.entries<Json>(given.content).map(([ct, m]) => [ct, { ...m, schema: fixResp(m.schema) }]));
         responses[String(status)] = out;
       }
       if (!Object.keys(responses).length) responses["200"] = { description: "Success" };
@@ -291,13 +333,19 @@ export function finishDocument(raw: Json, info: { title: string; version: string
       security: [],
       responses: {
         "200": { description: "The document", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } },
-        "405": { description: `${STATUS_TEXT[405]}; \`Allow\` lists the methods.`, headers: { Allow: { description: "the path's methods", schema: { type: "string" } } }, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+        "405": {
+          description: `${STATUS_TEXT[405]}; \`Allow\` lists the methods.`,
+          headers: { Allow: { description: "the path's methods", schema: { type: "string" } } },
+          content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+        },
       },
     },
   };
 
   const webhooks = eventWebhooks(schemas);
-  const tags = [...new Set([...Object.values(paths), ...Object.values(webhooks)].flatMap((i: Json) => Object.values<Json>(i).flatMap((o) => o.tags ?? [])))].sort().map((name) => ({ name, description: `${name} operations` }));
+  const tags = [...new Set([...Object.values(paths), ...Object.values(webhooks)].flatMap((i: Json) => Object.values<Json>(i).flatMap((o) => o.tags ?? [])))]
+    .sort()
+    .map((name) => ({ name, description: `${name} operations` }));
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description, license: { name: "Proprietary", identifier: "LicenseRef-Switchboard" } },
@@ -311,24 +359,50 @@ export function finishDocument(raw: Json, info: { title: string; version: string
       parameters: PARAMETERS,
       headers: HEADERS,
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "An API key (`sb_live_…`) in `Authorization: Bearer <key>`. Its scopes decide which operations it may call." },
-        apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same API key in `X-API-Key: <key>` (for clients that cannot set Authorization). Send one of the two." },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key (`sb_live_…`) in `Authorization: Bearer <key>`. Its scopes decide which operations it may call.",
+        },
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "X-API-Key",
+          description: "The same API key in `X-API-Key: <key>` (for clients that cannot set Authorization). Send one of the two.",
+        },
       },
     },
   };
 }
 
 /** `message.sent` → `MessageSentEvent` (the event's schema under components/schemas). */
-const eventSchemaName = (type: string) => type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("") + "Event";
+const eventSchemaName = (type: string) =>
+  type
+    .split(/[._]/)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join("") + "Event";
 
 const WEBHOOK_HEADERS: Json[] = [
-  { name: "webhook-id", in: "header", required: true, description: "The event's id: the same on every retry and redelivery (deduplicate on it).", schema: { type: "string" } },
-  { name: "webhook-timestamp", in: "header", required: true, description: "Unix seconds when this attempt was signed (refuse old ones to stop replays).", schema: { type: "string", pattern: "^[0-9]+$" } },
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "The event's id: the same on every retry and redelivery (deduplicate on it).",
+    schema: { type: "string" },
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "Unix seconds when this attempt was signed (refuse old ones to stop replays).",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
   {
     name: "webhook-signature",
     in: "header",
     required: true,
-    description: "Space-separated `v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<body>\">` with the endpoint's secret (two during the 24 h after a rotation). Verify with any Standard Webhooks library.",
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` with the endpoint\'s secret (two during the 24 h after a rotation). Verify with any Standard Webhooks library.',
     schema: { type: "string" },
   },
 ];
@@ -363,7 +437,12 @@ function eventWebhooks(schemas: Record<string, Json>): Record<string, Json> {
         parameters: WEBHOOK_HEADERS,
         requestBody: {
           required: true,
-          content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` }, example: { type: e.name, timestamp: "2025-06-01T10:00:01.000Z", data: e.example } } },
+          content: {
+            "application/json": {
+              schema: { $ref: `#/components/schemas/${name}` },
+              example: { type: e.name, timestamp: "2025-06-01T10:00:01.000Z", data: e.example },
+            },
+          },
         },
         responses: {
           "200": { description: "Received (any 2xx counts; the body is ignored)" },
@@ -407,7 +486,14 @@ Scalar.createApiReference("#app", {
  * GET {API_PREFIX}/openapi.json, GET /docs and GET /docs/guide. The document is built once, on first
  * request (every route is registered by then), from the routes of the app this plugin is mounted in.
  */
-export function openapiPlugin(opts: { title: string; version: string; description: string; serverUrl: string; exclude: string[]; extraPaths?: Record<string, Json> }) {
+export function openapiPlugin(opts: {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+  exclude: string[];
+  extraPaths?: Record<string, Json>;
+}) {
   const specPath = `${API_PREFIX}/openapi.json`;
   const page = docsPage(specPath);
   const [pageCsp, guideCsp] = [docsPageCsp(page), staticPageCsp(DOCS_GUIDE_HTML)];
@@ -415,17 +501,28 @@ export function openapiPlugin(opts: { title: string; version: string; descriptio
   const plugin = new Elysia({ name: "openapi-doc" });
   const build = () => {
     // staticFile: false — else every path with a dot (the sources' qr.svg/qr.png) is left out as a "file".
-    const raw = toOpenAPISchema(plugin as never, { paths: [...opts.exclude, specPath], staticFile: false } as never, undefined, undefined, "3.1.0" as never) as Json;
+    const raw = toOpenAPISchema(
+      plugin as never,
+      { paths: [...opts.exclude, specPath], staticFile: false } as never,
+      undefined,
+      undefined,
+      "3.1.0" as never,
+    ) as Json;
     const doc = finishDocument(raw, opts);
     // Hand-written path items for routes the generator cannot describe (they are published as given).
     Object.assign(doc.paths, opts.extraPaths ?? {});
     for (const item of Object.values<Json>(opts.extraPaths ?? {}))
-      for (const op of Object.values<Json>(item)) for (const tag of op.tags ?? []) if (!doc.tags.some((x: Json) => x.name === tag)) doc.tags.push({ name: tag, description: `${tag} operations` });
+      for (const op of Object.values<Json>(item))
+        for (const tag of op.tags ?? []) if (!doc.tags.some((x: Json) => x.name === tag)) doc.tags.push({ name: tag, description: `${tag} operations` });
     doc.tags.sort((a: Json, b: Json) => a.name.localeCompare(b.name));
     return doc;
   };
   return plugin
     .get(specPath, () => new Response(JSON.stringify((cached ??= build())), { headers: { "content-type": "application/json" } }), { detail: { hide: true } })
-    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": pageCsp } }), { detail: { hide: true } })
-    .get("/docs/guide", () => new Response(DOCS_GUIDE_HTML, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": guideCsp } }), { detail: { hide: true } });
+    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": pageCsp } }), {
+      detail: { hide: true },
+    })
+    .get("/docs/guide", () => new Response(DOCS_GUIDE_HTML, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": guideCsp } }), {
+      detail: { hide: true },
+    });
 }

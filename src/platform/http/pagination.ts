@@ -18,7 +18,9 @@ export function pageLimit(limit: string | undefined): number {
   if (limit === undefined) return 50;
   const n = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
   if (!(n >= 1 && n <= 200))
-    throw new AppError("VALIDATION_FAILED", "limit must be an integer from 1 to 200", [{ pointer: "query:limit", message: "must be an integer from 1 to 200" }]);
+    throw new AppError("VALIDATION_FAILED", "limit must be an integer from 1 to 200", [
+      { pointer: "query:limit", message: "must be an integer from 1 to 200" },
+    ]);
   return n;
 }
 
@@ -59,6 +61,7 @@ export function toPage<R, O>(rows: R[], limit: number, keyOf: (row: R) => unknow
 export function queryDate(value: string | undefined, name: string): Date | undefined {
   if (value === undefined) return undefined;
   const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new AppError("VALIDATION_FAILED", `${name} is not a date-time`, [{ pointer: `query:${name}`, message: "must be an ISO 8601 date-time" }]);
+  if (Number.isNaN(d.getTime()))
+    throw new AppError("VALIDATION_FAILED", `${name} is not a date-time`, [{ pointer: `query:${name}`, message: "must be an ISO 8601 date-time" }]);
   return d;
 }

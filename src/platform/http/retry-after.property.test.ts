@@ -67,5 +67,6 @@ test("property: the webhook delivery's parser is null or in [0, 24 h] for any he
 });
 
 test("a huge Retry-After is capped (found by the first property: 14 digits made an Invalid Date retry time)", () => {
-  for (const header of ["99999999999999", "9".repeat(400), "Sat, 13 Sep 275760 00:00:00 GMT"]) expect(parseRetryAfter({ header, now })).toBe(MAX_RETRY_AFTER_MS);
+  for (const header of ["99999999999999", "9".repeat(400), "Sat, 13 Sep 275760 00:00:00 GMT"])
+    expect(parseRetryAfter({ header, now })).toBe(MAX_RETRY_AFTER_MS);
 });

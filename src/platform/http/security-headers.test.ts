@@ -77,7 +77,13 @@ describe("media bytes: sandboxed, attachment unless a checked raster image, vide
 });
 
 describe("docs pages: strict CSP", () => {
-  const directives = (csp: string) => Object.fromEntries(csp.split(";").map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k!, v]));
+  const directives = (csp: string) =>
+    Object.fromEntries(
+      csp
+        .split(";")
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k!, v]),
+    );
 
   test("/docs: scripts only from the appliance plus the page's own inline script by hash; nothing from elsewhere", async () => {
     const res = await get("/docs");
@@ -90,7 +96,11 @@ describe("docs pages: strict CSP", () => {
     expect(csp["frame-ancestors"]).toEqual(["'none'"]);
     expect(csp["base-uri"]).toEqual(["'none'"]);
     // Nothing anywhere may come from another host.
-    expect(Object.values(csp).flat().filter((v) => !v.startsWith("'") && v !== "data:")).toEqual([]);
+    expect(
+      Object.values(csp)
+        .flat()
+        .filter((v) => !v.startsWith("'") && v !== "data:"),
+    ).toEqual([]);
   });
 
   test("/docs/guide: no script at all, its inline style by hash; /docs/scalar.js: nothing", async () => {

@@ -21,7 +21,8 @@ afterAll(() => {
 
 const pg = () => app.deps.db.engine === "postgres";
 let n = 0;
-const upsert = () => app.request("POST", "/contacts", { body: { firstName: "Stored", identities: [{ channel: "email", value: `storage${++n}@example.com` }] } });
+const upsert = () =>
+  app.request("POST", "/contacts", { body: { firstName: "Stored", identities: [{ channel: "email", value: `storage${++n}@example.com` }] } });
 
 test("read-only database: 503 naming it, writes again afterwards", async () => {
   const sqlite = app.deps.db.$client;
@@ -68,12 +69,15 @@ test("the write lock held by another process longer than the wait: 503 busy, Ret
   expect((await upsert()).status).toBe(201);
 });
 
-test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE !== "postgres")("PostgreSQL: a session ended by the server costs at most one 503, then requests run on a new session", async () => {
-  const pid = (app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid;
-  other.$client.query("SELECT pg_terminate_backend(?)").get(pid);
-  const first = await upsert();
-  expect([201, 503]).toContain(first.status);
-  if (first.status === 503) expect(first.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("cannot be reached") });
-  expect((await upsert()).status).toBe(201);
-  expect((app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid).not.toBe(pid);
-});
+test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE !== "postgres")(
+  "PostgreSQL: a session ended by the server costs at most one 503, then requests run on a new session",
+  async () => {
+    const pid = (app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid;
+    other.$client.query("SELECT pg_terminate_backend(?)").get(pid);
+    const first = await upsert();
+    expect([201, 503]).toContain(first.status);
+    if (first.status === 503) expect(first.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("cannot be reached") });
+    expect((await upsert()).status).toBe(201);
+    expect((app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid).not.toBe(pid);
+  },
+);

@@ -7,7 +7,24 @@ import { daysLeft, readTlsFiles, TlsFilesError } from "./tls";
 
 let dir: string;
 const pair = (name: string, days: number) => {
-  const r = spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", String(days), "-subj", "/CN=localhost", "-keyout", join(dir, `${name}.key`), "-out", join(dir, `${name}.crt`)]);
+  const r = spawnSync([
+    "openssl",
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    String(days),
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    join(dir, `${name}.key`),
+    "-out",
+    join(dir, `${name}.crt`),
+  ]);
   expect(r.exitCode).toBe(0);
   return { certFile: join(dir, `${name}.crt`), keyFile: join(dir, `${name}.key`) };
 };
@@ -31,10 +48,26 @@ test("a matching pair: the PEM text for Bun.serve and the parsed certificate", (
 });
 
 test.each([
-  ["an unreadable certificate", () => ({ certFile: join(dir, "missing.crt"), keyFile: a.keyFile }), /^key "server\.tls_cert_file": cannot read .*missing\.crt \(ENOENT\)$/],
-  ["a certificate that is not PEM", () => ({ certFile: join(dir, "junk.pem"), keyFile: a.keyFile }), /^key "server\.tls_cert_file": .*junk\.pem is not a PEM certificate$/],
-  ["a key that is not PEM", () => ({ certFile: a.certFile, keyFile: join(dir, "junk.pem") }), /^key "server\.tls_key_file": .*junk\.pem is not a PEM private key/],
-  ["the key of another certificate", () => ({ certFile: a.certFile, keyFile: b.keyFile }), /^key "server\.tls_key_file": .*b\.key is not the private key of the certificate in .*a\.crt$/],
+  [
+    "an unreadable certificate",
+    () => ({ certFile: join(dir, "missing.crt"), keyFile: a.keyFile }),
+    /^key "server\.tls_cert_file": cannot read .*missing\.crt \(ENOENT\)$/,
+  ],
+  [
+    "a certificate that is not PEM",
+    () => ({ certFile: join(dir, "junk.pem"), keyFile: a.keyFile }),
+    /^key "server\.tls_cert_file": .*junk\.pem is not a PEM certificate$/,
+  ],
+  [
+    "a key that is not PEM",
+    () => ({ certFile: a.certFile, keyFile: join(dir, "junk.pem") }),
+    /^key "server\.tls_key_file": .*junk\.pem is not a PEM private key/,
+  ],
+  [
+    "the key of another certificate",
+    () => ({ certFile: a.certFile, keyFile: b.keyFile }),
+    /^key "server\.tls_key_file": .*b\.key is not the private key of the certificate in .*a\.crt$/,
+  ],
 ])("%s: an error naming the key", (_, files, message) => {
   expect(() => readTlsFiles(files())).toThrow(TlsFilesError);
   expect(() => readTlsFiles(files())).toThrow(message);

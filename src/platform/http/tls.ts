@@ -37,9 +37,12 @@ export function readTlsFiles({ certFile, keyFile }: { certFile: string; keyFile:
   try {
     privateKey = createPrivateKey(key);
   } catch {
-    throw new TlsFilesError(`key "server.tls_key_file": ${keyFile} is not a PEM private key (an encrypted key cannot be used: there is no one to type its passphrase)`);
+    throw new TlsFilesError(
+      `key "server.tls_key_file": ${keyFile} is not a PEM private key (an encrypted key cannot be used: there is no one to type its passphrase)`,
+    );
   }
-  if (!certificate.checkPrivateKey(privateKey)) throw new TlsFilesError(`key "server.tls_key_file": ${keyFile} is not the private key of the certificate in ${certFile}`);
+  if (!certificate.checkPrivateKey(privateKey))
+    throw new TlsFilesError(`key "server.tls_key_file": ${keyFile} is not the private key of the certificate in ${certFile}`);
   return { cert, key, certificate };
 }
 

@@ -24,7 +24,14 @@ export function createIdempotencyKeysStore(db: Db) {
         .values(record)
         .onConflictDoUpdate({
           target: [idempotencyKeys.apiKeyId, idempotencyKeys.key],
-          set: { method: record.method, path: record.path, fingerprint: record.fingerprint, status: record.status, body: record.body, createdAt: record.createdAt },
+          set: {
+            method: record.method,
+            path: record.path,
+            fingerprint: record.fingerprint,
+            status: record.status,
+            body: record.body,
+            createdAt: record.createdAt,
+          },
           setWhere: lte(idempotencyKeys.createdAt, replaceUpTo),
         })
         .run();

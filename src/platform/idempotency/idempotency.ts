@@ -64,7 +64,16 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
    */
   function store(claim: IdempotencyClaim, status: number, body: unknown): boolean {
     const at = now();
-    const record = { apiKeyId: claim.apiKeyId, key: claim.key, method: claim.method, path: claim.path, fingerprint: claim.fingerprint, status, body: JSON.stringify(body), createdAt: at };
+    const record = {
+      apiKeyId: claim.apiKeyId,
+      key: claim.key,
+      method: claim.method,
+      path: claim.path,
+      fingerprint: claim.fingerprint,
+      status,
+      body: JSON.stringify(body),
+      createdAt: at,
+    };
     return records.upsertUnlessFresh(record, new Date(at.getTime() - IDEMPOTENCY_TTL_MS));
   }
 

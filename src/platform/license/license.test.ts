@@ -21,14 +21,12 @@ beforeAll(async () => {
   app = await createTestApp();
   path = app.config.license.file;
   // A licensed route as a module would declare it: the guard's `license` option.
-  licensed = new Elysia()
-    .use(errorPlugin({ log: silentLogger }))
-    .use(
-      new Elysia({ prefix: "/api/public/v1" })
-        .use(app.deps.guard)
-        .get("/records", () => ({ data: [] }), { scope: "pipeline:read", license: "pipeline" })
-        .get("/sources", () => ({ data: [] }), { scope: "sources:read", license: "sources" }),
-    );
+  licensed = new Elysia().use(errorPlugin({ log: silentLogger })).use(
+    new Elysia({ prefix: "/api/public/v1" })
+      .use(app.deps.guard)
+      .get("/records", () => ({ data: [] }), { scope: "pipeline:read", license: "pipeline" })
+      .get("/sources", () => ({ data: [] }), { scope: "sources:read", license: "sources" }),
+  );
 });
 afterAll(() => app.close());
 
@@ -37,7 +35,10 @@ const call = async (url: string) => {
   return { status: res.status, body: (await res.json()) as any };
 };
 const write = (o: { company?: string; modules?: string[]; expiresAt?: string; key?: string }) =>
-  writeFileSync(path, signLicense({ company: o.company ?? "default", modules: o.modules ?? ["pipeline"], expiresAt: o.expiresAt ?? FUTURE, privateKey: o.key ?? devKey }));
+  writeFileSync(
+    path,
+    signLicense({ company: o.company ?? "default", modules: o.modules ?? ["pipeline"], expiresAt: o.expiresAt ?? FUTURE, privateKey: o.key ?? devKey }),
+  );
 
 describe("licensed routes through the API guard", () => {
   test("no license file: 403 LICENSE_NOT_FOUND", async () => {

@@ -47,7 +47,8 @@ export function createLicenseChecker({ path, publicKey, now }: { path: string; p
     try {
       const file = JSON.parse(readFileSync(path, "utf8")) as { payload?: unknown; signature?: unknown };
       if (typeof file.payload !== "string" || typeof file.signature !== "string") return { ok: false, reason: "the license file is not a signed license" };
-      if (!verify(null, Buffer.from(file.payload), key, Buffer.from(file.signature, "base64"))) return { ok: false, reason: "the license signature is not valid" };
+      if (!verify(null, Buffer.from(file.payload), key, Buffer.from(file.signature, "base64")))
+        return { ok: false, reason: "the license signature is not valid" };
       const payload = JSON.parse(file.payload) as LicensePayload;
       if (typeof payload.company !== "string" || !Array.isArray(payload.modules) || Number.isNaN(Date.parse(payload.expiresAt)))
         return { ok: false, reason: "the license payload is incomplete" };

@@ -20,7 +20,8 @@ const internal = Bun.serve({
     hosts.push(req.headers.get("host") ?? "");
     const path = new URL(req.url).pathname;
     if (path === "/secret") return new Response("internal secret", { headers: { "content-type": "text/plain" } });
-    if (path === "/missing") return new Response("no such thing here: internal detail", { status: 404, statusText: "Gone Fishing", headers: { "content-type": "text/plain" } });
+    if (path === "/missing")
+      return new Response("no such thing here: internal detail", { status: 404, statusText: "Gone Fishing", headers: { "content-type": "text/plain" } });
     if (path === "/down") return new Response("boom", { status: 503 });
     if (path === "/stall") return new Promise<Response>(() => {});
     if (path === "/slow-body")
@@ -80,7 +81,12 @@ const fakeDns =
   };
 
 function fetcher(config: Partial<OutboundConfig> = {}, opts: { resolve?: Resolve; timeoutMs?: number; fetch?: typeof fetch } = {}) {
-  return createGuardedFetch({ policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...config }), fetch: opts.fetch ?? fetch, timeoutMs: opts.timeoutMs ?? 5000, resolve: opts.resolve });
+  return createGuardedFetch({
+    policy: createOutboundPolicy({ ...DEFAULT_OUTBOUND, ...config }),
+    fetch: opts.fetch ?? fetch,
+    timeoutMs: opts.timeoutMs ?? 5000,
+    resolve: opts.resolve,
+  });
 }
 
 describe("guarded fetch: refusals reach nothing", () => {
@@ -117,8 +123,12 @@ describe("guarded fetch: refusals reach nothing", () => {
 
   test("private networks refused when allow_private_networks = false; deny refuses", async () => {
     const resolve = fakeDns({ "nas.lan": ["192.168.1.20"], "cdn.example": ["93.184.216.34"] });
-    expect(await fetcher({ allow_private_networks: false }, { resolve })({ url: "http://nas.lan/a.png", maxBytes: MB })).toMatchObject({ code: "URL_NOT_ALLOWED" });
-    expect(await fetcher({ deny: ["93.184.216.0/24"] }, { resolve })({ url: "http://cdn.example/a.png", maxBytes: MB })).toMatchObject({ code: "URL_NOT_ALLOWED" });
+    expect(await fetcher({ allow_private_networks: false }, { resolve })({ url: "http://nas.lan/a.png", maxBytes: MB })).toMatchObject({
+      code: "URL_NOT_ALLOWED",
+    });
+    expect(await fetcher({ deny: ["93.184.216.0/24"] }, { resolve })({ url: "http://cdn.example/a.png", maxBytes: MB })).toMatchObject({
+      code: "URL_NOT_ALLOWED",
+    });
   });
 });
 
@@ -135,7 +145,11 @@ describe("guarded fetch: what it fetches", () => {
   test("redirects are followed through the checks, at most 3", async () => {
     expect(await fetcher(allowed)({ url: local("/hop/2"), maxBytes: MB })).toMatchObject({ ok: true, bytes: PNG });
     const before = hits;
-    expect(await fetcher(allowed)({ url: local("/hop/3"), maxBytes: MB })).toMatchObject({ ok: false, code: "URL_NOT_ALLOWED", message: "URL not allowed: more than 3 redirects" });
+    expect(await fetcher(allowed)({ url: local("/hop/3"), maxBytes: MB })).toMatchObject({
+      ok: false,
+      code: "URL_NOT_ALLOWED",
+      message: "URL not allowed: more than 3 redirects",
+    });
     expect(hits - before).toBe(4); // the first request and three redirects; the fourth redirect is not followed
   });
 
@@ -152,7 +166,12 @@ describe("guarded fetch: what it fetches", () => {
 
   test("Content-Length over the cap is refused before reading", async () => {
     const started = performance.now();
-    expect(await fetcher(allowed, { timeoutMs: 5000 })({ url: `http://127.0.0.1:${declaresHuge.port}/a.png`, maxBytes: 5 * MB })).toEqual({ ok: false, code: "TOO_LARGE", retry: false, message: `URL serves a file over the ${5 * MB} byte limit` });
+    expect(await fetcher(allowed, { timeoutMs: 5000 })({ url: `http://127.0.0.1:${declaresHuge.port}/a.png`, maxBytes: 5 * MB })).toEqual({
+      ok: false,
+      code: "TOO_LARGE",
+      retry: false,
+      message: `URL serves a file over the ${5 * MB} byte limit`,
+    });
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
@@ -202,12 +221,38 @@ describe("guarded fetch: what it fetches", () => {
 describe.skipIf(!Bun.which("openssl"))("guarded fetch over https: pinned to the address, certificate checked against the name", () => {
   test("the TLS server name is the URL's host (a certificate for another name fails)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sb-tls-"));
-    const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=media.example.test", "-addext", "subjectAltName=DNS:media.example.test"], { stderr: "pipe" });
+    const made = Bun.spawnSync(
+      [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=media.example.test",
+        "-addext",
+        "subjectAltName=DNS:media.example.test",
+      ],
+      { stderr: "pipe" },
+    );
     expect(made.exitCode).toBe(0);
     const cert = await Bun.file(join(dir, "cert.pem")).text();
-    const tls = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert, key: await Bun.file(join(dir, "key.pem")).text() }, fetch: (req) => new Response(PNG, { headers: { "content-type": "image/png", "x-host": req.headers.get("host") ?? "" } }) });
+    const tls = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert, key: await Bun.file(join(dir, "key.pem")).text() },
+      fetch: (req) => new Response(PNG, { headers: { "content-type": "image/png", "x-host": req.headers.get("host") ?? "" } }),
+    });
     // Trust the test certificate; everything else (server name, pinning) is the fetcher's own.
-    const trusting = ((input: Parameters<typeof fetch>[0], init?: RequestInit & { tls?: object }) => fetch(input, { ...init, tls: { ...init?.tls, ca: cert } } as RequestInit)) as typeof fetch;
+    const trusting = ((input: Parameters<typeof fetch>[0], init?: RequestInit & { tls?: object }) =>
+      fetch(input, { ...init, tls: { ...init?.tls, ca: cert } } as RequestInit)) as typeof fetch;
     const resolve = fakeDns({ "media.example.test": ["127.0.0.1"], "other.example.test": ["127.0.0.1"] });
     const f = fetcher({ allow: ["127.0.0.0/8"] }, { resolve, fetch: trusting });
     expect(await f({ url: `https://media.example.test:${tls.port}/a.png`, maxBytes: MB })).toEqual({ ok: true, bytes: PNG, contentType: "image/png" });

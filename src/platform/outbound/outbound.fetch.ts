@@ -20,8 +20,8 @@ export const MAX_REDIRECTS = 3;
 export type FetchFailureCode = "URL_NOT_ALLOWED" | "TOO_LARGE" | "NOT_USABLE" | "UNREACHABLE";
 
 export type FetchUrlResult =
-  | { ok: true; bytes: Uint8Array; /** The answer's media type, lower case, without parameters ("" when none). */ contentType: string }
-  | { ok: false; code: FetchFailureCode; retry: boolean; /** Our words, starting with "URL …". */ message: string };
+  | { ok: true; bytes: Uint8Array /** The answer's media type, lower case, without parameters ("" when none). */; contentType: string }
+  | { ok: false; code: FetchFailureCode; retry: boolean /** Our words, starting with "URL …". */; message: string };
 
 export interface FetchUrlOptions {
   url: string;
@@ -131,7 +131,17 @@ export function createGuardedFetch({
  * DNS rebinding); `Host` and, for https, the TLS server name keep the name (Bun 1.4.5 verifies the
  * certificate against `tls.serverName`: checked in outbound.fetch.test.ts).
  */
-async function pinnedGet({ fetchImpl, url, addresses, signal }: { fetchImpl: typeof fetch; url: URL; addresses: string[]; signal: AbortSignal }): Promise<Response | undefined> {
+async function pinnedGet({
+  fetchImpl,
+  url,
+  addresses,
+  signal,
+}: {
+  fetchImpl: typeof fetch;
+  url: URL;
+  addresses: string[];
+  signal: AbortSignal;
+}): Promise<Response | undefined> {
   const host = normaliseHost(url.hostname);
   for (const ip of addresses) {
     const pinned = new URL(url);

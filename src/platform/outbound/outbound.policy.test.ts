@@ -59,9 +59,12 @@ describe("createOutboundPolicy", () => {
     expect(p.staticProblem(url)).toContain(why);
   });
 
-  test.each(["https://cdn.example.com/a.png", "http://10.0.0.5/a.png", "http://[fd00::5]/a.png", "http://93.184.216.34/a.png"])("static check allows %s", (url) => {
-    expect(p.staticProblem(url)).toBeNull();
-  });
+  test.each(["https://cdn.example.com/a.png", "http://10.0.0.5/a.png", "http://[fd00::5]/a.png", "http://93.184.216.34/a.png"])(
+    "static check allows %s",
+    (url) => {
+      expect(p.staticProblem(url)).toBeNull();
+    },
+  );
 
   test("allow_private_networks = false refuses private ranges; deny refuses; allow overrides both and the always-refused classes", () => {
     const strict = createOutboundPolicy({ allow_private_networks: false, deny: ["93.184.216.0/24"], allow: ["127.0.0.0/8", "10.9.0.0/16"] });

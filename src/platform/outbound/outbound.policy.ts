@@ -32,7 +32,15 @@ export type AddressClass = "loopback" | "link-local" | "unspecified" | "multicas
 export const ALWAYS_REFUSED: ReadonlySet<AddressClass> = new Set(["loopback", "link-local", "unspecified", "multicast", "broadcast", "metadata"]);
 
 /** Host names of cloud metadata services (lower case, no trailing dot). */
-const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal", "metadata.azure.internal", "metadata.packet.net"]);
+const METADATA_NAMES = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+  "instance-data.ec2.internal",
+  "metadata.azure.internal",
+  "metadata.packet.net",
+]);
 /** Metadata addresses outside link-local: Alibaba Cloud, Oracle Cloud (legacy), AWS IMDS over IPv6. */
 const METADATA_ADDRESSES = compileRanges(["100.100.100.200/32", "192.0.0.192/32", "fd00:ec2::254/128"]);
 

@@ -12,14 +12,20 @@ const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 let xf: XFake;
 let app: TestApp;
 const mediaAgents: string[] = [];
-const media = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => (mediaAgents.push(req.headers.get("user-agent") ?? ""), new Response(PNG, { headers: { "content-type": "image/png" } })) });
+const media = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch: (req) => (mediaAgents.push(req.headers.get("user-agent") ?? ""), new Response(PNG, { headers: { "content-type": "image/png" } })),
+});
 
 beforeAll(async () => {
   xf = XFake.start({ userId: "1000000001" });
   app = await createTestApp({
     config: {
       outbound: { allow: ["127.0.0.0/8"] },
-      social_accounts: [{ id: X_SOCIAL, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } }],
+      social_accounts: [
+        { id: X_SOCIAL, platform: "x", provider: "x", name: "X", settings: { user_id: "1000000001", access_token: "x-token", base_url: xf.url } },
+      ],
     },
   });
   xf.now = () => app.clock.now();
@@ -31,7 +37,9 @@ afterAll(async () => {
 });
 
 test("an X post with a media URL: the media host and the platform both see our User-Agent; [outbound] allow lets loopback media through", async () => {
-  const res = await app.request("POST", "/social/posts", { body: { accountIds: [X_SOCIAL], text: "UA check", media: [{ url: `http://127.0.0.1:${media.port}/a.png` }], publishNow: true } });
+  const res = await app.request("POST", "/social/posts", {
+    body: { accountIds: [X_SOCIAL], text: "UA check", media: [{ url: `http://127.0.0.1:${media.port}/a.png` }], publishNow: true },
+  });
   expect(res.status).toBe(201);
   await app.deps.queue.drain();
   const post = (await app.request("GET", `/social/posts/${res.body.data.id}`)).body.data;

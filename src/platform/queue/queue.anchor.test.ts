@@ -36,26 +36,50 @@ const anchor: JobAnchor<P> = {
   claim: (group, now, limit, token, until) =>
     (
       db.$client
-        .query(`UPDATE items SET lease_token = ?1, lease_until = ?2 WHERE id IN (SELECT id FROM items WHERE ${ON} AND grp = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5) RETURNING id`)
+        .query(
+          `UPDATE items SET lease_token = ?1, lease_until = ?2 WHERE id IN (SELECT id FROM items WHERE ${ON} AND grp = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5) RETURNING id`,
+        )
         .all(token, until, group, now, limit) as { id: string }[]
     ).map((r) => ({ id: r.id })),
   groups: () =>
-    (db.$client.query(`SELECT grp, min(CASE WHEN lease_token IS NULL THEN lease_until END) AS first FROM items WHERE ${ON} GROUP BY grp`).all() as { grp: string; first: number | null }[]).map((r) => ({
+    (
+      db.$client.query(`SELECT grp, min(CASE WHEN lease_token IS NULL THEN lease_until END) AS first FROM items WHERE ${ON} GROUP BY grp`).all() as {
+        grp: string;
+        first: number | null;
+      }[]
+    ).map((r) => ({
       groupKey: r.grp,
       first: r.first,
     })),
-  renew: ({ id }, token, until) => db.$client.query(`UPDATE items SET lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(until, id, token).changes > 0,
-  release: ({ id }, token, at) => db.$client.query(`UPDATE items SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(at, id, token).changes > 0,
+  renew: ({ id }, token, until) =>
+    db.$client.query(`UPDATE items SET lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(until, id, token).changes > 0,
+  release: ({ id }, token, at) =>
+    db.$client.query(`UPDATE items SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(at, id, token).changes >
+    0,
   expired: (group, before, limit) =>
-    (db.$client.query(`SELECT id, lease_token FROM items WHERE ${ON} AND grp = ? AND lease_token IS NOT NULL AND lease_until < ? LIMIT ?`).all(group, before, limit) as { id: string; lease_token: string }[]).map(
-      (r) => ({ payload: { id: r.id }, token: r.lease_token }),
-    ),
-  count: () => db.$client.query(`SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM items WHERE ${ON}`).get() as { pending: number; running: number },
+    (
+      db.$client
+        .query(`SELECT id, lease_token FROM items WHERE ${ON} AND grp = ? AND lease_token IS NOT NULL AND lease_until < ? LIMIT ?`)
+        .all(group, before, limit) as { id: string; lease_token: string }[]
+    ).map((r) => ({ payload: { id: r.id }, token: r.lease_token })),
+  count: () =>
+    db.$client.query(`SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM items WHERE ${ON}`).get() as {
+      pending: number;
+      running: number;
+    },
 };
 
 const LEASE = 60_000;
 function newQueue(handle: JobHandler<P>["handle"], opts: { maxAttempts?: number; leaseMs?: number } = {}): Queue {
-  const q = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: opts.maxAttempts ?? 3, leaseMs: opts.leaseMs ?? LEASE, pollMs: 60_000 });
+  const q = createQueue({
+    db,
+    now: () => new Date(clock),
+    log: silentLogger,
+    workers: 8,
+    maxAttempts: opts.maxAttempts ?? 3,
+    leaseMs: opts.leaseMs ?? LEASE,
+    pollMs: 60_000,
+  });
   q.register<P>("test.anchored", { handle: handle as never, concurrency: 4, groupConcurrency: 2, anchor, backoffMs: () => 1000 });
   queues.push(q);
   return q;
@@ -70,8 +94,19 @@ function add(q: Queue, id: string, grp = "g"): void {
   });
 }
 const done = (id: string) => db.$client.query(`UPDATE items SET state = 'done' WHERE id = ?`).run(id);
-const item = (id: string) => db.$client.query(`SELECT state, lease_until AS leaseUntil, lease_token AS leaseToken FROM items WHERE id = ?`).get(id) as { state: string; leaseUntil: number | null; leaseToken: string | null };
-const jobRows = () => db.$client.query(`SELECT status, attempts, last_error AS lastError, payload FROM jobs WHERE type = 'test.anchored'`).all() as { status: string; attempts: number; lastError: string | null; payload: string }[];
+const item = (id: string) =>
+  db.$client.query(`SELECT state, lease_until AS leaseUntil, lease_token AS leaseToken FROM items WHERE id = ?`).get(id) as {
+    state: string;
+    leaseUntil: number | null;
+    leaseToken: string | null;
+  };
+const jobRows = () =>
+  db.$client.query(`SELECT status, attempts, last_error AS lastError, payload FROM jobs WHERE type = 'test.anchored'`).all() as {
+    status: string;
+    attempts: number;
+    lastError: string | null;
+    payload: string;
+  }[];
 const until = async (ok: () => boolean) => {
   for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(5);
   expect(ok()).toBe(true);
@@ -131,7 +166,11 @@ test("a job enqueued while its group has room is handed over on its row: held at
   for (const id of ["a", "b", "c"]) add(q, id);
   await until(() => ran.length === 2);
   // Two held (the group's limit) from their accept on; the third waits on its row.
-  expect([item("a").leaseToken !== null, item("b").leaseToken !== null, item("c")]).toEqual([true, true, { state: "waiting", leaseUntil: clock, leaseToken: null }]);
+  expect([item("a").leaseToken !== null, item("b").leaseToken !== null, item("c")]).toEqual([
+    true,
+    true,
+    { state: "waiting", leaseUntil: clock, leaseToken: null },
+  ]);
   expect(q.stats()["test.anchored"]).toEqual({ pending: 1, running: 2, dead: 0 });
   expect(jobRows()).toEqual([]);
   release();
@@ -170,7 +209,11 @@ test("a job that fails its last attempt, or gives up, is kept as a dead jobs row
   add(q, "gives-up");
   add(q, "fails");
   await q.drain();
-  expect(jobRows().map((r) => [r.status, r.attempts, r.lastError]).sort()).toEqual([
+  expect(
+    jobRows()
+      .map((r) => [r.status, r.attempts, r.lastError])
+      .sort(),
+  ).toEqual([
     ["dead", 1, "always fails"],
     ["dead", 1, "refused for good"],
   ]);

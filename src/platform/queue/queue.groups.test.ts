@@ -81,7 +81,14 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
     }) as typeof db.$client.prepare;
     const queue = createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     let done = 0;
-    queue.register<object>("test.busy", { concurrency: 4, groupConcurrency: 4, async handle() { await Bun.sleep(0); done++; } });
+    queue.register<object>("test.busy", {
+      concurrency: 4,
+      groupConcurrency: 4,
+      async handle() {
+        await Bun.sleep(0);
+        done++;
+      },
+    });
     db.tx(() => {
       for (let i = 0; i < 300; i++) queue.enqueue({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
     });
@@ -92,7 +99,9 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
     await queue.stop();
     expect(done).toBe(300);
     // The walk is index searches over the group keys (jobs_group_idx), never a scan of the jobs.
-    const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy") as { detail: string }[]).map((r) => r.detail).filter((d) => d.includes("jobs"));
+    const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy") as { detail: string }[])
+      .map((r) => r.detail)
+      .filter((d) => d.includes("jobs"));
     expect(plan.length).toBe(3); // the first key, the next key, a group's oldest run_at
     for (const step of plan) expect(step).toStartWith("SEARCH jobs USING COVERING INDEX jobs_group_idx");
   } finally {
@@ -130,7 +139,10 @@ test("a job's slot is free once its outcome has committed, without waiting for t
     expect(spans.length).toBe(3);
     // The next job waits for its own claim's sync (the message it sends must be durable), not for the
     // previous job's: one sync between them, not two.
-    for (const [a, b] of [[spans[0]!, spans[1]!], [spans[1]!, spans[2]!]] as const) {
+    for (const [a, b] of [
+      [spans[0]!, spans[1]!],
+      [spans[1]!, spans[2]!],
+    ] as const) {
       expect(b.start - a.end).toBeGreaterThanOrEqual(SYNC_MS - 5);
       expect(b.start - a.end).toBeLessThan(2 * SYNC_MS - 150);
     }

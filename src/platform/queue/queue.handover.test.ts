@@ -82,7 +82,13 @@ test("a job enqueued while its group has room runs without a claim, after its tr
 test("a transaction that is undone starts nothing and gives its slot back", async () => {
   const queue = newQueue();
   const ran: string[] = [];
-  queue.register<{ n: string }>("test.undone", { concurrency: 1, groupConcurrency: 1, async handle(job) { ran.push(job.payload.n); } });
+  queue.register<{ n: string }>("test.undone", {
+    concurrency: 1,
+    groupConcurrency: 1,
+    async handle(job) {
+      ran.push(job.payload.n);
+    },
+  });
   queue.start();
   expect(() =>
     db.tx(() => {
@@ -100,13 +106,21 @@ test("a transaction that is undone starts nothing and gives its slot back", asyn
 
 test("a handed-over job whose process died is run by the next start, once", async () => {
   const crashed = newQueue();
-  crashed.register("test.crash", { async handle() { await new Promise(() => {}); } }); // never finishes: the process "dies" meanwhile
+  crashed.register("test.crash", {
+    async handle() {
+      await new Promise(() => {});
+    },
+  }); // never finishes: the process "dies" meanwhile
   crashed.start();
   db.tx(() => crashed.enqueue({ type: "test.crash", payload: {} }));
   expect(rows()).toEqual([{ status: "running", attempts: 1 }]);
   const next = newQueue();
   let runs = 0;
-  next.register("test.crash", { async handle() { runs++; } });
+  next.register("test.crash", {
+    async handle() {
+      runs++;
+    },
+  });
   expect(next.releaseOrphans()).toBe(1);
   await next.drain();
   expect(runs).toBe(1);

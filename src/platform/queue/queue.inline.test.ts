@@ -12,9 +12,13 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const rowOf = (id: string) =>
-  app.deps.db.$client.query(`SELECT status, attempts, run_at, last_error, lease_token FROM jobs WHERE id = ?`).get(id) as
-    | { status: string; attempts: number; run_at: number; last_error: string | null; lease_token: string | null }
-    | null;
+  app.deps.db.$client.query(`SELECT status, attempts, run_at, last_error, lease_token FROM jobs WHERE id = ?`).get(id) as {
+    status: string;
+    attempts: number;
+    run_at: number;
+    last_error: string | null;
+    lease_token: string | null;
+  } | null;
 
 test("an inline job's writes and its removal commit together; a throw rolls its writes back and retries with backoff until dead", async () => {
   const db = app.deps.db.$client;
@@ -136,7 +140,6 @@ test("an outcome whose commit fails (write lock held elsewhere, disk full) is st
   }
 });
 
-
 test("the running loop skips idle types but still finds jobs that come due, and jobs written by another process", async () => {
   const ran: string[] = [];
   app.deps.queue.register<{ tag: string }>("test.hinted", { handle: async (job) => void ran.push(job.payload.tag) });
@@ -160,7 +163,11 @@ test("the running loop skips idle types but still finds jobs that come due, and 
     // Written by another connection (the CLI): no nudge reaches this process; the periodic full pass finds it.
     const other = app.openConnection();
     const t = app.clock.now().getTime();
-    other.$client.query(`INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`).run(t, t, t);
+    other.$client
+      .query(
+        `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`,
+      )
+      .run(t, t, t);
     other.close();
     await until(3);
     expect(ran).toEqual(["now", "later", "cli"]);

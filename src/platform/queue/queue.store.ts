@@ -59,7 +59,9 @@ export function createQueueStore(db: Db) {
   // A grouped type's scan: expired leases (a stopped process's jobs: few), then the groups that hold pending
   // jobs — a walk over the distinct keys of jobs_group_idx, O(groups) — each with its oldest run_at.
   const groupLegacyStmt = sqlite.prepare(`UPDATE jobs SET group_key = 'job:' || id WHERE type = ? AND group_key IS NULL`);
-  const expiredStmt = sqlite.prepare(`SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`);
+  const expiredStmt = sqlite.prepare(
+    `SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`,
+  );
   const pendingGroupsStmt = sqlite.prepare(
     `WITH RECURSIVE g(k) AS (
        SELECT (SELECT group_key FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1)
@@ -100,7 +102,9 @@ export function createQueueStore(db: Db) {
   );
   const inlineDeleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`);
   // (payload: a new one, or null to keep it: JobOutcome's `payload`)
-  const inlineRescheduleStmt = sqlite.prepare(`UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`);
+  const inlineRescheduleStmt = sqlite.prepare(
+    `UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`,
+  );
   const inlineDeadStmt = sqlite.prepare(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
   const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ${type1} AND status = 'pending'`);
 
@@ -117,7 +121,18 @@ export function createQueueStore(db: Db) {
       insertClaimedStmt.run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
     },
     /** A job leaving its anchor's row (unhold) as a jobs row: `status` pending or dead. */
-    insertUnheld(id: string, type: string, payload: string, status: string, runAt: number, attempts: number, maxAttempts: number, groupKey: string | null, error: string | null, t: number): void {
+    insertUnheld(
+      id: string,
+      type: string,
+      payload: string,
+      status: string,
+      runAt: number,
+      attempts: number,
+      maxAttempts: number,
+      groupKey: string | null,
+      error: string | null,
+      t: number,
+    ): void {
       insertRowStmt.run(id, type, payload, status, runAt, attempts, maxAttempts, groupKey, error, t);
     },
     /** Deletes a job that has not started; false when it is running, dead or gone. */
@@ -182,7 +197,9 @@ export function createQueueStore(db: Db) {
     /** Every running job back to pending, due at `t`, its attempt not counted; returns how many. */
     releaseAllRunning: (t: number): number =>
       sqlite
-        .query(`UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`)
+        .query(
+          `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`,
+        )
         .run(t).changes,
     /** Newest first; `status`/`type` null: any. */
     list(status: string | null, type: string | null, limit: number): JobRow[] {
@@ -205,7 +222,10 @@ export function createQueueStore(db: Db) {
     },
     /** A dead job pending again, due at `t`, its attempts from zero; false when there is no such dead job. */
     retryDead: (id: string, t: number): boolean =>
-      sqlite.query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`).run(t, t, id).changes > 0,
-    countsByTypeAndStatus: () => sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as { type: string; status: string; n: number }[],
+      sqlite
+        .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
+        .run(t, t, id).changes > 0,
+    countsByTypeAndStatus: () =>
+      sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as { type: string; status: string; n: number }[],
   };
 }

@@ -80,7 +80,15 @@ function startLine(sliceTimer: () => () => boolean): (start: () => void) => void
  * hand-over, given back once the job's outcome has committed (or its claim did not). In memory: a process
  * counts only its own jobs.
  */
-function workerSlots({ handlers, workers, onGroupFreed }: { handlers: Map<string, JobHandler>; workers: number; onGroupFreed: (type: string, group: string) => void }) {
+function workerSlots({
+  handlers,
+  workers,
+  onGroupFreed,
+}: {
+  handlers: Map<string, JobHandler>;
+  workers: number;
+  onGroupFreed: (type: string, group: string) => void;
+}) {
   const busy = new Map<string, number>(); // per type: jobs holding a slot (started, outcome not committed yet)
   const runningPerGroup = new Map<string, number>(); // `${type}\u0000${groupKey}` -> running jobs (groupConcurrency types only)
   const groupId = (type: string, group: string) => `${type}\u0000${group}`;
@@ -202,7 +210,15 @@ export function createQueue({
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
     const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
-    if (handler?.handle && started && !stopping && runAt <= t && store.inTransaction() && hasRoom(input.type, groupKey) && handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold }))
+    if (
+      handler?.handle &&
+      started &&
+      !stopping &&
+      runAt <= t &&
+      store.inTransaction() &&
+      hasRoom(input.type, groupKey) &&
+      handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold })
+    )
       return id;
     if (hold) hold({ token: null, until: runAt });
     else store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
@@ -270,7 +286,19 @@ export function createQueue({
   ): boolean {
     const anchor = handlers.get(r.type)!.anchor!;
     if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
-    if (to.status !== "due") store.insertUnheld(r.id, r.type, JSON.stringify(to.payload ?? r.payload), to.status, to.runAt, to.attempts, r.maxAttempts, r.groupKey, to.error, now().getTime());
+    if (to.status !== "due")
+      store.insertUnheld(
+        r.id,
+        r.type,
+        JSON.stringify(to.payload ?? r.payload),
+        to.status,
+        to.runAt,
+        to.attempts,
+        r.maxAttempts,
+        r.groupKey,
+        to.error,
+        now().getTime(),
+      );
     if (to.status !== "dead") wake(r.type, to.runAt, r.groupKey);
     return true;
   }
@@ -288,8 +316,12 @@ export function createQueue({
   function dueGroups(type: string, t: number): string[] {
     const first = new Map<string, number>();
     for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
-    for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
-    return [...first].filter(([, at]) => at <= t).sort((a, b) => a[1] - b[1]).map(([g]) => g);
+    for (const g of handlers.get(type)!.anchor?.groups() ?? [])
+      if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
+    return [...first]
+      .filter(([, at]) => at <= t)
+      .sort((a, b) => a[1] - b[1])
+      .map(([g]) => g);
   }
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
@@ -320,7 +352,16 @@ export function createQueue({
       let n = ids.length;
       if (handler.anchor && n < room)
         for (const payload of handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
-          const job: Job = { id: newId(), type, payload, attempts: 1, maxAttempts: handler.maxAttempts ?? defaultMaxAttempts, groupKey: g, runAt: t + leaseMs, leaseToken: token };
+          const job: Job = {
+            id: newId(),
+            type,
+            payload,
+            attempts: 1,
+            maxAttempts: handler.maxAttempts ?? defaultMaxAttempts,
+            groupKey: g,
+            runAt: t + leaseMs,
+            leaseToken: token,
+          };
           heldOnRow.add(job);
           claimed.push(job);
           n++;
@@ -365,7 +406,9 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = db.within(() => (perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob)));
+    const jobs = db.within(() =>
+      perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob),
+    );
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
     if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
@@ -379,7 +422,11 @@ export function createQueue({
     // The slots are taken now, so no other pass over-claims while this claim waits for its sync; they are
     // given back if the claim does not commit (the jobs never start).
     for (const j of jobs) takeSlots(type, j.groupKey);
-    if (jobs.length) db.afterCommit(() => {}, () => jobs.forEach((j) => freeSlots(type, j.groupKey)));
+    if (jobs.length)
+      db.afterCommit(
+        () => {},
+        () => jobs.forEach((j) => freeSlots(type, j.groupKey)),
+      );
     return jobs;
   }
 
@@ -431,7 +478,16 @@ export function createQueue({
         break;
       }
       ran++;
-      const job: Job = { id: r.id, type, payload: JSON.parse(r.payload), attempts: r.attempts + 1, maxAttempts: r.max_attempts, groupKey: r.group_key, runAt: r.run_at, leaseToken: "" };
+      const job: Job = {
+        id: r.id,
+        type,
+        payload: JSON.parse(r.payload),
+        attempts: r.attempts + 1,
+        maxAttempts: r.max_attempts,
+        groupKey: r.group_key,
+        runAt: r.run_at,
+        leaseToken: "",
+      };
       let outcome: JobOutcome;
       try {
         outcome = db.attempt(() => {
@@ -566,18 +622,22 @@ export function createQueue({
    * shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
    */
   function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }, onCommit: () => void): Promise<void> {
-    return db.batch(() => {
-      let final: { outcome: JobOutcome } | { thrown: unknown } = result;
-      if ("outcome" in result && result.outcome && "writes" in result.outcome) {
-        const writes = result.outcome.writes;
-        try {
-          final = { outcome: db.attempt(writes) };
-        } catch (e) {
-          final = { thrown: e };
+    return db.batch(
+      () => {
+        let final: { outcome: JobOutcome } | { thrown: unknown } = result;
+        if ("outcome" in result && result.outcome && "writes" in result.outcome) {
+          const writes = result.outcome.writes;
+          try {
+            final = { outcome: db.attempt(writes) };
+          } catch (e) {
+            final = { thrown: e };
+          }
         }
-      }
-      finalise(job, handler, final);
-    }, onCommit, true);
+        finalise(job, handler, final);
+      },
+      onCommit,
+      true,
+    );
   }
 
   async function runJob(job: Job): Promise<void> {
@@ -586,16 +646,19 @@ export function createQueue({
     // A handler may outlive one lease (many provider calls, each bounded by a quarter of it: X's chunked
     // uploads): the lease is renewed every third of it while the handler runs, so no other worker claims
     // the job and sends it a second time meanwhile. A crashed process renews nothing: its leases expire.
-    const renewal = setInterval(() => {
-      const until = now().getTime() + leaseMs;
-      const anchor = heldOnRow.has(job) ? handler.anchor! : null;
-      void db
-        .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
-        .then((changed) => {
-          if (changed) job.runAt = until;
-        })
-        .catch((e) => log.warn({ err: e, jobId: job.id }, "job lease not renewed"));
-    }, Math.max(1000, leaseMs / 3));
+    const renewal = setInterval(
+      () => {
+        const until = now().getTime() + leaseMs;
+        const anchor = heldOnRow.has(job) ? handler.anchor! : null;
+        void db
+          .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
+          .then((changed) => {
+            if (changed) job.runAt = until;
+          })
+          .catch((e) => log.warn({ err: e, jobId: job.id }, "job lease not renewed"));
+      },
+      Math.max(1000, leaseMs / 3),
+    );
     // The job's slots (its type's, its group's) are free once its outcome has committed: the sync that makes
     // it durable need not hold them (the next job's claim is answered after a later sync, which covers it).
     let slotsFreed = false;
@@ -672,16 +735,20 @@ export function createQueue({
       .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
     // (A group-commit item may run twice: counted inside it, from zero each time.)
-    const { claimed, inline } = await db.batch(() => {
-      let ran = 0;
-      const jobs = wanted.map(([type, room]) => {
-        if (full) sweepHolds(type, t, false);
-        if (!handlers.get(type)!.inline) return claim(type, room, full || !idle(type));
-        ran += runInline(type, handlers.get(type)!, room, full);
-        return [];
-      });
-      return { claimed: jobs, inline: ran };
-    }, continueInline, true);
+    const { claimed, inline } = await db.batch(
+      () => {
+        let ran = 0;
+        const jobs = wanted.map(([type, room]) => {
+          if (full) sweepHolds(type, t, false);
+          if (!handlers.get(type)!.inline) return claim(type, room, full || !idle(type));
+          ran += runInline(type, handlers.get(type)!, room, full);
+          return [];
+        });
+        return { claimed: jobs, inline: ran };
+      },
+      continueInline,
+      true,
+    );
     let startedJobs = inline;
     for (const batch of claimed) {
       for (const job of batch) {
@@ -776,7 +843,12 @@ export function createQueue({
       const n = await pumpOnce(full);
       total += n;
       // (Another pass failing is its pump's to log: here it only means "look again".)
-      const all: Promise<unknown>[] = [...[...running.values()].flatMap((s) => [...s]), ...[...passes].map((p) => p.catch(() => 0)), ...handovers, ...continued.values()];
+      const all: Promise<unknown>[] = [
+        ...[...running.values()].flatMap((s) => [...s]),
+        ...[...passes].map((p) => p.catch(() => 0)),
+        ...handovers,
+        ...continued.values(),
+      ];
       if (n === 0 && all.length === 0 && finished === finishedBefore) {
         if (full) return total;
         full = true;

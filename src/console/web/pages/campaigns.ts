@@ -50,7 +50,18 @@ function listView(root: HTMLElement, ctx: Ctx) {
     h(
       "div",
       { class: "toolbar" },
-      h("a", { href: write ? "#/campaigns/new" : undefined, class: `button primary${write ? "" : " disabled"}`, id: "new-campaign", role: "button", "aria-disabled": write ? undefined : "true", title: write ? undefined : ctx.needs("campaigns:write") }, "New campaign"),
+      h(
+        "a",
+        {
+          href: write ? "#/campaigns/new" : undefined,
+          class: `button primary${write ? "" : " disabled"}`,
+          id: "new-campaign",
+          role: "button",
+          "aria-disabled": write ? undefined : "true",
+          title: write ? undefined : ctx.needs("campaigns:write"),
+        },
+        "New campaign",
+      ),
       write ? null : h("span", { class: "muted" }, ctx.needs("campaigns:write")),
     ),
     out,
@@ -65,11 +76,17 @@ async function wizard(root: HTMLElement, ctx: Ctx) {
     return;
   }
   const [templates, tags] = await Promise.all([
-    ctx.can("messages:read") ? list<Template>("/templates?limit=200").then((r) => r.data.filter((t) => t.status === "approved")) : Promise.resolve([] as Template[]),
+    ctx.can("messages:read")
+      ? list<Template>("/templates?limit=200").then((r) => r.data.filter((t) => t.status === "approved"))
+      : Promise.resolve([] as Template[]),
     ctx.can("contacts:read") ? list<Tag>("/tags?limit=200").then((r) => r.data) : Promise.resolve([] as Tag[]),
   ]);
   const name = h("input", { id: "campaign-name", required: true, maxlength: 200, placeholder: "November newsletter" });
-  const template = h("select", { id: "campaign-template", required: true }, templates.map((t) => h("option", { value: t.id }, `${t.channel} · ${t.name} (${t.language})`)));
+  const template = h(
+    "select",
+    { id: "campaign-template", required: true },
+    templates.map((t) => h("option", { value: t.id }, `${t.channel} · ${t.name} (${t.language})`)),
+  );
   const preview = h("p", { class: "muted wrap" });
   const params = h("div", { class: "params" });
   const match = h("select", { id: "campaign-match" }, h("option", { value: "any" }, "any of the tags"), h("option", { value: "all" }, "all of the tags"));
@@ -77,17 +94,26 @@ async function wizard(root: HTMLElement, ctx: Ctx) {
     "fieldset",
     { class: "tags", id: "campaign-tags" },
     h("legend", null, "Audience: contacts with ", match),
-    tags.length ? tags.map((t) => h("label", { class: "check" }, h("input", { type: "checkbox", value: t.name }), ` ${t.name} (${t.contactCount})`)) : h("p", { class: "muted" }, ctx.can("contacts:read") ? "No tags yet: tag contacts first." : `Tags: ${ctx.needs("contacts:read")}`),
+    tags.length
+      ? tags.map((t) => h("label", { class: "check" }, h("input", { type: "checkbox", value: t.name }), ` ${t.name} (${t.contactCount})`))
+      : h("p", { class: "muted" }, ctx.can("contacts:read") ? "No tags yet: tag contacts first." : `Tags: ${ctx.needs("contacts:read")}`),
   );
   const scheduled = h("input", { id: "campaign-scheduled", type: "datetime-local" });
-  const estimateEl = h("section", { class: "card estimate", id: "estimate", "aria-live": "polite" }, h("p", { class: "muted" }, "Pick a template and at least one tag to see the estimate."));
+  const estimateEl = h(
+    "section",
+    { class: "card estimate", id: "estimate", "aria-live": "polite" },
+    h("p", { class: "muted" }, "Pick a template and at least one tag to see the estimate."),
+  );
   const create = h("button", { type: "submit", class: "primary", id: "campaign-create", disabled: true }, "Create campaign");
   const error = h("p", { class: "error", role: "alert" });
 
   const showParams = () => {
     const t = templates.find((x) => x.id === template.value);
     preview.textContent = t ? bodyText(t) : "";
-    clear(params, (t?.params ?? []).map((p) => h("label", null, `${p} `, h("input", { name: p, value: p === "body.1" ? '{{contact.firstName | "friend"}}' : "" }))));
+    clear(
+      params,
+      (t?.params ?? []).map((p) => h("label", null, `${p} `, h("input", { name: p, value: p === "body.1" ? '{{contact.firstName | "friend"}}' : "" }))),
+    );
   };
   const body = () => {
     const chosen = [...tagBoxes.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value);
@@ -115,7 +141,11 @@ async function wizard(root: HTMLElement, ctx: Ctx) {
         h("h3", null, "Estimate"),
         h("p", { class: "big", id: "estimate-sendable" }, `${e.sendable} of ${e.matched} contacts can be sent to`),
         excluded.length
-          ? h("ul", { id: "estimate-excluded" }, excluded.map(([k, n]) => h("li", null, `${n} excluded: ${REASONS[k] ?? k}`)))
+          ? h(
+              "ul",
+              { id: "estimate-excluded" },
+              excluded.map(([k, n]) => h("li", null, `${n} excluded: ${REASONS[k] ?? k}`)),
+            )
           : h("p", { class: "muted" }, "Nobody is excluded."),
         h("p", null, `Cost: ${e.estimatedCost.amount} ${e.estimatedCost.unit} (${e.unitPrice} each); balance ${e.balance.amount} ${e.balance.unit}`),
         e.sufficientBalance ? null : h("p", { class: "error" }, "The balance cannot pay for it: credit it first."),
@@ -136,7 +166,7 @@ async function wizard(root: HTMLElement, ctx: Ctx) {
     h("label", { for: "campaign-template" }, "2. Template"),
     templates.length ? template : h("p", { class: "muted" }, ctx.can("messages:read") ? "No approved template." : `Templates: ${ctx.needs("messages:read")}`),
     preview,
-    h("div", null, h("p", null, "3. Values of the template's parameters (text, or {{contact.firstName | \"fallback\"}})"), params),
+    h("div", null, h("p", null, '3. Values of the template\'s parameters (text, or {{contact.firstName | "fallback"}})'), params),
     tagBoxes,
     h("label", { for: "campaign-scheduled" }, "4. Start at (empty: now)"),
     scheduled,
@@ -154,7 +184,11 @@ async function wizard(root: HTMLElement, ctx: Ctx) {
     create.disabled = true;
     error.textContent = "";
     try {
-      const c = await post<Campaign>("/campaigns", { ...body(), name: name.value.trim(), scheduledAt: scheduled.value ? new Date(scheduled.value).toISOString() : null });
+      const c = await post<Campaign>("/campaigns", {
+        ...body(),
+        name: name.value.trim(),
+        scheduledAt: scheduled.value ? new Date(scheduled.value).toISOString() : null,
+      });
       ctx.go(`#/campaigns/${c.id}`);
     } catch (err) {
       error.textContent = err instanceof ApiError ? err.describe() : String(err);
@@ -191,12 +225,32 @@ async function detail(root: HTMLElement, ctx: Ctx) {
     last = c;
     if (changed) {
       const button = (verb: string, label: string, when: string[]) =>
-        when.includes(c.status) ? h("button", { type: "button", id: `campaign-${verb}`, disabled: !write, title: write ? undefined : ctx.needs("campaigns:write"), onclick: action(verb) }, label) : null;
+        when.includes(c.status)
+          ? h(
+              "button",
+              { type: "button", id: `campaign-${verb}`, disabled: !write, title: write ? undefined : ctx.needs("campaigns:write"), onclick: action(verb) },
+              label,
+            )
+          : null;
       clear(
         head,
         h("h1", { class: "wrap" }, c.name),
-        h("p", null, badge(c.status), ` ${c.channel} · created ${fmtTime(c.createdAt)}`, c.pauseReason ? ` · paused: ${c.pauseReason}` : "", c.failureReason ? ` · failed: ${c.failureReason}` : ""),
-        h("div", { class: "row" }, button("pause", "Pause", ["running"]), button("resume", "Resume", ["paused"]), button("cancel", "Cancel", ["scheduled", "running", "paused"]), h("a", { href: "#/campaigns", class: "button" }, "All campaigns")),
+        h(
+          "p",
+          null,
+          badge(c.status),
+          ` ${c.channel} · created ${fmtTime(c.createdAt)}`,
+          c.pauseReason ? ` · paused: ${c.pauseReason}` : "",
+          c.failureReason ? ` · failed: ${c.failureReason}` : "",
+        ),
+        h(
+          "div",
+          { class: "row" },
+          button("pause", "Pause", ["running"]),
+          button("resume", "Resume", ["paused"]),
+          button("cancel", "Cancel", ["scheduled", "running", "paused"]),
+          h("a", { href: "#/campaigns", class: "button" }, "All campaigns"),
+        ),
       );
     }
     const excluded = Object.values(st.excluded).reduce((a, b) => a + b, 0);
@@ -207,23 +261,41 @@ async function detail(root: HTMLElement, ctx: Ctx) {
         { class: "card" },
         h("h2", null, "Progress"),
         h("p", { class: "row" }, progressBar(c.progress, "progress"), ` ${Math.round(c.progress)}% · ${st.pending} pending`),
-        h("p", null, `${st.sendable} sendable of ${st.matched} matched`, excluded ? ` · excluded: ${Object.entries(st.excluded).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${REASONS[k] ?? k}`).join(", ")}` : ""),
+        h(
+          "p",
+          null,
+          `${st.sendable} sendable of ${st.matched} matched`,
+          excluded
+            ? ` · excluded: ${Object.entries(st.excluded)
+                .filter(([, n]) => n > 0)
+                .map(([k, n]) => `${n} ${REASONS[k] ?? k}`)
+                .join(", ")}`
+            : "",
+        ),
         h("p", null, `Cost: ${c.cost.spent.amount} spent of ${c.cost.estimated.amount} ${c.cost.estimated.unit} estimated`),
       ),
-      funnel("Funnel (recipients by the furthest status reached)", [
-        { name: "matched", value: st.matched },
-        { name: "excluded", value: excluded },
-        { name: "sent", value: reached.sent },
-        { name: "delivered", value: reached.delivered },
-        { name: "read", value: reached.read },
-        { name: "replied", value: st.replied },
-        { name: "failed", value: st.failed },
-      ], st.matched),
+      funnel(
+        "Funnel (recipients by the furthest status reached)",
+        [
+          { name: "matched", value: st.matched },
+          { name: "excluded", value: excluded },
+          { name: "sent", value: reached.sent },
+          { name: "delivered", value: reached.delivered },
+          { name: "read", value: reached.read },
+          { name: "replied", value: st.replied },
+          { name: "failed", value: st.failed },
+        ],
+        st.matched,
+      ),
       funnel(`Cost (${c.cost.estimated.unit})`, [
         { name: "estimated", value: Number(c.cost.estimated.amount), label: c.cost.estimated.amount },
         { name: "spent", value: Number(c.cost.spent.amount), label: c.cost.spent.amount },
       ]),
-      lineChart("While this page is open: recipients over time", Object.entries(samples).map(([name, points]): Series => ({ name, points })), { empty: "Collecting samples…" }),
+      lineChart(
+        "While this page is open: recipients over time",
+        Object.entries(samples).map(([name, points]): Series => ({ name, points })),
+        { empty: "Collecting samples…" },
+      ),
     );
   };
   clear(root, head, charts);

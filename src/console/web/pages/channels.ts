@@ -6,7 +6,14 @@ import type { Channel } from "../types";
 
 /** The URL in a read-only box (select it, or copy with the button where the clipboard API is allowed). */
 function urlBox(url: string): HTMLElement {
-  const input = h("input", { type: "text", readonly: true, value: url, class: "url", "aria-label": "Inbound webhook URL", onfocus: (e: Event) => (e.target as HTMLInputElement).select() });
+  const input = h("input", {
+    type: "text",
+    readonly: true,
+    value: url,
+    class: "url",
+    "aria-label": "Inbound webhook URL",
+    onfocus: (e: Event) => (e.target as HTMLInputElement).select(),
+  });
   const copy = h("button", { type: "button", class: "small" }, "Copy");
   copy.addEventListener("click", async () => {
     input.select();
@@ -44,7 +51,11 @@ export const channelsPage: PageDef = {
     clear(
       root,
       h("h1", null, "Channels"),
-      h("p", { class: "muted" }, "Paste each account's inbound webhook URL at its provider (the sandbox accounts need none). The URL is built from [server] public_url."),
+      h(
+        "p",
+        { class: "muted" },
+        "Paste each account's inbound webhook URL at its provider (the sandbox accounts need none). The URL is built from [server] public_url.",
+      ),
       table(channels, [
         ["Account", (c) => h("span", null, c.name, c.default ? h("span", { class: "muted" }, " (default)") : null)],
         ["Channel", (c) => c.channel],

@@ -34,32 +34,78 @@ function detailView(c: Contact, ctx: Ctx, changed: (c: Contact) => void): HTMLEl
     h("h2", { class: "wrap" }, fullName(c), c.blocked ? h("span", { class: "error" }, " (blocked)") : null),
     h("p", { class: "muted" }, [c.city, c.country, `created ${fmtTime(c.createdAt)}`].filter(Boolean).join(" · ")),
     h("h3", null, "Identities"),
-    h("ul", null, c.identities.map((i) => h("li", { class: "wrap" }, `${i.channel}: ${i.value} `, i.status === "verified" ? null : badge(i.status)))),
+    h(
+      "ul",
+      null,
+      c.identities.map((i) => h("li", { class: "wrap" }, `${i.channel}: ${i.value} `, i.status === "verified" ? null : badge(i.status))),
+    ),
     h("h3", null, "Tags"),
     h(
       "p",
       { class: "chips" },
       c.tags.length
-        ? c.tags.map((t) => h("span", { class: "chip" }, t, h("button", { type: "button", class: "x", disabled: !write, title: reason ?? `Remove ${t}`, "aria-label": `Remove tag ${t}`, onclick: () => run(() => del<Contact>(`/contacts/${c.id}/tags/${encodeURIComponent(t)}`)) }, "×")))
+        ? c.tags.map((t) =>
+            h(
+              "span",
+              { class: "chip" },
+              t,
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "x",
+                  disabled: !write,
+                  title: reason ?? `Remove ${t}`,
+                  "aria-label": `Remove tag ${t}`,
+                  onclick: () => run(() => del<Contact>(`/contacts/${c.id}/tags/${encodeURIComponent(t)}`)),
+                },
+                "×",
+              ),
+            ),
+          )
         : h("span", { class: "muted" }, "none"),
     ),
     tagForm,
     h("h3", null, "Consent"),
-    table(channels, [
-      ["Channel", (ch) => ch],
-      ["Status", (ch) => badge(c.consent[ch]?.status ?? "unknown")],
-      ["Since", (ch) => fmtTime(c.consent[ch]?.updatedAt)],
+    table(
+      channels,
       [
-        "",
-        (ch) =>
-          h(
-            "span",
-            { class: "row" },
-            h("button", { type: "button", class: "small", disabled: !write, title: reason, onclick: () => run(() => post<Contact>(`/contacts/${c.id}/opt-in`, { channels: [ch] })) }, "Opt in"),
-            h("button", { type: "button", class: "small", disabled: !write, title: reason, onclick: () => run(() => post<Contact>(`/contacts/${c.id}/opt-out`, { channels: [ch] })) }, "Opt out"),
-          ),
+        ["Channel", (ch) => ch],
+        ["Status", (ch) => badge(c.consent[ch]?.status ?? "unknown")],
+        ["Since", (ch) => fmtTime(c.consent[ch]?.updatedAt)],
+        [
+          "",
+          (ch) =>
+            h(
+              "span",
+              { class: "row" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "small",
+                  disabled: !write,
+                  title: reason,
+                  onclick: () => run(() => post<Contact>(`/contacts/${c.id}/opt-in`, { channels: [ch] })),
+                },
+                "Opt in",
+              ),
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "small",
+                  disabled: !write,
+                  title: reason,
+                  onclick: () => run(() => post<Contact>(`/contacts/${c.id}/opt-out`, { channels: [ch] })),
+                },
+                "Opt out",
+              ),
+            ),
+        ],
       ],
-    ], { empty: "No identities, so no consent." }),
+      { empty: "No identities, so no consent." },
+    ),
   );
 }
 
@@ -76,7 +122,16 @@ function importer(ctx: Ctx, done: () => void): HTMLElement {
   const line = h("p", { class: "muted", id: "import-status", "aria-live": "polite" });
   const errors = h("ul", { class: "error" });
   const button = h("button", { type: "submit", id: "import-start", disabled: !write, title: write ? undefined : ctx.needs("contacts:write") }, "Import");
-  const form = h("form", { class: "card importer" }, h("h2", null, "Import contacts"), h("p", { class: "muted" }, "CSV with a header row (firstName, lastName, email, whatsapp, tags, optIn, …) or NDJSON, one contact per line."), h("div", { class: "row" }, file, button), bar, line, errors);
+  const form = h(
+    "form",
+    { class: "card importer" },
+    h("h2", null, "Import contacts"),
+    h("p", { class: "muted" }, "CSV with a header row (firstName, lastName, email, whatsapp, tags, optIn, …) or NDJSON, one contact per line."),
+    h("div", { class: "row" }, file, button),
+    bar,
+    line,
+    errors,
+  );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = file.files?.[0];
@@ -98,7 +153,10 @@ function importer(ctx: Ctx, done: () => void): HTMLElement {
       }
       bar.value = 1;
       line.textContent = `${job.status}: ${job.created} created, ${job.updated} updated, ${job.failed} failed${job.error ? ` — ${job.error}` : ""}`;
-      clear(errors, (job.errors ?? []).slice(0, 20).map((x) => h("li", null, `row ${x.row} ${x.pointer}: ${x.message}`)));
+      clear(
+        errors,
+        (job.errors ?? []).slice(0, 20).map((x) => h("li", null, `row ${x.row} ${x.pointer}: ${x.message}`)),
+      );
       done();
     } catch (err) {
       line.textContent = err instanceof ApiError ? err.describe() : String(err);
@@ -125,17 +183,30 @@ export const contactsPage: PageDef = {
     const search = async (more = false) => {
       const page = await list<Contact>(`/contacts${qs({ q: q.value.trim(), limit: 50, cursor: more ? cursor : null })}`);
       cursor = page.page.nextCursor;
-      const t = table(page.data, [
-        ["Name", (c) => h("span", { class: "wrap" }, fullName(c))],
-        ["Identities", (c) => h("span", { class: "wrap" }, c.identities.map((i) => i.value).join(", "))],
-        ["Tags", (c) => h("span", { class: "wrap" }, c.tags.join(", "))],
-      ], { onRow: show, empty: "No contacts match." });
+      const t = table(
+        page.data,
+        [
+          ["Name", (c) => h("span", { class: "wrap" }, fullName(c))],
+          ["Identities", (c) => h("span", { class: "wrap" }, c.identities.map((i) => i.value).join(", "))],
+          ["Tags", (c) => h("span", { class: "wrap" }, c.tags.join(", "))],
+        ],
+        { onRow: show, empty: "No contacts match." },
+      );
       if (more) results.append(t);
       else clear(results, t);
       if (cursor) results.append(h("button", { type: "button", onclick: () => void search(true) }, "More"));
     };
-    q.addEventListener("input", debounce(() => void search(), 250));
-    clear(root, h("h1", null, "Contacts"), h("div", { class: "toolbar" }, q), h("div", { class: "split" }, results, side), importer(ctx, () => void search()));
+    q.addEventListener(
+      "input",
+      debounce(() => void search(), 250),
+    );
+    clear(
+      root,
+      h("h1", null, "Contacts"),
+      h("div", { class: "toolbar" }, q),
+      h("div", { class: "split" }, results, side),
+      importer(ctx, () => void search()),
+    );
     await search();
     if (ctx.arg) show(await get<Contact>(`/contacts/${ctx.arg}`));
   },

@@ -25,7 +25,14 @@ function bubble(m: Message): HTMLElement {
     { class: `msg ${m.direction}`, "data-message-id": m.id },
     h("div", { class: "text" }, messageText(m)),
     // An inbound message shows the provider's time (when the contact wrote), which opens the window.
-    h("div", { class: "meta" }, fmtTime(m.statusTimes?.receivedAt ?? m.createdAt), " ", m.direction === "outbound" ? badge(m.status) : null, m.error ? h("span", { class: "error" }, ` ${m.error.code}: ${m.error.message}`) : null),
+    h(
+      "div",
+      { class: "meta" },
+      fmtTime(m.statusTimes?.receivedAt ?? m.createdAt),
+      " ",
+      m.direction === "outbound" ? badge(m.status) : null,
+      m.error ? h("span", { class: "error" }, ` ${m.error.code}: ${m.error.message}`) : null,
+    ),
   );
 }
 
@@ -51,7 +58,18 @@ function composer(c: ConversationDetail, ctx: Ctx, sent: () => void): HTMLElemen
   if (c.window.open && c.channel !== "email") {
     const text = h("textarea", { id: "reply-text", rows: 3, placeholder: "Write a reply…", "aria-label": "Reply" });
     const button = h("button", { type: "submit", class: "primary", id: "reply-send" }, "Send");
-    const form = h("form", { class: "composer" }, text, h("div", { class: "row" }, h("span", { class: "muted" }, c.window.expiresAt ? `Window open until ${fmtTime(c.window.expiresAt)}` : "Window open"), button), error);
+    const form = h(
+      "form",
+      { class: "composer" },
+      text,
+      h(
+        "div",
+        { class: "row" },
+        h("span", { class: "muted" }, c.window.expiresAt ? `Window open until ${fmtTime(c.window.expiresAt)}` : "Window open"),
+        button,
+      ),
+      error,
+    );
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       if (text.value.trim() && (await send({ type: "text", text: text.value }, button))) text.value = "";
@@ -59,7 +77,11 @@ function composer(c: ConversationDetail, ctx: Ctx, sent: () => void): HTMLElemen
     return form;
   }
   // Outside the window (or e-mail, where a template is the way to write): an approved template of the account.
-  const form = h("form", { class: "composer" }, h("p", { class: "muted" }, c.window.open ? "E-mail: reply with a template." : "The messaging window is closed: only a template can be sent."));
+  const form = h(
+    "form",
+    { class: "composer" },
+    h("p", { class: "muted" }, c.window.open ? "E-mail: reply with a template." : "The messaging window is closed: only a template can be sent."),
+  );
   const messagesRead = ctx.can("messages:read");
   if (!messagesRead) {
     form.append(h("p", { class: "muted" }, `Templates: ${ctx.needs("messages:read")}`));
@@ -67,13 +89,20 @@ function composer(c: ConversationDetail, ctx: Ctx, sent: () => void): HTMLElemen
   }
   void list<Template>(`/templates${qs({ channel: c.channel, limit: 200 })}`).then(({ data }) => {
     const templates = data.filter((t) => t.channelAccountId === c.channelAccountId && t.status === "approved");
-    const select = h("select", { id: "reply-template", "aria-label": "Template" }, templates.map((t) => h("option", { value: t.id }, `${t.name} (${t.language})`)));
+    const select = h(
+      "select",
+      { id: "reply-template", "aria-label": "Template" },
+      templates.map((t) => h("option", { value: t.id }, `${t.name} (${t.language})`)),
+    );
     const params = h("div", { class: "params" });
     const preview = h("p", { class: "muted wrap" });
     const showParams = () => {
       const t = templates.find((x) => x.id === select.value);
       preview.textContent = t ? bodyText(t) : "";
-      clear(params, (t?.params ?? []).map((p) => h("label", null, p, h("input", { name: p, value: p === "body.1" ? (c.contact.firstName ?? "") : "" }))));
+      clear(
+        params,
+        (t?.params ?? []).map((p) => h("label", null, p, h("input", { name: p, value: p === "body.1" ? (c.contact.firstName ?? "") : "" }))),
+      );
     };
     select.addEventListener("change", showParams);
     showParams();
@@ -91,15 +120,23 @@ function composer(c: ConversationDetail, ctx: Ctx, sent: () => void): HTMLElemen
 function side(c: ConversationDetail, ctx: Ctx, reload: () => void): HTMLElement {
   const write = ctx.can("conversations:write");
   const reason = write ? undefined : ctx.needs("conversations:write");
-  const act = (path: string, body: unknown = {}) => async () => {
-    try {
-      await post(`/conversations/${c.id}/${path}`, body);
-      reload();
-    } catch (e) {
-      ctx.flash(e instanceof ApiError ? e.describe() : String(e), "error");
-    }
-  };
-  const assignee = h("input", { id: "assignee", value: c.assignee?.name ?? c.assignee?.id ?? "", placeholder: "name", "aria-label": "Assignee", disabled: !write });
+  const act =
+    (path: string, body: unknown = {}) =>
+    async () => {
+      try {
+        await post(`/conversations/${c.id}/${path}`, body);
+        reload();
+      } catch (e) {
+        ctx.flash(e instanceof ApiError ? e.describe() : String(e), "error");
+      }
+    };
+  const assignee = h("input", {
+    id: "assignee",
+    value: c.assignee?.name ?? c.assignee?.id ?? "",
+    placeholder: "name",
+    "aria-label": "Assignee",
+    disabled: !write,
+  });
   const assignForm = h("form", { class: "row" }, assignee, h("button", { type: "submit", disabled: !write, title: reason }, "Assign"));
   assignForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -124,7 +161,11 @@ function side(c: ConversationDetail, ctx: Ctx, reload: () => void): HTMLElement 
     h("h3", null, "Assignee"),
     assignForm,
     h("h3", null, "Notes"),
-    h("ul", { class: "notes" }, c.notes.map((n) => h("li", null, h("div", { class: "wrap" }, n.text), h("div", { class: "muted" }, `${n.author ?? ""} ${fmtTime(n.createdAt)}`)))),
+    h(
+      "ul",
+      { class: "notes" },
+      c.notes.map((n) => h("li", null, h("div", { class: "wrap" }, n.text), h("div", { class: "muted" }, `${n.author ?? ""} ${fmtTime(n.createdAt)}`))),
+    ),
     noteForm,
     write ? null : h("p", { class: "muted" }, reason),
   );
@@ -135,7 +176,13 @@ export const inboxPage: PageDef = {
   title: "Inbox",
   scope: "conversations:read",
   async render(root, ctx) {
-    const filter = h("select", { "aria-label": "Conversations" }, h("option", { value: "open" }, "Open"), h("option", { value: "closed" }, "Closed"), h("option", { value: "" }, "All"));
+    const filter = h(
+      "select",
+      { "aria-label": "Conversations" },
+      h("option", { value: "open" }, "Open"),
+      h("option", { value: "closed" }, "Closed"),
+      h("option", { value: "" }, "All"),
+    );
     const listEl = h("ul", { class: "conv-list", id: "conversations" });
     const thread = h("section", { class: "thread", id: "thread" }, h("p", { class: "muted" }, "Pick a conversation."));
     clear(root, h("h1", null, "Inbox"), h("div", { class: "inbox" }, h("div", { class: "conv-col" }, h("div", { class: "toolbar" }, filter), listEl), thread));
@@ -154,7 +201,8 @@ export const inboxPage: PageDef = {
       const details = await Promise.all(
         data.map((c) => {
           const k = known.get(c.id);
-          if (k && k.lastMessageAt === c.lastMessageAt && k.status === c.status && k.assignee?.id === c.assignee?.id && k.unreadCount === c.unreadCount) return k;
+          if (k && k.lastMessageAt === c.lastMessageAt && k.status === c.status && k.assignee?.id === c.assignee?.id && k.unreadCount === c.unreadCount)
+            return k;
           return get<ConversationDetail>(`/conversations/${c.id}`).then((d) => (known.set(c.id, d), d));
         }),
       );
@@ -174,7 +222,11 @@ export const inboxPage: PageDef = {
                     "span",
                     { class: "name" },
                     contactName(c),
-                    c.unreadCount > 0 ? h("span", { class: "unread", title: `${c.unreadCount} unread`, "data-unread": String(c.unreadCount) }, String(c.unreadCount)) : awaiting(c) ? h("span", { class: "dot", title: "awaiting a reply" }, " ●") : null,
+                    c.unreadCount > 0
+                      ? h("span", { class: "unread", title: `${c.unreadCount} unread`, "data-unread": String(c.unreadCount) }, String(c.unreadCount))
+                      : awaiting(c)
+                        ? h("span", { class: "dot", title: "awaiting a reply" }, " ●")
+                        : null,
                   ),
                   h("span", { class: "muted" }, `${c.channel} · ${fmtTime(c.lastMessageAt)}`),
                   h("span", { class: "preview" }, c.lastMessage ? messageText(c.lastMessage) : ""),
@@ -197,7 +249,13 @@ export const inboxPage: PageDef = {
       const c = await get<ConversationDetail>(`/conversations/${ctx.arg}`);
       clear(
         thread,
-        h("div", { class: "thread-main" }, h("h2", null, contactName(c)), messagesEl, composer(c, ctx, () => void Promise.all([loadMessages(), loadList()]))),
+        h(
+          "div",
+          { class: "thread-main" },
+          h("h2", null, contactName(c)),
+          messagesEl,
+          composer(c, ctx, () => void Promise.all([loadMessages(), loadList()])),
+        ),
         side(c, ctx, () => void loadThread().then(loadList)),
       );
       await loadMessages();

@@ -22,8 +22,16 @@ export const messagesPage: PageDef = {
   title: "Messages",
   scope: "messages:read",
   async render(root) {
-    const status = h("select", { id: "messages-status", "aria-label": "Status" }, STATUSES.map((x) => h("option", { value: x }, x || "any status")));
-    const channel = h("select", { id: "messages-channel", "aria-label": "Channel" }, CHANNELS.map((x) => h("option", { value: x }, x || "all channels")));
+    const status = h(
+      "select",
+      { id: "messages-status", "aria-label": "Status" },
+      STATUSES.map((x) => h("option", { value: x }, x || "any status")),
+    );
+    const channel = h(
+      "select",
+      { id: "messages-channel", "aria-label": "Channel" },
+      CHANNELS.map((x) => h("option", { value: x }, x || "all channels")),
+    );
     const from = h("input", { type: "date", id: "messages-from", "aria-label": "Created on or after" });
     const to = h("input", { type: "date", id: "messages-to", "aria-label": "Created before" });
     const out = h("div", { id: "messages-list" });
@@ -35,7 +43,9 @@ export const messagesPage: PageDef = {
     const load = async (next = false) => {
       error.textContent = "";
       try {
-        const page = await list<Message>(`/messages${qs({ status: status.value, channel: channel.value, from: day(from.value), to: day(to.value), limit: 50, cursor: next ? cursor : null })}`);
+        const page = await list<Message>(
+          `/messages${qs({ status: status.value, channel: channel.value, from: day(from.value), to: day(to.value), limit: 50, cursor: next ? cursor : null })}`,
+        );
         rows = next ? [...rows, ...page.data] : page.data;
         cursor = page.page.nextCursor;
       } catch (e) {
@@ -52,7 +62,16 @@ export const messagesPage: PageDef = {
             ["", (m) => (m.direction === "inbound" ? "←" : "→")],
             ["Channel", (m) => m.channel],
             ["To / from", (m) => h("span", { class: "wrap" }, m.address)],
-            ["Status", (m) => h("span", { "data-message-id": m.id }, badge(m.status), m.error ? h("span", { class: "error small" }, ` ${m.error.reason ?? m.error.code}`) : null)],
+            [
+              "Status",
+              (m) =>
+                h(
+                  "span",
+                  { "data-message-id": m.id },
+                  badge(m.status),
+                  m.error ? h("span", { class: "error small" }, ` ${m.error.reason ?? m.error.code}`) : null,
+                ),
+            ],
             ["Content", (m) => h("span", { class: "wrap" }, summary(m))],
             ["", (m) => h("a", { href: `#/inbox/${m.conversationId}` }, "conversation")],
           ],

@@ -19,7 +19,10 @@ async function messagesChart(ctx: Ctx): Promise<HTMLElement> {
   const { data } = await call<{ data: MessageStats }>("GET", "/messages/stats?interval=hour");
   return stackedColumns(
     "Messages per hour, last 24 h, by current status",
-    data.buckets.map((b) => ({ label: new Date(b.start).toLocaleTimeString([], { hour: "2-digit" }), values: Object.fromEntries(MESSAGE_STATUSES.map((st) => [st, b[st]])) })),
+    data.buckets.map((b) => ({
+      label: new Date(b.start).toLocaleTimeString([], { hour: "2-digit" }),
+      values: Object.fromEntries(MESSAGE_STATUSES.map((st) => [st, b[st]])),
+    })),
     [...MESSAGE_STATUSES],
   );
 }
@@ -28,7 +31,9 @@ async function messagesChart(ctx: Ctx): Promise<HTMLElement> {
 async function backlogTile(ctx: Ctx): Promise<HTMLElement> {
   if (!ctx.can("messages:read")) return h("p", { class: "muted" }, ctx.needs("messages:read"));
   const { data } = await call<{ data: Backlog }>("GET", "/messages/backlog");
-  const by = Object.entries(data.queued.byChannel).map(([c, n]) => `${c} ${n}`).join(", ");
+  const by = Object.entries(data.queued.byChannel)
+    .map(([c, n]) => `${c} ${n}`)
+    .join(", ");
   const age = data.queued.oldestCreatedAt ? Math.round((Date.now() - Date.parse(data.queued.oldestCreatedAt)) / 60_000) : null;
   return h(
     "div",
@@ -45,7 +50,10 @@ async function campaignsChart(ctx: Ctx): Promise<HTMLElement> {
   if (!data.length) return h("p", { class: "muted" }, "No campaigns yet: their recipients by status appear here.");
   return stackedColumns(
     "Campaign recipients by status (the last 12 campaigns)",
-    data.reverse().map((c) => ({ label: c.name.length > 12 ? `${c.name.slice(0, 11)}…` : c.name, values: Object.fromEntries(STATUSES.map((st) => [st, c.stats[st] ?? 0])) })),
+    data.reverse().map((c) => ({
+      label: c.name.length > 12 ? `${c.name.slice(0, 11)}…` : c.name,
+      values: Object.fromEntries(STATUSES.map((st) => [st, c.stats[st] ?? 0])),
+    })),
     [...STATUSES],
   );
 }
@@ -66,8 +74,19 @@ export const overviewPage: PageDef = {
       h(
         "div",
         { class: "tiles" },
-        h("section", { class: "tile", id: "balance" }, h("h2", null, "Balance"), h("p", { class: "big" }, `${me.company.balance.amount} ${me.company.balance.unit}`)),
-        h("section", { class: "tile" }, h("h2", null, "Channel accounts"), h("p", { class: "big" }, `${channels.length - down.length} / ${channels.length}`), h("p", { class: "muted" }, down.length ? `Not active: ${down.map((c) => c.name).join(", ")}` : "all active")),
+        h(
+          "section",
+          { class: "tile", id: "balance" },
+          h("h2", null, "Balance"),
+          h("p", { class: "big" }, `${me.company.balance.amount} ${me.company.balance.unit}`),
+        ),
+        h(
+          "section",
+          { class: "tile" },
+          h("h2", null, "Channel accounts"),
+          h("p", { class: "big" }, `${channels.length - down.length} / ${channels.length}`),
+          h("p", { class: "muted" }, down.length ? `Not active: ${down.map((c) => c.name).join(", ")}` : "all active"),
+        ),
         h("section", { class: "tile", id: "backlog" }, h("h2", null, "Backlog"), backlog),
       ),
       h("div", { class: "charts" }, messages, campaigns),

@@ -21,7 +21,9 @@ export const socialPage: PageDef = {
     const posts: SocialPost[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 10; i++) {
-      const page: { data: SocialPost[]; page: { nextCursor: string | null } } = await list<SocialPost>(`/social/posts${qs({ from: first.toISOString(), to: next.toISOString(), limit: 200, cursor })}`);
+      const page: { data: SocialPost[]; page: { nextCursor: string | null } } = await list<SocialPost>(
+        `/social/posts${qs({ from: first.toISOString(), to: next.toISOString(), limit: 200, cursor })}`,
+      );
       posts.push(...page.data);
       cursor = page.page.nextCursor;
       if (!cursor) break;
@@ -45,7 +47,14 @@ export const socialPage: PageDef = {
           { class: `day${today ? " today" : ""}` },
           h("div", { class: "num" }, String(d)),
           (byDay.get(dayKey(date)) ?? []).map((p) =>
-            h("div", { class: "post", title: `${p.text}\n${p.targets.map((t) => `${t.platform}: ${t.status}`).join("\n")}` }, badge(p.status), " ", p.scheduledAt ? new Date(p.scheduledAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "", h("span", { class: "post-text" }, p.text)),
+            h(
+              "div",
+              { class: "post", title: `${p.text}\n${p.targets.map((t) => `${t.platform}: ${t.status}`).join("\n")}` },
+              badge(p.status),
+              " ",
+              p.scheduledAt ? new Date(p.scheduledAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "",
+              h("span", { class: "post-text" }, p.text),
+            ),
           ),
         ),
       );
@@ -54,8 +63,19 @@ export const socialPage: PageDef = {
     clear(
       root,
       h("h1", null, "Social"),
-      h("div", { class: "toolbar" }, h("a", { class: "button", href: `#/social/${month(prev)}` }, "‹ Previous"), h("strong", null, first.toLocaleDateString([], { month: "long", year: "numeric" })), h("a", { class: "button", href: `#/social/${month(next)}` }, "Next ›")),
-      h("div", { class: "calendar", role: "grid", "aria-label": "Posts by day" }, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((d) => h("div", { class: "dow" }, d)), cells),
+      h(
+        "div",
+        { class: "toolbar" },
+        h("a", { class: "button", href: `#/social/${month(prev)}` }, "‹ Previous"),
+        h("strong", null, first.toLocaleDateString([], { month: "long", year: "numeric" })),
+        h("a", { class: "button", href: `#/social/${month(next)}` }, "Next ›"),
+      ),
+      h(
+        "div",
+        { class: "calendar", role: "grid", "aria-label": "Posts by day" },
+        ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((d) => h("div", { class: "dow" }, d)),
+        cells,
+      ),
       posts.length ? null : h("p", { class: "muted" }, "No posts this month."),
     );
   },

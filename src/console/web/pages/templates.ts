@@ -11,7 +11,11 @@ export const templatesPage: PageDef = {
   title: "Templates",
   scope: "messages:read",
   async render(root) {
-    const channel = h("select", { "aria-label": "Channel" }, ["", "whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"].map((c) => h("option", { value: c }, c || "all channels")));
+    const channel = h(
+      "select",
+      { "aria-label": "Channel" },
+      ["", "whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"].map((c) => h("option", { value: c }, c || "all channels")),
+    );
     const out = h("div");
     const load = async () => {
       const { data } = await list<Template>(`/templates${qs({ channel: channel.value, limit: 200 })}`);
