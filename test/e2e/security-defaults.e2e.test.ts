@@ -12,6 +12,7 @@ import { copyFileSync, readFileSync, readdirSync, rmSync, statSync, writeFileSyn
 import { connect } from "node:tls";
 import { join } from "node:path";
 import { BINARY, ensureBinary, freePort, serve, tempDir, until } from "./binary";
+import { selfSignedCert } from "../helpers/tls";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -109,32 +110,6 @@ describe("a fresh init", () => {
   });
 });
 
-/** A self-signed certificate for localhost, valid `days` days. */
-function makeCert(at: string, name: string, days = 1): { cert: string; key: string } {
-  const cert = join(at, `${name}.crt`);
-  const key = join(at, `${name}.key`);
-  const r = spawnSync([
-    "openssl",
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-days",
-    String(days),
-    "-subj",
-    "/CN=localhost",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-  ]);
-  if (r.exitCode !== 0) throw new Error(`openssl: ${r.stderr.toString()}`);
-  return { cert, key };
-}
-
 /** The SHA-256 fingerprint of the certificate the server presents (not verified: it is self-signed). */
 const servedFingerprint = (port: number) =>
   new Promise<string>((resolve, reject) => {
@@ -155,7 +130,7 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
   beforeAll(() => {
     tlsDir = tempDir("sb-tls-");
     dirs.push(tlsDir);
-    const first = makeCert(tlsDir, "first");
+    const first = selfSignedCert(tlsDir, "first");
     copyFileSync(first.cert, join(tlsDir, "live.crt"));
     copyFileSync(first.key, join(tlsDir, "live.key"));
     configPath = join(tlsDir, "config.toml");
@@ -194,7 +169,7 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
     ).not.toBe(200);
 
     // A renewed certificate, written where the config points, then SIGHUP (systemctl reload).
-    const second = makeCert(tlsDir, "second");
+    const second = selfSignedCert(tlsDir, "second");
     copyFileSync(second.cert, join(tlsDir, "live.crt"));
     copyFileSync(second.key, join(tlsDir, "live.key"));
     const pid = proc.pid;
@@ -210,7 +185,7 @@ describe("HTTPS with [server] tls_cert_file and tls_key_file", () => {
     expect(out).toContain("SIGHUP: certificate reloaded");
 
     // A renewal gone wrong (the key of another certificate): logged, and the working certificate stays.
-    copyFileSync(makeCert(tlsDir, "third").key, join(tlsDir, "live.key"));
+    copyFileSync(selfSignedCert(tlsDir, "third").key, join(tlsDir, "live.key"));
     proc.kill("SIGHUP");
     await until("the refusal in the log", () => (out.includes("certificate not reloaded") ? true : undefined), { timeoutMs: 10_000, context: () => out });
     expect(out).toContain("is not the private key of the certificate");
@@ -261,8 +236,8 @@ describe("doctor", () => {
     expect(check(plain.checks, "metrics")).toMatchObject({ status: "warn", detail: expect.stringContaining("/metrics answers 401 to everyone") });
     expect(check(plain.checks, "permissions")).toMatchObject({ status: "warn", detail: expect.stringContaining(`${loose} (0644)`) });
 
-    const soon = makeCert(at, "soon", 10);
-    const later = makeCert(at, "later", 90);
+    const soon = selfSignedCert(at, "soon", 10);
+    const later = selfSignedCert(at, "later", 90);
     const withCert = (c: { cert: string; key: string }) => {
       const path = join(at, "tls.toml");
       writeFileSync(

@@ -11,9 +11,9 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../helpers/postgres";
 
 const DOVECOT = "/usr/sbin/dovecot";
 const DOVEADM = "/usr/bin/doveadm";
@@ -29,17 +29,6 @@ export interface ImapPeer {
   /** Stores a message in the mailbox (RFC 5322 source) and notifies clients. */
   append(raw: string, mailbox?: string): void;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const idOf = (flag: "-u" | "-g", user: string) => Number(spawnSync("id", [flag, user], { encoding: "utf8" }).stdout.trim());

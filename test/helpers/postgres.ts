@@ -34,7 +34,8 @@ export function postgresAvailable(): boolean {
 
 export const POSTGRES_SKIP_REASON = "no PostgreSQL: install Debian's postgresql package or set SWITCHBOARD_TEST_PG_URL";
 
-async function freePort(): Promise<number> {
+/** A free loopback port (the tests' throwaway servers: PostgreSQL here, Dovecot in test/fakes/imap.peer.ts). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);

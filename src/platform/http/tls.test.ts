@@ -1,32 +1,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawnSync } from "bun";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { selfSignedCert } from "../../../test/helpers/tls";
 import { daysLeft, readTlsFiles, TlsFilesError } from "./tls";
 
 let dir: string;
 const pair = (name: string, days: number) => {
-  const r = spawnSync([
-    "openssl",
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-days",
-    String(days),
-    "-subj",
-    "/CN=localhost",
-    "-keyout",
-    join(dir, `${name}.key`),
-    "-out",
-    join(dir, `${name}.crt`),
-  ]);
-  expect(r.exitCode).toBe(0);
-  return { certFile: join(dir, `${name}.crt`), keyFile: join(dir, `${name}.key`) };
+  const { cert, key } = selfSignedCert(dir, name, days);
+  return { certFile: cert, keyFile: key };
 };
 let a: { certFile: string; keyFile: string };
 let b: { certFile: string; keyFile: string };
