@@ -30,6 +30,7 @@ import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
 import { sourcesRoutes } from "./modules/sources/sources.routes";
 import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
 import { consoleRoutes } from "./console/console.routes";
+import { unsubscribeRoutes } from "./modules/unsubscribe/unsubscribe.routes";
 import { VERSION } from "./version";
 
 export function createApp(deps: Deps) {
@@ -70,6 +71,7 @@ export function createApp(deps: Deps) {
     .use(systemRoutes(deps))
     .use(hooksRoutes(deps))
     .use(socialPublicRoutes(deps))
+    .use(unsubscribeRoutes(deps))
     .use(consoleRoutes())
     .use(api);
 }

@@ -10,3 +10,12 @@ export function createAdapterStateStore(db: Db, accountId: string): AdapterState
     set: (key, value) => rows.put(accountId, key, value),
   };
 }
+
+/**
+ * A value generated once per appliance (a signing secret): the first instance's `generate()` is stored and every
+ * instance, now and after restarts, reads that one — several instances starting at once never disagree.
+ */
+export function claimAdapterState(db: Db, accountId: string, key: string, generate: () => string): string {
+  const rows = createAdapterStateRows(db);
+  return rows.valueOf(accountId, key) ?? rows.claim(accountId, key, generate());
+}

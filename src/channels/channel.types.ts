@@ -116,6 +116,11 @@ export interface OutboundMessage {
   content: OutboundContent;
   /** Reply context: the provider id of the message we answer (WhatsApp context, e-mail In-Reply-To). */
   replyTo?: { providerMessageId: string; references?: string[] };
+  /**
+   * E-mail from a template or a campaign: the recipient's one-click unsubscribe URL (DESIGN §20), sent as
+   * `List-Unsubscribe` with `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058).
+   */
+  unsubscribeUrl?: string;
 }
 
 export type SendResult =

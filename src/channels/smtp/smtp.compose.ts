@@ -47,6 +47,10 @@ export function composeEmail(opts: { message: OutboundMessage; settings: SmtpSet
     const chain = [...(message.replyTo.references ?? []), message.replyTo.providerMessageId];
     mail.references = [...new Set(chain)];
   }
+  if (message.unsubscribeUrl)
+    // RFC 8058 §3.1: both headers; the URL must be HTTPS for Gmail's one-click (public_url decides), and it
+    // must answer a POST without cookies or redirects — /u/{token} does.
+    mail.headers = { "List-Unsubscribe": `<${message.unsubscribeUrl}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" };
   const content = message.content;
   switch (content.type) {
     case "email":

@@ -24,6 +24,7 @@ import { channelState, conversationsOfContactOn, openConversation, touchConversa
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import type { MessageRecord, SendMessageInput } from "./messages.model";
+import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { messagesStore, type DispatchRow, type MessageHead, type MessageRow } from "./messages.repository";
 
 export type { MessageRow };
@@ -792,8 +793,13 @@ export function applyWatermark(
 
 // ------------------------------------------------------------------ dispatch
 
-function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
+function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): OutboundMessage {
   const c = m.content as Record<string, any>;
+  // E-mail from a template or a campaign carries the recipient's one-click unsubscribe link (DESIGN §20).
+  const unsubscribeUrl =
+    m.channel === "email" && (m.type === "template" || m.campaignId)
+      ? unsubscribe.url({ companyId: m.companyId, contactId: m.contactId, channel: "email", campaignId: m.campaignId ?? undefined })
+      : undefined;
   const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
     if (!ref) return undefined;
     const s = resolveStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
@@ -823,7 +829,7 @@ function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
           components: t.components,
           params: c.template.params,
           headerMedia: hm ? { url: hm.url, file: stored(hm.file) } : undefined,
-          rendered: renderTemplate(t, c.template.params),
+          rendered: renderTemplate(t, c.template.params, { unsubscribeUrl }),
         },
       };
     }
@@ -841,6 +847,7 @@ function buildOutbound(deps: Deps, m: DispatchRow): OutboundMessage {
     to: { value: m.address, conversationRef: state?.conversationRef ?? undefined },
     content,
     replyTo: replyTo?.providerMessageId ? { providerMessageId: replyTo.providerMessageId, references } : undefined,
+    unsubscribeUrl,
   };
 }
 
@@ -860,12 +867,14 @@ class PermanentFailure extends Error {
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
+  // Outside the snapshot: the first call claims the signing secret (a write).
+  const unsubscribe = unsubscribeFor(deps);
   // The message and what its send is built from (template, media, thread), read in one snapshot.
   const queued = deps.db.read(() => {
     const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
     if (m?.status !== "queued") return undefined;
     try {
-      return { m, outbound: buildOutbound(deps, m) as OutboundMessage | PermanentFailure };
+      return { m, outbound: buildOutbound(deps, m, unsubscribe) as OutboundMessage | PermanentFailure };
     } catch (e) {
       if (e instanceof PermanentFailure) return { m, outbound: e };
       throw e;

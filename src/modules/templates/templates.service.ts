@@ -52,9 +52,14 @@ export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAP
  * The template with its params filled in: subject, plain text and (e-mail) HTML.
  * NB! Params are data, not markup — a campaign fills them from contact fields anyone can set (a sign-up form,
  * an inbound profile name): in the HTML part each is HTML-escaped (DESIGN §23); text and subject take it as is.
+ * `{{unsubscribe_url}}` is the recipient's unsubscribe link (DESIGN §20; e-mail from a template or campaign),
+ * escaped like a param; empty where there is none (other channels).
  */
-export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>) {
-  const fill = (s: string | undefined, escapeValue = (v: string) => v) => (s ?? "").replace(/\{\{(\d+)\}\}/g, (_, n) => escapeValue(params[`body.${n}`] ?? ""));
+export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>, extras: { unsubscribeUrl?: string } = {}) {
+  const fill = (s: string | undefined, escapeValue = (v: string) => v) =>
+    (s ?? "").replace(/\{\{(?:(\d+)|unsubscribe_url)\}\}/g, (_, n: string | undefined) =>
+      escapeValue(n === undefined ? (extras.unsubscribeUrl ?? "") : (params[`body.${n}`] ?? "")),
+    );
   const header = t.components.find((c) => c.type === "header" && (c.format ?? "text") === "text");
   const body = t.components.find((c) => c.type === "body");
   const footer = t.components.find((c) => c.type === "footer");

@@ -1,0 +1,94 @@
+/**
+ * The unsubscribe module of one app (DESIGN §20): its tokens, built from a secret kept in the database, and
+ * the one-click opt-out. Built once per Deps (like social.module.ts), eagerly by the routes, so the secret is
+ * claimed before any send reads it inside a read-only snapshot.
+ */
+import { randomBytes } from "node:crypto";
+import { claimAdapterState } from "../../channels/adapter-state";
+import type { Deps } from "../../deps";
+import { getCompany } from "../companies/companies.service";
+import { getContact, setConsent } from "../contacts/contacts.service";
+import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
+
+/** Path of the public routes (outside /api/public/v1, no API key). */
+export const UNSUBSCRIBE_PATH = "/u";
+
+/**
+ * Token versions and where each one's secret lives (adapter_state, pseudo-account "unsubscribe"). To rotate:
+ * add `2: "secret_v2"` and make CURRENT 2; drop 1 once mail carrying v1 tokens no longer matters.
+ */
+const SECRET_KEYS: Record<number, string> = { 1: "secret_v1" };
+const CURRENT_VERSION = 1;
+
+export type UnsubscribeLinks = Pick<ReturnType<typeof createUnsubscribeModule>, "url">;
+
+const instances = new WeakMap<Deps, ReturnType<typeof createUnsubscribeModule>>();
+
+export function unsubscribeFor(deps: Deps) {
+  let u = instances.get(deps);
+  if (!u) instances.set(deps, (u = createUnsubscribeModule(deps)));
+  return u;
+}
+
+function createUnsubscribeModule(deps: Deps) {
+  const { db, events, now } = deps;
+  // A random secret per appliance, generated at first use and kept (never a constant; survives restarts).
+  const keys = new Map(
+    Object.entries(SECRET_KEYS).map(([version, key]) => [
+      Number(version),
+      deriveUnsubscribeKey(
+        claimAdapterState(db, "unsubscribe", key, () => randomBytes(32).toString("base64url")),
+        Number(version),
+      ),
+    ]),
+  );
+  const tokens = createUnsubscribeTokens({ keys, current: CURRENT_VERSION });
+  const base = deps.config.server.public_url.replace(/\/+$/, "");
+  return {
+    tokens,
+    /** `{public_url}/u/{token}` for this recipient, or undefined when no token can be made. */
+    url(ref: UnsubscribeRef): string | undefined {
+      const token = tokens.sign(ref);
+      return token ? `${base}${UNSUBSCRIBE_PATH}/${token}` : undefined;
+    },
+    /** Whether the token's contact still exists (deleted or merged away: the link is dead). */
+    exists(ref: UnsubscribeRef): boolean {
+      try {
+        getContact({ db, companyId: ref.companyId, id: ref.contactId });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    /** The company's display name for the page; undefined when the company is gone. */
+    companyName(ref: UnsubscribeRef): string | undefined {
+      try {
+        return getCompany({ db, id: ref.companyId }).name;
+      } catch {
+        return undefined;
+      }
+    },
+    /**
+     * Opts the contact out of the token's channel (source campaign_unsubscribe). Idempotent: a contact already
+     * opted out changes nothing and emits nothing. False when the contact no longer exists (deleted, merged).
+     */
+    optOut(ref: UnsubscribeRef): boolean {
+      try {
+        setConsent({
+          db,
+          events,
+          now,
+          companyId: ref.companyId,
+          contactId: ref.contactId,
+          channels: [ref.channel],
+          status: "opted_out",
+          source: "campaign_unsubscribe",
+        });
+        return true;
+      } catch (e) {
+        if ((e as { code?: string }).code === "NOT_FOUND") return false;
+        throw e;
+      }
+    },
+  };
+}
