@@ -78,6 +78,24 @@ describe("smtp send", () => {
     expect(got.raw.toString()).toMatch(/^References: <first@shop\.example> <CAF=abc@mail\.customer\.example>\r$/m);
   });
 
+  test("one-click unsubscribe: List-Unsubscribe and List-Unsubscribe-Post on the wire, the URL whole (RFC 8058); none without a URL", async () => {
+    const url = `https://mail.shop.example/u/${"AbCd_-09".repeat(11)}`;
+    expect((await a.send(mail({ unsubscribeUrl: url }))).ok).toBe(true);
+    const [got] = await peer.waitForMessages(1);
+    // nodemailer folds a long header after its colon (RFC 5322 folding white space; the URL stays whole).
+    const headers = got.raw
+      .toString()
+      .split("\r\n\r\n")[0]!
+      .replace(/\r\n[ \t]+/g, " ")
+      .split("\r\n");
+    expect(headers).toContain(`List-Unsubscribe: <${url}>`);
+    expect(headers).toContain("List-Unsubscribe-Post: List-Unsubscribe=One-Click");
+    peer.messages.length = 0;
+    expect((await a.send(mail())).ok).toBe(true);
+    const [plain] = await peer.waitForMessages(1);
+    expect(plain.raw.toString()).not.toMatch(/^List-Unsubscribe/im);
+  });
+
   test("template: rendered subject/text/html", async () => {
     await a.send(
       mail({

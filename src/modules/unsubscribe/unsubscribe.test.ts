@@ -254,3 +254,19 @@ describe("tokens", () => {
     expect(dropped.verify(fresh)).toEqual(ref);
   });
 });
+
+describe("rate limit", () => {
+  // Last in the file: it empties the bucket of the test client's address ("unknown": app.handle has no socket).
+  test("per client address: past the burst 429 with Retry-After; it refills", async () => {
+    const url = "https://mail.shop.example/u/AAAA";
+    let limited: Response | undefined;
+    for (let i = 0; i < 300 && !limited; i++) {
+      const res = await hit("POST", url);
+      if (res.status === 429) limited = res;
+      else expect(res.status).toBe(404);
+    }
+    expect(limited?.headers.get("retry-after")).toBe("1");
+    (app.clock as unknown as { advance(ms: number): void }).advance(1000);
+    expect((await hit("GET", url)).status).toBe(404);
+  });
+});
