@@ -12,7 +12,7 @@
  */
 import type { Channel } from "./channel.types";
 
-export type MessageType = "text" | "media" | "template" | "email";
+export type MessageType = "text" | "media" | "template" | "email" | "interactive";
 
 export interface ChannelRule {
   types: readonly MessageType[];
@@ -40,10 +40,14 @@ export interface ChannelRule {
    * `conversation_id` it came with, kept per contact and account): the dispatch reads it only for these.
    */
   conversationRef: boolean;
+  /** Max bytes of an interactive button / row id (Telegram's callback_data: 64 bytes); null: the 256 characters of DESIGN §16. */
+  interactiveIdBytes: number | null;
 }
 
-const FREE_FORM = ["text", "media"] as const;
-const ALL_DM = ["text", "media", "template"] as const;
+const FREE_FORM = ["text", "media", "interactive"] as const;
+const ALL_DM = ["text", "media", "template", "interactive"] as const;
+/** TikTok has no buttons nor quick replies (DESIGN §16: `interactive` answers 422 CHANNEL_UNSUPPORTED there). */
+const NO_INTERACTIVE = ["text", "media", "template"] as const;
 
 export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
   //        allowed types   text limit  window                                                                 price                                                     daily DM limit
@@ -57,6 +61,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 80,
     conversationRef: false,
+    interactiveIdBytes: null,
   },
   instagram: {
     types: ALL_DM,
@@ -68,6 +73,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
   },
   messenger: {
     types: ALL_DM,
@@ -79,6 +85,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
   },
   x: {
     types: ALL_DM,
@@ -90,9 +97,10 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
   },
   tiktok: {
-    types: ALL_DM,
+    types: NO_INTERACTIVE,
     textLimit: 6000,
     window: { kind: "since_last_inbound", hours: 48, appliesTo: ALL_DM },
     price: {},
@@ -101,6 +109,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: true,
+    interactiveIdBytes: null,
   },
   telegram: {
     types: ALL_DM,
@@ -112,6 +121,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: 64,
   },
   email: {
     types: ["email", "template"],
@@ -123,6 +133,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
   },
 };
 
