@@ -100,6 +100,10 @@ describe("POST /messages type interactive", () => {
         list([{ id: "a", title: "A", description: "d".repeat(73) }]),
         "/interactive/list/sections/0/rows/0/description",
       ),
+      refused("buttons with a list", channel, buttons({ list: list().list }), "/interactive/list"),
+      refused("kind buttons without buttons", channel, { kind: "buttons", body: { text: "?" } }, "/interactive/buttons"),
+      refused("kind list without list", channel, { kind: "list", body: { text: "?" } }, "/interactive/list"),
+      refused("an empty button id", channel, buttons({ buttons: [{ id: "", title: "A" }] }), "/interactive/buttons/0/id"),
       refused("list button of 21", channel, { ...list(), list: { button: "b".repeat(21), sections: list().list.sections } }, "/interactive/list/button"),
     );
   }

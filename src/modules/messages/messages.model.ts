@@ -175,10 +175,20 @@ export const SendMessageBody = t.Object({
       { description: "for type email: html, text or both", anyOf: [{ required: ["html"] }, { required: ["text"] }] },
     ),
   ),
+  // One object for the validator (a t.Union's refusal names only `/interactive`); the two named kinds document it.
   interactive: t.Optional(
-    t.Union([InteractiveButtons, InteractiveList], {
-      description: "for type interactive (not on tiktok nor email: 422 CHANNEL_UNSUPPORTED); windows, consent and price as for text",
-    }),
+    t.Object(
+      {
+        kind: t.UnionEnum(["buttons", "list"]),
+        ...interactiveCommon,
+        buttons: t.Optional(InteractiveButtons.properties.buttons),
+        list: t.Optional(InteractiveList.properties.list),
+      },
+      {
+        description: "for type interactive (not on tiktok nor email: 422 CHANNEL_UNSUPPORTED); windows, consent and price as for text",
+        oneOf: [InteractiveButtons, InteractiveList],
+      },
+    ),
   ),
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
   createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),

@@ -252,7 +252,12 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
     ids.add(id);
   };
   if (i.kind === "buttons") {
-    const buttons = i.buttons ?? [];
+    if (!i.buttons) {
+      p.add("/interactive/buttons", "required for kind buttons");
+      return;
+    }
+    if (i.list) p.add("/interactive/list", "not allowed with kind buttons");
+    const buttons = i.buttons;
     if (buttons.length < L.buttons.min || buttons.length > L.buttons.max) p.add("/interactive/buttons", `${L.buttons.min} to ${L.buttons.max} buttons`);
     buttons.forEach((b, n) => {
       if (len(b.title) > L.buttonTitle) p.add(`/interactive/buttons/${n}/title`, `at most ${L.buttonTitle} characters`);
@@ -261,6 +266,11 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
     });
     return;
   }
+  if (!i.list) {
+    p.add("/interactive/list", "required for kind list");
+    return;
+  }
+  if (i.buttons) p.add("/interactive/buttons", "not allowed with kind list");
   if (len(i.list.button) > L.listButton) p.add("/interactive/list/button", `at most ${L.listButton} characters`);
   const rows = i.list.sections.reduce((n, s) => n + s.rows.length, 0);
   if (rows < L.rows.min || rows > L.rows.max) p.add("/interactive/list/sections", `${L.rows.min} to ${L.rows.max} rows in all sections together`);
