@@ -42,6 +42,8 @@ export interface ChannelRule {
   conversationRef: boolean;
   /** Max bytes of an interactive button / row id (Telegram's callback_data: 64 bytes); null: the 256 characters of DESIGN §16. */
   interactiveIdBytes: number | null;
+  /** A list of several sections needs a title on each (WhatsApp's interactive list; the others flatten the rows). */
+  sectionTitlesWhenSeveral: boolean;
 }
 
 const FREE_FORM = ["text", "media", "interactive"] as const;
@@ -62,6 +64,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 80,
     conversationRef: false,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: true,
   },
   instagram: {
     types: ALL_DM,
@@ -74,6 +77,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: false,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   messenger: {
     types: ALL_DM,
@@ -86,6 +90,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: false,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   x: {
     types: ALL_DM,
@@ -98,6 +103,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: false,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   tiktok: {
     types: NO_INTERACTIVE,
@@ -110,6 +116,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: true,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   telegram: {
     types: ALL_DM,
@@ -122,6 +129,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: false,
     interactiveIdBytes: 64,
+    sectionTitlesWhenSeveral: false,
   },
   email: {
     types: ["email", "template"],
@@ -134,6 +142,7 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     maxPerSecond: 20,
     conversationRef: false,
     interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
 };
 

@@ -108,6 +108,20 @@ describe("POST /messages type interactive", () => {
     );
   }
   scenarios.push(
+    refused(
+      "two sections, one untitled",
+      "whatsapp",
+      { ...list(), list: { button: "Slots", sections: [{ title: "A", rows: [{ id: "a", title: "A" }] }, { rows: [{ id: "b", title: "B" }] }] } },
+      "/interactive/list/sections/1/title",
+    ),
+    {
+      name: "telegram: two sections, one untitled, are accepted (the rows are flattened)",
+      ...send("telegram", {
+        ...list(),
+        list: { button: "Slots", sections: [{ title: "A", rows: [{ id: "a", title: "A" }] }, { rows: [{ id: "b", title: "B" }] }] },
+      }),
+      status: 202,
+    },
     refused("body over 1000 characters", "instagram", buttons({ body: { text: "b".repeat(1001) } }), "/interactive/body/text"),
     refused("body over 4096 characters", "whatsapp", buttons({ body: { text: "b".repeat(4097) } }), "/interactive/body/text"),
     refused("id of 65 bytes (callback_data)", "telegram", buttons({ buttons: [{ id: "é".repeat(33), title: "ok" }] }), "/interactive/buttons/0/id"),

@@ -236,7 +236,7 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
 
 /** DESIGN §16's limits, each with its pointer; a channel's own id limit (Telegram's callback_data) from the rules table. */
 function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["interactive"]>, p: DetailCollector): void {
-  const { textLimit, interactiveIdBytes } = CHANNEL_RULES[channel];
+  const { textLimit, interactiveIdBytes, sectionTitlesWhenSeveral } = CHANNEL_RULES[channel];
   const L = INTERACTIVE_LIMITS;
   const len = (s: string) => [...s].length;
   const checkId = (id: string, pointer: string) => {
@@ -275,6 +275,8 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
   const rows = i.list.sections.reduce((n, s) => n + s.rows.length, 0);
   if (rows < L.rows.min || rows > L.rows.max) p.add("/interactive/list/sections", `${L.rows.min} to ${L.rows.max} rows in all sections together`);
   i.list.sections.forEach((s, si) => {
+    if (s.title === undefined && sectionTitlesWhenSeveral && i.list!.sections.length > 1)
+      p.add(`/interactive/list/sections/${si}/title`, `required on ${channel} when the list has several sections`);
     if (s.title !== undefined && len(s.title) > L.rowTitle) p.add(`/interactive/list/sections/${si}/title`, `at most ${L.rowTitle} characters`);
     s.rows.forEach((r, ri) => {
       const at = `/interactive/list/sections/${si}/rows/${ri}`;
