@@ -12,7 +12,7 @@
  */
 import type { Channel } from "./channel.types";
 
-export type MessageType = "text" | "media" | "template" | "email";
+export type MessageType = "text" | "media" | "template" | "email" | "interactive";
 
 export interface ChannelRule {
   types: readonly MessageType[];
@@ -40,10 +40,16 @@ export interface ChannelRule {
    * `conversation_id` it came with, kept per contact and account): the dispatch reads it only for these.
    */
   conversationRef: boolean;
+  /** Max bytes of an interactive button / row id (Telegram's callback_data: 64 bytes); null: the 256 characters of DESIGN §16. */
+  interactiveIdBytes: number | null;
+  /** A list of several sections needs a title on each (WhatsApp's interactive list; the others flatten the rows). */
+  sectionTitlesWhenSeveral: boolean;
 }
 
-const FREE_FORM = ["text", "media"] as const;
-const ALL_DM = ["text", "media", "template"] as const;
+const FREE_FORM = ["text", "media", "interactive"] as const;
+const ALL_DM = ["text", "media", "template", "interactive"] as const;
+/** TikTok has no buttons nor quick replies (DESIGN §16: `interactive` answers 422 CHANNEL_UNSUPPORTED there). */
+const NO_INTERACTIVE = ["text", "media", "template"] as const;
 
 export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
   //        allowed types   text limit  window                                                                 price                                                     daily DM limit
@@ -57,6 +63,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 80,
     conversationRef: false,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: true,
   },
   instagram: {
     types: ALL_DM,
@@ -68,6 +76,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   messenger: {
     types: ALL_DM,
@@ -79,6 +89,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   x: {
     types: ALL_DM,
@@ -90,9 +102,11 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   tiktok: {
-    types: ALL_DM,
+    types: NO_INTERACTIVE,
     textLimit: 6000,
     window: { kind: "since_last_inbound", hours: 48, appliesTo: ALL_DM },
     price: {},
@@ -101,6 +115,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: true,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
   telegram: {
     types: ALL_DM,
@@ -112,6 +128,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: true,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: 64,
+    sectionTitlesWhenSeveral: false,
   },
   email: {
     types: ["email", "template"],
@@ -123,6 +141,8 @@ export const CHANNEL_RULES: Record<Channel, ChannelRule> = {
     contactStarts: false,
     maxPerSecond: 20,
     conversationRef: false,
+    interactiveIdBytes: null,
+    sectionTitlesWhenSeveral: false,
   },
 };
 

@@ -101,7 +101,18 @@ export type OutboundContent =
         rendered: { subject?: string; text: string; html?: string };
       };
     }
-  | { type: "email"; email: { subject?: string; html?: string; text?: string } };
+  | { type: "email"; email: { subject?: string; html?: string; text?: string } }
+  | { type: "interactive"; interactive: InteractiveContent };
+
+/** Reply buttons or a list picker (DESIGN §16), limits already checked at acceptance. */
+export interface InteractiveContent {
+  kind: "buttons" | "list";
+  header?: { text: string };
+  body: { text: string };
+  footer?: { text: string };
+  buttons?: { id: string; title: string }[];
+  list?: { button: string; sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[] };
+}
 
 export interface OutboundMessage {
   /** Our message id; stable across retries, usable as a provider-side idempotency key. */
@@ -167,6 +178,11 @@ export type InboundContent =
   | { type: "location"; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: "contacts"; contacts: unknown[] }
   | { type: "email"; email: { subject?: string; text?: string; html?: string } }
+  /**
+   * A tap on one of our buttons / list rows / quick replies / inline keyboard buttons. The provider id of the
+   * message tapped goes in the event's `inReplyTo`; the engine stores our id as `interactive.inReplyTo`.
+   */
+  | { type: "interactive"; interactive: { replyId: string; replyTitle: string | null } }
   | { type: "unsupported"; raw: unknown };
 
 export interface InboundSender {

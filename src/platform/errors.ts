@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   STORAGE_LIMIT_REACHED: 422,
   SOCIAL_POST_INVALID: 422,
   SOCIAL_PLATFORM_UNAVAILABLE: 422,
+  /** The message type exists but this channel cannot carry it (interactive on TikTok or e-mail). */
+  CHANNEL_UNSUPPORTED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   PROVIDER_ERROR: 502,

@@ -139,6 +139,25 @@ export const whatsappPayloads = {
     const { text, ...rest } = args;
     return whatsappPayloads.inbound({ ...rest, message: { type: "text", text: { body: text } } });
   },
+  /**
+   * A tap on a reply button or list row of our interactive message `contextId` (Meta's documented
+   * `interactive.button_reply` / `list_reply` webhook examples).
+   */
+  tap(args: {
+    phoneNumberId: string;
+    from: string;
+    contextId: string;
+    kind: "button_reply" | "list_reply";
+    reply: { id: string; title: string; description?: string };
+    id?: string;
+  }): Json {
+    const { contextId, kind, reply, ...rest } = args;
+    return whatsappPayloads.inbound({
+      ...rest,
+      context: { from: "15550001111", id: contextId },
+      message: { type: "interactive", interactive: { type: kind, [kind]: reply } },
+    });
+  },
   /** A status update; `errors` only on `failed`. */
   status({
     phoneNumberId,
@@ -258,6 +277,39 @@ function messagingPayloads(object: "page" | "instagram") {
     },
     referral({ accountId, senderId, referral, timestamp = Date.now() }: { accountId: string; senderId: string; referral: Json; timestamp?: number }): Json {
       return envelope({ accountId, items: [{ sender: { id: senderId }, recipient: { id: accountId }, timestamp, referral }] });
+    },
+    /**
+     * A tap on one of our quick replies (developers.facebook.com/docs/messenger-platform/send-messages/quick-replies):
+     * the text is the quick reply's title, `quick_reply.payload` the payload we gave it.
+     */
+    quickReply({
+      accountId,
+      senderId,
+      title,
+      payload,
+      mid = `m_${randomId()}`,
+      timestamp = Date.now(),
+      replyTo,
+    }: {
+      accountId: string;
+      senderId: string;
+      title: string;
+      payload: string;
+      mid?: string;
+      timestamp?: number;
+      replyTo?: string;
+    }): Json {
+      return envelope({
+        accountId,
+        items: [
+          {
+            sender: { id: senderId },
+            recipient: { id: accountId },
+            timestamp,
+            message: { mid, text: title, quick_reply: { payload }, ...(replyTo ? { reply_to: { mid: replyTo } } : {}) },
+          },
+        ],
+      });
     },
     /** Messenger only (`message_deliveries`). */
     delivery({ accountId, senderId, watermark, mids }: { accountId: string; senderId: string; watermark: number; mids?: string[] }): Json {
@@ -505,6 +557,8 @@ export class GraphFake {
     if (body.messaging_product === "whatsapp") {
       if (body.status === "read") return json({ success: true });
       if (!body.to || !body.type) return json(graphErrorBody({ code: 100, message: "(#100) The parameter to is required." }), 400);
+      const interactiveProblem = body.type === "interactive" ? whatsappInteractiveProblem(body.interactive as Json | undefined) : null;
+      if (interactiveProblem) return json(graphErrorBody({ code: 131009, message: `(#131009) Parameter value is not valid: ${interactiveProblem}` }), 400);
       const id = waMessageId();
       const to = String(body.to);
       this.afterWhatsappSend({ phoneNumberId: phoneOrPageId, id, to });
@@ -515,6 +569,12 @@ export class GraphFake {
     const recipient = parse(body.recipient);
     const message = parse(body.message);
     if (!recipient?.id || !message) return json(graphErrorBody({ code: 100, message: "(#100) param recipient must be non-empty." }), 400);
+    const quick = message.quick_replies as { content_type?: string; title?: string; payload?: string }[] | undefined;
+    if (quick && (quick.length > 13 || quick.some((q) => q.content_type === "text" && (!q.title || [...q.title].length > 20 || !q.payload))))
+      return json(
+        graphErrorBody({ code: 100, message: "(#100) Invalid quick_replies: at most 13, each with a title of at most 20 characters and a payload" }),
+        400,
+      );
     const attachment = (message.attachment ?? {}) as { payload?: { is_reusable?: boolean } };
     const reusable = attachment.payload?.is_reusable === true || body.filedata !== undefined;
     return json({
@@ -593,4 +653,28 @@ function randomDigits(): string {
 
 export function startGraphFake(options: GraphFakeOptions = {}): GraphFake {
   return new GraphFake(options);
+}
+
+/** What Cloud API refuses in an `interactive` object (its documented limits), or null. */
+function whatsappInteractiveProblem(i: Json | undefined): string | null {
+  if (!i || typeof (i.body as Json | undefined)?.text !== "string") return "interactive.body.text is required";
+  const action = (i.action ?? {}) as {
+    buttons?: { type?: string; reply?: { id?: string; title?: string } }[];
+    button?: string;
+    sections?: { rows?: Json[] }[];
+  };
+  if (i.type === "button") {
+    const buttons = action.buttons ?? [];
+    if (buttons.length < 1 || buttons.length > 3) return "buttons: 1 to 3";
+    if (buttons.some((b) => b.type !== "reply" || !b.reply?.id || !b.reply.title || [...b.reply.title].length > 20))
+      return "button reply: id and title (at most 20)";
+    return null;
+  }
+  if (i.type === "list") {
+    const rows = (action.sections ?? []).flatMap((s) => s.rows ?? []);
+    if (!action.button || [...action.button].length > 20) return "action.button: 1 to 20 characters";
+    if (rows.length < 1 || rows.length > 10) return "rows: 1 to 10 in all";
+    return null;
+  }
+  return `unknown interactive type ${String(i.type)}`;
 }

@@ -75,6 +75,32 @@ export class TelegramFake {
     this.failures.push((r) => method === "*" || r.path.endsWith(`/${method}`), failure);
   }
 
+  /** Callback query ids handed out by callbackQuery() and not answered yet. */
+  readonly callbackQueries = new Set<string>();
+  private nextCallbackId = 4_382_000_000_000_000;
+
+  /**
+   * The update Telegram sends when `from` taps the inline button `data` of `message` (a message the bot sent,
+   * as sendMessage returned it): core.telegram.org/bots/api#callbackquery. Its id must then be answered.
+   */
+  callbackQuery(opts: {
+    from: { id: number; first_name?: string; username?: string };
+    message: Record<string, unknown>;
+    data: string;
+  }): Record<string, unknown> {
+    const id = String(this.nextCallbackId++);
+    this.callbackQueries.add(id);
+    return {
+      callback_query: {
+        id,
+        from: { is_bot: false, language_code: "en", ...opts.from },
+        message: opts.message,
+        chat_instance: "-3624557399328376127",
+        data: opts.data,
+      },
+    };
+  }
+
   /** Add an update for getUpdates; `update_id` is assigned when absent. Returns the full update. */
   queueUpdate(update: Record<string, unknown>): Record<string, unknown> {
     const full = { update_id: this.nextUpdateId++, ...update };
@@ -142,8 +168,19 @@ export class TelegramFake {
         return ok({ url: this.webhook?.url ?? "", has_custom_certificate: false, pending_update_count: this.updates.length });
       case "getUpdates":
         return this.getUpdates(params, req.signal);
-      case "sendMessage":
-        return ok({ ...this.baseMessage(params), text: params.text });
+      case "sendMessage": {
+        // Telegram returns the sent message with its inline keyboard, as a later callback_query shows it too.
+        const markup = parseMaybeJson(params.reply_markup);
+        return ok({ ...this.baseMessage(params), text: params.text, ...(markup ? { reply_markup: markup } : {}) });
+      }
+      case "answerCallbackQuery": {
+        // core.telegram.org/bots/api#answercallbackquery: true on success; an unknown or late id is a 400.
+        const id = params.callback_query_id;
+        if (typeof id !== "string" || !this.callbackQueries.has(id))
+          return json({ ok: false, error_code: 400, description: "Bad Request: query is too old and response timeout expired or query ID is invalid" }, 400);
+        this.callbackQueries.delete(id);
+        return ok(true);
+      }
       case "sendPhoto":
       case "sendDocument":
       case "sendVideo":

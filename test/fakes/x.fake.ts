@@ -173,6 +173,18 @@ export class XFake {
           400,
         );
       }
+      // Quick-reply options (X's documented DM quick replies): type "options", 1-20 options, label ≤ 36,
+      // description ≤ 72, metadata ≤ 1000 characters.
+      const quick = (body as { quick_reply?: { type?: string; options?: { label?: string; metadata?: string; description?: string }[] } }).quick_reply;
+      if (quick) {
+        const options = quick.options ?? [];
+        const bad =
+          quick.type !== "options" ||
+          options.length < 1 ||
+          options.length > 20 ||
+          options.some((o) => !o.label || o.label.length > 36 || !o.metadata || o.metadata.length > 1000 || (o.description?.length ?? 0) > 72);
+        if (bad) return invalid("quick_reply: type options with 1 to 20 options (label ≤ 36, metadata ≤ 1000, description ≤ 72)");
+      }
       for (const a of body.attachments ?? []) {
         const u = a.media_id ? this.uploads.get(a.media_id) : undefined;
         if (!u?.finalized || u.processing.length) return invalid(`media_id ${a.media_id} is not a usable media id`);
@@ -353,11 +365,12 @@ export class XFake {
     return fetch(opts.url, { method: "POST", headers, body: raw });
   }
 
-  /** A real-shaped Account Activity delivery with one incoming DM. */
+  /** A real-shaped Account Activity delivery with one incoming DM; `quickReplyMetadata`: a tap on our option. */
   static dmPayload(opts: {
     forUserId: string;
     senderId: string;
     text: string;
+    quickReplyMetadata?: string;
     eventId?: string;
     createdMs?: number;
     screenName?: string;
@@ -374,7 +387,11 @@ export class XFake {
           message_create: {
             target: { recipient_id: opts.forUserId },
             sender_id: opts.senderId,
-            message_data: { text: opts.text, entities: { hashtags: [], symbols: [], user_mentions: [], urls: [] } },
+            message_data: {
+              text: opts.text,
+              entities: { hashtags: [], symbols: [], user_mentions: [], urls: [] },
+              ...(opts.quickReplyMetadata !== undefined ? { quick_reply_response: { type: "options", metadata: opts.quickReplyMetadata } } : {}),
+            },
           },
         },
       ],

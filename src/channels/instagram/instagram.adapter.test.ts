@@ -190,3 +190,31 @@ describe("inbound webhooks", () => {
     expect((await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=42`)).status).toBe(403);
   });
 });
+
+describe("interactive (DESIGN §16): quick replies", () => {
+  test("a list of 10 rows → 10 quick replies on /{ig-id}/messages (exact bytes of the first)", async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, title: `Row ${i}` }));
+    const result = await adapter.send(
+      msg({ type: "interactive", interactive: { kind: "list", body: { text: "Pick" }, list: { button: "Rows", sections: [{ rows }] } } }),
+    );
+    expect(result.ok).toBe(true);
+    const req = fake.lastRequest!;
+    expect(req.path).toBe(`/v23.0/${IG_ID}/messages`);
+    const raw = new TextDecoder().decode(req.raw);
+    expect(raw).toStartWith(
+      `{"recipient":{"id":"${IGSID}"},"messaging_type":"RESPONSE","message":{"text":"Pick","quick_replies":[{"content_type":"text","title":"Row 0","payload":"r0"},`,
+    );
+    expect(JSON.parse(raw).message.quick_replies).toHaveLength(10);
+  });
+
+  test("a quick-reply tap → interactive {replyId, replyTitle}", async () => {
+    await fake.pushWebhook({
+      url: hooks.url,
+      appSecret: APP_SECRET,
+      payload: instagramPayloads.quickReply({ accountId: IG_ID, senderId: IGSID, mid: "aWdfZAG1faXRlbToxOklH", title: "Row 3", payload: "r3" }),
+    });
+    expect(hooks.events()).toMatchObject([
+      { kind: "message", providerMessageId: "aWdfZAG1faXRlbToxOklH", content: { type: "interactive", interactive: { replyId: "r3", replyTitle: "Row 3" } } },
+    ]);
+  });
+});

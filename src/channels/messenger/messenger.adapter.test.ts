@@ -287,3 +287,75 @@ describe("inbound webhooks", () => {
     expect((await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=x&hub.challenge=C`)).status).toBe(403);
   });
 });
+
+describe("interactive (DESIGN §16): quick replies", () => {
+  test("buttons → text + quick_replies (content_type text, title, payload = id), exact bytes", async () => {
+    const result = await adapter.send(
+      msg({
+        type: "interactive",
+        interactive: {
+          kind: "buttons",
+          header: { text: "Booking" },
+          body: { text: "Keep your table?" },
+          buttons: [
+            { id: "keep", title: "Keep it" },
+            { id: "cancel", title: "Cancel" },
+          ],
+        },
+      }),
+    );
+    expect(result).toEqual({ ok: true, providerMessageId: expect.stringMatching(/^m_/) });
+    expect(new TextDecoder().decode(fake.lastRequest!.raw)).toBe(
+      `{"recipient":{"id":"${PSID}"},"messaging_type":"RESPONSE","message":{"text":"Booking\\n\\nKeep your table?","quick_replies":[{"content_type":"text","title":"Keep it","payload":"keep"},{"content_type":"text","title":"Cancel","payload":"cancel"}]}}`,
+    );
+  });
+
+  test("a list becomes its rows as quick replies; a 24-character row title is cut to Meta's 20", async () => {
+    await adapter.send(
+      msg({
+        type: "interactive",
+        interactive: {
+          kind: "list",
+          body: { text: "Pick" },
+          list: {
+            button: "Slots",
+            sections: [{ title: "A", rows: [{ id: "am", title: "Morning", description: "not shown" }] }, { rows: [{ id: "pm", title: "x".repeat(24) }] }],
+          },
+        },
+      }),
+    );
+    expect((fake.lastRequest!.body as { message: unknown }).message).toEqual({
+      text: "Pick",
+      quick_replies: [
+        { content_type: "text", title: "Morning", payload: "am" },
+        { content_type: "text", title: `${"x".repeat(19)}…`, payload: "pm" },
+      ],
+    });
+  });
+
+  test("a quick-reply tap → interactive {replyId: payload, replyTitle: text}, reply_to.mid as inReplyTo", async () => {
+    await fake.pushWebhook({
+      url: hooks.url,
+      appSecret: APP_SECRET,
+      payload: messengerPayloads.quickReply({
+        accountId: PAGE_ID,
+        senderId: PSID,
+        mid: "m_tap",
+        title: "Keep it",
+        payload: "keep",
+        timestamp: 1458692752478,
+        replyTo: "m_ours",
+      }),
+    });
+    expect(hooks.events()).toEqual([
+      {
+        kind: "message",
+        providerMessageId: "m_tap",
+        from: { value: PSID },
+        timestamp: new Date(1458692752478),
+        content: { type: "interactive", interactive: { replyId: "keep", replyTitle: "Keep it" } },
+        inReplyTo: "m_ours",
+      },
+    ]);
+  });
+});

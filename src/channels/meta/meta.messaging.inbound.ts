@@ -107,7 +107,14 @@ function parseItem(item: MessagingItem, options: MessagingParseOptions): Inbound
     const base = { kind: "message" as const, from, timestamp, ...(m.reply_to?.mid ? { inReplyTo: m.reply_to.mid } : {}) };
     const attachments = m.attachments ?? [];
     if (attachments.length === 0) {
-      const content: InboundContent = typeof m.text === "string" ? { type: "text", text: m.text } : { type: "unsupported", raw: m };
+      const payload = m.quick_reply?.payload;
+      // A quick-reply tap (DESIGN §16): the payload is the id we gave, the text the title the contact saw.
+      const content: InboundContent =
+        typeof payload === "string" && payload
+          ? { type: "interactive", interactive: { replyId: payload, replyTitle: typeof m.text === "string" ? m.text : null } }
+          : typeof m.text === "string"
+            ? { type: "text", text: m.text }
+            : { type: "unsupported", raw: m };
       return [{ ...base, providerMessageId: m.mid, content, ...(referral ? { referral } : {}) }];
     }
     // One event per attachment; the first keeps the provider's mid (dedupe key), the rest get a suffix.

@@ -2,7 +2,7 @@
  * Outbound for the Messenger Platform Send API, shared by Messenger (`POST /{page_id}/messages`) and
  * Instagram (`POST /{ig_user_id}/messages`): same body shape, same response `{recipient_id, message_id}`.
  */
-import type { AdapterContext, OutboundMessage, SendResult, StoredMedia } from "../channel.types";
+import type { AdapterContext, InteractiveContent, OutboundMessage, SendResult, StoredMedia } from "../channel.types";
 import type { SendFailure } from "./meta.errors";
 import { graphRequest, graphUrl } from "./meta.http";
 
@@ -129,7 +129,25 @@ export async function sendViaSendApi({ target, message }: { target: SendApiTarge
     }
     case "email":
       return failure("PROVIDER_REJECTED", "e-mail content cannot be sent through the Send API");
+    case "interactive":
+      return strip(await post(target, { json: messageBody(recipientId, quickReplies(content.interactive)) }));
   }
+}
+
+/** Quick replies per message (developers.facebook.com/docs/messenger-platform/send-messages/quick-replies). */
+export const MAX_QUICK_REPLIES = 13;
+/** A quick reply's title is cut at 20 characters by Meta: a list row's (≤ 24) is shortened here, visibly. */
+const QUICK_REPLY_TITLE = 20;
+
+/**
+ * DESIGN §16 → Send API quick replies (Messenger and Instagram alike): header, body and footer as the text;
+ * each button or list row a `text` quick reply with payload = our id (a list: its rows, at most 13).
+ */
+export function quickReplies(i: InteractiveContent): { text: string; quick_replies: { content_type: "text"; title: string; payload: string }[] } {
+  const text = [i.header?.text, i.body.text, i.footer?.text].filter((t): t is string => Boolean(t)).join("\n\n");
+  const choices = i.kind === "buttons" ? (i.buttons ?? []) : (i.list?.sections.flatMap((s) => s.rows) ?? []);
+  const title = (t: string) => ([...t].length > QUICK_REPLY_TITLE ? `${[...t].slice(0, QUICK_REPLY_TITLE - 1).join("")}…` : t);
+  return { text, quick_replies: choices.slice(0, MAX_QUICK_REPLIES).map((c) => ({ content_type: "text", title: title(c.title), payload: c.id })) };
 }
 
 /** The Send API needs an attachment type but a URL carries no mime type; the extension is our best hint. */

@@ -9,7 +9,8 @@
  *   fail…     or +12025550102 → fails with PROVIDER_REJECTED
  *   slow…     or +12025550103 → stays `sent` for a minute, then delivered and read
  * Inbound: `POST /hooks/{channelAccountId}` with `{"from": {"phone"|"email"|"handle", "name"?}, "text",
- * "timestamp"?}` simulates the contact writing in. A sandbox has no provider signature, so the route
+ * "timestamp"?}` simulates the contact writing in; `"interactive": {"replyId", "replyTitle"?, "inReplyTo"?}`
+ * instead of `text` simulates a tap on a button or list row of our message `inReplyTo` (DESIGN §16). A sandbox has no provider signature, so the route
  * authenticates it with an API key of the account's company (capabilities.webhookAuth = "api-key").
  * The delivered/read reports are returned with the send (SendResult.reports) and stored with its `sent`
  * (a job), like a real provider that keeps calling back: a restart or a crash does not lose them.
@@ -71,6 +72,7 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
       let body: {
         from?: { phone?: string; email?: string; handle?: string; name?: string; username?: string };
         text?: string;
+        interactive?: { replyId?: unknown; replyTitle?: unknown; inReplyTo?: unknown };
         timestamp?: string;
         id?: string;
         referral?: Record<string, unknown>;
@@ -89,7 +91,17 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
       const problems: { pointer: string; message: string }[] = [];
       const value = body.from?.phone ?? body.from?.email ?? body.from?.handle;
       if (!value) problems.push({ pointer: "/from", message: "one of from.phone, from.email, from.handle is required" });
-      if (typeof body.text !== "string" || !body.text) problems.push({ pointer: "/text", message: "text is required" });
+      const tap = body.interactive;
+      if (tap !== undefined) {
+        if (typeof tap !== "object" || tap === null) problems.push({ pointer: "/interactive", message: "an object {replyId, replyTitle?, inReplyTo?}" });
+        else {
+          if (typeof tap.replyId !== "string" || !tap.replyId) problems.push({ pointer: "/interactive/replyId", message: "replyId is required" });
+          if (tap.replyTitle !== undefined && typeof tap.replyTitle !== "string") problems.push({ pointer: "/interactive/replyTitle", message: "a string" });
+          if (tap.inReplyTo !== undefined && typeof tap.inReplyTo !== "string")
+            problems.push({ pointer: "/interactive/inReplyTo", message: "our message id, a string" });
+        }
+        if (body.text !== undefined) problems.push({ pointer: "/text", message: "give text or interactive, not both" });
+      } else if (typeof body.text !== "string" || !body.text) problems.push({ pointer: "/text", message: "text is required" });
       const timestamp = body.timestamp ? new Date(body.timestamp) : ctx.now();
       if (Number.isNaN(timestamp.getTime())) problems.push({ pointer: "/timestamp", message: "not an ISO 8601 date-time" });
       if (problems.length)
@@ -112,7 +124,11 @@ export function createSandboxAdapter(ctx: AdapterContext): ChannelAdapter {
           username: body.from?.username ?? (handle?.startsWith("@") ? handle.slice(1) : undefined),
         },
         timestamp,
-        content: { type: "text", text: body.text! },
+        content: tap
+          ? { type: "interactive", interactive: { replyId: tap.replyId as string, replyTitle: (tap.replyTitle as string | undefined) ?? null } }
+          : { type: "text", text: body.text! },
+        // The simulated tap names our message id; the engine finds it by the provider id this adapter gave it.
+        inReplyTo: tap?.inReplyTo ? `sandbox.${tap.inReplyTo}` : undefined,
         referral: body.referral,
       };
       return {

@@ -205,7 +205,7 @@ describe("telegram webhook mode", () => {
     expect(fake.calls("setWebhook")[0].body).toEqual({
       url: `http://localhost:8080/hooks/${ctx.account.id}`,
       secret_token: secret,
-      allowed_updates: ["message", "my_chat_member"],
+      allowed_updates: ["message", "callback_query", "my_chat_member"],
     });
     expect(fake.webhook?.url).toBe(`http://localhost:8080/hooks/${ctx.account.id}`);
     await a.stop!();
@@ -277,5 +277,119 @@ describe("telegram webhook mode", () => {
       fake.webhook = undefined;
       receiver.stop(true);
     }
+  });
+});
+
+describe("telegram interactive (DESIGN §16)", () => {
+  const secret = "s3cr3t_Token-1";
+  const buttons: OutboundMessage["content"] = {
+    type: "interactive",
+    interactive: {
+      kind: "buttons",
+      header: { text: "Booking" },
+      body: { text: "Keep your table?" },
+      footer: { text: "Reply by Thursday" },
+      buttons: [
+        { id: "keep", title: "Keep it" },
+        { id: "cancel", title: "Cancel" },
+      ],
+    },
+  };
+  const list: OutboundMessage["content"] = {
+    type: "interactive",
+    interactive: {
+      kind: "list",
+      body: { text: "Pick a slot" },
+      list: {
+        button: "Slots",
+        sections: [{ title: "Tomorrow", rows: [{ id: "am", title: "Morning", description: "08-12" }] }, { rows: [{ id: "pm", title: "Afternoon" }] }],
+      },
+    },
+  };
+
+  test("buttons → sendMessage with an inline keyboard on one row, callback_data = id (exact bytes)", async () => {
+    const { adapter: a } = adapter();
+    const result = await a.send({ messageId: "m-1", to: { value: "1001" }, content: buttons });
+    expect(result.ok).toBe(true);
+    expect(new TextDecoder().decode(fake.calls("sendMessage")[0].raw)).toBe(
+      '{"chat_id":1001,"text":"Booking\\n\\nKeep your table?\\n\\nReply by Thursday","reply_markup":{"inline_keyboard":[[{"text":"Keep it","callback_data":"keep"},{"text":"Cancel","callback_data":"cancel"}]]}}',
+    );
+  });
+
+  test("list → one row per list row, across sections (exact bytes)", async () => {
+    const { adapter: a } = adapter();
+    await a.send({ messageId: "m-1", to: { value: "1001" }, content: list });
+    expect(new TextDecoder().decode(fake.calls("sendMessage")[0].raw)).toBe(
+      '{"chat_id":1001,"text":"Pick a slot","reply_markup":{"inline_keyboard":[[{"text":"Morning","callback_data":"am"}],[{"text":"Afternoon","callback_data":"pm"}]]}}',
+    );
+  });
+
+  const sentThenTapped = async (mode: "webhook" | "polling") => {
+    const t = adapter({ mode, secret_token: secret });
+    const sent = await t.adapter.send({ messageId: "m-1", to: { value: "1001" }, content: buttons });
+    if (!sent.ok) throw new Error("send failed");
+    const messageId = Number(sent.providerMessageId.split(":")[1]);
+    const message = {
+      message_id: messageId,
+      from: { id: 42, is_bot: true, first_name: "Test Bot", username: "test_bot" },
+      chat: { id: 1001, type: "private" },
+      date: 1700000000,
+      text: "Keep your table?",
+      reply_markup: (fake.calls("sendMessage")[0].body as { reply_markup: unknown }).reply_markup,
+    };
+    const update = fake.callbackQuery({ from: { id: 1001, first_name: "Ann", username: "ann" }, message, data: "cancel" });
+    return { ...t, update, providerMessageId: sent.providerMessageId };
+  };
+
+  test("webhook: a callback_query becomes an interactive message (title from the keyboard, inReplyTo our message) and is answered", async () => {
+    const { adapter: a, update, providerMessageId, ctx } = await sentThenTapped("webhook");
+    const queryId = (update.callback_query as { id: string }).id;
+    const r = await a.handleWebhook({
+      method: "POST",
+      url: new URL("http://localhost/hooks/acc"),
+      headers: new Headers({ "x-telegram-bot-api-secret-token": secret }),
+      rawBody: new TextEncoder().encode(JSON.stringify({ update_id: 9100, ...update })),
+    });
+    expect(r.response.status).toBe(200);
+    expect(r.events).toEqual([
+      {
+        kind: "message",
+        providerMessageId: `callback:${queryId}`,
+        from: { value: "1001", username: "ann", displayName: "Ann" },
+        timestamp: ctx.now(),
+        content: { type: "interactive", interactive: { replyId: "cancel", replyTitle: "Cancel" } },
+        inReplyTo: providerMessageId,
+      },
+    ]);
+    expect(new TextDecoder().decode(fake.calls("answerCallbackQuery")[0].raw)).toBe(`{"callback_query_id":"${queryId}"}`);
+    expect(fake.callbackQueries.has(queryId)).toBe(false);
+  });
+
+  test("polling: the tap is handed over, then answered", async () => {
+    const { adapter: a, update, inbound } = await sentThenTapped("polling");
+    const queryId = (update.callback_query as { id: string }).id;
+    fake.queueUpdate(update);
+    await a.startPolling!();
+    try {
+      for (let i = 0; i < 200 && fake.calls("answerCallbackQuery").length === 0; i++) await Bun.sleep(10);
+      expect(inbound.flat()).toMatchObject([{ kind: "message", content: { type: "interactive", interactive: { replyId: "cancel", replyTitle: "Cancel" } } }]);
+      expect(fake.calls("answerCallbackQuery")[0].body).toEqual({ callback_query_id: queryId });
+    } finally {
+      await a.stopPolling!();
+      fake.clearUpdates();
+    }
+  });
+
+  test("a failed answerCallbackQuery is logged; the tap is kept", async () => {
+    const { adapter: a, update } = await sentThenTapped("webhook");
+    fake.fail("answerCallbackQuery", { kind: "response", status: 400, body: { ok: false, error_code: 400, description: "Bad Request: query is too old" } });
+    const r = await a.handleWebhook({
+      method: "POST",
+      url: new URL("http://localhost/hooks/acc"),
+      headers: new Headers({ "x-telegram-bot-api-secret-token": secret }),
+      rawBody: new TextEncoder().encode(JSON.stringify({ update_id: 9101, ...update })),
+    });
+    expect(r.response.status).toBe(200);
+    expect(r.events).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import type {
   AdapterContext,
   ChannelAdapter,
   ChannelCapabilities,
+  InteractiveContent,
   OutboundMessage,
   ProviderDefinition,
   SendResult,
@@ -17,7 +18,7 @@ import type {
 import { callTelegram, type TelegramCallResult } from "./telegram.api";
 import { telegramFailure } from "./telegram.errors";
 import { eventsOfUpdate, telegramMessageId, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
-import { startTelegramPolling, type TelegramPoller } from "./telegram.polling";
+import { answerCallbackQuery, startTelegramPolling, type TelegramPoller } from "./telegram.polling";
 import { readTelegramSettings, telegramSettings, type TelegramSettings } from "./telegram.settings";
 
 const MB = 1024 * 1024;
@@ -92,6 +93,8 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
       }
       case "email":
         return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on Telegram" };
+      case "interactive":
+        return finish(await call<TgSentMessage>("sendMessage", { ...common, ...telegramInteractive(content.interactive) }));
     }
   }
 
@@ -144,7 +147,10 @@ export function createTelegramAdapter(ctx: AdapterContext): ChannelAdapter {
       return { response: { status: 400, body: "body is not JSON" }, events: [] };
     }
     if (typeof update?.update_id !== "number") return { response: { status: 400, body: "not a Telegram update" }, events: [] };
-    return { response: { status: 200 }, events: eventsOfUpdate(update, ctx.log) };
+    const events = eventsOfUpdate(update, ctx.log, ctx.now());
+    // A tapped inline button spins on the contact's screen until answered (DESIGN §16).
+    await answerCallbackQuery(ctx, call, update);
+    return { response: { status: 200 }, events };
   }
 
   async function startPolling(): Promise<void> {
@@ -235,4 +241,16 @@ function sentFileId(sent: TgSentMessage, field: MediaMethod["field"]): string | 
   }
   // Telegram may turn an uploaded document into an animation (GIF/MP4 without sound).
   return sent[field]?.file_id ?? (field === "document" ? sent.animation?.file_id : undefined);
+}
+
+/**
+ * DESIGN §16 → Bot API sendMessage with an inline keyboard (core.telegram.org/bots/api#inlinekeyboardmarkup):
+ * header, body and footer as the text; the buttons on one row, or each list row a row of its own; `callback_data`
+ * = our id (≤ 64 bytes, checked at acceptance). A tap comes back as a `callback_query`.
+ */
+export function telegramInteractive(i: InteractiveContent): { text: string; reply_markup: { inline_keyboard: { text: string; callback_data: string }[][] } } {
+  const text = [i.header?.text, i.body.text, i.footer?.text].filter((t): t is string => Boolean(t)).join("\n\n");
+  const key = (c: { id: string; title: string }) => ({ text: c.title, callback_data: c.id });
+  const inline_keyboard = i.kind === "buttons" ? [(i.buttons ?? []).map(key)] : (i.list?.sections.flatMap((s) => s.rows) ?? []).map((r) => [key(r)]);
+  return { text, reply_markup: { inline_keyboard } };
 }

@@ -111,3 +111,42 @@ describe("parseTelegramUpdate", () => {
     expect(parseTelegramUpdate({ update_id: 3, edited_message: {} }).events).toEqual([]);
   });
 });
+
+describe("callback_query (a tap on our inline keyboard, DESIGN §16)", () => {
+  const now = new Date("2026-06-01T12:00:00Z");
+  const ours = {
+    message_id: 77,
+    from: { id: 42, is_bot: true, first_name: "Bot" },
+    chat,
+    date: 1700000000,
+    text: "Pick",
+    reply_markup: { inline_keyboard: [[{ text: "Morning", callback_data: "am" }], [{ text: "Afternoon", callback_data: "pm" }]] },
+  };
+  const tap = (q: Record<string, unknown>): TgUpdate => ({ update_id: 2, callback_query: { id: "4382", from, chat_instance: "-1", ...q } as any });
+
+  test("data → replyId, the button's text → replyTitle, the message → inReplyTo; dated when it reaches us", () => {
+    expect(parseTelegramUpdate(tap({ message: ours, data: "pm" }), now).events).toEqual([
+      {
+        kind: "message",
+        providerMessageId: "callback:4382",
+        from: sender,
+        timestamp: now,
+        content: { type: "interactive", interactive: { replyId: "pm", replyTitle: "Afternoon" } },
+        inReplyTo: "1001:77",
+      },
+    ]);
+  });
+
+  test("no message (too old for Telegram to include): no inReplyTo, no title", () => {
+    expect(parseTelegramUpdate(tap({ data: "am" }), now).events).toMatchObject([
+      { content: { type: "interactive", interactive: { replyId: "am", replyTitle: null } } },
+    ]);
+    expect(parseTelegramUpdate(tap({ data: "am" }), now).events[0]).not.toHaveProperty("inReplyTo");
+  });
+
+  test("a game callback (no data), a group chat's keyboard or a bot's tap: nothing", () => {
+    expect(parseTelegramUpdate(tap({ message: ours, game_short_name: "g" }), now).events).toEqual([]);
+    expect(parseTelegramUpdate(tap({ message: { ...ours, chat: { id: -100, type: "group" } }, data: "am" }), now).events).toEqual([]);
+    expect(parseTelegramUpdate(tap({ from: { ...from, is_bot: true }, message: ours, data: "am" }), now).events).toEqual([]);
+  });
+});

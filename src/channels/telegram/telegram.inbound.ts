@@ -50,16 +50,25 @@ export interface TgMessage {
   venue?: { location: { latitude: number; longitude: number }; title: string; address: string };
   contact?: { phone_number: string; first_name: string; last_name?: string; user_id?: number; vcard?: string };
   reply_to_message?: { message_id: number };
+  reply_markup?: { inline_keyboard?: { text?: string; callback_data?: string }[][] };
+}
+/** A tap on an inline keyboard button (core.telegram.org/bots/api#callbackquery). */
+export interface TgCallbackQuery {
+  id: string;
+  from: TgUser;
+  message?: TgMessage;
+  data?: string;
 }
 export interface TgUpdate {
   update_id: number;
   message?: TgMessage;
+  callback_query?: TgCallbackQuery;
   my_chat_member?: { chat: TgChat; from: TgUser; date: number; new_chat_member: { status: string; user: TgUser } };
   [other: string]: unknown;
 }
 
 /** Update types we ask Telegram for (setWebhook / getUpdates `allowed_updates`). */
-export const TELEGRAM_ALLOWED_UPDATES = ["message", "my_chat_member"] as const;
+export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"] as const;
 
 export function telegramMessageId(chatId: number | string, messageId: number | string): string {
   return `${chatId}:${messageId}`;
@@ -75,12 +84,20 @@ export function senderOf(user: TgUser): InboundSender {
  * parseTelegramUpdate for an update as it came off the wire: a malformed one (a field of the wrong type) is
  * logged and yields no events, so it is acknowledged rather than redelivered forever (DESIGN §23).
  */
-export function eventsOfUpdate(update: unknown, log: AdapterContext["log"]): InboundEvent[] {
-  return eventsOfEach<TgUpdate>([update], { log, what: "telegram update" }, (u) => parseTelegramUpdate(u).events);
+export function eventsOfUpdate(update: unknown, log: AdapterContext["log"], now = new Date()): InboundEvent[] {
+  return eventsOfEach<TgUpdate>([update], { log, what: "telegram update" }, (u) => parseTelegramUpdate(u, now).events);
 }
 
-export function parseTelegramUpdate(update: TgUpdate): { events: InboundEvent[] } {
+/** The callback query of an update, which must be answered (answerCallbackQuery) or the client keeps a spinner. */
+export function callbackQueryIdOf(update: unknown): string | undefined {
+  const id = (update as TgUpdate | null)?.callback_query?.id;
+  return typeof id === "string" && id ? id : undefined;
+}
+
+/** `now`: a callback query carries no date; the tap is dated when it reaches us. */
+export function parseTelegramUpdate(update: TgUpdate, now = new Date()): { events: InboundEvent[] } {
   if (update.message) return { events: parseMessage(update.message) };
+  if (update.callback_query) return { events: parseCallbackQuery(update.callback_query, now) };
   const member = update.my_chat_member;
   // Only private chats: a "kicked" there is the user blocking the bot; in groups it means something else.
   if (member && member.chat.type === "private") {
@@ -89,7 +106,7 @@ export function parseTelegramUpdate(update: TgUpdate): { events: InboundEvent[] 
       return { events: [{ kind: "blocked", from: senderOf(member.from), timestamp: new Date(member.date * 1000), blocked: status === "kicked" }] };
     }
   }
-  // edited_message, callback_query, group traffic…: not part of one-to-one messaging (yet).
+  // edited_message, group traffic…: not part of one-to-one messaging (yet).
   return { events: [] };
 }
 
@@ -108,6 +125,26 @@ function parseMessage(message: TgMessage): InboundEvent[] {
   // Deep link t.me/<bot>?start=<payload> arrives as "/start <payload>" (payload: up to 64 of A-Z a-z 0-9 _ -).
   const start = message.text?.match(/^\/start(?:@\w+)?\s+(\S+)\s*$/);
   if (start) event.referral = { type: "deep_link", payload: start[1] };
+  return [event];
+}
+
+/**
+ * A tap on our inline keyboard (DESIGN §16): replyId = callback_data, replyTitle = the button's text as the
+ * message we sent shows it, inReplyTo = that message. Its id is the query's own (one tap, one message).
+ */
+function parseCallbackQuery(q: TgCallbackQuery, now: Date): InboundEvent[] {
+  if (typeof q.id !== "string" || typeof q.data !== "string" || !q.data || q.from.is_bot) return [];
+  const m = q.message;
+  if (m && m.chat.type !== "private") return [];
+  const button = m?.reply_markup?.inline_keyboard?.flat().find((b) => b.callback_data === q.data);
+  const event: Extract<InboundEvent, { kind: "message" }> = {
+    kind: "message",
+    providerMessageId: `callback:${q.id}`,
+    from: senderOf(q.from),
+    timestamp: now,
+    content: { type: "interactive", interactive: { replyId: q.data, replyTitle: typeof button?.text === "string" ? button.text : null } },
+  };
+  if (m) event.inReplyTo = telegramMessageId(m.chat.id, m.message_id);
   return [event];
 }
 

@@ -60,8 +60,8 @@ test("polling hands updates over, persists the offset, and resumes after stop/st
 
   const polls = fake.calls("getUpdates");
   // A fresh state asks without offset; every later call confirms what was handed over.
-  expect(polls[0].body).toEqual({ timeout: 25, allowed_updates: ["message", "my_chat_member"] });
-  expect(polls[1].body).toEqual({ timeout: 25, allowed_updates: ["message", "my_chat_member"], offset: (second.update_id as number) + 1 });
+  expect(polls[0].body).toEqual({ timeout: 25, allowed_updates: ["message", "callback_query", "my_chat_member"] });
+  expect(polls[1].body).toEqual({ timeout: 25, allowed_updates: ["message", "callback_query", "my_chat_member"], offset: (second.update_id as number) + 1 });
 });
 
 test("a failing onInbound does not advance the offset; the update comes again", async () => {

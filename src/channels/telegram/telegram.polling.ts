@@ -5,8 +5,8 @@
  * below the offset we confirm with the next call).
  */
 import type { AdapterContext } from "../channel.types";
-import { callTelegram } from "./telegram.api";
-import { eventsOfUpdate, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
+import { callTelegram, type TelegramCallResult } from "./telegram.api";
+import { callbackQueryIdOf, eventsOfUpdate, TELEGRAM_ALLOWED_UPDATES, type TgUpdate } from "./telegram.inbound";
 
 export const TELEGRAM_OFFSET_KEY = "telegram.update_offset";
 /** Seconds Telegram may hold one getUpdates open; stop() aborts it, so a long hold costs nothing. */
@@ -15,6 +15,18 @@ const MAX_BACKOFF_MS = 60_000;
 
 export interface TelegramPoller {
   stop(): Promise<void>;
+}
+
+/** Ends the client's spinner on a tapped inline button (a failure is logged: the tap is stored either way). */
+export async function answerCallbackQuery(
+  ctx: AdapterContext,
+  call: <T>(method: string, body: Record<string, unknown>) => Promise<TelegramCallResult<T>>,
+  update: unknown,
+): Promise<void> {
+  const id = callbackQueryIdOf(update);
+  if (!id) return;
+  const answer = await call<boolean>("answerCallbackQuery", { callback_query_id: id });
+  if (answer.kind !== "ok") ctx.log.warn({ accountId: ctx.account.id, answer }, "telegram: answerCallbackQuery failed");
 }
 
 export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: string; token: string; longPollSeconds?: number }): TelegramPoller {
@@ -41,7 +53,7 @@ export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: strin
         backoffMs = 1000;
         let handedOver = true;
         for (const update of answer.result) {
-          const events = eventsOfUpdate(update, ctx.log);
+          const events = eventsOfUpdate(update, ctx.log, ctx.now());
           if (events.length > 0) {
             try {
               await ctx.onInbound(events);
@@ -52,6 +64,7 @@ export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: strin
               break;
             }
           }
+          await answerCallbackQuery(ctx, call, update);
           ctx.state.set(TELEGRAM_OFFSET_KEY, String(update.update_id + 1));
         }
         if (!handedOver) await pause(backoffMs);

@@ -97,6 +97,9 @@ export function createTiktokAdapter(ctx: AdapterContext): ChannelAdapter {
         return done(await sendBody(recipient, text(content.template.rendered.text)));
       case "email":
         return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on TikTok" };
+      case "interactive":
+        // Refused at acceptance (CHANNEL_UNSUPPORTED); kept for a message stored before that rule.
+        return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "interactive messages cannot be sent on TikTok" };
       case "media": {
         const media = await mediaIdFor(content.media);
         if (!media.ok) return media;

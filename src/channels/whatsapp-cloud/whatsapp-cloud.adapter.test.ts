@@ -476,3 +476,74 @@ describe("syncTemplates", () => {
     expect((error as GraphRequestError).failure).toMatchObject({ reason: "AUTH_FAILED", accountStatus: "auth_failed" });
   });
 });
+
+describe("interactive (DESIGN §16)", () => {
+  const push = (payload: unknown) => fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET });
+
+  test("buttons: type interactive / button with reply buttons, header, footer and context (exact bytes)", async () => {
+    const result = await adapter.send(
+      msg(
+        {
+          type: "interactive",
+          interactive: {
+            kind: "buttons",
+            header: { text: "Booking" },
+            body: { text: "Keep your table?" },
+            footer: { text: "Reply by Thursday" },
+            buttons: [
+              { id: "keep", title: "Keep it" },
+              { id: "cancel", title: "Cancel" },
+            ],
+          },
+        },
+        { replyTo: { providerMessageId: "wamid.ORIGINAL" } },
+      ),
+    );
+    expect(result).toEqual({ ok: true, providerMessageId: expect.stringMatching(/^wamid\./) });
+    expect(new TextDecoder().decode(fake.lastRequest!.raw)).toBe(
+      '{"messaging_product":"whatsapp","recipient_type":"individual","to":"4915112345678","type":"interactive","interactive":{"type":"button","header":{"type":"text","text":"Booking"},"body":{"text":"Keep your table?"},"footer":{"text":"Reply by Thursday"},"action":{"buttons":[{"type":"reply","reply":{"id":"keep","title":"Keep it"}},{"type":"reply","reply":{"id":"cancel","title":"Cancel"}}]}},"context":{"message_id":"wamid.ORIGINAL"}}',
+    );
+  });
+
+  test("list: type interactive / list with action.button and sections of rows (exact bytes)", async () => {
+    await adapter.send(
+      msg({
+        type: "interactive",
+        interactive: {
+          kind: "list",
+          body: { text: "Pick a slot" },
+          list: {
+            button: "Slots",
+            sections: [{ title: "Tomorrow", rows: [{ id: "am", title: "Morning", description: "08-12" }] }, { rows: [{ id: "pm", title: "Afternoon" }] }],
+          },
+        },
+      }),
+    );
+    expect(new TextDecoder().decode(fake.lastRequest!.raw)).toBe(
+      '{"messaging_product":"whatsapp","recipient_type":"individual","to":"4915112345678","type":"interactive","interactive":{"type":"list","body":{"text":"Pick a slot"},"action":{"button":"Slots","sections":[{"title":"Tomorrow","rows":[{"id":"am","title":"Morning","description":"08-12"}]},{"rows":[{"id":"pm","title":"Afternoon"}]}]}}}',
+    );
+  });
+
+  test("the fake refuses what Cloud API refuses (4 buttons): a permanent PROVIDER_REJECTED", async () => {
+    const four = Array.from({ length: 4 }, (_, i) => ({ id: `b${i}`, title: `B${i}` }));
+    const result = await adapter.send(msg({ type: "interactive", interactive: { kind: "buttons", body: { text: "?" }, buttons: four } }));
+    expect(result).toMatchObject({ ok: false, retry: false, providerCode: "131009" });
+  });
+
+  test("button_reply and list_reply taps through the signed webhook → interactive with context.id as inReplyTo", async () => {
+    for (const kind of ["button_reply", "list_reply"] as const) {
+      hooks.results.length = 0;
+      await push(
+        whatsappPayloads.tap({ phoneNumberId: PHONE_ID, from: "4915112345678", contextId: "wamid.OURS", kind, reply: { id: "keep", title: "Keep it" } }),
+      );
+      expect(hooks.events()).toMatchObject([
+        {
+          kind: "message",
+          from: { value: "+4915112345678" },
+          content: { type: "interactive", interactive: { replyId: "keep", replyTitle: "Keep it" } },
+          inReplyTo: "wamid.OURS",
+        },
+      ]);
+    }
+  });
+});

@@ -9,6 +9,7 @@ import type {
   ChannelCapabilities,
   OutboundMessage,
   ProviderDefinition,
+  InteractiveContent,
   ProviderTemplate,
   SendResult,
   StoredMedia,
@@ -218,6 +219,8 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
           return sendTemplate(message, content.template);
         case "email":
           return permanent("PROVIDER_REJECTED", "e-mail content cannot be sent over WhatsApp");
+        case "interactive":
+          return postMessage(message, "interactive", whatsappInteractive(content.interactive));
       }
     },
 
@@ -267,3 +270,28 @@ export const whatsappCloudProvider: ProviderDefinition<typeof whatsappCloudSetti
   settings: whatsappCloudSettings,
   create: createWhatsappCloudAdapter,
 };
+
+/**
+ * DESIGN §16 → Cloud API `interactive` (developers.facebook.com/docs/whatsapp/cloud-api/messages/interactive-reply-buttons-messages
+ * and …/interactive-list-messages): `button` with up to 3 `reply` buttons, or `list` with `action.button` and sections of rows.
+ */
+export function whatsappInteractive(i: InteractiveContent): Record<string, unknown> {
+  const common = {
+    ...(i.header ? { header: { type: "text", text: i.header.text } } : {}),
+    body: { text: i.body.text },
+    ...(i.footer ? { footer: { text: i.footer.text } } : {}),
+  };
+  if (i.kind === "buttons")
+    return { type: "button", ...common, action: { buttons: (i.buttons ?? []).map((b) => ({ type: "reply", reply: { id: b.id, title: b.title } })) } };
+  return {
+    type: "list",
+    ...common,
+    action: {
+      button: i.list!.button,
+      sections: i.list!.sections.map((s) => ({
+        ...(s.title !== undefined ? { title: s.title } : {}),
+        rows: s.rows.map((r) => ({ id: r.id, title: r.title, ...(r.description !== undefined ? { description: r.description } : {}) })),
+      })),
+    },
+  };
+}

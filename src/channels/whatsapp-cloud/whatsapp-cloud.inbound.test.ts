@@ -89,15 +89,29 @@ describe("whatsapp inbound messages", () => {
     expect(parse(inbound({ type: "contacts", contacts }))[0]).toMatchObject({ content: { type: "contacts", contacts } });
   });
 
-  test("interactive button/list replies and template quick-reply buttons arrive as text", () => {
+  test("interactive button/list replies arrive as taps (id, title, context.id); template quick-reply buttons as text", () => {
+    // Meta's documented button_reply / list_reply webhook examples.
+    const context = { from: "15550783881", id: "wamid.OURS" };
     expect(
       parse(
-        inbound({ type: "interactive", interactive: { type: "button_reply", button_reply: { id: "unique-button-identifier-here", title: "Yes, please" } } }),
+        inbound({
+          type: "interactive",
+          context,
+          interactive: { type: "button_reply", button_reply: { id: "unique-button-identifier-here", title: "Yes, please" } },
+        }),
       )[0],
-    ).toMatchObject({ content: { type: "text", text: "Yes, please" } });
+    ).toMatchObject({
+      content: { type: "interactive", interactive: { replyId: "unique-button-identifier-here", replyTitle: "Yes, please" } },
+      inReplyTo: "wamid.OURS",
+    });
     expect(
-      parse(inbound({ type: "interactive", interactive: { type: "list_reply", list_reply: { id: "row-1", title: "Tomorrow", description: "9-12" } } }))[0],
-    ).toMatchObject({ content: { type: "text", text: "Tomorrow" } });
+      parse(
+        inbound({ type: "interactive", context, interactive: { type: "list_reply", list_reply: { id: "row-1", title: "Tomorrow", description: "9-12" } } }),
+      )[0],
+    ).toMatchObject({ content: { type: "interactive", interactive: { replyId: "row-1", replyTitle: "Tomorrow" } }, inReplyTo: "wamid.OURS" });
+    expect(parse(inbound({ type: "interactive", interactive: { type: "button_reply", button_reply: { title: "no id" } } }))[0]).toMatchObject({
+      content: { type: "unsupported" },
+    });
     expect(
       parse(
         inbound({ type: "button", button: { payload: "STOP_PROMOS", text: "Stop promotions" }, context: { from: "15550783881", id: "wamid.TEMPLATE" } }),

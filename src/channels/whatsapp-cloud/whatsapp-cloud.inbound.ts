@@ -95,9 +95,11 @@ function messageContent(message: WaMessage): InboundContent {
     case "contacts":
       return { type: "contacts", contacts: message.contacts ?? [] };
     case "interactive": {
-      // Reply-button and list taps: the visible title is what the contact "said".
+      // Reply-button and list taps (DESIGN §16): the id we gave, the title the contact saw; context.id → inReplyTo.
       const reply = message.interactive?.button_reply ?? message.interactive?.list_reply;
-      return reply?.title !== undefined ? { type: "text", text: reply.title } : { type: "unsupported", raw: message };
+      return typeof reply?.id === "string" && reply.id
+        ? { type: "interactive", interactive: { replyId: reply.id, replyTitle: typeof reply.title === "string" ? reply.title : null } }
+        : { type: "unsupported", raw: message };
     }
     case "button":
       // Quick-reply button of a template message.

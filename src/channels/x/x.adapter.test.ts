@@ -289,3 +289,65 @@ describe("x media (chunked upload, then attachments)", () => {
     expect(await a.send(mediaDm({ type: "media", media: { file } }))).toMatchObject({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE" });
   });
 });
+
+describe("x interactive (DESIGN §16): quick-reply options", () => {
+  test("buttons → text + quick_reply options (label = title, metadata = id), exact bytes", async () => {
+    const { adapter: a } = adapter({ access_token: "user-token-2" });
+    const r = await a.send({
+      messageId: "m1",
+      to: { value: "2244994945" },
+      content: {
+        type: "interactive",
+        interactive: {
+          kind: "buttons",
+          body: { text: "Keep your table?" },
+          footer: { text: "Reply by Thursday" },
+          buttons: [
+            { id: "keep", title: "Keep it" },
+            { id: "cancel", title: "Cancel" },
+          ],
+        },
+      },
+    });
+    expect(r.ok).toBe(true);
+    expect(new TextDecoder().decode(fake.requests[0].raw)).toBe(
+      '{"text":"Keep your table?\\n\\nReply by Thursday","quick_reply":{"type":"options","options":[{"label":"Keep it","metadata":"keep"},{"label":"Cancel","metadata":"cancel"}]}}',
+    );
+  });
+
+  test("list → one option per row, with its description", async () => {
+    const { adapter: a } = adapter({ access_token: "user-token-2" });
+    await a.send({
+      messageId: "m1",
+      to: { value: "2244994945" },
+      content: {
+        type: "interactive",
+        interactive: {
+          kind: "list",
+          body: { text: "Pick" },
+          list: {
+            button: "Slots",
+            sections: [
+              {
+                rows: [
+                  { id: "am", title: "Morning", description: "08-12" },
+                  { id: "pm", title: "Afternoon" },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    expect(fake.requests[0].body).toEqual({
+      text: "Pick",
+      quick_reply: {
+        type: "options",
+        options: [
+          { label: "Morning", metadata: "am", description: "08-12" },
+          { label: "Afternoon", metadata: "pm" },
+        ],
+      },
+    });
+  });
+});

@@ -11,6 +11,7 @@ import type {
   AdapterContext,
   ChannelAdapter,
   ChannelCapabilities,
+  InteractiveContent,
   OutboundMessage,
   ProviderDefinition,
   SendResult,
@@ -45,7 +46,7 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
       return { ok: false, retry: false, reason: "RECIPIENT_INVALID", message: `X DMs need a numeric user id, got "${recipient}"` };
     }
     const content = message.content;
-    let body: { text?: string; attachments?: { media_id: string }[] };
+    let body: { text?: string; attachments?: { media_id: string }[]; quick_reply?: XQuickReply };
     switch (content.type) {
       case "text":
         body = { text: content.text };
@@ -61,6 +62,9 @@ export function createXAdapter(ctx: AdapterContext): ChannelAdapter {
       }
       case "email":
         return { ok: false, retry: false, reason: "PROVIDER_REJECTED", message: "content type email cannot be sent on X" };
+      case "interactive":
+        body = xInteractive(content.interactive);
+        break;
     }
     const url = `${settings.base_url.replace(/\/+$/, "")}/2/dm_conversations/with/${recipient}/messages`;
     const answer = await xCall<{ data?: { dm_event_id?: string } }>({ ctx, settings, auth, method: "POST", url, body: JSON.stringify(body) });
@@ -104,3 +108,26 @@ export const xProvider: ProviderDefinition<typeof xSettings> = {
   settings: xSettings,
   create: createXAdapter,
 };
+
+interface XQuickReply {
+  type: "options";
+  options: { label: string; metadata: string; description?: string }[];
+}
+
+/**
+ * DESIGN §16 → X DM quick-reply options (developer.x.com: Direct Message quick replies, `quick_reply.type =
+ * "options"`): header, body and footer as the text; each button or list row an option with label = title,
+ * metadata = our id (X returns it as `quick_reply_response.metadata`), description = a row's description.
+ */
+export function xInteractive(i: InteractiveContent): { text: string; quick_reply: XQuickReply } {
+  const text = [i.header?.text, i.body.text, i.footer?.text].filter((t): t is string => Boolean(t)).join("\n\n");
+  const choices: { id: string; title: string; description?: string }[] =
+    i.kind === "buttons" ? (i.buttons ?? []) : (i.list?.sections.flatMap((s) => s.rows) ?? []);
+  return {
+    text,
+    quick_reply: {
+      type: "options",
+      options: choices.map((c) => ({ label: c.title, metadata: c.id, ...(c.description !== undefined ? { description: c.description } : {}) })),
+    },
+  };
+}

@@ -70,6 +70,15 @@ describe("x webhooks", () => {
     ]);
   });
 
+  test("a tap on a quick-reply option → interactive {replyId: metadata, replyTitle: text}", async () => {
+    received.length = 0;
+    const payload = XFake.dmPayload({ forUserId: OUR_ID, senderId: "2244994945", text: "Keep it", quickReplyMetadata: "keep", eventId: "1700000000000000043" });
+    expect((await XFake.pushWebhook({ url: hookUrl, payload, consumerSecret: SECRET })).status).toBe(200);
+    expect(received).toMatchObject([
+      { kind: "message", providerMessageId: "1700000000000000043", content: { type: "interactive", interactive: { replyId: "keep", replyTitle: "Keep it" } } },
+    ]);
+  });
+
   const forgeries: [string, string | null][] = [
     ["missing header", null],
     ["wrong secret", "sha256=" + new Bun.CryptoHasher("sha256", "other").update("{}").digest("base64")],

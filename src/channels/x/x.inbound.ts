@@ -47,6 +47,8 @@ interface XDmEvent {
     message_data?: {
       text?: string;
       attachment?: { type: string; media?: { id_str?: string; media_url_https?: string; type?: string; url?: string } };
+      /** A tap on one of our quick-reply options: the option's metadata; the text is its label. */
+      quick_reply_response?: { type?: string; metadata?: string };
     };
   };
 }
@@ -101,6 +103,10 @@ export function parseXActivity(opts: { payload: XActivityPayload; ourUserId: str
 
 function contentOf(data: NonNullable<XDmEvent["message_create"]>["message_data"]): InboundContent {
   const text = data?.text ?? "";
+  const tapped = data?.quick_reply_response;
+  // DESIGN §16: X names no message the tap answers (inReplyTo stays null).
+  if (tapped?.type === "options" && typeof tapped.metadata === "string" && tapped.metadata)
+    return { type: "interactive", interactive: { replyId: tapped.metadata, replyTitle: data?.text ?? null } };
   const media = data?.attachment?.type === "media" ? data.attachment.media : undefined;
   if (media) {
     // X appends the attachment's t.co link to the text; drop it from the caption.

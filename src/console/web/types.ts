@@ -39,7 +39,14 @@ export interface Message {
   direction: "inbound" | "outbound";
   channel: string;
   type: string;
-  content: { text?: string; template?: { name?: string; params?: Record<string, string> }; subject?: string; [k: string]: unknown };
+  content: {
+    text?: string;
+    template?: { name?: string; params?: Record<string, string> };
+    subject?: string;
+    /** Outbound: the buttons or list sent; inbound: the tap (DESIGN §16). */
+    interactive?: { body?: { text?: string }; replyId?: string; replyTitle?: string | null };
+    [k: string]: unknown;
+  };
   error: { code: string; reason?: string; message: string } | null;
   statusTimes: { receivedAt: string | null };
   contactId: string;

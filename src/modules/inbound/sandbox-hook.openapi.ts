@@ -28,7 +28,9 @@ export const SANDBOX_HOOK_PATH = {
             schema: {
               title: "SandboxInbound",
               type: "object",
-              required: ["from", "text"],
+              required: ["from"],
+              description: "one of text (the contact writes) or interactive (the contact taps a button or list row)",
+              oneOf: [{ required: ["text"] }, { required: ["interactive"] }],
               properties: {
                 from: {
                   type: "object",
@@ -44,6 +46,17 @@ export const SANDBOX_HOOK_PATH = {
                   anyOf: [{ required: ["phone"] }, { required: ["email"] }, { required: ["handle"] }],
                 },
                 text: { type: "string", minLength: 1 },
+                interactive: {
+                  title: "SandboxTap",
+                  type: "object",
+                  required: ["replyId"],
+                  description: "a tap on one of our interactive messages (DESIGN §16): stored as an inbound message of type interactive",
+                  properties: {
+                    replyId: { type: "string", minLength: 1, description: "the id of the button or list row tapped" },
+                    replyTitle: { type: "string", description: "its title as the contact saw it" },
+                    inReplyTo: { type: "string", description: "our id of the interactive message tapped (null in the event when unknown)" },
+                  },
+                },
                 timestamp: { type: "string", format: "date-time", description: "the provider's time of the message (opens the window from then); default now" },
                 id: { type: "string", description: "the simulated provider message id (repeat it to try a duplicate delivery)" },
                 referral: { type: "object", additionalProperties: true, description: "a provider referral (source tracking), passed on as is" },

@@ -170,7 +170,10 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
     if (event.inReplyTo) replyTo = messagesStore(db).messageIdByProviderId(account.id, event.inReplyTo) ?? null;
 
     const at = now();
-    const { type, ...content } = event.content;
+    const { type, ...rest } = event.content;
+    const content: Record<string, unknown> = rest;
+    // A tap (DESIGN §16): our id of the message tapped, inside the content's JSON (no column of its own).
+    if (event.content.type === "interactive") content.interactive = { ...event.content.interactive, inReplyTo: replyTo };
     const row = newMessageRow({
       id: newId(),
       companyId,

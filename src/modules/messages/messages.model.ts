@@ -32,6 +32,102 @@ export const ChannelEnum = t.Union(
   { description: "sending channel" },
 );
 
+/** The limits of DESIGN §16, checked by messages.service.ts with a pointer each. */
+export const INTERACTIVE_LIMITS = {
+  buttons: { min: 1, max: 3 },
+  buttonTitle: 20,
+  id: 256,
+  rows: { min: 1, max: 10 },
+  rowTitle: 24,
+  rowDescription: 72,
+  listButton: 20,
+  headerFooter: 60,
+} as const;
+
+const InteractiveButton = t.Object({
+  id: t.String({ minLength: 1, description: `returned as replyId when tapped; at most ${INTERACTIVE_LIMITS.id} characters (64 bytes on telegram)` }),
+  title: t.String({ minLength: 1, description: `at most ${INTERACTIVE_LIMITS.buttonTitle} characters` }),
+});
+const interactiveCommon = {
+  header: t.Optional(t.Object({ text: t.String({ minLength: 1, description: `at most ${INTERACTIVE_LIMITS.headerFooter} characters` }) })),
+  body: t.Object({ text: t.String({ minLength: 1, description: "at most the channel's text limit" }) }),
+  footer: t.Optional(t.Object({ text: t.String({ minLength: 1, description: `at most ${INTERACTIVE_LIMITS.headerFooter} characters` }) })),
+};
+
+/** Reply buttons (DESIGN §16). */
+export const InteractiveButtons = named(
+  "InteractiveButtons",
+  t.Object(
+    {
+      kind: t.Literal("buttons"),
+      ...interactiveCommon,
+      buttons: t.Array(InteractiveButton, { description: `${INTERACTIVE_LIMITS.buttons.min}–${INTERACTIVE_LIMITS.buttons.max} buttons` }),
+    },
+    {
+      description: "reply buttons: WhatsApp interactive button, Messenger/Instagram quick replies, Telegram inline keyboard, X quick-reply options",
+      examples: [
+        {
+          kind: "buttons",
+          body: { text: "Your table for 2 on Friday at 19:00: shall we keep it?" },
+          buttons: [
+            { id: "keep", title: "Keep it" },
+            { id: "cancel", title: "Cancel" },
+          ],
+        },
+      ],
+    },
+  ),
+);
+
+/** A list picker (DESIGN §16). */
+export const InteractiveList = named(
+  "InteractiveList",
+  t.Object(
+    {
+      kind: t.Literal("list"),
+      ...interactiveCommon,
+      list: t.Object({
+        button: t.String({ minLength: 1, description: `the button that opens the list; at most ${INTERACTIVE_LIMITS.listButton} characters` }),
+        sections: t.Array(
+          t.Object({
+            title: t.Optional(t.String({ minLength: 1, description: "at most 24 characters" })),
+            rows: t.Array(
+              t.Object({
+                id: t.String({ minLength: 1, description: `returned as replyId; at most ${INTERACTIVE_LIMITS.id} characters (64 bytes on telegram)` }),
+                title: t.String({ minLength: 1, description: `at most ${INTERACTIVE_LIMITS.rowTitle} characters` }),
+                description: t.Optional(t.String({ description: `at most ${INTERACTIVE_LIMITS.rowDescription} characters` })),
+              }),
+            ),
+          }),
+          { description: `${INTERACTIVE_LIMITS.rows.min}–${INTERACTIVE_LIMITS.rows.max} rows in all sections together` },
+        ),
+      }),
+    },
+    {
+      description:
+        "a list picker: WhatsApp interactive list; Messenger/Instagram quick replies (up to 13); Telegram inline keyboard (a row each); X quick-reply options",
+      examples: [
+        {
+          kind: "list",
+          body: { text: "Which delivery slot suits you?" },
+          list: {
+            button: "Pick a slot",
+            sections: [
+              {
+                title: "Tomorrow",
+                rows: [
+                  { id: "slot-am", title: "08:00-12:00", description: "morning" },
+                  { id: "slot-pm", title: "13:00-18:00" },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    },
+  ),
+);
+
 export const SendMessageBody = t.Object({
   channel: ChannelEnum,
   channelAccountId: t.Optional(t.String({ ...Uuid, description: "sender account (GET /channels); required for email with several accounts" })),
@@ -44,7 +140,7 @@ export const SendMessageBody = t.Object({
     },
     { description: "recipient; at least one field", minProperties: 1 },
   ),
-  type: t.Union([t.Literal("text"), t.Literal("media"), t.Literal("template"), t.Literal("email")]),
+  type: t.Union([t.Literal("text"), t.Literal("media"), t.Literal("template"), t.Literal("email"), t.Literal("interactive")]),
   text: t.Optional(t.String({ minLength: 1, description: `for type text; at most ${textLimits} characters` })),
   media: t.Optional(
     t.Object(
@@ -77,6 +173,21 @@ export const SendMessageBody = t.Object({
         text: t.Optional(t.String({ minLength: 1 })),
       },
       { description: "for type email: html, text or both", anyOf: [{ required: ["html"] }, { required: ["text"] }] },
+    ),
+  ),
+  // One object for the validator (a t.Union's refusal names only `/interactive`); the two named kinds document it.
+  interactive: t.Optional(
+    t.Object(
+      {
+        kind: t.UnionEnum(["buttons", "list"]),
+        ...interactiveCommon,
+        buttons: t.Optional(InteractiveButtons.properties.buttons),
+        list: t.Optional(InteractiveList.properties.list),
+      },
+      {
+        description: "for type interactive (not on tiktok nor email: 422 CHANNEL_UNSUPPORTED); windows, consent and price as for text",
+        oneOf: [InteractiveButtons, InteractiveList],
+      },
     ),
   ),
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),

@@ -5,7 +5,7 @@ import { CHANNELS } from "../../channels/channel.types";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { named } from "../../platform/http/schemas";
-import { MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
+import { InteractiveButtons, InteractiveList, MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
 import { listMessages, messageBacklog, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
 
@@ -135,6 +135,14 @@ export const messagesRoutes = (deps: Deps) =>
                         summary: "An e-mail is free",
                         value: { data: accepted({ channel: "email", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
                       },
+                      buttons: {
+                        summary: "Reply buttons are priced as text: free inside the window",
+                        value: { data: accepted({ channel: "whatsapp", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
+                      },
+                      list: {
+                        summary: "A list picker is priced as text",
+                        value: { data: accepted({ channel: "telegram", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
+                      },
                     },
                   },
                 },
@@ -161,6 +169,15 @@ export const messagesRoutes = (deps: Deps) =>
                     email: {
                       summary: "An e-mail",
                       value: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Welcome", text: "Hello Ann" } },
+                    },
+                    buttons: {
+                      summary:
+                        "Reply buttons (InteractiveButtons) inside the 24 h window (after the contact wrote in); a tap arrives as message.received with content.interactive",
+                      value: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "interactive", interactive: InteractiveButtons.examples[0] },
+                    },
+                    list: {
+                      summary: "A list picker (InteractiveList) on Telegram (after the contact wrote in: Telegram bots cannot start a conversation)",
+                      value: { channel: "telegram", to: { handle: "1001" }, type: "interactive", interactive: InteractiveList.examples[0] },
                     },
                   },
                 },

@@ -23,8 +23,8 @@ import { getCompany } from "../companies/companies.service";
 import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
-import type { MessageRecord, SendMessageInput } from "./messages.model";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
+import { INTERACTIVE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
 import { messagesStore, type DispatchRow, type MessageHead, type MessageRow } from "./messages.repository";
 
 export type { MessageRow };
@@ -177,7 +177,11 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
   if (!rule.types.includes(input.type))
     p.add("/type", input.type === "email" ? "type email is allowed only with channel email" : `type ${input.type} is not available on ${input.channel}`);
 
-  const contentFields = ["text", "media", "template", "email"] as const;
+  if (input.type === "interactive" && !rule.types.includes("interactive"))
+    throw new AppError("CHANNEL_UNSUPPORTED", `Interactive messages are not available on ${input.channel}`, [
+      { pointer: "/channel", message: `${input.channel} has no buttons nor lists; send type text instead` },
+    ]);
+  const contentFields = ["text", "media", "template", "email", "interactive"] as const;
   for (const f of contentFields) if (f !== input.type && input[f] !== undefined) p.add(`/${f}`, `not allowed with type ${input.type}`);
   if (input.type === "text") {
     if (input.text === undefined) p.add("/text", "required for type text");
@@ -204,6 +208,10 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
       if (problem) p.add("/template/headerMediaUrl", `URL not allowed: ${problem}`);
     }
   }
+  if (input.type === "interactive") {
+    if (!input.interactive) p.add("/interactive", "required for type interactive");
+    else checkInteractive(input.channel, input.interactive, p);
+  }
   if (input.type === "email") {
     if (!input.email) p.add("/email", "required for type email");
     else if (input.email.html === undefined && input.email.text === undefined) p.add("/email", "give html or text");
@@ -225,6 +233,60 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
     if ((meta[k] ?? "").length > METADATA_LIMITS.maxValueLength) p.add(`/metadata/${k}`, `value longer than ${METADATA_LIMITS.maxValueLength} characters`);
   }
   p.throwIfAny();
+}
+
+/** DESIGN §16's limits, each with its pointer; a channel's own id limit (Telegram's callback_data) from the rules table. */
+function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["interactive"]>, p: DetailCollector): void {
+  const { textLimit, interactiveIdBytes, sectionTitlesWhenSeveral } = CHANNEL_RULES[channel];
+  const L = INTERACTIVE_LIMITS;
+  const len = (s: string) => [...s].length;
+  const checkId = (id: string, pointer: string) => {
+    if (len(id) > L.id) p.add(pointer, `at most ${L.id} characters`);
+    else if (interactiveIdBytes !== null && Buffer.byteLength(id) > interactiveIdBytes) p.add(pointer, `at most ${interactiveIdBytes} bytes on ${channel}`);
+  };
+  if (textLimit !== null && len(i.body.text) > textLimit) p.add("/interactive/body/text", `at most ${textLimit} characters on ${channel}`);
+  if (i.header && len(i.header.text) > L.headerFooter) p.add("/interactive/header/text", `at most ${L.headerFooter} characters`);
+  if (i.footer && len(i.footer.text) > L.headerFooter) p.add("/interactive/footer/text", `at most ${L.headerFooter} characters`);
+  const ids = new Set<string>();
+  const unique = (id: string, pointer: string) => {
+    if (ids.has(id)) p.add(pointer, "ids must be unique");
+    ids.add(id);
+  };
+  if (i.kind === "buttons") {
+    if (!i.buttons) {
+      p.add("/interactive/buttons", "required for kind buttons");
+      return;
+    }
+    if (i.list) p.add("/interactive/list", "not allowed with kind buttons");
+    const buttons = i.buttons;
+    if (buttons.length < L.buttons.min || buttons.length > L.buttons.max) p.add("/interactive/buttons", `${L.buttons.min} to ${L.buttons.max} buttons`);
+    buttons.forEach((b, n) => {
+      if (len(b.title) > L.buttonTitle) p.add(`/interactive/buttons/${n}/title`, `at most ${L.buttonTitle} characters`);
+      checkId(b.id, `/interactive/buttons/${n}/id`);
+      unique(b.id, `/interactive/buttons/${n}/id`);
+    });
+    return;
+  }
+  if (!i.list) {
+    p.add("/interactive/list", "required for kind list");
+    return;
+  }
+  if (i.buttons) p.add("/interactive/buttons", "not allowed with kind list");
+  if (len(i.list.button) > L.listButton) p.add("/interactive/list/button", `at most ${L.listButton} characters`);
+  const rows = i.list.sections.reduce((n, s) => n + s.rows.length, 0);
+  if (rows < L.rows.min || rows > L.rows.max) p.add("/interactive/list/sections", `${L.rows.min} to ${L.rows.max} rows in all sections together`);
+  i.list.sections.forEach((s, si) => {
+    if (s.title === undefined && sectionTitlesWhenSeveral && i.list!.sections.length > 1)
+      p.add(`/interactive/list/sections/${si}/title`, `required on ${channel} when the list has several sections`);
+    if (s.title !== undefined && len(s.title) > L.rowTitle) p.add(`/interactive/list/sections/${si}/title`, `at most ${L.rowTitle} characters`);
+    s.rows.forEach((r, ri) => {
+      const at = `/interactive/list/sections/${si}/rows/${ri}`;
+      if (len(r.title) > L.rowTitle) p.add(`${at}/title`, `at most ${L.rowTitle} characters`);
+      if (r.description !== undefined && len(r.description) > L.rowDescription) p.add(`${at}/description`, `at most ${L.rowDescription} characters`);
+      checkId(r.id, `${at}/id`);
+      unique(r.id, `${at}/id`);
+    });
+  });
 }
 
 const slugs = new Map<string, string>();
@@ -410,7 +472,9 @@ export function priceOf(
   headerMedia: boolean,
 ): { priceType: string; unitPrice: number } {
   const price = CHANNEL_RULES[channel].price;
-  const priceType = (type === "template" && (headerMedia || (template && hasMediaHeader(template))) ? price.templateWithMedia : undefined) ?? price[type];
+  const priceType =
+    (type === "template" && (headerMedia || (template && hasMediaHeader(template))) ? price.templateWithMedia : undefined) ??
+    price[type === "interactive" ? "text" : type];
   if (!priceType) return { priceType: FREE_PRICE_TYPE, unitPrice: 0 };
   return { priceType, unitPrice: pricesInMicros(deps.config.billing.prices as Record<string, string>).get(priceType) ?? 0 };
 }
@@ -486,6 +550,9 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
         break;
       case "email":
         content = { email: input.email };
+        break;
+      case "interactive":
+        content = { interactive: input.interactive };
         break;
     }
 
@@ -816,6 +883,9 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
       break;
     case "email":
       content = { type: "email", email: c.email };
+      break;
+    case "interactive":
+      content = { type: "interactive", interactive: c.interactive };
       break;
     default: {
       const t = getTemplateById({ db: deps.db, id: c.template.id });

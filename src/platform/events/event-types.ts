@@ -273,7 +273,8 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
   },
   {
     name: "message.received",
-    description: "A contact wrote in (inbound message on a channel account).",
+    description:
+      'A contact wrote in (inbound message on a channel account). A tap on our reply buttons or list (DESIGN §16) arrives as `type: "interactive"` with `content.interactive: {replyId, replyTitle, inReplyTo}` (`inReplyTo`: our message id, null when unknown).',
     example: {
       message: exampleMessage("received", {
         direction: "inbound",

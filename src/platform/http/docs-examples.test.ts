@@ -142,6 +142,26 @@ const RUNS: Record<string, () => Promise<void>> = {
     expect(last!.status).toBe(201);
     expect(last!.body.data.status).toBe("scheduled");
   },
+  "POST /api/public/v1/messages": async () => {
+    // The interactive worked example: the contact wrote in, buttons sent, the tap simulated, message.received.
+    await fresh();
+    await app.request("POST", `/hooks/${ACCOUNTS.whatsapp}`, { body: { from: { phone: "+14155550101" }, text: "hi" } });
+    const section = md.slice(md.indexOf("### Interactive messages"), md.indexOf("### Templates"));
+    const [send, accepted, tap, received] = [...section.matchAll(/```(?:http|json)\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const body = (text: string) => JSON.parse(text.split("\n").slice(1).join("\n"));
+    const sent = await app.request("POST", "/messages", { body: body(send!) });
+    expect(sent.status).toBe(202);
+    expectShown(sent.body, parseShown(accepted!));
+    await app.deps.queue.drain();
+    const tapped = await app.request("POST", `/hooks/${ACCOUNTS.whatsapp}`, {
+      body: JSON.parse(JSON.stringify(body(tap!)).replace('"0193…"', JSON.stringify(sent.body.data.id))),
+    });
+    expect(tapped.status).toBe(202);
+    const event = app.emitted.filter((e) => e.type === "message.received").at(-1)!;
+    const shown = parseShown(received!) as { data: { message: { content: { interactive: { inReplyTo: string } } } } };
+    expectShown({ type: event.type, ...JSON.parse(JSON.stringify({ data: event.data })) }, shown);
+    expect(JSON.parse(JSON.stringify(event.data)).message.content.interactive.inReplyTo).toBe(sent.body.data.id);
+  },
   "[pipeline]": async () => {
     const toml = Bun.TOML.parse(block("[pipeline]")) as Record<string, unknown>;
     await fresh({ config: toml });
@@ -245,7 +265,15 @@ const RUNS: Record<string, () => Promise<void>> = {
 
 test("every block of docs/api.md outside the event catalogue has a runner below", () => {
   // Run inside another block's runner: the worked example's later steps, the import's answer, the verification snippet.
-  const within = ["POST /api/public/v1/campaigns", '{"data": {"channel": "whatsapp", "matched"', '{ "id": "…", "status": "completed"', "import { Webhook }"];
+  const within = [
+    "POST /api/public/v1/campaigns",
+    '{"data": {"channel": "whatsapp", "matched"',
+    '{"data": {"id": "0193…", "status": "queued", "conversationId"',
+    "POST /hooks/{channelAccountId}",
+    '{"type": "message.received"',
+    '{ "id": "…", "status": "completed"',
+    "import { Webhook }",
+  ];
   const runnable = (first: string) => first === "{" || [...Object.keys(RUNS), ...within].some((k) => first.startsWith(k));
   expect(
     blocks()

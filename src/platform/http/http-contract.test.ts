@@ -266,7 +266,7 @@ describe("validation messages: plain language, one detail per field, at the fiel
     ]);
     expect(await details("POST", "/messages", { channel: "whatsapp", to: {}, type: "nope", createContact: "x" })).toEqual([
       { pointer: "/to", message: "give at least one of contactId, phone, email, handle" },
-      { pointer: "/type", message: "must be one of: text, media, template, email" },
+      { pointer: "/type", message: "must be one of: text, media, template, email, interactive" },
       { pointer: "/createContact", message: "must be true or false" },
     ]);
   });

@@ -23,6 +23,8 @@ beforeAll(async () => {
 /** Preconditions stated by an example's summary, by `METHOD path#example`. */
 const BEFORE: Record<string, (app: TestApp) => Promise<unknown>> = {
   "POST /api/public/v1/messages#text": (app) => inbound(app, "whatsapp", { phone: "+14155550101" }),
+  "POST /api/public/v1/messages#buttons": (app) => inbound(app, "whatsapp", { phone: "+14155550101" }),
+  "POST /api/public/v1/messages#list": (app) => inbound(app, "telegram", { handle: "1001" }),
 };
 
 interface RequestExample {
@@ -78,6 +80,8 @@ describe("request examples, each on a fresh sandbox appliance", () => {
         "POST /api/public/v1/messages#template",
         "POST /api/public/v1/messages#text",
         "POST /api/public/v1/messages#email",
+        "POST /api/public/v1/messages#buttons",
+        "POST /api/public/v1/messages#list",
         "POST /api/public/v1/contacts",
         "POST /hooks/{channelAccountId}",
       ]),

@@ -16,6 +16,9 @@ function messageText(m: Message): string {
   if (m.content.text) return m.content.text;
   if (m.content.template) return `[template ${m.content.template.name ?? ""}] ${Object.values(m.content.template.params ?? {}).join(", ")}`;
   if (m.content.subject) return `[e-mail] ${m.content.subject}`;
+  const i = m.content.interactive;
+  if (i?.replyId !== undefined) return `[tapped] ${i.replyTitle ?? i.replyId}`;
+  if (i?.body?.text) return `[buttons] ${i.body.text}`;
   return `[${m.type}]`;
 }
 
