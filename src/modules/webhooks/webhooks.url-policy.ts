@@ -96,11 +96,6 @@ export function createUrlPolicy(config: UrlPolicyConfig, resolve: (host: string)
       if (hasAllow && !hostMatches(host, allow) && !(ip ? ipInRanges(ip, allow.ranges) : allow.ranges.length > 0)) return `${host} is not in [webhooks] allow`;
       return null;
     },
-    /** The static check plus the addresses the host resolves to (before each attempt). Returns a problem, or null. */
-    async checkBeforeSend(raw: string): Promise<string | null> {
-      const checked = await this.addressesBeforeSend(raw);
-      return "problem" in checked ? checked.problem : null;
-    },
     /**
      * Before each attempt: the static check, then every address the host resolves to; the addresses that
      * passed, for the attempt to connect to (pinned: nothing resolves the name again in between).
