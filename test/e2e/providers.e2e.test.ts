@@ -462,7 +462,7 @@ describe("Telegram", () => {
     test("start-up registers setWebhook with the GET /channels URL, secret_token and allowed_updates", async () => {
       const channels = (await api("GET", "/channels")).body.data;
       const acc = channels.find((a: any) => a.id === ID.tgHook);
-      expect(tgHook.webhook).toEqual({ url: acc.webhookUrl, secret_token: TG_SECRET, allowed_updates: ["message", "my_chat_member"] });
+      expect(tgHook.webhook).toEqual({ url: acc.webhookUrl, secret_token: TG_SECRET, allowed_updates: ["message", "callback_query", "my_chat_member"] });
       expect(tgHook.calls("getUpdates")).toHaveLength(0);
     });
 
