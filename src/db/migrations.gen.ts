@@ -14,9 +14,7 @@ import m10 from "../../migrations/0010_lean_message_indexes.sql" with { type: "t
 import m11 from "../../migrations/0011_messages_dispatch.sql" with { type: "text" };
 import m12 from "../../migrations/0012_ledger_by_company.sql" with { type: "text" };
 import m13 from "../../migrations/0013_consents_without_rowid.sql" with { type: "text" };
-import m14 from "../../migrations/0014_messages_list.sql" with { type: "text" };
-import m15 from "../../migrations/0015_conversations_unread.sql" with { type: "text" };
-import m16 from "../../migrations/0016_messages_fewer_indexes.sql" with { type: "text" };
+import m14 from "../../migrations/0014_messages_list_unread.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -33,9 +31,7 @@ const entries: [string, number, boolean][] = [
   [m11, 1795697094788, true],
   [m12, 1795704208683, true],
   [m13, 1795730801923, true],
-  [m14, 1795789238083, true],
-  [m15, 1795789603457, true],
-  [m16, 1795790509545, true],
+  [m14, 1795794709059, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -11,9 +11,7 @@ import m7 from "../../../migrations-pg/0007_templates_data_version.sql" with { t
 import m8 from "../../../migrations-pg/0008_lean_message_indexes.sql" with { type: "text" };
 import m9 from "../../../migrations-pg/0009_messages_dispatch.sql" with { type: "text" };
 import m10 from "../../../migrations-pg/0010_ledger_by_company.sql" with { type: "text" };
-import m11 from "../../../migrations-pg/0011_messages_list.sql" with { type: "text" };
-import m12 from "../../../migrations-pg/0012_conversations_unread.sql" with { type: "text" };
-import m13 from "../../../migrations-pg/0013_messages_fewer_indexes.sql" with { type: "text" };
+import m11 from "../../../migrations-pg/0011_messages_list_unread.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -27,9 +25,7 @@ const entries: [string, number, boolean][] = [
   [m8, 1795683095075, true],
   [m9, 1795697095429, true],
   [m10, 1795704209309, true],
-  [m11, 1795789238651, true],
-  [m12, 1795789604013, true],
-  [m13, 1795790510120, true],
+  [m11, 1795794709611, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

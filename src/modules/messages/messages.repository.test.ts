@@ -39,7 +39,7 @@ test.skipIf(onPostgres)("watermark receipts search the contact's conversations, 
 });
 
 test.skipIf(onPostgres)("DELETE /media's check searches the dispatch backlog and the company's queued messages", () => {
-  // Since the partial index of queued messages (0016): each lane's queued messages of this company alone
+  // Since the partial index of queued messages (migration 0014): each lane's queued messages of this company alone
   // (messages_company_queued_idx), no longer every company's dispatch backlog.
   expect(plan(SQL.sqlite.queuedWithMedia).filter((d) => /^(SEARCH|SCAN)/.test(d))).toEqual([
     expect.stringMatching(/^SEARCH j USING (COVERING )?INDEX jobs_claim_idx \(type=\?\)/),

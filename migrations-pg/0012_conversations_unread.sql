@@ -1,2 +1,0 @@
-ALTER TABLE "conversations" ADD COLUMN "unread_count" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX "conversations_unread_idx" ON "conversations" USING btree ("company_id","id") WHERE unread_count > 0;

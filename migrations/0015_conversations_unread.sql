@@ -1,2 +1,0 @@
-ALTER TABLE `conversations` ADD `unread_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX `conversations_unread_idx` ON `conversations` (`company_id`,`id`) WHERE unread_count > 0;
