@@ -2,12 +2,12 @@
  * The read operations over a company's messages that are not one message: the list (GET /messages) and the
  * counts by status over time (GET /messages/stats). Rules here, SQL in messages.repository.ts.
  */
-import type { Deps } from "../../deps";
+import type { Db } from "../../db/client";
 import { AppError } from "../../platform/errors";
 import { messagesStore, type MessageListFilter, type MessageRow } from "./messages.repository";
 import { conversationsOfContacts } from "../conversations/conversations.service";
 
-export function listMessages({ db, companyId, filter, limit }: { db: Deps["db"]; companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
+export function listMessages({ db, companyId, filter, limit }: { db: Db; companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
   const contactConversationIds = filter.contactId === undefined ? undefined : conversationsOfContacts({ db, contactIds: [filter.contactId] });
   if (contactConversationIds?.length === 0) return [];
   return messagesStore(db).list({ companyId, filter: { ...filter, contactConversationIds }, limit });
@@ -37,7 +37,7 @@ export function messageStats({
   interval = "hour",
   channel,
 }: {
-  db: Deps["db"];
+  db: Db;
   now: Date;
   companyId: string;
   from?: Date;
@@ -70,7 +70,7 @@ export function messageStats({
  * has one — by channel with the oldest one's age, and the messages that failed in the last 24 hours (a
  * dispatch that ran out of attempts fails its message, so a company's dead sends are among them).
  */
-export function messageBacklog({ db, now, companyId }: { db: Deps["db"]; now: Date; companyId: string }) {
+export function messageBacklog({ db, now, companyId }: { db: Db; now: Date; companyId: string }) {
   const store = messagesStore(db);
   const { byChannel, oldest } = store.queuedByChannel(companyId);
   return {
@@ -103,7 +103,7 @@ export function channelHealth({
   companyId,
   accounts,
 }: {
-  db: Deps["db"];
+  db: Db;
   now: Date;
   companyId: string;
   accounts: { id: string; channel: string }[];

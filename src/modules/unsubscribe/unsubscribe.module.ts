@@ -1,11 +1,12 @@
 /**
  * The unsubscribe module of one app (DESIGN §20): its tokens, built from a secret kept in the database, and
- * the one-click opt-out. Built once per Deps (like social.module.ts), eagerly by the routes, so the secret is
+ * the one-click opt-out. Built once per connection (like social.module.ts), eagerly by the routes, so the secret is
  * claimed before any send reads it inside a read-only snapshot.
  */
 import { randomBytes } from "node:crypto";
 import { claimAdapterState } from "../../channels/adapter-state";
-import type { Deps } from "../../deps";
+import type { Db } from "../../db/client";
+import type { EventBus } from "../../platform/events/events";
 import { getCompany } from "../companies/companies.service";
 import { getContact, setConsent } from "../contacts/contacts.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
@@ -22,16 +23,24 @@ const CURRENT_VERSION = 1;
 
 export type UnsubscribeLinks = Pick<ReturnType<typeof createUnsubscribeModule>, "url">;
 
-const instances = new WeakMap<Deps, ReturnType<typeof createUnsubscribeModule>>();
+/** What the module needs of the app. */
+export interface UnsubscribeNeeds {
+  db: Db;
+  events: EventBus;
+  now: () => Date;
+  config: { server: { public_url: string } };
+}
 
-export function unsubscribeFor(deps: Deps) {
-  let u = instances.get(deps);
-  if (!u) instances.set(deps, (u = createUnsubscribeModule(deps)));
+// One per connection: the app's db, events and config come together (its secret is claimed once).
+const instances = new WeakMap<Db, ReturnType<typeof createUnsubscribeModule>>();
+
+export function unsubscribeFor(needs: UnsubscribeNeeds) {
+  let u = instances.get(needs.db);
+  if (!u) instances.set(needs.db, (u = createUnsubscribeModule(needs)));
   return u;
 }
 
-function createUnsubscribeModule(deps: Deps) {
-  const { db, events, now } = deps;
+function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) {
   // A random secret per appliance, generated at first use and kept (never a constant; survives restarts).
   const keys = new Map(
     Object.entries(SECRET_KEYS).map(([version, key]) => [
@@ -43,7 +52,7 @@ function createUnsubscribeModule(deps: Deps) {
     ]),
   );
   const tokens = createUnsubscribeTokens({ keys, current: CURRENT_VERSION });
-  const base = deps.config.server.public_url.replace(/\/+$/, "");
+  const base = config.server.public_url.replace(/\/+$/, "");
   return {
     tokens,
     /** `{public_url}/u/{token}` for this recipient, or undefined when no token can be made. */

@@ -13,12 +13,12 @@
  * mail clients, not API operations (docs/api.md describes them).
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { RateLimiter } from "../../platform/http/rate-limit";
 import { AppError } from "../../platform/errors";
 import { staticPageCsp } from "../../platform/http/docs-csp";
 import { clientIp, compileRanges } from "../../platform/http/ip-allow";
 import { escapeHtml } from "../templates/templates.service";
-import { UNSUBSCRIBE_PATH, unsubscribeFor } from "./unsubscribe.module";
+import { UNSUBSCRIBE_PATH, unsubscribeFor, type UnsubscribeNeeds } from "./unsubscribe.module";
 
 /**
  * Per client address: generous, because a mailbox provider's one-click POSTs for a whole campaign come from a
@@ -55,7 +55,7 @@ const confirmPage = (company: string | undefined) =>
 const donePage = (company: string | undefined) =>
   page("Unsubscribed", `<h1>You are unsubscribed</h1><p>You will no longer receive e-mail${company ? ` from ${escapeHtml(company)}` : ""}.</p>`);
 
-export const unsubscribeRoutes = (deps: Deps) => {
+export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimiter; config: { server: { public_url: string; trusted_proxies: string[] } } }) => {
   const u = unsubscribeFor(deps);
   const trusted = compileRanges(deps.config.server.trusted_proxies);
   const limit = (request: Request, peer: string | undefined) => {
