@@ -503,3 +503,77 @@ describe("afterCommit", () => {
     db.close();
   });
 });
+
+describe("db.unit: the asynchronous unit of work", () => {
+  test("units whose stores answer at once share one group commit, and each sees its own writes", async () => {
+    const { db, insert } = tableDb("unit-group.db");
+    const count = () => (db.$client.query("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+    const store = { add: async (id: number) => insert.run(id).changes, count: async () => count() };
+    let commits = 0;
+    const exec = db.$client.query.bind(db.$client);
+    db.$client.query = ((sql: string) => (sql === "COMMIT" && commits++, exec(sql))) as typeof db.$client.query;
+    const seen = await Promise.all(
+      [1, 2, 3].map((id) =>
+        db.unit(async () => {
+          await store.add(id);
+          return store.count();
+        }),
+      ),
+    );
+    expect(seen).toEqual([1, 2, 3]);
+    expect(commits).toBe(1);
+    db.close();
+  });
+
+  test("a unit inside a unit is a savepoint: its failure, caught, undoes its writes alone", async () => {
+    const { db, insert } = tableDb("unit-nested.db");
+    await db.unit(async () => {
+      insert.run(1);
+      await expect(
+        db.unit(async () => {
+          insert.run(2);
+          await Promise.resolve();
+          throw new Error("refused");
+        }),
+      ).rejects.toThrow("refused");
+      await db.join(async () => insert.run(3)); // join: the caller's transaction, no savepoint
+    });
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 3]);
+    db.close();
+  });
+
+  test("while a unit awaits, a synchronous transaction from another chain is refused, not joined; units wait their turn", async () => {
+    const { db, insert } = tableDb("unit-foreign.db");
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = db.unit(async () => {
+      insert.run(1);
+      await gate; // a store that really waits (PostgreSQL's network)
+      insert.run(2);
+    });
+    await Bun.sleep(5); // the group is open and waiting
+    expect(() => db.tx(() => insert.run(3))).toThrow("outside the unit of work");
+    expect(() => db.within(() => insert.run(3))).toThrow("outside the unit of work");
+    const second = db.unit(async () => insert.run(4)); // queued behind the first group
+    release();
+    await Promise.all([first, second]);
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 2, 4]);
+    db.close();
+  });
+
+  test("a unit that throws after awaiting is refused alone; the group's other units are stored", async () => {
+    const { db, insert } = tableDb("unit-fail.db");
+    const outcomes = await Promise.allSettled([
+      db.unit(async () => insert.run(1)),
+      db.unit(async () => {
+        insert.run(2);
+        await Promise.resolve();
+        insert.run(1); // duplicate key
+      }),
+      db.unit(async () => insert.run(3)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 3]);
+    db.close();
+  });
+});

@@ -28,6 +28,7 @@
  * covers the enqueue) has finished. Plain `db.tx` commits stay synchronous=FULL.
  */
 import { Database } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
@@ -88,7 +89,18 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * group has run `backgroundSlice()` — at least one — and leaves the rest for the next group, after the
    * event loop has taken new requests. Keep a background item within that slice: it is the unit.
    */
-  batch<T>(fn: () => T, onCommit?: () => void, background?: boolean): Promise<T>;
+  batch<T>(fn: () => T | Promise<T>, onCommit?: () => void, background?: boolean): Promise<T>;
+  /**
+   * The unit of work of the asynchronous store contract (DESIGN §15): fn's writes in one transaction —
+   * outside a unit, the next group commit (db.batch); inside one, a savepoint of the caller's. fn may await
+   * its stores: on SQLite they answer at once, so a group still runs whole within one event-loop turn.
+   * Only fn's own chain of awaits is inside the unit (AsyncLocalStorage): a synchronous `tx`, `within` or
+   * `afterCommit` from any other chain while a unit awaits throws rather than join a transaction not its own.
+   * NB! As with batch, fn may run twice (a group whose other item threw runs again).
+   */
+  unit<T>(fn: () => T | Promise<T>, options?: { background?: boolean; onCommit?: () => void }): Promise<T>;
+  /** `within`'s asynchronous twin: fn in the caller's unit when there is one (no savepoint), else in a unit of its own. */
+  join<T>(fn: () => T | Promise<T>): Promise<T>;
   /**
    * How long a piece of background work may hold the event loop now (ms): a group's background slice, and
    * the unit the job queue and the campaign engine size their steps by — short while requests are writing.
@@ -352,12 +364,26 @@ interface TxState {
   optimistic: boolean;
   /** …and an `attempt` in them threw: the group must run again, isolated. */
   attemptFailed: boolean;
+  /** While a group runs its items asynchronously: its token, the store of `unitContext` in their chains. */
+  asyncOpen: object | null;
 }
+
+/** Which chain of awaits a running group's items are (TxState.asyncOpen). */
+const unitContext = new AsyncLocalStorage<object>();
 
 /** db.tx (nested: savepoints), read, within, attempt, afterCommit, rollbacks, dataVersion; then batch. */
 function withTransactions(db: Db, hooks: TxHooks): void {
   const sqlite = db.$client;
-  const state: TxState = { depth: 0, groupHooks: null, optimistic: false, attemptFailed: false };
+  const state: TxState = { depth: 0, groupHooks: null, optimistic: false, attemptFailed: false, asyncOpen: null };
+  /**
+   * Whether the caller is inside the open transaction: always when one is open and no group awaits (nothing
+   * else can run in a synchronous transaction); while a group awaits its items, only their own chains.
+   */
+  const inside = () => state.depth > 0 && (state.asyncOpen === null || unitContext.getStore() === state.asyncOpen);
+  const mustBeInside = (what: string) => {
+    if (state.depth === 0) throw new Error(`db.${what} outside a transaction`);
+    if (!inside()) throw new Error(`db.${what} from outside the unit of work that is running: use db.unit`);
+  };
   let rollbacks = 0;
   db.rollbacks = () => rollbacks;
   // Inside our write transaction nobody else can commit: the data version is read once per transaction (the
@@ -369,12 +395,12 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   // its parent, a committed transaction's run (or, in a group commit, wait for its sync: groupHooks).
   const levels: CommitHook[][] = [];
   db.afterCommit = (committed, rolledBack) => {
-    if (state.depth === 0) throw new Error("db.afterCommit outside a transaction");
+    mustBeInside("afterCommit");
     levels[state.depth - 1]!.push({ committed, rolledBack });
   };
   const preCommit = new Set<() => void>();
   db.beforeCommit = (fn) => {
-    if (state.depth === 0) throw new Error("db.beforeCommit outside a transaction");
+    mustBeInside("beforeCommit");
     preCommit.add(fn);
   };
   const runPreCommit = () => {
@@ -384,7 +410,48 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       fn();
     }
   };
+  /** Undoes the innermost level after fn or its COMMIT failed, and rethrows. */
+  const abort = (e: unknown, savepoint: string): never => {
+    rollbacks++;
+    try {
+      // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
+      // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
+      if (sqlite.inTransaction) sqlite.exec(state.depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      for (const h of levels.pop()!) h.rolledBack();
+      if (state.depth === 1) preCommit.clear();
+    } finally {
+      if (--state.depth === 0) txVersion = null;
+    }
+    throw e;
+  };
+  /** Commits the innermost level (releases its savepoint) once fn has ended. */
+  const settle = <T>(result: T, savepoint: string): T => {
+    try {
+      if (state.depth === 1) {
+        runPreCommit();
+        hooks.beforeCommit();
+      }
+      sqlite.query(state.depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
+    } catch (e) {
+      return abort(e, savepoint);
+    }
+    const ended = levels.pop()!;
+    if (state.depth > 1) levels[levels.length - 1]!.push(...ended);
+    else if (state.groupHooks) state.groupHooks.push(...ended);
+    if (--state.depth === 0) {
+      txVersion = null;
+      // A plain transaction is durable at its COMMIT (synchronous=FULL; PostgreSQL).
+      if (!state.groupHooks) for (const h of ended) h.committed();
+    }
+    return result;
+  };
+  /**
+   * fn in a transaction (a savepoint when nested). fn may return a promise only inside a group that runs
+   * asynchronously (db.unit): the level stays open until it settles, and nothing outside the group's chains
+   * can reach the connection meanwhile (inside()).
+   */
   const transaction = <T>(fn: () => T, begin: () => void): T => {
+    if (state.depth > 0 && !inside()) throw new Error("a synchronous transaction from outside the unit of work that is running: use db.unit");
     const savepoint = `sp${state.depth}`;
     // query(): statements cached by text, so a savepoint per group-commit item is not parsed each time.
     if (state.depth === 0) {
@@ -401,32 +468,22 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     levels.push([]);
     state.depth++;
     let result: T;
-    let ended: CommitHook[] | null = null; // this level's hooks once it committed or was released
     try {
       result = fn();
-      if (result instanceof Promise) throw new Error("db.tx callback must be synchronous");
-      if (state.depth === 1) {
-        runPreCommit();
-        hooks.beforeCommit();
-      }
-      sqlite.query(state.depth === 1 ? "COMMIT" : `RELEASE ${savepoint}`).run();
-      ended = levels.pop()!;
-      if (state.depth > 1) levels[levels.length - 1]!.push(...ended);
-      else if (state.groupHooks) state.groupHooks.push(...ended);
     } catch (e) {
-      rollbacks++;
-      // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
-      // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
-      if (sqlite.inTransaction) sqlite.exec(state.depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
-      if (!ended) for (const h of levels.pop()!) h.rolledBack();
-      if (state.depth === 1) preCommit.clear();
-      throw e;
-    } finally {
-      if (--state.depth === 0) txVersion = null;
+      return abort(e, savepoint);
     }
-    // A plain transaction is durable at its COMMIT (synchronous=FULL; PostgreSQL).
-    if (state.depth === 0 && !state.groupHooks) for (const h of ended) h.committed();
-    return result;
+    if (result instanceof Promise) {
+      if (state.asyncOpen === null) {
+        result.catch(() => {});
+        return abort(new Error("db.tx callback must be synchronous: use db.unit"), savepoint);
+      }
+      return result.then(
+        (value) => settle(value, savepoint),
+        (e) => abort(e, savepoint),
+      ) as T;
+    }
+    return settle(result, savepoint);
   };
   db.tx = <T>(fn: () => T): T => transaction(fn, hooks.begin);
   const beginRead = hooks.beginRead;
@@ -441,17 +498,21 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       sqlite.exec("COMMIT");
     }
   };
-  db.within = <T>(fn: () => T): T => (state.depth > 0 ? fn() : db.tx(fn));
+  db.within = <T>(fn: () => T): T => (inside() ? fn() : db.tx(fn));
   db.attempt = <T>(fn: () => T): T => {
-    if (!state.optimistic) return db.tx(fn);
-    try {
-      return fn();
-    } catch (e) {
+    if (!state.optimistic || !inside()) return db.tx(fn);
+    const failed = (e: unknown): never => {
       state.attemptFailed = true;
       throw e;
+    };
+    try {
+      const result = fn();
+      return (result instanceof Promise ? result.catch(failed) : result) as T;
+    } catch (e) {
+      return failed(e);
     }
   };
-  withGroupCommit(db, hooks.groupCommit ?? null, state);
+  withGroupCommit(db, hooks.groupCommit ?? null, state, inside);
 }
 
 type GroupItem = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; onCommit?: () => void };
@@ -469,7 +530,7 @@ type ItemResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 const REPLAY = new Error("an attempt failed in an optimistic group run");
 
 /** db.batch and db.holdGroups: the writes of one event-loop turn in one transaction (see the file's head). */
-function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState): void {
+function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState, inside: () => boolean): void {
   const sqlite = db.$client;
   const pending: GroupItem[] = []; // foreground: requests waiting for their answer
   const backlog: GroupItem[] = []; // background (db.batch)
@@ -494,7 +555,7 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
    * every group of more than one item isolates them from the start. The same, with every item, when an
    * `attempt` inside an item threw: it must be undone alone.
    */
-  function runGroup(items: GroupItem[], firstBackground: number): (ItemResult | undefined)[] {
+  async function runGroup(items: GroupItem[], firstBackground: number): Promise<(ItemResult | undefined)[]> {
     const results: (ItemResult | undefined)[] = new Array(items.length);
     let failed = -1; // the item refused in the optimistic run (not run again)
     let isolated = items.length > 1 && performance.now() < isolateUntil;
@@ -507,11 +568,11 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       state.optimistic = true;
       state.attemptFailed = false;
       try {
-        db.tx(() => {
+        await db.tx(async () => {
           for (let i = 0; i < items.length; i++) {
             if (spent(i)) break;
             at = i;
-            results[i] = { ok: true, value: items[i]!.fn() };
+            results[i] = { ok: true, value: await items[i]!.fn() };
             if (state.attemptFailed) throw REPLAY;
           }
           at = -1;
@@ -533,20 +594,20 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       if (isolated) isolateUntil = performance.now() + 1000;
     }
     if (isolated)
-      db.tx(() => {
-        items.forEach((item, i) => {
-          if (i === failed) return;
+      await db.tx(async () => {
+        for (let i = 0; i < items.length; i++) {
+          if (i === failed) continue;
           results[i] = undefined; // the optimistic run's outcome was undone with it
-          if (i > failed && spent(i)) return;
+          if (i > failed && spent(i)) continue;
           try {
-            results[i] = { ok: true, value: db.tx(item.fn) };
+            results[i] = { ok: true, value: await db.tx(items[i]!.fn) };
           } catch (error) {
             // SQLite rolled the whole group back with this item (see tx): the items before it are lost
             // too, so every item of the group fails rather than being answered as stored.
             if (!sqlite.inTransaction) throw error;
             results[i] = { ok: false, error };
           }
-        });
+        }
       });
     return results;
   }
@@ -558,8 +619,19 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       setImmediate(flush);
     }
   };
-  const flush = () => {
+  let flushing = false; // a group is running (its items may await: the next one waits for it)
+  const flush = async () => {
     scheduled = false;
+    if (flushing) return;
+    flushing = true;
+    try {
+      await flushGroups();
+    } finally {
+      flushing = false;
+      if (pending.length && !held) schedule();
+    }
+  };
+  const flushGroups = async () => {
     while ((pending.length || backlog.length) && !held) {
       const foreground = pending.splice(0, MAX_GROUP);
       const items = foreground.concat(backlog.splice(0, MAX_GROUP - foreground.length));
@@ -567,9 +639,11 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       let results: ItemResult[];
       const committedHooks: CommitHook[] = [];
       state.groupHooks = committedHooks;
+      const token = {};
+      state.asyncOpen = token;
       try {
         group?.lazy(true);
-        const all = runGroup(items, foreground.length);
+        const all = await unitContext.run(token, () => runGroup(items, foreground.length));
         // Background items the slice had no room for wait, first in line, for the next group.
         ran = items.filter((_, i) => all[i]);
         if (ran.length < items.length) backlog.unshift(...items.filter((_, i) => !all[i]));
@@ -579,6 +653,7 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
         for (const item of items) item.reject(error);
         continue;
       } finally {
+        state.asyncOpen = null;
         state.groupHooks = null;
         try {
           group?.lazy(false);
@@ -611,8 +686,8 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       if (backlog.length) return schedule();
     }
   };
-  db.batch = <T>(fn: () => T, onCommit?: () => void, background = false): Promise<T> => {
-    if (state.depth > 0) {
+  db.batch = <T>(fn: () => T | Promise<T>, onCommit?: () => void, background = false): Promise<T> => {
+    if (inside()) {
       try {
         return Promise.resolve(db.tx(fn));
       } catch (e) {
@@ -624,5 +699,14 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState)
       (background ? backlog : pending).push({ fn, resolve: resolve as (v: unknown) => void, reject, onCommit });
       schedule();
     });
+  };
+  db.unit = (fn, options) => db.batch(fn, options?.onCommit, options?.background);
+  db.join = <T>(fn: () => T | Promise<T>): Promise<T> => {
+    if (!inside()) return db.batch(fn);
+    try {
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(e);
+    }
   };
 }
