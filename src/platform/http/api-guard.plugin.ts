@@ -168,11 +168,14 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             }
             /** The business write plus its replay record: one unit in whichever transaction runs it. */
             const write =
-              <T>(code: number, fn: () => T) =>
+              <T>(code: number, fn: () => T | Promise<T>) =>
               () => {
                 const d = fn();
-                if (claim) deps.idempotency.storeOrConflict(claim, code, { data: d });
-                return d;
+                const stored = (data: T) => {
+                  if (claim) deps.idempotency.storeOrConflict(claim, code, { data });
+                  return data;
+                };
+                return d instanceof Promise ? d.then(stored) : stored(d);
               };
             const done = <T>(code: number, data: T): { data: T } => {
               const c = claims.get(request);
@@ -190,14 +193,17 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
               commit<T>(code: number, fn: () => T): { data: T } {
                 let data: T;
                 try {
-                  data = deps.db.tx(write(code, fn));
+                  data = deps.db.tx(write(code, fn)) as T;
                 } catch (e) {
                   return failed(e);
                 }
                 return done(code, data);
               },
-              /** Like commit, but group-committed with the other writes of this event-loop turn (async). */
-              batch<T>(code: number, fn: () => T): Promise<{ data: T }> {
+              /**
+               * Like commit, but group-committed with the other writes of this event-loop turn; `fn` may await
+               * its stores (a unit of work, db.unit).
+               */
+              batch<T>(code: number, fn: () => T | Promise<T>): Promise<{ data: T }> {
                 return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
               },
             };
