@@ -280,67 +280,47 @@ export function walSync(
 /**
  * PostgreSQL (`[storage] driver = "postgres"`): the same Db over one synchronous libpq connection.
  *
- * NB! Writers are serialized across every instance on the database, as SQLite serializes them: a
- * transaction takes the transaction-scoped advisory lock WRITE_LOCK first (BEGIN IMMEDIATE's twin), and the
- * services' read-then-write steps (balance checks, idempotency, rate counters) stay correct without a retry
- * loop. Reads never wait for it.
+ * NB! No lock wider than the rows a transaction writes (DESIGN §15): instances write at once, and each
+ * invariant is held by its own rows — the balance by its guarded row (billing), idempotency keys and
+ * find-or-create by unique keys, job claims by SKIP LOCKED. A transaction that loses a race on one of them
+ * (a unique violation, a serialization failure or a deadlock) is run again (retryable below).
  *
- * `dataVersion` — PRAGMA data_version's twin, so caches see other instances' commits: triggers on the cached
- * tables bump a counter (under the same lock) and NOTIFY `switchboard_data_version`. Outside a transaction a
- * lookup costs no round trip: it reads the notifications that arrived (their delivery lags the other's commit
- * by the time the notification takes to cross the network). A transaction reads the counter itself once it
- * holds the write lock, so what it decides (a balance, an idempotency key) sees every earlier commit.
+ * `dataVersion` — PRAGMA data_version's twin, so caches see other instances' writes to keys, companies and
+ * templates: their triggers NOTIFY `switchboard_data_version` (migrations-pg 0012), and a lookup costs no round
+ * trip — it counts the notifications that arrived (their delivery lags the other's commit by the time the
+ * notification takes to cross the network). Paid sends notify nothing: balances are read from their row.
  */
-export const WRITE_LOCK = 0x5357_0001; // "SW" 1
 export function openPostgres(url: string): Db {
   const conn = new PgConnection(url, { setup: SESSION_SETTINGS });
   const client = pgDatabase(conn);
   const db = drizzle(client, { schema }) as unknown as Db;
   db.engine = "postgres";
   db.url = url;
-  const VERSION = "SELECT v FROM switchboard_data_version";
-  const read = client.prepare(VERSION);
-  const current = () => (read.get() as { v: number } | null)?.v ?? 0;
-  let known = -1;
   let reported = 0;
   let session = -1; // conn.resets when LISTEN was last sent: a new session listens to nothing yet
-  const sync = () => {
-    const v = current();
-    if (v !== known) {
-      reported++;
-      known = v;
-    }
-  };
   db.dataVersion = () => {
-    if (conn.inTransaction) return reported; // synced under the write lock at BEGIN; nobody else can bump now
+    if (conn.inTransaction) return reported;
     if (session !== conn.resets) {
       conn.exec("LISTEN switchboard_data_version");
       session = conn.resets;
-      sync();
+      reported++; // what changed while no session listened is unknown: count it as a change
     } else if (conn.notifications() > 0) reported++;
     return reported;
   };
-  const versionOf = (r: PgResult) => Number(r.rows[0]?.[0] ?? 0);
-  // One round trip each way (a libpq pipeline; PgConnection.pipeline/defer): BEGIN, the lock and the read
-  // of the version together; the version read before COMMIT travels with the COMMIT. An error at any of
-  // them fails the transaction as before (the statements after it in the pipeline do not run).
-  const begin = [{ text: "BEGIN" }, { text: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})` }, { text: VERSION }];
-  withTransactions(db, {
-    begin: () => {
-      const v = versionOf(conn.pipeline(begin)[2]!);
-      // commits of others before ours count as theirs…
-      if (v !== known) {
-        reported++;
-        known = v;
-      }
-    },
-    beforeCommit: () => {
-      conn.defer(VERSION, (r) => (known = versionOf(r))); // …and the bumps of ours (we hold the lock) do not
-    },
-  });
+  withTransactions(db, { begin: () => conn.exec("BEGIN"), beforeCommit: () => {} });
   db.close = () => conn.close();
   db.durable = () => Promise.resolve(); // a commit is visible to others only once it is durable
   return db;
+}
+
+/**
+ * Whether a transaction that failed with `error` may succeed when run again as it is: on PostgreSQL it lost
+ * a race with another instance — a unique key taken meanwhile (23505: the retry finds the row instead of
+ * creating it), a serialization failure (40001) or a deadlock (40P01). A genuine duplicate fails again.
+ */
+export function retryable(db: Pick<Db, "engine">, error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return db.engine === "postgres" && (code === "23505" || code === "40001" || code === "40P01");
 }
 
 interface TxHooks {
@@ -485,7 +465,16 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     }
     return settle(result, savepoint);
   };
-  db.tx = <T>(fn: () => T): T => transaction(fn, hooks.begin);
+  db.tx = <T>(fn: () => T): T => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return transaction(fn, hooks.begin);
+      } catch (error) {
+        // Only a whole transaction runs again; a savepoint's error is its caller's to handle.
+        if (state.depth > 0 || attempt > RETRIES || !retryable(db, error)) throw error;
+      }
+    }
+  };
   const beginRead = hooks.beginRead;
   db.read = beginRead ? <T>(fn: () => T): T => (state.depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
   const beginSnapshot = db.engine === "postgres" ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN DEFERRED";
@@ -528,6 +517,8 @@ const IDLE_SLICE_MS = 8;
 const QUIET_MS = 100;
 type ItemResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 const REPLAY = new Error("an attempt failed in an optimistic group run");
+/** How often a transaction that lost a race (retryable) runs again before its error is answered. */
+const RETRIES = 3;
 
 /** db.batch and db.holdGroups: the writes of one event-loop turn in one transaction (see the file's head). */
 function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState, inside: () => boolean): void {
@@ -583,6 +574,8 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState,
         if (error === REPLAY || state.attemptFailed) isolated = true;
         else if (at < 0)
           throw error; // BEGIN or COMMIT failed: nothing of this group is durable
+        else if (retryable(db, error))
+          isolated = true; // it lost a race with another instance: every item again, each in a savepoint
         else {
           results[at] = { ok: false, error };
           failed = at;
@@ -600,7 +593,7 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState,
           results[i] = undefined; // the optimistic run's outcome was undone with it
           if (i > failed && spent(i)) continue;
           try {
-            results[i] = { ok: true, value: await db.tx(items[i]!.fn) };
+            results[i] = { ok: true, value: await retrying(() => db.tx(items[i]!.fn)) };
           } catch (error) {
             // SQLite rolled the whole group back with this item (see tx): the items before it are lost
             // too, so every item of the group fails rather than being answered as stored.
@@ -610,6 +603,17 @@ function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: TxState,
         }
       });
     return results;
+  }
+
+  /** fn again while it fails with a retryable error (PostgreSQL: a lost race), at most RETRIES times. */
+  async function retrying<T>(fn: () => T | Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (attempt > RETRIES || !retryable(db, error)) throw error;
+      }
+    }
   }
 
   const MAX_GROUP = 2000; // bounds the latency one commit adds to the requests in it

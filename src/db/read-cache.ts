@@ -8,8 +8,10 @@
  * outside a transaction, ~6 % of a POST /messages; bench/RESULTS.md "Tenth round"). Writes of this process
  * must call `invalidate` themselves (data_version ignores our own connection's commits).
  *
- * On PostgreSQL the other writers are instances serving traffic (a balance debited there), not an occasional
- * CLI: the version (`db.dataVersion`: notifications received, no round trip) is checked on every lookup.
+ * On PostgreSQL the other writers are instances serving traffic, not an occasional CLI: the version
+ * (`db.dataVersion`: notifications received, no round trip) is checked on every lookup. Values other instances
+ * change without a notification (a balance, debited by every paid send) are not cached there at all
+ * (`notified: false`): each lookup loads.
  *
  * A value loaded inside a transaction may be one that transaction wrote: if anything on the connection has
  * rolled back since (`db.rollbacks()`, rare: a refused item of a group commit), the cache is emptied.
@@ -18,8 +20,14 @@ import type { Db } from "./client";
 
 export function createReadCache<K, V>(
   db: Db,
-  { checkEveryMs = 100, maxEntries = 10_000, perTurn = false }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean } = {},
+  {
+    checkEveryMs = 100,
+    maxEntries = 10_000,
+    perTurn = false,
+    notified = true,
+  }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean; notified?: boolean } = {},
 ) {
+  if (db.engine === "postgres" && !notified) return { get: (_key: K, load: () => V): V => load(), invalidate: (_key?: K): void => {} };
   if (db.engine === "postgres") {
     checkEveryMs = 0;
     perTurn = false; // the version there is a counter in memory: nothing to save

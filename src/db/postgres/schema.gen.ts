@@ -37,6 +37,17 @@ export const apiKeys = pgTable(
   ],
 );
 
+export const balances = pgTable(
+  "balances",
+  {
+    companyId: text("company_id").primaryKey(),
+    amount: bigint("amount", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    foreignKey({ columns: [t.companyId], foreignColumns: [companies.id] }),
+  ],
+);
+
 export const campaignRecipients = pgTable(
   "campaign_recipients",
   {

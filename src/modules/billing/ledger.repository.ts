@@ -1,6 +1,6 @@
 /**
- * The ledger store: every read and write of the ledger_entries table. Callers hold the transaction (the
- * balance check and its append run in one); nothing here opens one.
+ * The ledger store: every read and write of the ledger_entries and balances tables. Callers hold the
+ * transaction (the balance's change and its entry commit together); nothing here opens one.
  */
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -11,11 +11,25 @@ export type LedgerEntry = typeof ledgerEntries.$inferSelect;
 
 export function createLedgerStore(db: Db) {
   // Raw SQL: drizzle's prepared query spent 5 µs of the send path's ~150 mapping this one value.
-  const latest = db.$client.prepare(`SELECT balance_after FROM ledger_entries WHERE company_id = ? ORDER BY id DESC LIMIT 1`);
+  const current = db.$client.prepare("SELECT amount FROM balances WHERE company_id = ?");
+  // The guard is the invariant: the row changes only when it stays >= 0 (a refused debit changes nothing).
+  const adjust = db.$client.prepare("UPDATE balances SET amount = amount + ?1 WHERE company_id = ?2 AND amount + ?1 >= 0 RETURNING amount");
+  const open = db.$client.prepare("INSERT INTO balances (company_id, amount) VALUES (?, 0) ON CONFLICT (company_id) DO NOTHING");
   return {
-    /** The newest entry's `balance_after` (0 without entries). */
-    latestBalance(companyId: string): number {
-      return (latest.get(companyId) as { balance_after: number } | null)?.balance_after ?? 0;
+    /** The company's balance (0 before its first entry). */
+    balance(companyId: string): number {
+      return (current.get(companyId) as { amount: number } | null)?.amount ?? 0;
+    },
+    /**
+     * Adds `amount` (negative: a debit) to the balance unless that would take it below 0: the balance after,
+     * or null (nothing changed). A company's first change opens its row.
+     */
+    adjustBalance(companyId: string, amount: number): number | null {
+      const row = adjust.get(amount, companyId) as { amount: number } | null;
+      if (row) return row.amount;
+      if (amount < 0) return null; // refused, or no row: a balance of 0 pays for nothing
+      open.run(companyId);
+      return (adjust.get(amount, companyId) as { amount: number }).amount;
     },
     insertEntry(entry: LedgerEntry) {
       insertRow(db, ledgerEntries, entry);

@@ -28,3 +28,16 @@ export const ledgerEntries = sqliteTable(
   // No index on message_id: nothing looks entries up by message, and each debit paid for its update.
   (t) => [primaryKey({ columns: [t.companyId, t.id] })],
 );
+
+/**
+ * Each company's current balance, the row that holds "never negative" (DESIGN §15): a debit is one guarded
+ * `UPDATE … SET amount = amount + ? WHERE … AND amount + ? >= 0 RETURNING amount`, so instances writing at
+ * once cannot both spend the last unit, and nothing needs a lock wider than this row. The ledger entry
+ * records the amount returned as its `balanceAfter`. Created with the company's first entry.
+ */
+export const balances = sqliteTable("balances", {
+  companyId: text("company_id")
+    .primaryKey()
+    .references(() => companies.id),
+  amount: integer("amount").notNull(),
+});

@@ -5,7 +5,7 @@
  * test/reliability/storage.test.ts.)
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { WRITE_LOCK, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 
 let app: TestApp;
@@ -43,10 +43,11 @@ test("read-only database: 503 naming it, writes again afterwards", async () => {
 
 test("the write lock held by another process longer than the wait: 503 busy, Retry-After 1", async () => {
   const sqlite = app.deps.db.$client;
-  // The other process takes the lock our writes need (SQLite: its write transaction; PostgreSQL: the
-  // appliance's write lock), and we wait 50 ms for it instead of the usual 5 s / 10 s.
+  // The other process takes the lock our writes need (SQLite: its write transaction; PostgreSQL: a lock on
+  // the contacts table that keeps inserts out), and we wait 50 ms for it instead of the usual 5 s / 10 s.
   if (pg()) {
-    other.$client.exec(`SELECT pg_advisory_lock(${WRITE_LOCK})`);
+    other.$client.exec("BEGIN");
+    other.$client.exec("LOCK TABLE contacts IN SHARE ROW EXCLUSIVE MODE");
     sqlite.exec("SET lock_timeout = '50ms'");
   } else {
     other.$client.exec("BEGIN IMMEDIATE");
@@ -59,7 +60,7 @@ test("the write lock held by another process longer than the wait: 503 busy, Ret
     expect(res.headers.get("retry-after")).toBe("1");
   } finally {
     if (pg()) {
-      other.$client.exec(`SELECT pg_advisory_unlock(${WRITE_LOCK})`);
+      other.$client.exec("ROLLBACK");
       sqlite.exec("SET lock_timeout = '10s'");
     } else {
       other.$client.exec("ROLLBACK");
