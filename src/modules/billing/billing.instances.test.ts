@@ -1,7 +1,7 @@
 /**
- * The balance with instances writing at once (DESIGN §15): on PostgreSQL there is no cluster-wide lock, so
- * "never negative" is held by the balances row alone (a guarded debit); on SQLite a second process on the
- * file takes turns with the first. Either way: exactly what the balance pays for is accepted, to the unit.
+ * Two apps on one database (DESIGN §15), in one process: the accounting is exact on both engines. Their
+ * transactions take turns here (bun:sqlite and this process's PostgreSQL connection are synchronous); the race
+ * itself — two processes writing at once, no cluster-wide lock — is test/reliability/two-instances.test.ts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { balanceOf } from "../../../test/helpers/messaging";
@@ -41,4 +41,17 @@ test("two instances take 80 priced sends at once for a balance of 30: exactly 30
   expect(count("SELECT count(*) AS n FROM ledger_entries WHERE kind = 'debit'")).toBe(30);
   expect(count("SELECT min(balance_after) AS n FROM ledger_entries")).toBe(0);
   expect(count("SELECT sum(amount) AS n FROM ledger_entries")).toBe(0);
+});
+
+test("two instances meet one new address at once: one contact, one open conversation, every send accepted", async () => {
+  const to = { phone: "+14155553999" };
+  await a.deps.ledger.credit({ companyId: a.company.id, amount: 10_000_000 });
+  const hello = { name: "hello_world", params: { "body.1": "Ann" } };
+  const results = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => (i % 2 ? b : a).request("POST", "/messages", { body: { channel: "whatsapp", to, type: "template", template: hello }, key: a.key })),
+  );
+  expect(results.map((r) => r.status)).toEqual(Array(16).fill(202));
+  expect(new Set(results.map((r) => r.body.data.contactId)).size).toBe(1);
+  expect(count("SELECT count(*) AS n FROM contact_identities WHERE value = '+14155553999'")).toBe(1);
+  expect(count(`SELECT count(*) AS n FROM conversations WHERE status = 'open' AND contact_id = '${results[0]!.body.data.contactId}'`)).toBe(1);
 });
