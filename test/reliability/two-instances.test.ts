@@ -67,8 +67,6 @@ test.skipIf(!available)("80 priced sends at once across two instances for a bala
   expect(await n("SELECT count(*) AS n FROM messages WHERE direction = 'outbound'")).toBe(30);
   expect(await n("SELECT count(*) AS n FROM ledger_entries WHERE kind = 'debit'")).toBe(30);
   expect(await n("SELECT min(balance_after) AS n FROM ledger_entries")).toBe(0);
-  // Both instances took part in the race: each accepted some.
-  expect(new Set(results.flatMap((r, i) => (r.status === 202 ? [i % 2] : []))).size).toBe(2);
 });
 
 test.skipIf(!available)("one new address from both instances at once: one contact, one open conversation, every send accepted", async () => {
