@@ -17,7 +17,7 @@ import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
+import { contactMergeStore, MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
 
 const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/license-dev.private.key"), "utf8");
 
@@ -293,6 +293,74 @@ describe("a merge of two richly populated contacts", () => {
     expect(events[1]!.data).toEqual({ contactId: a, mergedContactId: b });
     expectSameShape(events[1]!.data, EVENT_TYPES.find((e) => e.name === "contact.merged")!.example, "$", { keysOnly: true });
     expect(events[0]!.data).toMatchObject({ contact: { id: a }, channel: "whatsapp", source: "api" });
+  });
+});
+
+describe("the other side of each rule", () => {
+  test("the source's recipient row is kept when it got further; the target's later inbound and unread counts add up", async () => {
+    const templateId = (await app.request("GET", "/templates?channel=whatsapp")).body.data.find((t: { name: string }) => t.name === "hello_world").id;
+    const a = await upsert({ identities: [{ channel: "whatsapp", value: "+14155550121" }], tags: ["autumn"], optIn: false });
+    const b = await upsert({ identities: [{ channel: "whatsapp", value: "+14155550122" }], tags: ["autumn"], optIn: true });
+    const campaign = await app.request("POST", "/campaigns", {
+      body: { name: "Autumn", templateId, audience: { type: "tags", tags: ["autumn"] }, askValues: { "body.1": "Sale" } },
+    });
+    await app.deps.queue.drain();
+    expect(rowsOf("campaign_recipients", a)[0]).toMatchObject({ status: "excluded", reason: "noConsent" });
+    expect(rowsOf("campaign_recipients", b)[0]).toMatchObject({ status: "sent" });
+    const bMessage = rowsOf("campaign_recipients", b)[0]!.message_id;
+    // B wrote last, on the same account as A: B's inbound time (the window) is kept.
+    await inbound(app, "whatsapp", { phone: "+14155550121" }, "a1", 600_000);
+    await inbound(app, "whatsapp", { phone: "+14155550121" }, "a2", 500_000);
+    app.clock.advance(1000); // conversations order by when a message arrived
+    await inbound(app, "whatsapp", { phone: "+14155550122" }, "b1", 10_000);
+    const bInbound = Number(rowsOf("contact_channel_state", b)[0]!.last_inbound_at);
+    expect((await merge(a, b)).status).toBe(200);
+    expect(rowsOf("campaign_recipients", a)).toEqual([expect.objectContaining({ campaign_id: campaign.body.data.id, status: "sent", message_id: bMessage })]);
+    const c = app.deps.db.$client.query(`SELECT matched, n_sent, x_no_consent FROM campaigns WHERE id = ?`).get(campaign.body.data.id) as any;
+    expect([Number(c.matched), Number(c.n_sent), Number(c.x_no_consent)]).toEqual([1, 1, 0]);
+    const state = rowsOf("contact_channel_state", a);
+    expect(state.map((s) => Number(s.last_inbound_at))).toEqual([bInbound]);
+    const open = rowsOf("conversations", a).filter((x) => x.status === "open");
+    expect(open.length).toBe(1);
+    expect(Number(open[0]!.unread_count)).toBe(3);
+    // The kept conversation's last message is B's, the later one.
+    const last = app.deps.db.$client.query(`SELECT content FROM messages WHERE id = ?`).get(open[0]!.last_message_id) as { content: string };
+    expect(JSON.parse(last.content)).toMatchObject({ text: "b1" });
+  });
+
+  test("the target's source is kept when it was attributed first", async () => {
+    const a = await upsert({ identities: [{ channel: "email", value: "first@example.com" }] });
+    const b = await upsert({ identities: [{ channel: "email", value: "second@example.com" }] });
+    const src = async (code: string) =>
+      (await app.request("POST", "/sources", { body: { name: code, type: "link", channel: "whatsapp", code } })).body.data.id as string;
+    const first = await src("first-touch");
+    const second = await src("second-touch");
+    await app.request("PUT", `/contacts/${a}/source`, { body: { sourceId: first } });
+    app.clock.advance(1000);
+    await app.request("PUT", `/contacts/${b}/source`, { body: { sourceId: second } });
+    expect((await merge(a, b)).status).toBe(200);
+    expect((await app.request("GET", `/contacts/${a}/source`)).body.data).toMatchObject({ source: { id: first } });
+    expect(rowsOf("contact_sources", a).length).toBe(1);
+  });
+
+  test("one unit of work: a failure part-way leaves both contacts as they were", async () => {
+    const a = await upsert({ identities: [{ channel: "email", value: "unit-a@example.com" }], tags: ["one"] });
+    const b = await upsert({ identities: [{ channel: "email", value: "unit-b@example.com" }], tags: ["two"], optIn: false });
+    const store = contactMergeStore(app.deps.db);
+    const original = store.foldCampaignRecipients;
+    // The last rule but one: identities, tags, consent, conversations, messages have been re-pointed by then.
+    store.foldCampaignRecipients = () => {
+      throw new Error("disk full");
+    };
+    try {
+      expect((await merge(a, b)).status).toBe(500);
+    } finally {
+      store.foldCampaignRecipients = original;
+    }
+    const after = (await app.request("GET", `/contacts/${b}`)).body.data;
+    expect(after).toMatchObject({ identities: [{ value: "unit-b@example.com" }], tags: ["two"], consent: { email: { status: "opted_out" } } });
+    expect((await app.request("GET", `/contacts/${a}`)).body.data).toMatchObject({ identities: [{ value: "unit-a@example.com" }], tags: ["one"] });
+    expect(eventsOf(app, "contact.merged").some((e) => e.data.mergedContactId === b)).toBe(false);
   });
 });
 
