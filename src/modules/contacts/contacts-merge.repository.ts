@@ -26,6 +26,7 @@ export const MERGED_CONTACT_TABLES = {
   contact_sources: "foldSource",
   contact_source_history: "foldSource",
   campaign_recipients: "foldCampaignRecipients",
+  contact_merges: "recordMerge",
 } as const;
 
 interface ConsentRaw {
@@ -293,6 +294,23 @@ export function createContactMergeStore(db: Db) {
       }
       sqlite.query(`UPDATE campaign_recipients SET contact_id = ?, updated_at = ? WHERE contact_id = ?`).run(to, at, from);
       return both.length;
+    },
+
+    /**
+     * Notes where the merged-away contact went, and re-points the contacts merged into it before, so that a
+     * chain (C into B, then B into A) still answers in one lookup.
+     */
+    recordMerge(companyId: string, from: string, to: string, at: number): void {
+      sqlite.query(`UPDATE contact_merges SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+      sqlite.query(`INSERT INTO contact_merges (merged_contact_id, company_id, contact_id, merged_at) VALUES (?, ?, ?, ?)`).run(from, companyId, to, at);
+    },
+
+    /** The contact a merged-away one was folded into (the id itself when it never was). */
+    survivorOf(companyId: string, contactId: string): string {
+      const r = sqlite.query(`SELECT contact_id FROM contact_merges WHERE merged_contact_id = ? AND company_id = ?`).get(contactId, companyId) as {
+        contact_id: string;
+      } | null;
+      return r?.contact_id ?? contactId;
     },
 
     /** The contact stays known since the earlier of the two first sightings. */

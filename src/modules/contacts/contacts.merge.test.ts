@@ -17,6 +17,7 @@ import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { unsubscribeFor } from "../unsubscribe/unsubscribe.module";
 import { contactMergeStore, MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
 
 const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/license-dev.private.key"), "utf8");
@@ -361,6 +362,40 @@ describe("the other side of each rule", () => {
     expect(after).toMatchObject({ identities: [{ value: "unit-b@example.com" }], tags: ["two"], consent: { email: { status: "opted_out" } } });
     expect((await app.request("GET", `/contacts/${a}`)).body.data).toMatchObject({ identities: [{ value: "unit-a@example.com" }], tags: ["one"] });
     expect(eventsOf(app, "contact.merged").some((e) => e.data.mergedContactId === b)).toBe(false);
+  });
+});
+
+describe("links that name a merged-away contact", () => {
+  test("an unsubscribe link mailed to it opts out the contact it went into, through a chain of merges; a deleted one's is dead", async () => {
+    const a = await upsert({ identities: [{ channel: "email", value: "chain-a@example.com" }], optIn: true });
+    const b = await upsert({ identities: [{ channel: "email", value: "chain-b@example.com" }] });
+    const c = await upsert({ identities: [{ channel: "email", value: "chain-c@example.com" }] });
+    const u = unsubscribeFor({ db: app.deps.db, events: app.deps.events, now: app.deps.now, config: app.config });
+    const link = (contactId: string) => new URL(u.url({ companyId: app.company.id, contactId, channel: "email" })!).pathname;
+    const oneClick = (path: string) =>
+      app.app.handle(
+        new Request(`http://localhost${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: "List-Unsubscribe=One-Click",
+        }),
+      );
+    const toC = link(c);
+    // C into B, then B into A: C's link reaches A in one lookup.
+    expect((await merge(b, c)).status).toBe(200);
+    expect((await merge(a, b)).status).toBe(200);
+    expect(
+      rowsOf("contact_merges", a)
+        .map((m) => m.merged_contact_id)
+        .sort(),
+    ).toEqual([b, c].sort());
+    expect((await app.app.handle(new Request(`http://localhost${toC}`))).status).toBe(200);
+    expect((await oneClick(toC)).status).toBe(200);
+    expect((await app.request("GET", `/contacts/${a}`)).body.data.consent.email).toMatchObject({ status: "opted_out" });
+    expect(eventsOf(app, "contact.opted_out").at(-1)!.data).toMatchObject({ contact: { id: a }, channel: "email", source: "campaign_unsubscribe" });
+    // The contact it went into deleted: the link is dead, as a deleted contact's own.
+    expect((await app.request("DELETE", `/contacts/${a}`)).status).toBe(200);
+    expect((await oneClick(toC)).status).toBe(404);
   });
 });
 

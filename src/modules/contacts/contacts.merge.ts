@@ -10,8 +10,10 @@
  *   conversations   an open one on an account where the target has one open too is folded into the target's.
  *   source          the earlier first touch wins.
  *   campaign recipients   one row per campaign: the one that got further (a tie: the target's).
- * The merged-away contact becomes a tombstone like a deleted one (404 from then on). Webhook deliveries already
- * written (the outbox) are left as they are: they report what was true when they happened.
+ * The merged-away contact becomes a tombstone like a deleted one (404 from then on), and contact_merges notes
+ * where it went: links made before that name its id (unsubscribe tokens in delivered mail) find the person
+ * through `survivingContactId`. Webhook deliveries already written (the outbox) are left as they are: they report
+ * what was true when they happened.
  *
  * Concurrency: a send or an inbound message that resolves a contact does so inside its own write transaction,
  * and on both engines writes take turns on one connection, so each lands wholly before the merge (its rows then
@@ -78,6 +80,7 @@ export async function mergeContacts({
     merge.movePipeline(source.id, target.id);
     merge.foldSource(source.id, target.id);
     merge.foldCampaignRecipients(source.id, target.id, at);
+    merge.recordMerge(companyId, source.id, target.id, at);
     contacts.updateContactFields(target.id, { ...mergedFields(target, source), at });
     merge.keepEarlierCreatedAt(target.id, source.createdAt.getTime());
     // Nothing refers to it any more: erase it as DELETE does (its satellite rows are already gone).
@@ -90,4 +93,13 @@ export async function mergeContacts({
     events.emit({ companyId, type: "contact.merged", data: { contactId: target.id, mergedContactId: source.id } });
     return { contact, foldedConversationIds };
   });
+}
+
+/**
+ * The contact an id now stands for: the one it was merged into, else itself (it may still be deleted or unknown —
+ * the caller reads it as usual). For references that outlive a merge and cannot be rewritten, such as the
+ * contact id signed into an unsubscribe link.
+ */
+export async function survivingContactId({ db, companyId, contactId }: { db: Db; companyId: string; contactId: string }): Promise<string> {
+  return contactMergeStore(db).survivorOf(companyId, contactId);
 }
