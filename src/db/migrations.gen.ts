@@ -16,6 +16,7 @@ import m12 from "../../migrations/0012_ledger_by_company.sql" with { type: "text
 import m13 from "../../migrations/0013_consents_without_rowid.sql" with { type: "text" };
 import m14 from "../../migrations/0014_messages_list_unread.sql" with { type: "text" };
 import m15 from "../../migrations/0015_balances.sql" with { type: "text" };
+import m16 from "../../migrations/0016_contact_merges.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -34,6 +35,7 @@ const entries: [string, number, boolean][] = [
   [m13, 1795730801923, true],
   [m14, 1795794709059, true],
   [m15, 1795796728292, true],
+  [m16, 1795798523057, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -43,6 +43,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export interface ErrorDetail {
   pointer: string;
   message: string;
+  /** CONFLICT on an identity that belongs to another contact: that contact (what POST /contacts/{id}/merge takes). */
+  existingContactId?: string;
 }
 
 export class AppError extends Error {

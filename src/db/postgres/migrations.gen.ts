@@ -13,6 +13,7 @@ import m9 from "../../../migrations-pg/0009_messages_dispatch.sql" with { type: 
 import m10 from "../../../migrations-pg/0010_ledger_by_company.sql" with { type: "text" };
 import m11 from "../../../migrations-pg/0011_messages_list_unread.sql" with { type: "text" };
 import m12 from "../../../migrations-pg/0012_balances.sql" with { type: "text" };
+import m13 from "../../../migrations-pg/0013_contact_merges.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -28,6 +29,7 @@ const entries: [string, number, boolean][] = [
   [m10, 1795704209309, true],
   [m11, 1795794709611, true],
   [m12, 1795796732522, true],
+  [m13, 1795798526439, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -232,6 +232,19 @@ export const contactImports = pgTable(
   ],
 );
 
+export const contactMerges = pgTable(
+  "contact_merges",
+  {
+    mergedContactId: text("merged_contact_id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    contactId: text("contact_id").notNull(),
+    mergedAt: bigint("merged_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    index("contact_merges_contact_idx").on(t.contactId),
+  ],
+);
+
 export const contactSourceHistory = pgTable(
   "contact_source_history",
   {

@@ -71,6 +71,10 @@ export type ContactPatchInput = typeof ContactPatchBody.static;
 
 export const ChannelsBody = t.Object({ channels: t.Array(ChannelModel, { minItems: 1, maxItems: CHANNELS.length }) });
 export const TagsBody = t.Object({ tags: t.Array(t.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100 }) });
+/** POST /contacts/{id}/merge (DESIGN §21). */
+export const ContactMergeBody = t.Object({
+  fromContactId: t.String({ minLength: 1, maxLength: 100, description: "the contact folded into {id}; it is gone afterwards (404)" }),
+});
 
 export const TagModel = t.Object(
   { id: t.String(), name: t.String(), contactCount: t.Integer(), createdAt: t.String({ format: "date-time" }) },

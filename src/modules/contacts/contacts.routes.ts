@@ -9,12 +9,14 @@ import {
   ChannelsBody,
   ContactImportModel,
   ContactImportSummaryModel,
+  ContactMergeBody,
   ContactModel,
   ContactPatchBody,
   ContactUpsertBody,
   ContactUpsertResult,
   TagsBody,
 } from "./contacts.model";
+import { mergeContacts } from "./contacts.merge";
 import { addTags, changeConsent, deleteContact, getContact, patchContact, removeTag, upsertContact } from "./contacts.service";
 
 const IdParams = t.Object({ id: t.String() });
@@ -222,6 +224,26 @@ export const contactsRoutes = (deps: Deps) => {
         params: t.Object({ id: t.String(), tagName: t.String() }),
         response: { 200: data(ContactModel), ...errors(403, 404) },
         detail: { summary: "Remove a tag from a contact", operationId: "removeContactTag" },
+      },
+    )
+    .post(
+      "/contacts/:id/merge",
+      ({ auth, params, body, idem }) =>
+        idem.batch(200, async () => (await mergeContacts({ ...w, companyId: auth.companyId, id: params.id, fromContactId: body.fromContactId })).contact),
+      {
+        scope: "contacts:write",
+        params: IdParams,
+        body: ContactMergeBody,
+        response: { 200: data(ContactModel), ...errors(403, 404, 422) },
+        detail: {
+          summary: "Merge another contact into this one (the other is gone afterwards)",
+          description:
+            "Folds `fromContactId` into `{id}` in one transaction: identities, tags, consent (an opt-out on either side wins), custom fields (this contact's value wins), conversations, messages, pipeline records and tasks, source (the earlier first touch wins) and campaign recipients. Emits `contact.merged`. Merging a contact into itself: 422 at `/fromContactId`.",
+          operationId: "mergeContacts",
+          "x-openapi": {
+            requestBody: { content: { "application/json": { example: { fromContactId: "0193a4b2-6c1e-7b3a-9f4d-2a5b8c9d0e1f" } } } },
+          },
+        },
       },
     )
     .post(

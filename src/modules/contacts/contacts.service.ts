@@ -306,7 +306,7 @@ function owners(store: ContactsStore, companyId: string, identities: CheckedIden
 
 function conflict(byContact: Map<string, CheckedIdentity[]>, message: string): AppError {
   const details = [...byContact.entries()].flatMap(([contactId, list]) =>
-    list.map((i) => ({ pointer: `/identities/${i.index}`, message: `belongs to contact ${contactId}` })),
+    list.map((i) => ({ pointer: `/identities/${i.index}`, message: `belongs to contact ${contactId}`, existingContactId: contactId })),
   );
   return new AppError("CONFLICT", message, details);
 }

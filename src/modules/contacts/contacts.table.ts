@@ -104,3 +104,19 @@ export const consentHistory = sqliteTable(
   },
   (t) => [index("consent_history_contact_idx").on(t.contactId, t.id)],
 );
+
+/**
+ * Where a merged-away contact went (POST /contacts/{id}/merge): links made before the merge that name the old
+ * id — unsubscribe tokens in mail already delivered — still reach the person. Chains are kept flat (merging the
+ * survivor again re-points its rows here), so one lookup answers.
+ */
+export const contactMerges = sqliteTable(
+  "contact_merges",
+  {
+    mergedContactId: text("merged_contact_id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    contactId: text("contact_id").notNull(),
+    mergedAt: integer("merged_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("contact_merges_contact_idx").on(t.contactId)],
+);

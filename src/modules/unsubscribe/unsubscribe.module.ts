@@ -8,6 +8,7 @@ import { claimAdapterState } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
 import { getCompany } from "../companies/companies.service";
+import { survivingContactId } from "../contacts/contacts.merge";
 import { getContact, setConsent } from "../contacts/contacts.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
 
@@ -60,10 +61,11 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
       const token = tokens.sign(ref);
       return token ? `${base}${UNSUBSCRIBE_PATH}/${token}` : undefined;
     },
-    /** Whether the token's contact still exists (deleted or merged away: the link is dead). */
-    exists(ref: UnsubscribeRef): boolean {
+    /** Whether the token's contact still exists (deleted: the link is dead; merged away: the one it went into). */
+    async exists(ref: UnsubscribeRef): Promise<boolean> {
+      const id = await survivingContactId({ db, companyId: ref.companyId, contactId: ref.contactId });
       try {
-        getContact({ db, companyId: ref.companyId, id: ref.contactId });
+        getContact({ db, companyId: ref.companyId, id });
         return true;
       } catch {
         return false;
@@ -79,20 +81,24 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
     },
     /**
      * Opts the contact out of the token's channel (source campaign_unsubscribe). Idempotent: a contact already
-     * opted out changes nothing and emits nothing. False when the contact no longer exists (deleted, merged).
+     * opted out changes nothing and emits nothing. A contact merged into another opts that one out (the link was
+     * mailed to the person, whichever record they are now). False when the contact no longer exists (deleted).
      */
-    optOut(ref: UnsubscribeRef): boolean {
+    async optOut(ref: UnsubscribeRef): Promise<boolean> {
       try {
-        setConsent({
-          db,
-          events,
-          now,
-          companyId: ref.companyId,
-          contactId: ref.contactId,
-          channels: [ref.channel],
-          status: "opted_out",
-          source: "campaign_unsubscribe",
-        });
+        // The lookup in the same unit as the write: a merge cannot slip in between.
+        await db.unit(async () =>
+          setConsent({
+            db,
+            events,
+            now,
+            companyId: ref.companyId,
+            contactId: await survivingContactId({ db, companyId: ref.companyId, contactId: ref.contactId }),
+            channels: [ref.channel],
+            status: "opted_out",
+            source: "campaign_unsubscribe",
+          }),
+        );
         return true;
       } catch (e) {
         if ((e as { code?: string }).code === "NOT_FOUND") return false;

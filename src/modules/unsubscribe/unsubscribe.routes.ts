@@ -68,20 +68,20 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
   return new Elysia()
     .get(
       `${UNSUBSCRIBE_PATH}/:token`,
-      ({ params, request, server }) => {
+      async ({ params, request, server }) => {
         limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
-        if (!ref || !u.exists(ref)) return htmlResponse(NOT_FOUND_PAGE, 404);
+        if (!ref || !(await u.exists(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(confirmPage(u.companyName(ref)), 200);
       },
       { params, detail },
     )
     .post(
       `${UNSUBSCRIBE_PATH}/:token`,
-      ({ params, request, server }) => {
+      async ({ params, request, server }) => {
         limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
-        if (!ref || !u.optOut(ref)) return htmlResponse(NOT_FOUND_PAGE, 404);
+        if (!ref || !(await u.optOut(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(donePage(u.companyName(ref)), 200);
       },
       // The body (`List-Unsubscribe=One-Click`, or whatever a client sends) is never parsed: nothing in it matters.

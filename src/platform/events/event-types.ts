@@ -7,6 +7,7 @@
  *   message.*       data = { message: <full message record incl. metadata, status, error> }
  *   contact.*       data = { contact }  (+ channel, source for contact.opted_in / contact.opted_out);
  *                   contact.source_attributed: data = { contactId, source, attributedAt, via, referral, history }
+ *                   contact.merged: data = { contactId, mergedContactId }
  *   conversation.*  data = { conversation }
  *   campaign.*      data = { campaign }  (the Campaign of GET /campaigns/{id}, at the moment of the change)
  *   record.*        data = { record }  (+ fromStageId, toStageId, reason, by for record.moved)
@@ -319,6 +320,13 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
       source: "inbound",
     },
     data: CONSENT_DATA,
+  },
+  {
+    name: "contact.merged",
+    description:
+      "Another contact was merged into this one (POST /contacts/{id}/merge): its identities, conversations, messages and the rest now belong to `contactId`; `mergedContactId` is gone (404).",
+    example: { contactId: "0193a4b2-6c1e-7b3a-9f4d-2a5b8c9d0e1f", mergedContactId: "0193a4b2-7d2f-7c4b-8a5e-3b6c9d0e1f2a" },
+    data: { contactId: text("the contact that stays"), mergedContactId: text("the contact merged into it, which no longer exists") },
   },
   {
     name: "contact.source_attributed",

@@ -86,6 +86,28 @@ const RUNS: Record<string, () => Promise<void>> = {
     const res = await app.request("GET", `/contacts/imports/${started.body.data.id}`);
     expectShown(res.body.data, parseShown(block('{ "id": "…", "status": "completed"')));
   },
+  "POST /api/public/v1/contacts/{id}/merge": async () => {
+    // The merge's worked example, every step in order: two contacts, the 409 naming them, the merge.
+    await fresh();
+    const section = md.slice(md.indexOf("### Merging duplicates"), md.indexOf("### Tags on a contact"));
+    const steps = [...section.matchAll(/```(http|json)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!] as const);
+    const made: string[] = [];
+    let last: { status: number; body: any } | null = null;
+    for (const [kind, text] of steps) {
+      if (kind === "json") {
+        expectShown(last!.body, parseShown(text));
+        continue;
+      }
+      const [head, json] = text.split("\n\n");
+      const [method, path] = head!.split("\n")[0]!.split(" ");
+      const body = JSON.parse(json!.replaceAll('"0193…"', JSON.stringify(made[1])));
+      last = await app.request(method!, path!.replace("{id}", made[0]!), { body });
+      if (last.status === 201) made.push(last.body.data.contact.id);
+      if (last.status === 409) expect(last.body.error.details.map((d: { existingContactId: string }) => d.existingContactId)).toEqual(made);
+    }
+    expect(last!.status).toBe(200);
+    expect((await app.request("GET", `/contacts/${made[1]}`)).status).toBe(404);
+  },
   '{"data": {"id": "0193…", "status": "queued"': async () => {
     await fresh();
     const res = await app.request("POST", "/messages", {

@@ -7,7 +7,13 @@ export const ErrorEnvelope = t.Object(
       code: t.String({ description: "UPPER_SNAKE error code" }),
       message: t.String(),
       requestId: t.Union([t.String(), t.Null()]),
-      details: t.Array(t.Object({ pointer: t.String(), message: t.String() })),
+      details: t.Array(
+        t.Object({
+          pointer: t.String(),
+          message: t.String(),
+          existingContactId: t.Optional(t.String({ description: "CONFLICT on an identity: the contact it belongs to" })),
+        }),
+      ),
     }),
   },
   { title: "Error" },

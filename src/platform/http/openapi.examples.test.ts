@@ -27,6 +27,15 @@ const BEFORE: Record<string, (app: TestApp) => Promise<unknown>> = {
   "POST /api/public/v1/messages#list": (app) => inbound(app, "telegram", { handle: "1001" }),
 };
 
+/** Examples naming resources a fresh appliance has not got: made first, their ids put in the path and body. */
+const MADE: Record<string, (app: TestApp) => Promise<{ path: Record<string, string>; body: Record<string, unknown> }>> = {
+  "POST /api/public/v1/contacts/{id}/merge": async (app) => {
+    const upsert = async (value: string) =>
+      (await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value }] } })).body.data.contact.id as string;
+    return { path: { id: await upsert("ann@example.com") }, body: { fromContactId: await upsert("ann.lee@example.com") } };
+  },
+};
+
 interface RequestExample {
   id: string;
   method: string;
@@ -99,9 +108,12 @@ describe("request examples, each on a fresh sandbox appliance", () => {
       const app = await createTestApp();
       try {
         await BEFORE[ex.id.replace(/ \(.*\)$/, "")]?.(app);
-        const url = ex.path.replace("{channelAccountId}", ACCOUNTS.whatsapp);
+        const made = await MADE[ex.id]?.(app);
+        let url = ex.path.replace("{channelAccountId}", ACCOUNTS.whatsapp);
+        for (const [name, value] of Object.entries(made?.path ?? {})) url = url.replace(`{${name}}`, value);
         const json = ex.contentType === "application/json";
-        const res = await app.request(ex.method, url, json ? { body: ex.value } : { raw: String(ex.value), headers: { "content-type": ex.contentType } });
+        const body = made ? { ...(ex.value as object), ...made.body } : ex.value;
+        const res = await app.request(ex.method, url, json ? { body } : { raw: String(ex.value), headers: { "content-type": ex.contentType } });
         if (!ex.answers.has(res.status)) wrong.push(`${ex.id}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
         else if (ex.answers.get(res.status) !== undefined) {
           try {

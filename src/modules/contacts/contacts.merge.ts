@@ -1,0 +1,105 @@
+/**
+ * Contact merge (DESIGN §21): `POST /contacts/{id}/merge {fromContactId}` folds the second contact into the
+ * first, in one unit of work — either every row moves or none does.
+ *
+ * The rules, per kind of row (contacts-merge.repository.ts has each one and why):
+ *   contact fields  the target's value wins where both have one (names, city, country, each custom field);
+ *                   blocked if either was; known since the earlier of the two.
+ *   identities, messages, pipeline records and tasks, consent history, source history   move as they are.
+ *   tags            the union.       consent   an opt-out on either side wins.
+ *   conversations   an open one on an account where the target has one open too is folded into the target's.
+ *   source          the earlier first touch wins.
+ *   campaign recipients   one row per campaign: the one that got further (a tie: the target's).
+ * The merged-away contact becomes a tombstone like a deleted one (404 from then on), and contact_merges notes
+ * where it went: links made before that name its id (unsubscribe tokens in delivered mail) find the person
+ * through `survivingContactId`. Webhook deliveries already written (the outbox) are left as they are: they report
+ * what was true when they happened.
+ *
+ * Concurrency: a send or an inbound message that resolves a contact does so inside its own write transaction,
+ * and on both engines writes take turns on one connection, so each lands wholly before the merge (its rows then
+ * move) or wholly after it (the identity then belongs to the target).
+ */
+import type { Db } from "../../db/client";
+import { notFound, validationFailed } from "../../platform/errors";
+import type { EventBus } from "../../platform/events/events";
+import { contactMergeStore } from "./contacts-merge.repository";
+import type { Contact } from "./contacts.model";
+import { contactsStore, type ContactRow } from "./contacts.repository";
+import { getContact } from "./contacts.service";
+
+export interface MergeDeps {
+  db: Db;
+  events: Pick<EventBus, "emit">;
+  now: () => Date;
+}
+
+/** What a merge did, for the caller and the tests. */
+export interface MergeResult {
+  contact: Contact;
+  /** Conversations of the merged-away contact folded into an open one of the target (then deleted). */
+  foldedConversationIds: string[];
+}
+
+/** Fields: the target's value where it has one, else the source's; custom fields key by key. */
+function mergedFields(target: ContactRow, source: ContactRow) {
+  return {
+    firstName: target.firstName ?? source.firstName,
+    lastName: target.lastName ?? source.lastName,
+    city: target.city ?? source.city,
+    country: target.country ?? source.country,
+    customFields: { ...source.customFields, ...target.customFields },
+    // A block is a decision about the person, whichever record it was made on.
+    blocked: target.blocked || source.blocked,
+  };
+}
+
+export async function mergeContacts({
+  db,
+  events,
+  now,
+  companyId,
+  id,
+  fromContactId,
+}: MergeDeps & { companyId: string; id: string; fromContactId: string }): Promise<MergeResult> {
+  if (fromContactId === id) throw validationFailed([{ pointer: "/fromContactId", message: "must be another contact than the one merged into" }]);
+  const contacts = contactsStore(db);
+  const merge = contactMergeStore(db);
+  return db.unit(async () => {
+    const target = contacts.contactById(companyId, id);
+    if (!target) throw notFound("Contact");
+    const source = contacts.contactById(companyId, fromContactId);
+    if (!source) throw notFound("Contact");
+    const at = now().getTime();
+
+    merge.moveIdentities(companyId, source.id, target.id);
+    merge.foldTags(source.id, target.id);
+    const optedOut = merge.foldConsents(source.id, target.id);
+    merge.foldChannelState(source.id, target.id, at);
+    const foldedConversationIds = merge.foldConversations(source.id, target.id, at);
+    merge.moveMessages(source.id, target.id);
+    merge.movePipeline(source.id, target.id);
+    merge.foldSource(source.id, target.id);
+    merge.foldCampaignRecipients(source.id, target.id, at);
+    merge.recordMerge(companyId, source.id, target.id, at);
+    contacts.updateContactFields(target.id, { ...mergedFields(target, source), at });
+    merge.keepEarlierCreatedAt(target.id, source.createdAt.getTime());
+    // Nothing refers to it any more: erase it as DELETE does (its satellite rows are already gone).
+    contacts.eraseContact(source.id, at);
+
+    const contact = getContact({ db, companyId, id: target.id });
+    // Consent changed on the target: reported as any opt-out is, so subscribers that keep consent in step
+    // (a CRM, a mailing tool) do not have to interpret contact.merged to learn it.
+    for (const o of optedOut) events.emit({ companyId, type: "contact.opted_out", data: { contact, channel: o.channel, source: o.source } });
+    events.emit({ companyId, type: "contact.merged", data: { contactId: target.id, mergedContactId: source.id } });
+    return { contact, foldedConversationIds };
+  });
+}
+
+/**
+ * The contact an id now stands for: the one it was merged into, else itself (it may still be deleted or unknown —
+ * the caller reads it as usual). For references that outlive a merge and cannot be rewritten, such as the
+ * contact id signed into an unsubscribe link.
+ */
+export async function survivingContactId({ db, companyId, contactId }: { db: Db; companyId: string; contactId: string }): Promise<string> {
+  return contactMergeStore(db).survivorOf(companyId, contactId);
+}
