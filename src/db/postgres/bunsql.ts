@@ -198,6 +198,8 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const newClient = (max: number) => new SQL(url, { max, connectionTimeout: connectTimeoutMs / 1000, connection, prepare: true });
   let sql = newClient(poolSize);
   let closed = false;
+  /** The LISTEN subscriptions still open: close() ends them too. */
+  const listening = new Set<() => Promise<void>>();
 
   const texts = new Map<string, string>();
   const pgText = (portable: string) => {
@@ -386,13 +388,14 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
       }
     }, listenCheckMs);
     check.unref();
-    return {
-      async unlisten() {
-        stopped = true;
-        clearInterval(check);
-        await (client as SQL | null)?.close({ timeout: 0 }).catch(() => {});
-      },
+    const unlisten = async () => {
+      listening.delete(unlisten);
+      stopped = true;
+      clearInterval(check);
+      await (client as SQL | null)?.close({ timeout: 0 }).catch(() => {});
     };
+    listening.add(unlisten);
+    return { unlisten };
   }
 
   return {
@@ -404,6 +407,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
     },
     async close() {
       closed = true;
+      await Promise.all([...listening].map((unlisten) => unlisten()));
       await sql.close({ timeout: 0 });
     },
   };
