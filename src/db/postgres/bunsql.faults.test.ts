@@ -127,10 +127,25 @@ describe.skipIf(!postgresAvailable())("Bun.SQL pool under faults", () => {
       const sub = await pool.listen("faults", (p) => heard.push(p));
       try {
         await Promise.all(Array.from({ length: 4 }, () => pool.get("SELECT pg_sleep(0.05)"))); // four open connections
+        // a unit that is half-way when the network goes
+        let resume!: () => void;
+        const paused = new Promise<void>((resolve) => (resume = resolve));
+        const midUnit = timed(() =>
+          pool.unit(async (tx) => {
+            await tx.run("UPDATE t SET n = n + 1 WHERE id = 1");
+            await paused;
+            return tx.get("SELECT 1 AS one");
+          }),
+        );
+        await Bun.sleep(100);
         proxy.kill("SIGUSR1");
         await Bun.sleep(20);
+        resume();
         // a statement on an open connection: nothing comes back; the deadline ends it
         const onOpen = await timed(() => pool.get("SELECT 1"));
+        const unitCut = await midUnit;
+        unavailable(unitCut);
+        expect(unitCut.ms).toBeLessThan(120 + DEADLINE_MS + SLACK_MS);
         unavailable(onOpen);
         expect(onOpen.ms).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
         expect(onOpen.ms).toBeLessThan(DEADLINE_MS + SLACK_MS);

@@ -295,7 +295,10 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
           await exec(`RELEASE ${name}`);
           return out;
         } catch (e) {
-          if (!(e instanceof StorageUnavailableError)) await exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          if (!(e instanceof StorageUnavailableError)) {
+            await exec(`ROLLBACK TO ${name}`);
+            await exec(`RELEASE ${name}`);
+          }
           throw e;
         }
       },
