@@ -4,9 +4,12 @@
  * LISTEN. The faults are in bunsql.faults.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { errorPlugin } from "../../platform/http/error.plugin";
+import { silentLogger } from "../../platform/logger";
 import type { Db } from "../client";
 import { postgresAvailable, postgresInstances } from "../../../test/helpers/postgres";
-import { openPgPool, PgError, StorageUnavailableError, type PgPool } from "./bunsql";
+import { openPgPool, PgError, StorageUnavailableError, type PgPool, type PgTx } from "./bunsql";
 
 const errorOf = async (p: Promise<unknown>) => {
   try {
@@ -16,6 +19,21 @@ const errorOf = async (p: Promise<unknown>) => {
   }
   throw new Error("expected an error");
 };
+
+test.each([
+  ["the database unreachable", new StorageUnavailableError("refused", "08001"), 503, "STORAGE_UNAVAILABLE", "5"],
+  ["a statement timeout", new PgError("canceling statement due to statement timeout", "57014"), 503, "STORAGE_UNAVAILABLE", "1"],
+  ["a lock timeout", new PgError("could not obtain lock", "55P03"), 503, "STORAGE_UNAVAILABLE", "1"],
+  ["a unique violation", new PgError("duplicate key", "23505"), 500, "INTERNAL", null],
+])("the error plugin answers %s as the engines agreed (503 with Retry-After for storage)", async (_, error, status, code, retryAfter) => {
+  const app = new Elysia().use(errorPlugin({ log: silentLogger })).get("/", () => {
+    throw error;
+  });
+  const res = await app.handle(new Request("http://localhost/"));
+  expect(res.status).toBe(status);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+  expect(res.headers.get("retry-after")).toBe(retryAfter);
+});
 
 describe.skipIf(!postgresAvailable())("Bun.SQL pool", () => {
   let db: Db; // the libpq engine on the same database: what the rows must look like
@@ -195,6 +213,14 @@ describe.skipIf(!postgresAvailable())("Bun.SQL pool", () => {
     for (let i = 0; i < 100 && !got.includes("k2"); i++) await Bun.sleep(10);
     expect(got).toContain("k2");
     await sub.unlisten();
+  });
+
+  test("a statement on a unit that has ended is refused (it would run outside the transaction)", async () => {
+    let kept: PgTx | null = null;
+    await pool.unit(async (tx) => {
+      kept = tx;
+    });
+    expect((await errorOf(kept!.run("SELECT 1"))).message).toContain("unit that has ended");
   });
 
   test("ping answers; a closed pool refuses with STORAGE_UNAVAILABLE", async () => {
