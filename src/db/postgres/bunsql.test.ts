@@ -25,7 +25,7 @@ test.each([
   ["a statement timeout", new PgError("canceling statement due to statement timeout", "57014"), 503, "STORAGE_UNAVAILABLE", "1"],
   ["a lock timeout", new PgError("could not obtain lock", "55P03"), 503, "STORAGE_UNAVAILABLE", "1"],
   ["a unique violation", new PgError("duplicate key", "23505"), 500, "INTERNAL", null],
-])("the error plugin answers %s as the engines agreed (503 with Retry-After for storage)", async (_, error, status, code, retryAfter) => {
+])("the error plugin answers %s: storage that cannot serve is 503 with Retry-After", async (_, error, status, code, retryAfter) => {
   const app = new Elysia().use(errorPlugin({ log: silentLogger })).get("/", () => {
     throw error;
   });
