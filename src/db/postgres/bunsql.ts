@@ -243,7 +243,14 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
     }
   }
 
-  /** A statement outside a unit: a connection found ended by the server is left behind for the next one. */
+  /**
+   * A statement outside a unit: a connection found ended by the server is left behind for the next one (Bun
+   * reports each dead pooled connection once, at its next statement, with 57P01).
+   * NB! Also when the server ended the session while the statement ran: it was rolled back with the session,
+   * so running it again is safe — but for a termination that lands between its commit and its answer, which
+   * PostgreSQL does not rule out, a write would be made twice. Writes that must not be are made idempotent
+   * by their keys (DESIGN §15), as everything retried is.
+   */
   async function onPool(text: string, params: readonly PgParam[] = []): Promise<Result> {
     for (let attempt = 0; ; attempt++) {
       const client = sql;
