@@ -124,7 +124,7 @@ export function buildDeps({
     fetch: outboundFetch,
     /** `[outbound]`: the static URL check for request acceptance (422) and the guarded fetcher's policy. */
     outbound: outboundPolicy,
-    events: createEventBus({ now }),
+    events: createEventBus({ now, track: (work) => db.track(work) }),
     queue: createQueue({
       db,
       now,

@@ -577,3 +577,34 @@ describe("db.unit: the asynchronous unit of work", () => {
     db.close();
   });
 });
+
+describe("db.track: a unit waits for the work started on its behalf", () => {
+  test("an asynchronous subscriber's writes commit with the unit; its failure fails the unit; a synchronous tx refuses it", async () => {
+    const { db, insert } = tableDb("track.db");
+    const subscriber = async (id: number) => {
+      await Promise.resolve();
+      insert.run(id);
+    };
+    await db.unit(async () => {
+      insert.run(1);
+      db.track(subscriber(2)); // events.emit does this for a subscriber that returns a promise
+    });
+    await expect(
+      db.unit(async () => {
+        insert.run(3);
+        db.track(subscriber(1)); // duplicate key: the unit fails, 3 is undone
+      }),
+    ).rejects.toThrow();
+    expect((db.$client.query("SELECT id FROM t ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([1, 2]);
+    // NB! A synchronous transaction cannot wait: it refuses loudly (4 undone). What the subscriber writes after
+    // its first await cannot be stopped — that is why an emitter with asynchronous subscribers must be a unit.
+    expect(() =>
+      db.tx(() => {
+        insert.run(4);
+        db.track(subscriber(5));
+      }),
+    ).toThrow("nothing it calls may await");
+    expect(db.$client.query("SELECT id FROM t WHERE id = 4").get()).toBeNull();
+    db.close();
+  });
+});

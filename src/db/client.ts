@@ -130,6 +130,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * until then (write-behind.ts). A throw fails the transaction — in a group commit, every item of it.
    */
   beforeCommit(fn: () => void): void;
+  /**
+   * Inside a transaction: the transaction (or savepoint) in which it was called does not commit before
+   * `work` has settled, and fails if it rejects — asynchronous work started on its behalf (an event
+   * subscriber's writes, events.ts). Only in a unit (db.unit): a synchronous transaction cannot wait, and
+   * refuses it.
+   */
+  track(work: Promise<unknown>): void;
   /** While on, group commits wait (the WAL checkpointer's short hold, checkpointer.ts); plain tx do not. */
   holdGroups(on: boolean): void;
   close(): void;
@@ -378,6 +385,17 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     mustBeInside("afterCommit");
     levels[state.depth - 1]!.push({ committed, rolledBack });
   };
+  // track: per open level, the work it waits for before it ends.
+  const tracked: Promise<unknown>[][] = [];
+  db.track = (work) => {
+    mustBeInside("track");
+    work.catch(() => {}); // its level reports the rejection
+    tracked[state.depth - 1]!.push(work);
+  };
+  /** Waits for the level's tracked work, including work tracked meanwhile. */
+  const drain = async (level: Promise<unknown>[]): Promise<void> => {
+    for (let i = 0; i < level.length; i++) await level[i];
+  };
   const preCommit = new Set<() => void>();
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit");
@@ -398,6 +416,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       // transaction back by itself: then there is no savepoint to return to, and nothing of it survived.
       if (sqlite.inTransaction) sqlite.exec(state.depth === 1 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       for (const h of levels.pop()!) h.rolledBack();
+      tracked.pop();
       if (state.depth === 1) preCommit.clear();
     } finally {
       if (--state.depth === 0) txVersion = null;
@@ -416,6 +435,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       return abort(e, savepoint);
     }
     const ended = levels.pop()!;
+    tracked.pop();
     if (state.depth > 1) levels[levels.length - 1]!.push(...ended);
     else if (state.groupHooks) state.groupHooks.push(...ended);
     if (--state.depth === 0) {
@@ -446,6 +466,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       }
     } else sqlite.query(`SAVEPOINT ${savepoint}`).run();
     levels.push([]);
+    tracked.push([]);
     state.depth++;
     let result: T;
     try {
@@ -453,12 +474,17 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     } catch (e) {
       return abort(e, savepoint);
     }
-    if (result instanceof Promise) {
+    const level = tracked[tracked.length - 1]!;
+    if (result instanceof Promise || level.length) {
       if (state.asyncOpen === null) {
-        result.catch(() => {});
-        return abort(new Error("db.tx callback must be synchronous: use db.unit"), savepoint);
+        if (result instanceof Promise) result.catch(() => {});
+        return abort(new Error("db.tx callback must be synchronous, and nothing it calls may await: use db.unit"), savepoint);
       }
-      return result.then(
+      return (async () => {
+        const value = await result;
+        await drain(level);
+        return value;
+      })().then(
         (value) => settle(value, savepoint),
         (e) => abort(e, savepoint),
       ) as T;

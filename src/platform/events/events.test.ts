@@ -11,9 +11,9 @@ afterAll(() => app.close());
 test("emit hands each event to every subscriber, in emit order and subscription order; an unsubscribed subscriber gets nothing", () => {
   const bus = createEventBus({ now: () => new Date("2026-02-01T00:00:00Z") });
   const calls: string[] = [];
-  const first = bus.subscribe((e) => calls.push(`first ${e.type}`));
-  bus.subscribe((e) => calls.push(`second ${e.type}`));
-  const gone = bus.subscribe((e) => calls.push(`gone ${e.type}`));
+  const first = bus.subscribe((e) => void calls.push(`first ${e.type}`));
+  bus.subscribe((e) => void calls.push(`second ${e.type}`));
+  const gone = bus.subscribe((e) => void calls.push(`gone ${e.type}`));
   gone();
   const a = bus.emit({ companyId: "c1", type: "contact.created", data: { n: 1 } });
   const b = bus.emit({ companyId: "c1", type: "contact.updated", data: { n: 2 } });

@@ -24,7 +24,11 @@ export interface DomainEvent {
   createdAt: Date;
 }
 
-export type EventSubscriber = (event: DomainEvent) => void;
+/**
+ * Called inside the emitter's transaction. A subscriber that awaits its stores returns a promise: the
+ * emitter's unit of work does not commit before it has settled (`track`, db.track), and fails with it.
+ */
+export type EventSubscriber = (event: DomainEvent) => void | Promise<void>;
 
 export interface EventBus {
   /**
@@ -42,7 +46,7 @@ export interface EventBus {
   subscribe(subscriber: EventSubscriber): () => void;
 }
 
-export function createEventBus({ now }: { now: () => Date }): EventBus {
+export function createEventBus({ now, track }: { now: () => Date; track?: (work: Promise<unknown>) => void }): EventBus {
   const subscribers = new Set<EventSubscriber>();
   return {
     emit({ companyId, type, data, refs }) {
@@ -51,7 +55,13 @@ export function createEventBus({ now }: { now: () => Date }): EventBus {
         let value: Record<string, unknown> | undefined;
         Object.defineProperty(event, "data", { enumerable: true, get: () => (value ??= data()) });
       }
-      for (const s of subscribers) s(event);
+      for (const s of subscribers) {
+        const work = s(event);
+        if (work instanceof Promise) {
+          if (!track) throw new Error("an asynchronous event subscriber needs the bus's track (db.track)");
+          track(work);
+        }
+      }
       return event;
     },
     subscribe(subscriber) {

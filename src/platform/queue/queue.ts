@@ -465,7 +465,7 @@ export function createQueue({
    * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
    * Cut short by the group's background slice, it goes on in the next group (continueInline).
    */
-  function runInline(type: string, handler: JobHandler, limit: number, full: boolean): number {
+  async function runInline(type: string, handler: JobHandler, limit: number, full: boolean): Promise<number> {
     const t = now().getTime();
     if (full) store.requeueExpiredInline(t, type);
     const rows = store.dueInline(type, t, limit);
@@ -490,8 +490,8 @@ export function createQueue({
       };
       let outcome: JobOutcome;
       try {
-        outcome = db.attempt(() => {
-          const o = handler.inline!(job);
+        outcome = await db.attempt(async () => {
+          const o = await handler.inline!(job);
           if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
           return o;
         });
@@ -736,14 +736,14 @@ export function createQueue({
     if (!wanted.length) return 0;
     // (A group-commit item may run twice: counted inside it, from zero each time.)
     const { claimed, inline } = await db.batch(
-      () => {
+      async () => {
         let ran = 0;
-        const jobs = wanted.map(([type, room]) => {
+        const jobs: Job[][] = [];
+        for (const [type, room] of wanted) {
           if (full) sweepHolds(type, t, false);
-          if (!handlers.get(type)!.inline) return claim(type, room, full || !idle(type));
-          ran += runInline(type, handlers.get(type)!, room, full);
-          return [];
-        });
+          if (!handlers.get(type)!.inline) jobs.push(claim(type, room, full || !idle(type)));
+          else ran += await runInline(type, handlers.get(type)!, room, full);
+        }
         return { claimed: jobs, inline: ran };
       },
       continueInline,
