@@ -4,7 +4,7 @@
  */
 import type { Deps } from "../../deps";
 import { getCompany } from "../companies/companies.service";
-import { getMedia, resolveStoredMedia } from "../media/media.service";
+import { resolveStoredMedia } from "../media/media.service";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { createAdapterStateStore } from "../../channels/adapter-state";
 import { createAnalytics } from "./social.analytics";
@@ -35,7 +35,7 @@ function createSocialModule(deps: Deps) {
     queue: deps.queue,
     events: deps.events,
     now,
-    mediaType: (companyId, mediaId) => getMedia({ db, companyId, id: mediaId })?.mimeType,
+    mediaType: (companyId, mediaId) => resolveStoredMedia({ db, companyId, mediaId })?.mimeType,
   });
   const analytics = createAnalytics({
     repo,

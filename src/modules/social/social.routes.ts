@@ -47,7 +47,7 @@ export const socialPublicRoutes = (deps: Deps) => {
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
     async ({ params, query }) => {
       const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig)
-        ? getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
+        ? await getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
         : undefined;
       const file = row && Bun.file(row.path);
       if (!row || !file || !(await file.exists())) throw notFound("Media");
