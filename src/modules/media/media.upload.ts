@@ -95,7 +95,7 @@ export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: st
   const row = await db.unit(async () => {
     const r = await getMedia({ db, companyId, id });
     if (!r) throw notFound("Media");
-    const use = mediaInUse({ db, companyId, mediaId: id });
+    const use = await mediaInUse({ db, companyId, mediaId: id });
     if (use)
       throw new AppError(
         "MEDIA_IN_USE",
