@@ -17,11 +17,17 @@ type Deps = ReturnType<typeof cliDeps>;
 
 function withDeps<T>(configFlag: string | undefined, fn: (deps: Deps) => T): T {
   const deps = cliDeps(configFlag);
+  let result: T;
   try {
-    return fn(deps);
-  } finally {
+    result = fn(deps);
+  } catch (e) {
     deps.db.close();
+    throw e;
   }
+  // An asynchronous service (issue 35): close once it has settled.
+  if (result instanceof Promise) return result.finally(() => deps.db.close()) as T;
+  deps.db.close();
+  return result;
 }
 
 function companyBySlug(deps: Deps, slug: string) {
@@ -89,7 +95,7 @@ export function companiesCommand(args: string[]): void {
   } else throw new UsageError("usage: switchboard companies create|list");
 }
 
-export function keysCommand(args: string[]): void {
+export function keysCommand(args: string[]): void | Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "create") {
     const usage = "switchboard keys create --company SLUG [--name N] [--scopes a,b|*] [--allow-ip CIDR,...] [--expires-at ISO] [--rate-limit RPS] [--json]";
@@ -138,10 +144,10 @@ export function keysCommand(args: string[]): void {
     });
   } else if (sub === "list") {
     const { values } = parse(rest, { company: { type: "string" }, json: { type: "boolean" } }, "switchboard keys list [--company SLUG] [--json]");
-    withDeps(values.config, (deps) => {
+    return withDeps(values.config, async (deps) => {
       const companies = new Map(listCompanies({ db: deps.db }).map((c) => [c.id, c.slug]));
       const companyId = values.company ? companyBySlug(deps, values.company).id : undefined;
-      const rows = listApiKeys({ db: deps.db, companyId }).map((k) => keyView(k, companies.get(k.companyId) ?? "?"));
+      const rows = (await listApiKeys({ db: deps.db, companyId })).map((k) => keyView(k, companies.get(k.companyId) ?? "?"));
       print(
         values.json,
         rows,
@@ -157,14 +163,14 @@ export function keysCommand(args: string[]): void {
     const { values, positionals } = parse(rest, {}, "switchboard keys revoke ID");
     const id = positionals[0];
     if (!id) throw new UsageError("usage: switchboard keys revoke ID");
-    withDeps(values.config, (deps) => {
-      revokeApiKey({ db: deps.db, now: deps.now, id });
+    return withDeps(values.config, async (deps) => {
+      await revokeApiKey({ db: deps.db, now: deps.now, id });
       process.stdout.write(`Revoked key ${id}\n`);
     });
   } else throw new UsageError("usage: switchboard keys create|list|revoke");
 }
 
-function keyView(k: ReturnType<typeof listApiKeys>[number], company: string) {
+function keyView(k: Awaited<ReturnType<typeof listApiKeys>>[number], company: string) {
   return {
     id: k.id,
     company,

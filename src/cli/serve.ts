@@ -53,7 +53,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     if (drained === "timeout") await app.stop(true);
     await stopModules(deps);
     await deps.queue.stop(Math.max(1000, config.server.shutdown_timeout_ms / 2));
-    deps.keys.flushUsage();
+    await deps.keys.flushUsage();
     checkpointer?.stop();
     deps.db.close();
     log.info({}, "stopped");

@@ -97,14 +97,14 @@ export const facebookPublisher: PublisherDefinition = {
             const key = `photo${i}`;
             const existing = input.progress[key];
             const photoId = existing ?? (await photo(m, { published: "false" })).id;
-            if (!existing) input.save({ [key]: photoId });
+            if (!existing) await input.save({ [key]: photoId });
             ids.push(photoId);
           }
           id = (
             await call<{ id: string }>("POST", url(`${s.page_id}/feed`), { message: input.text, attached_media: ids.map((media_fbid) => ({ media_fbid })) })
           ).id;
         }
-        input.save({ externalId: id });
+        await input.save({ externalId: id });
         return { externalId: id, url: postUrl(id), publishedAt: ctx.now() };
       },
 

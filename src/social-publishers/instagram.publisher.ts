@@ -90,7 +90,7 @@ export const instagramPublisher: PublisherDefinition = {
       for (const [i, m] of input.media.entries()) {
         const key = `child${i}`;
         children.push(input.progress[key] ?? (await call<{ id: string }>("POST", url(`${s.ig_user_id}/media`), item(m, true))).id);
-        if (!input.progress[key]) input.save({ [key]: children[i]! });
+        if (!input.progress[key]) await input.save({ [key]: children[i]! });
       }
       return (await call<{ id: string }>("POST", url(`${s.ig_user_id}/media`), { media_type: "CAROUSEL", children: children.join(","), caption: input.text }))
         .id;
@@ -123,7 +123,7 @@ export const instagramPublisher: PublisherDefinition = {
         }
         if (!container) {
           container = await createContainer(input);
-          input.save({ containerId: container });
+          await input.save({ containerId: container });
         }
         const deadline = ctx.now().getTime() + s.container_wait_ms;
         for (;;) {
@@ -140,7 +140,7 @@ export const instagramPublisher: PublisherDefinition = {
           await ctx.sleep(POLL_MS);
         }
         const published = await call<{ id: string }>("POST", url(`${s.ig_user_id}/media_publish`), { creation_id: container });
-        input.save({ externalId: published.id });
+        await input.save({ externalId: published.id });
         return { externalId: published.id, url: await permalink(published.id), publishedAt: ctx.now() };
       },
 

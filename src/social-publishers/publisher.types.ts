@@ -49,8 +49,8 @@ export interface PublishInput {
   media: PublishMedia[];
   /** Saved by earlier attempts. */
   progress: PublishProgress;
-  /** Stores ids immediately (own transaction). Call it the moment the platform answers an id. */
-  save(progress: PublishProgress): void;
+  /** Stores ids immediately (own unit of work): await it the moment the platform answers an id. */
+  save(progress: PublishProgress): void | Promise<void>;
   /** When the first attempt began: posts older than this are never taken for ours. */
   firstAttemptAt: Date;
 }

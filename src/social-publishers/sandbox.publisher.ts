@@ -54,11 +54,11 @@ export const sandboxPublisher: PublisherDefinition = {
       async publish(input) {
         if (/#fail\b/i.test(input.text)) throw new PublishError("SANDBOX_REJECTED", "the sandbox refuses posts containing #fail", false);
         if (/#flaky\b/i.test(input.text) && !input.progress.flaky) {
-          input.save({ flaky: "1" });
+          await input.save({ flaky: "1" });
           throw new PublishError("SANDBOX_UNAVAILABLE", "the sandbox fails the first attempt of posts containing #flaky", true);
         }
         const externalId = externalIdOf(input.targetId);
-        input.save({ externalId });
+        await input.save({ externalId });
         return { externalId, url: urlOf(externalId), publishedAt: ctx.now() };
       },
       // The id is a function of the target: publishing again returns the same post, never a second one.

@@ -95,7 +95,7 @@ export const tiktokPublisher: PublisherDefinition = {
         if (st.status === "PUBLISH_COMPLETE" || st.status === "SEND_TO_USER_INBOX") {
           // Private or inbox posts have no public id: the publish id then stands for the post.
           const postId = st.publicaly_available_post_id?.[0] !== undefined ? String(st.publicaly_available_post_id[0]) : publishId;
-          save({ externalId: postId });
+          await save({ externalId: postId });
           return { externalId: postId, url: postId === publishId ? null : `https://www.tiktok.com/video/${postId}`, publishedAt: ctx.now() };
         }
         if (st.status === "FAILED") return { failed: st.fail_reason ?? "unknown" };
@@ -158,7 +158,7 @@ export const tiktokPublisher: PublisherDefinition = {
           post_info: postInfo,
           source_info: sourceInfo,
         });
-        input.save({ publishId: init.publish_id });
+        await input.save({ publishId: init.publish_id });
         if (file) {
           if (!init.upload_url) throw new PublishError("PROVIDER_UNAVAILABLE", "TikTok gave no upload_url for FILE_UPLOAD", true);
           const { chunkSize, count } = tiktokChunks(file.size);

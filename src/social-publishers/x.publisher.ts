@@ -84,7 +84,7 @@ export const xPublisher: PublisherDefinition = {
         });
         const id = created?.data?.id;
         if (!id) throw new PublishError("PROVIDER_UNAVAILABLE", "X answered the post without an id", true);
-        input.save({ externalId: id });
+        await input.save({ externalId: id });
         return { externalId: id, url: tweetUrl(id), publishedAt: ctx.now() };
       },
 

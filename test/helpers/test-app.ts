@@ -167,9 +167,9 @@ export async function createTestApp(opts: TestAppOptions = {}) {
      * later event-loop turn, where a request sent after the commit is handled (the API key cache checks once
      * per turn).
      */
-    async externalCommit<T>(write: () => T): Promise<T> {
+    async externalCommit<T>(write: () => T | Promise<T>): Promise<T> {
       const before = deps.db.dataVersion();
-      const result = write();
+      const result = await write(); // an asynchronous service's writes are done once it settles
       const since = performance.now();
       while (deps.db.dataVersion() === before) {
         if (deps.db.engine === "sqlite") throw new Error("SQLite's data_version did not change with another connection's commit");

@@ -17,24 +17,26 @@ export function createApiKeysStore(db: Db) {
     .where(eq(apiKeys.hash, placeholder("hash")))
     .prepare();
   return {
+    // NB! Synchronous until its callers are: createApiKey is called synchronously by the test helpers and by
+    // other modules' tests (messages, contacts, campaigns), and byHash by the API guard on every request.
     insertKey(row: ApiKeyRow) {
       db.insert(apiKeys).values(row).run();
     },
     /** Newest first; every company's when `companyId` is not given. */
-    list(companyId?: string): ApiKeyRow[] {
+    async list(companyId?: string): Promise<ApiKeyRow[]> {
       const q = db.select().from(apiKeys);
       return (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
     },
-    byId(id: string): ApiKeyRow | undefined {
+    async byId(id: string): Promise<ApiKeyRow | undefined> {
       return db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
     },
     byHash(hash: string): ApiKeyRow | undefined {
       return byHash.get({ hash });
     },
-    revoke(id: string, at: Date) {
+    async revoke(id: string, at: Date): Promise<void> {
       db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
     },
-    setLastUsed(id: string, at: Date) {
+    async setLastUsed(id: string, at: Date): Promise<void> {
       db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
     },
   };

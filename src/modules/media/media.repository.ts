@@ -11,6 +11,8 @@ export type MediaRow = typeof media.$inferSelect;
 
 export function createMediaStore(db: Db) {
   return {
+    // NB! ofCompany, exists, providerMediaId and putProviderMediaId stay synchronous until the messaging
+    // engine is asynchronous: it resolves media and caches provider ids synchronously (media.service.ts).
     ofCompany(companyId: string, id: string): MediaRow | undefined {
       return db
         .select()
@@ -22,7 +24,7 @@ export function createMediaStore(db: Db) {
       return !!db.select({ id: media.id }).from(media).where(eq(media.id, id)).get();
     },
     /** Newest first (ids are UUID v7); `before` = id of the last row of the previous page. */
-    list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): MediaRow[] {
+    async list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): Promise<MediaRow[]> {
       return db
         .select()
         .from(media)
@@ -32,7 +34,7 @@ export function createMediaStore(db: Db) {
         .all();
     },
     /** Bytes of media a company holds. */
-    companyBytes(companyId: string): number {
+    async companyBytes(companyId: string): Promise<number> {
       const row = db
         .select({ total: sql<number>`coalesce(sum(${media.size}), 0)` })
         .from(media)
@@ -40,11 +42,11 @@ export function createMediaStore(db: Db) {
         .get();
       return Number(row?.total ?? 0);
     },
-    insertMedia(row: MediaRow) {
+    async insertMedia(row: MediaRow): Promise<void> {
       db.insert(media).values(row).run();
     },
     /** True when a row was deleted. */
-    deleteMedia(companyId: string, id: string): boolean {
+    async deleteMedia(companyId: string, id: string): Promise<boolean> {
       const res = db
         .delete(media)
         .where(and(eq(media.id, id), eq(media.companyId, companyId)))
@@ -80,7 +82,7 @@ export function createMediaStore(db: Db) {
         })
         .run();
     },
-    deleteProviderMediaId(mediaId: string, channelAccountId: string) {
+    async deleteProviderMediaId(mediaId: string, channelAccountId: string): Promise<void> {
       db.delete(mediaProviderIds)
         .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
         .run();

@@ -86,10 +86,10 @@ export const mediaRoutes = (deps: Deps) => {
             apiKeyId: auth.keyId,
             file: body.file,
             channel: body.channel,
-            commit: (write) => {
-              let out!: ReturnType<typeof write>;
-              idem.commit(201, () => {
-                out = write();
+            commit: async (write) => {
+              let out!: Awaited<ReturnType<typeof write>>;
+              await idem.batch(201, async () => {
+                out = await write();
                 return toMediaView(out, publicUrl);
               });
               return out;
@@ -140,10 +140,10 @@ export const mediaRoutes = (deps: Deps) => {
       )
       .get(
         "/media",
-        ({ auth, query }) => {
+        async ({ auth, query }) => {
           const limit = pageLimit(query.limit);
           const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-          const rows = listMedia({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before });
+          const rows = await listMedia({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before });
           return toPage(
             rows,
             limit,
@@ -160,8 +160,8 @@ export const mediaRoutes = (deps: Deps) => {
       )
       .get(
         "/media/:id",
-        ({ auth, params }) => {
-          const row = getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
+        async ({ auth, params }) => {
+          const row = await getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
           if (!row) throw notFound("Media");
           return { data: toMediaView(row, publicUrl) };
         },
@@ -175,7 +175,7 @@ export const mediaRoutes = (deps: Deps) => {
       .get(
         "/media/:id/content",
         async ({ auth, params }) => {
-          const row = getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
+          const row = await getMedia({ db: deps.db, companyId: auth.companyId, id: params.id });
           if (!row) throw notFound("Media");
           const file = Bun.file(row.path);
           if (!(await file.exists())) throw notFound("Media content");

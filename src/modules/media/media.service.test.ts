@@ -10,9 +10,9 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function seed(companyId = app.company.id) {
+async function seed(companyId = app.company.id) {
   const id = newId();
-  insertMedia({
+  await insertMedia({
     db: app.deps.db,
     row: { id, companyId, filename: "a.png", mimeType: "image/png", size: 3, sha256: "x", path: `/tmp/${id}`, createdAt: app.deps.now(), apiKeyId: null },
   });
@@ -20,9 +20,9 @@ function seed(companyId = app.company.id) {
 }
 
 describe("provider media id cache", () => {
-  test("resolve without a cached id, cache, resolve again, replace on conflict, per account", () => {
+  test("resolve without a cached id, cache, resolve again, replace on conflict, per account", async () => {
     const db = app.deps.db;
-    const mediaId = seed();
+    const mediaId = await seed();
     const base = { db, companyId: app.company.id, mediaId };
     expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })).toEqual({
       id: mediaId,
@@ -39,20 +39,20 @@ describe("provider media id cache", () => {
     cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P2" });
     expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBe("P2");
 
-    forgetProviderMediaId({ db, mediaId, channelAccountId: "wa1" });
+    await forgetProviderMediaId({ db, mediaId, channelAccountId: "wa1" });
     expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBeUndefined();
   });
 
-  test("another company's media does not resolve", () => {
-    const mediaId = seed("other-company");
+  test("another company's media does not resolve", async () => {
+    const mediaId = await seed("other-company");
     expect(resolveStoredMedia({ db: app.deps.db, companyId: app.company.id, mediaId, channelAccountId: "wa1" })).toBeUndefined();
   });
 
-  test("caching for deleted media is a no-op; deleting media drops its cached ids", () => {
+  test("caching for deleted media is a no-op; deleting media drops its cached ids", async () => {
     const db = app.deps.db;
-    const mediaId = seed();
+    const mediaId = await seed();
     cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
-    deleteMediaRow({ db, companyId: app.company.id, id: mediaId });
+    await deleteMediaRow({ db, companyId: app.company.id, id: mediaId });
     const left = db.$client.query("SELECT count(*) AS n FROM media_provider_ids WHERE media_id = ?").get(mediaId) as { n: number };
     expect(left.n).toBe(0);
     expect(() => cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P9" })).not.toThrow();

@@ -12,7 +12,10 @@ import { mediaStore, type MediaRow } from "./media.repository";
 
 export type { MediaRow };
 
-/** Our media row as StoredMedia, with the provider media id cached for `channelAccountId` (if any). */
+/**
+ * Our media row as StoredMedia, with the provider media id cached for `channelAccountId` (if any).
+ * NB! Synchronous until the messaging engine is: it resolves media inside its own synchronous transactions.
+ */
 export function resolveStoredMedia({
   db,
   companyId,
@@ -24,7 +27,7 @@ export function resolveStoredMedia({
   mediaId: string;
   channelAccountId?: string;
 }): StoredMedia | undefined {
-  const row = getMedia({ db, companyId, id: mediaId });
+  const row = mediaStore(db).ofCompany(companyId, mediaId);
   if (!row) return undefined;
   const out: StoredMedia = { id: row.id, path: row.path, mimeType: row.mimeType, filename: row.filename, size: row.size };
   if (channelAccountId) {
@@ -34,7 +37,10 @@ export function resolveStoredMedia({
   return out;
 }
 
-/** Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one). */
+/**
+ * Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one).
+ * NB! Synchronous until the messaging engine is: it caches the id synchronously after a send.
+ */
 export function cacheProviderMediaId({
   db,
   now,
@@ -58,28 +64,28 @@ export function cacheProviderMediaId({
 }
 
 /** Forgets a cached provider id (the provider said it expired / is unknown). */
-export function forgetProviderMediaId({ db, mediaId, channelAccountId }: { db: Db; mediaId: string; channelAccountId: string }): void {
-  mediaStore(db).deleteProviderMediaId(mediaId, channelAccountId);
+export async function forgetProviderMediaId({ db, mediaId, channelAccountId }: { db: Db; mediaId: string; channelAccountId: string }): Promise<void> {
+  await mediaStore(db).deleteProviderMediaId(mediaId, channelAccountId);
 }
 
-export function getMedia({ db, companyId, id }: { db: Db; companyId: string; id: string }): MediaRow | undefined {
-  return mediaStore(db).ofCompany(companyId, id);
+export async function getMedia({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<MediaRow | undefined> {
+  return await mediaStore(db).ofCompany(companyId, id);
 }
 
 /** Newest first (ids are UUID v7); `before` = id of the last row of the previous page. */
-export function listMedia({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): MediaRow[] {
-  return mediaStore(db).list({ companyId, limit, before });
+export async function listMedia({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): Promise<MediaRow[]> {
+  return await mediaStore(db).list({ companyId, limit, before });
 }
 
 /** Bytes of media a company holds, for the quota. */
-export function companyMediaBytes({ db, companyId }: { db: Db; companyId: string }): number {
-  return mediaStore(db).companyBytes(companyId);
+export async function companyMediaBytes({ db, companyId }: { db: Db; companyId: string }): Promise<number> {
+  return await mediaStore(db).companyBytes(companyId);
 }
 
-export function insertMedia({ db, row }: { db: Db; row: MediaRow }): void {
-  mediaStore(db).insertMedia(row);
+export async function insertMedia({ db, row }: { db: Db; row: MediaRow }): Promise<void> {
+  await mediaStore(db).insertMedia(row);
 }
 
-export function deleteMediaRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): boolean {
-  return mediaStore(db).deleteMedia(companyId, id);
+export async function deleteMediaRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<boolean> {
+  return await mediaStore(db).deleteMedia(companyId, id);
 }

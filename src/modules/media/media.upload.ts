@@ -40,8 +40,8 @@ export interface UploadArgs {
   apiKeyId: string | null;
   file: File;
   channel?: string;
-  /** Runs the DB write (the route passes idem.commit so the Idempotency-Key record lands in the same transaction). */
-  commit: (write: () => MediaRow) => MediaRow;
+  /** Runs the DB write as a unit (the route passes idem.batch so the Idempotency-Key record lands in the same transaction). */
+  commit: (write: () => Promise<MediaRow>) => Promise<MediaRow>;
 }
 
 export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
@@ -63,13 +63,13 @@ export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
 
   // Cheap pre-check so an over-quota upload is not even written; re-checked in the transaction below,
   // where concurrent uploads are serialised.
-  if (companyMediaBytes({ db: a.db, companyId: a.companyId }) + size > a.quotaBytes) throw quotaError(a.quotaBytes);
+  if ((await companyMediaBytes({ db: a.db, companyId: a.companyId })) + size > a.quotaBytes) throw quotaError(a.quotaBytes);
 
   const id = newId();
   const written = await writeMediaFile({ source: a.file, dir: mediaDir(a.dataDir, a.companyId), id });
   try {
-    return a.commit(() => {
-      if (companyMediaBytes({ db: a.db, companyId: a.companyId }) + written.size > a.quotaBytes) throw quotaError(a.quotaBytes);
+    return await a.commit(async () => {
+      if ((await companyMediaBytes({ db: a.db, companyId: a.companyId })) + written.size > a.quotaBytes) throw quotaError(a.quotaBytes);
       const row: MediaRow = {
         id,
         companyId: a.companyId,
@@ -81,7 +81,7 @@ export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
         createdAt: a.now(),
         apiKeyId: a.apiKeyId,
       };
-      insertMedia({ db: a.db, row });
+      await insertMedia({ db: a.db, row });
       return row;
     });
   } catch (e) {
@@ -92,17 +92,17 @@ export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
 
 /** Deletes the row (409 MEDIA_IN_USE while something will still send it), then the file. */
 export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<void> {
-  const row = db.tx(() => {
-    const r = getMedia({ db, companyId, id });
+  const row = await db.unit(async () => {
+    const r = await getMedia({ db, companyId, id });
     if (!r) throw notFound("Media");
-    const use = mediaInUse({ db, companyId, mediaId: id });
+    const use = await mediaInUse({ db, companyId, mediaId: id });
     if (use)
       throw new AppError(
         "MEDIA_IN_USE",
         use.kind === "message" ? `The media is used by queued message ${use.id}` : `The media is used by scheduled social post ${use.id}`,
         [{ pointer: "path:id", message: `in use by ${use.kind === "message" ? "message" : "social post"} ${use.id}` }],
       );
-    deleteMediaRow({ db, companyId, id });
+    await deleteMediaRow({ db, companyId, id });
     return r;
   });
   // After the commit: a crash in between leaves an orphan file, never a row without its file.

@@ -22,12 +22,12 @@ export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Db; co
  * A social post that will still publish this media (draft, pending approval, scheduled or publishing),
  * asked of the social module's service (it owns its tables).
  */
-export function scheduledSocialPostUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
-  const id = socialPostUsingMedia({ db, companyId, mediaId });
+export async function scheduledSocialPostUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): Promise<MediaUse | undefined> {
+  const id = await socialPostUsingMedia({ db, companyId, mediaId });
   return id ? { kind: "social_post", id } : undefined;
 }
 
 /** The first thing still using the media, if any. Call inside the deleting transaction. */
-export function mediaInUse(args: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
-  return queuedMessageUsingMedia(args) ?? scheduledSocialPostUsingMedia(args);
+export async function mediaInUse(args: { db: Db; companyId: string; mediaId: string }): Promise<MediaUse | undefined> {
+  return queuedMessageUsingMedia(args) ?? (await scheduledSocialPostUsingMedia(args));
 }

@@ -153,11 +153,11 @@ describe("countWonRecords (for source tracking's recordsWon)", () => {
     await mk(contacts[1]!, "lead");
     await mk(contacts[2]!, "won");
     const companyId = app.company.id;
-    expect(countWonRecords({ db: app.deps.db, companyId, contactIds: [contacts[0]!, contacts[1]!] })).toBe(3);
-    expect(countWonRecords({ db: app.deps.db, companyId, contactIds: [] })).toBe(0);
-    expect(countWonRecords({ db: app.deps.db, companyId: "another-company", contactIds: contacts })).toBe(0);
+    expect(await countWonRecords({ db: app.deps.db, companyId, contactIds: [contacts[0]!, contacts[1]!] })).toBe(3);
+    expect(await countWonRecords({ db: app.deps.db, companyId, contactIds: [] })).toBe(0);
+    expect(await countWonRecords({ db: app.deps.db, companyId: "another-company", contactIds: contacts })).toBe(0);
     // 1,200 ids (three chunks) with the real ones at the far end of the list.
     const many = [...Array.from({ length: 1197 }, (_, i) => `00000000-0000-7000-8000-${String(i).padStart(12, "0")}`), ...contacts];
-    expect(countWonRecords({ db: app.deps.db, companyId, contactIds: many })).toBe(4);
+    expect(await countWonRecords({ db: app.deps.db, companyId, contactIds: many })).toBe(4);
   });
 });

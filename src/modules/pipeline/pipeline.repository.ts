@@ -16,21 +16,21 @@ export function createPipelineRepository(db: Db) {
   const sqlite = db.$client;
   return {
     // ---- records ----
-    insertRecord(row: RecordRow): void {
+    async insertRecord(row: RecordRow): Promise<void> {
       db.insert(pipelineRecords).values(row).run();
     },
-    getRecord(companyId: string, id: string): RecordRow | undefined {
+    async getRecord(companyId: string, id: string): Promise<RecordRow | undefined> {
       return db
         .select()
         .from(pipelineRecords)
         .where(and(eq(pipelineRecords.companyId, companyId), eq(pipelineRecords.id, id)))
         .get();
     },
-    updateRecord(id: string, patch: Partial<RecordRow>): void {
+    async updateRecord(id: string, patch: Partial<RecordRow>): Promise<void> {
       db.update(pipelineRecords).set(patch).where(eq(pipelineRecords.id, id)).run();
     },
     /** Newest first, keyset on id; each filter has its own (company, column, id) index. */
-    listRecords(q: {
+    async listRecords(q: {
       companyId: string;
       limit: number;
       before?: string;
@@ -38,7 +38,7 @@ export function createPipelineRepository(db: Db) {
       status?: string;
       contactId?: string;
       ownerId?: string;
-    }): RecordRow[] {
+    }): Promise<RecordRow[]> {
       return db
         .select()
         .from(pipelineRecords)
@@ -56,13 +56,16 @@ export function createPipelineRepository(db: Db) {
         .limit(q.limit)
         .all();
     },
-    /** Marks the records of a deleted contact (they stay readable). */
+    /**
+     * Marks the records of a deleted contact (they stay readable).
+     * NB! Synchronous until contacts' deletion is asynchronous: the contact.deleted subscriber runs inside its transaction.
+     */
     markContactDeleted(companyId: string, contactId: string, at: Date): number {
       return sqlite
         .query(`UPDATE pipeline_records SET contact_deleted_at = ? WHERE company_id = ? AND contact_id = ? AND contact_deleted_at IS NULL`)
         .run(at.getTime(), companyId, contactId).changes;
     },
-    countWon(companyId: string, contactIds: string[]): number {
+    async countWon(companyId: string, contactIds: string[]): Promise<number> {
       let n = 0;
       for (let i = 0; i < contactIds.length; i += IN_CHUNK) {
         const chunk = contactIds.slice(i, i + IN_CHUNK);
@@ -77,18 +80,18 @@ export function createPipelineRepository(db: Db) {
     },
 
     // ---- history ----
-    insertHistory(row: HistoryRow): void {
+    async insertHistory(row: HistoryRow): Promise<void> {
       db.insert(pipelineRecordHistory).values(row).run();
     },
-    historyOf(recordId: string): HistoryRow[] {
+    async historyOf(recordId: string): Promise<HistoryRow[]> {
       return db.select().from(pipelineRecordHistory).where(eq(pipelineRecordHistory.recordId, recordId)).orderBy(pipelineRecordHistory.id).all();
     },
 
     // ---- tasks ----
-    insertTask(row: TaskRow): void {
+    async insertTask(row: TaskRow): Promise<void> {
       db.insert(pipelineTasks).values(row).run();
     },
-    getTask(companyId: string, id: string): TaskRow | undefined {
+    async getTask(companyId: string, id: string): Promise<TaskRow | undefined> {
       return db
         .select()
         .from(pipelineTasks)
@@ -98,15 +101,16 @@ export function createPipelineRepository(db: Db) {
     getTaskById(id: string): TaskRow | undefined {
       return db.select().from(pipelineTasks).where(eq(pipelineTasks.id, id)).get();
     },
-    updateTask(id: string, patch: Partial<TaskRow>): void {
+    async updateTask(id: string, patch: Partial<TaskRow>): Promise<void> {
       db.update(pipelineTasks).set(patch).where(eq(pipelineTasks.id, id)).run();
     },
-    deleteTask(id: string): void {
+    async deleteTask(id: string): Promise<void> {
       db.delete(pipelineTasks).where(eq(pipelineTasks.id, id)).run();
     },
     /**
      * Claims the reminder: sets reminded_at = remind_at only if the task is open, still reminds at exactly
      * `remindAt` and has not fired for it. One row changed = fire now; zero = stale job or already fired.
+     * NB! Synchronous (with getTaskById) until inline job handlers may be asynchronous: the reminder runs in the job's own transaction.
      */
     claimReminder(id: string, remindAt: number): boolean {
       return (
@@ -119,7 +123,15 @@ export function createPipelineRepository(db: Db) {
       );
     },
     /** Newest first, keyset on id. */
-    listTasks(q: { companyId: string; limit: number; before?: string; status?: string; recordId?: string; contactId?: string; dueBefore?: Date }): TaskRow[] {
+    async listTasks(q: {
+      companyId: string;
+      limit: number;
+      before?: string;
+      status?: string;
+      recordId?: string;
+      contactId?: string;
+      dueBefore?: Date;
+    }): Promise<TaskRow[]> {
       return db
         .select()
         .from(pipelineTasks)
@@ -137,7 +149,7 @@ export function createPipelineRepository(db: Db) {
         .limit(q.limit)
         .all();
     },
-    tasksOfRecord(recordId: string): TaskRow[] {
+    async tasksOfRecord(recordId: string): Promise<TaskRow[]> {
       return db.select().from(pipelineTasks).where(eq(pipelineTasks.recordId, recordId)).orderBy(desc(pipelineTasks.id)).all();
     },
   };

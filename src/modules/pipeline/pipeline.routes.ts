@@ -46,9 +46,9 @@ export const pipelineRoutes = (deps: Deps) => {
     })
     .get(
       "/records",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
-        const { records } = p.listRecords({
+        const { records } = await p.listRecords({
           companyId: auth.companyId,
           limit: limit + 1,
           before: before(query.cursor),
@@ -71,16 +71,20 @@ export const pipelineRoutes = (deps: Deps) => {
         detail: { summary: "List records, newest first; filter by stageId, status, contactId, ownerId", operationId: "listRecords" },
       },
     )
-    .post("/records", ({ auth, body, idem }) => idem.commit(201, () => p.createRecord({ companyId: auth.companyId, input: body, by: auth.name }).record), {
-      ...write,
-      body: CreateRecordBody,
-      response: { 201: data(RecordModel), ...errors(403, 409, 422) },
-      detail: { summary: "Create a record for a contact (in the first stage unless stageId is given)", operationId: "createRecord" },
-    })
+    .post(
+      "/records",
+      ({ auth, body, idem }) => idem.batch(201, async () => (await p.createRecord({ companyId: auth.companyId, input: body, by: auth.name })).record),
+      {
+        ...write,
+        body: CreateRecordBody,
+        response: { 201: data(RecordModel), ...errors(403, 409, 422) },
+        detail: { summary: "Create a record for a contact (in the first stage unless stageId is given)", operationId: "createRecord" },
+      },
+    )
     .get(
       "/records/:id",
-      ({ auth, params }) => {
-        const { record, history, tasks } = p.getRecord({ companyId: auth.companyId, id: params.id });
+      async ({ auth, params }) => {
+        const { record, history, tasks } = await p.getRecord({ companyId: auth.companyId, id: params.id });
         return { data: { ...record, history: history.map(historyView), tasks } };
       },
       {
@@ -92,7 +96,7 @@ export const pipelineRoutes = (deps: Deps) => {
     )
     .patch(
       "/records/:id",
-      ({ auth, params, body, idem }) => idem.commit(200, () => p.updateRecord({ companyId: auth.companyId, id: params.id, patch: body }).record),
+      ({ auth, params, body, idem }) => idem.batch(200, async () => (await p.updateRecord({ companyId: auth.companyId, id: params.id, patch: body })).record),
       {
         ...write,
         params: IdParams,
@@ -103,7 +107,8 @@ export const pipelineRoutes = (deps: Deps) => {
     )
     .post(
       "/records/:id/move",
-      ({ auth, params, body, idem }) => idem.commit(200, () => p.moveRecord({ companyId: auth.companyId, id: params.id, input: body, by: auth.name }).record),
+      ({ auth, params, body, idem }) =>
+        idem.batch(200, async () => (await p.moveRecord({ companyId: auth.companyId, id: params.id, input: body, by: auth.name })).record),
       {
         ...write,
         params: IdParams,
@@ -114,9 +119,9 @@ export const pipelineRoutes = (deps: Deps) => {
     )
     .get(
       "/tasks",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
-        const { tasks } = p.listTasks({
+        const { tasks } = await p.listTasks({
           companyId: auth.companyId,
           limit: limit + 1,
           before: before(query.cursor),
@@ -139,7 +144,7 @@ export const pipelineRoutes = (deps: Deps) => {
         detail: { summary: "List tasks, newest first; filter by status, recordId, contactId, dueBefore", operationId: "listTasks" },
       },
     )
-    .post("/tasks", ({ auth, body, idem }) => idem.commit(201, () => p.createTask({ companyId: auth.companyId, input: body }).task), {
+    .post("/tasks", ({ auth, body, idem }) => idem.batch(201, async () => (await p.createTask({ companyId: auth.companyId, input: body })).task), {
       ...write,
       body: CreateTaskBody,
       response: { 201: data(TaskModel), ...errors(403, 409, 422) },
@@ -147,7 +152,7 @@ export const pipelineRoutes = (deps: Deps) => {
     })
     .patch(
       "/tasks/:id",
-      ({ auth, params, body, idem }) => idem.commit(200, () => p.updateTask({ companyId: auth.companyId, id: params.id, patch: body }).task),
+      ({ auth, params, body, idem }) => idem.batch(200, async () => (await p.updateTask({ companyId: auth.companyId, id: params.id, patch: body })).task),
       {
         ...write,
         params: IdParams,
@@ -158,8 +163,8 @@ export const pipelineRoutes = (deps: Deps) => {
     )
     .delete(
       "/tasks/:id",
-      ({ auth, params, set }) => {
-        deps.db.tx(() => p.deleteTask({ companyId: auth.companyId, id: params.id }));
+      async ({ auth, params, set }) => {
+        await p.deleteTask({ companyId: auth.companyId, id: params.id });
         set.status = 204;
         return undefined;
       },

@@ -44,7 +44,7 @@ export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static
 
 export function createAnalytics({
   repo,
-  tx,
+  unit,
   runtime,
   now,
   log,
@@ -54,7 +54,8 @@ export function createAnalytics({
   refreshIntervalMs,
 }: {
   repo: SocialRepository;
-  tx: Db["tx"];
+  /** The unit of work around the repository's writes (db.unit). */
+  unit: Db["unit"];
   runtime: SocialRuntime;
   now: () => Date;
   log: Pick<Logger, "warn">;
@@ -71,8 +72,8 @@ export function createAnalytics({
     if (!companyId) return false;
     const at = now();
     // Counted when asked, not when answered: a failed pull cost the platform's quota too.
-    repo.markPulled(rt.account.id, at);
-    const published = repo.publishedTargets(rt.account.id).map((r) => ({
+    await repo.markPulled(rt.account.id, at);
+    const published = (await repo.publishedTargets(rt.account.id)).map((r) => ({
       externalId: r.target.externalId!,
       text: r.overrides[rt.account.id]?.text ?? r.text,
       publishedAt: r.target.publishedAt!,
@@ -80,13 +81,13 @@ export function createAnalytics({
     }));
     try {
       const snap = await rt.publisher.analytics({ now: at, published });
-      const postIds = repo.postIdByExternal(
+      const postIds = await repo.postIdByExternal(
         rt.account.id,
         snap.media.map((m) => m.externalId),
       );
-      tx(() => {
-        repo.upsertDays(snap.days.map((d) => ({ ...d, accountId: rt.account.id, companyId, platform: rt.account.platform, syncedAt: at })));
-        repo.upsertMedia(
+      await unit(async () => {
+        await repo.upsertDays(snap.days.map((d) => ({ ...d, accountId: rt.account.id, companyId, platform: rt.account.platform, syncedAt: at })));
+        await repo.upsertMedia(
           snap.media.map((m) => ({
             accountId: rt.account.id,
             externalId: m.externalId,
@@ -127,8 +128,8 @@ export function createAnalytics({
   const startOf = (date: string) => new Date(`${date}T00:00:00Z`);
 
   /** When the account may be pulled again by a job or a refresh (null: now). */
-  function nextPullAt(accountId: string): Date | null {
-    const last = repo.lastPullAt(accountId);
+  async function nextPullAt(accountId: string): Promise<Date | null> {
+    const last = await repo.lastPullAt(accountId);
     const next = last ? last.getTime() + refreshIntervalMs : 0;
     return next > now().getTime() ? new Date(next) : null;
   }
@@ -138,11 +139,11 @@ export function createAnalytics({
     const rt = runtime.get(job.payload.accountId);
     if (!rt) return; // gone from the config
     if (job.payload.after !== undefined) {
-      const last = repo.lastPullAt(rt.account.id);
+      const last = await repo.lastPullAt(rt.account.id);
       // NB! A pull that was attempted and failed counts too (the account is marked, it is logged): the post's
       // metrics then come with the next pull that succeeds, as before this job existed.
       if (last && last.getTime() >= job.payload.after) return;
-      const wait = nextPullAt(rt.account.id);
+      const wait = await nextPullAt(rt.account.id);
       // Several posts published together: one pull a minute serves them all.
       if (wait) return { retryAt: wait, countAttempt: false };
     }
@@ -169,7 +170,7 @@ export function createAnalytics({
      * NB! On PostgreSQL two instances answering refreshes of one account in the same instant may both queue
      * a pull (read, then write): the platform sees two calls, never more.
      */
-    refresh({
+    async refresh({
       companyId,
       companySlug,
       postId,
@@ -179,30 +180,27 @@ export function createAnalytics({
       companySlug: string;
       postId?: string;
       accountId?: string;
-    }): typeof RefreshAnalyticsModel.static {
+    }): Promise<typeof RefreshAnalyticsModel.static> {
       const own = new Map(runtime.forCompany(companySlug).map((a) => [a.account.id, a]));
       let ids: string[];
       if (postId) {
-        if (!repo.getPost(companyId, postId)) throw notFound("Social post");
-        ids = repo
-          .targetsOf([postId])
-          .filter((t) => t.status === "published")
-          .map((t) => t.accountId);
+        if (!(await repo.getPost(companyId, postId))) throw notFound("Social post");
+        ids = (await repo.targetsOf([postId])).filter((t) => t.status === "published").map((t) => t.accountId);
       } else if (accountId) {
         if (!own.has(accountId)) throw notFound("Social account");
         ids = [accountId];
-      } else ids = repo.accountsWithPublished(companyId);
+      } else ids = await repo.accountsWithPublished(companyId);
       const out: typeof RefreshAnalyticsModel.static = { queued: [], rateLimited: [] };
       const at = now();
       for (const id of ids) {
         const rt = own.get(id);
         if (!rt) continue; // removed from the config since it published
-        const wait = nextPullAt(id);
+        const wait = await nextPullAt(id);
         if (wait) {
           out.rateLimited.push({ accountId: id, platform: rt.account.platform, retryAt: wait.toISOString() });
           continue;
         }
-        repo.markPulled(id, at);
+        await repo.markPulled(id, at);
         queue.enqueue({ type: METRICS_JOB, payload: { accountId: id }, runAt: at, groupKey: id });
         out.queued.push({ accountId: id, platform: rt.account.platform });
       }
@@ -219,7 +217,7 @@ export function createAnalytics({
       for (const rt of runtime.all()) await syncAccount(rt);
     },
 
-    summary({
+    async summary({
       companyId,
       companySlug,
       query,
@@ -227,13 +225,13 @@ export function createAnalytics({
       companyId: string;
       companySlug: string;
       query: { from?: string; to?: string };
-    }): typeof AnalyticsSummaryModel.static {
+    }): Promise<typeof AnalyticsSummaryModel.static> {
       const { from, to } = range(query);
       const accounts = runtime.forCompany(companySlug);
       const ids = accounts.map((a) => a.account.id);
-      const days = repo.days({ companyId, accountIds: ids, from, to });
-      const followers = repo.latestFollowers(companyId, to).filter((f) => ids.includes(f.accountId));
-      const media = repo.mediaInRange({ companyId, accountIds: ids, from: startOf(from), to: endOf(to) });
+      const days = await repo.days({ companyId, accountIds: ids, from, to });
+      const followers = (await repo.latestFollowers(companyId, to)).filter((f) => ids.includes(f.accountId));
+      const media = await repo.mediaInRange({ companyId, accountIds: ids, from: startOf(from), to: endOf(to) });
       const platforms = SOCIAL_PLATFORMS.filter((p) => accounts.some((a) => a.account.platform === p)).map((platform) => {
         const d = days.filter((x) => x.platform === platform);
         const views = d.reduce((s, x) => s + x.views, 0);
@@ -253,7 +251,7 @@ export function createAnalytics({
       return { from, to, platforms };
     },
 
-    platform({
+    async platform({
       companyId,
       companySlug,
       platform,
@@ -263,7 +261,7 @@ export function createAnalytics({
       companySlug: string;
       platform: string;
       query: { from?: string; to?: string; accountId?: string };
-    }): typeof PlatformAnalyticsModel.static {
+    }): Promise<typeof PlatformAnalyticsModel.static> {
       if (!(SOCIAL_PLATFORMS as readonly string[]).includes(platform)) throw notFound(`Platform ${platform}`);
       const { from, to } = range(query);
       let ids = runtime
@@ -275,7 +273,7 @@ export function createAnalytics({
         ids = [query.accountId];
       }
       const byDate = new Map<string, { date: string; followers: number; views: number; reach: number; engagements: number }>();
-      for (const d of repo.days({ companyId, platform, accountIds: ids, from, to })) {
+      for (const d of await repo.days({ companyId, platform, accountIds: ids, from, to })) {
         const row = byDate.get(d.date) ?? { date: d.date, followers: 0, views: 0, reach: 0, engagements: 0 };
         row.followers += d.followers;
         row.views += d.views;
@@ -283,13 +281,13 @@ export function createAnalytics({
         row.engagements += d.engagements;
         byDate.set(d.date, row);
       }
-      const topPosts = repo
-        .mediaInRange({ companyId, platform, accountIds: ids, from: startOf(from), to: endOf(to), orderByEngagement: true, limit: 10 })
-        .map(mediaView);
+      const topPosts = (
+        await repo.mediaInRange({ companyId, platform, accountIds: ids, from: startOf(from), to: endOf(to), orderByEngagement: true, limit: 10 })
+      ).map(mediaView);
       return { platform: platform as SocialPlatform, from, to, series: [...byDate.values()], topPosts };
     },
 
-    listMedia({
+    async listMedia({
       companySlug,
       companyId,
       accountId,
@@ -307,7 +305,7 @@ export function createAnalytics({
         if (!ids.includes(accountId)) throw notFound("Social account");
         ids = [accountId];
       }
-      return { media: repo.listMedia({ companyId, accountIds: ids, limit, after }) };
+      return { media: await repo.listMedia({ companyId, accountIds: ids, limit, after }) };
     },
   };
 }

@@ -30,16 +30,17 @@ function createSocialModule(deps: Deps) {
     publicMediaLinks: isPublicUrl(deps.config.server.public_url),
     urlProblem: deps.outbound.staticProblem,
     repo,
-    tx: db.tx,
+    unit: db.unit,
+    join: db.join,
     runtime,
     queue: deps.queue,
     events: deps.events,
     now,
-    mediaType: (companyId, mediaId) => getMedia({ db, companyId, id: mediaId })?.mimeType,
+    mediaType: async (companyId, mediaId) => (await getMedia({ db, companyId, id: mediaId }))?.mimeType,
   });
   const analytics = createAnalytics({
     repo,
-    tx: db.tx,
+    unit: db.unit,
     runtime,
     now,
     log: log.child({ module: "social" }),
@@ -50,7 +51,7 @@ function createSocialModule(deps: Deps) {
   });
   const engine = createPublishEngine({
     repo,
-    tx: db.tx,
+    unit: db.unit,
     runtime,
     events: deps.events,
     now,

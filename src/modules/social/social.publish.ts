@@ -33,7 +33,7 @@ export const PUBLISH_MAX_ATTEMPTS = 8;
 
 export function createPublishEngine({
   repo,
-  tx,
+  unit,
   runtime,
   events,
   now,
@@ -43,8 +43,8 @@ export function createPublishEngine({
   onPublished,
 }: {
   repo: SocialRepository;
-  /** The unit of work around the repository's writes (db.tx). */
-  tx: Db["tx"];
+  /** The unit of work around the repository's writes (db.unit). */
+  unit: Db["unit"];
   runtime: SocialRuntime;
   events: EventBus;
   now: () => Date;
@@ -56,14 +56,14 @@ export function createPublishEngine({
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
   onPublished: (accountId: string, publishedAt: Date) => void;
 }) {
-  /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a tx. */
-  function settlePost(postId: string): void {
-    const post = repo.getPostById(postId);
+  /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a unit. */
+  async function settlePost(postId: string): Promise<void> {
+    const post = await repo.getPostById(postId);
     if (!post) return;
-    const targets = repo.targetsOf([postId]);
+    const targets = await repo.targetsOf([postId]);
     const live = targets.filter((t) => t.status !== "canceled");
     if (live.some((t) => t.status === "pending" || t.status === "publishing")) {
-      if (post.status !== "publishing") repo.updatePost(postId, { status: "publishing", updatedAt: now() });
+      if (post.status !== "publishing") await repo.updatePost(postId, { status: "publishing", updatedAt: now() });
       return;
     }
     const published = live.filter((t) => t.status === "published");
@@ -71,7 +71,7 @@ export function createPublishEngine({
     if (status === post.status) return;
     const publishedAt = published.length ? new Date(Math.max(...published.map((t) => t.publishedAt!.getTime()))) : null;
     const patch: Partial<PostRow> = { status, publishedAt, updatedAt: now() };
-    repo.updatePost(postId, patch);
+    await repo.updatePost(postId, patch);
     const settled = { ...post, ...patch };
     events.emit({
       companyId: post.companyId,
@@ -80,9 +80,9 @@ export function createPublishEngine({
     });
   }
 
-  function succeed(target: TargetRow, result: PublishedPost): void {
-    tx(() => {
-      repo.updateTarget(target.id, {
+  async function succeed(target: TargetRow, result: PublishedPost): Promise<void> {
+    await unit(async () => {
+      await repo.updateTarget(target.id, {
         status: "published",
         externalId: result.externalId,
         url: result.url,
@@ -92,14 +92,14 @@ export function createPublishEngine({
         updatedAt: now(),
       });
       onPublished(target.accountId, result.publishedAt);
-      settlePost(target.postId);
+      await settlePost(target.postId);
     });
   }
 
-  function fail(target: TargetRow, code: string, message: string): void {
-    tx(() => {
-      repo.updateTarget(target.id, { status: "failed", errorCode: code, errorMessage: message, updatedAt: now() });
-      settlePost(target.postId);
+  async function fail(target: TargetRow, code: string, message: string): Promise<void> {
+    await unit(async () => {
+      await repo.updateTarget(target.id, { status: "failed", errorCode: code, errorMessage: message, updatedAt: now() });
+      await settlePost(target.postId);
     });
   }
 
@@ -110,33 +110,33 @@ export function createPublishEngine({
 
   async function handle(job: Job<PublishPayload>): Promise<JobOutcome> {
     const { targetId, token } = job.payload;
-    const found = repo.getTarget(targetId);
-    const post = found && repo.getPostById(found.postId);
+    const found = await repo.getTarget(targetId);
+    const post = found && (await repo.getPostById(found.postId));
     // Deleted, canceled, re-scheduled (another token) or already settled: this job has nothing to do.
     if (!found || !post || post.runToken !== token || found.status === "published" || found.status === "failed" || found.status === "canceled") return;
 
     const rt = runtime.get(found.accountId);
-    if (!rt) return fail(found, "ACCOUNT_MISSING", `social account ${found.accountId} is no longer configured`);
+    if (!rt) return await fail(found, "ACCOUNT_MISSING", `social account ${found.accountId} is no longer configured`);
 
     const startedAt = now();
     const earlierAttempts = found.attempts;
-    tx(() => {
-      repo.updateTarget(found.id, {
+    await unit(async () => {
+      await repo.updateTarget(found.id, {
         status: "publishing",
         attempts: earlierAttempts + 1,
         firstAttemptAt: found.firstAttemptAt ?? startedAt,
         updatedAt: startedAt,
       });
-      settlePost(post.id);
+      await settlePost(post.id);
     });
-    const target = repo.getTarget(targetId)!;
+    const target = (await repo.getTarget(targetId))!;
 
     const { text, media: stored } = contentOf(post, target);
     const media: PublishMedia[] = [];
     for (const m of stored) {
       if (m.mediaId) {
         const file = resolveMedia(post.companyId, m.mediaId);
-        if (!file) return fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
+        if (!file) return await fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
         // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
         media.push(
           publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) },
@@ -151,12 +151,12 @@ export function createPublishEngine({
       media,
       progress,
       firstAttemptAt: target.firstAttemptAt!,
-      save(p) {
+      async save(p) {
         Object.assign(progress, p);
-        tx(() => {
-          const current = repo.getTarget(target.id);
+        await unit(async () => {
+          const current = await repo.getTarget(target.id);
           if (!current) return;
-          repo.updateTarget(target.id, {
+          await repo.updateTarget(target.id, {
             progress: { ...current.progress, ...p },
             externalId: p.externalId ?? current.externalId,
             url: p.url ?? current.url,
@@ -171,18 +171,18 @@ export function createPublishEngine({
       if (progress.externalId) result = { externalId: progress.externalId, url: progress.url ?? null, publishedAt: now() };
       else if (earlierAttempts > 0) result = await rt.publisher.findExisting(input);
       result ??= await rt.publisher.publish(input);
-      succeed(target, result);
+      await succeed(target, result);
       if (rt.status !== "connected") runtime.setStatus(rt.account.id, "connected");
     } catch (e) {
       const err = e instanceof PublishError ? e : new PublishError("INTERNAL", e instanceof Error ? e.message : String(e), true);
       if (!(e instanceof PublishError)) log.error({ err: e, targetId }, "social publisher threw unexpectedly");
       if (err.opts.accountError) runtime.setStatus(rt.account.id, "error", err.message);
       if (err.retry && job.attempts < job.maxAttempts) {
-        tx(() => repo.updateTarget(target.id, { status: "pending", errorCode: err.code, errorMessage: err.message, updatedAt: now() }));
+        await unit(async () => repo.updateTarget(target.id, { status: "pending", errorCode: err.code, errorMessage: err.message, updatedAt: now() }));
         log.warn({ targetId, code: err.code, attempt: job.attempts }, "social publish attempt failed; will retry");
         return { retryAt: err.opts.retryAt ?? new Date(now().getTime() + defaultBackoffMs(job.attempts)), error: `${err.code}: ${err.message}` };
       }
-      fail(target, err.code, err.message);
+      await fail(target, err.code, err.message);
     }
   }
 
@@ -191,14 +191,14 @@ export function createPublishEngine({
    * write eight times) would wait forever: settle them as failed with the job's last error, so the post gets
    * a final status and says why. Idempotent (settled targets and retired tokens are skipped).
    */
-  function failDeadJobs(dead: { payload: Record<string, unknown>; lastError: string | null }[]): number {
+  async function failDeadJobs(dead: { payload: Record<string, unknown>; lastError: string | null }[]): Promise<number> {
     let failed = 0;
     for (const job of dead) {
       const { targetId, token } = job.payload as unknown as PublishPayload;
-      const target = repo.getTarget(targetId);
-      const post = target && repo.getPostById(target.postId);
+      const target = await repo.getTarget(targetId);
+      const post = target && (await repo.getPostById(target.postId));
       if (!target || !post || post.runToken !== token || (target.status !== "pending" && target.status !== "publishing")) continue;
-      fail(target, target.errorCode ?? "PUBLISH_GAVE_UP", target.errorMessage ?? job.lastError ?? "the publish job gave up");
+      await fail(target, target.errorCode ?? "PUBLISH_GAVE_UP", target.errorMessage ?? job.lastError ?? "the publish job gave up");
       failed++;
     }
     return failed;

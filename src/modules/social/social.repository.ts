@@ -18,15 +18,15 @@ export function createSocialRepository(db: Db) {
   const state = createAdapterStateRows(db);
   return {
     /** When the account's analytics were last pulled (or a pull was queued for now), if ever. */
-    lastPullAt(accountId: string): Date | undefined {
+    async lastPullAt(accountId: string): Promise<Date | undefined> {
       const v = state.valueOf(accountId, PULLED_AT);
       return v === undefined ? undefined : new Date(Number(v));
     },
-    markPulled(accountId: string, at: Date) {
+    async markPulled(accountId: string, at: Date) {
       state.put(accountId, PULLED_AT, String(at.getTime()));
     },
     /** The latest pulled metrics of published targets: their rows of social_platform_media (by its key). */
-    metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): PlatformMediaRow[] {
+    async metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): Promise<PlatformMediaRow[]> {
       const published = targets.filter((t) => t.externalId !== null);
       if (!published.length) return [];
       const accounts = [...new Set(published.map((t) => t.accountId))];
@@ -38,7 +38,7 @@ export function createSocialRepository(db: Db) {
         .all();
     },
     /** Accounts with a published target of the company (what POST /social/analytics/refresh pulls by default). */
-    accountsWithPublished(companyId: string): string[] {
+    async accountsWithPublished(companyId: string): Promise<string[]> {
       return db
         .select({ accountId: socialPostTargets.accountId })
         .from(socialPostTargets)
@@ -47,46 +47,46 @@ export function createSocialRepository(db: Db) {
         .all()
         .map((r) => r.accountId);
     },
-    insertPost(post: PostRow, targets: TargetRow[]) {
+    async insertPost(post: PostRow, targets: TargetRow[]) {
       db.insert(socialPosts).values(post).run();
       if (targets.length) db.insert(socialPostTargets).values(targets).run();
     },
-    insertTargets(targets: TargetRow[]) {
+    async insertTargets(targets: TargetRow[]) {
       if (targets.length) db.insert(socialPostTargets).values(targets).run();
     },
-    deleteTargetsOfPost(postId: string) {
+    async deleteTargetsOfPost(postId: string) {
       db.delete(socialPostTargets).where(eq(socialPostTargets.postId, postId)).run();
     },
-    getPost(companyId: string, id: string): PostRow | undefined {
+    async getPost(companyId: string, id: string): Promise<PostRow | undefined> {
       return db
         .select()
         .from(socialPosts)
         .where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id)))
         .get();
     },
-    getPostById(id: string): PostRow | undefined {
+    async getPostById(id: string): Promise<PostRow | undefined> {
       return db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();
     },
-    targetsOf(postIds: string[]): TargetRow[] {
+    async targetsOf(postIds: string[]): Promise<TargetRow[]> {
       if (!postIds.length) return [];
       return db.select().from(socialPostTargets).where(inArray(socialPostTargets.postId, postIds)).orderBy(socialPostTargets.id).all();
     },
-    getTarget(id: string): TargetRow | undefined {
+    async getTarget(id: string): Promise<TargetRow | undefined> {
       return db.select().from(socialPostTargets).where(eq(socialPostTargets.id, id)).get();
     },
-    updatePost(id: string, patch: Partial<PostRow>) {
+    async updatePost(id: string, patch: Partial<PostRow>) {
       db.update(socialPosts).set(patch).where(eq(socialPosts.id, id)).run();
     },
-    updateTarget(id: string, patch: Partial<TargetRow>) {
+    async updateTarget(id: string, patch: Partial<TargetRow>) {
       db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.id, id)).run();
     },
-    updateTargetsOfPost(postId: string, patch: Partial<TargetRow>) {
+    async updateTargetsOfPost(postId: string, patch: Partial<TargetRow>) {
       db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.postId, postId)).run();
     },
-    deletePost(id: string) {
+    async deletePost(id: string) {
       db.delete(socialPosts).where(eq(socialPosts.id, id)).run();
     },
-    listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }): PostRow[] {
+    async listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }): Promise<PostRow[]> {
       const when = sql`coalesce(${socialPosts.scheduledAt}, ${socialPosts.createdAt})`;
       const conds = [eq(socialPosts.companyId, o.companyId)];
       if (o.before) conds.push(lt(socialPosts.id, o.before));
@@ -106,7 +106,7 @@ export function createSocialRepository(db: Db) {
         .all();
     },
     /** Media ids a not-yet-published post of the company will publish (for MEDIA_IN_USE). */
-    postUsingMedia(companyId: string, mediaId: string): string | undefined {
+    async postUsingMedia(companyId: string, mediaId: string): Promise<string | undefined> {
       const row = db
         .select({ id: socialPosts.id })
         .from(socialPosts)
@@ -127,7 +127,7 @@ export function createSocialRepository(db: Db) {
       return row?.id;
     },
     /** Published targets of an account (the sandbox's "platform" listing). */
-    publishedTargets(accountId: string, limit = 200) {
+    async publishedTargets(accountId: string, limit = 200) {
       return db
         .select({ target: socialPostTargets, text: socialPosts.text, overrides: socialPosts.overrides, media: socialPosts.media })
         .from(socialPostTargets)
@@ -137,7 +137,7 @@ export function createSocialRepository(db: Db) {
         .limit(limit)
         .all();
     },
-    postIdByExternal(accountId: string, externalIds: string[]): Map<string, string> {
+    async postIdByExternal(accountId: string, externalIds: string[]): Promise<Map<string, string>> {
       if (!externalIds.length) return new Map();
       const rows = db
         .select({ externalId: socialPostTargets.externalId, postId: socialPostTargets.postId })
@@ -146,7 +146,7 @@ export function createSocialRepository(db: Db) {
         .all();
       return new Map(rows.map((r) => [r.externalId!, r.postId]));
     },
-    upsertDays(rows: AccountDayRow[]) {
+    async upsertDays(rows: AccountDayRow[]) {
       for (const r of rows)
         db.insert(socialAccountDays)
           .values(r)
@@ -156,7 +156,7 @@ export function createSocialRepository(db: Db) {
           })
           .run();
     },
-    upsertMedia(rows: PlatformMediaRow[]) {
+    async upsertMedia(rows: PlatformMediaRow[]) {
       for (const r of rows)
         db.insert(socialPlatformMedia)
           .values(r)
@@ -178,7 +178,7 @@ export function createSocialRepository(db: Db) {
           })
           .run();
     },
-    days(o: { companyId: string; platform?: string; accountIds?: string[]; from: string; to: string }): AccountDayRow[] {
+    async days(o: { companyId: string; platform?: string; accountIds?: string[]; from: string; to: string }): Promise<AccountDayRow[]> {
       const conds = [eq(socialAccountDays.companyId, o.companyId), gte(socialAccountDays.date, o.from), lte(socialAccountDays.date, o.to)];
       if (o.platform) conds.push(eq(socialAccountDays.platform, o.platform));
       if (o.accountIds) conds.push(inArray(socialAccountDays.accountId, o.accountIds));
@@ -190,7 +190,7 @@ export function createSocialRepository(db: Db) {
         .all();
     },
     /** Latest known followers of each account of the company (any date up to `to`). */
-    latestFollowers(companyId: string, to: string): { accountId: string; platform: string; followers: number }[] {
+    async latestFollowers(companyId: string, to: string): Promise<{ accountId: string; platform: string; followers: number }[]> {
       return db.$client
         .query(
           `SELECT d.account_id AS "accountId", d.platform AS platform, d.followers AS followers FROM social_account_days d
@@ -198,7 +198,7 @@ export function createSocialRepository(db: Db) {
         )
         .all(companyId, to) as { accountId: string; platform: string; followers: number }[];
     },
-    mediaInRange(o: {
+    async mediaInRange(o: {
       companyId: string;
       platform?: string;
       accountIds?: string[];
@@ -206,7 +206,7 @@ export function createSocialRepository(db: Db) {
       to: Date;
       orderByEngagement?: boolean;
       limit?: number;
-    }): PlatformMediaRow[] {
+    }): Promise<PlatformMediaRow[]> {
       const conds = [eq(socialPlatformMedia.companyId, o.companyId), gte(socialPlatformMedia.publishedAt, o.from), lt(socialPlatformMedia.publishedAt, o.to)];
       if (o.platform) conds.push(eq(socialPlatformMedia.platform, o.platform));
       if (o.accountIds) conds.push(inArray(socialPlatformMedia.accountId, o.accountIds));
@@ -219,7 +219,7 @@ export function createSocialRepository(db: Db) {
         .all();
     },
     /** GET /social/media: newest first, keyset on (published_at, account_id, external_id). */
-    listMedia(o: { companyId: string; accountIds: string[]; limit: number; after?: [number, string, string] }): PlatformMediaRow[] {
+    async listMedia(o: { companyId: string; accountIds: string[]; limit: number; after?: [number, string, string] }): Promise<PlatformMediaRow[]> {
       const conds = [eq(socialPlatformMedia.companyId, o.companyId), inArray(socialPlatformMedia.accountId, o.accountIds)];
       if (o.after) {
         const [t, a, e] = o.after;

@@ -47,7 +47,7 @@ export const socialPublicRoutes = (deps: Deps) => {
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
     async ({ params, query }) => {
       const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig)
-        ? getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
+        ? await getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
         : undefined;
       const file = row && Bun.file(row.path);
       if (!row || !file || !(await file.exists())) throw notFound("Media");
@@ -90,10 +90,10 @@ export const socialRoutes = (deps: Deps) => {
     })
     .get(
       "/social/posts",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const { posts } = svc.listPosts({
+        const { posts } = await svc.listPosts({
           companyId: auth.companyId,
           limit: limit + 1,
           before,
@@ -118,7 +118,8 @@ export const socialRoutes = (deps: Deps) => {
     )
     .post(
       "/social/posts",
-      ({ auth, body, idem }) => idem.commit(201, () => svc.createPost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), input: body }).post),
+      ({ auth, body, idem }) =>
+        idem.batch(201, async () => (await svc.createPost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), input: body })).post),
       {
         scope: "social:write",
         body: CreatePostBody,
@@ -132,7 +133,7 @@ export const socialRoutes = (deps: Deps) => {
         },
       },
     )
-    .get("/social/posts/:id", ({ auth, params }) => ({ data: svc.getPost({ companyId: auth.companyId, id: params.id }).post }), {
+    .get("/social/posts/:id", async ({ auth, params }) => ({ data: (await svc.getPost({ companyId: auth.companyId, id: params.id })).post }), {
       scope: "social:read",
       params: IdParams,
       response: { 200: data(SocialPostModel), ...errors(403, 404) },
@@ -141,7 +142,10 @@ export const socialRoutes = (deps: Deps) => {
     .patch(
       "/social/posts/:id",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => svc.updatePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body }).post),
+        idem.batch(
+          200,
+          async () => (await svc.updatePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body })).post,
+        ),
       {
         scope: "social:write",
         params: IdParams,
@@ -175,7 +179,10 @@ export const socialRoutes = (deps: Deps) => {
     .post(
       "/social/posts/:id/schedule",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => svc.schedulePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body }).post),
+        idem.batch(
+          200,
+          async () => (await svc.schedulePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body })).post,
+        ),
       {
         scope: "social:write",
         params: IdParams,
@@ -188,31 +195,39 @@ export const socialRoutes = (deps: Deps) => {
         },
       },
     )
-    .post("/social/posts/:id/cancel", ({ auth, params, idem }) => idem.commit(200, () => svc.cancelPost({ companyId: auth.companyId, id: params.id }).post), {
-      scope: "social:write",
-      params: IdParams,
-      response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: {
-        summary: "Cancel a draft, pending-approval or scheduled post",
-        operationId: "cancelSocialPost",
-        "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+    .post(
+      "/social/posts/:id/cancel",
+      ({ auth, params, idem }) => idem.batch(200, async () => (await svc.cancelPost({ companyId: auth.companyId, id: params.id })).post),
+      {
+        scope: "social:write",
+        params: IdParams,
+        response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
+        detail: {
+          summary: "Cancel a draft, pending-approval or scheduled post",
+          operationId: "cancelSocialPost",
+          "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+        },
       },
-    })
-    .post("/social/posts/:id/approve", ({ auth, params, idem }) => idem.commit(200, () => svc.approvePost({ companyId: auth.companyId, id: params.id }).post), {
-      scope: "social:write",
-      params: IdParams,
-      response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
-      detail: {
-        summary: "Approve a post that requires approval (then it can be scheduled)",
-        operationId: "approveSocialPost",
-        "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+    )
+    .post(
+      "/social/posts/:id/approve",
+      ({ auth, params, idem }) => idem.batch(200, async () => (await svc.approvePost({ companyId: auth.companyId, id: params.id })).post),
+      {
+        scope: "social:write",
+        params: IdParams,
+        response: { 200: data(SocialPostModel), ...errors(403, 404, 409) },
+        detail: {
+          summary: "Approve a post that requires approval (then it can be scheduled)",
+          operationId: "approveSocialPost",
+          "x-error-codes": ["SOCIAL_POST_NOT_EDITABLE", "CONFLICT"],
+        },
       },
-    })
+    )
     .get(
       "/social/analytics/summary",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         checkRange(query);
-        return { data: s.analytics.summary({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), query }) };
+        return { data: await s.analytics.summary({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), query }) };
       },
       {
         scope: "social:read",
@@ -224,7 +239,7 @@ export const socialRoutes = (deps: Deps) => {
     .post(
       "/social/analytics/refresh",
       ({ auth, body, idem }) =>
-        idem.commit(202, () =>
+        idem.batch(202, () =>
           s.analytics.refresh({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId }),
         ),
       {
@@ -242,9 +257,9 @@ export const socialRoutes = (deps: Deps) => {
     )
     .get(
       "/social/analytics/:platform",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         checkRange(query);
-        return { data: s.analytics.platform({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), platform: params.platform, query }) };
+        return { data: await s.analytics.platform({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), platform: params.platform, query }) };
       },
       {
         scope: "social:read",
@@ -256,10 +271,10 @@ export const socialRoutes = (deps: Deps) => {
     )
     .get(
       "/social/media",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const cursor = decodeCursor(query.cursor) as [number, string, string] | null;
-        const { media } = s.analytics.listMedia({
+        const { media } = await s.analytics.listMedia({
           companyId: auth.companyId,
           companySlug: s.slugOf(auth.companyId),
           accountId: query.accountId,

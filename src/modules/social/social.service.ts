@@ -1,6 +1,6 @@
 /**
- * Social posts: the rules of DESIGN §11, no HTTP. Writes are synchronous and run inside the caller's
- * transaction (routes wrap them in `idem.commit`), so a post and its publish jobs commit together (outbox).
+ * Social posts: the rules of DESIGN §11, no HTTP. Writes join the caller's unit of work (routes wrap them in
+ * `idem.batch`), else run in one of their own (db.join), so a post and its publish jobs commit together (outbox).
  * Everything is injected: the repository, the account runtime, the queue, the clock and a media lookup.
  */
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
@@ -26,14 +26,15 @@ const asInput = (m: StoredPostMedia): MediaInput => (m.mediaId ? { mediaId: m.me
 
 export interface SocialServiceDeps {
   repo: SocialRepository;
-  /** The unit of work around the repository's writes (db.tx). */
-  tx: Db["tx"];
+  /** The unit of work around the repository's writes (db.unit), and joining the caller's (db.join). */
+  unit: Db["unit"];
+  join: Db["join"];
   runtime: SocialRuntime;
   queue: Pick<Queue, "enqueue">;
   events: EventBus;
   now: () => Date;
   /** Our media's content type, or undefined when the company has no such media. */
-  mediaType: (companyId: string, mediaId: string) => string | undefined;
+  mediaType: (companyId: string, mediaId: string) => Promise<string | undefined>;
   /** `[server] public_url` can be reached from the internet: URL-pulling platforms can fetch uploaded media. */
   publicMediaLinks: boolean;
   /** Why a caller's media URL may never be fetched (`[outbound]` static check, no DNS), or null. */
@@ -88,37 +89,41 @@ export function postView(post: PostRow, targets: TargetRow[], metrics?: Platform
 }
 
 /** A social post that will still publish this media (for DELETE /media → 409 MEDIA_IN_USE): its id, if any. */
-export function socialPostUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): string | undefined {
-  return createSocialRepository(db).postUsingMedia(companyId, mediaId);
+export async function socialPostUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): Promise<string | undefined> {
+  return await createSocialRepository(db).postUsingMedia(companyId, mediaId);
 }
 
 export function createSocialService(d: SocialServiceDeps) {
   const { repo, runtime, now } = d;
 
-  function mustGet(companyId: string, id: string): PostRow {
-    const post = repo.getPost(companyId, id);
+  async function mustGet(companyId: string, id: string): Promise<PostRow> {
+    const post = await repo.getPost(companyId, id);
     if (!post) throw notFound("Social post");
     return post;
   }
 
-  function view(post: PostRow) {
-    const targets = repo.targetsOf([post.id]);
-    return postView(post, targets, repo.metricsOfTargets(targets));
+  async function view(post: PostRow) {
+    const targets = await repo.targetsOf([post.id]);
+    return postView(post, targets, await repo.metricsOfTargets(targets));
   }
 
-  function toStoredMedia(companyId: string, items: MediaInput[], pointer: string, details: DetailCollector): StoredPostMedia[] {
-    return items.map((m, i) => {
-      if ("mediaId" in m) {
-        const type = d.mediaType(companyId, m.mediaId);
-        if (type === undefined) details.add(`${pointer}/${i}/mediaId`, "no media with this id (upload it with POST /media)");
-        else if (!type.startsWith("image/") && !type.startsWith("video/"))
-          details.add(`${pointer}/${i}/mediaId`, `is ${type}; posts take images and videos only`);
-        return { mediaId: m.mediaId, kind: type?.startsWith("video/") ? "video" : "image" };
-      }
-      const problem = d.urlProblem(m.url);
-      if (problem) details.add(`${pointer}/${i}/url`, `URL not allowed: ${problem}`);
-      return { url: m.url, kind: m.kind ?? kindOfUrl(m.url) };
-    });
+  async function toStoredMedia(companyId: string, items: MediaInput[], pointer: string, details: DetailCollector): Promise<StoredPostMedia[]> {
+    const stored: StoredPostMedia[] = [];
+    for (const [i, m] of items.entries()) stored.push(await storedMedia(companyId, m, `${pointer}/${i}`, details));
+    return stored;
+  }
+
+  /** One media item at `pointer` (`/media/0`). */
+  async function storedMedia(companyId: string, m: MediaInput, pointer: string, details: DetailCollector): Promise<StoredPostMedia> {
+    if ("mediaId" in m) {
+      const type = await d.mediaType(companyId, m.mediaId);
+      if (type === undefined) details.add(`${pointer}/mediaId`, "no media with this id (upload it with POST /media)");
+      else if (!type.startsWith("image/") && !type.startsWith("video/")) details.add(`${pointer}/mediaId`, `is ${type}; posts take images and videos only`);
+      return { mediaId: m.mediaId, kind: type?.startsWith("video/") ? "video" : "image" };
+    }
+    const problem = d.urlProblem(m.url);
+    if (problem) details.add(`${pointer}/url`, `URL not allowed: ${problem}`);
+    return { url: m.url, kind: m.kind ?? kindOfUrl(m.url) };
   }
 
   /** 422 SOCIAL_PLATFORM_UNAVAILABLE when an account is gone from the config or not connected. */
@@ -134,10 +139,10 @@ export function createSocialService(d: SocialServiceDeps) {
   }
 
   /** Pending targets get a publish job each, due at `runAt`; jobs of earlier schedules see another token. */
-  function enqueueTargets(post: PostRow, runAt: Date): string {
+  async function enqueueTargets(post: PostRow, runAt: Date): Promise<string> {
     const token = newId();
     const at = now();
-    repo.updateTargetsOfPost(post.id, {
+    await repo.updateTargetsOfPost(post.id, {
       status: "pending",
       errorCode: null,
       errorMessage: null,
@@ -149,7 +154,7 @@ export function createSocialService(d: SocialServiceDeps) {
       publishedAt: null,
       updatedAt: at,
     });
-    for (const t of repo.targetsOf([post.id])) d.queue.enqueue({ type: PUBLISH_JOB, payload: { targetId: t.id, token }, runAt, groupKey: t.accountId });
+    for (const t of await repo.targetsOf([post.id])) d.queue.enqueue({ type: PUBLISH_JOB, payload: { targetId: t.id, token }, runAt, groupKey: t.accountId });
     return token;
   }
 
@@ -169,12 +174,12 @@ export function createSocialService(d: SocialServiceDeps) {
   }
 
   /** Accounts, media and overrides of a request, checked and stored-shaped; problems go to `details` (422 VALIDATION_FAILED). */
-  function readContent(
+  async function readContent(
     companyId: string,
     companySlug: string,
     input: { accountIds: string[]; text?: string; media?: MediaInput[]; overrides?: Record<string, { text?: string; media?: MediaInput[] }> },
     details: DetailCollector,
-  ): Content {
+  ): Promise<Content> {
     const seen = new Set<string>();
     input.accountIds.forEach((id, i) => {
       const rt = runtime.get(id);
@@ -184,12 +189,12 @@ export function createSocialService(d: SocialServiceDeps) {
     });
     const overrides = input.overrides ?? {};
     for (const key of Object.keys(overrides)) if (!input.accountIds.includes(key)) details.add(`/overrides/${key}`, "not one of accountIds");
-    const media = toStoredMedia(companyId, input.media ?? [], "/media", details);
+    const media = await toStoredMedia(companyId, input.media ?? [], "/media", details);
     const stored: PostRow["overrides"] = {};
     for (const [key, o] of Object.entries(overrides)) {
       stored[key] = {};
       if (o.text !== undefined) stored[key].text = o.text;
-      if (o.media !== undefined) stored[key].media = toStoredMedia(companyId, o.media, `/overrides/${key}/media`, details);
+      if (o.media !== undefined) stored[key].media = await toStoredMedia(companyId, o.media, `/overrides/${key}/media`, details);
     }
     return { text: input.text ?? "", media, overrides: stored };
   }
@@ -251,41 +256,43 @@ export function createSocialService(d: SocialServiceDeps) {
       });
     },
 
-    createPost({ companyId, companySlug, input }: { companyId: string; companySlug: string; input: typeof CreatePostBody.static }) {
-      const details = new DetailCollector();
-      const { text, media, overrides: storedOverrides } = readContent(companyId, companySlug, input, details);
-      const when = readWhen(input, details);
-      details.throwIfAny();
-      enforceRules(companySlug, input.accountIds, { text, media, overrides: storedOverrides });
-      if (input.requiresApproval && when)
-        throw new AppError(
-          "SOCIAL_APPROVAL_REQUIRED",
-          "This post needs approval before it is scheduled or published: create it, then POST /social/posts/{id}/approve",
-        );
+    async createPost({ companyId, companySlug, input }: { companyId: string; companySlug: string; input: typeof CreatePostBody.static }) {
+      return d.join(async () => {
+        const details = new DetailCollector();
+        const { text, media, overrides: storedOverrides } = await readContent(companyId, companySlug, input, details);
+        const when = readWhen(input, details);
+        details.throwIfAny();
+        enforceRules(companySlug, input.accountIds, { text, media, overrides: storedOverrides });
+        if (input.requiresApproval && when)
+          throw new AppError(
+            "SOCIAL_APPROVAL_REQUIRED",
+            "This post needs approval before it is scheduled or published: create it, then POST /social/posts/{id}/approve",
+          );
 
-      const at = now();
-      const post: PostRow = {
-        id: newId(),
-        companyId,
-        status: when ? (when.now ? "publishing" : "scheduled") : input.requiresApproval ? "pending_approval" : "draft",
-        text,
-        media,
-        overrides: storedOverrides,
-        scheduledAt: when && !when.now ? when.runAt : null,
-        publishedAt: null,
-        requiresApproval: input.requiresApproval ?? false,
-        approvedAt: null,
-        runToken: null,
-        createdAt: at,
-        updatedAt: at,
-      };
-      const targets = newTargets(post.id, companyId, input.accountIds, at);
-      repo.insertPost(post, targets);
-      if (when) {
-        post.runToken = enqueueTargets(post, when.runAt);
-        repo.updatePost(post.id, { runToken: post.runToken });
-      }
-      return { post: view(post) };
+        const at = now();
+        const post: PostRow = {
+          id: newId(),
+          companyId,
+          status: when ? (when.now ? "publishing" : "scheduled") : input.requiresApproval ? "pending_approval" : "draft",
+          text,
+          media,
+          overrides: storedOverrides,
+          scheduledAt: when && !when.now ? when.runAt : null,
+          publishedAt: null,
+          requiresApproval: input.requiresApproval ?? false,
+          approvedAt: null,
+          runToken: null,
+          createdAt: at,
+          updatedAt: at,
+        };
+        const targets = newTargets(post.id, companyId, input.accountIds, at);
+        await repo.insertPost(post, targets);
+        if (when) {
+          post.runToken = await enqueueTargets(post, when.runAt);
+          await repo.updatePost(post.id, { runToken: post.runToken });
+        }
+        return { post: await view(post) };
+      });
     },
 
     /**
@@ -294,117 +301,129 @@ export function createSocialService(d: SocialServiceDeps) {
      * goes back to pending_approval (a schedule is dropped, its jobs retired). A scheduled post that needs no
      * approval stays scheduled for the same time. A canceled or failed post becomes a draft again.
      */
-    updatePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof UpdatePostBody.static }) {
-      const post = mustGet(companyId, id);
-      if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
-      const current = repo.targetsOf([post.id]).map((t) => t.accountId);
-      const accountIds = input.accountIds ?? current;
-      const overrides =
-        input.overrides ??
-        Object.fromEntries(
-          Object.entries(post.overrides)
-            .filter(([k]) => accountIds.includes(k))
-            .map(([k, o]) => [k, { text: o.text, media: o.media?.map(asInput) }]),
+    async updatePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof UpdatePostBody.static }) {
+      return d.join(async () => {
+        const post = await mustGet(companyId, id);
+        if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
+        const current = (await repo.targetsOf([post.id])).map((t) => t.accountId);
+        const accountIds = input.accountIds ?? current;
+        const overrides =
+          input.overrides ??
+          Object.fromEntries(
+            Object.entries(post.overrides)
+              .filter(([k]) => accountIds.includes(k))
+              .map(([k, o]) => [k, { text: o.text, media: o.media?.map(asInput) }]),
+          );
+        const details = new DetailCollector();
+        const content = await readContent(
+          companyId,
+          companySlug,
+          { accountIds, text: input.text ?? post.text, media: input.media ?? post.media.map(asInput), overrides },
+          details,
         );
-      const details = new DetailCollector();
-      const content = readContent(
-        companyId,
-        companySlug,
-        { accountIds, text: input.text ?? post.text, media: input.media ?? post.media.map(asInput), overrides },
-        details,
-      );
-      details.throwIfAny();
-      enforceRules(companySlug, accountIds, content);
+        details.throwIfAny();
+        enforceRules(companySlug, accountIds, content);
 
-      const requiresApproval = input.requiresApproval ?? post.requiresApproval;
-      // Any edit withdraws an approval: what was approved is not what will be published.
-      const approvedAt = requiresApproval ? null : post.approvedAt;
-      const at = now();
-      const keepSchedule = post.status === "scheduled" && !requiresApproval && post.scheduledAt !== null;
-      const status = keepSchedule ? "scheduled" : requiresApproval ? "pending_approval" : "draft";
-      repo.deleteTargetsOfPost(post.id);
-      repo.insertTargets(newTargets(post.id, companyId, accountIds, at));
-      const patch: Partial<PostRow> = {
-        ...content,
-        requiresApproval,
-        approvedAt,
-        status,
-        scheduledAt: keepSchedule ? post.scheduledAt : null,
-        runToken: null,
-        updatedAt: at,
-      };
-      repo.updatePost(post.id, patch);
-      if (keepSchedule) {
-        const runAt = new Date(Math.max(post.scheduledAt!.getTime(), at.getTime()));
-        repo.updatePost(post.id, { runToken: enqueueTargets({ ...post, ...patch }, runAt) });
-      }
-      return { post: view(repo.getPostById(post.id)!) };
+        const requiresApproval = input.requiresApproval ?? post.requiresApproval;
+        // Any edit withdraws an approval: what was approved is not what will be published.
+        const approvedAt = requiresApproval ? null : post.approvedAt;
+        const at = now();
+        const keepSchedule = post.status === "scheduled" && !requiresApproval && post.scheduledAt !== null;
+        const status = keepSchedule ? "scheduled" : requiresApproval ? "pending_approval" : "draft";
+        await repo.deleteTargetsOfPost(post.id);
+        await repo.insertTargets(newTargets(post.id, companyId, accountIds, at));
+        const patch: Partial<PostRow> = {
+          ...content,
+          requiresApproval,
+          approvedAt,
+          status,
+          scheduledAt: keepSchedule ? post.scheduledAt : null,
+          runToken: null,
+          updatedAt: at,
+        };
+        await repo.updatePost(post.id, patch);
+        if (keepSchedule) {
+          const runAt = new Date(Math.max(post.scheduledAt!.getTime(), at.getTime()));
+          await repo.updatePost(post.id, { runToken: await enqueueTargets({ ...post, ...patch }, runAt) });
+        }
+        return { post: await view((await repo.getPostById(post.id))!) };
+      });
     },
 
-    getPost({ companyId, id }: { companyId: string; id: string }) {
-      return { post: view(mustGet(companyId, id)) };
+    async getPost({ companyId, id }: { companyId: string; id: string }) {
+      return { post: await view(await mustGet(companyId, id)) };
     },
 
-    listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }) {
-      const posts = repo.listPosts(o);
-      const targets = repo.targetsOf(posts.map((p) => p.id));
+    async listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }) {
+      const posts = await repo.listPosts(o);
+      const targets = await repo.targetsOf(posts.map((p) => p.id));
       const byPost = Map.groupBy(targets, (t) => t.postId);
-      const metrics = repo.metricsOfTargets(targets);
+      const metrics = await repo.metricsOfTargets(targets);
       return { posts: posts.map((p) => postView(p, byPost.get(p.id) ?? [], metrics)) };
     },
 
-    schedulePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof SchedulePostBody.static }) {
-      const post = mustGet(companyId, id);
-      if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be scheduled again`);
-      const details = new DetailCollector();
-      const when = readWhen(input, details);
-      if (!when && details.empty) details.add("/scheduledAt", "give scheduledAt or publishNow: true");
-      details.throwIfAny();
-      if (post.requiresApproval && !post.approvedAt)
-        throw new AppError("SOCIAL_APPROVAL_REQUIRED", "This post needs approval before it is scheduled or published (POST /social/posts/{id}/approve)");
-      const targets = repo.targetsOf([post.id]);
-      requireConnected(
-        companySlug,
-        targets.map((t) => t.accountId),
-        () => "path:id",
-      );
-      const token = enqueueTargets(post, when!.runAt);
-      repo.updatePost(post.id, {
-        status: when!.now ? "publishing" : "scheduled",
-        scheduledAt: when!.now ? null : when!.runAt,
-        runToken: token,
-        updatedAt: now(),
+    async schedulePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof SchedulePostBody.static }) {
+      return d.join(async () => {
+        const post = await mustGet(companyId, id);
+        if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be scheduled again`);
+        const details = new DetailCollector();
+        const when = readWhen(input, details);
+        if (!when && details.empty) details.add("/scheduledAt", "give scheduledAt or publishNow: true");
+        details.throwIfAny();
+        if (post.requiresApproval && !post.approvedAt)
+          throw new AppError("SOCIAL_APPROVAL_REQUIRED", "This post needs approval before it is scheduled or published (POST /social/posts/{id}/approve)");
+        const targets = await repo.targetsOf([post.id]);
+        requireConnected(
+          companySlug,
+          targets.map((t) => t.accountId),
+          () => "path:id",
+        );
+        const token = await enqueueTargets(post, when!.runAt);
+        await repo.updatePost(post.id, {
+          status: when!.now ? "publishing" : "scheduled",
+          scheduledAt: when!.now ? null : when!.runAt,
+          runToken: token,
+          updatedAt: now(),
+        });
+        return { post: await view((await repo.getPostById(post.id))!) };
       });
-      return { post: view(repo.getPostById(post.id)!) };
     },
 
-    cancelPost({ companyId, id }: { companyId: string; id: string }) {
-      const post = mustGet(companyId, id);
-      if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be canceled`);
-      if (post.status === "canceled" || post.status === "failed") throw new AppError("CONFLICT", `The post is already ${post.status}`);
-      const at = now();
-      repo.updatePost(post.id, { status: "canceled", runToken: null, updatedAt: at });
-      repo.updateTargetsOfPost(post.id, { status: "canceled", updatedAt: at });
-      return { post: view(repo.getPostById(post.id)!) };
+    async cancelPost({ companyId, id }: { companyId: string; id: string }) {
+      return d.join(async () => {
+        const post = await mustGet(companyId, id);
+        if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be canceled`);
+        if (post.status === "canceled" || post.status === "failed") throw new AppError("CONFLICT", `The post is already ${post.status}`);
+        const at = now();
+        await repo.updatePost(post.id, { status: "canceled", runToken: null, updatedAt: at });
+        await repo.updateTargetsOfPost(post.id, { status: "canceled", updatedAt: at });
+        return { post: await view((await repo.getPostById(post.id))!) };
+      });
     },
 
-    approvePost({ companyId, id }: { companyId: string; id: string }) {
-      const post = mustGet(companyId, id);
-      if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
-      const at = now();
-      repo.updatePost(post.id, { approvedAt: post.approvedAt ?? at, status: post.status === "pending_approval" ? "draft" : post.status, updatedAt: at });
-      return { post: view(repo.getPostById(post.id)!) };
+    async approvePost({ companyId, id }: { companyId: string; id: string }) {
+      return d.join(async () => {
+        const post = await mustGet(companyId, id);
+        if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
+        const at = now();
+        await repo.updatePost(post.id, {
+          approvedAt: post.approvedAt ?? at,
+          status: post.status === "pending_approval" ? "draft" : post.status,
+          updatedAt: at,
+        });
+        return { post: await view((await repo.getPostById(post.id))!) };
+      });
     },
 
     /**
      * Deletes the post. A published one is first removed from the platforms that allow it (Facebook, X);
-     * the targets that stay on their platform are reported. NB! Async (platform calls): not inside a tx.
+     * the targets that stay on their platform are reported. NB! Platform calls: not inside a unit (routes call it outside idem.batch).
      */
     async deletePost({ companyId, id }: { companyId: string; id: string }) {
-      const post = mustGet(companyId, id);
+      const post = await mustGet(companyId, id);
       if (post.status === "publishing") throw new AppError("SOCIAL_POST_NOT_EDITABLE", "A post that is publishing cannot be deleted; wait until it settles");
       const notRemoved: { accountId: string; platform: "x"; externalId: string | null; reason: string }[] = [];
-      for (const t of repo.targetsOf([post.id])) {
+      for (const t of await repo.targetsOf([post.id])) {
         if (t.status !== "published" || !t.externalId) continue;
         const rt = runtime.get(t.accountId);
         const platform = t.platform as "x";
@@ -427,12 +446,12 @@ export function createSocialService(d: SocialServiceDeps) {
           notRemoved.push({ accountId: t.accountId, platform, externalId: t.externalId, reason: (e as Error).message });
         }
       }
-      d.tx(() => repo.deletePost(post.id));
+      await d.unit(async () => repo.deletePost(post.id));
       return { id: post.id, notRemoved };
     },
 
     /** For media.usage: a not-yet-published post that will publish this media. */
-    postUsingMedia: (companyId: string, mediaId: string) => repo.postUsingMedia(companyId, mediaId),
+    postUsingMedia: async (companyId: string, mediaId: string) => await repo.postUsingMedia(companyId, mediaId),
   };
 }
 

@@ -12,10 +12,13 @@ export function createSourcesRepository(db: Db) {
   const sqlite = db.$client;
   const knownCodes = `SELECT code FROM sources WHERE company_id = ? AND code IN (${jsonValues(db.engine)})`;
   return {
+    // NB! insertSource, get, byCode, firstKnownCode, byExternalId, ofContact, insertFirst, addHistory, history
+    // and forgetContact stay synchronous until messages and contacts are asynchronous: the inbound message's
+    // attribution and contact.deleted run inside their emitters' transactions (sources.wire.ts).
     insertSource(row: SourceRow): void {
       db.insert(sources).values(row).run();
     },
-    updateSource(id: string, patch: Partial<SourceRow>): void {
+    async updateSource(id: string, patch: Partial<SourceRow>): Promise<void> {
       db.update(sources).set(patch).where(eq(sources.id, id)).run();
     },
     get(companyId: string, id: string): SourceRow | undefined {
@@ -48,7 +51,7 @@ export function createSourcesRepository(db: Db) {
         .get();
     },
     /** Newest first, keyset on id. */
-    list(companyId: string, limit: number, before?: string): SourceRow[] {
+    async list(companyId: string, limit: number, before?: string): Promise<SourceRow[]> {
       return db
         .select()
         .from(sources)
@@ -81,7 +84,7 @@ export function createSourcesRepository(db: Db) {
           ).changes === 1
       );
     },
-    upsertManual(row: ContactSourceRow): void {
+    async upsertManual(row: ContactSourceRow): Promise<void> {
       db.insert(contactSources)
         .values(row)
         .onConflictDoUpdate({
@@ -102,7 +105,7 @@ export function createSourcesRepository(db: Db) {
       sqlite.query(`DELETE FROM contact_source_history WHERE contact_id = ?`).run(contactId);
     },
     /** Contacts attributed to a source in [from, to). */
-    contactsOf(sourceId: string, from: Date | null, to: Date | null): string[] {
+    async contactsOf(sourceId: string, from: Date | null, to: Date | null): Promise<string[]> {
       return (
         sqlite
           .query(`SELECT contact_id FROM contact_sources WHERE source_id = ?1 AND attributed_at >= ?2 AND attributed_at < ?3`)

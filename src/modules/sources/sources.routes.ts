@@ -7,7 +7,7 @@ import type { Deps } from "../../deps";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { ContactSourceModel, CreateSourceBody, IdParams, ListSourcesQuery, SetContactSourceBody, SourceModel, UpdateSourceBody } from "./sources.model";
-import { createSourcesService } from "./sources.service";
+import { createSourcesService, type SourceStats } from "./sources.service";
 
 const read = { scope: "sources:read", license: "sources" } as const;
 const write = { scope: "sources:write", license: "sources" } as const;
@@ -46,17 +46,20 @@ export const sourcesRoutes = (deps: Deps) => {
     .use(deps.guard)
     .get(
       "/sources",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const from = queryDate(query.from, "from") ?? null;
         const to = queryDate(query.to, "to") ?? null;
         const withPipeline = pipelineLicensed(auth.companySlug);
-        const rows = s.list(auth.companyId, limit + 1, decodeCursor(query.cursor)?.[0] as string | undefined);
+        const rows = await s.list(auth.companyId, limit + 1, decodeCursor(query.cursor)?.[0] as string | undefined);
+        // The page's statistics (not the look-ahead row's), read one source after the other.
+        const stats = new Map<string, SourceStats>();
+        for (const r of rows.slice(0, limit)) stats.set(r.id, await s.stats(r, from, to, withPipeline));
         return toPage(
           rows,
           limit,
           (r) => [r.id],
-          (r) => s.view(r, s.stats(r, from, to, withPipeline)),
+          (r) => s.view(r, stats.get(r.id)!),
         );
       },
       {
@@ -71,7 +74,7 @@ export const sourcesRoutes = (deps: Deps) => {
         },
       },
     )
-    .post("/sources", ({ auth, body, idem }) => idem.commit(201, () => s.view(s.create(auth.companyId, body), null)), {
+    .post("/sources", ({ auth, body, idem }) => idem.batch(201, async () => s.view(await s.create(auth.companyId, body), null)), {
       ...write,
       body: CreateSourceBody,
       response: { 201: data(SourceModel), ...errors(403, 409, 422) },
@@ -81,13 +84,13 @@ export const sourcesRoutes = (deps: Deps) => {
         operationId: "createSource",
       },
     })
-    .get("/sources/:id", ({ auth, params }) => ({ data: s.view(s.get(auth.companyId, params.id), null) }), {
+    .get("/sources/:id", async ({ auth, params }) => ({ data: s.view(await s.get(auth.companyId, params.id), null) }), {
       ...read,
       params: IdParams,
       response: { 200: data(SourceModel), ...errors(403, 404) },
       detail: { summary: "A source", operationId: "getSource" },
     })
-    .patch("/sources/:id", ({ auth, params, body, idem }) => idem.commit(200, () => s.view(s.update(auth.companyId, params.id, body), null)), {
+    .patch("/sources/:id", ({ auth, params, body, idem }) => idem.batch(200, async () => s.view(await s.update(auth.companyId, params.id, body), null)), {
       ...write,
       params: IdParams,
       body: UpdateSourceBody,
@@ -100,7 +103,7 @@ export const sourcesRoutes = (deps: Deps) => {
     })
     .get(...qr("svg"))
     .get(...qr("png"))
-    .get("/contacts/:id/source", ({ auth, params }) => ({ data: s.contactSource(auth.companyId, params.id) }), {
+    .get("/contacts/:id/source", async ({ auth, params }) => ({ data: await s.contactSource(auth.companyId, params.id) }), {
       ...read,
       params: IdParams,
       response: { 200: data(ContactSourceModel), ...errors(403, 404) },
@@ -108,7 +111,7 @@ export const sourcesRoutes = (deps: Deps) => {
     })
     .put(
       "/contacts/:id/source",
-      ({ auth, params, body, idem }) => idem.commit(200, () => s.setContactSource(auth.companyId, params.id, body.sourceId, auth.name)),
+      ({ auth, params, body, idem }) => idem.batch(200, () => s.setContactSource(auth.companyId, params.id, body.sourceId, auth.name)),
       {
         ...write,
         params: IdParams,

@@ -47,8 +47,8 @@ export function createSourcesService(deps: SourcesDeps) {
     return found.account;
   }
 
-  function assertCodeFree(companyId: string, code: string, except?: string) {
-    const other = repo.byCode(companyId, code);
+  async function assertCodeFree(companyId: string, code: string, except?: string): Promise<void> {
+    const other = await repo.byCode(companyId, code);
     if (other && other.id !== except)
       throw new AppError("CONFLICT", `The code "${code}" is already used by source ${other.id}`, [{ pointer: "/code", message: "already used" }]);
   }
@@ -58,11 +58,14 @@ export function createSourcesService(deps: SourcesDeps) {
     return chatLink(s.channel, acc?.chatHandle ?? null, s.code);
   }
 
-  function create(companyId: string, input: { name: string; type: string; channel: string; channelAccountId?: string; code?: string }): SourceRow {
+  async function create(
+    companyId: string,
+    input: { name: string; type: string; channel: string; channelAccountId?: string; code?: string },
+  ): Promise<SourceRow> {
     const acc = account(companyId, input.channel, input.channelAccountId);
     const code = input.code ?? randomCode();
-    return db.tx(() => {
-      assertCodeFree(companyId, code);
+    return await db.unit(async () => {
+      await assertCodeFree(companyId, code);
       const t = now();
       const row: SourceRow = {
         id: newId(),
@@ -76,38 +79,38 @@ export function createSourcesService(deps: SourcesDeps) {
         createdAt: t,
         updatedAt: t,
       };
-      repo.insertSource(row);
+      await repo.insertSource(row);
       return row;
     });
   }
 
-  function get(companyId: string, id: string): SourceRow {
-    const s = repo.get(companyId, id);
+  async function get(companyId: string, id: string): Promise<SourceRow> {
+    const s = await repo.get(companyId, id);
     if (!s) throw notFound("Source");
     return s;
   }
 
-  function update(companyId: string, id: string, patch: { name?: string; type?: string; code?: string }): SourceRow {
+  async function update(companyId: string, id: string, patch: { name?: string; type?: string; code?: string }): Promise<SourceRow> {
     if (Object.values(patch).every((v) => v === undefined))
       throw new AppError("VALIDATION_FAILED", "Nothing to change", [{ pointer: "", message: "give at least one of name, type, code" }]);
-    return db.tx(() => {
-      const s = get(companyId, id);
-      if (patch.code !== undefined) assertCodeFree(companyId, patch.code, id);
+    return await db.unit(async () => {
+      const s = await get(companyId, id);
+      if (patch.code !== undefined) await assertCodeFree(companyId, patch.code, id);
       const changes = { ...patch, updatedAt: now() };
-      repo.updateSource(id, changes);
+      await repo.updateSource(id, changes);
       return { ...s, ...changes };
     });
   }
 
   /** Statistics of the contacts first attributed to a source in [from, to): the cohort and what it did. */
-  function stats(s: SourceRow, from: Date | null, to: Date | null, pipelineLicensed: boolean): SourceStats {
-    const contactIds = repo.contactsOf(s.id, from, to);
+  async function stats(s: SourceRow, from: Date | null, to: Date | null, pipelineLicensed: boolean): Promise<SourceStats> {
+    const contactIds = await repo.contactsOf(s.id, from, to);
     const conversationIds = conversationsOfContacts({ db, contactIds });
     return {
       contacts: contactIds.length,
       conversations: conversationIds.length,
       messages: countConversationMessages({ db, conversationIds }),
-      recordsWon: pipelineLicensed ? countWonRecords({ db, companyId: s.companyId, contactIds }) : null,
+      recordsWon: pipelineLicensed ? await countWonRecords({ db, companyId: s.companyId, contactIds }) : null,
     };
   }
 
@@ -128,7 +131,7 @@ export function createSourcesService(deps: SourcesDeps) {
   }
 
   async function qr(companyId: string, id: string, format: "svg" | "png"): Promise<string | Buffer> {
-    const s = get(companyId, id);
+    const s = await get(companyId, id);
     const link = linkOf(s);
     if (!link)
       throw new AppError(
@@ -145,6 +148,7 @@ export function createSourcesService(deps: SourcesDeps) {
    * An inbound message arrived (inside its transaction): attributes the contact to the source it carries —
    * a referral's code or ad, or (only on the contact's first message) a known code in the text. First touch
    * wins: a contact with a source row (automatic, manual, or removed by hand) is never attributed again.
+   * NB! Synchronous until messages' inbound path is asynchronous: it runs inside the emitter's transaction.
    */
   function attributeInbound(m: {
     companyId: string;
@@ -217,23 +221,23 @@ export function createSourcesService(deps: SourcesDeps) {
     };
   }
 
-  function contactSource(companyId: string, contactId: string) {
+  async function contactSource(companyId: string, contactId: string) {
     getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
     return contactSourceView(companyId, contactId);
   }
 
   /** PUT /contacts/{id}/source: assigns (`sourceId`) or removes (`null`) by hand, with a history row. */
-  function setContactSource(companyId: string, contactId: string, sourceId: string | null, by: string | null) {
-    return db.tx(() => {
+  async function setContactSource(companyId: string, contactId: string, sourceId: string | null, by: string | null) {
+    return await db.unit(async () => {
       getContact({ db, companyId, id: contactId });
-      if (sourceId && !repo.get(companyId, sourceId))
+      if (sourceId && !(await repo.get(companyId, sourceId)))
         throw new AppError("VALIDATION_FAILED", "No such source", [{ pointer: "/sourceId", message: "unknown source" }]);
-      const before = repo.ofContact(contactId);
+      const before = await repo.ofContact(contactId);
       const from = before?.sourceId ?? null;
       if (from !== sourceId || !before) {
         const t = now();
-        repo.upsertManual({ contactId, companyId, sourceId, via: "manual", referral: null, attributedAt: t, updatedAt: t });
-        repo.addHistory({ id: newId(), contactId, fromSourceId: from, toSourceId: sourceId, via: "manual", by, at: t });
+        await repo.upsertManual({ contactId, companyId, sourceId, via: "manual", referral: null, attributedAt: t, updatedAt: t });
+        await repo.addHistory({ id: newId(), contactId, fromSourceId: from, toSourceId: sourceId, via: "manual", by, at: t });
       }
       return contactSourceView(companyId, contactId);
     });

@@ -197,7 +197,7 @@ export function createDeliveryEngine({
 
   async function handle(job: Job<{ deliveryId: string; manual?: boolean }>): Promise<JobOutcome> {
     const manual = job.payload.manual === true;
-    const ctx = repo.deliveryContext(job.payload.deliveryId);
+    const ctx = await repo.deliveryContext(job.payload.deliveryId);
     if (!ctx) return; // endpoint deleted (its deliveries went with it)
     if (!manual && ctx.status !== "pending") return; // settled meanwhile (e.g. by a redelivery)
 
@@ -210,6 +210,7 @@ export function createDeliveryEngine({
     if (ctx.enabled) metrics?.count("switchboard_webhook_deliveries_total", { outcome: ok ? "success" : "failure" });
 
     // The attempt's record and the job's next step commit together, batched with other finished attempts.
+    // NB! writes() stays synchronous (and its store calls with it) until the queue's finalising transaction can wait.
     return {
       writes: (): JobOutcome => {
         repo.insertAttempt({

@@ -54,8 +54,12 @@ export function createWebhooksRepository(db: Db) {
   const setFailingSinceStmt = sqlite.prepare(`UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?`);
 
   return {
+    // NB! getEndpoint, updateEndpoint, subscriptionsOf, setFailingSince, insertMessage, insertDelivery,
+    // insertAttempt and settleDelivery stay synchronous until their callers can wait: the event subscriber
+    // and the inline fan-out run inside their emitters' transactions, and a delivery's writes() run inside
+    // the job queue's synchronous finalising transaction (webhooks.delivery.ts).
     // ---- endpoints ----
-    insertEndpoint(row: EndpointRow): void {
+    async insertEndpoint(row: EndpointRow): Promise<void> {
       db.insert(webhookEndpoints).values(row).run();
     },
     getEndpoint(companyId: string, id: string): EndpointRow | undefined {
@@ -66,7 +70,7 @@ export function createWebhooksRepository(db: Db) {
         .get();
     },
     /** Newest first, keyset on id. */
-    listEndpoints(companyId: string, limit: number, before?: string): EndpointRow[] {
+    async listEndpoints(companyId: string, limit: number, before?: string): Promise<EndpointRow[]> {
       return db
         .select()
         .from(webhookEndpoints)
@@ -86,7 +90,7 @@ export function createWebhooksRepository(db: Db) {
     updateEndpoint(id: string, patch: Partial<EndpointRow>): void {
       db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
     },
-    deleteEndpoint(id: string): void {
+    async deleteEndpoint(id: string): Promise<void> {
       db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
     },
     setFailingSince(endpointId: string, at: number | null): void {
@@ -102,7 +106,7 @@ export function createWebhooksRepository(db: Db) {
     },
 
     // ---- delivery (hot) ----
-    deliveryContext(deliveryId: string): DeliveryContext | null {
+    async deliveryContext(deliveryId: string): Promise<DeliveryContext | null> {
       const r = contextStmt.get(deliveryId) as (Omit<DeliveryContext, "enabled"> & { enabled: number }) | null;
       return r ? { ...r, enabled: r.enabled === 1 } : null;
     },
@@ -114,25 +118,25 @@ export function createWebhooksRepository(db: Db) {
     },
 
     // ---- delivery log ----
-    getDelivery(endpointId: string, id: string): DeliveryRow | undefined {
+    async getDelivery(endpointId: string, id: string): Promise<DeliveryRow | undefined> {
       return db
         .select()
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.id, id)))
         .get();
     },
-    setDeliveryStatus(id: string, status: DeliveryStatus, at: Date): void {
+    async setDeliveryStatus(id: string, status: DeliveryStatus, at: Date): Promise<void> {
       db.update(webhookDeliveries).set({ status, updatedAt: at }).where(eq(webhookDeliveries.id, id)).run();
     },
     /** Newest first; `eventType` is a type name or a `prefix.*` pattern. */
-    listDeliveries(q: {
+    async listDeliveries(q: {
       endpointId: string;
       limit: number;
       before?: string;
       status?: DeliveryStatus;
       eventType?: string;
       id?: string;
-    }): (DeliveryRow & { body: string })[] {
+    }): Promise<(DeliveryRow & { body: string })[]> {
       // A prefix pattern matches without regard to ASCII case, as SQLite's LIKE does: lower() on both sides,
       // since PostgreSQL's LIKE is case-sensitive.
       const typeFilter = q.eventType
@@ -164,12 +168,12 @@ export function createWebhooksRepository(db: Db) {
       return rows.map((r) => ({ ...r.d, body: r.body }));
     },
     /** Attempts of these deliveries, oldest first. */
-    attemptsOf(deliveryIds: string[]): AttemptRow[] {
+    async attemptsOf(deliveryIds: string[]): Promise<AttemptRow[]> {
       if (!deliveryIds.length) return [];
       return db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveryIds)).orderBy(webhookAttempts.id).all();
     },
     /** Retention: settled deliveries older than `before` (attempts cascade), then messages no delivery uses. */
-    sweep(before: number): number {
+    async sweep(before: number): Promise<number> {
       const n = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?`).run(before).changes;
       sqlite
         .prepare(

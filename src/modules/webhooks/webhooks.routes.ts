@@ -62,10 +62,15 @@ function deliveryOut({ delivery: d, body, attempts }: { delivery: DeliveryRow; b
 
 export const webhooksRoutes = (deps: Deps) => {
   const w = webhooksFor(deps);
-  /** Runs a write in idem.commit and drops the company's subscription cache afterwards, committed or not. */
-  const change = <T>(idem: { commit<R>(code: number, fn: () => R): { data: R } }, companyId: string, code: number, fn: () => T) => {
+  /** Runs a write in idem.batch and drops the company's subscription cache afterwards, committed or not. */
+  const change = async <T>(
+    idem: { batch<R>(code: number, fn: () => R | Promise<R>): Promise<{ data: R }> },
+    companyId: string,
+    code: number,
+    fn: () => Promise<T>,
+  ) => {
     try {
-      return idem.commit(code, fn);
+      return await idem.batch(code, fn);
     } finally {
       w.cache.invalidate(companyId);
     }
@@ -80,10 +85,10 @@ export const webhooksRoutes = (deps: Deps) => {
     })
     .get(
       "/webhooks",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const { endpoints } = w.listEndpoints({ companyId: auth.companyId, limit: limit + 1, before });
+        const { endpoints } = await w.listEndpoints({ companyId: auth.companyId, limit: limit + 1, before });
         return toPage(endpoints, limit, (e) => [e.id], endpointOut);
       },
       {
@@ -96,8 +101,8 @@ export const webhooksRoutes = (deps: Deps) => {
     .post(
       "/webhooks",
       ({ auth, body, idem }) =>
-        change(idem, auth.companyId, 201, () => {
-          const { endpoint } = w.createEndpoint({ companyId: auth.companyId, input: body });
+        change(idem, auth.companyId, 201, async () => {
+          const { endpoint } = await w.createEndpoint({ companyId: auth.companyId, input: body });
           return { ...endpointOut(endpoint), secret: endpoint.secret };
         }),
       {
@@ -124,7 +129,7 @@ export const webhooksRoutes = (deps: Deps) => {
         },
       },
     )
-    .get("/webhooks/:id", ({ auth, params }) => ({ data: endpointOut(w.getEndpoint({ companyId: auth.companyId, id: params.id }).endpoint) }), {
+    .get("/webhooks/:id", async ({ auth, params }) => ({ data: endpointOut((await w.getEndpoint({ companyId: auth.companyId, id: params.id })).endpoint) }), {
       scope: "webhooks:read",
       params: IdParams,
       response: { 200: data(EndpointModel), ...errors(403, 404) },
@@ -133,7 +138,9 @@ export const webhooksRoutes = (deps: Deps) => {
     .patch(
       "/webhooks/:id",
       ({ auth, params, body, idem }) =>
-        change(idem, auth.companyId, 200, () => endpointOut(w.updateEndpoint({ companyId: auth.companyId, id: params.id, patch: body }).endpoint)),
+        change(idem, auth.companyId, 200, async () =>
+          endpointOut((await w.updateEndpoint({ companyId: auth.companyId, id: params.id, patch: body })).endpoint),
+        ),
       {
         scope: "webhooks:write",
         params: IdParams,
@@ -145,7 +152,10 @@ export const webhooksRoutes = (deps: Deps) => {
     .delete(
       "/webhooks/:id",
       ({ auth, params, idem }) =>
-        change(idem, auth.companyId, 200, () => ({ id: w.deleteEndpoint({ companyId: auth.companyId, id: params.id }).id, deleted: true as const })),
+        change(idem, auth.companyId, 200, async () => ({
+          id: (await w.deleteEndpoint({ companyId: auth.companyId, id: params.id })).id,
+          deleted: true as const,
+        })),
       {
         scope: "webhooks:write",
         params: IdParams,
@@ -156,8 +166,8 @@ export const webhooksRoutes = (deps: Deps) => {
     .post(
       "/webhooks/:id/rotate-secret",
       ({ auth, params, idem }) =>
-        change(idem, auth.companyId, 200, () => {
-          const { endpoint } = w.rotateSecret({ companyId: auth.companyId, id: params.id });
+        change(idem, auth.companyId, 200, async () => {
+          const { endpoint } = await w.rotateSecret({ companyId: auth.companyId, id: params.id });
           return { ...endpointOut(endpoint), secret: endpoint.secret };
         }),
       {
@@ -167,18 +177,22 @@ export const webhooksRoutes = (deps: Deps) => {
         detail: { summary: "New secret (returned once); the old one also signs for 24 h", operationId: "rotateWebhookSecret" },
       },
     )
-    .post("/webhooks/:id/test", ({ auth, params, idem }) => idem.commit(202, () => deliveryOut(w.sendTest({ companyId: auth.companyId, id: params.id }))), {
-      scope: "webhooks:write",
-      params: IdParams,
-      response: { 202: data(DeliveryModel), ...errors(403, 404, 409, 422) },
-      detail: { summary: "Send a webhook.test event to this endpoint", operationId: "testWebhook" },
-    })
+    .post(
+      "/webhooks/:id/test",
+      ({ auth, params, idem }) => idem.batch(202, async () => deliveryOut(await w.sendTest({ companyId: auth.companyId, id: params.id }))),
+      {
+        scope: "webhooks:write",
+        params: IdParams,
+        response: { 202: data(DeliveryModel), ...errors(403, 404, 409, 422) },
+        detail: { summary: "Send a webhook.test event to this endpoint", operationId: "testWebhook" },
+      },
+    )
     .get(
       "/webhooks/:id/deliveries",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const { deliveries } = w.listDeliveries({
+        const { deliveries } = await w.listDeliveries({
           companyId: auth.companyId,
           id: params.id,
           limit: limit + 1,
@@ -198,7 +212,8 @@ export const webhooksRoutes = (deps: Deps) => {
     )
     .post(
       "/webhooks/:id/deliveries/:deliveryId/redeliver",
-      ({ auth, params, idem }) => idem.commit(202, () => deliveryOut(w.redeliver({ companyId: auth.companyId, id: params.id, deliveryId: params.deliveryId }))),
+      ({ auth, params, idem }) =>
+        idem.batch(202, async () => deliveryOut(await w.redeliver({ companyId: auth.companyId, id: params.id, deliveryId: params.deliveryId }))),
       {
         scope: "webhooks:write",
         params: DeliveryParams,

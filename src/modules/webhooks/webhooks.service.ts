@@ -1,6 +1,6 @@
 /**
- * Webhook endpoints: rules, no HTTP. Writes run inside the caller's transaction (routes wrap them in
- * `idem.commit`). One instance per Deps (`webhooksFor`), so the routes and the background wiring share
+ * Webhook endpoints: rules, no HTTP. Writes join the caller's unit of work (routes wrap them in
+ * `idem.batch`), else run in one of their own (db.join). One instance per Deps (`webhooksFor`), so the routes and the background wiring share
  * the subscription cache.
  */
 import type { Deps } from "../../deps";
@@ -43,8 +43,8 @@ function createWebhooks(deps: Deps) {
     metrics: deps.metrics,
   });
 
-  function mustGet(companyId: string, id: string): EndpointRow {
-    const e = repo.getEndpoint(companyId, id);
+  async function mustGet(companyId: string, id: string): Promise<EndpointRow> {
+    const e = await repo.getEndpoint(companyId, id);
     if (!e) throw notFound("Webhook endpoint");
     return e;
   }
@@ -60,87 +60,102 @@ function createWebhooks(deps: Deps) {
     policy,
     engine,
 
-    createEndpoint({ companyId, input }: { companyId: string; input: typeof CreateEndpointBody.static }) {
-      const details = new DetailCollector();
-      checkUrl(input.url, details);
-      const events = validateSubscriptions(input.events, "/events", details);
-      details.throwIfAny();
-      const at = now();
-      const enabled = input.enabled ?? true;
-      const endpoint: EndpointRow = {
-        id: newId(),
-        companyId,
-        url: input.url,
-        description: input.description ?? null,
-        events,
-        enabled,
-        disabledReason: enabled ? null : "manual",
-        secret: generateSecret(),
-        previousSecret: null,
-        previousSecretExpiresAt: null,
-        failingSince: null,
-        createdAt: at,
-        updatedAt: at,
-      };
-      repo.insertEndpoint(endpoint);
-      cache.invalidate(companyId);
-      return { endpoint };
+    async createEndpoint({ companyId, input }: { companyId: string; input: typeof CreateEndpointBody.static }) {
+      return db.join(async () => {
+        const details = new DetailCollector();
+        checkUrl(input.url, details);
+        const events = validateSubscriptions(input.events, "/events", details);
+        details.throwIfAny();
+        const at = now();
+        const enabled = input.enabled ?? true;
+        const endpoint: EndpointRow = {
+          id: newId(),
+          companyId,
+          url: input.url,
+          description: input.description ?? null,
+          events,
+          enabled,
+          disabledReason: enabled ? null : "manual",
+          secret: generateSecret(),
+          previousSecret: null,
+          previousSecretExpiresAt: null,
+          failingSince: null,
+          createdAt: at,
+          updatedAt: at,
+        };
+        await repo.insertEndpoint(endpoint);
+        cache.invalidate(companyId);
+        return { endpoint };
+      });
     },
 
-    getEndpoint({ companyId, id }: { companyId: string; id: string }) {
-      return { endpoint: mustGet(companyId, id) };
+    async getEndpoint({ companyId, id }: { companyId: string; id: string }) {
+      return { endpoint: await mustGet(companyId, id) };
     },
 
-    listEndpoints({ companyId, limit, before }: { companyId: string; limit: number; before?: string }) {
-      return { endpoints: repo.listEndpoints(companyId, limit, before) };
+    async listEndpoints({ companyId, limit, before }: { companyId: string; limit: number; before?: string }) {
+      return { endpoints: await repo.listEndpoints(companyId, limit, before) };
     },
 
-    updateEndpoint({ companyId, id, patch }: { companyId: string; id: string; patch: typeof UpdateEndpointBody.static }) {
-      const current = mustGet(companyId, id);
-      const details = new DetailCollector();
-      if (patch.url !== undefined) checkUrl(patch.url, details);
-      const events = patch.events !== undefined ? validateSubscriptions(patch.events, "/events", details) : undefined;
-      details.throwIfAny();
-      const changes: Partial<EndpointRow> = { updatedAt: now() };
-      if (patch.url !== undefined) changes.url = patch.url;
-      if (events !== undefined) changes.events = events;
-      if (patch.description !== undefined) changes.description = patch.description;
-      if (patch.enabled === true && !current.enabled) Object.assign(changes, { enabled: true, disabledReason: null, failingSince: null });
-      if (patch.enabled === false && current.enabled) Object.assign(changes, { enabled: false, disabledReason: "manual" });
-      repo.updateEndpoint(id, changes);
-      cache.invalidate(companyId);
-      return { endpoint: mustGet(companyId, id) };
+    async updateEndpoint({ companyId, id, patch }: { companyId: string; id: string; patch: typeof UpdateEndpointBody.static }) {
+      return db.join(async () => {
+        const current = await mustGet(companyId, id);
+        const details = new DetailCollector();
+        if (patch.url !== undefined) checkUrl(patch.url, details);
+        const events = patch.events !== undefined ? validateSubscriptions(patch.events, "/events", details) : undefined;
+        details.throwIfAny();
+        const changes: Partial<EndpointRow> = { updatedAt: now() };
+        if (patch.url !== undefined) changes.url = patch.url;
+        if (events !== undefined) changes.events = events;
+        if (patch.description !== undefined) changes.description = patch.description;
+        if (patch.enabled === true && !current.enabled) Object.assign(changes, { enabled: true, disabledReason: null, failingSince: null });
+        if (patch.enabled === false && current.enabled) Object.assign(changes, { enabled: false, disabledReason: "manual" });
+        await repo.updateEndpoint(id, changes);
+        cache.invalidate(companyId);
+        return { endpoint: await mustGet(companyId, id) };
+      });
     },
 
     /** Deletes the endpoint with its delivery log; its pending jobs find nothing and end. */
-    deleteEndpoint({ companyId, id }: { companyId: string; id: string }) {
-      mustGet(companyId, id);
-      repo.deleteEndpoint(id);
-      cache.invalidate(companyId);
-      return { id };
+    async deleteEndpoint({ companyId, id }: { companyId: string; id: string }) {
+      return db.join(async () => {
+        await mustGet(companyId, id);
+        await repo.deleteEndpoint(id);
+        cache.invalidate(companyId);
+        return { id };
+      });
     },
 
     /** New secret; the old one keeps signing (second signature) for 24 h. Returns the new secret once. */
-    rotateSecret({ companyId, id }: { companyId: string; id: string }) {
-      const current = mustGet(companyId, id);
-      const at = now();
-      const secret = generateSecret();
-      repo.updateEndpoint(id, { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(at.getTime() + ROTATION_OVERLAP_MS), updatedAt: at });
-      return { endpoint: mustGet(companyId, id) };
+    async rotateSecret({ companyId, id }: { companyId: string; id: string }) {
+      return db.join(async () => {
+        const current = await mustGet(companyId, id);
+        const at = now();
+        const secret = generateSecret();
+        await repo.updateEndpoint(id, {
+          secret,
+          previousSecret: current.secret,
+          previousSecretExpiresAt: new Date(at.getTime() + ROTATION_OVERLAP_MS),
+          updatedAt: at,
+        });
+        return { endpoint: await mustGet(companyId, id) };
+      });
     },
 
     /** Enqueues a `webhook.test` message to this endpoint only. */
-    sendTest({ companyId, id }: { companyId: string; id: string }) {
-      const endpoint = mustGet(companyId, id);
-      if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
-      const at = now();
-      const messageId = newId();
-      const body = messageBody("webhook.test", at, { endpointId: id, message: "Test event from Switchboard" });
-      const [deliveryId] = engine.enqueueMessage({ id: messageId, companyId, type: "webhook.test", createdAt: at, body, endpointIds: [id] });
-      return { delivery: repo.getDelivery(id, deliveryId!)!, body, attempts: [] as AttemptRow[] };
+    async sendTest({ companyId, id }: { companyId: string; id: string }) {
+      return db.join(async () => {
+        const endpoint = await mustGet(companyId, id);
+        if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
+        const at = now();
+        const messageId = newId();
+        const body = messageBody("webhook.test", at, { endpointId: id, message: "Test event from Switchboard" });
+        const [deliveryId] = engine.enqueueMessage({ id: messageId, companyId, type: "webhook.test", createdAt: at, body, endpointIds: [id] });
+        return { delivery: (await repo.getDelivery(id, deliveryId!))!, body, attempts: [] as AttemptRow[] };
+      });
     },
 
-    listDeliveries({
+    async listDeliveries({
       companyId,
       id,
       limit,
@@ -155,7 +170,7 @@ function createWebhooks(deps: Deps) {
       status?: DeliveryStatus;
       eventType?: string;
     }) {
-      mustGet(companyId, id);
+      await mustGet(companyId, id);
       if (eventType !== undefined) {
         const problem = subscriptionProblem(eventType);
         if (problem || eventType === "*")
@@ -163,21 +178,23 @@ function createWebhooks(deps: Deps) {
             { pointer: "query:eventType", message: problem ?? "use an event type or a prefix pattern" },
           ]);
       }
-      const rows = repo.listDeliveries({ endpointId: id, limit, before, status, eventType });
-      const attempts = Map.groupBy(repo.attemptsOf(rows.map((r) => r.id)), (a) => a.deliveryId);
+      const rows = await repo.listDeliveries({ endpointId: id, limit, before, status, eventType });
+      const attempts = Map.groupBy(await repo.attemptsOf(rows.map((r) => r.id)), (a) => a.deliveryId);
       return { deliveries: rows.map((r) => ({ delivery: r as DeliveryRow, body: r.body, attempts: attempts.get(r.id) ?? [] })) };
     },
 
     /** A new manual attempt of the same message (same webhook-id, same bytes, fresh timestamp and signature). */
-    redeliver({ companyId, id, deliveryId }: { companyId: string; id: string; deliveryId: string }) {
-      const endpoint = mustGet(companyId, id);
-      const delivery = repo.getDelivery(id, deliveryId);
-      if (!delivery) throw notFound("Delivery");
-      if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
-      repo.setDeliveryStatus(deliveryId, "pending", now());
-      deps.queue.enqueue({ type: DELIVER_JOB, payload: { deliveryId, manual: true }, groupKey: id });
-      const row = repo.listDeliveries({ endpointId: id, limit: 1, id: deliveryId })[0]!;
-      return { delivery: row as DeliveryRow, body: row.body, attempts: repo.attemptsOf([deliveryId]) };
+    async redeliver({ companyId, id, deliveryId }: { companyId: string; id: string; deliveryId: string }) {
+      return db.join(async () => {
+        const endpoint = await mustGet(companyId, id);
+        const delivery = await repo.getDelivery(id, deliveryId);
+        if (!delivery) throw notFound("Delivery");
+        if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
+        await repo.setDeliveryStatus(deliveryId, "pending", now());
+        deps.queue.enqueue({ type: DELIVER_JOB, payload: { deliveryId, manual: true }, groupKey: id });
+        const row = (await repo.listDeliveries({ endpointId: id, limit: 1, id: deliveryId }))[0]!;
+        return { delivery: row as DeliveryRow, body: row.body, attempts: await repo.attemptsOf([deliveryId]) };
+      });
     },
   };
 }
