@@ -133,6 +133,25 @@ export function createMessagesStore(db: Db) {
       updateRow(db, messages, id, changes);
     },
 
+    /**
+     * A scheduled message falls due: scheduled → queued, only while it is still scheduled (false: canceled, or
+     * an earlier run of its job got there first). With cancelScheduled, the one fence between the due job and
+     * a cancel: whichever commits its UPDATE first wins, the other changes nothing (on PostgreSQL the second
+     * waits for the first's row lock and then finds the status moved).
+     */
+    claimDue(id: string, now: Date): boolean {
+      return sqlite.query(`UPDATE messages SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled'`).run(now.getTime(), id).changes > 0;
+    },
+
+    /** A scheduled message of the company is canceled (refunded when charged), only while still scheduled; false otherwise. */
+    cancelScheduled(companyId: string, id: string, now: Date): boolean {
+      return (
+        sqlite
+          .query(`UPDATE messages SET status = 'canceled', refunded = charged, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'scheduled'`)
+          .run(now.getTime(), id, companyId).changes > 0
+      );
+    },
+
     messageById(id: string): MessageRow | undefined {
       return one(sqlite.query(`SELECT * FROM messages WHERE id = ?`).get(id));
     },
