@@ -4,7 +4,7 @@
  * raced by a cancel. Both engines (SWITCHBOARD_TEST_ENGINE).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
+import { ACCOUNTS, BASE, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { SCHEDULED_SEND_JOB } from "./messages.service";
@@ -336,6 +336,24 @@ describe("scheduled messages: the due job", () => {
           .sort(),
       ).toEqual(["debit", "refund"]);
     expect(eventsOf(app, "message.failed").map((e) => e.data.message.id)).toEqual([accepted.id]);
+  });
+
+  test("a scheduled media message keeps its stored file: DELETE /media/{id} is 409 MEDIA_IN_USE until it is canceled", async () => {
+    app = await createTestApp({ start: START });
+    await inbound(app, "whatsapp", { phone: "+14155550101" }, "hi", 60_000);
+    const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, ...new Array(200).fill(0), 0xff, 0xd9]);
+    const form = new FormData();
+    form.append("file", new File([jpeg], "card.jpg", { type: "image/jpeg" }));
+    form.append("channel", "whatsapp");
+    const up = await app.app.handle(new Request(`${BASE}/media`, { method: "POST", headers: { authorization: `Bearer ${app.key}` }, body: form }));
+    expect(up.status).toBe(201);
+    const mediaId = ((await up.json()) as { data: { id: string } }).data.id;
+    const { id } = await schedule(app, { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId }, scheduledAt: at(HOUR) });
+    const busy = await app.request("DELETE", `/media/${mediaId}`);
+    expect([busy.status, busy.body.error.code]).toEqual([409, "MEDIA_IN_USE"]);
+    expect(busy.body.error.message).toContain(id);
+    expect((await app.request("POST", `/messages/${id}/cancel`)).status).toBe(200);
+    expect((await app.request("DELETE", `/media/${mediaId}`)).status).toBe(200);
   });
 
   test("a canceled message's due job does nothing", async () => {

@@ -174,9 +174,9 @@ export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conver
   return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
 }
 
-/** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
+/** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB] });
+  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB], dueJob: SCHEDULED_SEND_JOB });
 }
 
 // ------------------------------------------------------------------ request rules
