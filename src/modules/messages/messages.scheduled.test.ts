@@ -356,6 +356,15 @@ describe("scheduled messages: the due job", () => {
     expect((await app.request("DELETE", `/media/${mediaId}`)).status).toBe(200);
   });
 
+  test("GET /channels's health does not count scheduled or canceled messages as sent", async () => {
+    app = await createTestApp({ start: START });
+    const { id } = await schedule(app, reminder(at(HOUR)));
+    await schedule(app, reminder(at(2 * HOUR)));
+    expect((await app.request("POST", `/messages/${id}/cancel`)).status).toBe(200);
+    const health = (await app.request("GET", "/channels")).body.data.find((a: { channel: string }) => a.channel === "whatsapp").health;
+    expect(health).toMatchObject({ status: "unknown", recentSent: 0, recentFailed: 0, lastSentAt: null });
+  });
+
   test("a canceled message's due job does nothing", async () => {
     app = await createTestApp({ start: START });
     const { id } = await schedule(app, reminder(at(HOUR)));
