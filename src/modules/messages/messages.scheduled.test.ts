@@ -365,6 +365,16 @@ describe("scheduled messages: the due job", () => {
     expect(health).toMatchObject({ status: "unknown", recentSent: 0, recentFailed: 0, lastSentAt: null });
   });
 
+  test("outbox: the due job is written with the message (a jobs row due at scheduledAt), and not at all when the send is refused", async () => {
+    app = await createTestApp({ start: START, balance: "0.070000" });
+    const { id } = await schedule(app, reminder(at(HOUR)));
+    expect(dueJobs(app).map((j) => [j.payload.messageId, Date.parse(j.runAt)])).toEqual([[id, START.getTime() + HOUR]]);
+    const refused = await app.request("POST", "/messages", { body: reminder(at(2 * HOUR)) });
+    expect([refused.status, refused.body.error.code]).toEqual([402, "INSUFFICIENT_BALANCE"]);
+    expect(dueJobs(app).length).toBe(1);
+    expect((await app.request("GET", "/messages?status=scheduled")).body.data.length).toBe(1);
+  });
+
   test("a canceled message's due job does nothing", async () => {
     app = await createTestApp({ start: START });
     const { id } = await schedule(app, reminder(at(HOUR)));
