@@ -26,7 +26,8 @@ const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureR
 };
 
 /**
- * The due job of a scheduled message. Inline (database only, no I/O): it runs inside the transaction that
+ * The due job of a scheduled message. Inline (database only, no I/O), so synchronous by the queue's contract
+ * for inline jobs — the one place here not in the async store shape of issue 35: it runs inside the transaction that
  * takes the job and deletes it, so the message's move and the job's removal commit together — a restart never
  * runs it twice to any effect, and a run that finds the message canceled (or already released) does nothing.
  * Eligibility is decided again now (consent, window, block: the one verdict of DESIGN §9); a refusal fails
@@ -59,10 +60,10 @@ export function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): 
   }
   // From here on it is a queued message like any other: its row is its dispatch job (the account's send rate
   // applies from now, not while it waited).
-  let lease = null as { token: string | null; until: number } | null;
-  deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => (lease = l) });
-  const held = lease as { token: string | null; until: number } | null;
-  store.updateMessage(m.id, { leaseUntil: held?.until ?? now.getTime(), leaseToken: held?.token ?? null });
+  // `hold` is called before enqueue returns (queue.types.ts): due now, or handed over to a worker with room.
+  const hold = { token: null as string | null, until: now.getTime() };
+  deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => Object.assign(hold, l) });
+  store.updateMessage(m.id, { leaseUntil: hold.until, leaseToken: hold.token });
 }
 
 export function wireScheduledSends(deps: Deps): void {
