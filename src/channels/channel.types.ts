@@ -32,6 +32,7 @@ export const FAILURE_REASONS = [
   "PROVIDER_REJECTED", // the provider refused this message permanently (bad parameter, policy)
   "MESSAGING_WINDOW_CLOSED", // the provider says the customer-service window is closed (WA 131047)
   "RECIPIENT_INVALID", // no such user / chat / mailbox
+  "CONTACT_BLOCKED", // refused by us when a scheduled message fell due: the contact was blocked or opted out meanwhile (DESIGN §18)
   "TEMPLATE_INVALID", // template missing, paused, disabled or parameters wrong
   "MEDIA_INVALID", // media unreachable, too large or of a refused type
   "URL_NOT_ALLOWED", // a media URL (or a redirect from it) leads where we never fetch from: [outbound], DESIGN §23

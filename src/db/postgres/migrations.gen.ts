@@ -14,6 +14,7 @@ import m10 from "../../../migrations-pg/0010_ledger_by_company.sql" with { type:
 import m11 from "../../../migrations-pg/0011_messages_list_unread.sql" with { type: "text" };
 import m12 from "../../../migrations-pg/0012_balances.sql" with { type: "text" };
 import m13 from "../../../migrations-pg/0013_contact_merges.sql" with { type: "text" };
+import m14 from "../../../migrations-pg/0014_messages_scheduled_at.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -30,6 +31,7 @@ const entries: [string, number, boolean][] = [
   [m11, 1795794709611, true],
   [m12, 1795796732522, true],
   [m13, 1795798526439, true],
+  [m14, 1795799123363, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -500,6 +500,7 @@ export const messages = pgTable(
     campaignId: text("campaign_id"),
     leaseUntil: bigint("lease_until", { mode: "number" }),
     leaseToken: text("lease_token"),
+    scheduledAt: bigint("scheduled_at", { mode: "number" }),
   },
   (t) => [
     uniqueIndex("messages_provider_id_uq").on(t.channelAccountId, t.providerMessageId).where(sql`provider_message_id IS NOT NULL`),

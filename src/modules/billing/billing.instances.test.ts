@@ -48,7 +48,9 @@ test("two instances meet one new address at once: one contact, one open conversa
   await a.deps.ledger.credit({ companyId: a.company.id, amount: 10_000_000 });
   const hello = { name: "hello_world", params: { "body.1": "Ann" } };
   const results = await Promise.all(
-    Array.from({ length: 16 }, (_, i) => (i % 2 ? b : a).request("POST", "/messages", { body: { channel: "whatsapp", to, type: "template", template: hello }, key: a.key })),
+    Array.from({ length: 16 }, (_, i) =>
+      (i % 2 ? b : a).request("POST", "/messages", { body: { channel: "whatsapp", to, type: "template", template: hello }, key: a.key }),
+    ),
   );
   expect(results.map((r) => r.status)).toEqual(Array(16).fill(202));
   expect(new Set(results.map((r) => r.body.data.contactId)).size).toBe(1);

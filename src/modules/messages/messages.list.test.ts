@@ -145,7 +145,7 @@ describe("GET /messages and GET /messages/stats", () => {
     {
       name: "unknown status: 422 query:status",
       method: "GET",
-      url: "/messages?status=scheduled",
+      url: "/messages?status=pending",
       status: 422,
       contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "query:status" }] } },
     },

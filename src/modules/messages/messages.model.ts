@@ -27,6 +27,9 @@ const exactlyOne = (a: string, b: string) => ({ oneOf: [{ required: [a] }, { req
 
 const Uuid = t.String({ format: "uuid" });
 
+/** How far ahead a message may be scheduled (DESIGN §18). */
+export const SCHEDULE_LIMITS = { maxDays: 30 } as const;
+
 export const ChannelEnum = t.Union(
   CHANNELS.map((c) => t.Literal(c)),
   { description: "sending channel" },
@@ -193,12 +196,32 @@ export const SendMessageBody = t.Object({
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
   createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),
   metadata: t.Optional(t.Record(t.String(), t.String(), { description: "at most 20 keys; key ≤ 40, value ≤ 500 characters" })),
+  // Checked by messages.service.ts (its own pointer and words): a `format` here would refuse without saying why.
+  scheduledAt: t.Optional(
+    t.String({
+      description: `send later (DESIGN §18): RFC 3339 with an offset (\`2026-06-02T10:00:00+03:00\`), in the future, at most ${SCHEDULE_LIMITS.maxDays} days ahead. The message is accepted as \`scheduled\` and debited now; eligibility (consent, window, block) is decided again when it is due, and a message refused then fails with that reason and is refunded. POST /messages/{id}/cancel cancels it.`,
+      examples: ["2026-06-02T10:00:00+03:00"],
+    }),
+  ),
 });
 export type SendMessageInput = typeof SendMessageBody.static;
 
-const MessageStatus = t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("delivered"), t.Literal("read"), t.Literal("failed"), t.Literal("received")], {
-  description: "queued → sent → delivered → read, or failed; received for inbound",
-});
+const MessageStatus = t.Union(
+  [
+    t.Literal("scheduled"),
+    t.Literal("queued"),
+    t.Literal("sent"),
+    t.Literal("delivered"),
+    t.Literal("read"),
+    t.Literal("failed"),
+    t.Literal("canceled"),
+    t.Literal("received"),
+  ],
+  {
+    description:
+      "queued → sent → delivered → read, or failed; a message sent later starts scheduled and becomes queued when due (or failed, or canceled by POST /messages/{id}/cancel); received for inbound",
+  },
+);
 const Channel = t.UnionEnum(CHANNELS);
 
 /** The seed's Message: exactly these fields (POST /messages, 202). */
@@ -247,6 +270,7 @@ export const MessageRecord = named(
       }),
       t.Null(),
     ]),
+    scheduledAt: t.Union([t.String(), t.Null()], { description: "when a message sent later is (or was) due; null for messages sent at once" }),
     statusTimes: t.Object({
       queuedAt: t.Union([t.String(), t.Null()]),
       sentAt: t.Union([t.String(), t.Null()]),

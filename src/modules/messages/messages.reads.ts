@@ -116,7 +116,8 @@ export function channelHealth({
     const h = out.get(r.accountId);
     if (!h) continue;
     if (r.status === "failed") h.recentFailed += r.count;
-    else if (r.status !== "queued") h.recentSent += r.count;
+    // (not those still waiting: queued, scheduled — nor canceled ones)
+    else if (r.status === "sent" || r.status === "delivered" || r.status === "read") h.recentSent += r.count;
     if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
   }
   const failures = store.lastFailures(companyId, FAILURE_LOOKBACK);

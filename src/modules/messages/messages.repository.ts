@@ -23,10 +23,11 @@ export const SQL = perEngine((e) => ({
   outboundSentUpTo: `SELECT ${HEAD} FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'outbound'
          AND status IN (${jsonValues(e, "?2")}) AND sent_at <= ?3`,
   // Every queued message is its own dispatch job (the lanes' indexes) or has a dispatch jobs row (a retry; a
-  // dead job stays listed) until it is sent or failed: the backlog is searched, not the company's messages.
+  // dead job stays listed) until it is sent or failed, and every scheduled one has its due job's row (?5):
+  // the backlog is searched, not the company's messages.
   queuedWithMedia: `SELECT id FROM (
        SELECT m.id, m.content FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
-       WHERE j.type IN (?1, ?2) AND m.company_id = ?3 AND m.status = 'queued'
+       WHERE j.type IN (?1, ?2, ?5) AND m.company_id = ?3 AND m.status IN ('queued', 'scheduled')
        UNION ALL
        SELECT id, content FROM messages WHERE ${DISPATCH_LANES.direct} AND company_id = ?3
        UNION ALL
@@ -133,6 +134,25 @@ export function createMessagesStore(db: Db) {
       updateRow(db, messages, id, changes);
     },
 
+    /**
+     * A scheduled message falls due: scheduled → queued, only while it is still scheduled (false: canceled, or
+     * an earlier run of its job got there first). With cancelScheduled, the one fence between the due job and
+     * a cancel: whichever commits its UPDATE first wins, the other changes nothing (on PostgreSQL the second
+     * waits for the first's row lock and then finds the status moved).
+     */
+    claimDue(id: string, now: Date): boolean {
+      return sqlite.query(`UPDATE messages SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled'`).run(now.getTime(), id).changes > 0;
+    },
+
+    /** A scheduled message of the company is canceled (refunded when charged), only while still scheduled; false otherwise. */
+    cancelScheduled(companyId: string, id: string, now: Date): boolean {
+      return (
+        sqlite
+          .query(`UPDATE messages SET status = 'canceled', refunded = charged, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'scheduled'`)
+          .run(now.getTime(), id, companyId).changes > 0
+      );
+    },
+
     messageById(id: string): MessageRow | undefined {
       return one(sqlite.query(`SELECT * FROM messages WHERE id = ?`).get(id));
     },
@@ -189,11 +209,21 @@ export function createMessagesStore(db: Db) {
     },
 
     /**
-     * A queued message whose content holds this media: the messaging engine stores the StoredMedia at
+     * A queued or scheduled message whose content holds this media: the messaging engine stores the StoredMedia at
      * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
      */
-    queuedMessageWithMedia({ companyId, mediaId, dispatchJobs }: { companyId: string; mediaId: string; dispatchJobs: [string, string] }): string | undefined {
-      const r = sqlite.query(sql.queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId) as { id: string } | null;
+    queuedMessageWithMedia({
+      companyId,
+      mediaId,
+      dispatchJobs,
+      dueJob,
+    }: {
+      companyId: string;
+      mediaId: string;
+      dispatchJobs: [string, string];
+      dueJob: string;
+    }): string | undefined {
+      const r = sqlite.query(sql.queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId, dueJob) as { id: string } | null;
       return r?.id;
     },
 

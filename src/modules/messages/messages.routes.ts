@@ -8,6 +8,7 @@ import { named } from "../../platform/http/schemas";
 import { InteractiveButtons, InteractiveList, MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
 import { listMessages, messageBacklog, messageStats } from "./messages.reads";
 import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
+import { cancelScheduledMessage } from "./messages.scheduled";
 
 const ChannelQuery = t.Optional(
   t.Union(
@@ -17,8 +18,7 @@ const ChannelQuery = t.Optional(
 );
 const ListQuery = t.Object({
   ...PageQuery,
-  // Today's statuses only (a scheduled message is issue 37's).
-  status: t.Optional(t.Union(["queued", "sent", "delivered", "read", "failed", "received"].map((s) => t.Literal(s)))),
+  status: t.Optional(t.Union(["scheduled", "queued", "sent", "delivered", "read", "failed", "canceled", "received"].map((s) => t.Literal(s)))),
   channel: ChannelQuery,
   contactId: t.Optional(t.String()),
   campaignId: t.Optional(t.String()),
@@ -94,9 +94,9 @@ export const messagesRoutes = (deps: Deps) =>
         body: SendMessageBody,
         response: { 202: data(MessageAccepted), ...errors(402, 403, 404, 409, 422, 502) },
         detail: {
-          summary: "Send a message",
+          summary: "Send a message, now or later",
           description:
-            "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events.",
+            "Queues a message after checking the channel rules (window, consent, limits) and debiting its price. Follow it with GET /messages/{id} or the message.* webhook events. With `scheduledAt` the message is `scheduled` (debited now) and sent at that time: the rules are checked again then, and a message they refuse fails with that reason and is refunded (message.failed); POST /messages/{id}/cancel cancels it before.",
           operationId: "sendMessage",
           "x-error-codes": [
             "MESSAGING_WINDOW_CLOSED",
@@ -143,6 +143,21 @@ export const messagesRoutes = (deps: Deps) =>
                         summary: "A list picker is priced as text",
                         value: { data: accepted({ channel: "telegram", priceType: "free", unitPrice: "0.000000", charged: false, metadata: {} }) },
                       },
+                      scheduled: {
+                        summary: "Scheduled: debited now, sent when due",
+                        value: {
+                          data: {
+                            ...accepted({
+                              channel: "whatsapp",
+                              priceType: "wa_template_text",
+                              unitPrice: "0.050000",
+                              charged: true,
+                              metadata: { appointmentId: "AP-7" },
+                            }),
+                            status: "scheduled",
+                          },
+                        },
+                      },
                     },
                   },
                 },
@@ -178,6 +193,17 @@ export const messagesRoutes = (deps: Deps) =>
                     list: {
                       summary: "A list picker (InteractiveList) on Telegram (after the contact wrote in: Telegram bots cannot start a conversation)",
                       value: { channel: "telegram", to: { handle: "1001" }, type: "interactive", interactive: InteractiveList.examples[0] },
+                    },
+                    scheduled: {
+                      summary: "A reminder sent tomorrow at 10:00 Istanbul time (sent on 1 June 2026): a template, so no window is needed when it falls due",
+                      value: {
+                        channel: "whatsapp",
+                        to: { phone: "+14155550101" },
+                        type: "template",
+                        template: { name: "hello_world", params: { "body.1": "Ann" } },
+                        scheduledAt: "2026-06-02T10:00:00+03:00",
+                        metadata: { appointmentId: "AP-7" },
+                      },
                     },
                   },
                 },
@@ -285,6 +311,61 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     })
+    .post(
+      "/messages/:id/cancel",
+      ({ params, auth, idem }) =>
+        idem.batch(200, async () => messageView((await cancelScheduledMessage(deps, { companyId: auth.companyId, id: params.id })).message)),
+      {
+        scope: "messages:send",
+        params: t.Object({ id: t.String() }),
+        response: { 200: data(MessageRecord), ...errors(403, 404, 409) },
+        detail: {
+          summary: "Cancel a scheduled message",
+          description:
+            "A message sent with `scheduledAt` and not yet due becomes `canceled`, its price is refunded (a ledger entry) and message.canceled is emitted. 409 CONFLICT for any other status — also when it fell due and is being sent; then it goes on as a sent message would.",
+          operationId: "cancelMessage",
+          "x-error-codes": ["NOT_FOUND", "CONFLICT", "IDEMPOTENCY_CONFLICT"],
+          "x-openapi": {
+            responses: {
+              "200": {
+                content: {
+                  "application/json": {
+                    example: {
+                      data: {
+                        id: "01970f2a-7c00-7d1e-8f2a-0b1c2d3e4f50",
+                        status: "canceled",
+                        direction: "outbound",
+                        conversationId: "01970f2a-7b10-7a2e-9c3d-1a2b3c4d5e6f",
+                        contactId: "01970f2a-7a00-7b1e-8d2c-2b3c4d5e6f70",
+                        channel: "whatsapp",
+                        channelAccountId: "0193a4b2-0000-7000-8000-0000000000a1",
+                        type: "template",
+                        content: { template: { name: "hello_world", language: "en", params: { "body.1": "Ann" } } },
+                        address: "+14155550101",
+                        priceType: "wa_template_text",
+                        unitPrice: "0.050000",
+                        charged: true,
+                        refunded: true,
+                        metadata: { appointmentId: "AP-7" },
+                        templateId: "01970e00-0000-7000-8000-00000000c0de",
+                        replyToMessageId: null,
+                        providerMessageId: null,
+                        campaignId: null,
+                        error: null,
+                        scheduledAt: "2026-06-02T07:00:00.000Z",
+                        statusTimes: { queuedAt: null, sentAt: null, deliveredAt: null, readAt: null, failedAt: null, receivedAt: null },
+                        createdAt: "2026-06-01T12:00:00.000Z",
+                        updatedAt: "2026-06-01T15:30:00.000Z",
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    )
     .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
       scope: "messages:read",
       params: t.Object({ id: t.String() }),

@@ -24,7 +24,7 @@ import { channelState, conversationsOfContactOn, openConversation, touchConversa
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
-import { INTERACTIVE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
+import { INTERACTIVE_LIMITS, SCHEDULE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
 import { messagesStore, type DispatchRow, type MessageHead, type MessageRow } from "./messages.repository";
 
 export type { MessageRow };
@@ -33,6 +33,8 @@ export const DISPATCH_JOB = "message.dispatch";
 export const BULK_DISPATCH_JOB = "message.dispatch.bulk";
 /** Status reports applied later (messages.wire.ts): the sandbox's scheduled delivered/read, and provider reports that overtook our commit of the send. */
 export const SCHEDULED_INBOUND_JOB = "channel.inbound.scheduled";
+/** A message sent later falls due (messages.scheduled.ts): eligibility again, then its dispatch job — or failed and refunded. */
+export const SCHEDULED_SEND_JOB = "message.scheduled";
 const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2, read: 3 };
 
 // ------------------------------------------------------------------ views
@@ -65,8 +67,9 @@ export function messageView(m: MessageRow) {
     providerMessageId: m.providerMessageId,
     campaignId: m.campaignId,
     error: m.errorReason ? { code: m.errorCode ?? m.errorReason, reason: m.errorReason as FailureReason, message: m.errorMessage ?? "" } : null,
+    scheduledAt: iso(m.scheduledAt),
     statusTimes: {
-      queuedAt: m.direction === "outbound" ? iso(m.createdAt) : null,
+      queuedAt: queuedAt(m),
       sentAt: iso(m.sentAt),
       deliveredAt: iso(m.deliveredAt),
       readAt: iso(m.readAt),
@@ -76,6 +79,13 @@ export function messageView(m: MessageRow) {
     createdAt: m.createdAt.toISOString(),
     updatedAt: m.updatedAt.toISOString(),
   };
+}
+
+/** A message sent at once was queued at acceptance; one sent later when it fell due (never, while scheduled or canceled). */
+function queuedAt(m: MessageRow): string | null {
+  if (m.direction !== "outbound") return null;
+  if (!m.scheduledAt) return iso(m.createdAt);
+  return m.status === "scheduled" || m.status === "canceled" ? null : iso(m.scheduledAt);
 }
 
 /** The seed's Message (POST /messages): exactly these fields. */
@@ -123,6 +133,7 @@ export function newMessageRow(f: MessageFields): MessageRow {
     campaignId: null,
     leaseUntil: null,
     leaseToken: null,
+    scheduledAt: null,
     ...f,
   };
 }
@@ -163,17 +174,21 @@ export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conver
   return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
 }
 
-/** The id of a queued message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
+/** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB] });
+  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB], dueJob: SCHEDULED_SEND_JOB });
 }
 
 // ------------------------------------------------------------------ request rules
 
 /** Every problem of the request body at once (422 VALIDATION_FAILED), before anything is looked up. */
-function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
+function checkRequest(input: SendMessageInput, outbound: OutboundPolicy, now: Date): void {
   const rule = CHANNEL_RULES[input.channel];
   const p = new DetailCollector();
+  if (input.scheduledAt !== undefined) {
+    const problem = scheduleProblem(input.scheduledAt, now);
+    if (problem) p.add("/scheduledAt", problem);
+  }
   if (!rule.types.includes(input.type))
     p.add("/type", input.type === "email" ? "type email is allowed only with channel email" : `type ${input.type} is not available on ${input.channel}`);
 
@@ -233,6 +248,21 @@ function checkRequest(input: SendMessageInput, outbound: OutboundPolicy): void {
     if ((meta[k] ?? "").length > METADATA_LIMITS.maxValueLength) p.add(`/metadata/${k}`, `value longer than ${METADATA_LIMITS.maxValueLength} characters`);
   }
   p.throwIfAny();
+}
+
+/**
+ * RFC 3339 date-time with its offset (`Z` or `±hh:mm`): a time without one would be read in the appliance's
+ * own zone, which the caller cannot see.
+ */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Why `scheduledAt` cannot be used (DESIGN §18), or null. */
+function scheduleProblem(text: string, now: Date): string | null {
+  const at = RFC3339.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(at)) return "not an RFC 3339 date-time with an offset (e.g. 2026-06-02T10:00:00+03:00)";
+  if (at <= now.getTime()) return `in the past (now is ${now.toISOString()})`;
+  if (at > now.getTime() + SCHEDULE_LIMITS.maxDays * 86_400_000) return `more than ${SCHEDULE_LIMITS.maxDays} days ahead`;
+  return null;
 }
 
 /** DESIGN §16's limits, each with its pointer; a channel's own id limit (Telegram's callback_data) from the rules table. */
@@ -378,7 +408,7 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
 }
 
 /** POST /messages' HTTP error for an eligibility refusal (channel.eligibility.ts decides; this only words it). */
-function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, lastInboundAt }: { channel: Channel; lastInboundAt: Date | null }): AppError {
+export function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, lastInboundAt }: { channel: Channel; lastInboundAt: Date | null }): AppError {
   const rule = CHANNEL_RULES[channel];
   switch (verdict.reason) {
     case "noIdentity":
@@ -510,7 +540,7 @@ export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: str
  * Throws AppError for every refusal (422/402/404/429), changing nothing.
  */
 export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
-  checkRequest(input, deps.outbound);
+  checkRequest(input, deps.outbound, deps.now());
   const { db } = deps;
   // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
   return db.within(() => {
@@ -589,6 +619,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
       templateId: template?.id ?? null,
       replyToMessageId: replyTo?.id ?? null,
       apiKeyId,
+      scheduledAt: input.scheduledAt !== undefined ? new Date(input.scheduledAt) : undefined,
     });
   });
 }
@@ -615,6 +646,8 @@ export function createOutboundMessage(
     replyToMessageId?: string | null;
     apiKeyId: string | null;
     campaignId?: string;
+    /** Send later (DESIGN §18): the message waits as `scheduled` for its due job (messages.scheduled.ts). */
+    scheduledAt?: Date;
   },
 ): MessageRow {
   const { db, events, now } = deps;
@@ -634,14 +667,19 @@ export function createOutboundMessage(
       channelAccountId: m.channelAccountId,
     });
     const at = now();
-    // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
     let lease = null as { token: string | null; until: number } | null;
-    deps.queue.enqueue({
-      type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB,
-      payload: { messageId: id },
-      groupKey: m.channelAccountId,
-      hold: (l) => (lease = l),
-    });
+    if (m.scheduledAt)
+      // Outbox: the due job exists iff the message does. An ordinary (durable) jobs row, so one that fell due
+      // while the appliance was down runs at start-up; the dispatch job is enqueued only when it is due.
+      deps.queue.enqueue({ type: SCHEDULED_SEND_JOB, payload: { messageId: id }, runAt: m.scheduledAt });
+    // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
+    else
+      deps.queue.enqueue({
+        type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB,
+        payload: { messageId: id },
+        groupKey: m.channelAccountId,
+        hold: (l) => (lease = l),
+      });
     const row = newMessageRow({
       id,
       companyId: m.companyId,
@@ -653,7 +691,8 @@ export function createOutboundMessage(
       type: m.type,
       content: m.content,
       address: m.address,
-      status: "queued",
+      status: m.scheduledAt ? "scheduled" : "queued",
+      scheduledAt: m.scheduledAt ?? null,
       priceType,
       unitPrice,
       charged: unitPrice > 0,
@@ -731,7 +770,8 @@ export function applyStatus(
         changes.refunded = true;
       }
     } else {
-      if (current.status === "failed" || current.status === "received") return current;
+      // NB! scheduled and canceled are outside STATUS_ORDER (they would read as queued): no report moves them.
+      if (current.status === "failed" || current.status === "received" || current.status === "scheduled" || current.status === "canceled") return current;
       const from = STATUS_ORDER[current.status] ?? 0;
       const to = STATUS_ORDER[status]!;
       if (to <= from) return current;

@@ -41,7 +41,7 @@ export const messages = sqliteTable(
     content: text("content", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     /** The identity value the message went to / came from, frozen at send time. */
     address: text("address").notNull(),
-    /** queued | sent | delivered | read | failed | received */
+    /** scheduled | queued | sent | delivered | read | failed | canceled | received */
     status: text("status").notNull(),
     priceType: text("price_type").notNull(),
     unitPrice: integer("unit_price").notNull(),
@@ -73,6 +73,11 @@ export const messages = sqliteTable(
      */
     leaseUntil: integer("lease_until"),
     leaseToken: text("lease_token"),
+    /**
+     * When a scheduled message is due (POST /messages `scheduledAt`, DESIGN §18); null for messages sent at
+     * once. Its due job is a jobs row (message.scheduled) written with the message; no index here (the job's).
+     */
+    scheduledAt: integer("scheduled_at", { mode: "timestamp_ms" }),
   },
   (t) => [
     // Duplicate provider deliveries of one inbound message are ignored; statuses find their message.

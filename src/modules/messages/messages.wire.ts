@@ -8,6 +8,7 @@ import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.s
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
 import { messagesStore } from "./messages.repository";
+import { wireScheduledSends } from "./messages.scheduled";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
 
 export function wireMessaging(deps: Deps): void {
@@ -28,6 +29,7 @@ export function wireMessaging(deps: Deps): void {
     });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);
+  wireScheduledSends(deps);
   seedSandboxTemplates(deps);
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }

@@ -68,6 +68,7 @@ const exampleMessage = (status: string, extra: Record<string, unknown> = {}) => 
     providerMessageId: "wamid.HBgLMzE2MTIzNDU2NzgVAgARGBI",
     campaignId: null,
     error: null,
+    scheduledAt: null,
     statusTimes: {
       queuedAt: "2025-06-01T10:00:00.000Z",
       sentAt: at(reached("sent"), "2025-06-01T10:00:01.000Z"),
@@ -268,6 +269,20 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
           failedAt: "2025-06-01T10:00:01.000Z",
           receivedAt: null,
         },
+      }),
+    },
+    data: { message: ref("Message") },
+  },
+  {
+    name: "message.canceled",
+    description: "A scheduled message was canceled (POST /messages/{id}/cancel) before it fell due; its price was refunded.",
+    example: {
+      message: exampleMessage("canceled", {
+        providerMessageId: null,
+        refunded: true,
+        scheduledAt: "2025-06-02T07:00:00.000Z",
+        statusTimes: { queuedAt: null, sentAt: null, deliveredAt: null, readAt: null, failedAt: null, receivedAt: null },
+        updatedAt: "2025-06-01T15:30:00.000Z",
       }),
     },
     data: { message: ref("Message") },

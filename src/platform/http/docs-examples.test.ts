@@ -184,6 +184,23 @@ const RUNS: Record<string, () => Promise<void>> = {
     expectShown({ type: event.type, ...JSON.parse(JSON.stringify({ data: event.data })) }, shown);
     expect(JSON.parse(JSON.stringify(event.data)).message.content.interactive.inReplyTo).toBe(sent.body.data.id);
   },
+  'curl -X POST "$BASE/messages" -H "Authorization: Bearer $KEY"': async () => {
+    // Send later: "remind tomorrow at 10", sent on the day the guide says, then canceled.
+    await fresh({ start: new Date("2026-06-01T12:00:00Z") });
+    const send = curl(block('curl -X POST "$BASE/messages"'));
+    const res = await app.request(send.method, send.url, { body: JSON.parse(send.data!), headers: { "Idempotency-Key": "remind-AP-7" } });
+    expect(res.status).toBe(202);
+    expectShown(res.body, parseShown(block('{"data": {"id": "0193…", "status": "scheduled"')));
+    const id = res.body.data.id;
+    expect((await app.request("GET", "/messages?status=scheduled")).body.data.map((m: { id: string }) => m.id)).toEqual([id]);
+    const shown = (await app.request("GET", `/messages/${id}`)).body.data;
+    expect([shown.scheduledAt, shown.statusTimes.queuedAt]).toEqual(["2026-06-02T07:00:00.000Z", null]);
+    const cancel = curl(block('curl -X POST "$BASE/messages/$MESSAGE_ID/cancel"'));
+    const canceled = await app.request(cancel.method, cancel.url.replace("$MESSAGE_ID", id));
+    expect(canceled.status).toBe(200);
+    expectShown(canceled.body, parseShown(block('{"data": {"id": "0193…", "status": "canceled"')));
+    expect(app.emitted.filter((e) => e.type === "message.canceled").length).toBe(1);
+  },
   "[pipeline]": async () => {
     const toml = Bun.TOML.parse(block("[pipeline]")) as Record<string, unknown>;
     await fresh({ config: toml });
@@ -291,6 +308,10 @@ test("every block of docs/api.md outside the event catalogue has a runner below"
     "POST /api/public/v1/campaigns",
     '{"data": {"channel": "whatsapp", "matched"',
     '{"data": {"id": "0193…", "status": "queued", "conversationId"',
+    // (the send-later example's answer, cancel and its answer)
+    '{"data": {"id": "0193…", "status": "scheduled"',
+    'curl -X POST "$BASE/messages/$MESSAGE_ID/cancel"',
+    '{"data": {"id": "0193…", "status": "canceled"',
     "POST /hooks/{channelAccountId}",
     '{"type": "message.received"',
     '{ "id": "…", "status": "completed"',

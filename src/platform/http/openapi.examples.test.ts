@@ -25,6 +25,8 @@ const BEFORE: Record<string, (app: TestApp) => Promise<unknown>> = {
   "POST /api/public/v1/messages#text": (app) => inbound(app, "whatsapp", { phone: "+14155550101" }),
   "POST /api/public/v1/messages#buttons": (app) => inbound(app, "whatsapp", { phone: "+14155550101" }),
   "POST /api/public/v1/messages#list": (app) => inbound(app, "telegram", { handle: "1001" }),
+  // Its scheduledAt is a fixed time that must be ahead: the appliance's clock at the day the summary says.
+  "POST /api/public/v1/messages#scheduled": async (app) => app.clock.set(new Date("2026-06-01T12:00:00Z")),
 };
 
 /** Examples naming resources a fresh appliance has not got: made first, their ids put in the path and body. */

@@ -275,7 +275,7 @@ type MessageSent = webhooks["message.sent"]["post"]["requestBody"]["content"]["a
 /** A webhook receiver's handler, typed by the document's \`webhooks\` section. */
 export function describeSent(event: MessageSent): string {
   const m = event.data.message;
-  const status: "queued" | "sent" | "delivered" | "read" | "failed" | "received" = m.status;
+  const status: "scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received" = m.status;
   const template = typeof m.content.template === "object" && m.content.template ? (m.content.template as { name?: string }).name : "";
   return [event.type, status, m.channel, template].join(" ");
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `messages` ADD `scheduled_at` integer;
