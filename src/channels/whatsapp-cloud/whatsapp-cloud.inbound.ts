@@ -192,8 +192,9 @@ interface WaTemplateValue {
 }
 
 /**
- * One template change → one `template` event. Events we keep no status for (ARCHIVED/UNARCHIVED, FLAGGED,
- * LOCKED …) are skipped; a rejection's reason is kept unless Meta says NONE.
+ * One template change → one `template` event, its `event` mapped as the template list's status is (ARCHIVED →
+ * disabled). Events we keep no status for (UNARCHIVED, FLAGGED, LOCKED …) are skipped — the next sync says
+ * where the template stands; a rejection's reason is kept unless Meta says NONE.
  */
 function templateEvents(field: string, value: WaTemplateValue | undefined, time: unknown, log: AdapterContext["log"]): InboundEvent[] {
   const name = text(value?.message_template_name);
