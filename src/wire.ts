@@ -11,6 +11,7 @@ import { syncAllTemplates, wireMessaging } from "./modules/messages/messages.wir
 import { wirePipeline } from "./modules/pipeline/pipeline.wire";
 import { wireSources } from "./modules/sources/sources.wire";
 import { startSocial, wireSocial } from "./modules/social/social.wire";
+import { wireTemplates } from "./modules/templates/templates.wire";
 
 export function wireModules(deps: Deps): void {
   // Platform housekeeping.
@@ -23,6 +24,7 @@ export function wireModules(deps: Deps): void {
   wirePipeline(deps);
   wireSources(deps);
   wireSocial(deps);
+  wireTemplates(deps);
 }
 
 /** Starts what runs beside the HTTP server once it listens (channel receivers, ...). */

@@ -80,7 +80,7 @@ export interface TemplateComponent {
   type: "header" | "body" | "footer" | "buttons";
   format?: "text" | "image" | "video" | "document";
   text?: string;
-  buttons?: { type: "quick_reply" | "url" | "phone_number" | "copy_code"; text: string; url?: string }[];
+  buttons?: { type: "quick_reply" | "url" | "phone_number" | "copy_code"; text: string; url?: string; phoneNumber?: string }[];
 }
 
 export type OutboundContent =
@@ -219,7 +219,21 @@ export type InboundEvent =
   /** Messenger-style receipts: every outbound message to `from` up to `watermark` is delivered/read. */
   | { kind: "watermark"; from: InboundSender; status: "delivered" | "read"; watermark: Date }
   /** The contact blocked (or unblocked) us: Telegram my_chat_member kicked/member. */
-  | { kind: "blocked"; from: InboundSender; timestamp: Date; blocked: boolean };
+  | { kind: "blocked"; from: InboundSender; timestamp: Date; blocked: boolean }
+  /**
+   * The provider reviewed or re-rated one of our templates (WhatsApp `message_template_status_update` /
+   * `message_template_quality_update`): a status (with its reason when rejected) or a quality, or both.
+   */
+  | {
+      kind: "template";
+      providerTemplateId: string | null;
+      name: string;
+      language: string;
+      status?: ProviderTemplate["status"];
+      rejectedReason?: string | null;
+      quality?: string;
+      timestamp: Date;
+    };
 
 /** The raw HTTP request that reached /hooks/{channelAccountId}. The body is the exact bytes (signatures!). */
 export interface WebhookRequest {
@@ -284,6 +298,20 @@ export interface ProviderTemplate {
   category: string;
   status: "approved" | "pending" | "rejected" | "paused" | "disabled";
   components: TemplateComponent[];
+  /** Why it was rejected (Meta's `rejected_reason`), when it was. */
+  rejectedReason?: string | null;
+  /** The provider's quality rating (Meta: GREEN | YELLOW | RED | UNKNOWN). */
+  quality?: string | null;
+}
+
+/** A template to submit for the provider's review (DESIGN §17): our components plus an example per param. */
+export interface TemplateSubmission {
+  name: string;
+  language: string;
+  category: "marketing" | "utility" | "authentication";
+  components: TemplateComponent[];
+  /** `body.1` → "A-1", `button.0.1` → "summer": one per param of the components (the provider requires them). */
+  examples: Record<string, string>;
 }
 
 export interface ChannelAdapter {
@@ -303,6 +331,13 @@ export interface ChannelAdapter {
   stop?(): Promise<void>;
   /** Provider templates (WhatsApp). Optional. */
   syncTemplates?(): Promise<ProviderTemplate[]>;
+  /**
+   * Submits a template for review (WhatsApp `POST /{waba_id}/message_templates`): the provider's id and the
+   * status it answered (usually pending). Throws on a provider refusal (GraphRequestError carries the failure).
+   */
+  submitTemplate?(template: TemplateSubmission): Promise<{ providerTemplateId: string; status: ProviderTemplate["status"] }>;
+  /** Deletes a template at the provider (every language of the name when no id is given). Throws on a refusal. */
+  deleteTemplate?(template: { name: string; providerTemplateId: string | null }): Promise<void>;
 }
 
 /** One row of the provider registry (channel.registry.ts). */

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,
   MEDIA_IN_USE: 409,
+  /** DELETE /templates/{id} while a running or scheduled campaign uses the template. */
+  TEMPLATE_IN_USE: 409,
   SOCIAL_APPROVAL_REQUIRED: 409,
   SOCIAL_POST_NOT_EDITABLE: 409,
   /** A body over a route's size cap (provider hooks: 5 MB), refused before or while it is read. */
@@ -31,6 +33,8 @@ export const ERROR_STATUS = {
   SOCIAL_PLATFORM_UNAVAILABLE: 422,
   /** The message type exists but this channel cannot carry it (interactive on TikTok or e-mail). */
   CHANNEL_UNSUPPORTED: 422,
+  /** A send or campaign names a template the provider has not approved (pending, rejected, paused, disabled). */
+  TEMPLATE_NOT_APPROVED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   PROVIDER_ERROR: 502,

@@ -9,6 +9,12 @@
  * - `POST /{phone-number-id}/media` (multipart `file`,`type`,`messaging_product`) → `{id}`
  * - `POST /{page-id}/message_attachments` → `{attachment_id}`
  * - `GET /{waba-id}/message_templates` → `{data, paging:{cursors:{before,after}, next}}` in pages of `templatePageSize`
+ * - `POST /{waba-id}/message_templates` (name, language, category, components) → `{id, status:"PENDING", category}`;
+ *   the template joins `templates` (PENDING). Refused like Meta: a param without its example (#100, subcode
+ *   2388043), a name+language that exists (#100, subcode 2388024)
+ * - `DELETE /{waba-id}/message_templates?name=…[&hsm_id=…]` → `{success:true}`; no such template → #100
+ * - template webhooks: `whatsappPayloads.templateStatus` / `templateQuality` (fields `message_template_status_update`,
+ *   `message_template_quality_update`), pushed with `pushWebhook`
  *
  * Every request is recorded (method, path, headers, parsed body, raw bytes). Tests queue failures: Graph
  * error bodies with the HTTP status Graph uses, raw 429/5xx answers, and dropped connections; and async
@@ -198,6 +204,88 @@ export const whatsappPayloads = {
         ],
       },
     });
+  },
+  /**
+   * `message_template_status_update` (Meta's webhook reference): `event` APPROVED | REJECTED | PENDING |
+   * PAUSED | DISABLED | …, `reason` NONE unless rejected (e.g. INVALID_FORMAT).
+   */
+  templateStatus({
+    wabaId = "WABA_ID",
+    id,
+    name,
+    language = "en_US",
+    event,
+    reason = "NONE",
+    category = "UTILITY",
+  }: {
+    wabaId?: string;
+    id: number | string;
+    name: string;
+    language?: string;
+    event: string;
+    reason?: string;
+    category?: string;
+  }): Json {
+    return {
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: wabaId,
+          time: Math.floor(Date.now() / 1000),
+          changes: [
+            {
+              value: {
+                event,
+                message_template_id: Number(id),
+                message_template_name: name,
+                message_template_language: language,
+                reason,
+                message_template_category: category,
+              },
+              field: "message_template_status_update",
+            },
+          ],
+        },
+      ],
+    };
+  },
+  /** `message_template_quality_update`: GREEN | YELLOW | RED | UNKNOWN. */
+  templateQuality({
+    wabaId = "WABA_ID",
+    id,
+    name,
+    language = "en_US",
+    previous = "UNKNOWN",
+    score,
+  }: {
+    wabaId?: string;
+    id: number | string;
+    name: string;
+    language?: string;
+    previous?: string;
+    score: string;
+  }): Json {
+    return {
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: wabaId,
+          time: Math.floor(Date.now() / 1000),
+          changes: [
+            {
+              value: {
+                previous_quality_score: previous,
+                new_quality_score: score,
+                message_template_id: Number(id),
+                message_template_name: name,
+                message_template_language: language,
+              },
+              field: "message_template_quality_update",
+            },
+          ],
+        },
+      ],
+    };
   },
 };
 
@@ -549,6 +637,8 @@ export class GraphFake {
     if (req.method === "POST" && edge === "media") return this.postMedia(recorded);
     if (req.method === "POST" && edge === "message_attachments") return json({ attachment_id: randomDigits() });
     if (req.method === "GET" && edge === "message_templates") return this.getTemplates(recorded);
+    if (req.method === "POST" && edge === "message_templates") return this.createTemplate(recorded);
+    if (req.method === "DELETE" && edge === "message_templates") return this.deleteTemplate(recorded);
     return json(graphErrorBody({ code: 100, message: `Unsupported ${req.method} request. Object with ID '${id}' does not exist` }), 400);
   }
 
@@ -612,6 +702,39 @@ export class GraphFake {
         ...(hasMore ? { next: nextUrl.toString() } : {}),
       },
     });
+  }
+
+  /** Meta's create: every `{{n}}` of BODY needs `example.body_text`, a dynamic URL button its `example`. */
+  private createTemplate(recorded: RecordedRequest): Response {
+    const body = (recorded.body ?? {}) as Json;
+    const components = (body.components ?? []) as Json[];
+    if (!body.name || !body.language || !body.category || !components.some((c) => c.type === "BODY"))
+      return json(graphErrorBody({ code: 100, message: "(#100) Invalid parameter: name, language, category and a BODY component are required" }), 400);
+    const missingExample = (c: Json) => {
+      if (c.type === "BODY" && /\{\{\d+\}\}/.test(String(c.text)) && !(c.example as Json | undefined)?.body_text) return true;
+      return ((c.buttons ?? []) as Json[]).some((b) => b.type === "URL" && /\{\{\d+\}\}/.test(String(b.url)) && !b.example);
+    };
+    if (components.some(missingExample))
+      return json(
+        graphErrorBody({ code: 100, message: "(#100) Invalid parameter: Message template 'Variables' component is missing example", subcode: 2388043 }),
+        400,
+      );
+    if (this.templates.some((t) => t.name === body.name && t.language === body.language))
+      return json(graphErrorBody({ code: 100, message: "(#100) Invalid parameter: Content in this language already exists", subcode: 2388024 }), 400);
+    const id = randomDigits();
+    this.templates.push({ id, name: body.name, language: body.language, status: "PENDING", category: body.category, components });
+    return json({ id, status: "PENDING", category: body.category });
+  }
+
+  /** Meta's delete: by name (every language), or by `hsm_id` and name (that one). */
+  private deleteTemplate(recorded: RecordedRequest): Response {
+    const name = recorded.query.get("name");
+    const hsmId = recorded.query.get("hsm_id");
+    if (!name) return json(graphErrorBody({ code: 100, message: "(#100) The parameter name is required" }), 400);
+    const gone = this.templates.filter((t) => t.name === name && (!hsmId || String(t.id) === hsmId));
+    if (!gone.length) return json(graphErrorBody({ code: 100, message: `(#100) Invalid parameter: template ${name} does not exist` }), 400);
+    this.templates = this.templates.filter((t) => !gone.includes(t));
+    return json({ success: true });
   }
 
   private afterWhatsappSend({ phoneNumberId, id, to }: { phoneNumberId: string; id: string; to: string }): void {

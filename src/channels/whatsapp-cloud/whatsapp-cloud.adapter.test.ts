@@ -462,7 +462,7 @@ describe("syncTemplates", () => {
         buttons: [
           { type: "url", text: "Track", url: "https://shop.example/t/{{1}}" },
           { type: "quick_reply", text: "Stop" },
-          { type: "phone_number", text: "Call" },
+          { type: "phone_number", text: "Call", phoneNumber: "+15550001111" },
           { type: "copy_code", text: "Copy code" },
         ],
       },

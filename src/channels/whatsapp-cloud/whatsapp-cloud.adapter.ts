@@ -1,7 +1,8 @@
 /**
  * WhatsApp Business Cloud API adapter (transport only). Sends through `POST /{phone_number_id}/messages`,
  * uploads stored files through `POST /{phone_number_id}/media`, syncs templates from
- * `GET /{waba_id}/message_templates`, and parses the `whatsapp_business_account` webhook.
+ * `GET /{waba_id}/message_templates`, submits and deletes them there (POST / DELETE, DESIGN §17), and parses
+ * the `whatsapp_business_account` webhook (messages, statuses, template reviews and quality).
  */
 import type {
   AdapterContext,
@@ -13,6 +14,7 @@ import type {
   ProviderTemplate,
   SendResult,
   StoredMedia,
+  TemplateSubmission,
 } from "../channel.types";
 import { GraphRequestError, type SendFailure } from "../meta/meta.errors";
 import { graphRequest, graphUrl } from "../meta/meta.http";
@@ -21,7 +23,15 @@ import { readSettings } from "../meta/meta.settings";
 import { handleMetaWebhook } from "../meta/meta.webhook";
 import { parseWhatsappWebhook } from "./whatsapp-cloud.inbound";
 import { whatsappCloudSettings, type WhatsappCloudSettings } from "./whatsapp-cloud.settings";
-import { buildTemplateComponents, mapMetaTemplate, type MetaTemplate, type WaHeaderMediaType, type WaMediaRef } from "./whatsapp-cloud.templates";
+import {
+  buildTemplateComponents,
+  mapMetaTemplate,
+  mapMetaTemplateStatus,
+  metaComponentsFor,
+  type MetaTemplate,
+  type WaHeaderMediaType,
+  type WaMediaRef,
+} from "./whatsapp-cloud.templates";
 
 const MB = 1024 * 1024;
 const DOCUMENT_LIMIT = 100 * MB;
@@ -99,7 +109,7 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
     media: WHATSAPP_MEDIA_LIMITS,
   };
 
-  const call = <T>(init: { method: "GET" | "POST"; path: string; json?: unknown; form?: FormData; query?: Record<string, string | undefined> }) =>
+  const call = <T>(init: { method: "GET" | "POST" | "DELETE"; path: string; json?: unknown; form?: FormData; query?: Record<string, string | undefined> }) =>
     graphRequest<T>({
       ctx,
       token: settings.access_token,
@@ -235,7 +245,6 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
     },
 
     async syncTemplates(): Promise<ProviderTemplate[]> {
-      if (!settings.waba_id) throw new Error("whatsapp-cloud settings: waba_id is needed to sync templates");
       const templates: ProviderTemplate[] = [];
       const seenCursors = new Set<string>();
       let after: string | undefined;
@@ -244,8 +253,8 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
       for (;;) {
         const result = await call<{ data?: MetaTemplate[]; paging?: { next?: string; cursors?: { after?: string } } }>({
           method: "GET",
-          path: `${settings.waba_id}/message_templates`,
-          query: { fields: "id,name,language,status,category,components", limit: "100", after },
+          path: `${needWabaId()}/message_templates`,
+          query: { fields: "id,name,language,status,category,components,rejected_reason,quality_score", limit: "100", after },
         });
         if (!result.ok) throw new GraphRequestError(result.failure);
         for (const t of result.body.data ?? []) {
@@ -261,7 +270,42 @@ export function createWhatsappCloudAdapter(ctx: AdapterContext): ChannelAdapter 
       }
       return templates;
     },
+
+    async submitTemplate(template: TemplateSubmission) {
+      const wabaId = needWabaId();
+      // Meta's create answer: {"id": "<template id>", "status": "PENDING", "category": "MARKETING"}.
+      const result = await call<{ id?: string; status?: string }>({
+        method: "POST",
+        path: `${wabaId}/message_templates`,
+        json: {
+          name: template.name,
+          language: template.language,
+          category: template.category.toUpperCase(),
+          components: metaComponentsFor(template),
+        },
+      });
+      if (!result.ok) throw new GraphRequestError(result.failure);
+      if (!result.body.id)
+        throw new GraphRequestError({ ok: false, retry: true, reason: "PROVIDER_UNAVAILABLE", message: "template create answered without id" });
+      return { providerTemplateId: String(result.body.id), status: mapMetaTemplateStatus(result.body.status) ?? "pending" };
+    },
+
+    async deleteTemplate({ name, providerTemplateId }) {
+      const wabaId = needWabaId();
+      // With hsm_id only that template (one language) goes; with the name alone, every language of it.
+      const result = await call<{ success?: boolean }>({
+        method: "DELETE",
+        path: `${wabaId}/message_templates`,
+        query: { hsm_id: providerTemplateId ?? undefined, name },
+      });
+      if (!result.ok) throw new GraphRequestError(result.failure);
+    },
   };
+
+  function needWabaId(): string {
+    if (!settings.waba_id) throw new Error("whatsapp-cloud settings: waba_id is needed to manage templates");
+    return settings.waba_id;
+  }
 }
 
 export const whatsappCloudProvider: ProviderDefinition<typeof whatsappCloudSettings> = {

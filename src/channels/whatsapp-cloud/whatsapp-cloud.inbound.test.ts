@@ -238,3 +238,60 @@ describe("a batch with bad entries keeps the good ones (DESIGN §23)", () => {
     expect(events.map((e) => (e as { providerMessageId: string }).providerMessageId)).toEqual(["wamid.OK1", "wamid.OK5", "wamid.OUT", "wamid.OK6"]);
   });
 });
+
+describe("template review fields (DESIGN §17)", () => {
+  const at = 1_700_000_000;
+  const change = (field: string, value: Record<string, unknown>) => ({
+    object: "whatsapp_business_account",
+    entry: [{ id: "WABA", time: at, changes: [{ field, value }] }],
+  });
+  const status = (event: string, reason = "NONE") =>
+    change("message_template_status_update", {
+      event,
+      message_template_id: 1234567,
+      message_template_name: "order_ready",
+      message_template_language: "en_US",
+      reason,
+      message_template_category: "UTILITY",
+    });
+
+  test.each([
+    ["APPROVED", "NONE", { status: "approved", rejectedReason: null }],
+    ["REJECTED", "INVALID_FORMAT", { status: "rejected", rejectedReason: "INVALID_FORMAT" }],
+    ["REJECTED", "NONE", { status: "rejected", rejectedReason: null }],
+    ["PAUSED", "NONE", { status: "paused", rejectedReason: null }],
+    ["DISABLED", "NONE", { status: "disabled", rejectedReason: null }],
+    ["PENDING_DELETION", "NONE", { status: "disabled", rejectedReason: null }],
+    // As the template list maps it: gone, so never sent.
+    ["ARCHIVED", "NONE", { status: "disabled", rejectedReason: null }],
+  ])("status %s (reason %s) → %o", (event, reason, expected) => {
+    expect(parse(status(event, reason))).toEqual([
+      { kind: "template", providerTemplateId: "1234567", name: "order_ready", language: "en_US", timestamp: new Date(at * 1000), ...expected },
+    ] as never);
+  });
+
+  test("events without a status of ours (UNARCHIVED, FLAGGED, LOCKED) are skipped: the next sync says where it stands", () => {
+    expect(parse(status("UNARCHIVED"))).toEqual([]);
+    expect(parse(status("FLAGGED"))).toEqual([]);
+    expect(parse(status("LOCKED"))).toEqual([]);
+  });
+
+  test("quality update → the new score", () => {
+    const payload = change("message_template_quality_update", {
+      previous_quality_score: "GREEN",
+      new_quality_score: "YELLOW",
+      message_template_id: 1234567,
+      message_template_name: "order_ready",
+      message_template_language: "en_US",
+    });
+    expect(parse(payload)).toEqual([
+      { kind: "template", providerTemplateId: "1234567", name: "order_ready", language: "en_US", timestamp: new Date(at * 1000), quality: "YELLOW" },
+    ]);
+  });
+
+  test("a change without name or language is skipped; the rest of the delivery is kept", () => {
+    const payload = status("APPROVED");
+    (payload.entry[0]!.changes as unknown[]).unshift({ field: "message_template_status_update", value: { event: "APPROVED" } });
+    expect(parse(payload)).toHaveLength(1);
+  });
+});

@@ -3,10 +3,15 @@
  * `{"object":"whatsapp_business_account","entry":[{"id":"<WABA>","changes":[{"field":"messages","value":{
  *   "metadata":{"phone_number_id"},"contacts":[…],"messages":[…],"statuses":[…],"errors":[…]}}]}]}`
  * Timestamps are epoch seconds as strings.
+ * Template reviews arrive on the same callback as other fields of the WABA (DESIGN §17):
+ * `message_template_status_update` `{event, message_template_id, message_template_name,
+ * message_template_language, reason}` and `message_template_quality_update` `{previous_quality_score,
+ * new_quality_score, message_template_id, …}`; `entry.time` (epoch seconds) dates them.
  */
 import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
 import { digits, eventsOfEach, text } from "../inbound-entries";
 import { failureFromWebhookError } from "../meta/meta.errors";
+import { mapMetaTemplateStatus } from "./whatsapp-cloud.templates";
 
 interface WaMedia {
   id?: string;
@@ -120,8 +125,10 @@ export function parseWhatsappWebhook({ payload, phoneNumberId, log }: { payload:
   }
   // Entry by entry, change by change, message by message: a malformed one is skipped (logged), the rest kept.
   const each = <T>(items: unknown, parse: (item: T) => InboundEvent[]) => eventsOfEach(items, { log, what: "whatsapp webhook" }, parse);
-  return each<{ changes?: unknown }>(body.entry, (entry) =>
+  return each<{ changes?: unknown; time?: unknown }>(body.entry, (entry) =>
     each<{ field?: string; value?: WaValue }>(entry.changes, (change) => {
+      if (change.field === "message_template_status_update" || change.field === "message_template_quality_update")
+        return templateEvents(change.field, change.value as WaTemplateValue | undefined, entry.time, log);
       if (change.field !== "messages" || !change.value) return [];
       const value = change.value;
       const target = value.metadata?.phone_number_id;
@@ -173,4 +180,43 @@ function statusEvents(s: WaStatus): InboundEvent[] {
         : {}),
     },
   ];
+}
+
+interface WaTemplateValue {
+  event?: string;
+  message_template_id?: number | string;
+  message_template_name?: string;
+  message_template_language?: string;
+  reason?: string | null;
+  new_quality_score?: string;
+}
+
+/**
+ * One template change → one `template` event, its `event` mapped as the template list's status is (ARCHIVED →
+ * disabled). Events we keep no status for (UNARCHIVED, FLAGGED, LOCKED …) are skipped — the next sync says
+ * where the template stands; a rejection's reason is kept unless Meta says NONE.
+ */
+function templateEvents(field: string, value: WaTemplateValue | undefined, time: unknown, log: AdapterContext["log"]): InboundEvent[] {
+  const name = text(value?.message_template_name);
+  const language = text(value?.message_template_language);
+  if (!value || !name || !language) throw new Error(`${field}: no message_template_name or message_template_language`);
+  const id = value.message_template_id;
+  const common = {
+    kind: "template" as const,
+    providerTemplateId: typeof id === "number" || (typeof id === "string" && id) ? String(id) : null,
+    name,
+    language,
+    timestamp: typeof time === "number" ? new Date(time * 1000) : epochSeconds(typeof time === "string" ? time : undefined),
+  };
+  if (field === "message_template_quality_update") {
+    const quality = text(value.new_quality_score);
+    return quality ? [{ ...common, quality }] : [];
+  }
+  const status = mapMetaTemplateStatus(value.event);
+  if (!status) {
+    log.info({ event: value.event, name }, "whatsapp template event without a status of ours, ignored");
+    return [];
+  }
+  const reason = text(value.reason);
+  return [{ ...common, status, rejectedReason: status === "rejected" && reason && reason !== "NONE" ? reason : null }];
 }

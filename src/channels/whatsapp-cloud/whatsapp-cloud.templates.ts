@@ -2,7 +2,7 @@
  * WhatsApp message templates: building the send-time `components` from our positional params, and mapping
  * Meta's template list (uppercase types/formats/statuses) to our ProviderTemplate shape.
  */
-import type { ProviderTemplate, TemplateComponent } from "../channel.types";
+import type { ProviderTemplate, TemplateComponent, TemplateSubmission } from "../channel.types";
 
 // ---------------------------------------------------------------- send
 
@@ -89,13 +89,17 @@ export interface MetaTemplate {
   status: string;
   category?: string;
   components?: MetaTemplateComponent[];
+  /** Listed with `fields=…,rejected_reason,quality_score`: NONE unless rejected. */
+  rejected_reason?: string;
+  quality_score?: { score?: string };
 }
 
 interface MetaTemplateComponent {
   type: string;
   format?: string;
   text?: string;
-  buttons?: { type: string; text?: string; url?: string; phone_number?: string; otp_type?: string }[];
+  buttons?: { type: string; text?: string; url?: string; phone_number?: string; otp_type?: string; example?: string[] }[];
+  example?: { body_text?: string[][]; header_text?: string[] };
 }
 
 const STATUS_MAP: Record<string, ProviderTemplate["status"]> = {
@@ -120,7 +124,13 @@ const FORMAT_MAP: Record<string, NonNullable<TemplateComponent["format"]>> = { T
  * types we have no name for become the nearest one: OTP copy-code → copy_code, anything else (FLOW,
  * CATALOG, OTP one-tap, ...) → quick_reply.
  */
-function mapButton(button: { type: string; text?: string; url?: string; otp_type?: string }): NonNullable<TemplateComponent["buttons"]>[number] {
+function mapButton(button: {
+  type: string;
+  text?: string;
+  url?: string;
+  phone_number?: string;
+  otp_type?: string;
+}): NonNullable<TemplateComponent["buttons"]>[number] {
   const type = button.type.toUpperCase();
   const mapped: NonNullable<TemplateComponent["buttons"]>[number]["type"] =
     type === "URL"
@@ -130,7 +140,12 @@ function mapButton(button: { type: string; text?: string; url?: string; otp_type
         : type === "COPY_CODE" || (type === "OTP" && button.otp_type === "COPY_CODE")
           ? "copy_code"
           : "quick_reply";
-  return { type: mapped, text: button.text ?? (mapped === "copy_code" ? "Copy code" : ""), ...(button.url ? { url: button.url } : {}) };
+  return {
+    type: mapped,
+    text: button.text ?? (mapped === "copy_code" ? "Copy code" : ""),
+    ...(button.url ? { url: button.url } : {}),
+    ...(button.phone_number ? { phoneNumber: button.phone_number } : {}),
+  };
 }
 
 export function mapMetaTemplate(template: MetaTemplate): ProviderTemplate | undefined {
@@ -155,5 +170,47 @@ export function mapMetaTemplate(template: MetaTemplate): ProviderTemplate | unde
     category: (template.category ?? "").toLowerCase(),
     status,
     components,
+    // Only when Meta said them (listed with fields=…,rejected_reason,quality_score).
+    ...(status === "rejected" && template.rejected_reason && template.rejected_reason !== "NONE" ? { rejectedReason: template.rejected_reason } : {}),
+    ...(template.quality_score?.score ? { quality: template.quality_score.score } : {}),
   };
+}
+
+/** Meta's status words (template list, `message_template_status_update` events) → ours; undefined: not a status we keep. */
+export function mapMetaTemplateStatus(status: string | undefined): ProviderTemplate["status"] | undefined {
+  return STATUS_MAP[(status ?? "").toUpperCase()];
+}
+
+// ---------------------------------------------------------------- submit
+
+/**
+ * Our components + examples → the `components` of `POST /{waba_id}/message_templates` (Meta's "Create
+ * templates" reference): HEADER (format TEXT), BODY with `example.body_text` (one row: the examples of
+ * body.1, body.2 … in order), FOOTER, BUTTONS of QUICK_REPLY / URL (a dynamic URL ends in `{{1}}` and carries
+ * `example: [the full URL with the example filled in]`) / PHONE_NUMBER. Examples are checked by the caller.
+ */
+export function metaComponentsFor({ components, examples }: Pick<TemplateSubmission, "components" | "examples">): MetaTemplateComponent[] {
+  const out: MetaTemplateComponent[] = [];
+  const fill = (s: string, prefix: string) => s.replace(/\{\{(\d+)\}\}/g, (_, n: string) => examples[`${prefix}.${n}`] ?? "");
+  const header = components.find((c) => c.type === "header");
+  if (header?.text !== undefined) out.push({ type: "HEADER", format: "TEXT", text: header.text });
+  const body = components.find((c) => c.type === "body");
+  if (body?.text !== undefined) {
+    const values = numbered(examples, "body").map(({ value }) => value);
+    out.push({ type: "BODY", text: body.text, ...(values.length ? { example: { body_text: [values] } } : {}) });
+  }
+  const footer = components.find((c) => c.type === "footer");
+  if (footer?.text !== undefined) out.push({ type: "FOOTER", text: footer.text });
+  const buttons = components.find((c) => c.type === "buttons")?.buttons ?? [];
+  if (buttons.length)
+    out.push({
+      type: "BUTTONS",
+      buttons: buttons.map((b, i) => {
+        if (b.type === "url")
+          return { type: "URL", text: b.text, url: b.url ?? "", ...(/\{\{\d+\}\}/.test(b.url ?? "") ? { example: [fill(b.url ?? "", `button.${i}`)] } : {}) };
+        if (b.type === "phone_number") return { type: "PHONE_NUMBER", text: b.text, phone_number: b.phoneNumber ?? "" };
+        return { type: "QUICK_REPLY", text: b.text };
+      }),
+    });
+  return out;
 }

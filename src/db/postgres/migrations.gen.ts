@@ -15,6 +15,7 @@ import m11 from "../../../migrations-pg/0011_messages_list_unread.sql" with { ty
 import m12 from "../../../migrations-pg/0012_balances.sql" with { type: "text" };
 import m13 from "../../../migrations-pg/0013_contact_merges.sql" with { type: "text" };
 import m14 from "../../../migrations-pg/0014_messages_scheduled_at.sql" with { type: "text" };
+import m15 from "../../../migrations-pg/0015_templates_review.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -32,6 +33,7 @@ const entries: [string, number, boolean][] = [
   [m12, 1795796732522, true],
   [m13, 1795798526439, true],
   [m14, 1795799123363, true],
+  [m15, 1795799327689, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

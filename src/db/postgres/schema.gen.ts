@@ -731,6 +731,8 @@ export const templates = pgTable(
     params: text("params").notNull(),
     source: text("source").notNull(),
     providerTemplateId: text("provider_template_id"),
+    rejectedReason: text("rejected_reason"),
+    quality: text("quality"),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },

@@ -7,6 +7,7 @@
  * row is written once per group commit, not two or three times per recipient. Every read or write of a
  * campaign row below flushes them first, so nothing in the transaction sees the row without them.
  */
+import { perConnection } from "../../db/per-connection";
 import type { Db } from "../../db/client";
 import { perEngine, unplanned } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
@@ -278,3 +279,16 @@ export function createCampaignStore(db: Db) {
 }
 
 export type CampaignStore = ReturnType<typeof createCampaignStore>;
+
+/**
+ * Which campaigns use a template, for the templates module (DELETE /templates/{id}): a store of its own, so a
+ * question from outside the engine builds none of the engine store's statements and write-behind counters.
+ */
+export const campaignTemplateUse = perConnection((db: Db) => ({
+  /** Ids of the running or scheduled campaigns that send `templateId`. */
+  runningOrScheduled(templateId: string): string[] {
+    return (
+      db.$client.query(`SELECT id FROM campaigns WHERE template_id = ? AND status IN ('running', 'scheduled') ORDER BY id`).all(templateId) as { id: string }[]
+    ).map((r) => r.id);
+  },
+}));

@@ -27,7 +27,7 @@ import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messag
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
 import { checkAskValues } from "./campaigns.ask-values";
 import { MAX_AUDIENCE_IDS, type EstimateInput } from "./campaigns.model";
-import { createCampaignStore, EXCLUDED_COLUMN, type CampaignRow, type CampaignStore } from "./campaigns.repository";
+import { campaignTemplateUse, createCampaignStore, EXCLUDED_COLUMN, type CampaignRow, type CampaignStore } from "./campaigns.repository";
 
 export const RUN_JOB = "campaign.run";
 /** Contacts per audience page (estimate and resolution). */
@@ -49,6 +49,11 @@ export interface Plan {
 }
 
 export type Counts = { matched: number; sendable: number; excluded: Record<ExclusionReason, number> };
+
+/** The running or scheduled campaigns that send a template (DESIGN §17: its deletion waits for them). */
+export async function campaignsUsingTemplate({ db, templateId }: { db: Deps["db"]; templateId: string }): Promise<string[]> {
+  return campaignTemplateUse(db).runningOrScheduled(templateId);
+}
 
 /** The verdict on one audience member for a campaign (templates; campaign consent rules). */
 export function memberVerdict(m: Pick<AudienceMember, "identityStatus" | "blocked" | "consent" | "lastInboundAt">, channel: Channel, now: number) {
@@ -77,7 +82,7 @@ export function createCampaigns(deps: CampaignDeps) {
     if (!template || template.companyId !== companyId)
       throw new AppError("VALIDATION_FAILED", "No such template", [{ pointer: "/templateId", message: "unknown template (GET /templates)" }]);
     if (template.status !== "approved")
-      throw new AppError("VALIDATION_FAILED", `Template "${template.name}" is ${template.status}, not approved`, [
+      throw new AppError("TEMPLATE_NOT_APPROVED", `Template "${template.name}" is ${template.status}, not approved`, [
         { pointer: "/templateId", message: `template is ${template.status}` },
       ]);
     const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === template.channelAccountId);

@@ -13,6 +13,7 @@ import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contac
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
 import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
 import { messagesStore } from "./messages.repository";
+import { applyTemplateReview } from "../templates/templates.service";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
 const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);
@@ -138,6 +139,10 @@ function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, ev
         });
       break;
     }
+    case "template":
+      // A provider's review of one of our templates (DESIGN §17): the templates module owns it.
+      applyTemplateReview(deps, account, event);
+      break;
   }
 }
 

@@ -104,7 +104,10 @@ export async function syncAllTemplates(deps: Deps): Promise<{ accountId: string;
     if (!company) continue;
     try {
       const list = await r.adapter.syncTemplates();
-      out.push({ accountId: r.account.id, synced: storeSyncedTemplates({ db: deps.db, now: deps.now, companyId: company.id, account: r.account, list }) });
+      out.push({
+        accountId: r.account.id,
+        synced: await storeSyncedTemplates({ db: deps.db, events: deps.events, now: deps.now, companyId: company.id, account: r.account, list }),
+      });
     } catch (e) {
       const status = (e as { failure?: { accountStatus?: "auth_failed" | "error" } }).failure?.accountStatus;
       if (status) deps.channels.setStatus(r.account.id, status);

@@ -9,7 +9,9 @@ import { templates } from "./templates.table";
 import { perConnection } from "../../db/per-connection";
 
 export type TemplateRow = typeof templates.$inferSelect;
-type ProviderValues = Pick<TemplateRow, "category" | "status" | "components" | "params" | "providerTemplateId" | "updatedAt">;
+type ProviderValues = Pick<TemplateRow, "category" | "status" | "components" | "params" | "providerTemplateId" | "rejectedReason" | "quality" | "updatedAt">;
+/** What a provider's review changes on a row. */
+export type ReviewValues = Pick<TemplateRow, "status" | "rejectedReason" | "quality" | "updatedAt">;
 
 export function createTemplatesStore(db: Db) {
   const sqlite = db.$client;
@@ -55,6 +57,39 @@ export function createTemplatesStore(db: Db) {
     },
     disable(id: string, at: Date) {
       db.update(templates).set({ status: "disabled", updatedAt: at }).where(eq(templates.id, id)).run();
+    },
+    /** One template of an account by name and language. */
+    byNameAndLanguage(channelAccountId: string, name: string, language: string): TemplateRow | undefined {
+      return db
+        .select()
+        .from(templates)
+        .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, name), eq(templates.language, language)))
+        .get();
+    },
+    /** The template a provider's review names: by the provider's id, else by (account, name, language). */
+    reviewed(channelAccountId: string, ref: { providerTemplateId: string | null; name: string; language: string }): TemplateRow | undefined {
+      const byProviderId = ref.providerTemplateId
+        ? db
+            .select()
+            .from(templates)
+            .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.providerTemplateId, ref.providerTemplateId)))
+            .get()
+        : undefined;
+      return (
+        byProviderId ??
+        db
+          .select()
+          .from(templates)
+          .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, ref.name), eq(templates.language, ref.language)))
+          .get()
+      );
+    },
+    /** Records a provider's review (status, rejection reason, quality). */
+    recordReview(id: string, values: ReviewValues) {
+      db.update(templates).set(values).where(eq(templates.id, id)).run();
+    },
+    removeTemplate(id: string) {
+      db.delete(templates).where(eq(templates.id, id)).run();
     },
     /** Inserts a provider's template, or updates `values` of the one with its (account, name, language). */
     upsertProviderTemplate(

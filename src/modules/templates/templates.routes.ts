@@ -1,45 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { AppError } from "../../platform/errors";
 import { data, errors } from "../../platform/http/envelope";
-import { accountsFor } from "../messages/messages.service";
 import { ChannelEnum } from "../messages/messages.model";
-import { createLocalTemplate, listTemplates, type TemplateRow } from "./templates.service";
-import { named } from "../../platform/http/schemas";
+import { campaignsUsingTemplate } from "../campaigns/campaigns.service";
+import { CreateTemplateBody, Template, templateView } from "./templates.model";
+import { createTemplate, deleteTemplate, getTemplate, listTemplates } from "./templates.service";
 
-const Template = named(
-  "Template",
-  t.Object({
-    id: t.String(),
-    channel: t.String(),
-    channelAccountId: t.String(),
-    name: t.String(),
-    language: t.String(),
-    category: t.String(),
-    status: t.String({ description: "approved | pending | rejected | paused | disabled" }),
-    source: t.String({ description: "provider (synced) | local" }),
-    components: t.Array(t.Record(t.String(), t.Unknown())),
-    params: t.Array(t.String(), { description: "positional params the template takes: body.<n>, button.<n>.<m>" }),
-    updatedAt: t.String(),
-  }),
-);
-
-const view = (r: TemplateRow) => ({
-  id: r.id,
-  channel: r.channel,
-  channelAccountId: r.channelAccountId,
-  name: r.name,
-  language: r.language,
-  category: r.category,
-  status: r.status,
-  source: r.source,
-  components: r.components as unknown as Record<string, unknown>[],
-  params: r.params,
-  updatedAt: r.updatedAt.toISOString(),
-});
-
-/** Channels whose templates are ours (no provider-side templates). */
-const LOCAL_TEMPLATE_CHANNELS = ["email", "telegram", "x", "tiktok", "instagram", "messenger"];
+const IdParams = t.Object({ id: t.String() });
+const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
 export const templatesRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Templates"] })
@@ -49,7 +17,7 @@ export const templatesRoutes = (deps: Deps) =>
       ({ query, auth }) => ({
         data: listTemplates({ db: deps.db, companyId: auth.companyId, channel: query.channel })
           .filter((r) => (query.status ?? "approved") === "all" || r.status === (query.status ?? "approved"))
-          .map(view),
+          .map(templateView),
       }),
       {
         scope: "messages:read",
@@ -65,39 +33,121 @@ export const templatesRoutes = (deps: Deps) =>
         detail: { summary: "Templates of the company's channel accounts (synced from providers or our own)", operationId: "listTemplates" },
       },
     )
-    .post(
-      "/templates",
-      ({ body, auth, idem }) => {
-        const accounts = accountsFor(deps, auth.companyId, body.channel);
-        const account = body.channelAccountId ? accounts.find((a) => a.account.id === body.channelAccountId) : accounts[0];
-        if (!account)
-          throw new AppError("VALIDATION_FAILED", `No ${body.channel} account`, [
-            { pointer: body.channelAccountId ? "/channelAccountId" : "/channel", message: "no such account for this company" },
-          ]);
-        if (!LOCAL_TEMPLATE_CHANNELS.includes(body.channel) && account.account.provider !== "sandbox")
-          throw new AppError("VALIDATION_FAILED", `${body.channel} templates are synced from the provider`, [
-            { pointer: "/channel", message: "templates of this provider are managed at the provider" },
-          ]);
-        if (body.channel === "email" && body.subject === undefined)
-          throw new AppError("VALIDATION_FAILED", "E-mail templates need a subject", [{ pointer: "/subject", message: "required for email" }]);
-        return idem.commit(201, () =>
-          view(createLocalTemplate({ db: deps.db, now: deps.now, companyId: auth.companyId, account: account.account, input: body })),
-        );
+    .get("/templates/:id", async ({ params, auth }) => ({ data: templateView(await getTemplate({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
+      scope: "messages:read",
+      params: IdParams,
+      response: { 200: data(Template), ...errors(403, 404) },
+      detail: { summary: "One template, with its review status, rejection reason and quality", operationId: "getTemplate" },
+    })
+    .post("/templates", ({ body, auth, idem }) => createTemplate({ deps, companyId: auth.companyId, input: body, commit: (write) => idem.batch(201, write) }), {
+      scope: "messages:write",
+      body: CreateTemplateBody,
+      response: { 201: data(Template), ...errors(403, 409, 422, 502) },
+      detail: {
+        summary: "Create a template: our own (e-mail, Telegram, X …) approved at once; WhatsApp submitted to Meta for review (pending)",
+        description:
+          "On a WhatsApp account the template is submitted to Meta with an example for every param (`examples`) and stored `pending`; Meta's verdict arrives as `template.status_changed` (the sandbox approves after 2 s, and rejects a name starting with `reject_`).",
+        operationId: "createTemplate",
+        "x-openapi": {
+          requestBody: {
+            content: {
+              "application/json": {
+                examples: {
+                  whatsapp: {
+                    summary: "A WhatsApp template, submitted for review",
+                    value: {
+                      channel: "whatsapp",
+                      name: "order_ready",
+                      language: "en",
+                      category: "utility",
+                      header: "Your order",
+                      body: "Hi {{1}}, order {{2}} is ready for pickup.",
+                      footer: "Reply STOP to opt out",
+                      buttons: [{ type: "quick_reply", text: "Thanks" }],
+                      examples: { "body.1": "Ann", "body.2": "A-1042" },
+                    },
+                  },
+                  email: {
+                    summary: "An e-mail template of our own, approved at once",
+                    value: { channel: "email", name: "receipt", language: "en", subject: "Your receipt {{1}}", body: "Thank you for order {{1}}." },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            "201": {
+              content: {
+                "application/json": {
+                  examples: {
+                    whatsapp: {
+                      value: {
+                        data: {
+                          id: "01970f2a-7c00-7d1e-8f2a-3b4c5d6e7f80",
+                          channel: "whatsapp",
+                          channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+                          name: "order_ready",
+                          language: "en",
+                          category: "utility",
+                          status: "pending",
+                          rejectedReason: null,
+                          quality: null,
+                          source: "provider",
+                          components: [
+                            { type: "header", format: "text", text: "Your order" },
+                            { type: "body", text: "Hi {{1}}, order {{2}} is ready for pickup." },
+                            { type: "footer", text: "Reply STOP to opt out" },
+                            { type: "buttons", buttons: [{ type: "quick_reply", text: "Thanks" }] },
+                          ],
+                          params: ["body.1", "body.2"],
+                          updatedAt: "2025-06-05T10:00:00.000Z",
+                        },
+                      },
+                    },
+                    email: {
+                      value: {
+                        data: {
+                          id: "01970f2a-7c00-7d1e-8f2a-3b4c5d6e7f81",
+                          channel: "email",
+                          channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e11",
+                          name: "receipt",
+                          language: "en",
+                          category: "utility",
+                          status: "approved",
+                          rejectedReason: null,
+                          quality: null,
+                          source: "local",
+                          components: [
+                            { type: "header", format: "text", text: "Your receipt {{1}}" },
+                            { type: "body", text: "Thank you for order {{1}}." },
+                          ],
+                          params: ["body.1"],
+                          updatedAt: "2025-06-05T10:00:00.000Z",
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    })
+    .delete(
+      "/templates/:id",
+      async ({ params, auth }) => {
+        await deleteTemplate({ deps, companyId: auth.companyId, id: params.id, inUse: (templateId) => campaignsUsingTemplate({ db: deps.db, templateId }) });
+        return { data: { id: params.id, deleted: true as const } };
       },
       {
         scope: "messages:write",
-        body: t.Object({
-          channel: ChannelEnum,
-          channelAccountId: t.Optional(t.String({ format: "uuid" })),
-          name: t.String({ pattern: "^[a-z0-9_]{1,512}$", description: "lowercase letters, digits, underscores" }),
-          language: t.String({ pattern: "^[a-z]{2,3}(_[A-Z]{2})?$", description: "e.g. en, en_US" }),
-          category: t.Optional(t.Union([t.Literal("marketing"), t.Literal("utility"), t.Literal("authentication")])),
-          subject: t.Optional(t.String({ minLength: 1, maxLength: 998, description: "e-mail subject; may use {{n}}" })),
-          body: t.String({ minLength: 1, maxLength: 10_000, description: "text with {{1}}, {{2}} … placeholders (params body.1, body.2 …)" }),
-          html: t.Optional(t.String({ minLength: 1, description: "e-mail HTML body; may use {{n}}" })),
-          footer: t.Optional(t.String({ maxLength: 200 })),
-        }),
-        response: { 201: data(Template), ...errors(403, 409, 422) },
-        detail: { summary: "Create our own template (e-mail, Telegram, X, …), approved at once", operationId: "createTemplate" },
+        params: IdParams,
+        response: { 200: data(Deleted), ...errors(403, 404, 409, 502) },
+        detail: {
+          summary: "Delete a template: at the provider (WhatsApp), then here; 409 TEMPLATE_IN_USE while a running or scheduled campaign uses it",
+          operationId: "deleteTemplate",
+          "x-error-codes": ["TEMPLATE_IN_USE"],
+        },
       },
     );

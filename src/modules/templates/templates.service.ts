@@ -1,15 +1,22 @@
 /**
  * Templates: resolving one for a send (by id, or by name + language), validating the caller's positional
- * params against it, rendering it for channels without provider-side templates, and our own templates.
+ * params against it, rendering it for channels without provider-side templates, our own templates, and the
+ * WhatsApp review cycle (DESIGN §17): submit → pending → the provider's verdict (webhook, sync, or the
+ * sandbox's review job) → `template.status_changed`; deletion at the provider, then here.
  * Placeholders are WhatsApp-style `{{1}}`; the caller's params are `body.<n>` (text of body, and of an
  * e-mail subject/html) and `button.<n>.<m>` (parameter m of button n).
  */
-import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
+import type { AccountRuntime } from "../../channels/channel.accounts";
+import type { Channel, InboundEvent, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
-import { AppError, DetailCollector } from "../../platform/errors";
+import type { Deps } from "../../deps";
+import { AppError, DetailCollector, notFound } from "../../platform/errors";
+import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import { createReadCache } from "../../db/read-cache";
-import { templatesStore, type TemplateRow } from "./templates.repository";
+import { accountsFor } from "../messages/messages.service";
+import { templateView, type CreateTemplateInput } from "./templates.model";
+import { templatesStore, type ReviewValues, type TemplateRow } from "./templates.repository";
 
 export type { TemplateRow };
 
@@ -110,7 +117,7 @@ export function resolveTemplateForSend({
     row = matching[0]!;
   }
   if (row.status !== "approved")
-    throw new AppError("VALIDATION_FAILED", `Template "${row.name}" (${row.language}) is ${row.status}, not approved`, [
+    throw new AppError("TEMPLATE_NOT_APPROVED", `Template "${row.name}" (${row.language}) is ${row.status}, not approved`, [
       { pointer: "/template", message: `template is ${row.status}` },
     ]);
   const given = ref.params ?? {};
@@ -143,12 +150,9 @@ export function createLocalTemplate({
   now: () => Date;
   companyId: string;
   account: { id: string; channel: Channel };
-  input: { name: string; language: string; category?: string; subject?: string; body: string; html?: string; footer?: string };
+  input: Pick<CreateTemplateInput, "name" | "language" | "category" | "subject" | "body" | "html" | "footer">;
 }): TemplateRow {
-  const components: (TemplateComponent & { html?: string })[] = [];
-  if (input.subject !== undefined) components.push({ type: "header", format: "text", text: input.subject });
-  components.push({ type: "body", text: input.body, ...(input.html ? { html: input.html } : {}) });
-  if (input.footer) components.push({ type: "footer", text: input.footer });
+  const components = componentsOf(input as CreateTemplateInput);
   const store = templatesStore(db);
   if (store.exists(account.id, input.name, input.language))
     throw new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
@@ -189,6 +193,8 @@ function localTemplateRow({
     params: paramsOf(components),
     source: "local",
     providerTemplateId: null,
+    rejectedReason: null,
+    quality: null,
     createdAt: now(),
     updatedAt: now(),
   };
@@ -217,35 +223,46 @@ export function ensureHelloWorld({
  * Stores a provider's template list (WhatsApp sync): upsert by (account, name, language); status changes apply
  * at send. `list` is the provider's complete list, so a synced template it no longer contains (deleted at the
  * provider) becomes `disabled` — never sent again, instead of failing at the provider with 132001.
+ * A known template whose status, rejection reason or quality changed emits `template.status_changed` (a
+ * template seen for the first time — made in Meta's console — does not: nothing changed for the caller).
  */
-export function storeSyncedTemplates({
+export async function storeSyncedTemplates({
   db,
+  events,
   now,
   companyId,
   account,
   list,
 }: {
   db: Db;
+  events: EventBus;
   now: () => Date;
   companyId: string;
   account: { id: string; channel: string };
   list: ProviderTemplate[];
-}): number {
+}): Promise<number> {
   const store = templatesStore(db);
-  return db.tx(() => {
+  return db.unit(async () => {
     const listed = new Set(list.map((t) => `${t.name}\u0000${t.language}`));
-    for (const row of store.providerTemplates(account.id))
-      if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled") store.disable(row.id, now());
+    for (const row of await store.providerTemplates(account.id))
+      if (!listed.has(`${row.name}\u0000${row.language}`) && row.status !== "disabled") {
+        await store.disable(row.id, now());
+        emitChange(events, row, { ...row, status: "disabled", updatedAt: now() });
+      }
     for (const t of list) {
+      const before = await store.byNameAndLanguage(account.id, t.name, t.language);
       const values = {
         category: t.category.toLowerCase(),
         status: t.status,
         components: t.components,
         params: paramsOf(t.components),
         providerTemplateId: t.providerTemplateId ?? null,
+        // What the list does not say is kept: a quality known from a webhook, the reason of a rejection.
+        rejectedReason: t.status === "rejected" ? (t.rejectedReason ?? before?.rejectedReason ?? null) : null,
+        quality: t.quality ?? before?.quality ?? null,
         updatedAt: now(),
       };
-      store.upsertProviderTemplate(
+      await store.upsertProviderTemplate(
         {
           id: newId(),
           companyId,
@@ -259,8 +276,265 @@ export function storeSyncedTemplates({
         },
         values,
       );
+      if (before && reviewChanged(before, values)) emitChange(events, before, { ...before, ...values });
     }
     forgetTemplates(db);
     return list.length;
+  });
+}
+
+// ---------------------------------------------------------------- review (DESIGN §17)
+
+export const TEMPLATE_STATUS_CHANGED = "template.status_changed";
+/** The sandbox's stand-in for Meta's review: a durable job, due 2 s after the submission. */
+export const SANDBOX_REVIEW_JOB = "templates.sandbox_review";
+export const SANDBOX_REVIEW_MS = 2000;
+
+const reviewChanged = (before: TemplateRow, after: Pick<TemplateRow, "status" | "rejectedReason" | "quality">) =>
+  before.status !== after.status || (before.rejectedReason ?? null) !== (after.rejectedReason ?? null) || (before.quality ?? null) !== (after.quality ?? null);
+
+/** NB! Inside the transaction that wrote `after` (the event is an outbox row). */
+function emitChange(events: EventBus, before: TemplateRow, after: TemplateRow): void {
+  events.emit({
+    companyId: after.companyId,
+    type: TEMPLATE_STATUS_CHANGED,
+    data: { template: templateView(after), previousStatus: before.status, previousQuality: before.quality ?? null },
+  });
+}
+
+/**
+ * Applies one review to a row: status (its rejection reason kept only while rejected), quality; writes and
+ * emits `template.status_changed` when something changed. Synchronous stores, inside the caller's transaction
+ * (the inbound delivery's, or the sandbox review job's).
+ */
+function applyReview(
+  { db, events, now }: { db: Db; events: EventBus; now: () => Date },
+  row: TemplateRow,
+  review: { status?: TemplateRow["status"]; rejectedReason?: string | null; quality?: string | null },
+): TemplateRow {
+  const status = review.status ?? row.status;
+  const values: ReviewValues = {
+    status,
+    rejectedReason: status === "rejected" ? (review.rejectedReason ?? (review.status ? null : row.rejectedReason)) : null,
+    quality: review.quality !== undefined ? review.quality : row.quality,
+    updatedAt: now(),
+  };
+  if (!reviewChanged(row, values)) return row;
+  templatesStore(db).recordReview(row.id, values);
+  forgetTemplates(db);
+  const after = { ...row, ...values };
+  emitChange(events, row, after);
+  return after;
+}
+
+/**
+ * A provider's template webhook (WhatsApp `message_template_status_update` / `…_quality_update`), inside the
+ * inbound delivery's transaction. A template we do not hold (made in Meta's console) is left to the next sync.
+ */
+export function applyTemplateReview(
+  deps: { db: Db; events: EventBus; now: () => Date; log: Pick<Deps["log"], "info"> },
+  account: { id: string },
+  event: Extract<InboundEvent, { kind: "template" }>,
+): void {
+  const row = templatesStore(deps.db).reviewed(account.id, event);
+  if (!row) {
+    deps.log.info({ accountId: account.id, name: event.name, language: event.language }, "review of a template we do not hold; the next sync brings it");
+    return;
+  }
+  applyReview(deps, row, { status: event.status, rejectedReason: event.rejectedReason, ...(event.quality !== undefined ? { quality: event.quality } : {}) });
+}
+
+/** The sandbox's verdict: `reject_*` is rejected (INVALID_FORMAT), anything else approved. */
+export function sandboxReview(deps: { db: Db; events: EventBus; now: () => Date }, templateId: string): void {
+  const row = templatesStore(deps.db).byId(templateId);
+  if (row?.status !== "pending") return; // deleted meanwhile, or reviewed already: nothing to do
+  applyReview(
+    deps,
+    row,
+    row.name.startsWith("reject_") ? { status: "rejected", rejectedReason: "INVALID_FORMAT" } : { status: "approved", quality: "UNKNOWN" },
+  );
+}
+
+// ---------------------------------------------------------------- create, get, delete
+
+type TemplateDeps = Pick<Deps, "db" | "events" | "now" | "queue" | "channels" | "log">;
+
+/** Channels whose templates are ours (no provider-side review). */
+const LOCAL_TEMPLATE_CHANNELS = ["email", "telegram", "x", "tiktok", "instagram", "messenger"];
+
+/** How a template is reviewed on this account: by the provider (WhatsApp Cloud), by the sandbox's job, or not at all. */
+function reviewerOf(runtime: AccountRuntime): "provider" | "sandbox" | "none" {
+  if (LOCAL_TEMPLATE_CHANNELS.includes(runtime.account.channel)) return "none";
+  if (runtime.account.provider === "sandbox") return runtime.account.channel === "whatsapp" ? "sandbox" : "none";
+  return runtime.adapter.submitTemplate ? "provider" : "none";
+}
+
+/** Every `{{n}}` param needs an example (Meta refuses a template without them); no example for a param it lacks. */
+function checkExamples(params: string[], examples: Record<string, string> | undefined, problems: DetailCollector): void {
+  const given = examples ?? {};
+  for (const key of params) if (!(key in given)) problems.add(`/examples/${key}`, `required: an example value for ${key}`);
+  for (const key of Object.keys(given)) if (!params.includes(key)) problems.add(`/examples/${key}`, `the template takes ${params.join(", ") || "no params"}`);
+}
+
+/** Our components for a request body: header (subject or text header), body, footer, buttons. */
+function componentsOf(input: CreateTemplateInput): (TemplateComponent & { html?: string })[] {
+  const components: (TemplateComponent & { html?: string })[] = [];
+  const header = input.subject ?? input.header;
+  if (header !== undefined) components.push({ type: "header", format: "text", text: header });
+  components.push({ type: "body", text: input.body, ...(input.html ? { html: input.html } : {}) });
+  if (input.footer) components.push({ type: "footer", text: input.footer });
+  if (input.buttons?.length)
+    components.push({
+      type: "buttons",
+      buttons: input.buttons.map((b) => ({
+        type: b.type,
+        text: b.text,
+        ...(b.url ? { url: b.url } : {}),
+        ...(b.phoneNumber ? { phoneNumber: b.phoneNumber } : {}),
+      })),
+    });
+  return components;
+}
+
+/**
+ * POST /templates. Our own templates (e-mail, Telegram, X …) are stored approved. A WhatsApp template is
+ * submitted for review — to Meta (`POST /{waba_id}/message_templates`, before the unit of work: no network
+ * I/O inside it) or, on a sandbox account, to the review job — and stored `pending` with the provider's id.
+ * `commit` is the route's idempotent unit of work (idem.batch).
+ * NB! A crash between Meta's answer and the commit leaves the template at Meta only: the next sync brings it.
+ */
+export async function createTemplate({
+  deps,
+  companyId,
+  input,
+  commit,
+}: {
+  deps: TemplateDeps;
+  companyId: string;
+  input: CreateTemplateInput;
+  commit: <T>(write: () => Promise<T>) => Promise<{ data: T }>;
+}): Promise<{ data: ReturnType<typeof templateView> }> {
+  const accounts = accountsFor(deps as Deps, companyId, input.channel);
+  const runtime = input.channelAccountId ? accounts.find((a) => a.account.id === input.channelAccountId) : accounts[0];
+  if (!runtime)
+    throw new AppError("VALIDATION_FAILED", `No ${input.channel} account`, [
+      { pointer: input.channelAccountId ? "/channelAccountId" : "/channel", message: "no such account for this company" },
+    ]);
+  const reviewer = reviewerOf(runtime);
+  if (input.channel === "whatsapp" && reviewer === "none")
+    throw new AppError("VALIDATION_FAILED", "This WhatsApp account cannot submit templates", [
+      { pointer: "/channelAccountId", message: "its provider manages templates elsewhere" },
+    ]);
+  const problems = new DetailCollector();
+  if (input.channel === "email" && input.subject === undefined) problems.add("/subject", "required for email");
+  const components = componentsOf(input);
+  if (reviewer !== "none") {
+    if (input.subject !== undefined) problems.add("/subject", "e-mail only; WhatsApp templates take header");
+    if (input.html !== undefined) problems.add("/html", "e-mail only");
+    if (input.header && /\{\{/.test(input.header)) problems.add("/header", "placeholders in a header are not supported");
+    input.buttons?.forEach((b, i) => {
+      if (b.type === "url" && !b.url) problems.add(`/buttons/${i}/url`, "required for a url button");
+      if (b.type === "phone_number" && !b.phoneNumber) problems.add(`/buttons/${i}/phoneNumber`, "required for a phone_number button");
+    });
+    checkExamples(paramsOf(components), input.examples, problems);
+  } else {
+    if (input.header !== undefined) problems.add("/header", "WhatsApp templates only (e-mail: subject)");
+    if (input.buttons !== undefined) problems.add("/buttons", "WhatsApp templates only");
+    if (input.examples !== undefined) problems.add("/examples", "WhatsApp templates only (they are reviewed by Meta)");
+  }
+  problems.throwIfAny("The template is invalid");
+  const { db, now } = deps;
+  const store = templatesStore(db);
+  const conflict = () => new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
+  if (reviewer === "none") return commit(async () => templateView(createLocalTemplate({ db, now, companyId, account: runtime.account, input })));
+  if (await store.exists(runtime.account.id, input.name, input.language)) throw conflict();
+
+  const category = input.category ?? "utility";
+  let submitted: { providerTemplateId: string; status: ProviderTemplate["status"] };
+  if (reviewer === "provider") {
+    try {
+      submitted = await runtime.adapter.submitTemplate!({ name: input.name, language: input.language, category, components, examples: input.examples ?? {} });
+    } catch (e) {
+      throw providerError(e, "submit");
+    }
+  } else submitted = { providerTemplateId: `sandbox_${newId()}`, status: "pending" };
+
+  return commit(async () => {
+    if (await store.exists(runtime.account.id, input.name, input.language)) throw conflict();
+    const row: TemplateRow = {
+      id: newId(),
+      companyId,
+      channelAccountId: runtime.account.id,
+      channel: runtime.account.channel,
+      name: input.name,
+      language: input.language,
+      category,
+      status: submitted.status,
+      components,
+      params: paramsOf(components),
+      source: "provider",
+      providerTemplateId: submitted.providerTemplateId,
+      rejectedReason: null,
+      quality: null,
+      createdAt: now(),
+      updatedAt: now(),
+    };
+    await store.insertTemplate(row);
+    if (reviewer === "sandbox")
+      deps.queue.enqueue({ type: SANDBOX_REVIEW_JOB, payload: { templateId: row.id }, runAt: new Date(now().getTime() + SANDBOX_REVIEW_MS) });
+    forgetTemplates(db);
+    return templateView(row);
+  });
+}
+
+/** A provider's refusal → 502 PROVIDER_ERROR with its message (a programming error stays a 500). */
+function providerError(e: unknown, what: string): unknown {
+  const failure = (e as { failure?: { message?: string; providerCode?: string } }).failure;
+  if (!failure) return e;
+  return new AppError(
+    "PROVIDER_ERROR",
+    `The provider refused to ${what} the template: ${failure.message ?? "no reason given"}${failure.providerCode ? ` (${failure.providerCode})` : ""}`,
+  );
+}
+
+/** GET /templates/{id}: a template of the company (404 for another company's). */
+export async function getTemplate({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<TemplateRow> {
+  const row = await templatesStore(db).byId(id);
+  if (!row || row.companyId !== companyId) throw notFound("template");
+  return row;
+}
+
+/**
+ * DELETE /templates/{id}: refused (409 TEMPLATE_IN_USE) while a running or scheduled campaign uses it; deleted
+ * at the provider first (a template submitted or synced there), then here. `inUse` is the campaigns service's
+ * answer (templates do not read campaigns' tables).
+ * NB! A provider refusal keeps our row (502): the template still exists there and would come back at sync.
+ */
+export async function deleteTemplate({
+  deps,
+  companyId,
+  id,
+  inUse,
+}: {
+  deps: TemplateDeps;
+  companyId: string;
+  id: string;
+  inUse: (templateId: string) => Promise<string[]>;
+}): Promise<void> {
+  const row = await getTemplate({ db: deps.db, companyId, id });
+  const campaigns = await inUse(row.id);
+  if (campaigns.length)
+    throw new AppError("TEMPLATE_IN_USE", `Template "${row.name}" is used by ${campaigns.length} running or scheduled campaign(s): ${campaigns.join(", ")}`);
+  const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === row.channelAccountId);
+  if (row.source === "provider" && runtime?.adapter.deleteTemplate && runtime.account.provider !== "sandbox") {
+    try {
+      await runtime.adapter.deleteTemplate({ name: row.name, providerTemplateId: row.providerTemplateId });
+    } catch (e) {
+      throw providerError(e, "delete");
+    }
+  }
+  await deps.db.unit(async () => {
+    await templatesStore(deps.db).removeTemplate(row.id);
+    forgetTemplates(deps.db);
   });
 }

@@ -63,12 +63,12 @@ describe("WhatsApp template sync", () => {
     });
   });
 
-  test("paused at the provider → 422 /template at send", async () => {
+  test("paused at the provider → 422 TEMPLATE_NOT_APPROVED /template at send", async () => {
     fake.templates[0]!.status = "PAUSED";
     expect(await syncAllTemplates(app.deps)).toEqual([{ accountId: WA_ID, synced: 2 }]);
     const r = await sendOrder(app);
     expect(r.status).toBe(422);
-    expect(r.body.error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ pointer: "/template", message: "template is paused" }] });
+    expect(r.body.error).toMatchObject({ code: "TEMPLATE_NOT_APPROVED", details: [{ pointer: "/template", message: "template is paused" }] });
   });
 
   test("paused after acceptance → the queued message fails TEMPLATE_INVALID (refunded), nothing sent", async () => {

@@ -22,6 +22,10 @@ export const templates = sqliteTable(
     /** provider | local */
     source: text("source").notNull(),
     providerTemplateId: text("provider_template_id"),
+    /** Why the provider rejected it (Meta's `reason`, e.g. INVALID_FORMAT); null unless rejected. */
+    rejectedReason: text("rejected_reason"),
+    /** The provider's quality rating (Meta: GREEN | YELLOW | RED | UNKNOWN); null where there is none. */
+    quality: text("quality"),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },

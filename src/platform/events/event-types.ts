@@ -12,6 +12,7 @@
  *   campaign.*      data = { campaign }  (the Campaign of GET /campaigns/{id}, at the moment of the change)
  *   record.*        data = { record }  (+ fromStageId, toStageId, reason, by for record.moved)
  *   task.*          data = { task }
+ *   template.*      data = { template, previousStatus, previousQuality }  (the Template of GET /templates/{id})
  */
 
 export interface EventTypeInfo {
@@ -432,6 +433,35 @@ export const EVENT_TYPES: readonly EventTypeInfo[] = [
     description: "A campaign cannot go on (its template was deleted or is no longer approved, or its channel account was removed); failureReason says which.",
     example: { campaign: exampleCampaign("failed", { failureReason: "TEMPLATE_UNAVAILABLE" }) },
     data: { campaign: ref("Campaign") },
+  },
+  {
+    name: "template.status_changed",
+    description:
+      "The provider reviewed or re-rated a template: approved, rejected (rejectedReason says why), paused, disabled, or a new quality rating. From WhatsApp's template webhooks, from templates sync, and from the sandbox's review.",
+    example: {
+      template: {
+        id: "01970f2a-7c00-7d1e-8f2a-3b4c5d6e7f80",
+        channel: "whatsapp",
+        channelAccountId: "2d1c5e2a-8f0b-4c39-9d57-1b1f4c7a9e10",
+        name: "order_ready",
+        language: "en",
+        category: "utility",
+        status: "approved",
+        rejectedReason: null,
+        quality: "UNKNOWN",
+        source: "provider",
+        components: [{ type: "body", text: "Hi {{1}}, order {{2}} is ready for pickup." }],
+        params: ["body.1", "body.2"],
+        updatedAt: "2025-06-05T10:00:02.000Z",
+      },
+      previousStatus: "pending",
+      previousQuality: null,
+    },
+    data: {
+      template: ref("Template"),
+      previousStatus: text("the status before this change: approved | pending | rejected | paused | disabled"),
+      previousQuality: nullableText("the quality rating before this change"),
+    },
   },
   {
     name: "record.created",

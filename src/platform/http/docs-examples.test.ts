@@ -201,6 +201,19 @@ const RUNS: Record<string, () => Promise<void>> = {
     expectShown(canceled.body, parseShown(block('{"data": {"id": "0193…", "status": "canceled"')));
     expect(app.emitted.filter((e) => e.type === "message.canceled").length).toBe(1);
   },
+  "POST /api/public/v1/templates": async () => {
+    // The WhatsApp template worked example: submitted on the sandbox, pending, approved 2 s later.
+    await fresh();
+    const section = md.slice(md.indexOf("#### WhatsApp templates"), md.indexOf("### Media"));
+    const [submit, answer, event] = [...section.matchAll(/```(?:http|json)\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const res = await app.request("POST", "/templates", { body: JSON.parse(submit!.split("\n").slice(1).join("\n")) });
+    expect(res.status).toBe(201);
+    expectShown(res.body, parseShown(answer!));
+    app.clock.advance(2000);
+    await app.deps.queue.drain();
+    const changed = app.emitted.filter((e) => e.type === "template.status_changed").at(-1)!;
+    expectShown({ type: changed.type, ...JSON.parse(JSON.stringify({ data: changed.data })) }, parseShown(event!));
+  },
   "[pipeline]": async () => {
     const toml = Bun.TOML.parse(block("[pipeline]")) as Record<string, unknown>;
     await fresh({ config: toml });
@@ -314,6 +327,8 @@ test("every block of docs/api.md outside the event catalogue has a runner below"
     '{"data": {"id": "0193…", "status": "canceled"',
     "POST /hooks/{channelAccountId}",
     '{"type": "message.received"',
+    '{"data": {"id": "0193…", "channel": "whatsapp", "name": "order_ready"',
+    '{"type": "template.status_changed"',
     '{ "id": "…", "status": "completed"',
     "import { Webhook }",
   ];

@@ -93,6 +93,8 @@ describe("request examples, each on a fresh sandbox appliance", () => {
         "POST /api/public/v1/messages#email",
         "POST /api/public/v1/messages#buttons",
         "POST /api/public/v1/messages#list",
+        "POST /api/public/v1/templates#whatsapp",
+        "POST /api/public/v1/templates#email",
         "POST /api/public/v1/contacts",
         "POST /hooks/{channelAccountId}",
       ]),
@@ -173,6 +175,12 @@ describe("event examples against the events a sandbox really emits", () => {
     ).body.data;
     await app.request("POST", `/campaigns/${second.id}/cancel`, { body: {} });
     await app.deps.queue.drain();
+    // A WhatsApp template submitted on the sandbox, approved by its review job 2 s later.
+    await app.request("POST", "/templates", {
+      body: { channel: "whatsapp", name: "order_ready", language: "en", body: "Hi {{1}}", examples: { "body.1": "Ann" } },
+    });
+    app.clock.advance(2000);
+    await app.deps.queue.drain();
   });
   afterAll(() => app.close());
 
@@ -208,6 +216,7 @@ describe("event examples against the events a sandbox really emits", () => {
       "campaign.resumed",
       "campaign.completed",
       "campaign.canceled",
+      "template.status_changed",
     ];
     expect(common.filter((t) => !seen.has(t))).toEqual([]);
   });

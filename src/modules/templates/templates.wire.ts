@@ -1,0 +1,13 @@
+/**
+ * Background wiring of templates: the sandbox's review job (DESIGN §17). Provider template sync is wired with
+ * messaging (messages.wire.ts: on start, every 30 minutes, `switchboard templates sync`).
+ */
+import type { Deps } from "../../deps";
+import { SANDBOX_REVIEW_JOB, sandboxReview } from "./templates.service";
+
+export function wireTemplates(deps: Deps): void {
+  // Inline: the verdict only writes (the row and its event), so it commits with the job's own removal.
+  deps.queue.register<{ templateId: string }>(SANDBOX_REVIEW_JOB, {
+    inline: (job) => sandboxReview(deps, job.payload.templateId),
+  });
+}
