@@ -5,7 +5,7 @@
  * Traffic, 16 workers in parallel: template sends (a few to the sandbox's failing numbers), contact upserts
  * and lists, inbound messages through the sandbox hook, conversation reads; a webhook endpoint on loopback
  * receives every message event. Reported: requests and their statuses, p99 per phase (first and last
- * third), p50/p99 per route class and third (issue 42), RSS at start, peak and end, and after the drain:
+ * third), p50/p99 per route class and third (issue 42), the job and webhook backlog at the end of each third, RSS at start, peak and end, and after the drain:
  * messages not terminal, jobs left running or pending, webhook deliveries not delivered.
  * bench/growth.ts runs the same mix (`startMixAppliance`, `runMix`) against a pre-filled database.
  */
@@ -40,6 +40,8 @@ export interface SoakReport {
   p99LastMs: number;
   /** Per route class: p50/p99 in each third of the run. */
   thirds: Record<RouteClass, [Quantiles, Quantiles, Quantiles]>;
+  /** The background backlog at the end of each third: jobs pending or running, webhook deliveries not yet delivered. */
+  backlog: { jobs: number; webhooks: number }[];
   rssStartMb: number;
   rssPeakMb: number;
   rssEndMb: number;
@@ -205,12 +207,6 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
     const rssStartMb = rssMb(app.pid);
     let rssPeakMb = rssStartMb;
     const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, rssMb(app.pid))), 1000);
-    const { requests, statuses } = await runMix(app, seconds, (cls, ms, at) => {
-      const third = Math.min(2, Math.floor(at * 3));
-      all[third]!.push(ms);
-      perClass[cls][third]!.push(ms);
-    });
-    // Drain: every message terminal, every job done, every webhook delivered (or given up on).
     const counts = () => {
       const d = new Database(join(app.dataDir, "switchboard.db"), { readonly: true });
       try {
@@ -224,6 +220,20 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
         d.close();
       }
     };
+    const backlog: SoakReport["backlog"] = [];
+    const takeBacklog = () => {
+      const c = counts();
+      backlog.push({ jobs: c.jobsLeft, webhooks: c.webhooksUndelivered });
+    };
+    const marks = [1, 2].map((k) => setTimeout(takeBacklog, (seconds * 1000 * k) / 3));
+    const { requests, statuses } = await runMix(app, seconds, (cls, ms, at) => {
+      const third = Math.min(2, Math.floor(at * 3));
+      all[third]!.push(ms);
+      perClass[cls][third]!.push(ms);
+    });
+    for (const m of marks) clearTimeout(m);
+    takeBacklog();
+    // Drain: every message terminal, every job done, every webhook delivered (or given up on).
     let c = counts();
     for (let i = 0; i < 600 && (c.notTerminal || c.jobsLeft || c.webhooksUndelivered); i++) {
       await Bun.sleep(100);
@@ -237,6 +247,7 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
       p99FirstMs: quantile(all[0]!, 0.99),
       p99LastMs: quantile(all[2]!, 0.99),
       thirds: Object.fromEntries(ROUTE_CLASSES.map((cls) => [cls, perClass[cls].map(quantiles)])) as SoakReport["thirds"],
+      backlog,
       rssStartMb,
       rssPeakMb,
       rssEndMb: rssMb(app.pid),
@@ -270,6 +281,9 @@ if (import.meta.main) {
   console.log(`soak ${r.seconds} s: ${fmt(r.requests)} requests (${fmt(r.requests / r.seconds)}/s), statuses ${JSON.stringify(r.statuses)}`);
   console.log(`p99 first third ${fmt(r.p99FirstMs, 1)} ms, last third ${fmt(r.p99LastMs, 1)} ms`);
   console.log(`per route class, ms (p50/p99 per third):\n${thirdsTable(r.thirds)}`);
+  console.log(
+    `backlog at the end of each third (jobs pending or running / webhook deliveries not delivered): ${r.backlog.map((b) => `${fmt(b.jobs)} / ${fmt(b.webhooks)}`).join(", ")}`,
+  );
   console.log(`RSS start ${fmt(r.rssStartMb)} MB, peak ${fmt(r.rssPeakMb)} MB, end ${fmt(r.rssEndMb)} MB`);
   console.log(
     `after the drain: ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`,
