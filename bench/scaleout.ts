@@ -27,8 +27,11 @@ const { values } = parseArgs({ options: { seconds: { type: "string", default: "1
 const SECONDS = Number(values.seconds);
 const ONLY = new Set(values.only.split(","));
 if (!postgresAvailable()) throw new Error(POSTGRES_SKIP_REASON);
-const PROXY = process.env.SWITCHBOARD_LATENCY_PROXY ?? join(ROOT, "../../shared/tools/latency-proxy.mjs");
-const PROXY_PATH = existsSync(PROXY) ? PROXY : "/work/shared/tools/latency-proxy.mjs";
+// ../shared/tools/latency-proxy.mjs beside the main checkout (one level further up from a worktree in wt/).
+const PROXY_PATH =
+  process.env.SWITCHBOARD_LATENCY_PROXY ??
+  [join(ROOT, "../shared/tools/latency-proxy.mjs"), join(ROOT, "../../shared/tools/latency-proxy.mjs")].find((p) => existsSync(p)) ??
+  "latency-proxy.mjs (not found: set SWITCHBOARD_LATENCY_PROXY)";
 
 interface Appliance {
   configPath: string;
