@@ -5,8 +5,9 @@
  * Traffic, 16 workers in parallel: template sends (a few to the sandbox's failing numbers), contact upserts
  * and lists, inbound messages through the sandbox hook, conversation reads; a webhook endpoint on loopback
  * receives every message event. Reported: requests and their statuses, p99 per phase (first and last
- * third), RSS at start, peak and end, and after the drain: messages not terminal, jobs left running or
- * pending, webhook deliveries not delivered.
+ * third), p50/p99 per route class and third (issue 42), the job and webhook backlog at the end of each third, RSS at start, peak and end, and after the drain:
+ * messages not terminal, jobs left running or pending, webhook deliveries not delivered.
+ * bench/growth.ts runs the same mix (`startMixAppliance`, `runMix`) against a pre-filled database.
  */
 import { Database } from "bun:sqlite";
 import { spawn, spawnSync } from "bun";
@@ -15,12 +16,32 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { BINARY, fmt, freePort, rssMb, tempDir, waitFor } from "./lib";
 
+/** The route classes of the mix, in the order of its shares: 4 in 10 sends, 2 upserts, then 1 each. */
+export const ROUTE_CLASSES = ["send", "contactUpsert", "tagList", "inbound", "conversationList", "me"] as const;
+export type RouteClass = (typeof ROUTE_CLASSES)[number];
+const classOf = (i: number): RouteClass => {
+  const r = i % 10;
+  return r < 4 ? "send" : r < 6 ? "contactUpsert" : r < 7 ? "tagList" : r < 8 ? "inbound" : r < 9 ? "conversationList" : "me";
+};
+
+export interface Quantiles {
+  n: number;
+  p50: number;
+  p99: number;
+}
+export const quantile = (xs: number[], q: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]! : 0);
+export const quantiles = (xs: number[]): Quantiles => ({ n: xs.length, p50: quantile(xs, 0.5), p99: quantile(xs, 0.99) });
+
 export interface SoakReport {
   seconds: number;
   requests: number;
   statuses: Record<number, number>;
   p99FirstMs: number;
   p99LastMs: number;
+  /** Per route class: p50/p99 in each third of the run. */
+  thirds: Record<RouteClass, [Quantiles, Quantiles, Quantiles]>;
+  /** The background backlog at the end of each third: jobs pending or running, webhook deliveries not yet delivered. */
+  backlog: { jobs: number; webhooks: number }[];
   rssStartMb: number;
   rssPeakMb: number;
   rssEndMb: number;
@@ -30,9 +51,23 @@ export interface SoakReport {
   webhooksReceived: number;
 }
 
-const p99 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)]! : 0);
+export interface MixAppliance {
+  url: string;
+  key: string;
+  pid: number;
+  dataDir: string;
+  companyId: string;
+  webhooksReceived: () => number;
+  stop: () => Promise<void>;
+}
 
-export async function runSoak(seconds: number): Promise<SoakReport> {
+/**
+ * A fresh appliance set up for the mix: fast sandbox reports, a balance, an unlimited key, a webhook to a
+ * loopback receiver. `beforeServe` may write into the database file before the server opens it.
+ */
+export async function startMixAppliance(
+  beforeServe?: (init: { configPath: string; dataDir: string; companyId: string }) => void | Promise<void>,
+): Promise<MixAppliance> {
   const dir = tempDir("sb-soak-");
   const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as {
     configPath: string;
@@ -65,6 +100,7 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
       init.configPath,
     ]).stdout.toString(),
   ).key as string;
+  await beforeServe?.(init);
   const port = await freePort();
   const proc = spawn([BINARY, "serve", "--config", init.configPath], {
     env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" },
@@ -74,71 +110,107 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
   const url = `http://127.0.0.1:${port}`;
   let webhooksReceived = 0;
   const receiver = Bun.serve({ port: 0, fetch: async (req) => (await req.text(), webhooksReceived++, new Response("ok")) });
+  const stop = async () => {
+    proc.kill("SIGTERM");
+    await proc.exited;
+    receiver.stop(true);
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
-    await waitFor(`${url}/healthz`, 30_000);
-    const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${url}/api/public/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    await api("POST", "/webhooks", {
-      url: `http://127.0.0.1:${receiver.port}/hook`,
-      events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"],
+    await waitFor(`${url}/healthz`, 120_000);
+    const res = await fetch(`${url}/api/public/v1/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${receiver.port}/hook`,
+        events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"],
+      }),
     });
-    const whatsapp = ((await (await api("GET", "/channels")).json()) as { data: { id: string; channel: string }[] }).data.find(
-      (c) => c.channel === "whatsapp",
-    )!.id;
+    if (!res.ok) throw new Error(`POST /webhooks: ${res.status} ${await res.text()}`);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url, key, pid: proc.pid, dataDir: init.dataDir, companyId: init.companyId, webhooksReceived: () => webhooksReceived, stop };
+}
 
-    const statuses: Record<number, number> = {};
-    const first: number[] = [];
-    const last: number[] = [];
-    const t0 = performance.now();
-    const end = t0 + seconds * 1000;
-    const rssStartMb = rssMb(proc.pid!);
-    let rssPeakMb = rssStartMb;
-    const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, rssMb(proc.pid!))), 1000);
-    let n = 0;
-    const step = async (i: number) => {
-      const phone = `+1415${String(5_000_000 + (i % 50_000)).padStart(7, "0")}`;
-      const r = i % 10;
-      if (r < 4)
+/**
+ * The mix for `seconds`, 16 workers: calls `record(class, ms, at)` per request, `at` its start as a
+ * fraction of the run (0–1); the classes in `skip` are left out. Returns the requests made and their statuses.
+ */
+export async function runMix(
+  app: MixAppliance,
+  seconds: number,
+  record: (cls: RouteClass, ms: number, at: number) => void,
+  skip: ReadonlySet<RouteClass> = new Set(),
+): Promise<{ requests: number; statuses: Record<number, number> }> {
+  const { url, key } = app;
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${url}/api/public/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const whatsapp = ((await (await api("GET", "/channels")).json()) as { data: { id: string; channel: string }[] }).data.find(
+    (c) => c.channel === "whatsapp",
+  )!.id;
+  const step = (i: number, cls: RouteClass) => {
+    const phone = `+1415${String(5_000_000 + (i % 50_000)).padStart(7, "0")}`;
+    switch (cls) {
+      case "send":
         return api("POST", "/messages", {
           channel: "whatsapp",
           to: { phone: i % 97 === 0 ? "+12025550102" : phone },
           type: "template",
           template: { name: "hello_world", params: { "body.1": "A" } },
         });
-      if (r < 6) return api("POST", "/contacts", { identities: [{ channel: "whatsapp", value: phone }], tags: [`t${i % 7}`], optIn: true });
-      if (r < 7) return api("GET", `/contacts?tag=t${i % 7}&limit=50`);
-      if (r < 8)
+      case "contactUpsert":
+        return api("POST", "/contacts", { identities: [{ channel: "whatsapp", value: phone }], tags: [`t${i % 7}`], optIn: true });
+      case "tagList":
+        return api("GET", `/contacts?tag=t${i % 7}&limit=50`);
+      case "inbound":
         return fetch(`${url}/hooks/${whatsapp}`, {
           method: "POST",
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
           body: JSON.stringify({ from: { phone }, text: `hi ${i}` }),
         });
-      if (r < 9) return api("GET", "/conversations?limit=20");
-      return api("GET", "/me");
-    };
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (performance.now() < end) {
-          const i = n++;
-          const s = performance.now();
-          const res = await step(i);
-          await res.arrayBuffer();
-          const ms = performance.now() - s;
-          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-          const at = (s - t0) / (end - t0);
-          if (at < 1 / 3) first.push(ms);
-          else if (at > 2 / 3) last.push(ms);
-        }
-      }),
-    );
-    // Drain: every message terminal, every job done, every webhook delivered (or given up on).
-    const db = () => new Database(join(init.dataDir, "switchboard.db"), { readonly: true });
+      case "conversationList":
+        return api("GET", "/conversations?limit=20");
+      case "me":
+        return api("GET", "/me");
+    }
+  };
+  const statuses: Record<number, number> = {};
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (performance.now() < end) {
+        const i = n++;
+        const cls = classOf(i);
+        if (skip.has(cls)) continue;
+        const s = performance.now();
+        const res = await step(i, cls);
+        await res.arrayBuffer();
+        record(cls, performance.now() - s, (s - t0) / (end - t0));
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }),
+  );
+  return { requests: Object.values(statuses).reduce((a, b) => a + b, 0), statuses };
+}
+
+export async function runSoak(seconds: number): Promise<SoakReport> {
+  const app = await startMixAppliance();
+  try {
+    const all: number[][] = [[], [], []];
+    const perClass = Object.fromEntries(ROUTE_CLASSES.map((c) => [c, [[], [], []]])) as unknown as Record<RouteClass, number[][]>;
+    const rssStartMb = rssMb(app.pid);
+    let rssPeakMb = rssStartMb;
+    const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, rssMb(app.pid))), 1000);
     const counts = () => {
-      const d = db();
+      const d = new Database(join(app.dataDir, "switchboard.db"), { readonly: true });
       try {
         const one = (q: string) => (d.query(q).get() as { n: number }).n;
         return {
@@ -150,6 +222,20 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
         d.close();
       }
     };
+    const backlog: SoakReport["backlog"] = [];
+    const takeBacklog = () => {
+      const c = counts();
+      backlog.push({ jobs: c.jobsLeft, webhooks: c.webhooksUndelivered });
+    };
+    const marks = [1, 2].map((k) => setTimeout(takeBacklog, (seconds * 1000 * k) / 3));
+    const { requests, statuses } = await runMix(app, seconds, (cls, ms, at) => {
+      const third = Math.min(2, Math.floor(at * 3));
+      all[third]!.push(ms);
+      perClass[cls][third]!.push(ms);
+    });
+    for (const m of marks) clearTimeout(m);
+    takeBacklog();
+    // Drain: every message terminal, every job done, every webhook delivered (or given up on).
     let c = counts();
     for (let i = 0; i < 600 && (c.notTerminal || c.jobsLeft || c.webhooksUndelivered); i++) {
       await Bun.sleep(100);
@@ -158,22 +244,37 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
     clearInterval(sampler);
     return {
       seconds,
-      requests: n,
+      requests,
       statuses,
-      p99FirstMs: p99(first),
-      p99LastMs: p99(last),
+      p99FirstMs: quantile(all[0]!, 0.99),
+      p99LastMs: quantile(all[2]!, 0.99),
+      thirds: Object.fromEntries(ROUTE_CLASSES.map((cls) => [cls, perClass[cls].map(quantiles)])) as SoakReport["thirds"],
+      backlog,
       rssStartMb,
       rssPeakMb,
-      rssEndMb: rssMb(proc.pid!),
+      rssEndMb: rssMb(app.pid),
       ...c,
-      webhooksReceived,
+      webhooksReceived: app.webhooksReceived(),
     };
   } finally {
-    proc.kill("SIGTERM");
-    await proc.exited;
-    receiver.stop(true);
-    rmSync(dir, { recursive: true, force: true });
+    await app.stop();
   }
+}
+
+/** One line per route class: p50/p99 of each third and last ÷ first (the goal: p99 ≤ 1.2×). */
+export function thirdsTable(thirds: SoakReport["thirds"]): string {
+  const q = (x: Quantiles) => `${fmt(x.p50, 1)}/${fmt(x.p99, 1)}`.padStart(12);
+  const lines = [
+    `${"route class".padEnd(17)} ${"n".padStart(7)} ${"1st p50/p99".padStart(12)} ${"2nd".padStart(12)} ${"3rd".padStart(12)}   last÷first p50, p99`,
+  ];
+  for (const cls of ROUTE_CLASSES) {
+    const [a, b, c] = thirds[cls];
+    const n = a.n + b.n + c.n;
+    lines.push(
+      `${cls.padEnd(17)} ${fmt(n).padStart(7)} ${q(a)} ${q(b)} ${q(c)}   ${fmt(c.p50 / a.p50, 2)}×, ${fmt(c.p99 / a.p99, 2)}×${c.p99 / a.p99 > 1.2 ? "  (goal ≤ 1.2×)" : ""}`,
+    );
+  }
+  return lines.join("\n");
 }
 
 if (import.meta.main) {
@@ -181,6 +282,10 @@ if (import.meta.main) {
   const r = await runSoak(Number(values.seconds));
   console.log(`soak ${r.seconds} s: ${fmt(r.requests)} requests (${fmt(r.requests / r.seconds)}/s), statuses ${JSON.stringify(r.statuses)}`);
   console.log(`p99 first third ${fmt(r.p99FirstMs, 1)} ms, last third ${fmt(r.p99LastMs, 1)} ms`);
+  console.log(`per route class, ms (p50/p99 per third):\n${thirdsTable(r.thirds)}`);
+  console.log(
+    `backlog at the end of each third (jobs pending or running / webhook deliveries not delivered): ${r.backlog.map((b) => `${fmt(b.jobs)} / ${fmt(b.webhooks)}`).join(", ")}`,
+  );
   console.log(`RSS start ${fmt(r.rssStartMb)} MB, peak ${fmt(r.rssPeakMb)} MB, end ${fmt(r.rssEndMb)} MB`);
   console.log(
     `after the drain: ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`,
