@@ -6,7 +6,7 @@
  *   npx bun bench/bun-sql-probe.ts
  *
  * Needs Debian's postgresql package (a throwaway server, as the tests use) or SWITCHBOARD_TEST_PG_URL, and
- * node for ../shared/tools/latency-proxy.mjs (0.25 ms each way; SIGUSR1 black-holes, SIGUSR2 restores).
+ * node for test/fakes/latency-proxy.mjs (0.25 ms each way; SIGUSR1 black-holes, SIGUSR2 restores).
  */
 import { SQL } from "bun";
 import { spawn } from "node:child_process";
@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { postgresServer, stopPostgresServer } from "../test/helpers/postgres";
 
-const PROXY = join(import.meta.dir, "../../shared/tools/latency-proxy.mjs");
+const PROXY = join(import.meta.dir, "../test/fakes/latency-proxy.mjs");
 const base = await postgresServer();
 const server = new URL(base);
 console.log(`bun ${Bun.version}, server ${server.host}`);

@@ -1,6 +1,6 @@
 /**
  * The synchronous libpq engine against the Bun.SQL pool (src/db/postgres/bunsql.ts), on loopback and 0.5 ms
- * away (../shared/tools/latency-proxy.mjs, 0.25 ms each way): single-row INSERT + SELECT pairs per second,
+ * away (test/fakes/latency-proxy.mjs, 0.25 ms each way): single-row INSERT + SELECT pairs per second,
  * (a) libpq, one caller (it blocks the thread: one is all it can serve), (b) the pool with 8 concurrent callers,
  * (c) the pool with one caller (its latency). Figures in bench/RESULTS.md ("Bun.SQL pool against libpq").
  *
@@ -12,8 +12,7 @@
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 
 const { values: args } = parseArgs({
   options: { seconds: { type: "string", default: "3" }, rounds: { type: "string", default: "2" }, durable: { type: "boolean", default: false } },
@@ -27,11 +26,7 @@ const SECONDS = Number(args.seconds);
 const CALLERS = 8;
 
 function findProxy(): string {
-  for (let dir = import.meta.dir; dir !== dirname(dir); dir = dirname(dir)) {
-    const candidate = join(dir, "shared/tools/latency-proxy.mjs");
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new Error("shared/tools/latency-proxy.mjs not found above bench/");
+  return join(import.meta.dir, "../test/fakes/latency-proxy.mjs");
 }
 
 const url = await freshPostgresDatabase("sb_bench");

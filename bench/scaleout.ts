@@ -2,7 +2,7 @@
  * Scale-out on PostgreSQL (issue 35's table), on the compiled binary. Run:
  * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--only sqlite,pg,remote1,remote2,lock,blackhole,nolibpq]`.
  * PostgreSQL: Debian's server, a throwaway cluster on loopback with its durable defaults (test/helpers/postgres.ts);
- * "remote": the same server behind ../shared/tools/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip).
+ * "remote": the same server behind test/fakes/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip).
  * Every measurement on a fresh database; POST /messages is a priced template send to a known contact.
  *   sqlite    accepted POST /messages/s, SQLite appliance, 50 connections
  *   pg        the same, one instance on loopback PostgreSQL            ÷ sqlite   (goal ≥ 0.25)
@@ -16,7 +16,7 @@
  */
 process.env.SWITCHBOARD_TEST_PG_DURABLE = "1";
 import { spawn, spawnSync, SQL } from "bun";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../test/helpers/postgres";
@@ -27,11 +27,8 @@ const { values } = parseArgs({ options: { seconds: { type: "string", default: "1
 const SECONDS = Number(values.seconds);
 const ONLY = new Set(values.only.split(","));
 if (!postgresAvailable()) throw new Error(POSTGRES_SKIP_REASON);
-// ../shared/tools/latency-proxy.mjs beside the main checkout (one level further up from a worktree in wt/).
-const PROXY_PATH =
-  process.env.SWITCHBOARD_LATENCY_PROXY ??
-  [join(ROOT, "../shared/tools/latency-proxy.mjs"), join(ROOT, "../../shared/tools/latency-proxy.mjs")].find((p) => existsSync(p)) ??
-  "latency-proxy.mjs (not found: set SWITCHBOARD_LATENCY_PROXY)";
+// A copy of the workplace's shared/tools/latency-proxy.mjs is kept in test/fakes (the fault tests use it too).
+const PROXY_PATH = process.env.SWITCHBOARD_LATENCY_PROXY ?? join(ROOT, "test/fakes/latency-proxy.mjs");
 
 interface Appliance {
   configPath: string;

@@ -4,15 +4,15 @@
  * the connect or statement timeout (+ margin) with STORAGE_UNAVAILABLE or the statement's SQLSTATE, the event
  * loop keeps running meanwhile, and once the fault ends the next calls succeed on the same pool.
  *
- * The black hole and the refused port go through shared/tools/latency-proxy.mjs (node); pg_ctl restarts the
+ * The black hole and the refused port go through test/fakes/latency-proxy.mjs (node); pg_ctl restarts the
  * test server (it restarts with its own command line, postmaster.opts: same port).
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { userInfo } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { freePort, freshPostgresDatabase, postgresAvailable, postgresServer } from "../../../test/helpers/postgres";
 import { openPgPool, StorageUnavailableError, type PgPool } from "./bunsql";
 
@@ -24,15 +24,7 @@ const DEADLINE_MS = Math.max(CONNECT_MS, STATEMENT_MS) + MARGIN_MS;
 const SLACK_MS = 500;
 const options = { poolSize: 4, connectTimeoutMs: CONNECT_MS, statementTimeoutMs: STATEMENT_MS, marginMs: MARGIN_MS };
 
-function findProxy(): string | null {
-  if (process.env.SWITCHBOARD_LATENCY_PROXY) return process.env.SWITCHBOARD_LATENCY_PROXY;
-  for (let dir = import.meta.dir; dir !== dirname(dir); dir = dirname(dir)) {
-    const candidate = join(dir, "shared/tools/latency-proxy.mjs");
-    if (existsSync(candidate)) return candidate;
-  }
-  return null;
-}
-const PROXY = findProxy();
+const PROXY: string | null = join(import.meta.dir, "../../../test/fakes/latency-proxy.mjs");
 const hasNode = spawnSync("node", ["--version"]).status === 0;
 
 async function startProxy(port: number, target: string): Promise<ChildProcess> {
