@@ -15,6 +15,7 @@ import m11 from "../../migrations/0011_messages_dispatch.sql" with { type: "text
 import m12 from "../../migrations/0012_ledger_by_company.sql" with { type: "text" };
 import m13 from "../../migrations/0013_consents_without_rowid.sql" with { type: "text" };
 import m14 from "../../migrations/0014_messages_list_unread.sql" with { type: "text" };
+import m15 from "../../migrations/0015_segments.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -32,6 +33,7 @@ const entries: [string, number, boolean][] = [
   [m12, 1795704208683, true],
   [m13, 1795730801923, true],
   [m14, 1795794709059, true],
+  [m15, 1795797049438, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -12,6 +12,7 @@ import m8 from "../../../migrations-pg/0008_lean_message_indexes.sql" with { typ
 import m9 from "../../../migrations-pg/0009_messages_dispatch.sql" with { type: "text" };
 import m10 from "../../../migrations-pg/0010_ledger_by_company.sql" with { type: "text" };
 import m11 from "../../../migrations-pg/0011_messages_list_unread.sql" with { type: "text" };
+import m12 from "../../../migrations-pg/0012_segments.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -26,6 +27,7 @@ const entries: [string, number, boolean][] = [
   [m9, 1795697095429, true],
   [m10, 1795704209309, true],
   [m11, 1795794709611, true],
+  [m12, 1795797052442, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */
