@@ -81,7 +81,7 @@ export function createAudienceStore(db: Db) {
     }
     const st = sqlite.prepare(text);
     try {
-      return st.all(...args);
+      return st.all(...args.slice(0, st.paramsCount));
     } finally {
       st.finalize();
     }
@@ -229,7 +229,8 @@ export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
       if (!q.filter) return sqlite.query(sql).values(...args) as [number][];
       const st = sqlite.prepare(sql);
       try {
-        return st.values(...args) as [number][];
+        // (A count of members only may use no parameter past ?1: bun binds exactly as many as the text numbers.)
+        return st.values(...args.slice(0, st.paramsCount)) as [number][];
       } finally {
         st.finalize();
       }
