@@ -31,8 +31,12 @@ export interface CountQuery {
   membersOnly?: boolean;
   /** A filter audience (segments): the members are the contacts meeting it; `tagIds` is then unused. */
   filter?: ResolvedFilter | null;
-  /** Only the members whose id's last character falls in this shard (UUID v7: random, so even). */
-  shard: { of: number; index: number } | null;
+  /**
+   * Only the members whose id's last character falls in this shard (UUID v7: random, so even) — or, for a filter
+   * audience on SQLite, whose row is in `seq` range [from, to): each worker then reads half the table instead of
+   * all of it and testing half.
+   */
+  shard: { of: number; index: number; seq?: { from: number; to: number } } | null;
 }
 
 export function factGroups(n: number[]): AudienceFactGroup[] {

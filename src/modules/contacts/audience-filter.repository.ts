@@ -67,8 +67,10 @@ export function compileFilter(engine: Engine, f: ResolvedFilter, first: number):
   };
 
   const pred = (n: ResolvedFilter): string => {
-    if ("and" in n) return `(${n.and.map(pred).join(" AND ")})`;
-    if ("or" in n) return `(${n.or.map(pred).join(" OR ")})`;
+    // Cheap tests first: SQLite evaluates a conjunction's terms in the order written and stops at the first
+    // false one, so a column comparison spares most rows the index probes of the subqueries after it.
+    if ("and" in n) return `(${byCost(n.and).map(pred).join(" AND ")})`;
+    if ("or" in n) return `(${byCost(n.or).map(pred).join(" OR ")})`;
     if ("not" in n) return `(NOT ${pred(n.not)})`;
     const f = n.field;
     switch (n.is) {
@@ -129,4 +131,28 @@ export function compileFilter(engine: Engine, f: ResolvedFilter, first: number):
   };
 
   return { sql: pred(f), params };
+}
+
+/** Children cheapest first (stable): the contact's own columns, then its JSON fields, then probes of other tables. */
+function byCost(children: ResolvedFilter[]): ResolvedFilter[] {
+  return children
+    .map((c, i) => ({ c, i, k: cost(c) }))
+    .sort((a, b) => a.k - b.k || a.i - b.i)
+    .map((x) => x.c);
+}
+function cost(n: ResolvedFilter): number {
+  if ("and" in n) return Math.max(...n.and.map(cost));
+  if ("or" in n) return Math.max(...n.or.map(cost));
+  if ("not" in n) return cost(n.not);
+  switch (n.field.kind) {
+    case "city":
+    case "country":
+    case "blocked":
+    case "createdAt":
+      return 0;
+    case "custom":
+      return 1;
+    default:
+      return 2;
+  }
 }

@@ -207,7 +207,12 @@ async function countCodes({
   const source = store.countSource();
   if (!source) return store.countCodes({ ...q, shard: null });
   try {
-    const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index } })));
+    // A filter is tested row by row: on SQLite each worker takes half the table by seq (read before both start, so
+    // the halves meet exactly); a tag audience is sharded by id, as its members come from contact_tags.
+    const range = filter ? store.seqRange() : null;
+    const half = range ? range.from + Math.floor((range.to - range.from) / 2) : 0;
+    const seqOf = (index: number) => (range ? { seq: index === 0 ? { from: range.from, to: half } : { from: half, to: range.to } } : {});
+    const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index, ...seqOf(index) } })));
     return parts[0]!.map((n, k) => n + parts[1]![k]!);
   } catch (err) {
     onFallback?.(err);
