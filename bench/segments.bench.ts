@@ -36,10 +36,13 @@ const CITIES = ["Istanbul", "Ankara", "Izmir", "Bursa", "Antalya", "London", "Be
   );
   const k = db.prepare("INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, 'whatsapp', ?, ?, 'import', ?)");
   const s = db.prepare("INSERT INTO contact_channel_state (contact_id, channel_account_id, company_id, last_inbound_at, updated_at) VALUES (?, ?, ?, ?, ?)");
+  // mulberry32: repeatable, and without the correlation of successive values a small LCG has.
   let seed = 42;
   const rnd = () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed / 2_147_483_648;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
   for (let done = 0; done < N; ) {
     const n = Math.min(50_000, N - done);
