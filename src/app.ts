@@ -28,6 +28,7 @@ import { systemRoutes } from "./modules/system/system.routes";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
 import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
 import { sourcesRoutes } from "./modules/sources/sources.routes";
+import { segmentsRoutes } from "./modules/segments/segments.routes";
 import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
 import { consoleRoutes } from "./console/console.routes";
 import { unsubscribeRoutes } from "./modules/unsubscribe/unsubscribe.routes";
@@ -49,7 +50,8 @@ export function createApp(deps: Deps) {
     .use(mediaRoutes(deps))
     .use(campaignsRoutes(deps))
     .use(pipelineRoutes(deps))
-    .use(sourcesRoutes(deps));
+    .use(sourcesRoutes(deps))
+    .use(segmentsRoutes(deps));
 
   return new Elysia()
     .headers(SECURITY_HEADERS)

@@ -33,7 +33,7 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { pgDatabase } from "./postgres/compat";
-import { PgConnection, SESSION_SETTINGS, } from "./postgres/libpq";
+import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;

@@ -18,3 +18,4 @@ export * from "../modules/campaigns/campaigns.table";
 export * from "../modules/pipeline/pipeline.table";
 export * from "../modules/social/social.table";
 export * from "../modules/sources/sources.table";
+export * from "../modules/segments/segments.table";

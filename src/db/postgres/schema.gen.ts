@@ -587,6 +587,23 @@ export const pipelineTasks = pgTable(
   ],
 );
 
+export const segments = pgTable(
+  "segments",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull(),
+    name: text("name").notNull(),
+    filter: text("filter").notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("segments_company_name_uq").on(t.companyId, t.name),
+    index("segments_company_idx").on(t.companyId, t.id),
+    foreignKey({ columns: [t.companyId], foreignColumns: [companies.id] }),
+  ],
+);
+
 export const socialAccountDays = pgTable(
   "social_account_days",
   {

@@ -22,12 +22,14 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { AppError } from "../../platform/errors";
 import type { DomainEvent } from "../../platform/events/events";
 import { parseMicros } from "../../platform/money";
-import { audienceMembers, audiencePage, resolveAudience, type Audience } from "../contacts/contacts.audience";
+import type { Deps } from "../../deps";
+import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
+import { filterContextOf } from "../segments/segments.service";
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
 import { renderAskValues } from "./campaigns.ask-values";
 import { OUTCOMES, type CampaignProgress, type CampaignRow } from "./campaigns.repository";
-import { memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
+import { audienceToResolve, memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
 
 /**
  * Recipients claimed per transaction (the most), and audience members written per resolve step: steps are
@@ -86,7 +88,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
   function resolvePage(c: CampaignRow): void {
     const first = c.resolveCursor === null;
-    const audience = resolveAudience({ db, companyId: c.companyId, audience: c.audience as Audience, ignoreUnknown: true });
+    const audience = resolveAudience({
+      db,
+      companyId: c.companyId,
+      audience: audienceToResolve(c.audience),
+      ignoreUnknown: true,
+      // Relative times of a filter count back from the start: every page sees the same cut-offs.
+      filterContext: filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
+    });
     const { members, last } = audiencePage({
       db,
       companyId: c.companyId,

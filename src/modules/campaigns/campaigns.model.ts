@@ -1,5 +1,6 @@
 /** Request and response schemas of /campaigns (they validate requests and feed the OpenAPI document). */
 import { t } from "elysia";
+import { FilterModel } from "../segments/segments.model";
 import { EXCLUSION_REASONS } from "../../channels/channel.eligibility";
 import { CHANNELS, FAILURE_REASONS } from "../../channels/channel.types";
 import { PageQuery } from "../../platform/http/pagination";
@@ -34,6 +35,14 @@ export const AudienceModel = t.Union(
       { type: t.Literal("contacts"), contactIds: t.Array(t.String(Uuid), { minItems: 1, maxItems: MAX_AUDIENCE_IDS }) },
       { additionalProperties: false },
     ),
+    t.Object(
+      {
+        type: t.Literal("segment"),
+        segmentId: t.String({ ...Uuid, description: "a saved segment (GET /segments); its filter is read when the campaign is created" }),
+      },
+      { additionalProperties: false },
+    ),
+    t.Object({ type: t.Literal("filter"), filter: FilterModel }, { additionalProperties: false }),
   ],
   { title: "CampaignAudience", description: "Resolved into recipients when the campaign starts (a snapshot)." },
 );

@@ -25,6 +25,7 @@ import {
 } from "../contacts/contacts.audience";
 import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
+import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";
 import { MAX_AUDIENCE_IDS, type EstimateInput } from "./campaigns.model";
 import { campaignTemplateUse, createCampaignStore, EXCLUDED_COLUMN, type CampaignRow, type CampaignStore } from "./campaigns.repository";
@@ -46,6 +47,13 @@ export interface Plan {
   headerMedia: { id: string; filename: string; mimeType: string; size: number } | null;
   price: { priceType: string; unitPrice: number };
   scheduledAt: Date | null;
+  /** A segment audience's filter, read at creation: what the campaign stores beside the segment's id and resolves at start. */
+  segmentFilter?: unknown;
+}
+
+/** The audience the contacts module resolves: a segment is its filter (read at creation, stored with the campaign). */
+export function audienceToResolve(a: Record<string, unknown>): Audience {
+  return a.type === "segment" ? { type: "filter", filter: a.filter } : (a as Audience);
 }
 
 export type Counts = { matched: number; sendable: number; excluded: Record<ExclusionReason, number> };
@@ -76,7 +84,7 @@ export function createCampaigns(deps: CampaignDeps) {
   const money = (micros: number) => ({ amount: formatMicros(micros), unit: currency });
 
   /** Every check of a campaign request (422 with pointers); reads only. */
-  function plan(companyId: string, input: EstimateInput): Plan {
+  function plan(companyId: string, input: EstimateInput, segmentFilter?: unknown): Plan {
     assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
     const template = getTemplateById({ db, id: input.templateId });
     if (!template || template.companyId !== companyId)
@@ -110,9 +118,14 @@ export function createCampaigns(deps: CampaignDeps) {
     }
     p.throwIfAny("The campaign request is not valid");
     if (input.headerMediaId && hasMediaHeader(template)) headerMedia = mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
-    const audience = resolveAudience({ db, companyId, audience: input.audience as Audience });
+    const audience = resolveAudience({
+      db,
+      companyId,
+      audience: audienceToResolve({ ...input.audience, filter: segmentFilter ?? (input.audience as { filter?: unknown }).filter }),
+      filterContext: filterContextOf(deps as Deps, companyId),
+    });
     const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
-    return { runtime, template, audience, askValues, headerMedia, price, scheduledAt };
+    return { runtime, template, audience, askValues, headerMedia, price, scheduledAt, segmentFilter };
   }
 
   /**
@@ -132,7 +145,7 @@ export function createCampaigns(deps: CampaignDeps) {
     const t = now().getTime();
     const channel = pl.runtime.account.channel;
     const channelAccountId = pl.runtime.account.id;
-    if (pl.audience.type === "tags") {
+    if (pl.audience.type === "tags" || pl.audience.type === "filter") {
       const since = windowCutoff(CHANNEL_RULES[channel], "template", t);
       const onFallback = (err: unknown) => deps.log.warn({ err }, "audience count worker unavailable; counting on the event loop");
       for (const g of await audienceFactCounts({ db, companyId, audience: pl.audience, channel, channelAccountId, since, onFallback })) {
@@ -154,8 +167,14 @@ export function createCampaigns(deps: CampaignDeps) {
     return { matched, sendable, excluded };
   }
 
+  /** A segment audience's filter now (422 at /audience/segmentId when there is no such segment). */
+  async function segmentFilterOf(companyId: string, input: EstimateInput): Promise<unknown> {
+    const a = input.audience;
+    return a.type === "segment" ? segmentFilterFor(deps as Deps, { companyId, id: a.segmentId, pointer: "/audience/segmentId" }) : undefined;
+  }
+
   async function estimate(companyId: string, input: EstimateInput) {
-    const pl = plan(companyId, input);
+    const pl = plan(companyId, input, await segmentFilterOf(companyId, input));
     const counts = await count(companyId, pl);
     const cost = counts.sendable * pl.price.unitPrice;
     const balance = deps.ledger.balance(companyId);
@@ -172,7 +191,7 @@ export function createCampaigns(deps: CampaignDeps) {
 
   /** POST /campaigns, first half: the checks and the audience count (reads; outside the write transaction). */
   async function prepare(companyId: string, input: EstimateInput): Promise<{ pl: Plan; counts: Counts; cost: number }> {
-    const pl = plan(companyId, input);
+    const pl = plan(companyId, input, await segmentFilterOf(companyId, input));
     const counts = await count(companyId, pl);
     return { pl, counts, cost: counts.sendable * pl.price.unitPrice };
   }
@@ -204,7 +223,13 @@ export function createCampaigns(deps: CampaignDeps) {
         channelAccountId: pl.runtime.account.id,
         templateId: pl.template.id,
         // Stored as it will be read: a tags audience says its `match` even when the request left it to the default.
-        audience: input.audience.type === "tags" ? { ...input.audience, match: input.audience.match ?? "any" } : (input.audience as Record<string, unknown>),
+        // A segment audience keeps the segment's filter as it is now (campaigns.model.ts says so).
+        audience:
+          input.audience.type === "tags"
+            ? { ...input.audience, match: input.audience.match ?? "any" }
+            : input.audience.type === "segment"
+              ? { ...input.audience, filter: pl.segmentFilter }
+              : (input.audience as Record<string, unknown>),
         askValues: pl.askValues,
         headerMediaId: pl.headerMedia?.id ?? null,
         priceType: pl.price.priceType,
@@ -317,7 +342,8 @@ export function createCampaigns(deps: CampaignDeps) {
       channel: c.channel as Channel,
       channelAccountId: c.channelAccountId,
       templateId: c.templateId,
-      audience: c.audience as never,
+      // (A segment audience's stored filter is the engine's; the campaign shows the segment it was made from.)
+      audience: (c.audience.type === "segment" ? { type: "segment", segmentId: c.audience.segmentId } : c.audience) as never,
       askValues: c.askValues,
       headerMediaId: c.headerMediaId,
       scheduledAt: iso(c.scheduledAt),

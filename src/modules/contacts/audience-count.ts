@@ -3,6 +3,8 @@
  * threads (audience-count.worker.ts), and the facts of each of the 54 codes the count's SQL reduces a member to
  * (audience.repository.ts `countAudienceCodes`).
  */
+import type { ResolvedFilter } from "./audience-filter";
+
 // (Tests count on a connection directly.)
 export { countAudienceCodes } from "./audience.repository";
 
@@ -25,8 +27,16 @@ export interface CountQuery {
   since: number | null;
   tagIds: string[];
   match: "any" | "all";
-  /** Only the members whose id's last character falls in this shard (UUID v7: random, so even). */
-  shard: { of: number; index: number } | null;
+  /** Members only, no send facts (a segment count): all of them under code 0, counted by the engine. */
+  membersOnly?: boolean;
+  /** A filter audience (segments): the members are the contacts meeting it; `tagIds` is then unused. */
+  filter?: ResolvedFilter | null;
+  /**
+   * Only the members whose id's last character falls in this shard (UUID v7: random, so even) — or, for a filter
+   * audience on SQLite, whose row is in `seq` range [from, to): each worker then reads half the table instead of
+   * all of it and testing half.
+   */
+  shard: { of: number; index: number; seq?: { from: number; to: number } } | null;
 }
 
 export function factGroups(n: number[]): AudienceFactGroup[] {

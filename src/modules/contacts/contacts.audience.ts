@@ -6,15 +6,56 @@
  */
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
-import { countInWorker, factGroups, type AudienceFactGroup, type CountSource } from "./audience-count";
+import { countInWorker, factGroups, type AudienceFactGroup, type CountQuery, type CountSource } from "./audience-count";
+import { checkFilter, resolveFilter, type CheckedFilter, type FilterNode, type ResolvedFilter } from "./audience-filter";
 import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
+import type { Contact } from "./contacts.model";
+import { contactsStore, type ContactRow } from "./contacts.repository";
+import { toContacts } from "./contacts.service";
+import { customFieldsStore } from "./custom-fields.repository";
 
-export type { AudienceFactGroup, AudienceMember };
+export type { AudienceFactGroup, AudienceMember, FilterNode };
 
-export type Audience = { type: "tags"; tags: string[]; match?: "any" | "all" } | { type: "contacts"; contactIds: string[] };
+export type Audience =
+  | { type: "tags"; tags: string[]; match?: "any" | "all" }
+  | { type: "contacts"; contactIds: string[] }
+  /** A contact filter (DESIGN §19; audience-filter.ts). */
+  | { type: "filter"; filter: unknown };
 
 /** A resolved audience: what the pages are drawn from. */
-export type ResolvedAudience = { type: "tags"; tagIds: string[]; match: "any" | "all" } | { type: "contacts"; contactIds: string[] };
+export type ResolvedAudience =
+  | { type: "tags"; tagIds: string[]; match: "any" | "all" }
+  | { type: "contacts"; contactIds: string[] }
+  | { type: "filter"; filter: ResolvedFilter };
+
+/** What resolving a filter needs besides the database: the instant relative times count back from, a channel's accounts. */
+export interface FilterContext {
+  now: number;
+  /** The company's channel account ids on `channel` (lastInboundAt.<channel>). */
+  accountsOf: (channel: string) => string[];
+}
+
+/**
+ * Checks a filter against the company's custom fields (422 naming each offending node under `pointer`) and
+ * returns it with relative times and channels resolved.
+ */
+export function checkContactFilter({
+  db,
+  companyId,
+  filter,
+  pointer,
+  context,
+}: {
+  db: Db;
+  companyId: string;
+  filter: unknown;
+  pointer: string;
+  context: FilterContext;
+}): ResolvedFilter {
+  const defs = customFieldsStore(db).customFieldDefs(companyId);
+  const checked: CheckedFilter = checkFilter(filter, pointer, new Map([...defs].map(([k, d]) => [k, d.type])));
+  return resolveFilter(checked, context);
+}
 
 /**
  * Checks an audience against the company's data: unknown tag names and unknown (or deleted) contact ids are
@@ -26,6 +67,7 @@ export function resolveAudience({
   audience,
   pointer = "/audience",
   ignoreUnknown = false,
+  filterContext,
 }: {
   db: Db;
   companyId: string;
@@ -33,9 +75,15 @@ export function resolveAudience({
   pointer?: string;
   /** Skip unknown tags and contacts instead of refusing (a started campaign whose tag was deleted since). */
   ignoreUnknown?: boolean;
+  /** Required for a filter audience. */
+  filterContext?: FilterContext;
 }): ResolvedAudience {
   const store = audienceStore(db);
   const p = new DetailCollector();
+  if (audience.type === "filter") {
+    if (!filterContext) throw new Error("resolveAudience: a filter audience needs its filterContext");
+    return { type: "filter", filter: checkContactFilter({ db, companyId, filter: audience.filter, pointer: `${pointer}/filter`, context: filterContext }) };
+  }
   if (audience.type === "tags") {
     const names = [...new Set(audience.tags.map((t) => t.trim()))];
     const rows = store.tagsByName(companyId, names);
@@ -56,7 +104,7 @@ export function resolveAudience({
 }
 
 /** The next `limit` contact ids of the audience after `after` (contact-id order). */
-function pageIds(store: AudienceStore, a: ResolvedAudience, after: string, limit: number): string[] {
+function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudience, after: string, limit: number): string[] {
   if (a.type === "contacts") {
     let lo = 0;
     let hi = a.contactIds.length;
@@ -67,6 +115,7 @@ function pageIds(store: AudienceStore, a: ResolvedAudience, after: string, limit
     }
     return a.contactIds.slice(lo, lo + limit);
   }
+  if (a.type === "filter") return store.filteredIds(companyId, a.filter, after, limit, "asc");
   if (!a.tagIds.length) return [];
   return store.taggedIdsAfter(a, after, limit);
 }
@@ -94,7 +143,7 @@ export function audiencePage({
   limit: number;
 }): { members: AudienceMember[]; last: string | null } {
   const store = audienceStore(db);
-  const ids = pageIds(store, audience, after, limit);
+  const ids = pageIds(store, companyId, audience, after, limit);
   if (!ids.length) return { members: [], last: null };
   const members = store.members(ids, companyId, channel, channelAccountId);
   return { members, last: ids[ids.length - 1]! };
@@ -109,7 +158,7 @@ export function countSource(db: Db): CountSource | null {
 }
 
 /**
- * A tag audience counted by send facts (the campaign estimate over a million contacts), in one pass per
+ * A tag or filter audience counted by send facts (the campaign estimate over a million contacts), in one pass per
  * shard: in two worker threads on connections of their own (each probes half the members, and the event loop
  * stays free for one-to-one sends — on PostgreSQL it would otherwise wait for the server's whole count),
  * inline for an in-memory database or when a worker cannot start.
@@ -125,25 +174,90 @@ export async function audienceFactCounts({
 }: {
   db: Db;
   companyId: string;
-  audience: Extract<ResolvedAudience, { type: "tags" }>;
+  audience: Extract<ResolvedAudience, { type: "tags" | "filter" }>;
   channel: string;
   channelAccountId: string;
   since: number | null;
   /** Told why the count runs on the event loop after all (a worker could not start or failed). */
   onFallback?: (err: unknown) => void;
 }): Promise<AudienceFactGroup[]> {
-  if (!audience.tagIds.length) return [];
-  const q = { companyId, channel, channelAccountId, since, tagIds: audience.tagIds, match: audience.match };
+  return factGroups(await countCodes({ db, audience, q: { companyId, channel, channelAccountId, since }, onFallback }));
+}
+
+/**
+ * The codes of an audience's members (audience.repository.ts `countAudienceCodes`): the estimate's by send facts,
+ * or — `membersOnly` — the members alone (a segment count), on the same path and worker threads.
+ */
+async function countCodes({
+  db,
+  audience,
+  q: base,
+  onFallback,
+}: {
+  db: Db;
+  audience: Extract<ResolvedAudience, { type: "tags" | "filter" }>;
+  q: Pick<CountQuery, "companyId" | "channel" | "channelAccountId" | "since" | "membersOnly">;
+  onFallback?: (err: unknown) => void;
+}): Promise<number[]> {
+  const tags = audience.type === "tags" ? audience : { tagIds: [], match: "any" as const };
+  if (audience.type === "tags" && !tags.tagIds.length) return [];
   const store = audienceStore(db);
+  const filter = audience.type === "filter" ? audience.filter : null;
+  const q = { ...base, tagIds: tags.tagIds, match: tags.match, filter };
   const source = store.countSource();
-  if (!source) return factGroups(store.countCodes({ ...q, shard: null }));
+  if (!source) return store.countCodes({ ...q, shard: null });
   try {
-    const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index } })));
-    return factGroups(parts[0]!.map((n, k) => n + parts[1]![k]!));
+    // A filter is tested row by row: on SQLite each worker takes half the table by seq (read before both start, so
+    // the halves meet exactly); a tag audience is sharded by id, as its members come from contact_tags.
+    const range = filter ? store.seqRange() : null;
+    const half = range ? range.from + Math.floor((range.to - range.from) / 2) : 0;
+    const seqOf = (index: number) => (range ? { seq: index === 0 ? { from: range.from, to: half } : { from: half, to: range.to } } : {});
+    const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index, ...seqOf(index) } })));
+    return parts[0]!.map((n, k) => n + parts[1]![k]!);
   } catch (err) {
     onFallback?.(err);
-    return factGroups(store.countCodes({ ...q, shard: null }));
+    return store.countCodes({ ...q, shard: null });
   }
+}
+
+/** How many contacts a tag or filter audience holds (a segment count): the estimate's members, without send facts. */
+export async function audienceSize({
+  db,
+  companyId,
+  audience,
+  onFallback,
+}: {
+  db: Db;
+  companyId: string;
+  audience: Extract<ResolvedAudience, { type: "tags" | "filter" }>;
+  onFallback?: (err: unknown) => void;
+}): Promise<number> {
+  const codes = await countCodes({ db, audience, q: { companyId, channel: "", channelAccountId: "", since: null, membersOnly: true }, onFallback });
+  return codes.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * A page of a filter audience's contacts, newest first (GET /segments/{id}/contacts): `limit + 1` rows read,
+ * so `more` tells whether there is a next page; `before` is the last id of the previous page.
+ */
+export async function filterContactsPage({
+  db,
+  companyId,
+  filter,
+  before,
+  limit,
+}: {
+  db: Db;
+  companyId: string;
+  filter: ResolvedFilter;
+  before: string | null;
+  limit: number;
+}): Promise<{ contacts: Contact[]; more: boolean }> {
+  const ids = audienceStore(db).filteredIds(companyId, filter, before, limit + 1, "desc");
+  const more = ids.length > limit;
+  const contacts = contactsStore(db);
+  const rows = (more ? ids.slice(0, limit) : ids).map((id) => contacts.contactById(companyId, id)).filter((r): r is ContactRow => r !== undefined);
+  return { contacts: toContacts(db, rows), more };
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */

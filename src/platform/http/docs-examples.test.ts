@@ -214,6 +214,34 @@ const RUNS: Record<string, () => Promise<void>> = {
     const changed = app.emitted.filter((e) => e.type === "template.status_changed").at(-1)!;
     expectShown({ type: changed.type, ...JSON.parse(JSON.stringify({ data: changed.data })) }, parseShown(event!));
   },
+  "POST /api/public/v1/segments/count": async () => {
+    // The segments worked example: Ayşe wrote in, two Istanbul contacts opted in, the count, the save, the estimate.
+    await fresh();
+    const section = md.slice(md.indexOf("### A segment, worked"), md.indexOf("### Segments as campaign audiences"));
+    const id = await templateId();
+    let last: { status: number; body: any } | null = null;
+    let segmentId = "";
+    for (const [, kind, text] of section.matchAll(/```(http|json)\n([\s\S]*?)```/g)) {
+      if (kind === "json") {
+        expectShown(last!.body, parseShown(text!));
+        continue;
+      }
+      const [first, ...rest] = text!.split("\n");
+      const [method, path] = first!.split(" ");
+      const body = JSON.parse(
+        rest
+          .join("\n")
+          .replace('"templateId": "0193…"', `"templateId": ${JSON.stringify(id)}`)
+          .replace('"segmentId": "0193…"', `"segmentId": ${JSON.stringify(segmentId)}`),
+      );
+      last = await app.request(method!, path!.replace("{channelAccountId}", ACCOUNTS.whatsapp), { body });
+      expect({ path, error: last.body?.error }).toEqual({ path, error: undefined });
+      if (path === "/api/public/v1/segments") segmentId = last.body.data.id;
+    }
+    expect(last!.body.data.sendable).toBe(1);
+    const members = await app.request("GET", `/segments/${segmentId}/contacts`);
+    expect(members.body.data.map((c: { firstName: string }) => c.firstName)).toEqual(["Ayşe"]);
+  },
   "[pipeline]": async () => {
     const toml = Bun.TOML.parse(block("[pipeline]")) as Record<string, unknown>;
     await fresh({ config: toml });
@@ -331,6 +359,10 @@ test("every block of docs/api.md outside the event catalogue has a runner below"
     '{"type": "template.status_changed"',
     '{ "id": "…", "status": "completed"',
     "import { Webhook }",
+    // (the segments worked example)
+    "POST /api/public/v1/segments",
+    '{"data": {"count"',
+    '{"data": {"id": "0193…", "name": "Istanbul, active"',
   ];
   const runnable = (first: string) => first === "{" || [...Object.keys(RUNS), ...within].some((k) => first.startsWith(k));
   expect(
