@@ -509,7 +509,6 @@ export const messages = pgTable(
     index("messages_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NULL`),
     index("messages_bulk_dispatch_idx").on(t.channelAccountId, t.leaseToken, t.leaseUntil).where(sql`status = 'queued' AND lease_until IS NOT NULL AND campaign_id IS NOT NULL`),
     index("messages_company_created_idx").on(t.companyId, t.createdAt, t.id),
-    index("messages_company_queued_idx").on(t.companyId, t.createdAt, t.id).where(sql`status = 'queued'`),
     index("messages_company_failed_idx").on(t.companyId, t.createdAt, t.id).where(sql`status = 'failed'`),
   ],
 );

@@ -26,9 +26,11 @@ export function createConversationsStore(db: Db) {
     },
     /** A new message in the conversation: inbound counts one more unread, an agent's reply reads them all. */
     touch(id: string, { at, messageId, unread }: { at: Date; messageId: string; unread: "inbound" | "reply" | null }) {
-      const count = unread === "inbound" ? "unread_count + 1" : unread === "reply" ? "0" : "unread_count";
+      // Without a change of the count (a campaign's or an automatic send) the column is not named: SQLite
+      // re-evaluates the partial conversations_unread_idx for every UPDATE that sets unread_count, even to itself.
+      const count = unread === "inbound" ? ", unread_count = unread_count + 1" : unread === "reply" ? ", unread_count = 0" : "";
       sqlite
-        .query(`UPDATE conversations SET last_message_at = ?, last_message_id = ?, updated_at = ?, unread_count = ${count} WHERE id = ?`)
+        .query(`UPDATE conversations SET last_message_at = ?, last_message_id = ?, updated_at = ?${count} WHERE id = ?`)
         .run(at.getTime(), messageId, at.getTime(), id);
     },
     markRead(id: string, at: Date): boolean {

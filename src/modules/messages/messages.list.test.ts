@@ -6,6 +6,7 @@ import { inbound } from "../../../test/helpers/messaging";
 import { createCompany } from "../companies/companies.service";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { listSQL, SQL } from "./messages.repository";
+import { DISPATCH_JOB } from "./messages.service";
 
 const HOUR = 3_600_000;
 const START = new Date("2026-06-01T12:30:00Z");
@@ -286,6 +287,29 @@ describe("GET /messages and GET /messages/stats", () => {
       contains: { data: { queued: { total: 1, byChannel: { email: 1 }, oldestCreatedAt: "2026-06-01T13:30:00.000Z" }, failedLast24h: 1 } },
     },
     {
+      name: "status=queued: the accepted one, found in its dispatch lane",
+      method: "GET",
+      url: "/messages?status=queued",
+      status: 200,
+      check: (r) => expect(r.body.data.map((m: any) => [m.channel, m.status])).toEqual([["email", "queued"]]),
+    },
+    {
+      name: "backlog: a queued message waiting for a retry (a dispatch jobs row, off its lane) is still counted and listed",
+      method: "GET",
+      url: "/messages/backlog",
+      status: 200,
+      setup: async () => {
+        const id = (await app.request("GET", "/messages?status=queued")).body.data[0].id;
+        app.deps.db.tx(() => {
+          app.deps.db.$client.prepare("UPDATE messages SET lease_until = NULL, lease_token = NULL WHERE id = ?").run(id);
+          app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "x", runAt: new Date(START.getTime() + 100 * HOUR) });
+        });
+        const listed = await app.request("GET", "/messages?status=queued");
+        expect(listed.body.data.map((m: any) => m.id)).toEqual([id]);
+      },
+      contains: { data: { queued: { total: 1, byChannel: { email: 1 }, oldestCreatedAt: "2026-06-01T13:30:00.000Z" }, failedLast24h: 1 } },
+    },
+    {
       name: "backlog: another company's is empty",
       method: "GET",
       url: "/messages/backlog",
@@ -315,11 +339,12 @@ describe("GET /messages and GET /messages/stats", () => {
     const before: [number, string] = [1, "x"];
     expect(plan({})).toContain("messages_company_created_idx");
     expect(plan({ from: 1, to: 2, before })).toContain("messages_company_created_idx (company_id=? AND created_at>? AND created_at<?)");
-    // Dense statuses and channels are checked on the company's rows as the walk meets them; the queued and
-    // failed ones (few among many) have partial indexes of their own.
+    // Dense statuses and channels are checked on the company's rows as the walk meets them; the failed ones
+    // (few among many) have a partial index of their own, the queued ones are the company's dispatch backlog.
     expect(plan({ status: "sent", before })).toContain("messages_company_created_idx");
     expect(plan({ status: "failed", before })).toContain("messages_company_failed_idx");
-    expect(plan({ status: "queued" })).toContain("messages_company_queued_idx");
+    expect(plan({ status: "queued" })).toContain("messages_bulk_dispatch_idx (channel_account_id=?)");
+    expect(plan({ status: "queued" })).not.toContain("messages_company_created_idx");
     expect(plan({ channel: "email" })).toContain("messages_company_created_idx");
     expect(plan({ contactId: "c", contactConversationIds: ["v1", "v2"] })).toContain("messages_conversation_idx");
     expect(plan({ campaignId: "c" })).toContain("messages_company_created_idx");
@@ -331,7 +356,9 @@ describe("GET /messages and GET /messages/stats", () => {
       st.finalize();
       return rows;
     };
-    expect(store(SQL.sqlite.queuedByChannel)).toBe("SEARCH messages USING INDEX messages_company_queued_idx (company_id=?); USE TEMP B-TREE FOR GROUP BY");
+    expect(store(SQL.sqlite.queuedByChannel)).toContain("SEARCH m USING INDEX messages_dispatch_idx (channel_account_id=?)");
+    expect(store(SQL.sqlite.queuedByChannel)).toContain("SEARCH m USING INDEX messages_bulk_dispatch_idx (channel_account_id=?)");
+    expect(store(SQL.sqlite.queuedByChannel)).not.toContain("messages_company_created_idx");
     expect(store(SQL.sqlite.countFailedSince)).toBe("SEARCH messages USING COVERING INDEX messages_company_failed_idx (company_id=? AND created_at>?)");
     expect(store(SQL.sqlite.recentOutboundByAccount)).toStartWith("SEARCH messages USING INDEX messages_company_created_idx (company_id=? AND created_at>?)");
     expect(store(SQL.sqlite.lastFailures)).toContain("SEARCH messages USING INDEX messages_company_failed_idx (company_id=?)");

@@ -6,7 +6,7 @@
 import type { Db } from "../../db/client";
 import { jsonValues, perEngine, unplanned, type Engine } from "../../db/dialect";
 import { insertRow, mapRow, updateRow } from "../../db/rows";
-import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_LANES } from "./messages.table";
+import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_JOBS, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
 import { perConnection } from "../../db/per-connection";
 
@@ -18,31 +18,57 @@ const many = (raws: unknown[]) => raws.map((r) => mapRow(messages, r as Raw)!);
 
 const HEAD = "id, company_id, contact_id, channel, status, charged, refunded, unit_price, campaign_id";
 
+/**
+ * The company's queued messages, as rows of `messages m` with the columns `cols` (`company` is the SQL of its
+ * parameter), found where the dispatch keeps them rather than among the company's history — there is no index
+ * of queued messages (an entry written at acceptance and removed at `sent` costs every message twice):
+ * - a message whose first attempt has not ended is on its lane's index (DISPATCH_LANES), keyed by channel
+ *   account. The lane's accounts are walked key by key (O(accounts), as the queue's `groups` does) and an
+ *   account is kept when its first queued message is the company's (an account belongs to one company, the
+ *   one the configuration names); then that account's range of the index, each row checked for the company
+ *   (NB! `+m.company_id` on SQLite, or its planner walks messages_company_created_idx, the company's history);
+ * - a retry is a dispatch jobs row (DISPATCH_JOBS; a dead job stays listed, its message failed): the jobs of
+ *   the two types on jobs_claim_idx, each message checked for company and status. Disjoint from the lanes:
+ *   a message leaves its lane (lease_until NULL) when its jobs row is written, in the same transaction.
+ */
+export function companyBacklog(e: Engine, cols: string, company: string): string {
+  const payloadId = e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'";
+  const lane = (cond: string) => `SELECT ${cols} FROM messages m WHERE ${cond} AND m.channel_account_id IN (
+       WITH RECURSIVE g(k) AS (
+         SELECT (SELECT channel_account_id FROM messages WHERE ${cond} ORDER BY channel_account_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT channel_account_id FROM messages WHERE ${cond} AND channel_account_id > g.k ORDER BY channel_account_id LIMIT 1) FROM g WHERE g.k IS NOT NULL)
+       SELECT k FROM g WHERE k IS NOT NULL AND (SELECT company_id FROM messages WHERE ${cond} AND channel_account_id = g.k LIMIT 1) = ${company})
+     AND ${e === "sqlite" ? "+" : ""}m.company_id = ${company}`;
+  return `SELECT ${cols} FROM jobs j JOIN messages m ON m.id = ${payloadId}
+       WHERE j.type IN ('${DISPATCH_JOBS.direct}', '${DISPATCH_JOBS.bulk}') AND m.company_id = ${company} AND m.status = 'queued'
+     UNION ALL
+     ${lane(DISPATCH_LANES.direct)}
+     UNION ALL
+     ${lane(DISPATCH_LANES.bulk)}`;
+}
+
 /** The statements whose text differs by engine, or whose plan a test checks (messages.repository.test.ts). */
 export const SQL = perEngine((e) => ({
   outboundSentUpTo: `SELECT ${HEAD} FROM messages WHERE conversation_id IN (${jsonValues(e, "?1")}) AND direction = 'outbound'
          AND status IN (${jsonValues(e, "?2")}) AND sent_at <= ?3`,
-  // Every queued message is its own dispatch job (the lanes' indexes) or has a dispatch jobs row (a retry; a
-  // dead job stays listed) until it is sent or failed, and every scheduled one has its due job's row (?5):
-  // the backlog is searched, not the company's messages.
-  queuedWithMedia: `SELECT id FROM (
-       SELECT m.id, m.content FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
-       WHERE j.type IN (?1, ?2, ?5) AND m.company_id = ?3 AND m.status IN ('queued', 'scheduled')
-       UNION ALL
-       SELECT id, content FROM messages WHERE ${DISPATCH_LANES.direct} AND company_id = ?3
-       UNION ALL
-       SELECT id, content FROM messages WHERE ${DISPATCH_LANES.bulk} AND company_id = ?3) m
+  // The company's backlog (companyBacklog), not its history, and its scheduled messages (each has its due
+  // job's row): ?1 company, ?2 media id, ?3 the due job's type.
+  queuedWithMedia: `SELECT id FROM (${companyBacklog(e, "m.id, m.content", "?1")}
+     UNION ALL
+     SELECT m.id, m.content FROM jobs j JOIN messages m ON m.id = ${e === "sqlite" ? "json_extract(j.payload, '$.messageId')" : "j.payload::json ->> 'messageId'"}
+       WHERE j.type = ?3 AND m.company_id = ?1 AND m.status = 'scheduled') m
      WHERE ${
        e === "sqlite"
-         ? "json_extract(m.content, '$.media.file.id') = ?4 OR json_extract(m.content, '$.template.headerMedia.file.id') = ?4"
-         : "m.content::json #>> '{media,file,id}' = ?4 OR m.content::json #>> '{template,headerMedia,file,id}' = ?4"
+         ? "json_extract(m.content, '$.media.file.id') = ?2 OR json_extract(m.content, '$.template.headerMedia.file.id') = ?2"
+         : "m.content::json #>> '{media,file,id}' = ?2 OR m.content::json #>> '{template,headerMedia,file,id}' = ?2"
      } LIMIT 1`,
   countDailyLimited: `SELECT count(*) AS n FROM messages WHERE channel_account_id = ? AND ${DAILY_LIMITED_OUTBOUND} AND created_at >= ?`,
   statsByBucket: (byChannel: boolean) =>
     `SELECT (created_at - ?2) / ?3 AS b, status, count(*) AS n FROM messages
      WHERE company_id = ?1 AND created_at >= ?4 AND created_at < ?5${byChannel ? " AND channel = ?6" : ""} GROUP BY b, status`,
-  // messages_company_queued_idx: the company's backlog, by channel, and nothing of its history.
-  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM messages WHERE company_id = ? AND status = 'queued' GROUP BY channel`,
+  // The company's backlog (companyBacklog) by channel, and nothing of its history: ?1 company.
+  queuedByChannel: `SELECT channel, count(*) AS n, min(created_at) AS oldest FROM (${companyBacklog(e, "m.channel, m.created_at", "?1")}) q GROUP BY channel`,
   // messages_company_failed_idx (the status written out: a partial index serves only a query that names it).
   countFailedSince: `SELECT count(*) AS n FROM messages WHERE company_id = ? AND status = 'failed' AND created_at >= ?`,
   recentOutboundByAccount: `SELECT channel_account_id, status, count(*) AS n, max(sent_at) AS last_sent FROM messages
@@ -212,18 +238,8 @@ export function createMessagesStore(db: Db) {
      * A queued or scheduled message whose content holds this media: the messaging engine stores the StoredMedia at
      * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
      */
-    queuedMessageWithMedia({
-      companyId,
-      mediaId,
-      dispatchJobs,
-      dueJob,
-    }: {
-      companyId: string;
-      mediaId: string;
-      dispatchJobs: [string, string];
-      dueJob: string;
-    }): string | undefined {
-      const r = sqlite.query(sql.queuedWithMedia).get(dispatchJobs[0], dispatchJobs[1], companyId, mediaId, dueJob) as { id: string } | null;
+    queuedMessageWithMedia({ companyId, mediaId, dueJob }: { companyId: string; mediaId: string; dueJob: string }): string | undefined {
+      const r = sqlite.query(sql.queuedWithMedia).get(companyId, mediaId, dueJob) as { id: string } | null;
       return r?.id;
     },
 
@@ -260,8 +276,8 @@ export function createMessagesStore(db: Db) {
     },
 
     /**
-     * The company's queued messages by channel, and the oldest one's creation: messages_company_queued_idx
-     * alone (it holds only queued messages) — the cost of the backlog itself, nothing of the sent history.
+     * The company's queued messages by channel, and the oldest one's creation: the company's share of the
+     * dispatch backlog (companyBacklog) — the cost of the backlog itself, nothing of the sent history.
      */
     queuedByChannel(companyId: string): { byChannel: Record<string, number>; oldest: number | null } {
       const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
@@ -355,10 +371,16 @@ export function listSQL(f: MessageListFilter, engine: Engine = "sqlite"): { text
     args.push(value);
     where.push(cond(`?${args.length + 2}`));
   };
-  // The statuses with a partial index of their own are written out (a partial index serves only a query that
-  // names its condition); the others are checked on the company's rows as the walk meets them.
-  if (f.status === "queued" || f.status === "failed") where.push(`status = '${f.status}'`);
-  else if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  // Failed messages have a partial index of their own: the status is written out (a partial index serves only
+  // a query that names its condition). Queued ones are the company's backlog (companyBacklog), then sorted:
+  // what is queued, never the company's history (NB! `+company_id` on SQLite, or its planner walks
+  // messages_company_created_idx for the order). Other statuses are checked on the company's rows as the walk
+  // meets them.
+  if (f.status === "failed") where.push(`status = 'failed'`);
+  else if (f.status === "queued") {
+    if (engine === "sqlite") where[0] = "+company_id = ?1";
+    where.push(`status = 'queued' AND id IN (SELECT id FROM (${companyBacklog(engine, "m.id", "?1")}) b)`);
+  } else if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
   if (f.channel !== undefined) add((p) => `channel = ${p}`, f.channel);
   if (f.contactId !== undefined) add((p) => `contact_id = ${p}`, f.contactId);
   // A contact's messages are those of its conversations: ranges of messages_conversation_idx, then a sort of

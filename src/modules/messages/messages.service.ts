@@ -26,11 +26,12 @@ import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { INTERACTIVE_LIMITS, SCHEDULE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
 import { messagesStore, type DispatchRow, type MessageHead, type MessageRow } from "./messages.repository";
+import { DISPATCH_JOBS } from "./messages.table";
 
 export type { MessageRow };
-export const DISPATCH_JOB = "message.dispatch";
+export const DISPATCH_JOB = DISPATCH_JOBS.direct;
 /** Dispatch of campaign messages: the same handler, its own workers (DESIGN §10: one-to-one sends are never starved). */
-export const BULK_DISPATCH_JOB = "message.dispatch.bulk";
+export const BULK_DISPATCH_JOB = DISPATCH_JOBS.bulk;
 /** Status reports applied later (messages.wire.ts): the sandbox's scheduled delivered/read, and provider reports that overtook our commit of the send. */
 export const SCHEDULED_INBOUND_JOB = "channel.inbound.scheduled";
 /** A message sent later falls due (messages.scheduled.ts): eligibility again, then its dispatch job — or failed and refunded. */
@@ -176,7 +177,7 @@ export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conver
 
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dispatchJobs: [DISPATCH_JOB, BULK_DISPATCH_JOB], dueJob: SCHEDULED_SEND_JOB });
+  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dueJob: SCHEDULED_SEND_JOB });
 }
 
 // ------------------------------------------------------------------ request rules
