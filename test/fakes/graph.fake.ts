@@ -226,28 +226,14 @@ export const whatsappPayloads = {
     reason?: string;
     category?: string;
   }): Json {
-    return {
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: wabaId,
-          time: Math.floor(Date.now() / 1000),
-          changes: [
-            {
-              value: {
-                event,
-                message_template_id: Number(id),
-                message_template_name: name,
-                message_template_language: language,
-                reason,
-                message_template_category: category,
-              },
-              field: "message_template_status_update",
-            },
-          ],
-        },
-      ],
-    };
+    return templateChange(wabaId, "message_template_status_update", {
+      event,
+      message_template_id: Number(id),
+      message_template_name: name,
+      message_template_language: language,
+      reason,
+      message_template_category: category,
+    });
   },
   /** `message_template_quality_update`: GREEN | YELLOW | RED | UNKNOWN. */
   templateQuality({
@@ -265,29 +251,20 @@ export const whatsappPayloads = {
     previous?: string;
     score: string;
   }): Json {
-    return {
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: wabaId,
-          time: Math.floor(Date.now() / 1000),
-          changes: [
-            {
-              value: {
-                previous_quality_score: previous,
-                new_quality_score: score,
-                message_template_id: Number(id),
-                message_template_name: name,
-                message_template_language: language,
-              },
-              field: "message_template_quality_update",
-            },
-          ],
-        },
-      ],
-    };
+    return templateChange(wabaId, "message_template_quality_update", {
+      previous_quality_score: previous,
+      new_quality_score: score,
+      message_template_id: Number(id),
+      message_template_name: name,
+      message_template_language: language,
+    });
   },
 };
+
+/** A WhatsApp Business Account webhook with one change of `field` (the template status and quality updates). */
+function templateChange(wabaId: string, field: string, value: Json): Json {
+  return { object: "whatsapp_business_account", entry: [{ id: wabaId, time: Math.floor(Date.now() / 1000), changes: [{ value, field }] }] };
+}
 
 /** Messenger (`object:"page"`) and Instagram (`object:"instagram"`) messaging webhooks. */
 function messagingPayloads(object: "page" | "instagram") {
