@@ -46,7 +46,6 @@ const SQLITE_ONLY: Record<string, string> = {
 /** PostgreSQL tables that have no SQLite counterpart and are not copied into. */
 export const POSTGRES_ONLY: Record<string, string> = {
   __drizzle_migrations: "migration history",
-  switchboard_data_version: "the caches' commit counter (PostgreSQL only)",
   switchboard_rate_buckets: "API keys' rate-limit buckets shared by the instances (SQLite keeps them in memory)",
   switchboard_send_slots: "channel accounts' send schedules shared by the instances (SQLite keeps them in memory)",
 };

@@ -409,7 +409,13 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     }
   };
   /** Undoes the innermost level after fn or its COMMIT failed, and rethrows. */
+  /** Nested units of one unit must run one after another (awaited each): a level ends where it began. */
+  const mustBeInnermost = (savepoint: string) => {
+    if (savepoint !== `sp${state.depth - 1}`)
+      throw new Error(`units of work nested in one unit ran at once (${savepoint} ended at depth ${state.depth}): await each before starting the next`);
+  };
   const abort = (e: unknown, savepoint: string): never => {
+    mustBeInnermost(savepoint);
     rollbacks++;
     try {
       // NB! After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM) SQLite rolls the whole
@@ -425,6 +431,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   };
   /** Commits the innermost level (releases its savepoint) once fn has ended. */
   const settle = <T>(result: T, savepoint: string): T => {
+    mustBeInnermost(savepoint);
     try {
       if (state.depth === 1) {
         runPreCommit();

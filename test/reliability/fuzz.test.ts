@@ -259,6 +259,18 @@ describe("URL-valued fields never reach loopback", () => {
       },
       "POST /social/posts /media/0/url": { body: (url) => ({ accountIds: [X_SOCIAL_ID], text: `probe ${Math.random()}`, media: [{ url }], publishNow: true }) },
       "PATCH /social/posts/{id} /media/0/url": { path: `/social/posts/${draft.body.data.id}`, body: (url) => ({ media: [{ url }] }) },
+      // A template's URL button goes to Meta as text; nothing of ours fetches it.
+      "POST /templates /buttons/0/url": {
+        body: (url) => ({
+          channel: "whatsapp",
+          name: `probe_${Math.random().toString(36).slice(2)}`,
+          language: "en",
+          category: "utility",
+          body: "Hi {{1}}",
+          buttons: [{ type: "url", text: "Open", url }],
+          examples: { "body.1": "Ann" },
+        }),
+      },
       "POST /webhooks /url": { body: (url) => ({ url, events: ["message.*"] }) },
       "PATCH /webhooks/{id} /url": { path: `/webhooks/${hook.body.data.id}`, body: (url) => ({ url }) },
     };

@@ -55,6 +55,8 @@ const bodies: Record<string, unknown> = {
   "PATCH /tasks/{id}": { title: "b" },
   "PATCH /sources/{id}": { name: "b" },
   "PUT /contacts/{id}/source": { sourceId: null },
+  "PATCH /segments/{id}": { name: "b" },
+  "POST /contacts/{id}/merge": { fromContactId: "0193a4b2-0000-7000-8000-0000000000ff" },
 };
 
 beforeAll(async () => {
@@ -98,6 +100,8 @@ beforeAll(async () => {
     )
   ).id;
   const template = (await must("GET", "/templates?channel=whatsapp")).find((t: { name: string }) => t.name === "hello_world").id;
+  ids.templates = template;
+  ids.segments = (await must("POST", "/segments", { name: "A's segment", filter: { field: "tag", op: "eq", value: "vip" } })).id;
   ids.campaigns = (
     await must("POST", "/campaigns", {
       name: "A",

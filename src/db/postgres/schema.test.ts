@@ -18,7 +18,7 @@ import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "
 const sqliteOnlyTable = (name: string) => name.startsWith("contact_search") || name.startsWith("sqlite_") || name === "__drizzle_migrations";
 const PG_ONLY_INDEXES = new Set(["contacts_name_search_idx"]);
 /** PostgreSQL-only: the caches' commit counter (PRAGMA data_version's twin, migrations-pg/0002). */
-const PG_ONLY_TABLES = new Set(["switchboard_data_version", "switchboard_rate_buckets", "switchboard_send_slots"]);
+const PG_ONLY_TABLES = new Set(["switchboard_rate_buckets", "switchboard_send_slots"]);
 const rowid = new Set(rowidAliasColumns().map((r) => `${r.table}.${r.column}`));
 
 test("schema.gen.ts is what scripts/pg-schema.ts makes of the *.table.ts files", () => {

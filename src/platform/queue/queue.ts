@@ -824,7 +824,10 @@ export function createQueue({
 
   function nudge(): void {
     if (!started || stopping) return;
-    queueMicrotask(() => void pump());
+    // NB! The next macrotask, not a microtask: nudges come from inside units of work (an enqueue), and a
+    // group commit's items await their stores — a microtask would run the pump between them, inside the
+    // open transaction, as if it were part of the unit (db.unit). A group ends within its macrotask.
+    setImmediate(() => void pump());
   }
 
   /**
