@@ -256,7 +256,7 @@ describe("bad input → 422 with pointers", () => {
         name: "PATCH with a bad event",
         method: "PATCH",
         url: "/webhooks/PLACEHOLDER",
-        body: { events: ["contact.*", "contact.merged"] },
+        body: { events: ["contact.*", "contact.exploded"] },
         status: 422,
         contains: { error: { details: [{ pointer: "/events/1" }] } },
         setup: async (a) => {
