@@ -35,8 +35,8 @@ describe("7. audience errors point where the mistake is", () => {
     ...post("an empty tags list → /audience/tags", { audience: { type: "tags", tags: [] } }, pointers(["/audience/tags", "must have at least 1 item"])),
     ...post(
       "an unknown type says the allowed types",
-      { audience: { type: "segment", segmentId: "x" } },
-      pointers(["/audience/type", "must be one of: tags, contacts"]),
+      { audience: { type: "everyone" } },
+      pointers(["/audience/type", "must be one of: tags, contacts, segment, filter"]),
     ),
     ...post("no type → /audience/type", { audience: { tags: ["vip"] } }, pointers(["/audience/type", "is required"])),
     ...post(
