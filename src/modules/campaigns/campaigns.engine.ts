@@ -59,13 +59,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * its sync: nobody is answered from it, its messages are handed to the dispatch after the sync anyway,
    * and every later commit (the next batch, the run job's outcome) is synced after it.
    */
-  const step = <T>(fn: () => T): Promise<T> =>
+  const step = <T>(fn: () => T | Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       let out: T;
-      db.batch(
-        () => (out = fn()),
-        () => resolve(out),
-        true,
+      db.unit(
+        async () => {
+          out = await fn();
+        },
+        { background: true, onCommit: () => resolve(out) },
       ).catch(reject);
     });
 
@@ -123,14 +124,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * Claims up to `limit` pending recipients and creates their messages (one transaction). Re-checks each
    * recipient's eligibility now: facts change between the start and the send. Returns how many were claimed.
    */
-  function sendBatch(id: string, limit: number): number {
+  async function sendBatch(id: string, limit: number): Promise<number> {
     const c = store.get(id);
     if (c?.status !== "running") return 0;
     const contactIds = store.todo(c.id, limit);
     if (!contactIds.length) return 0;
     const template = getTemplateById({ db, id: c.templateId })!;
     const runtime = deps.channels.get(c.channelAccountId)!;
-    const header = c.headerMediaId ? { file: mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
+    const header = c.headerMediaId ? { file: await mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
     const members = new Map(
       audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]),
     );
@@ -156,22 +157,24 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       let messageId: string;
       try {
         // Undone alone (db.attempt): a refused debit is caught here and the batch goes on.
-        messageId = db.attempt(
-          () =>
-            createOutboundMessage(deps, {
-              companyId: c.companyId,
-              contactId,
-              address: m!.identityValue!,
-              channel: c.channel as never,
-              channelAccountId: c.channelAccountId,
-              type: "template",
-              content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
-              price: { priceType: c.priceType, unitPrice: c.unitPrice },
-              metadata: {},
-              templateId: template.id,
-              apiKeyId: c.apiKeyId,
-              campaignId: c.id,
-            }).id,
+        messageId = await db.attempt(
+          async () =>
+            (
+              await createOutboundMessage(deps, {
+                companyId: c.companyId,
+                contactId,
+                address: m!.identityValue!,
+                channel: c.channel as never,
+                channelAccountId: c.channelAccountId,
+                type: "template",
+                content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
+                price: { priceType: c.priceType, unitPrice: c.unitPrice },
+                metadata: {},
+                templateId: template.id,
+                apiKeyId: c.apiKeyId,
+                campaignId: c.id,
+              })
+            ).id,
         );
       } catch (e) {
         if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;

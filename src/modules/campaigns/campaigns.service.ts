@@ -76,7 +76,7 @@ export function createCampaigns(deps: CampaignDeps) {
   const money = (micros: number) => ({ amount: formatMicros(micros), unit: currency });
 
   /** Every check of a campaign request (422 with pointers); reads only. */
-  function plan(companyId: string, input: EstimateInput): Plan {
+  async function plan(companyId: string, input: EstimateInput): Promise<Plan> {
     assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
     const template = getTemplateById({ db, id: input.templateId });
     if (!template || template.companyId !== companyId)
@@ -109,7 +109,7 @@ export function createCampaigns(deps: CampaignDeps) {
       else if (scheduledAt.getTime() <= now().getTime()) p.add("/scheduledAt", "must be in the future (omit scheduledAt to start at once)");
     }
     p.throwIfAny("The campaign request is not valid");
-    if (input.headerMediaId && hasMediaHeader(template)) headerMedia = mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
+    if (input.headerMediaId && hasMediaHeader(template)) headerMedia = await mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
     const audience = resolveAudience({ db, companyId, audience: input.audience as Audience });
     const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
     return { runtime, template, audience, askValues, headerMedia, price, scheduledAt };
@@ -155,7 +155,7 @@ export function createCampaigns(deps: CampaignDeps) {
   }
 
   async function estimate(companyId: string, input: EstimateInput) {
-    const pl = plan(companyId, input);
+    const pl = await plan(companyId, input);
     const counts = await count(companyId, pl);
     const cost = counts.sendable * pl.price.unitPrice;
     const balance = deps.ledger.balance(companyId);
@@ -172,7 +172,7 @@ export function createCampaigns(deps: CampaignDeps) {
 
   /** POST /campaigns, first half: the checks and the audience count (reads; outside the write transaction). */
   async function prepare(companyId: string, input: EstimateInput): Promise<{ pl: Plan; counts: Counts; cost: number }> {
-    const pl = plan(companyId, input);
+    const pl = await plan(companyId, input);
     const counts = await count(companyId, pl);
     return { pl, counts, cost: counts.sendable * pl.price.unitPrice };
   }

@@ -442,7 +442,9 @@ describe("the engine", () => {
     // A provider's status report, through the one inbound path.
     const status = async (n: number, s: "delivered" | "read") => {
       const providerMessageId = await pmid(n);
-      app.deps.db.tx(() => applyProviderStatus(app.deps, ACCOUNTS.whatsapp, { kind: "status", providerMessageId, status: s, timestamp: app.clock.now() }));
+      await app.deps.db.unit(() =>
+        applyProviderStatus(app.deps, ACCOUNTS.whatsapp, { kind: "status", providerMessageId, status: s, timestamp: app.clock.now() }),
+      );
     };
     await status(0, "delivered");
     await status(1, "read");
@@ -578,7 +580,7 @@ describe("the engine", () => {
     // Resolve the audience and create one batch, then cancel.
     const { engine, campaigns } = campaignsFor(app.deps);
     while (!campaigns.store.get(c.id)!.resolvedAt) app.deps.db.tx(() => engine.resolvePage(campaigns.store.get(c.id)!));
-    app.deps.db.tx(() => engine.sendBatch(c.id, 10));
+    await app.deps.db.unit(() => engine.sendBatch(c.id, 10));
     const res = await app.request("POST", `/campaigns/${c.id}/cancel`);
     expect(res.body.data.stats).toMatchObject({ canceled: 20, pending: 10 });
     await app.deps.queue.drain();

@@ -88,7 +88,8 @@ export const messagesRoutes = (deps: Deps) =>
     .use(deps.guard)
     .post(
       "/messages",
-      ({ body, auth, idem }) => idem.batch(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
+      ({ body, auth, idem }) =>
+        idem.batch(202, async () => acceptedView(await sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
       {
         scope: "messages:send",
         body: SendMessageBody,
@@ -366,7 +367,7 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     )
-    .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
+    .get("/messages/:id", async ({ params, auth }) => ({ data: messageView(await getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
       scope: "messages:read",
       params: t.Object({ id: t.String() }),
       response: { 200: data(MessageRecord), ...errors(403, 404) },
