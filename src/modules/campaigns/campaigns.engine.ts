@@ -70,15 +70,18 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       ).catch(reject);
     });
 
-  function fail(c: CampaignRow, reason: string): void {
-    db.tx(() => {
-      const n = store.cancelPending(c.id, at());
+  async function fail(c: CampaignRow, reason: string): Promise<void> {
+    await db.unit(async () => {
+      const n = await store.cancelPending(c.id, at());
       store.bump(c.id, { n_pending: -n, n_canceled: n }, at());
       campaigns.transition(store.get(c.id)!, { status: "failed", failureReason: reason, pauseReason: null }, "campaign.failed");
     });
   }
 
-  /** Completes a running campaign with no recipient pending (`c` read after the last counter change). */
+  /**
+   * Completes a running campaign with no recipient pending (`c` read after the last counter change).
+   * NB! Synchronous: it also runs just before a synchronous status transaction commits (completeAtCommit).
+   */
   function complete(c: CampaignProgress | undefined): void {
     if (c && c.status === "running" && c.resolvedAt && c.nPending === 0)
       campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
@@ -127,9 +130,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   async function sendBatch(id: string, limit: number): Promise<number> {
     const c = store.get(id);
     if (c?.status !== "running") return 0;
-    const contactIds = store.todo(c.id, limit);
+    const contactIds = await store.todo(c.id, limit);
     if (!contactIds.length) return 0;
-    const template = getTemplateById({ db, id: c.templateId })!;
+    const template = (await getTemplateById({ db, id: c.templateId }))!;
     const runtime = deps.channels.get(c.channelAccountId)!;
     const header = c.headerMediaId ? { file: await mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
     const members = new Map(
@@ -142,14 +145,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       const m = members.get(contactId);
       const v = m ? memberVerdict(m, c.channel as never, t) : ({ ok: false, reason: "noIdentity" } as const); // deleted since the start
       if (!v.ok) {
-        store.setStatus(c.id, contactId, "excluded", v.reason, t);
+        await store.setStatus(c.id, contactId, "excluded", v.reason, t);
         add("n_pending", -1);
         add(campaigns.excludedColumn(v.reason));
         continue;
       }
       const { params, missing } = renderAskValues(c.askValues, m!);
       if (missing) {
-        store.setStatus(c.id, contactId, "failed", "PARAM_MISSING", t);
+        await store.setStatus(c.id, contactId, "failed", "PARAM_MISSING", t);
         add("n_pending", -1);
         add("n_failed");
         continue;
@@ -182,7 +185,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "INSUFFICIENT_BALANCE" }, "campaign.paused");
         return 0;
       }
-      if (!store.claim(c.id, contactId, messageId, t)) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
+      if (!(await store.claim(c.id, contactId, messageId, t))) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
       add("n_queued");
       add("spent", c.unitPrice);
     }
@@ -191,9 +194,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   }
 
   /** Why a running campaign cannot go on, if it cannot. */
-  function brokenBy(c: CampaignRow): string | null {
+  async function brokenBy(c: CampaignRow): Promise<string | null> {
     if (!deps.channels.get(c.channelAccountId)) return "CHANNEL_ACCOUNT_MISSING";
-    const template = getTemplateById({ db, id: c.templateId });
+    const template = await getTemplateById({ db, id: c.templateId });
     if (template?.status !== "approved") return "TEMPLATE_UNAVAILABLE";
     return null;
   }
@@ -205,18 +208,29 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     for (;;) {
       let c = store.get(id);
       if (!c) return;
-      if (c.status === "scheduled") c = db.tx(() => campaigns.transition(c!, { status: "running", startedAt: now() }, "campaign.started"));
+      if (c.status === "scheduled") {
+        const scheduled = c;
+        c = await db.unit(() => campaigns.transition(scheduled, { status: "running", startedAt: now() }, "campaign.started"));
+      }
       if (c.status !== "running") return;
-      const broken = brokenBy(c);
-      if (broken) return fail(c, broken);
+      const broken = await brokenBy(c);
+      if (broken) {
+        await fail(c, broken);
+        return;
+      }
 
       if (!c.resolvedAt) {
-        const current = c;
-        await step(() => resolvePage(current));
+        // NB! Read again inside the step's unit: a pause or cancel (a foreground item, first in the group) may
+        // have committed since `c` was read, and a page resolved after a cancel would leave pending recipients
+        // nobody sends (the run stops at the next read).
+        await step(() => {
+          const current = store.get(id);
+          if (current?.status === "running" && !current.resolvedAt) resolvePage(current);
+        });
       } else {
         const runtime = deps.channels.get(c.channelAccountId)!;
         let limit = sized(BATCH, RECIPIENTS_PER_MS, db.backgroundSlice());
-        const quota = dailyDmQuota(deps, runtime);
+        const quota = await dailyDmQuota(deps, runtime);
         if (quota) {
           if (quota.used >= quota.limit) return { retryAt: quota.resetsAt, countAttempt: false };
           limit = Math.min(limit, quota.limit - quota.used);

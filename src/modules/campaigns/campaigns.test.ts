@@ -597,6 +597,11 @@ describe("the engine", () => {
     await app.deps.queue.drain();
     const c = await campaign("race", {}, "email");
     app.deps.queue.start();
+    // The race is with the fan-out: the audience is resolved first. (Resolution shrinks to 1 ms slices while
+    // requests write — the pause/resume/cancel below are group-commit items — so on PostgreSQL a cancel
+    // could otherwise land before the snapshot was whole, and `matched` would rightly be less than 3000.)
+    const { store } = campaignsFor(app.deps).campaigns;
+    for (let i = 0; i < 400 && !store.get(c.id)!.resolvedAt; i++) await Bun.sleep(5);
     const seen: string[] = [];
     for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {
       await Bun.sleep(15);
