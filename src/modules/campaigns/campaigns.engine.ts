@@ -279,7 +279,11 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     db.beforeCommit(completeSettled);
   };
 
-  /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
+  /**
+   * message.* subscriber (inside the status change's transaction): recipient status, counters, replies.
+   * NB! Synchronous, with its store calls: the dispatch's writes() emits inside a synchronous transaction, where
+   * an asynchronous subscriber is refused (db.track).
+   */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
     type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };

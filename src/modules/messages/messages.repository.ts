@@ -189,7 +189,7 @@ export function createMessagesStore(db: Db) {
     },
 
     /** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
-    countOutboundSince(channelAccountId: string, since: Date): number {
+    async countOutboundSince(channelAccountId: string, since: Date): Promise<number> {
       return (sqlite.query(sql.countDailyLimited).get(channelAccountId, since.getTime()) as { n: number }).n;
     },
 

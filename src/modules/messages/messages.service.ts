@@ -336,7 +336,10 @@ function companySlug(deps: Deps, companyId: string): string {
 /** Per channel registry: the lists accountsFor built (the configured accounts do not change while it runs). */
 const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
 
-/** Accounts of a company on a channel, default first. */
+/**
+ * Accounts of a company on a channel, default first.
+ * NB! Synchronous (the company's slug is read once, then cached): GET /channels and sources call it without awaiting.
+ */
 export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
   let lists = accountLists.get(deps.channels);
   if (!lists) accountLists.set(deps.channels, (lists = new Map()));
@@ -488,15 +491,15 @@ export async function sendVerdict(
 /**
  * The account's daily DM quota (X `daily_dm_limit`), counted over the current UTC day from our own sends;
  * null when the channel or account has none.
- * NB! Synchronous for now: the campaigns module reads it without awaiting (its own stage of issue 35).
  */
-export function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): { limit: number; used: number; resetsAt: Date } | null {
+export async function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): Promise<{ limit: number; used: number; resetsAt: Date } | null> {
   if (!CHANNEL_RULES[runtime.account.channel].dailyDmLimit) return null;
   const limit = Number(runtime.account.settings.daily_dm_limit ?? 0);
   if (!(limit > 0)) return null;
   const now = deps.now();
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return { limit, used: messagesStore(deps.db).countOutboundSince(runtime.account.id, new Date(dayStart)), resetsAt: new Date(dayStart + 86_400_000) };
+  const used = await messagesStore(deps.db).countOutboundSince(runtime.account.id, new Date(dayStart));
+  return { limit, used, resetsAt: new Date(dayStart + 86_400_000) };
 }
 
 async function checkDailyLimit(deps: Deps, runtime: AccountRuntime): Promise<void> {

@@ -87,6 +87,7 @@ function wireScheduledInbound(deps: Deps): void {
   });
 }
 
+/** NB! Synchronous: start-up (wireMessaging) and `switchboard init` seed before anything is served, without waiting. */
 export function seedSandboxTemplates(deps: Deps): void {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;
