@@ -871,7 +871,8 @@ export async function applyProviderStatus(
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
-    await applyStatusAsync(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+    // (Already inside a unit: applyStatus's synchronous body, without a second join per report.)
+    applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
   });
 }
 
