@@ -119,9 +119,9 @@ try {
   const t0 = performance.now();
   for (let done = 0; done < drainN; ) {
     const batch = Math.min(1000, drainN - done);
-    app.deps.db.tx(() => {
+    await app.deps.db.unit(async () => {
       for (let i = 0; i < batch; i++)
-        sendMessage(app.deps, {
+        await sendMessage(app.deps, {
           companyId: app.company.id,
           apiKeyId: null,
           input: {

@@ -184,9 +184,9 @@ async function queue(a: Appliance, n: number): Promise<number> {
   const t0 = performance.now();
   for (let done = 0; done < n; ) {
     const batch = Math.min(1000, n - done);
-    deps.db.tx(() => {
+    await deps.db.unit(async () => {
       for (let i = 0; i < batch; i++)
-        sendMessage(deps, {
+        await sendMessage(deps, {
           companyId: company.id,
           apiKeyId: null,
           input: {

@@ -61,25 +61,29 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * its sync: nobody is answered from it, its messages are handed to the dispatch after the sync anyway,
    * and every later commit (the next batch, the run job's outcome) is synced after it.
    */
-  const step = <T>(fn: () => T): Promise<T> =>
+  const step = <T>(fn: () => T | Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       let out: T;
-      db.batch(
-        () => (out = fn()),
-        () => resolve(out),
-        true,
+      db.unit(
+        async () => {
+          out = await fn();
+        },
+        { background: true, onCommit: () => resolve(out) },
       ).catch(reject);
     });
 
-  function fail(c: CampaignRow, reason: string): void {
-    db.tx(() => {
-      const n = store.cancelPending(c.id, at());
+  async function fail(c: CampaignRow, reason: string): Promise<void> {
+    await db.unit(async () => {
+      const n = await store.cancelPending(c.id, at());
       store.bump(c.id, { n_pending: -n, n_canceled: n }, at());
       campaigns.transition(store.get(c.id)!, { status: "failed", failureReason: reason, pauseReason: null }, "campaign.failed");
     });
   }
 
-  /** Completes a running campaign with no recipient pending (`c` read after the last counter change). */
+  /**
+   * Completes a running campaign with no recipient pending (`c` read after the last counter change).
+   * NB! Synchronous: it also runs just before a synchronous status transaction commits (completeAtCommit).
+   */
   function complete(c: CampaignProgress | undefined): void {
     if (c && c.status === "running" && c.resolvedAt && c.nPending === 0)
       campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
@@ -132,14 +136,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * Claims up to `limit` pending recipients and creates their messages (one transaction). Re-checks each
    * recipient's eligibility now: facts change between the start and the send. Returns how many were claimed.
    */
-  function sendBatch(id: string, limit: number): number {
+  async function sendBatch(id: string, limit: number): Promise<number> {
     const c = store.get(id);
     if (c?.status !== "running") return 0;
-    const contactIds = store.todo(c.id, limit);
+    const contactIds = await store.todo(c.id, limit);
     if (!contactIds.length) return 0;
-    const template = getTemplateById({ db, id: c.templateId })!;
+    const template = (await getTemplateById({ db, id: c.templateId }))!;
     const runtime = deps.channels.get(c.channelAccountId)!;
-    const header = c.headerMediaId ? { file: mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
+    const header = c.headerMediaId ? { file: await mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
     const members = new Map(
       audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]),
     );
@@ -150,14 +154,14 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       const m = members.get(contactId);
       const v = m ? memberVerdict(m, c.channel as never, t) : ({ ok: false, reason: "noIdentity" } as const); // deleted since the start
       if (!v.ok) {
-        store.setStatus(c.id, contactId, "excluded", v.reason, t);
+        await store.setStatus(c.id, contactId, "excluded", v.reason, t);
         add("n_pending", -1);
         add(campaigns.excludedColumn(v.reason));
         continue;
       }
       const { params, missing } = renderAskValues(c.askValues, m!);
       if (missing) {
-        store.setStatus(c.id, contactId, "failed", "PARAM_MISSING", t);
+        await store.setStatus(c.id, contactId, "failed", "PARAM_MISSING", t);
         add("n_pending", -1);
         add("n_failed");
         continue;
@@ -165,22 +169,24 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       let messageId: string;
       try {
         // Undone alone (db.attempt): a refused debit is caught here and the batch goes on.
-        messageId = db.attempt(
-          () =>
-            createOutboundMessage(deps, {
-              companyId: c.companyId,
-              contactId,
-              address: m!.identityValue!,
-              channel: c.channel as never,
-              channelAccountId: c.channelAccountId,
-              type: "template",
-              content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
-              price: { priceType: c.priceType, unitPrice: c.unitPrice },
-              metadata: {},
-              templateId: template.id,
-              apiKeyId: c.apiKeyId,
-              campaignId: c.id,
-            }).id,
+        messageId = await db.attempt(
+          async () =>
+            (
+              await createOutboundMessage(deps, {
+                companyId: c.companyId,
+                contactId,
+                address: m!.identityValue!,
+                channel: c.channel as never,
+                channelAccountId: c.channelAccountId,
+                type: "template",
+                content: { template: { id: template.id, name: template.name, language: template.language, params, headerMedia: header } },
+                price: { priceType: c.priceType, unitPrice: c.unitPrice },
+                metadata: {},
+                templateId: template.id,
+                apiKeyId: c.apiKeyId,
+                campaignId: c.id,
+              })
+            ).id,
         );
       } catch (e) {
         if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;
@@ -188,7 +194,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "INSUFFICIENT_BALANCE" }, "campaign.paused");
         return 0;
       }
-      if (!store.claim(c.id, contactId, messageId, t)) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
+      if (!(await store.claim(c.id, contactId, messageId, t))) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
       add("n_queued");
       add("spent", c.unitPrice);
     }
@@ -197,9 +203,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   }
 
   /** Why a running campaign cannot go on, if it cannot. */
-  function brokenBy(c: CampaignRow): string | null {
+  async function brokenBy(c: CampaignRow): Promise<string | null> {
     if (!deps.channels.get(c.channelAccountId)) return "CHANNEL_ACCOUNT_MISSING";
-    const template = getTemplateById({ db, id: c.templateId });
+    const template = await getTemplateById({ db, id: c.templateId });
     if (template?.status !== "approved") return "TEMPLATE_UNAVAILABLE";
     return null;
   }
@@ -211,18 +217,29 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     for (;;) {
       let c = store.get(id);
       if (!c) return;
-      if (c.status === "scheduled") c = db.tx(() => campaigns.transition(c!, { status: "running", startedAt: now() }, "campaign.started"));
+      if (c.status === "scheduled") {
+        const scheduled = c;
+        c = await db.unit(() => campaigns.transition(scheduled, { status: "running", startedAt: now() }, "campaign.started"));
+      }
       if (c.status !== "running") return;
-      const broken = brokenBy(c);
-      if (broken) return fail(c, broken);
+      const broken = await brokenBy(c);
+      if (broken) {
+        await fail(c, broken);
+        return;
+      }
 
       if (!c.resolvedAt) {
-        const current = c;
-        await step(() => resolvePage(current));
+        // NB! Read again inside the step's unit: a pause or cancel (a foreground item, first in the group) may
+        // have committed since `c` was read, and a page resolved after a cancel would leave pending recipients
+        // nobody sends (the run stops at the next read).
+        await step(() => {
+          const current = store.get(id);
+          if (current?.status === "running" && !current.resolvedAt) resolvePage(current);
+        });
       } else {
         const runtime = deps.channels.get(c.channelAccountId)!;
         let limit = sized(BATCH, RECIPIENTS_PER_MS, db.backgroundSlice());
-        const quota = dailyDmQuota(deps, runtime);
+        const quota = await dailyDmQuota(deps, runtime);
         if (quota) {
           if (quota.used >= quota.limit) return { retryAt: quota.resetsAt, countAttempt: false };
           limit = Math.min(limit, quota.limit - quota.used);
@@ -271,7 +288,11 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     db.beforeCommit(completeSettled);
   };
 
-  /** message.* subscriber (inside the status change's transaction): recipient status, counters, replies. */
+  /**
+   * message.* subscriber (inside the status change's transaction): recipient status, counters, replies.
+   * NB! Synchronous, with its store calls: the dispatch's writes() emits inside a synchronous transaction, where
+   * an asynchronous subscriber is refused (db.track).
+   */
   function onEvent(event: DomainEvent): void {
     if (!event.type.startsWith("message.")) return;
     type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };

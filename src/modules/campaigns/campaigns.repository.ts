@@ -81,11 +81,12 @@ export function createCampaignStore(db: Db) {
   );
 
   return {
-    insertCampaign(row: CampaignRow) {
+    async insertCampaign(row: CampaignRow): Promise<void> {
       insertRow(db, campaigns, row);
     },
+    /** NB! Synchronous: the message.* subscriber reads it inside synchronous status transactions (the dispatch's writes()). */
     get: byId,
-    ofCompany(companyId: string, id: string): CampaignRow | undefined {
+    async ofCompany(companyId: string, id: string): Promise<CampaignRow | undefined> {
       const c = byId(id);
       return c && c.companyId === companyId ? c : undefined;
     },
@@ -101,7 +102,7 @@ export function createCampaignStore(db: Db) {
     bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f") {
       counters.add(id, { deltas, at, outcome });
     },
-    list({
+    async list({
       companyId,
       status,
       channel,
@@ -113,7 +114,7 @@ export function createCampaignStore(db: Db) {
       channel?: string;
       limit: number;
       before?: string;
-    }): CampaignRow[] {
+    }): Promise<CampaignRow[]> {
       counters.flush();
       return (
         sqlite
@@ -140,7 +141,7 @@ export function createCampaignStore(db: Db) {
       return n;
     },
     /** The next pending recipients that have no message yet, in contact order. */
-    todo(campaignId: string, limit: number): string[] {
+    async todo(campaignId: string, limit: number): Promise<string[]> {
       return (
         sqlite.query(TODO[db.engine]).all(campaignId, limit) as {
           contact_id: string;
@@ -185,7 +186,7 @@ export function createCampaignStore(db: Db) {
      * Claims a recipient for its message: only while it is still pending without a message. Returns false when
      * something else got there first (so the caller rolls its message back).
      */
-    claim(campaignId: string, contactId: string, messageId: string, at: number): boolean {
+    async claim(campaignId: string, contactId: string, messageId: string, at: number): Promise<boolean> {
       return (
         sqlite
           .query(
@@ -194,18 +195,18 @@ export function createCampaignStore(db: Db) {
           .run(messageId, at, campaignId, contactId).changes === 1
       );
     },
-    setStatus(campaignId: string, contactId: string, status: string, reason: string | null, at: number) {
+    async setStatus(campaignId: string, contactId: string, status: string, reason: string | null, at: number): Promise<void> {
       sqlite
         .query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
         .run(status, reason, at, campaignId, contactId);
     },
     /** Cancels every recipient not yet given a message; returns how many. */
-    cancelPending(campaignId: string, at: number): number {
+    async cancelPending(campaignId: string, at: number): Promise<number> {
       return sqlite
         .query(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
         .run(at, campaignId).changes;
     },
-    listRecipients({
+    async listRecipients({
       campaignId,
       status,
       reason,
@@ -217,7 +218,7 @@ export function createCampaignStore(db: Db) {
       reason?: string;
       limit: number;
       after?: string;
-    }): RecipientRow[] {
+    }): Promise<RecipientRow[]> {
       // A failed recipient's reason is its message's normalized error_reason. NB! Read from the message, not
       // the row: rows failed before 0.2.0 hold the provider's code there (sandbox_blocked, 403). A rare reason
       // scans the campaign's rows (keyset on the primary key) up to a page.

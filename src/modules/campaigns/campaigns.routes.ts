@@ -42,7 +42,7 @@ export const campaignsRoutes = (deps: Deps) => {
       "/campaigns",
       async ({ body, auth, idem }) => {
         const prepared = await c.prepare(auth.companyId, body);
-        return idem.commit(201, () => c.view(c.create(auth.companyId, auth.keyId, body, prepared)));
+        return idem.batch(201, async () => c.view(await c.create(auth.companyId, auth.keyId, body, prepared)));
       },
       {
         scope: "campaigns:write",
@@ -58,10 +58,10 @@ export const campaignsRoutes = (deps: Deps) => {
     )
     .get(
       "/campaigns",
-      ({ query, auth }) => {
+      async ({ query, auth }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = c.list({ companyId: auth.companyId, status: query.status, channel: query.channel, limit: limit + 1, before });
+        const rows = await c.list({ companyId: auth.companyId, status: query.status, channel: query.channel, limit: limit + 1, before });
         return toPage(rows, limit, (r) => [r.id], c.view);
       },
       {
@@ -71,7 +71,7 @@ export const campaignsRoutes = (deps: Deps) => {
         detail: { summary: "List campaigns, newest first", operationId: "listCampaigns" },
       },
     )
-    .get("/campaigns/:id", ({ params, auth }) => ({ data: c.view(c.get(auth.companyId, params.id)) }), {
+    .get("/campaigns/:id", async ({ params, auth }) => ({ data: c.view(await c.get(auth.companyId, params.id)) }), {
       scope: "campaigns:read",
       params: IdParams,
       response: { 200: data(CampaignModel), ...errors(403, 404) },
@@ -79,10 +79,10 @@ export const campaignsRoutes = (deps: Deps) => {
     })
     .get(
       "/campaigns/:id/recipients",
-      ({ params, query, auth }) => {
+      async ({ params, query, auth }) => {
         const limit = pageLimit(query.limit);
         const after = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = c.recipients(auth.companyId, params.id, { status: query.status, reason: query.reason, limit: limit + 1, after });
+        const rows = await c.recipients(auth.companyId, params.id, { status: query.status, reason: query.reason, limit: limit + 1, after });
         return toPage(rows, limit, (r) => [r.contactId], recipientOut);
       },
       {
@@ -95,17 +95,17 @@ export const campaignsRoutes = (deps: Deps) => {
     )
     .post(
       "/campaigns/:id/pause",
-      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.pause(auth.companyId, params.id))),
+      ({ params, auth, idem }) => idem.batch(200, async () => c.view(await c.pause(auth.companyId, params.id))),
       action("pause", "Pause a running campaign", "Messages already created still go out; resume continues with the recipients still pending."),
     )
     .post(
       "/campaigns/:id/resume",
-      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.resume(auth.companyId, params.id))),
+      ({ params, auth, idem }) => idem.batch(200, async () => c.view(await c.resume(auth.companyId, params.id))),
       action("resume", "Resume a paused campaign", "Continues where it stopped: recipients already sent are never sent again."),
     )
     .post(
       "/campaigns/:id/cancel",
-      ({ params, auth, idem }) => idem.commit(200, () => c.view(c.cancel(auth.companyId, params.id))),
+      ({ params, auth, idem }) => idem.batch(200, async () => c.view(await c.cancel(auth.companyId, params.id))),
       action("cancel", "Cancel a campaign", "Scheduled, running or paused: pending recipients become canceled at once; messages already created still go out."),
     );
 };

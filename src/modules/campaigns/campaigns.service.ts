@@ -5,6 +5,10 @@
  *
  * Statuses: scheduled → running → completed; running ⇄ paused; scheduled | running | paused → canceled;
  * failed when the campaign cannot go on (template gone or unapproved, account removed).
+ *
+ * The asynchronous store contract (issue 35): writes are units of work (db.unit, or the route's idem.batch
+ * through db.join), store calls awaited — except `transition`/`emit` (NB! below), which the engine's message.*
+ * subscriber reaches inside synchronous status transactions.
  */
 import { eligibility, EXCLUSION_REASONS, windowCutoff, type ExclusionReason } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES } from "../../channels/channel.rules";
@@ -84,7 +88,7 @@ export function createCampaigns(deps: CampaignDeps) {
   const money = (micros: number) => ({ amount: formatMicros(micros), unit: currency });
 
   /** Every check of a campaign request (422 with pointers); reads only. */
-  function plan(companyId: string, input: EstimateInput, segmentFilter?: unknown): Plan {
+  async function plan(companyId: string, input: EstimateInput, segmentFilter?: unknown): Promise<Plan> {
     assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
     const template = getTemplateById({ db, id: input.templateId });
     if (!template || template.companyId !== companyId)
@@ -117,7 +121,7 @@ export function createCampaigns(deps: CampaignDeps) {
       else if (scheduledAt.getTime() <= now().getTime()) p.add("/scheduledAt", "must be in the future (omit scheduledAt to start at once)");
     }
     p.throwIfAny("The campaign request is not valid");
-    if (input.headerMediaId && hasMediaHeader(template)) headerMedia = mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
+    if (input.headerMediaId && hasMediaHeader(template)) headerMedia = await mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
     const audience = resolveAudience({
       db,
       companyId,
@@ -174,10 +178,10 @@ export function createCampaigns(deps: CampaignDeps) {
   }
 
   async function estimate(companyId: string, input: EstimateInput) {
-    const pl = plan(companyId, input, await segmentFilterOf(companyId, input));
+    const pl = await plan(companyId, input, await segmentFilterOf(companyId, input));
     const counts = await count(companyId, pl);
     const cost = counts.sendable * pl.price.unitPrice;
-    const balance = deps.ledger.balance(companyId);
+    const balance = await deps.ledger.balance(companyId);
     return {
       channel: pl.runtime.account.channel,
       ...counts,
@@ -185,29 +189,29 @@ export function createCampaigns(deps: CampaignDeps) {
       estimatedCost: money(cost),
       balance: money(balance),
       sufficientBalance: cost <= balance,
-      dailyDmLimit: dailyDmQuota(deps, pl.runtime)?.limit ?? null,
+      dailyDmLimit: (await dailyDmQuota(deps, pl.runtime))?.limit ?? null,
     };
   }
 
   /** POST /campaigns, first half: the checks and the audience count (reads; outside the write transaction). */
   async function prepare(companyId: string, input: EstimateInput): Promise<{ pl: Plan; counts: Counts; cost: number }> {
-    const pl = plan(companyId, input, await segmentFilterOf(companyId, input));
+    const pl = await plan(companyId, input, await segmentFilterOf(companyId, input));
     const counts = await count(companyId, pl);
     return { pl, counts, cost: counts.sendable * pl.price.unitPrice };
   }
 
   /**
    * POST /campaigns, second half: the balance check on committed truth and the campaign row with its run job
-   * (due at `scheduledAt`, or now). Synchronous; the route runs it inside idem.commit.
+   * (due at `scheduledAt`, or now). In the caller's unit of work (the route's idem.batch).
    */
-  function create(
+  async function create(
     companyId: string,
     apiKeyId: string | null,
     input: EstimateInput & { name: string },
     { pl, counts, cost }: Awaited<ReturnType<typeof prepare>>,
-  ): CampaignRow {
-    return db.tx(() => {
-      const balance = deps.ledger.balance(companyId);
+  ): Promise<CampaignRow> {
+    return db.join(async () => {
+      const balance = await deps.ledger.balance(companyId);
       if (cost > balance)
         throw new AppError(
           "INSUFFICIENT_BALANCE",
@@ -264,15 +268,15 @@ export function createCampaigns(deps: CampaignDeps) {
         updatedAt: at,
         apiKeyId,
       };
-      store.insertCampaign(row);
+      await store.insertCampaign(row);
       deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: row.id }, runAt: pl.scheduledAt ?? at, groupKey: row.id });
       if (!pl.scheduledAt) emit(row, "campaign.started");
       return row;
     });
   }
 
-  function mustGet(companyId: string, id: string): CampaignRow {
-    const c = store.ofCompany(companyId, id);
+  async function mustGet(companyId: string, id: string): Promise<CampaignRow> {
+    const c = await store.ofCompany(companyId, id);
     if (!c) throw notFound("campaign");
     return c;
   }
@@ -285,7 +289,10 @@ export function createCampaigns(deps: CampaignDeps) {
     deps.events.emit({ companyId: c.companyId, type, data: { campaign: view(c) } });
   }
 
-  /** Moves a campaign to another status (inside the caller's transaction) and emits its event. */
+  /**
+   * Moves a campaign to another status (inside the caller's transaction) and emits its event.
+   * NB! Synchronous: the engine's message.* subscriber pauses a campaign inside a synchronous status transaction.
+   */
   function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): CampaignRow {
     const updated = { ...c, ...changes, updatedAt: now() };
     store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
@@ -293,17 +300,17 @@ export function createCampaigns(deps: CampaignDeps) {
     return updated;
   }
 
-  function pause(companyId: string, id: string): CampaignRow {
-    return db.tx(() => {
-      const c = mustGet(companyId, id);
+  async function pause(companyId: string, id: string): Promise<CampaignRow> {
+    return db.join(async () => {
+      const c = await mustGet(companyId, id);
       if (c.status !== "running") throw conflict(c, "paused");
       return transition(c, { status: "paused", pauseReason: "MANUAL" }, "campaign.paused");
     });
   }
 
-  function resume(companyId: string, id: string): CampaignRow {
-    return db.tx(() => {
-      const c = mustGet(companyId, id);
+  async function resume(companyId: string, id: string): Promise<CampaignRow> {
+    return db.join(async () => {
+      const c = await mustGet(companyId, id);
       if (c.status !== "paused") throw conflict(c, "resumed");
       const updated = transition(c, { status: "running", pauseReason: null, recentOutcomes: "" }, "campaign.resumed");
       deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: c.id }, groupKey: c.id });
@@ -312,12 +319,12 @@ export function createCampaigns(deps: CampaignDeps) {
   }
 
   /** Pending recipients become canceled in the same transaction; messages already created still go out. */
-  function cancel(companyId: string, id: string): CampaignRow {
-    return db.tx(() => {
-      const c = mustGet(companyId, id);
+  async function cancel(companyId: string, id: string): Promise<CampaignRow> {
+    return db.join(async () => {
+      const c = await mustGet(companyId, id);
       if (!["scheduled", "running", "paused"].includes(c.status)) throw conflict(c, "canceled");
       const at = now();
-      const n = store.cancelPending(c.id, at.getTime());
+      const n = await store.cancelPending(c.id, at.getTime());
       store.bump(c.id, { n_pending: -n, n_canceled: n }, at.getTime());
       const fresh = store.get(c.id)!;
       return transition(fresh, { status: "canceled", canceledAt: at, pauseReason: null }, "campaign.canceled");
@@ -387,12 +394,12 @@ export function createCampaigns(deps: CampaignDeps) {
     view,
     get: mustGet,
     list: store.list,
-    recipients(companyId: string, id: string, q: { status?: string; reason?: string; limit: number; after?: string }) {
-      mustGet(companyId, id);
+    async recipients(companyId: string, id: string, q: { status?: string; reason?: string; limit: number; after?: string }) {
+      await mustGet(companyId, id);
       return store.listRecipients({ campaignId: id, ...q });
     },
     excludedColumn: (r: ExclusionReason) => EXCLUDED_COLUMN[r],
-    /** Recipients by status of the campaigns not finished (metrics). */
+    /** Recipients by status of the campaigns not finished (metrics). NB! Synchronous: /metrics (system.routes) reads it without awaiting. */
     activeProgress: store.activeProgress,
   };
 }

@@ -442,7 +442,9 @@ describe("the engine", () => {
     // A provider's status report, through the one inbound path.
     const status = async (n: number, s: "delivered" | "read") => {
       const providerMessageId = await pmid(n);
-      app.deps.db.tx(() => applyProviderStatus(app.deps, ACCOUNTS.whatsapp, { kind: "status", providerMessageId, status: s, timestamp: app.clock.now() }));
+      await app.deps.db.unit(() =>
+        applyProviderStatus(app.deps, ACCOUNTS.whatsapp, { kind: "status", providerMessageId, status: s, timestamp: app.clock.now() }),
+      );
     };
     await status(0, "delivered");
     await status(1, "read");
@@ -578,7 +580,7 @@ describe("the engine", () => {
     // Resolve the audience and create one batch, then cancel.
     const { engine, campaigns } = campaignsFor(app.deps);
     while (!campaigns.store.get(c.id)!.resolvedAt) app.deps.db.tx(() => engine.resolvePage(campaigns.store.get(c.id)!));
-    app.deps.db.tx(() => engine.sendBatch(c.id, 10));
+    await app.deps.db.unit(() => engine.sendBatch(c.id, 10));
     const res = await app.request("POST", `/campaigns/${c.id}/cancel`);
     expect(res.body.data.stats).toMatchObject({ canceled: 20, pending: 10 });
     await app.deps.queue.drain();
@@ -595,6 +597,11 @@ describe("the engine", () => {
     await app.deps.queue.drain();
     const c = await campaign("race", {}, "email");
     app.deps.queue.start();
+    // The race is with the fan-out: the audience is resolved first. (Resolution shrinks to 1 ms slices while
+    // requests write — the pause/resume/cancel below are group-commit items — so on PostgreSQL a cancel
+    // could otherwise land before the snapshot was whole, and `matched` would rightly be less than 3000.)
+    const { store } = campaignsFor(app.deps).campaigns;
+    for (let i = 0; i < 400 && !store.get(c.id)!.resolvedAt; i++) await Bun.sleep(5);
     const seen: string[] = [];
     for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {
       await Bun.sleep(15);

@@ -41,13 +41,13 @@ export async function processInbound(
   events: InboundEvent[],
   { strict = false }: { strict?: boolean } = {},
 ): Promise<void> {
-  const each = strict ? (_: InboundEvent, apply: () => void) => apply() : skipRefused(deps, account);
+  const each = strict ? (_: InboundEvent, apply: () => Promise<void>) => apply() : skipRefused(deps, account);
   let next = 0;
   while (next < events.length) {
     const from = next;
     // (A group commit may run this twice; the run that commits says how far it got.)
-    next = await deps.db.batch(() => {
-      const company = findCompanyBySlug({ db: deps.db, slug: account.company });
+    next = await deps.db.unit(async () => {
+      const company = await findCompanyBySlug({ db: deps.db, slug: account.company });
       if (!company) {
         deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
         return events.length;
@@ -56,7 +56,7 @@ export async function processInbound(
       let i = from;
       do {
         const event = events[i++]!;
-        each(event, () => applyInbound(deps, company.id, account, event));
+        await each(event, () => applyInbound(deps, company.id, account, event));
       } while (i < events.length && performance.now() < until);
       return i;
     });
@@ -77,9 +77,9 @@ function refusesTheEvent(error: unknown): boolean {
 
 /** Runs one event so that a refusal undoes its writes alone (db.attempt) and is logged, and the batch goes on. */
 function skipRefused(deps: Deps, account: ChannelAccount) {
-  return (event: InboundEvent, apply: () => void) => {
+  return async (event: InboundEvent, apply: () => Promise<void>) => {
     try {
-      deps.db.attempt(apply);
+      await deps.db.attempt(apply);
     } catch (error) {
       if (!refusesTheEvent(error)) throw error;
       const id = "providerMessageId" in event ? event.providerMessageId : undefined;
@@ -97,37 +97,37 @@ function skipRefused(deps: Deps, account: ChannelAccount) {
 }
 
 /**
- * The same, synchronously inside the caller's transaction (a scheduled report's job commits with it).
+ * The same, inside the caller's unit of work (a scheduled report's inline job commits with it).
  * `unknown`: where status reports on messages not stored yet go, instead of a deferred job each.
  */
-export function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): void {
-  const company = findCompanyBySlug({ db: deps.db, slug: account.company });
+export async function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): Promise<void> {
+  const company = await findCompanyBySlug({ db: deps.db, slug: account.company });
   if (!company) {
     deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
     return;
   }
-  for (const event of events) applyInbound(deps, company.id, account, event, unknown);
+  for (const event of events) await applyInbound(deps, company.id, account, event, unknown);
 }
 
-function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): void {
+async function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): Promise<void> {
   const company = { id: companyId };
   switch (event.kind) {
     case "message":
-      receiveMessage(deps, company.id, account, event);
+      await receiveMessage(deps, company.id, account, event);
       break;
     case "status":
-      applyProviderStatus(deps, account.id, event, unknown);
+      await applyProviderStatus(deps, account.id, event, unknown);
       break;
     case "watermark": {
-      const contact = findContact(deps, company.id, account, event.from.value);
-      if (contact) applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
+      const contact = await findContact(deps, company.id, account, event.from.value);
+      if (contact) await applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
       break;
     }
     case "blocked": {
-      const contact = findContact(deps, company.id, account, event.from.value);
+      const contact = await findContact(deps, company.id, account, event.from.value);
       // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
       if (contact && event.blocked)
-        setConsent({
+        await setConsent({
           db: deps.db,
           events: deps.events,
           now: deps.now,
@@ -141,22 +141,31 @@ function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, ev
     }
     case "template":
       // A provider's review of one of our templates (DESIGN §17): the templates module owns it.
-      applyTemplateReview(deps, account, event);
+      await applyTemplateReview(deps, account, event);
       break;
   }
 }
 
-function findContact(deps: Deps, companyId: string, account: ChannelAccount, value: string): string | undefined {
-  const found = findOrCreateContactByIdentity({ db: deps.db, events: deps.events, now: deps.now, companyId, channel: account.channel, value, create: false });
+async function findContact(deps: Deps, companyId: string, account: ChannelAccount, value: string): Promise<string | undefined> {
+  const found = await findOrCreateContactByIdentity({
+    db: deps.db,
+    events: deps.events,
+    now: deps.now,
+    companyId,
+    channel: account.channel,
+    value,
+    create: false,
+  });
   return found?.contact.id;
 }
 
-function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): void {
+async function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): Promise<void> {
   const { db, events, now } = deps;
+  const store = messagesStore(db);
   // No savepoint of its own: its callers (a group-commit item, a scheduled report's db.attempt) undo it.
-  db.within(() => {
-    if (messagesStore(db).messageIdByProviderId(account.id, event.providerMessageId)) return; // a duplicate delivery
-    const found = findOrCreateContactByIdentity({
+  await db.join(async () => {
+    if (await store.messageIdByProviderId(account.id, event.providerMessageId)) return; // a duplicate delivery
+    const found = (await findOrCreateContactByIdentity({
       db,
       events,
       now,
@@ -166,13 +175,13 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       displayName: event.from.displayName,
       username: event.from.username,
       create: true,
-    })!;
+    }))!;
     const contactId = found.contact.id;
-    const conversationId = conversationForInbound({ db, events, now, companyId, contactId, channel: account.channel, channelAccountId: account.id });
-    recordInbound({ db, now, companyId, contactId, channelAccountId: account.id, timestamp: event.timestamp, conversationRef: event.conversationRef });
+    const conversationId = await conversationForInbound({ db, events, now, companyId, contactId, channel: account.channel, channelAccountId: account.id });
+    await recordInbound({ db, now, companyId, contactId, channelAccountId: account.id, timestamp: event.timestamp, conversationRef: event.conversationRef });
 
     let replyTo: string | null = null;
-    if (event.inReplyTo) replyTo = messagesStore(db).messageIdByProviderId(account.id, event.inReplyTo) ?? null;
+    if (event.inReplyTo) replyTo = (await store.messageIdByProviderId(account.id, event.inReplyTo)) ?? null;
 
     const at = now();
     const { type, ...rest } = event.content;
@@ -196,8 +205,8 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
       providerTimestamp: event.timestamp,
       createdAt: at,
     });
-    messagesStore(db).insertMessage(row);
-    touchConversation({ db, conversationId, messageId: row.id, at, unread: "inbound" });
+    await store.insertMessage(row);
+    await touchConversation({ db, conversationId, messageId: row.id, at, unread: "inbound" });
     events.emit({ companyId, type: "message.received", data: { message: messageView(row) } });
 
     const text = event.content.type === "text" ? event.content.text.trim().toLowerCase() : "";
@@ -206,7 +215,7 @@ function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, 
     // be restored by the user. (Other bot commands such as /cancel are dialogue, not consent.)
     const keyword = /^\/start(?:@\w+)?(?:\s+\S+)?$/.test(text) ? "start" : text;
     const consent = OPT_OUT.has(keyword) ? "opted_out" : OPT_IN.has(keyword) ? "opted_in" : null;
-    if (consent && getConsent({ db, companyId, contactId, channel: account.channel }) !== consent)
-      setConsent({ db, events, now, companyId, contactId, channels: [account.channel], status: consent, source: "inbound_keyword" });
+    if (consent && (await getConsent({ db, companyId, contactId, channel: account.channel })) !== consent)
+      await setConsent({ db, events, now, companyId, contactId, channels: [account.channel], status: consent, source: "inbound_keyword" });
   });
 }

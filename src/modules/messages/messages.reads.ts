@@ -7,8 +7,18 @@ import { AppError } from "../../platform/errors";
 import { messagesStore, type MessageListFilter, type MessageRow } from "./messages.repository";
 import { conversationsOfContacts } from "../conversations/conversations.service";
 
-export function listMessages({ db, companyId, filter, limit }: { db: Db; companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
-  const contactConversationIds = filter.contactId === undefined ? undefined : conversationsOfContacts({ db, contactIds: [filter.contactId] });
+export async function listMessages({
+  db,
+  companyId,
+  filter,
+  limit,
+}: {
+  db: Db;
+  companyId: string;
+  filter: MessageListFilter;
+  limit: number;
+}): Promise<MessageRow[]> {
+  const contactConversationIds = filter.contactId === undefined ? undefined : await conversationsOfContacts({ db, contactIds: [filter.contactId] });
   if (contactConversationIds?.length === 0) return [];
   return messagesStore(db).list({ companyId, filter: { ...filter, contactConversationIds }, limit });
 }
@@ -28,7 +38,7 @@ const invalid = (name: string, message: string) => new AppError("VALIDATION_FAIL
  * Buckets start on the interval's boundary (the first may begin before `from`, counting from `from` only);
  * every bucket is listed, empty ones as zeros, so a chart needs no gap filling.
  */
-export function messageStats({
+export async function messageStats({
   db,
   now,
   companyId,
@@ -55,7 +65,7 @@ export function messageStats({
   const buckets: Bucket[] = [];
   for (let at = start; at < end; at += size)
     buckets.push({ start: new Date(at).toISOString(), queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, received: 0, total: 0 });
-  for (const r of messagesStore(db).countByBucket({ companyId, channel, start, size, from: begin, to: end })) {
+  for (const r of await messagesStore(db).countByBucket({ companyId, channel, start, size, from: begin, to: end })) {
     const b = buckets[r.bucket];
     if (!b) continue;
     if ((STATUSES as readonly string[]).includes(r.status)) b[r.status as (typeof STATUSES)[number]] += r.count;
@@ -70,12 +80,13 @@ export function messageStats({
  * has one — by channel with the oldest one's age, and the messages that failed in the last 24 hours (a
  * dispatch that ran out of attempts fails its message, so a company's dead sends are among them).
  */
-export function messageBacklog({ db, now, companyId }: { db: Db; now: Date; companyId: string }) {
+export async function messageBacklog({ db, now, companyId }: { db: Db; now: Date; companyId: string }) {
   const store = messagesStore(db);
-  const { byChannel, oldest } = store.queuedByChannel(companyId);
+  const { byChannel, oldest } = await store.queuedByChannel(companyId);
+  const failedLast24h = await store.countFailedSince(companyId, now.getTime() - 24 * HOUR);
   return {
     queued: { total: Object.values(byChannel).reduce((a, b) => a + b, 0), byChannel, oldestCreatedAt: oldest === null ? null : new Date(oldest).toISOString() },
-    failedLast24h: store.countFailedSince(companyId, now.getTime() - 24 * HOUR),
+    failedLast24h,
   };
 }
 
@@ -96,6 +107,7 @@ const FAILURE_LOOKBACK = 1000;
  * Each account's health from its last hour of sends (GET /channels): sent (sent, delivered or read) and
  * failed counts, `failing` when every finished send failed, `degraded` when ≥ 10 % did, `unknown` without a
  * finished send in the hour. One range of messages_company_created_idx over the hour, plus the last failure among the company's newest 1,000 failed messages.
+ * NB! Synchronous, with its store calls: GET /channels (channels-api) calls it without awaiting.
  */
 export function channelHealth({
   db,

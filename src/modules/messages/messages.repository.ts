@@ -152,7 +152,7 @@ export function createMessagesStore(db: Db) {
       };
     },
 
-    insertMessage(row: MessageRow): void {
+    async insertMessage(row: MessageRow): Promise<void> {
       insertRow(db, messages, row);
     },
 
@@ -166,12 +166,12 @@ export function createMessagesStore(db: Db) {
      * a cancel: whichever commits its UPDATE first wins, the other changes nothing (on PostgreSQL the second
      * waits for the first's row lock and then finds the status moved).
      */
-    claimDue(id: string, now: Date): boolean {
+    async claimDue(id: string, now: Date): Promise<boolean> {
       return sqlite.query(`UPDATE messages SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled'`).run(now.getTime(), id).changes > 0;
     },
 
     /** A scheduled message of the company is canceled (refunded when charged), only while still scheduled; false otherwise. */
-    cancelScheduled(companyId: string, id: string, now: Date): boolean {
+    async cancelScheduled(companyId: string, id: string, now: Date): Promise<boolean> {
       return (
         sqlite
           .query(`UPDATE messages SET status = 'canceled', refunded = charged, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'scheduled'`)
@@ -192,13 +192,13 @@ export function createMessagesStore(db: Db) {
       return one(sqlite.query(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
     },
 
-    messageHeadByProviderId(channelAccountId: string, providerMessageId: string): MessageHead | undefined {
+    async messageHeadByProviderId(channelAccountId: string, providerMessageId: string): Promise<MessageHead | undefined> {
       return one(
         sqlite.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId),
       );
     },
 
-    messageIdByProviderId(channelAccountId: string, providerMessageId: string): string | undefined {
+    async messageIdByProviderId(channelAccountId: string, providerMessageId: string): Promise<string | undefined> {
       return (
         sqlite.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as {
           id: string;
@@ -215,12 +215,20 @@ export function createMessagesStore(db: Db) {
     },
 
     /** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
-    countOutboundSince(channelAccountId: string, since: Date): number {
+    async countOutboundSince(channelAccountId: string, since: Date): Promise<number> {
       return (sqlite.query(sql.countDailyLimited).get(channelAccountId, since.getTime()) as { n: number }).n;
     },
 
     /** Outbound messages in these conversations in the given statuses, sent at or before `sentBefore` (watermark receipts). */
-    outboundSentUpTo({ conversationIds, statuses, sentBefore }: { conversationIds: string[]; statuses: string[]; sentBefore: Date }): MessageHead[] {
+    async outboundSentUpTo({
+      conversationIds,
+      statuses,
+      sentBefore,
+    }: {
+      conversationIds: string[];
+      statuses: string[];
+      sentBefore: Date;
+    }): Promise<MessageHead[]> {
       if (!conversationIds.length) return [];
       return many(sqlite.query(sql.outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
     },
@@ -244,7 +252,7 @@ export function createMessagesStore(db: Db) {
     },
 
     /** GET /messages: a page of the company's messages, newest first (listSQL says the cost). */
-    list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): MessageRow[] {
+    async list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): Promise<MessageRow[]> {
       const { text, args } = listSQL(filter, db.engine);
       return many(sqlite.query(text).all(companyId, limit, ...(args as string[])));
     },
@@ -254,7 +262,7 @@ export function createMessagesStore(db: Db) {
      * `start`) and current status — a range of messages_company_created_idx, reading each message of the
      * window once (a channel filter skips the others); nothing outside it.
      */
-    countByBucket({
+    async countByBucket({
       companyId,
       channel,
       start,
@@ -279,7 +287,7 @@ export function createMessagesStore(db: Db) {
      * The company's queued messages by channel, and the oldest one's creation: the company's share of the
      * dispatch backlog (companyBacklog) — the cost of the backlog itself, nothing of the sent history.
      */
-    queuedByChannel(companyId: string): { byChannel: Record<string, number>; oldest: number | null } {
+    async queuedByChannel(companyId: string): Promise<{ byChannel: Record<string, number>; oldest: number | null }> {
       const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
       const byChannel: Record<string, number> = {};
       let oldest: number | null = null;
@@ -291,7 +299,7 @@ export function createMessagesStore(db: Db) {
     },
 
     /** The company's failed messages created since `since`, counted on messages_company_failed_idx alone. */
-    countFailedSince(companyId: string, since: number): number {
+    async countFailedSince(companyId: string, since: number): Promise<number> {
       return Number((sqlite.query(sql.countFailedSince).get(companyId, since) as { n: number }).n);
     },
 

@@ -88,7 +88,8 @@ export const messagesRoutes = (deps: Deps) =>
     .use(deps.guard)
     .post(
       "/messages",
-      ({ body, auth, idem }) => idem.batch(202, () => acceptedView(sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
+      ({ body, auth, idem }) =>
+        idem.batch(202, async () => acceptedView(await sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
       {
         scope: "messages:send",
         body: SendMessageBody,
@@ -215,7 +216,7 @@ export const messagesRoutes = (deps: Deps) =>
     )
     .get(
       "/messages",
-      ({ query, auth }) => {
+      async ({ query, auth }) => {
         const limit = pageLimit(query.limit);
         const { status, channel, contactId, campaignId, conversationId } = query;
         const filter = {
@@ -228,7 +229,7 @@ export const messagesRoutes = (deps: Deps) =>
           to: queryDate(query.to, "to")?.getTime(),
           before: listCursor(query.cursor),
         };
-        const rows = listMessages({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1 });
+        const rows = await listMessages({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1 });
         return toPage(rows, limit, (m) => [m.createdAt.getTime(), m.id], messageView);
       },
       {
@@ -244,8 +245,8 @@ export const messagesRoutes = (deps: Deps) =>
     )
     .get(
       "/messages/stats",
-      ({ query, auth }) => ({
-        data: messageStats({
+      async ({ query, auth }) => ({
+        data: await messageStats({
           db: deps.db,
           now: deps.now(),
           companyId: auth.companyId,
@@ -288,7 +289,7 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     )
-    .get("/messages/backlog", ({ auth }) => ({ data: messageBacklog({ db: deps.db, now: deps.now(), companyId: auth.companyId }) }), {
+    .get("/messages/backlog", async ({ auth }) => ({ data: await messageBacklog({ db: deps.db, now: deps.now(), companyId: auth.companyId }) }), {
       scope: "messages:read",
       response: { 200: data(MessageBacklog), ...errors(403) },
       detail: {
@@ -366,7 +367,7 @@ export const messagesRoutes = (deps: Deps) =>
         },
       },
     )
-    .get("/messages/:id", ({ params, auth }) => ({ data: messageView(getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
+    .get("/messages/:id", async ({ params, auth }) => ({ data: messageView(await getMessage({ db: deps.db, companyId: auth.companyId, id: params.id })) }), {
       scope: "messages:read",
       params: t.Object({ id: t.String() }),
       response: { 200: data(MessageRecord), ...errors(403, 404) },

@@ -14,7 +14,7 @@ import type { Verdict } from "../../channels/channel.eligibility";
 import type { Channel, FailureReason } from "../../channels/channel.types";
 import type { MessageType } from "../../channels/channel.rules";
 import { messagesStore, type MessageRow } from "./messages.repository";
-import { applyStatus, DISPATCH_JOB, messageView, refusal, SCHEDULED_SEND_JOB, sendVerdict } from "./messages.service";
+import { applyStatusAsync, DISPATCH_JOB, messageView, refusal, SCHEDULED_SEND_JOB, sendVerdict } from "./messages.service";
 
 /** The failure reason a send-time refusal is stored with; its code is the one POST /messages answers (refusal). */
 const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureReason> = {
@@ -26,20 +26,19 @@ const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureR
 };
 
 /**
- * The due job of a scheduled message. Inline (database only, no I/O), so synchronous by the queue's contract
- * for inline jobs — the one place here not in the async store shape of issue 35: it runs inside the transaction that
+ * The due job of a scheduled message. Inline (database only, no I/O): it runs inside the unit of work that
  * takes the job and deletes it, so the message's move and the job's removal commit together — a restart never
  * runs it twice to any effect, and a run that finds the message canceled (or already released) does nothing.
  * Eligibility is decided again now (consent, window, block: the one verdict of DESIGN §9); a refusal fails
  * the message with the reason and code a direct send would get, refunded (applyStatus, `message.failed`).
  */
-export function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): JobOutcome {
+export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   const store = messagesStore(deps.db);
   const now = deps.now();
-  if (!store.claimDue(job.payload.messageId, now)) return;
-  const m = store.messageById(job.payload.messageId)!;
+  if (!(await store.claimDue(job.payload.messageId, now))) return;
+  const m = (await store.messageById(job.payload.messageId))!;
   const channel = m.channel as Channel;
-  const { verdict, lastInboundAt } = sendVerdict(deps, {
+  const { verdict, lastInboundAt } = await sendVerdict(deps, {
     companyId: m.companyId,
     contactId: m.contactId,
     channel,
@@ -49,7 +48,7 @@ export function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): 
   });
   if (!verdict.ok) {
     const refused = refusal(verdict, { channel, lastInboundAt });
-    applyStatus(deps, {
+    await applyStatusAsync(deps, {
       message: m,
       status: "failed",
       at: now,
@@ -63,7 +62,7 @@ export function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): 
   // `hold` is called before enqueue returns (queue.types.ts): due now, or handed over to a worker with room.
   const hold = { token: null as string | null, until: now.getTime() };
   deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => Object.assign(hold, l) });
-  store.updateMessage(m.id, { leaseUntil: hold.until, leaseToken: hold.token });
+  await store.updateMessage(m.id, { leaseUntil: hold.until, leaseToken: hold.token });
 }
 
 export function wireScheduledSends(deps: Deps): void {
@@ -87,7 +86,7 @@ export async function cancelScheduledMessage(deps: Pick<Deps, "db" | "now" | "le
         { pointer: "path:id", message: `the message is ${status}` },
       ]);
     }
-    if (found.charged) ledger.refund({ companyId, amount: found.unitPrice, messageId: id, description: "refund: scheduled message canceled" });
+    if (found.charged) await ledger.refund({ companyId, amount: found.unitPrice, messageId: id, description: "refund: scheduled message canceled" });
     const message = (await store.messageById(id)) as MessageRow;
     events.emit({
       companyId,

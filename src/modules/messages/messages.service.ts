@@ -3,8 +3,12 @@
  * the dispatch job. Rules come from the channel rules table (channels/channel.rules.ts); no channel names
  * are tested here.
  *
- * Acceptance is one transaction (the route's idem.commit): contact (maybe created), conversation, message,
+ * Acceptance is one unit of work (the route's idem.batch): contact (maybe created), conversation, message,
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
+ *
+ * The asynchronous store contract (issue 35, DESIGN §15): the send path, inbound application and the reports
+ * await their stores. What code outside this module, or a synchronous transaction, still calls without
+ * waiting keeps a synchronous function here, each marked `NB!`.
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
@@ -139,13 +143,16 @@ export function newMessageRow(f: MessageFields): MessageRow {
   };
 }
 
-export function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow {
-  const m = messagesStore(db).messageOfCompany(companyId, id);
+export async function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): Promise<MessageRow> {
+  const m = await messagesStore(db).messageOfCompany(companyId, id);
   if (!m) throw notFound("message");
   return m;
 }
 
-/** A conversation's messages, newest first (GET /conversations/{id}/messages). */
+/**
+ * A conversation's messages, newest first (GET /conversations/{id}/messages).
+ * NB! Synchronous, as the four below: conversations' routes, sources and media call them without awaiting.
+ */
 export function listConversationMessages({
   db,
   conversationId,
@@ -330,7 +337,10 @@ function companySlug(deps: Deps, companyId: string): string {
 /** Per channel registry: the lists accountsFor built (the configured accounts do not change while it runs). */
 const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
 
-/** Accounts of a company on a channel, default first. */
+/**
+ * Accounts of a company on a channel, default first.
+ * NB! Synchronous (the company's slug is read once, then cached): GET /channels and sources call it without awaiting.
+ */
 export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
   let lists = accountLists.get(deps.channels);
   if (!lists) accountLists.set(deps.channels, (lists = new Map()));
@@ -375,10 +385,10 @@ function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Ac
   return def;
 }
 
-function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput) {
+async function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput) {
   const { db, events, now } = deps;
   if (input.to.contactId) {
-    const facts = contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
+    const facts = await contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
     if (!facts) throw notFound("contact");
     if (!facts.identity)
       throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [
@@ -390,7 +400,7 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
   const value = input.to[field]!;
   let found;
   try {
-    found = findOrCreateContactByIdentity({ db, events, now, companyId, channel: input.channel, value, create: input.createContact ?? true });
+    found = await findOrCreateContactByIdentity({ db, events, now, companyId, channel: input.channel, value, create: input.createContact ?? true });
   } catch (e) {
     // The contacts service points at /value; the caller wrote /to/<field>.
     if (e instanceof AppError && e.code === "VALIDATION_FAILED")
@@ -404,7 +414,14 @@ function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput
   if (!found)
     throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
   // The facts of the identity addressed (`to`), which is also where the message goes.
-  const facts = contactSendFacts({ db, companyId, contactId: found.contact.id, channel: input.channel, contact: found.contact, identity: found.identity });
+  const facts = await contactSendFacts({
+    db,
+    companyId,
+    contactId: found.contact.id,
+    channel: input.channel,
+    contact: found.contact,
+    identity: found.identity,
+  });
   return { contactId: found.contact.id, address: found.identity.value, facts };
 }
 
@@ -436,7 +453,7 @@ export function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, las
 }
 
 /** The eligibility facts of a contact on an account, looked up, and the verdict on them. */
-export function sendVerdict(
+export async function sendVerdict(
   deps: Pick<Deps, "db" | "now">,
   {
     companyId,
@@ -445,7 +462,7 @@ export function sendVerdict(
     channelAccountId,
     type,
     purpose,
-    facts = contactSendFacts({ db: deps.db, companyId, contactId, channel }),
+    facts,
   }: {
     companyId: string;
     contactId: string;
@@ -457,7 +474,8 @@ export function sendVerdict(
     facts?: ReturnType<typeof contactSendFacts>;
   },
 ) {
-  const lastInboundAt = channelState({ db: deps.db, contactId, channelAccountId })?.lastInboundAt ?? null;
+  facts ??= await contactSendFacts({ db: deps.db, companyId, contactId, channel });
+  const lastInboundAt = (await channelState({ db: deps.db, contactId, channelAccountId }))?.lastInboundAt ?? null;
   const verdict = eligibility({
     rule: CHANNEL_RULES[channel],
     identity: facts?.identity ?? null,
@@ -475,17 +493,18 @@ export function sendVerdict(
  * The account's daily DM quota (X `daily_dm_limit`), counted over the current UTC day from our own sends;
  * null when the channel or account has none.
  */
-export function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): { limit: number; used: number; resetsAt: Date } | null {
+export async function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): Promise<{ limit: number; used: number; resetsAt: Date } | null> {
   if (!CHANNEL_RULES[runtime.account.channel].dailyDmLimit) return null;
   const limit = Number(runtime.account.settings.daily_dm_limit ?? 0);
   if (!(limit > 0)) return null;
   const now = deps.now();
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return { limit, used: messagesStore(deps.db).countOutboundSince(runtime.account.id, new Date(dayStart)), resetsAt: new Date(dayStart + 86_400_000) };
+  const used = await messagesStore(deps.db).countOutboundSince(runtime.account.id, new Date(dayStart));
+  return { limit, used, resetsAt: new Date(dayStart + 86_400_000) };
 }
 
-function checkDailyLimit(deps: Deps, runtime: AccountRuntime): void {
-  const quota = dailyDmQuota(deps, runtime);
+async function checkDailyLimit(deps: Deps, runtime: AccountRuntime): Promise<void> {
+  const quota = await dailyDmQuota(deps, runtime);
   if (quota && quota.used >= quota.limit) {
     const retryAfter = Math.ceil((quota.resetsAt.getTime() - deps.now().getTime()) / 1000);
     throw new AppError("RATE_LIMITED", `The daily DM limit of ${quota.limit} for this account is reached; it resets at 00:00 UTC`, [], {
@@ -519,8 +538,8 @@ function pricesInMicros(prices: Record<string, string>): Map<string, number> {
 }
 
 /** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
-export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
-  const m = resolveStoredMedia({ db: deps.db, companyId, mediaId });
+export async function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
+  const m = await resolveStoredMedia({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
   const max = runtime.adapter.capabilities.media[m.mimeType];
   if (max === undefined || m.size > max)
@@ -537,18 +556,21 @@ export function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: str
 }
 
 /**
- * Accepts a message: the whole POST /messages rule set. Synchronous; run it inside idem.commit.
+ * Accepts a message: the whole POST /messages rule set, in the caller's unit of work (the route's idem.batch).
  * Throws AppError for every refusal (422/402/404/429), changing nothing.
  */
-export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput }): MessageRow {
+export async function sendMessage(
+  deps: Deps,
+  { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput },
+): Promise<MessageRow> {
   checkRequest(input, deps.outbound, deps.now());
   const { db } = deps;
   // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
-  return db.within(() => {
+  return db.join(async () => {
     const runtime = pickAccount(deps, companyId, input);
     const accountId = runtime.account.id;
     let template: TemplateRow | null = null;
-    if (input.type === "template") template = resolveTemplateForSend({ db, companyId, channelAccountId: accountId, ref: input.template! });
+    if (input.type === "template") template = await resolveTemplateForSend({ db, companyId, channelAccountId: accountId, ref: input.template! });
 
     let content: Record<string, unknown>;
     switch (input.type) {
@@ -559,7 +581,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
         content = {
           media: {
             url: input.media!.url,
-            file: input.media!.mediaId ? mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId", runtime) : undefined,
+            file: input.media!.mediaId ? await mediaRef(deps, companyId, input.media!.mediaId, "/media/mediaId", runtime) : undefined,
             caption: input.media!.caption,
           },
         };
@@ -572,7 +594,7 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
             language: template!.language,
             params: input.template!.params ?? {},
             headerMedia: input.template!.headerMediaId
-              ? { file: mediaRef(deps, companyId, input.template!.headerMediaId, "/template/headerMediaId", runtime) }
+              ? { file: await mediaRef(deps, companyId, input.template!.headerMediaId, "/template/headerMediaId", runtime) }
               : input.template!.headerMediaUrl
                 ? { url: input.template!.headerMediaUrl }
                 : undefined,
@@ -589,12 +611,12 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
 
     let replyTo: MessageRow | undefined;
     if (input.replyToMessageId) {
-      replyTo = messagesStore(db).messageOfCompany(companyId, input.replyToMessageId);
+      replyTo = await messagesStore(db).messageOfCompany(companyId, input.replyToMessageId);
       if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
     }
 
-    const { contactId, address, facts } = resolveRecipient(deps, companyId, input);
-    const { verdict, lastInboundAt } = sendVerdict(deps, {
+    const { contactId, address, facts } = await resolveRecipient(deps, companyId, input);
+    const { verdict, lastInboundAt } = await sendVerdict(deps, {
       companyId,
       contactId,
       channel: input.channel,
@@ -604,10 +626,10 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
       facts,
     });
     if (!verdict.ok) throw refusal(verdict, { channel: input.channel, lastInboundAt });
-    checkDailyLimit(deps, runtime);
+    await checkDailyLimit(deps, runtime);
 
     const hasHeaderMedia = Boolean((content.template as { headerMedia?: unknown } | undefined)?.headerMedia);
-    return createOutboundMessage(deps, {
+    return await createOutboundMessage(deps, {
       companyId,
       contactId,
       address,
@@ -629,9 +651,9 @@ export function sendMessage(deps: Deps, { companyId, apiKeyId, input }: { compan
  * Writes an accepted outbound message: ledger debit (402 INSUFFICIENT_BALANCE when the balance would go
  * negative), the contact's open conversation, the message row and its dispatch job. The caller has checked
  * eligibility. `bulk` messages (campaigns) are dispatched by their own job type, so a campaign's backlog
- * never queues ahead of one-to-one sends. Synchronous; call inside a transaction.
+ * never queues ahead of one-to-one sends. Joins the caller's unit of work.
  */
-export function createOutboundMessage(
+export async function createOutboundMessage(
   deps: Pick<Deps, "db" | "events" | "now" | "ledger" | "queue">,
   m: {
     companyId: string;
@@ -650,15 +672,15 @@ export function createOutboundMessage(
     /** Send later (DESIGN §18): the message waits as `scheduled` for its due job (messages.scheduled.ts). */
     scheduledAt?: Date;
   },
-): MessageRow {
+): Promise<MessageRow> {
   const { db, events, now } = deps;
-  // Joins the caller's transaction: a caller that catches a throw and goes on (the campaign engine, on a 402)
+  // Joins the caller's unit: a caller that catches a throw and goes on (the campaign engine, on a 402)
   // wraps the call in db.attempt itself.
-  return db.within(() => {
+  return db.join(async () => {
     const id = newId();
     const { priceType, unitPrice } = m.price;
-    if (unitPrice > 0) deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
-    const conversationId = openConversation({
+    if (unitPrice > 0) await deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
+    const conversationId = await openConversation({
       db,
       events,
       now,
@@ -706,9 +728,9 @@ export function createOutboundMessage(
       leaseUntil: lease?.until ?? null,
       leaseToken: lease?.token ?? null,
     });
-    messagesStore(db).insertMessage(row);
+    await messagesStore(db).insertMessage(row);
     // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
-    touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null });
+    await touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null });
     return row;
   });
 }
@@ -725,6 +747,9 @@ export function createOutboundMessage(
  * failed, which is final). So a message whose status is still the one read earlier is unchanged since: a
  * `message` read outside the transaction (the dispatch reads it before the provider call) is checked by
  * its status alone, and read again whole only if that moved.
+ *
+ * NB! Synchronous, with its store calls: the dispatch's `writes()` runs it, and the queue calls `writes()`
+ * synchronously (db.attempt in commitOutcome). Asynchronous callers await applyStatusAsync.
  */
 export function applyStatus(
   deps: Deps,
@@ -826,9 +851,14 @@ export function applyStatus(
  * A report on a message not stored (yet) is deferred to a job of its own, or, given `unknown`, left there
  * for the caller to retry (a scheduled report's job comes back itself).
  */
-export function applyProviderStatus(deps: Deps, accountId: string, event: Extract<InboundEvent, { kind: "status" }>, unknown?: InboundEvent[]): void {
-  deps.db.within(() => {
-    const m = messagesStore(deps.db).messageHeadByProviderId(accountId, event.providerMessageId);
+export async function applyProviderStatus(
+  deps: Deps,
+  accountId: string,
+  event: Extract<InboundEvent, { kind: "status" }>,
+  unknown?: InboundEvent[],
+): Promise<void> {
+  await deps.db.join(async () => {
+    const m = await messagesStore(deps.db).messageHeadByProviderId(accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
@@ -842,8 +872,14 @@ export function applyProviderStatus(deps: Deps, accountId: string, event: Extrac
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
+    // (Already inside a unit: applyStatus's synchronous body, without a second join per report.)
     applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
   });
+}
+
+/** applyStatus for callers that can wait: in the caller's unit (or one of its own). */
+export async function applyStatusAsync(deps: Deps, change: Parameters<typeof applyStatus>[1]): Promise<MessageHead> {
+  return deps.db.join(() => applyStatus(deps, change));
 }
 
 type Schedule = { at: number; events: InboundEvent[] }[];
@@ -886,21 +922,23 @@ function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: S
 }
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
-export function applyWatermark(
+export async function applyWatermark(
   deps: Deps,
   { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date },
-): void {
-  const conversationIds = conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });
-  const rows = messagesStore(deps.db).outboundSentUpTo({
+): Promise<void> {
+  const conversationIds = await conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });
+  const rows = await messagesStore(deps.db).outboundSentUpTo({
     conversationIds,
     statuses: status === "read" ? ["sent", "delivered"] : ["sent"],
     sentBefore: watermark,
   });
-  for (const m of rows) applyStatus(deps, { message: m, status, at: watermark });
+  // One after the other: each status change is a step of the caller's unit.
+  for (const m of rows) await applyStatusAsync(deps, { message: m, status, at: watermark });
 }
 
 // ------------------------------------------------------------------ dispatch
 
+/** NB! Synchronous: it runs inside db.read's snapshot, which takes a synchronous function. */
 function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): OutboundMessage {
   const c = m.content as Record<string, any>;
   // E-mail from a template or a campaign carries the recipient's one-click unsubscribe link (DESIGN §20).

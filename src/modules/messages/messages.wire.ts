@@ -53,14 +53,14 @@ const revive = (e: InboundEvent): InboundEvent => {
  */
 function wireScheduledInbound(deps: Deps): void {
   deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
-    inline: (job) => {
+    inline: async (job) => {
       const { accountId, schedule } = job.payload;
       const runtime = deps.channels.get(accountId);
       if (!runtime) return; // the account left the config: nobody to report for
       const now = deps.now().getTime();
       const due = schedule.filter((s) => s.at <= now).flatMap((s) => s.events.map((e) => ({ at: s.at, event: revive(e) })));
       const unknown: InboundEvent[] = [];
-      applyInboundEvents(
+      await applyInboundEvents(
         deps,
         runtime.account,
         due.map((d) => d.event),
@@ -87,6 +87,7 @@ function wireScheduledInbound(deps: Deps): void {
   });
 }
 
+/** NB! Synchronous: start-up (wireMessaging) and `switchboard init` seed before anything is served, without waiting. */
 export function seedSandboxTemplates(deps: Deps): void {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;

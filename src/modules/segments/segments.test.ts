@@ -313,7 +313,7 @@ describe("campaign audiences: segment and filter", () => {
     expect(recipients.filter((r) => r.status === "excluded")).toEqual([expect.objectContaining({ contactId: who.Emre, reason: "blocked" })]);
     expect((await app.request("GET", `/campaigns/${id}`)).body.data.stats).toMatchObject({ matched: 3, sendable: 2 });
     // The fan-out: one message to each of the two, none to anyone else.
-    app.deps.db.tx(() => engine.sendBatch(id, 10));
+    await app.deps.db.unit(() => engine.sendBatch(id, 10));
     const after = (await app.request("GET", `/campaigns/${id}/recipients?limit=200`)).body.data as { contactId: string; messageId: string | null }[];
     const messaged = after.filter((r) => r.messageId).map((r) => r.contactId);
     expect(messaged.sort()).toEqual([who.Ayse, who.Fatma].sort());

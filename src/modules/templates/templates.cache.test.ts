@@ -1,6 +1,6 @@
 /**
  * The template cache (templates.service.ts) never serves a row the database does not hold: one cached inside
- * a transaction that rolled back is gone with it; a write of another process is seen by the next lookup.
+ * a unit of work that rolled back is gone with it; a write of another process is seen by the next lookup.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
@@ -12,33 +12,30 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-test("a template cached inside a transaction that then rolled back is not served afterwards", () => {
+test("a template cached inside a transaction that then rolled back is not served afterwards", async () => {
   const { db, now } = app.deps;
   const account = app.deps.channels.all().find((r) => r.account.channel === "telegram")!.account;
   let ghost = "";
-  expect(() =>
-    db.tx(() => {
-      ghost = createLocalTemplate({ db, now, companyId: app.company.id, account, input: { name: "ghost", language: "en", body: "Hi {{1}}" } }).id;
+  const send = () => resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } });
+  await expect(
+    db.unit(async () => {
+      ghost = (await createLocalTemplate({ db, now, companyId: app.company.id, account, input: { name: "ghost", language: "en", body: "Hi {{1}}" } })).id;
       // Both lookups cache the uncommitted row…
       expect(getTemplateById({ db, id: ghost })?.name).toBe("ghost");
-      expect(
-        resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }).id,
-      ).toBe(ghost);
+      expect((await send()).id).toBe(ghost);
       throw new Error("a later step failed");
     }),
-  ).toThrow("a later step failed");
+  ).rejects.toThrow("a later step failed");
   // …and the rollback took it away from the cache too.
   expect(getTemplateById({ db, id: ghost })).toBeUndefined();
-  expect(() =>
-    resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref: { name: "ghost", params: { "body.1": "x" } } }),
-  ).toThrow('No template named "ghost"');
+  await expect(send()).rejects.toThrow('No template named "ghost"');
 });
 
 test("a template another process changed is read again by the next lookup", async () => {
   const { db } = app.deps;
   const account = app.deps.channels.all().find((r) => r.account.channel === "whatsapp")!.account;
   const ref = { name: "hello_world", params: { "body.1": "Ann" } };
-  const row = resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref });
+  const row = await resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref });
   expect(getTemplateById({ db, id: row.id })?.status).toBe("approved");
   const other = app.openConnection();
   try {
@@ -47,5 +44,5 @@ test("a template another process changed is read again by the next lookup", asyn
     other.close();
   }
   expect(getTemplateById({ db, id: row.id })?.status).toBe("paused");
-  expect(() => resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref })).toThrow("is paused, not approved");
+  await expect(resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref })).rejects.toThrow("is paused, not approved");
 });

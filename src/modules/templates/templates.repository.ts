@@ -1,6 +1,7 @@
 /**
  * The templates store: every read and write of the templates table. Callers hold the transaction and the
- * read cache (templates.service.ts); nothing here opens a transaction.
+ * read cache (templates.service.ts); nothing here opens a transaction. Asynchronous (issue 35), except the
+ * three marked NB!.
  */
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -16,16 +17,17 @@ export type ReviewValues = Pick<TemplateRow, "status" | "rejectedReason" | "qual
 export function createTemplatesStore(db: Db) {
   const sqlite = db.$client;
   return {
+    /** NB! Synchronous: the template cache's loader (getTemplateById), which the dispatch reads inside db.read's synchronous snapshot. */
     byId(id: string): TemplateRow | undefined {
       return mapRow(templates, sqlite.query(`SELECT * FROM templates WHERE id = ?`).get(id) as Record<string, unknown> | null);
     },
-    /** Every language of a name on an account. */
+    /** Every language of a name on an account. NB! Synchronous: the template cache's loader. */
     byName(channelAccountId: string, name: string): TemplateRow[] {
       return (sqlite.query(`SELECT * FROM templates WHERE channel_account_id = ? AND name = ?`).all(channelAccountId, name) as Record<string, unknown>[]).map(
         (r) => mapRow(templates, r)!,
       );
     },
-    list({ companyId, channel }: { companyId: string; channel?: string }): TemplateRow[] {
+    async list({ companyId, channel }: { companyId: string; channel?: string }): Promise<TemplateRow[]> {
       return db
         .select()
         .from(templates)
@@ -33,33 +35,33 @@ export function createTemplatesStore(db: Db) {
         .orderBy(asc(templates.channel), asc(templates.name), asc(templates.language))
         .all();
     },
-    exists(channelAccountId: string, name: string, language: string): boolean {
+    async exists(channelAccountId: string, name: string, language: string): Promise<boolean> {
       return !!db
         .select({ id: templates.id })
         .from(templates)
         .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.name, name), eq(templates.language, language)))
         .get();
     },
-    insertTemplate(row: TemplateRow) {
+    async insertTemplate(row: TemplateRow): Promise<void> {
       db.insert(templates).values(row).run();
     },
-    /** Inserts the row unless (account, name, language) is taken. */
+    /** Inserts the row unless (account, name, language) is taken. NB! Synchronous: start-up seeds the sandbox's templates without waiting (ensureHelloWorld). */
     insertTemplateIfAbsent(row: TemplateRow) {
       db.insert(templates).values(row).onConflictDoNothing().run();
     },
     /** The templates of an account that came from the provider (sync). */
-    providerTemplates(channelAccountId: string): TemplateRow[] {
+    async providerTemplates(channelAccountId: string): Promise<TemplateRow[]> {
       return db
         .select()
         .from(templates)
         .where(and(eq(templates.channelAccountId, channelAccountId), eq(templates.source, "provider")))
         .all();
     },
-    disable(id: string, at: Date) {
+    async disable(id: string, at: Date): Promise<void> {
       db.update(templates).set({ status: "disabled", updatedAt: at }).where(eq(templates.id, id)).run();
     },
     /** One template of an account by name and language. */
-    byNameAndLanguage(channelAccountId: string, name: string, language: string): TemplateRow | undefined {
+    async byNameAndLanguage(channelAccountId: string, name: string, language: string): Promise<TemplateRow | undefined> {
       return db
         .select()
         .from(templates)
@@ -67,7 +69,7 @@ export function createTemplatesStore(db: Db) {
         .get();
     },
     /** The template a provider's review names: by the provider's id, else by (account, name, language). */
-    reviewed(channelAccountId: string, ref: { providerTemplateId: string | null; name: string; language: string }): TemplateRow | undefined {
+    async reviewed(channelAccountId: string, ref: { providerTemplateId: string | null; name: string; language: string }): Promise<TemplateRow | undefined> {
       const byProviderId = ref.providerTemplateId
         ? db
             .select()
@@ -85,17 +87,17 @@ export function createTemplatesStore(db: Db) {
       );
     },
     /** Records a provider's review (status, rejection reason, quality). */
-    recordReview(id: string, values: ReviewValues) {
+    async recordReview(id: string, values: ReviewValues): Promise<void> {
       db.update(templates).set(values).where(eq(templates.id, id)).run();
     },
-    removeTemplate(id: string) {
+    async removeTemplate(id: string): Promise<void> {
       db.delete(templates).where(eq(templates.id, id)).run();
     },
     /** Inserts a provider's template, or updates `values` of the one with its (account, name, language). */
-    upsertProviderTemplate(
+    async upsertProviderTemplate(
       row: Pick<TemplateRow, "id" | "companyId" | "channelAccountId" | "channel" | "name" | "language" | "source" | "createdAt"> & ProviderValues,
       values: ProviderValues,
-    ) {
+    ): Promise<void> {
       db.insert(templates)
         .values(row)
         .onConflictDoUpdate({ target: [templates.channelAccountId, templates.name, templates.language], set: values })

@@ -14,8 +14,8 @@ export const templatesRoutes = (deps: Deps) =>
     .use(deps.guard)
     .get(
       "/templates",
-      ({ query, auth }) => ({
-        data: listTemplates({ db: deps.db, companyId: auth.companyId, channel: query.channel })
+      async ({ query, auth }) => ({
+        data: (await listTemplates({ db: deps.db, companyId: auth.companyId, channel: query.channel }))
           .filter((r) => (query.status ?? "approved") === "all" || r.status === (query.status ?? "approved"))
           .map(templateView),
       }),

@@ -81,9 +81,9 @@ export function hasMediaHeader(t: { components: TemplateComponent[] }): boolean 
 
 /**
  * Finds the template a send names and checks its params; every problem is a 422 pointing into /template.
- * NB! Runs inside the send transaction; synchronous.
+ * Runs inside the send's unit of work (read through the template cache).
  */
-export function resolveTemplateForSend({
+export async function resolveTemplateForSend({
   db,
   companyId,
   channelAccountId,
@@ -93,10 +93,10 @@ export function resolveTemplateForSend({
   companyId: string;
   channelAccountId: string;
   ref: { templateId?: string; name?: string; language?: string; params?: Record<string, string> };
-}): TemplateRow {
+}): Promise<TemplateRow> {
   let row: TemplateRow | undefined;
   if (ref.templateId) {
-    row = getTemplateById({ db, id: ref.templateId });
+    row = await getTemplateById({ db, id: ref.templateId });
     if (!row || row.companyId !== companyId || row.channelAccountId !== channelAccountId)
       throw new AppError("VALIDATION_FAILED", "No such template on this channel account", [
         { pointer: "/template/templateId", message: "unknown template for this channel account" },
@@ -131,15 +131,19 @@ export function resolveTemplateForSend({
   return row;
 }
 
+/**
+ * A template by id, through the cache.
+ * NB! Synchronous: the dispatch builds its send inside db.read's synchronous snapshot (messages.service buildOutbound).
+ */
 export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
   return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as TemplateRow | undefined;
 }
 
-export function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): TemplateRow[] {
+export async function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): Promise<TemplateRow[]> {
   return templatesStore(db).list({ companyId, channel });
 }
 
-export function createLocalTemplate({
+export async function createLocalTemplate({
   db,
   now,
   companyId,
@@ -151,13 +155,13 @@ export function createLocalTemplate({
   companyId: string;
   account: { id: string; channel: Channel };
   input: Pick<CreateTemplateInput, "name" | "language" | "category" | "subject" | "body" | "html" | "footer">;
-}): TemplateRow {
+}): Promise<TemplateRow> {
   const components = componentsOf(input as CreateTemplateInput);
   const store = templatesStore(db);
-  if (store.exists(account.id, input.name, input.language))
+  if (await store.exists(account.id, input.name, input.language))
     throw new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
   const row = localTemplateRow({ now, companyId, account, name: input.name, language: input.language, category: input.category ?? "utility", components });
-  store.insertTemplate(row);
+  await store.insertTemplate(row);
   forgetTemplates(db);
   return row;
 }
@@ -200,7 +204,10 @@ function localTemplateRow({
   };
 }
 
-/** Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. */
+/**
+ * Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent.
+ * NB! Synchronous: start-up (wireMessaging, `switchboard init`) seeds these before anything is served, without waiting.
+ */
 export function ensureHelloWorld({
   db,
   now,
@@ -304,14 +311,14 @@ function emitChange(events: EventBus, before: TemplateRow, after: TemplateRow): 
 
 /**
  * Applies one review to a row: status (its rejection reason kept only while rejected), quality; writes and
- * emits `template.status_changed` when something changed. Synchronous stores, inside the caller's transaction
- * (the inbound delivery's, or the sandbox review job's).
+ * emits `template.status_changed` when something changed. Inside the caller's unit of work (the inbound
+ * delivery's, or the sandbox review job's).
  */
-function applyReview(
+async function applyReview(
   { db, events, now }: { db: Db; events: EventBus; now: () => Date },
   row: TemplateRow,
   review: { status?: TemplateRow["status"]; rejectedReason?: string | null; quality?: string | null },
-): TemplateRow {
+): Promise<TemplateRow> {
   const status = review.status ?? row.status;
   const values: ReviewValues = {
     status,
@@ -320,7 +327,7 @@ function applyReview(
     updatedAt: now(),
   };
   if (!reviewChanged(row, values)) return row;
-  templatesStore(db).recordReview(row.id, values);
+  await templatesStore(db).recordReview(row.id, values);
   forgetTemplates(db);
   const after = { ...row, ...values };
   emitChange(events, row, after);
@@ -331,24 +338,28 @@ function applyReview(
  * A provider's template webhook (WhatsApp `message_template_status_update` / `…_quality_update`), inside the
  * inbound delivery's transaction. A template we do not hold (made in Meta's console) is left to the next sync.
  */
-export function applyTemplateReview(
+export async function applyTemplateReview(
   deps: { db: Db; events: EventBus; now: () => Date; log: Pick<Deps["log"], "info"> },
   account: { id: string },
   event: Extract<InboundEvent, { kind: "template" }>,
-): void {
-  const row = templatesStore(deps.db).reviewed(account.id, event);
+): Promise<void> {
+  const row = await templatesStore(deps.db).reviewed(account.id, event);
   if (!row) {
     deps.log.info({ accountId: account.id, name: event.name, language: event.language }, "review of a template we do not hold; the next sync brings it");
     return;
   }
-  applyReview(deps, row, { status: event.status, rejectedReason: event.rejectedReason, ...(event.quality !== undefined ? { quality: event.quality } : {}) });
+  await applyReview(deps, row, {
+    status: event.status,
+    rejectedReason: event.rejectedReason,
+    ...(event.quality !== undefined ? { quality: event.quality } : {}),
+  });
 }
 
 /** The sandbox's verdict: `reject_*` is rejected (INVALID_FORMAT), anything else approved. */
-export function sandboxReview(deps: { db: Db; events: EventBus; now: () => Date }, templateId: string): void {
-  const row = templatesStore(deps.db).byId(templateId);
+export async function sandboxReview(deps: { db: Db; events: EventBus; now: () => Date }, templateId: string): Promise<void> {
+  const row = await templatesStore(deps.db).byId(templateId);
   if (row?.status !== "pending") return; // deleted meanwhile, or reviewed already: nothing to do
-  applyReview(
+  await applyReview(
     deps,
     row,
     row.name.startsWith("reject_") ? { status: "rejected", rejectedReason: "INVALID_FORMAT" } : { status: "approved", quality: "UNKNOWN" },
@@ -446,7 +457,7 @@ export async function createTemplate({
   const { db, now } = deps;
   const store = templatesStore(db);
   const conflict = () => new AppError("CONFLICT", `A template "${input.name}" in ${input.language} already exists on this account`);
-  if (reviewer === "none") return commit(async () => templateView(createLocalTemplate({ db, now, companyId, account: runtime.account, input })));
+  if (reviewer === "none") return commit(async () => templateView(await createLocalTemplate({ db, now, companyId, account: runtime.account, input })));
   if (await store.exists(runtime.account.id, input.name, input.language)) throw conflict();
 
   const category = input.category ?? "utility";
