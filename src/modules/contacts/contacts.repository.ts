@@ -180,7 +180,11 @@ export const heldImportWrites = perConnection((_db): { held: HeldImportWrites | 
 /** The multi-row statements of held writes (PostgreSQL): one JSON array parameter of row arrays each, in order. */
 const rowsOf = "json_array_elements(?::json) WITH ORDINALITY AS e(v, n)";
 const HELD_SQL = {
-  owners: `SELECT i.* FROM json_array_elements(?1::json) AS e(v) JOIN contact_identities i ON i.company_id = ?2 AND i.channel = e.v->>0 AND i.value = e.v->>1`,
+  // NB! A primary-key probe per key, kept so by LIMIT 1 (a LATERAL subquery with a LIMIT is not flattened): as a
+  // join, the planner — which guesses 100 elements for the array — hashed the keys and read every identity of the
+  // company for each batch (24 ms a batch at 40,000 identities, growing with the company).
+  owners: `SELECT i.* FROM json_array_elements(?1::json) AS e(v),
+     LATERAL (SELECT * FROM contact_identities x WHERE x.company_id = ?2 AND x.channel = e.v->>0 AND x.value = e.v->>1 LIMIT 1) i`,
   contacts: `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
      SELECT v->>0, v->>1, v->>2, v->>3, v->>4, v->>5, v->>6, 0, (v->>7)::bigint, (v->>7)::bigint FROM ${rowsOf} ORDER BY n`,
   identities: `INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at)
