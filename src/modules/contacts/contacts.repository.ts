@@ -178,7 +178,7 @@ export interface HeldImportWrites {
 export const heldImportWrites = perConnection((_db): { held: HeldImportWrites | null; send: () => void } => ({ held: null, send: () => {} }));
 
 /** The multi-row statements of held writes (PostgreSQL): one JSON array parameter of row arrays each, in order. */
-const rowsOf = "json_array_elements(?::json) WITH ORDINALITY AS e(v, n)";
+const rowsOf = "jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(v, n)";
 const HELD_SQL = {
   // NB! A primary-key probe per key, kept so by LIMIT 1 (a LATERAL subquery with a LIMIT is not flattened): as a
   // join, the planner — which guesses 100 elements for the array — hashed the keys and read every identity of the
