@@ -108,6 +108,7 @@ export function createTagsStore(db: Db): BaseStore {
   if (db.engine === "sqlite") return store;
   // PostgreSQL: an import's held writes (contacts.repository.ts HeldImportWrites) hold the tag links of the
   // contacts it creates; every other function but those that touch only tags sends what is held first.
+  // NB! A new function here that reads or writes contact_tags must be added to this list (or it reads past held links).
   const shared = heldImportWrites(db);
   const sendFirst =
     <A extends unknown[], R>(f: (...a: A) => R) =>
