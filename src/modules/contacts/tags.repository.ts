@@ -7,6 +7,7 @@ import type { Db } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { newId } from "../../platform/ids";
 import { perConnection } from "../../db/per-connection";
+import { heldImportWrites } from "./contacts.repository";
 
 export interface TagWithCount {
   id: string;
@@ -21,7 +22,7 @@ const SQL = perEngine((e) => ({
        WHERE ct.contact_id IN (${jsonValues(e)}) ORDER BY t.name`,
 }));
 
-export function createTagsStore(db: Db) {
+function tagsStoreOn(db: Db) {
   const sqlite = db.$client;
   const sql = SQL[db.engine];
 
@@ -96,6 +97,44 @@ export function createTagsStore(db: Db) {
     tagNamesOf(contactIds: string[]): { contactId: string; name: string }[] {
       if (!contactIds.length) return [];
       return sqlite.query(sql.namesOf).all(JSON.stringify(contactIds)) as { contactId: string; name: string }[];
+    },
+  };
+}
+
+type BaseStore = ReturnType<typeof tagsStoreOn>;
+
+export function createTagsStore(db: Db): BaseStore {
+  const store = tagsStoreOn(db);
+  if (db.engine === "sqlite") return store;
+  // PostgreSQL: an import's held writes (contacts.repository.ts HeldImportWrites) hold the tag links of the
+  // contacts it creates; every other function but those that touch only tags sends what is held first.
+  // NB! A new function here that reads or writes contact_tags must be added to this list (or it reads past held links).
+  const shared = heldImportWrites(db);
+  const sendFirst =
+    <A extends unknown[], R>(f: (...a: A) => R) =>
+    (...a: A): R => {
+      if (shared.held) shared.send();
+      return f(...a);
+    };
+  return {
+    ...store,
+    listTags: sendFirst(store.listTags),
+    removeContactTag: sendFirst(store.removeContactTag),
+    contactTagIds: sendFirst(store.contactTagIds),
+    tagNamesOf: sendFirst(store.tagNamesOf),
+    addContactTags(contactId, tagIds, at) {
+      const h = shared.held;
+      if (!h?.created.has(contactId)) return sendFirst(store.addContactTags)(contactId, tagIds, at);
+      let linked = h.linked.get(contactId);
+      if (!linked) h.linked.set(contactId, (linked = new Set()));
+      let added = 0;
+      for (const tagId of tagIds) {
+        if (linked.has(tagId)) continue;
+        linked.add(tagId);
+        h.links.push([contactId, tagId, at]);
+        added++;
+      }
+      return added;
     },
   };
 }
