@@ -51,8 +51,7 @@ export async function serve(configPath: string, env: Record<string, string> = {}
   const collect = async (s: ReadableStream<Uint8Array>) => {
     for await (const chunk of s) out += new TextDecoder().decode(chunk);
   };
-  void collect(proc.stdout as ReadableStream<Uint8Array>);
-  void collect(proc.stderr as ReadableStream<Uint8Array>);
+  const collected = Promise.all([collect(proc.stdout as ReadableStream<Uint8Array>), collect(proc.stderr as ReadableStream<Uint8Array>)]);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {
@@ -70,7 +69,10 @@ export async function serve(configPath: string, env: Record<string, string> = {}
     output: () => out,
     async stop(signal = "SIGTERM") {
       proc.kill(signal);
-      return await proc.exited;
+      const code = await proc.exited;
+      // NB! The process can exit before its last lines are read from the pipes: wait for them (at most 2 s).
+      await Promise.race([collected, Bun.sleep(2000)]);
+      return code;
     },
   };
 }
