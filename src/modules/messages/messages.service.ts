@@ -648,8 +648,8 @@ export async function sendMessage(
 }
 
 /**
- * Writes an accepted outbound message: ledger debit (402 INSUFFICIENT_BALANCE when the balance would go
- * negative), the contact's open conversation, the message row and its dispatch job. The caller has checked
+ * Writes an accepted outbound message: the contact's open conversation, the message row and its dispatch job,
+ * and last the ledger debit (402 INSUFFICIENT_BALANCE when the balance would go negative). The caller has checked
  * eligibility. `bulk` messages (campaigns) are dispatched by their own job type, so a campaign's backlog
  * never queues ahead of one-to-one sends. Joins the caller's unit of work.
  */
@@ -679,7 +679,6 @@ export async function createOutboundMessage(
   return db.join(async () => {
     const id = newId();
     const { priceType, unitPrice } = m.price;
-    if (unitPrice > 0) await deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
     const conversationId = await openConversation({
       db,
       events,
@@ -731,6 +730,10 @@ export async function createOutboundMessage(
     await messagesStore(db).insertMessage(row);
     // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
     await touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null });
+    // NB! The debit last: it locks the company's balances row until the unit commits, and on PostgreSQL every
+    // other send of the company (on any instance) waits for that row — the fewer statements after it, the
+    // shorter the wait. A 402 here undoes the unit's writes above with it.
+    if (unitPrice > 0) await deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
     return row;
   });
 }
