@@ -399,8 +399,10 @@ export function createCampaigns(deps: CampaignDeps) {
       return store.listRecipients({ campaignId: id, ...q });
     },
     excludedColumn: (r: ExclusionReason) => EXCLUDED_COLUMN[r],
-    /** Recipients by status of the campaigns not finished (metrics). NB! Synchronous: /metrics (system.routes) reads it without awaiting. */
-    activeProgress: store.activeProgress,
+    /** Recipients by status of the campaigns not finished (metrics). */
+    async activeProgress() {
+      return await store.activeProgress();
+    },
   };
 }
 

@@ -38,11 +38,11 @@ const ChannelAccount = named(
 export const channelsRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/channels",
-    ({ auth }) => {
+    async ({ auth }) => {
       const runtimes = accountsFor(deps, auth.companyId);
       // Health tells how the company's sends go: a messages:read matter, not what any key may see.
       const health = hasScope(auth.scopes, "messages:read")
-        ? channelHealth({
+        ? await channelHealth({
             db: deps.db,
             now: deps.now(),
             companyId: auth.companyId,

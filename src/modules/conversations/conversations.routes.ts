@@ -64,18 +64,23 @@ function unreadFirstCursor(key: unknown[]): ["u" | "r", string] {
   throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor of this order" }]);
 }
 
-function detail(deps: Deps, companyId: string, c: ConversationRow) {
-  const contact = getContact({ db: deps.db, companyId, id: c.contactId });
-  const last = c.lastMessageId ? findMessage({ db: deps.db, companyId, id: c.lastMessageId }) : undefined;
+async function detail(deps: Deps, companyId: string, c: ConversationRow) {
+  const contact = await getContact({ db: deps.db, companyId, id: c.contactId });
+  const last = c.lastMessageId ? await findMessage({ db: deps.db, companyId, id: c.lastMessageId }) : undefined;
   const rule = CHANNEL_RULES[c.channel as Channel];
-  const lastInbound = channelState({ db: deps.db, contactId: c.contactId, channelAccountId: c.channelAccountId })?.lastInboundAt ?? null;
+  const lastInbound = (await channelState({ db: deps.db, contactId: c.contactId, channelAccountId: c.channelAccountId }))?.lastInboundAt ?? null;
   const { open, expiresAt: expires } = windowState({ rule, lastInboundAt: lastInbound, now: deps.now() });
   return {
     ...conversationView(c),
     contact: { id: contact.id, firstName: contact.firstName, lastName: contact.lastName, blocked: contact.blocked },
     lastMessage: last ? messageView(last) : null,
     window: { kind: rule.window.kind, open, expiresAt: expires?.toISOString() ?? null, lastInboundAt: lastInbound?.toISOString() ?? null },
-    notes: listNotes({ db: deps.db, conversationId: c.id }).map((n) => ({ id: n.id, text: n.text, author: n.author, createdAt: n.createdAt.toISOString() })),
+    notes: (await listNotes({ db: deps.db, conversationId: c.id })).map((n) => ({
+      id: n.id,
+      text: n.text,
+      author: n.author,
+      createdAt: n.createdAt.toISOString(),
+    })),
   };
 }
 
@@ -84,16 +89,16 @@ export const conversationsRoutes = (deps: Deps) =>
     .use(deps.guard)
     .get(
       "/conversations",
-      ({ query, auth }) => {
+      async ({ query, auth }) => {
         const limit = pageLimit(query.limit);
         const filter = { ...query, unread: query.unread === undefined ? undefined : query.unread === "true" };
         const key = decodeCursor(query.cursor);
         if (query.order === "unread_first") {
           const after = key ? unreadFirstCursor(key) : undefined;
-          const rows = listConversationsUnreadFirst({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, after });
+          const rows = await listConversationsUnreadFirst({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, after });
           return toPage(rows, limit, (r) => [r.unreadCount > 0 ? "u" : "r", r.id], conversationView);
         }
-        const rows = listConversations({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, before: key?.[0] as string | undefined });
+        const rows = await listConversations({ db: deps.db, companyId: auth.companyId, filter, limit: limit + 1, before: key?.[0] as string | undefined });
         return toPage(rows, limit, (r) => [r.id], conversationView);
       },
       {
@@ -119,7 +124,9 @@ export const conversationsRoutes = (deps: Deps) =>
     )
     .get(
       "/conversations/:id",
-      ({ params, auth }) => ({ data: detail(deps, auth.companyId, getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })) }),
+      async ({ params, auth }) => ({
+        data: await detail(deps, auth.companyId, await getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id })),
+      }),
       {
         scope: "conversations:read",
         params: IdParams,
@@ -129,11 +136,11 @@ export const conversationsRoutes = (deps: Deps) =>
     )
     .get(
       "/conversations/:id/messages",
-      ({ params, query, auth }) => {
-        const c = getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id });
+      async ({ params, query, auth }) => {
+        const c = await getConversationRow({ db: deps.db, companyId: auth.companyId, id: params.id });
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-        const rows = listConversationMessages({ db: deps.db, conversationId: c.id, limit: limit + 1, before });
+        const rows = await listConversationMessages({ db: deps.db, conversationId: c.id, limit: limit + 1, before });
         return toPage(rows, limit, (r) => [r.id], messageView);
       },
       {
@@ -147,9 +154,9 @@ export const conversationsRoutes = (deps: Deps) =>
     .post(
       "/conversations/:id/assign",
       ({ params, body, auth, idem }) =>
-        idem.commit(200, () =>
+        idem.batch(200, async () =>
           conversationView(
-            assignConversation({
+            await assignConversation({
               db: deps.db,
               events: deps.events,
               now: deps.now,
@@ -173,7 +180,7 @@ export const conversationsRoutes = (deps: Deps) =>
     .post(
       "/conversations/:id/read",
       ({ params, auth, idem }) =>
-        idem.commit(200, () => conversationView(markConversationRead({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id }))),
+        idem.batch(200, async () => conversationView(await markConversationRead({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id }))),
       {
         scope: "conversations:write",
         params: IdParams,
@@ -184,8 +191,8 @@ export const conversationsRoutes = (deps: Deps) =>
     .post(
       "/conversations/:id/close",
       ({ params, auth, idem }) =>
-        idem.commit(200, () =>
-          conversationView(closeConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
+        idem.batch(200, async () =>
+          conversationView(await closeConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
         ),
       {
         scope: "conversations:write",
@@ -197,8 +204,8 @@ export const conversationsRoutes = (deps: Deps) =>
     .post(
       "/conversations/:id/reopen",
       ({ params, auth, idem }) =>
-        idem.commit(200, () =>
-          conversationView(reopenConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
+        idem.batch(200, async () =>
+          conversationView(await reopenConversation({ db: deps.db, events: deps.events, now: deps.now, companyId: auth.companyId, id: params.id })),
         ),
       {
         scope: "conversations:write",
@@ -210,8 +217,8 @@ export const conversationsRoutes = (deps: Deps) =>
     .post(
       "/conversations/:id/notes",
       ({ params, body, auth, idem }) =>
-        idem.commit(201, () => {
-          const n = addNote({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id, text: body.text, author: body.author });
+        idem.batch(201, async () => {
+          const n = await addNote({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id, text: body.text, author: body.author });
           return { id: n.id, text: n.text, author: n.author, createdAt: n.createdAt.toISOString() };
         }),
       {

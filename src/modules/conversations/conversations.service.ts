@@ -2,6 +2,10 @@
  * Conversations: one open conversation per (contact, channel account). Messages in both directions
  * attach to it; a new inbound on a closed conversation opens it again. The messaging window state per
  * (contact, account) lives in contact_channel_state, independent of open/closed.
+ *
+ * The asynchronous store contract (issue 35, DESIGN §15): every function here awaits its store calls and
+ * writes in `db.unit`/`db.join`. What a synchronous transaction or event subscriber elsewhere still calls
+ * keeps a synchronous twin (…Sync), each marked `NB!`.
  */
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
@@ -29,7 +33,7 @@ export function conversationView(c: ConversationRow) {
 }
 
 /** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
-export function openConversation({
+export async function openConversation({
   db,
   events,
   now,
@@ -37,10 +41,10 @@ export function openConversation({
   contactId,
   channel,
   channelAccountId,
-}: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
+}: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): Promise<string> {
   const store = conversationsStore(db);
-  return db.within(() => {
-    const open = store.openConversationId(contactId, channelAccountId);
+  return await db.join(async () => {
+    const open = await store.openConversationId(contactId, channelAccountId);
     if (open) return open;
     const at = now();
     const row: ConversationRow = {
@@ -59,7 +63,7 @@ export function openConversation({
       createdAt: at,
       updatedAt: at,
     };
-    store.insertConversation(row);
+    await store.insertConversation(row);
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row) } });
     return row.id;
   });
@@ -69,7 +73,7 @@ export function openConversation({
  * A new message in the conversation. `unread`: "inbound" counts one more unread message, "reply" (an agent's
  * own send) reads them all; null (a campaign's or an automatic send) leaves the count.
  */
-export function touchConversation({
+export async function touchConversation({
   db,
   conversationId,
   messageId,
@@ -81,21 +85,21 @@ export function touchConversation({
   messageId: string;
   at: Date;
   unread?: "inbound" | "reply" | null;
-}): void {
-  conversationsStore(db).touch(conversationId, { at, messageId, unread });
+}): Promise<void> {
+  await conversationsStore(db).touch(conversationId, { at, messageId, unread });
 }
 
 /** POST /conversations/{id}/read: no unread message left; idempotent (already read: unchanged). */
-export function markConversationRead({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): ConversationRow {
-  return db.tx(() => {
-    getConversationRow({ db, companyId, id });
-    conversationsStore(db).markRead(id, now());
-    return getConversationRow({ db, companyId, id });
+export async function markConversationRead({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): Promise<ConversationRow> {
+  return await db.unit(async () => {
+    await getConversationRow({ db, companyId, id });
+    await conversationsStore(db).markRead(id, now());
+    return await getConversationRow({ db, companyId, id });
   });
 }
 
 /** Records an inbound message's provider timestamp (window) and the provider conversation reference. */
-export function recordInbound({
+export async function recordInbound({
   db,
   now,
   companyId,
@@ -111,21 +115,26 @@ export function recordInbound({
   channelAccountId: string;
   timestamp: Date;
   conversationRef?: string;
-}): void {
-  conversationsStore(db).recordInbound({ companyId, contactId, channelAccountId, timestamp, conversationRef, at: now() });
+}): Promise<void> {
+  await conversationsStore(db).recordInbound({ companyId, contactId, channelAccountId, timestamp, conversationRef, at: now() });
 }
 
-export function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
+export async function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
+  return await conversationsStore(db).channelState(contactId, channelAccountId);
+}
+
+/** NB! Synchronous twin of channelState: the dispatch's buildOutbound runs in db.read's snapshot, which takes a synchronous function. */
+export function channelStateSync({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
   return conversationsStore(db).channelState(contactId, channelAccountId);
 }
 
-export function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): ConversationRow {
-  const c = conversationsStore(db).ofCompany(companyId, id);
+export async function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<ConversationRow> {
+  const c = await conversationsStore(db).ofCompany(companyId, id);
   if (!c) throw notFound("conversation");
   return c;
 }
 
-export function listConversations({
+export async function listConversations({
   db,
   companyId,
   filter,
@@ -137,8 +146,8 @@ export function listConversations({
   filter: ConversationFilter;
   limit: number;
   before?: string;
-}): ConversationRow[] {
-  return conversationsStore(db).list({ companyId, filter, limit, before });
+}): Promise<ConversationRow[]> {
+  return await conversationsStore(db).list({ companyId, filter, limit, before });
 }
 
 /**
@@ -146,7 +155,7 @@ export function listConversations({
  * newest first. The cursor's key says which part it is in: ["u", id] or ["r", id]. Fetches `limit` rows
  * (the caller asks one more to know of a next page).
  */
-export function listConversationsUnreadFirst({
+export async function listConversationsUnreadFirst({
   db,
   companyId,
   filter,
@@ -158,19 +167,24 @@ export function listConversationsUnreadFirst({
   filter: ConversationFilter;
   limit: number;
   after?: ["u" | "r", string];
-}) {
+}): Promise<ConversationRow[]> {
   const store = conversationsStore(db);
   const rows: ConversationRow[] = [];
   if (filter.unread !== false && (!after || after[0] === "u"))
-    rows.push(...store.list({ companyId, filter: { ...filter, unread: true }, limit, before: after?.[1] }));
+    rows.push(...(await store.list({ companyId, filter: { ...filter, unread: true }, limit, before: after?.[1] })));
   if (rows.length < limit && filter.unread !== true)
     rows.push(
-      ...store.list({ companyId, filter: { ...filter, unread: false }, limit: limit - rows.length, before: after?.[0] === "r" ? after[1] : undefined }),
+      ...(await store.list({
+        companyId,
+        filter: { ...filter, unread: false },
+        limit: limit - rows.length,
+        before: after?.[0] === "r" ? after[1] : undefined,
+      })),
     );
   return rows;
 }
 
-export function assignConversation({
+export async function assignConversation({
   db,
   events,
   now,
@@ -178,38 +192,38 @@ export function assignConversation({
   id,
   assignee,
 }: WriteDeps & { companyId: string; id: string; assignee: { id: string; name?: string | null } | null }) {
-  return db.tx(() => {
-    const c = getConversationRow({ db, companyId, id });
+  return await db.unit(async () => {
+    const c = await getConversationRow({ db, companyId, id });
     const at = now();
-    conversationsStore(db).setAssignee(id, assignee, at);
-    const row = getConversationRow({ db, companyId, id });
+    await conversationsStore(db).setAssignee(id, assignee, at);
+    const row = await getConversationRow({ db, companyId, id });
     if (c.assigneeId !== row.assigneeId || c.assigneeName !== row.assigneeName)
       events.emit({ companyId, type: "conversation.assigned", data: { conversation: conversationView(row) } });
     return row;
   });
 }
 
-export function closeConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }) {
-  return db.tx(() => {
-    const c = getConversationRow({ db, companyId, id });
+export async function closeConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<ConversationRow> {
+  return await db.unit(async () => {
+    const c = await getConversationRow({ db, companyId, id });
     if (c.status === "closed") return c; // closing twice is a no-op, not an error
     const at = now();
-    conversationsStore(db).close(id, at);
-    const row = getConversationRow({ db, companyId, id });
+    await conversationsStore(db).close(id, at);
+    const row = await getConversationRow({ db, companyId, id });
     events.emit({ companyId, type: "conversation.closed", data: { conversation: conversationView(row) } });
     return row;
   });
 }
 
-export function reopenConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }) {
-  return db.tx(() => {
-    const c = getConversationRow({ db, companyId, id });
+export async function reopenConversation({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<ConversationRow> {
+  return await db.unit(async () => {
+    const c = await getConversationRow({ db, companyId, id });
     if (c.status === "open") return c;
-    const other = conversationsStore(db).otherOpen(c.contactId, c.channelAccountId);
+    const other = await conversationsStore(db).otherOpen(c.contactId, c.channelAccountId);
     if (other) throw new AppError("CONFLICT", `The contact already has an open conversation on this account (${other.id})`);
     const at = now();
-    conversationsStore(db).reopen(id, at);
-    const row = getConversationRow({ db, companyId, id });
+    await conversationsStore(db).reopen(id, at);
+    const row = await getConversationRow({ db, companyId, id });
     events.emit({ companyId, type: "conversation.opened", data: { conversation: conversationView(row), reopened: true } });
     return row;
   });
@@ -219,19 +233,21 @@ export function reopenConversation({ db, events, now, companyId, id }: WriteDeps
  * The id of the conversation a new inbound message goes to: the open one; on a closed conversation, the
  * contact's latest one reopened (or a new one).
  */
-export function conversationForInbound(deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): string {
+export async function conversationForInbound(
+  deps: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string },
+): Promise<string> {
   const { db } = deps;
   const store = conversationsStore(db);
-  return db.tx(() => {
-    const open = store.openConversationId(deps.contactId, deps.channelAccountId);
+  return await db.unit(async () => {
+    const open = await store.openConversationId(deps.contactId, deps.channelAccountId);
     if (open) return open;
-    const latest = store.latestOn(deps.contactId, deps.channelAccountId);
-    if (latest) return reopenConversation({ ...deps, id: latest.id }).id;
-    return openConversation(deps);
+    const latest = await store.latestOn(deps.contactId, deps.channelAccountId);
+    if (latest) return (await reopenConversation({ ...deps, id: latest.id })).id;
+    return await openConversation(deps);
   });
 }
 
-export function addNote({
+export async function addNote({
   db,
   now,
   companyId,
@@ -246,27 +262,44 @@ export function addNote({
   text: string;
   author?: string | null;
 }) {
-  return db.tx(() => {
-    getConversationRow({ db, companyId, id });
+  return await db.unit(async () => {
+    await getConversationRow({ db, companyId, id });
     const note = { id: newId(), companyId, conversationId: id, text, author: author ?? null, createdAt: now() };
     const store = conversationsStore(db);
-    store.insertNote(note);
-    store.touchUpdatedAt(id, now());
+    await store.insertNote(note);
+    await store.touchUpdatedAt(id, now());
     return note;
   });
 }
 
-export function listNotes({ db, conversationId }: { db: Db; conversationId: string }) {
-  return conversationsStore(db).notes(conversationId);
+export async function listNotes({ db, conversationId }: { db: Db; conversationId: string }) {
+  return await conversationsStore(db).notes(conversationId);
 }
 
 /** Ids of the conversations of these contacts (any account, open or closed). */
-export function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
+export async function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): Promise<string[]> {
+  if (!contactIds.length) return [];
+  return await conversationsStore(db).idsOfContacts(contactIds);
+}
+
+/**
+ * NB! Synchronous twin of conversationsOfContacts: sources' message.received subscriber runs inside the
+ * inbound message's transaction, and subscribers are synchronous.
+ */
+export function conversationsOfContactsSync({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
   if (!contactIds.length) return [];
   return conversationsStore(db).idsOfContacts(contactIds);
 }
 
 /** Ids of a contact's conversations on one account (open or closed). */
-export function conversationsOfContactOn({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }): string[] {
-  return conversationsStore(db).idsOfContactOn(contactId, channelAccountId);
+export async function conversationsOfContactOn({
+  db,
+  contactId,
+  channelAccountId,
+}: {
+  db: Db;
+  contactId: string;
+  channelAccountId: string;
+}): Promise<string[]> {
+  return await conversationsStore(db).idsOfContactOn(contactId, channelAccountId);
 }

@@ -138,6 +138,55 @@ describe("conversation endpoints", () => {
   });
 });
 
+describe("conversation writes are units of work (idem.batch)", () => {
+  let convId: string;
+  let contactId: string;
+  beforeAll(async () => {
+    await inbound(app, "instagram", { handle: "ig_units", name: "Una" });
+    contactId = (await app.request("GET", "/contacts?q=ig_units")).body.data[0].id;
+    convId = (await app.request("GET", `/conversations?contactId=${contactId}`)).body.data[0].id;
+  });
+
+  test("Idempotency-Key: a replayed note is the same note, stored once; another body under the key is 409", async () => {
+    const headers = { "Idempotency-Key": "note-una-1" };
+    const first = await app.request("POST", `/conversations/${convId}/notes`, { body: { text: "call back Monday" }, headers });
+    const again = await app.request("POST", `/conversations/${convId}/notes`, { body: { text: "call back Monday" }, headers });
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.data).toEqual(first.body.data);
+    expect((await app.request("GET", `/conversations/${convId}`)).body.data.notes.map((n: any) => n.id)).toEqual([first.body.data.id]);
+    const other = await app.request("POST", `/conversations/${convId}/notes`, { body: { text: "something else" }, headers });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe("IDEMPOTENCY_CONFLICT");
+  });
+
+  test("Idempotency-Key: a replayed close answers the same and emits conversation.closed once", async () => {
+    const before = eventsOf(app, "conversation.closed").filter((e) => e.data.conversation.id === convId).length;
+    const headers = { "Idempotency-Key": "close-una-1" };
+    const c1 = await app.request("POST", `/conversations/${convId}/close`, { headers });
+    const c2 = await app.request("POST", `/conversations/${convId}/close`, { headers });
+    expect([c1.status, c2.status]).toEqual([200, 200]);
+    expect(c2.headers.get("idempotent-replayed")).toBe("true");
+    expect(c2.body.data).toEqual(c1.body.data);
+    expect(c1.body.data.status).toBe("closed");
+    expect(eventsOf(app, "conversation.closed").filter((e) => e.data.conversation.id === convId).length - before).toBe(1);
+  });
+
+  test("a refused reopen (409: the contact has another open conversation on the account) changes nothing and emits nothing", async () => {
+    // The conversation is closed (above): a send opens a second one on the same account.
+    const s = await app.request("POST", "/messages", { body: { channel: "instagram", to: { contactId }, type: "text", text: "following up" } });
+    expect(s.status).toBe(202);
+    const second = s.body.data.conversationId;
+    expect(second).not.toBe(convId);
+    const opened = eventsOf(app, "conversation.opened").length;
+    const r = await app.request("POST", `/conversations/${convId}/reopen`);
+    expect(r.status).toBe(409);
+    expect(r.body.error.message).toContain(second);
+    expect((await app.request("GET", `/conversations/${convId}`)).body.data.status).toBe("closed");
+    expect(eventsOf(app, "conversation.opened").length).toBe(opened);
+  });
+});
+
 describe("GET /channels and templates", () => {
   test("lists the company's accounts with their inbound webhook URL", async () => {
     const r = (await app.request("GET", "/channels")).body.data;

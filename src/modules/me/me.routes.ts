@@ -56,8 +56,8 @@ function licensedModules(license: Deps["license"], companySlug: string) {
 export const meRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/me",
-    ({ auth }) => {
-      const company = getCompany({ db: deps.db, id: auth.companyId });
+    async ({ auth }) => {
+      const company = await getCompany({ db: deps.db, id: auth.companyId });
       return {
         data: {
           key: {

@@ -13,8 +13,8 @@ export interface MediaUse {
 }
 
 /** A queued message that will still send this media (the messaging service knows where content keeps it). */
-export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): MediaUse | undefined {
-  const id = queuedMessageWithMedia({ db, companyId, mediaId });
+export async function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): Promise<MediaUse | undefined> {
+  const id = await queuedMessageWithMedia({ db, companyId, mediaId });
   return id ? { kind: "message", id } : undefined;
 }
 
@@ -29,5 +29,5 @@ export async function scheduledSocialPostUsingMedia({ db, companyId, mediaId }: 
 
 /** The first thing still using the media, if any. Call inside the deleting transaction. */
 export async function mediaInUse(args: { db: Db; companyId: string; mediaId: string }): Promise<MediaUse | undefined> {
-  return queuedMessageUsingMedia(args) ?? (await scheduledSocialPostUsingMedia(args));
+  return (await queuedMessageUsingMedia(args)) ?? (await scheduledSocialPostUsingMedia(args));
 }

@@ -107,9 +107,8 @@ const FAILURE_LOOKBACK = 1000;
  * Each account's health from its last hour of sends (GET /channels): sent (sent, delivered or read) and
  * failed counts, `failing` when every finished send failed, `degraded` when ≥ 10 % did, `unknown` without a
  * finished send in the hour. One range of messages_company_created_idx over the hour, plus the last failure among the company's newest 1,000 failed messages.
- * NB! Synchronous, with its store calls: GET /channels (channels-api) calls it without awaiting.
  */
-export function channelHealth({
+export async function channelHealth({
   db,
   now,
   companyId,
@@ -119,12 +118,12 @@ export function channelHealth({
   now: Date;
   companyId: string;
   accounts: { id: string; channel: string }[];
-}): Map<string, AccountHealth> {
+}): Promise<Map<string, AccountHealth>> {
   const store = messagesStore(db);
   const since = now.getTime() - HOUR;
   const out = new Map<string, AccountHealth>();
   for (const a of accounts) out.set(a.id, { status: "unknown", lastSentAt: null, lastFailedAt: null, lastFailureReason: null, recentSent: 0, recentFailed: 0 });
-  for (const r of store.recentOutboundByAccount(companyId, since)) {
+  for (const r of await store.recentOutboundByAccount(companyId, since)) {
     const h = out.get(r.accountId);
     if (!h) continue;
     if (r.status === "failed") h.recentFailed += r.count;
@@ -132,7 +131,7 @@ export function channelHealth({
     else if (r.status === "sent" || r.status === "delivered" || r.status === "read") h.recentSent += r.count;
     if (r.lastSentAt !== null && (h.lastSentAt === null || r.lastSentAt > Date.parse(h.lastSentAt))) h.lastSentAt = new Date(r.lastSentAt).toISOString();
   }
-  const failures = store.lastFailures(companyId, FAILURE_LOOKBACK);
+  const failures = await store.lastFailures(companyId, FAILURE_LOOKBACK);
   for (const [id, h] of out) {
     const f = failures.get(id);
     if (f) {

@@ -24,7 +24,7 @@ import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
 import { getCompany } from "../companies/companies.service";
-import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
+import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
@@ -151,9 +151,8 @@ export async function getMessage({ db, companyId, id }: { db: Deps["db"]; compan
 
 /**
  * A conversation's messages, newest first (GET /conversations/{id}/messages).
- * NB! Synchronous, as the four below: conversations' routes, sources and media call them without awaiting.
  */
-export function listConversationMessages({
+export async function listConversationMessages({
   db,
   conversationId,
   limit,
@@ -163,28 +162,36 @@ export function listConversationMessages({
   conversationId: string;
   limit: number;
   before?: string;
-}): MessageRow[] {
-  return messagesStore(db).conversationMessages({ conversationId, limit, before });
+}): Promise<MessageRow[]> {
+  return await messagesStore(db).conversationMessages({ conversationId, limit, before });
 }
 
 /** The message, if any, of this company (a conversation's last message). */
-export function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): MessageRow | undefined {
-  return messagesStore(db).messageOfCompany(companyId, id);
+export async function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): Promise<MessageRow | undefined> {
+  return await messagesStore(db).messageOfCompany(companyId, id);
 }
 
 /** How many messages (both directions) these conversations hold. */
-export function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): number {
-  return messagesStore(db).countInConversations(conversationIds);
+export async function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): Promise<number> {
+  return await messagesStore(db).countInConversations(conversationIds);
 }
 
 /** True when the contact has written exactly one message so far (the one being handled) on any account. */
-export function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
+export async function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): Promise<boolean> {
+  return (await messagesStore(db).countInboundIn(conversationIds, 2)) === 1;
+}
+
+/**
+ * NB! Synchronous twin of isFirstInbound: sources' message.received subscriber asks it inside the inbound
+ * message's transaction, and subscribers are synchronous.
+ */
+export function isFirstInboundSync({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
   return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
 }
 
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
-export function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): string | undefined {
-  return messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dueJob: SCHEDULED_SEND_JOB });
+export async function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): Promise<string | undefined> {
+  return await messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dueJob: SCHEDULED_SEND_JOB });
 }
 
 // ------------------------------------------------------------------ request rules
@@ -987,7 +994,7 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
     }
   }
   const state = CHANNEL_RULES[m.channel as Channel].conversationRef
-    ? channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
+    ? channelStateSync({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
     : undefined;
   const byId = (id: string | null) => (id ? messagesStore(deps.db).messageById(id) : undefined);
   const replyTo = byId(m.replyToMessageId);

@@ -64,9 +64,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     }
   }
 
-  function checkConversation(companyId: string, conversationId: string, contactId: string, details: DetailCollector): void {
+  async function checkConversation(companyId: string, conversationId: string, contactId: string, details: DetailCollector): Promise<void> {
     try {
-      const c = getConversationRow({ db, companyId, id: conversationId });
+      const c = await getConversationRow({ db, companyId, id: conversationId });
       if (c.contactId !== contactId) details.add("/conversationId", "the conversation belongs to another contact");
     } catch (e) {
       if (e instanceof AppError && e.code === "NOT_FOUND") details.add("/conversationId", "no such conversation");
@@ -129,7 +129,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
       return db.join(async () => {
         const details = new DetailCollector();
         const contactOk = checkContact(companyId, input.contactId, "/contactId", details);
-        if (input.conversationId && contactOk) checkConversation(companyId, input.conversationId, input.contactId, details);
+        if (input.conversationId && contactOk) await checkConversation(companyId, input.conversationId, input.contactId, details);
         const stageId = input.stageId ?? pipeline.firstStage.id;
         if (!pipeline.stageById(stageId)) details.add("/stageId", "not a stage of this pipeline (see GET /pipeline)");
         checkDate(input.expectedCloseDate, "/expectedCloseDate", details);
@@ -176,7 +176,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
         const current = await mustGetRecord(companyId, id);
         const details = new DetailCollector();
         if (patch.stageId !== undefined) details.add("/stageId", "use POST /records/{id}/move to change the stage (it writes the history)");
-        if (patch.conversationId) checkConversation(companyId, patch.conversationId, current.contactId, details);
+        if (patch.conversationId) await checkConversation(companyId, patch.conversationId, current.contactId, details);
         checkDate(patch.expectedCloseDate, "/expectedCloseDate", details);
         details.throwIfAny();
         const changes: Partial<RecordRow> = { updatedAt: now() };

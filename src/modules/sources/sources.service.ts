@@ -105,11 +105,11 @@ export function createSourcesService(deps: SourcesDeps) {
   /** Statistics of the contacts first attributed to a source in [from, to): the cohort and what it did. */
   async function stats(s: SourceRow, from: Date | null, to: Date | null, pipelineLicensed: boolean): Promise<SourceStats> {
     const contactIds = await repo.contactsOf(s.id, from, to);
-    const conversationIds = conversationsOfContacts({ db, contactIds });
+    const conversationIds = await conversationsOfContacts({ db, contactIds });
     return {
       contacts: contactIds.length,
       conversations: conversationIds.length,
-      messages: countConversationMessages({ db, conversationIds }),
+      messages: await countConversationMessages({ db, conversationIds }),
       recordsWon: pipelineLicensed ? await countWonRecords({ db, companyId: s.companyId, contactIds }) : null,
     };
   }

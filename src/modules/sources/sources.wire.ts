@@ -1,8 +1,8 @@
 /** Background wiring of source tracking: first-touch attribution from inbound messages. */
 import type { Channel } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
-import { conversationsOfContacts } from "../conversations/conversations.service";
-import { isFirstInbound } from "../messages/messages.service";
+import { conversationsOfContactsSync } from "../conversations/conversations.service";
+import { isFirstInboundSync } from "../messages/messages.service";
 import { createSourcesService } from "./sources.service";
 
 export function wireSources(deps: Deps): void {
@@ -27,7 +27,7 @@ export function wireSources(deps: Deps): void {
       channelAccountId: m.channelAccountId,
       referral: (content.referral as Record<string, unknown> | undefined) ?? null,
       text: typeof content.text === "string" ? content.text : typeof content.caption === "string" ? content.caption : null,
-      first: () => isFirstInbound({ db: deps.db, conversationIds: conversationsOfContacts({ db: deps.db, contactIds: [m.contactId] }) }),
+      first: () => isFirstInboundSync({ db: deps.db, conversationIds: conversationsOfContactsSync({ db: deps.db, contactIds: [m.contactId] }) }),
     });
   });
 }

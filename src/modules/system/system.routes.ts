@@ -34,7 +34,7 @@ export const systemRoutes = (deps: Deps) => {
         return { status: "unavailable" };
       }
     })
-    .get("/metrics", ({ headers }) => {
+    .get("/metrics", async ({ headers }) => {
       const token = deps.config.metrics.token;
       if (!token || !sameSecret(headers.authorization ?? "", `Bearer ${token}`))
         return new Response(
@@ -49,7 +49,7 @@ export const systemRoutes = (deps: Deps) => {
       const jobs = Object.entries(deps.queue.stats()).flatMap(([type, counts]) =>
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
-      const companies = listCompanies({ db: deps.db });
+      const companies = await listCompanies({ db: deps.db });
       const slugOf = new Map(companies.map((c) => [c.id, c.slug]));
       const bytes = databaseBytes({ db: deps.db, file: databasePath(deps.config) });
       const body = deps.metrics.render([
@@ -62,14 +62,12 @@ export const systemRoutes = (deps: Deps) => {
         {
           name: "switchboard_campaign_recipients",
           help: "Recipients of scheduled, running and paused campaigns by status (matched = the audience).",
-          samples: campaignsFor(deps)
-            .campaigns.activeProgress()
-            .flatMap((c) =>
-              Object.entries(c.counts).map(([status, value]) => ({
-                labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status },
-                value,
-              })),
-            ),
+          samples: (await campaignsFor(deps).campaigns.activeProgress()).flatMap((c) =>
+            Object.entries(c.counts).map(([status, value]) => ({
+              labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status },
+              value,
+            })),
+          ),
         },
         {
           name: "switchboard_company_balance",
