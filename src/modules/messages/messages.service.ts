@@ -787,7 +787,7 @@ export function applyStatus(
       });
       steps.push("failed");
       if (current.charged && !current.refunded && current.status === "queued") {
-        deps.ledger.refund({
+        deps.ledger.refundWithin({
           companyId: current.companyId,
           amount: current.unitPrice,
           messageId: current.id,
