@@ -76,8 +76,8 @@ export const contactsRoutes = (deps: Deps) => {
       ({ auth, body, idem }) =>
         // The status (200/201) is known only after the upsert: run it and the idempotency record in one
         // group-committed transaction (idem.commit nests as a savepoint; one fsync for concurrent upserts).
-        deps.db.batch(() => {
-          const r = upsertContact({ ...w, companyId: auth.companyId, input: body });
+        deps.db.unit(async () => {
+          const r = await upsertContact({ ...w, companyId: auth.companyId, input: body });
           return idem.commit(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
         }),
       {
@@ -190,7 +190,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .patch(
       "/contacts/:id",
-      ({ auth, params, body, idem }) => idem.commit(200, () => patchContact({ ...w, companyId: auth.companyId, id: params.id, input: body })),
+      ({ auth, params, body, idem }) => idem.batch(200, () => patchContact({ ...w, companyId: auth.companyId, id: params.id, input: body })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -199,7 +199,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Update a contact (absent = unchanged, null = cleared; identities and tags replace)", operationId: "updateContact" },
       },
     )
-    .delete("/contacts/:id", ({ auth, params, idem }) => idem.commit(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })), {
+    .delete("/contacts/:id", ({ auth, params, idem }) => idem.batch(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })), {
       scope: "contacts:write",
       params: IdParams,
       response: { 200: data(t.Object({ id: t.String(), deleted: t.Literal(true) })), ...errors(403, 404) },
@@ -207,7 +207,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .post(
       "/contacts/:id/tags",
-      ({ auth, params, body, idem }) => idem.commit(200, () => addTags({ ...w, companyId: auth.companyId, id: params.id, tags: body.tags })),
+      ({ auth, params, body, idem }) => idem.batch(200, () => addTags({ ...w, companyId: auth.companyId, id: params.id, tags: body.tags })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -218,7 +218,7 @@ export const contactsRoutes = (deps: Deps) => {
     )
     .delete(
       "/contacts/:id/tags/:tagName",
-      ({ auth, params, idem }) => idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
+      ({ auth, params, idem }) => idem.batch(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
       {
         scope: "contacts:write",
         params: t.Object({ id: t.String(), tagName: t.String() }),
@@ -249,7 +249,7 @@ export const contactsRoutes = (deps: Deps) => {
     .post(
       "/contacts/:id/opt-out",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_out" })),
+        idem.batch(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_out" })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -261,7 +261,7 @@ export const contactsRoutes = (deps: Deps) => {
     .post(
       "/contacts/:id/opt-in",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_in" })),
+        idem.batch(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_in" })),
       {
         scope: "contacts:write",
         params: IdParams,
