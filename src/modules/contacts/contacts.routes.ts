@@ -116,7 +116,7 @@ export const contactsRoutes = (deps: Deps) => {
       async ({ auth, request, idem }) => {
         const format = importFormat(request.headers.get("content-type"));
         const spooled = await spoolImport({ dataDir: deps.config.storage.data_dir, body: request.body, format });
-        return idem.commit(202, () => createImport({ db: deps.db, queue: deps.queue, now: deps.now, companyId: auth.companyId, format, ...spooled }));
+        return idem.batch(202, () => createImport({ db: deps.db, queue: deps.queue, now: deps.now, companyId: auth.companyId, format, ...spooled }));
       },
       {
         scope: "contacts:write",
@@ -148,10 +148,10 @@ export const contactsRoutes = (deps: Deps) => {
     )
     .get(
       "/contacts/imports",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0];
-        const rows = listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
+        const rows = await listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
         return toPage(
           rows,
           limit,
@@ -166,7 +166,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Imports, newest first (without per-row errors: see GET /contacts/imports/{id})", operationId: "listContactImports" },
       },
     )
-    .get("/contacts/imports/:id", ({ auth, params }) => ({ data: getImport({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
+    .get("/contacts/imports/:id", async ({ auth, params }) => ({ data: await getImport({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
       scope: "contacts:read",
       params: IdParams,
       response: { 200: data(ContactImportModel), ...errors(403, 404) },
@@ -174,7 +174,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .post(
       "/contacts/imports/:id/cancel",
-      ({ auth, params, idem }) => idem.commit(200, () => cancelImport({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id })),
+      ({ auth, params, idem }) => idem.batch(200, () => cancelImport({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id })),
       {
         scope: "contacts:write",
         params: IdParams,
