@@ -221,6 +221,7 @@ export async function runImport({
     // No fsync per import transaction: see the NB! of the store's unsyncedCommits (why that is safe).
     store.unsyncedCommits(true);
     try {
+      // NB! Synchronous on purpose: a time-budgeted transaction of applyUpsert's synchronous rows (issue 35 keeps it).
       db.tx(() => {
         const at = now().getTime();
         const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back

@@ -43,10 +43,10 @@ export const contactsRoutes = (deps: Deps) => {
     .use(deps.guard)
     .get(
       "/contacts",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0];
-        const { rows, more } = listContacts({
+        const { rows, more } = await listContacts({
           db: deps.db,
           companyId: auth.companyId,
           limit,
