@@ -60,7 +60,7 @@ export function migrateCommand(args: string[]): void {
   }
 }
 
-export function companiesCommand(args: string[]): void {
+export function companiesCommand(args: string[]): void | Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "create") {
     const usage = "switchboard companies create --slug S --name N [--balance 10.000000] [--json]";
@@ -68,10 +68,10 @@ export function companiesCommand(args: string[]): void {
     const slug = required(values.slug, "--slug", usage);
     const name = required(values.name, "--name", usage);
     const balance = values.balance !== undefined ? amountArg(values.balance) : 0;
-    withDeps(values.config, (deps) => {
-      const company = deps.db.tx(() => {
+    return withDeps(values.config, async (deps) => {
+      const company = await deps.db.unit(async () => {
         const { company } = createCompany({ db: deps.db, now: deps.now, slug, name });
-        if (balance > 0) deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
+        if (balance > 0) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
         // Its sandbox accounts (configured before the company existed) ship hello_world now, not at the
         // running appliance's next restart.
         seedSandboxTemplates(deps);
@@ -82,14 +82,16 @@ export function companiesCommand(args: string[]): void {
     });
   } else if (sub === "list") {
     const { values } = parse(rest, { json: { type: "boolean" } }, "switchboard companies list [--json]");
-    withDeps(values.config, (deps) => {
-      const rows = listCompanies({ db: deps.db }).map((c) => ({
-        id: c.id,
-        slug: c.slug,
-        name: c.name,
-        balance: { amount: formatMicros(deps.ledger.balance(c.id)), unit: deps.config.billing.currency },
-        createdAt: c.createdAt.toISOString(),
-      }));
+    return withDeps(values.config, async (deps) => {
+      const rows = [];
+      for (const c of await listCompanies({ db: deps.db }))
+        rows.push({
+          id: c.id,
+          slug: c.slug,
+          name: c.name,
+          balance: { amount: formatMicros(await deps.ledger.balance(c.id)), unit: deps.config.billing.currency },
+          createdAt: c.createdAt.toISOString(),
+        });
       print(values.json, rows, rows.map((c) => `${c.slug}\t${c.id}\t${c.balance.amount} ${c.balance.unit}\t${c.name}`).join("\n") || "(no companies)");
     });
   } else throw new UsageError("usage: switchboard companies create|list");
@@ -145,7 +147,7 @@ export function keysCommand(args: string[]): void | Promise<void> {
   } else if (sub === "list") {
     const { values } = parse(rest, { company: { type: "string" }, json: { type: "boolean" } }, "switchboard keys list [--company SLUG] [--json]");
     return withDeps(values.config, async (deps) => {
-      const companies = new Map(listCompanies({ db: deps.db }).map((c) => [c.id, c.slug]));
+      const companies = new Map((await listCompanies({ db: deps.db })).map((c) => [c.id, c.slug]));
       const companyId = values.company ? companyBySlug(deps, values.company).id : undefined;
       const rows = (await listApiKeys({ db: deps.db, companyId })).map((k) => keyView(k, companies.get(k.companyId) ?? "?"));
       print(
@@ -186,7 +188,7 @@ function keyView(k: Awaited<ReturnType<typeof listApiKeys>>[number], company: st
   };
 }
 
-export function balanceCommand(args: string[]): void {
+export function balanceCommand(args: string[]): void | Promise<void> {
   const [sub, ...rest] = args;
   const usage = "switchboard balance credit --company SLUG --amount 25.000000 [--json]";
   if (sub !== "credit") throw new UsageError(`usage: ${usage}`);
@@ -194,9 +196,9 @@ export function balanceCommand(args: string[]): void {
   const slug = required(values.company, "--company", usage);
   const amount = amountArg(required(values.amount, "--amount", usage));
   if (amount <= 0) throw new UsageError("--amount must be greater than 0");
-  withDeps(values.config, (deps) => {
+  return withDeps(values.config, async (deps) => {
     const company = companyBySlug(deps, slug);
-    const entry = deps.ledger.credit({ companyId: company.id, amount, description: "operator credit" });
+    const entry = await deps.ledger.credit({ companyId: company.id, amount, description: "operator credit" });
     const out = {
       company: slug,
       entryId: entry.id,

@@ -109,7 +109,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
   const { company } = existing ? { company: existing } : createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;
-  if (balance > 0 && !existing) deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
+  if (balance > 0 && !existing) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
   const { key, apiKey } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
   wireModules(deps);
   const app = createApp(deps);

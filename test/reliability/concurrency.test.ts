@@ -24,7 +24,7 @@ test("overdraw: 40 parallel priced sends with balance for 5", async () => {
   await app.deps.queue.drain();
   const by: Record<number, number> = {};
   for (const r of res) by[r.status] = (by[r.status] ?? 0) + 1;
-  const balance = app.deps.ledger.balance(app.company.id);
+  const balance = await app.deps.ledger.balance(app.company.id);
   const charged = one("SELECT coalesce(sum(unit_price), 0) AS n FROM messages WHERE charged = 1 AND refunded = 0");
   const debits = -one("SELECT coalesce(sum(amount), 0) AS n FROM ledger_entries WHERE message_id IS NOT NULL");
   console.log(`overdraw: ${N} parallel sends, balance for 5 → ${JSON.stringify(by)}; balance after ${balance} µ; ledger ${debits} µ == charged ${charged} µ`);
@@ -34,7 +34,7 @@ test("overdraw: 40 parallel priced sends with balance for 5", async () => {
 });
 
 test("idempotency: 30 parallel duplicates of one key make one message", async () => {
-  app.deps.ledger.credit({ companyId: app.company.id, amount: 10_000_000, description: "more" });
+  await app.deps.ledger.credit({ companyId: app.company.id, amount: 10_000_000, description: "more" });
   const before = one("SELECT count(*) AS n FROM messages");
   const res = await Promise.all(
     Array.from({ length: 30 }, () =>

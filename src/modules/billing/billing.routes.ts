@@ -22,10 +22,10 @@ const LedgerEntryModel = named(
 export const billingRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Billing"] }).use(deps.guard).get(
     "/billing/ledger",
-    ({ auth, query }) => {
+    async ({ auth, query }) => {
       const limit = pageLimit(query.limit);
       const before = decodeCursor(query.cursor)?.[0] as string | undefined;
-      const rows = deps.ledger.list({ companyId: auth.companyId, limit: limit + 1, before });
+      const rows = await deps.ledger.list({ companyId: auth.companyId, limit: limit + 1, before });
       return toPage(
         rows,
         limit,

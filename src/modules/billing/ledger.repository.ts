@@ -35,7 +35,7 @@ export function createLedgerStore(db: Db) {
       insertRow(db, ledgerEntries, entry);
     },
     /** Newest first, keyset on id. */
-    entries({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): LedgerEntry[] {
+    async entries({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): Promise<LedgerEntry[]> {
       return db
         .select()
         .from(ledgerEntries)

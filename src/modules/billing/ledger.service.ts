@@ -25,6 +25,7 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     return cache.get(companyId, () => store.balance(companyId));
   }
 
+  /** NB! Synchronous: the one body of every balance change, also run inside synchronous status transactions. */
   function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
     // NB! No savepoint of its own: it throws before writing, and its callers' transactions undo the entry
     // when they roll back (the campaign engine, which catches a 402 and goes on, wraps the send in db.attempt).
@@ -45,22 +46,59 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
   }
 
   return {
-    balance,
-    credit({ companyId, amount, description = "credit" }: { companyId: string; amount: number; description?: string }) {
+    async balance(companyId: string): Promise<number> {
+      return balance(companyId);
+    },
+    /** In the caller's unit when there is one (the send path: one await per debit), else a unit of its own. */
+    async credit({ companyId, amount, description = "credit" }: { companyId: string; amount: number; description?: string }) {
       if (!Number.isSafeInteger(amount) || amount <= 0)
         throw new AppError("VALIDATION_FAILED", "amount must be positive", [{ pointer: "/amount", message: "must be > 0" }]);
-      return append(companyId, "credit", amount, description, null);
+      return db.join(() => append(companyId, "credit", amount, description, null));
     },
     /** Throws INSUFFICIENT_BALANCE (402) when the balance would go negative. */
-    debit({ companyId, amount, messageId, description }: { companyId: string; amount: number; messageId: string | null; description: string }) {
-      return append(companyId, "debit", -amount, description, messageId);
+    debit({
+      companyId,
+      amount,
+      messageId,
+      description,
+    }: {
+      companyId: string;
+      amount: number;
+      messageId: string | null;
+      description: string;
+    }): Promise<LedgerEntry> {
+      return db.join(() => append(companyId, "debit", -amount, description, messageId));
     },
-    refund({ companyId, amount, messageId, description }: { companyId: string; amount: number; messageId: string | null; description: string }) {
+    refund({
+      companyId,
+      amount,
+      messageId,
+      description,
+    }: {
+      companyId: string;
+      amount: number;
+      messageId: string | null;
+      description: string;
+    }): Promise<LedgerEntry> {
+      return db.join(() => append(companyId, "refund", amount, description, messageId));
+    },
+    /** NB! Synchronous: applyStatus's synchronous body refunds inside the queue's writes(), which cannot await. */
+    refundWithin({
+      companyId,
+      amount,
+      messageId,
+      description,
+    }: {
+      companyId: string;
+      amount: number;
+      messageId: string | null;
+      description: string;
+    }): LedgerEntry {
       return append(companyId, "refund", amount, description, messageId);
     },
     /** Newest first, keyset on id. */
-    list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): LedgerEntry[] {
-      return store.entries({ companyId, limit, before });
+    async list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): Promise<LedgerEntry[]> {
+      return await store.entries({ companyId, limit, before });
     },
   };
 }

@@ -498,7 +498,7 @@ describe("the engine", () => {
     expect(d).toMatchObject({ status: "paused", pauseReason: "INSUFFICIENT_BALANCE" });
     expect(d.stats.sent).toBe(10);
     expect(d.stats.pending).toBe(5);
-    app.deps.ledger.credit({ companyId: app.company.id, amount: 1_000_000 });
+    await app.deps.ledger.credit({ companyId: app.company.id, amount: 1_000_000 });
     expect((await app.request("POST", `/campaigns/${c.id}/resume`)).status).toBe(200);
     await app.deps.queue.drain();
     d = await get(c.id);

@@ -32,7 +32,7 @@ export function createCompaniesStore(db: Db) {
       db.insert(companies).values(company).run();
     },
     /** Every company, by slug. */
-    list(): Company[] {
+    async list(): Promise<Company[]> {
       return db.select().from(companies).orderBy(asc(companies.slug)).all();
     },
   };

@@ -7,6 +7,8 @@ import { companiesStore, type CompaniesStore, type Company } from "./companies.r
 export type { Company };
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+// NB! Synchronous: the CLI's `companies create` and `init` create a company, its credit and its seeded
+// templates in one synchronous transaction, and tests of every module create companies without awaiting.
 export function createCompany({ db, now, slug, name }: { db: Db; now: () => Date; slug: string; name: string }): { company: Company } {
   if (!SLUG.test(slug))
     throw new AppError("VALIDATION_FAILED", `slug "${slug}" must be lowercase letters, digits and dashes (max 63)`, [
@@ -20,11 +22,12 @@ export function createCompany({ db, now, slug, name }: { db: Db; now: () => Date
   return { company };
 }
 
-export function listCompanies({ db }: { db: Db }): Company[] {
-  return companiesStore(db).list();
+export async function listCompanies({ db }: { db: Db }): Promise<Company[]> {
+  return await companiesStore(db).list();
 }
 
 /** By slug (every inbound event and send resolves its account's company this way): cached like getCompany. */
+// NB! Synchronous: start-up seeding (seedSandboxTemplates) and social's companyIdOf resolve it without awaiting.
 const bySlug = new WeakMap<Db, ReturnType<typeof createReadCache<string, Company | undefined>>>();
 export function findCompanyBySlug({ db, slug }: { db: Db; slug: string }): Company | undefined {
   let cache = bySlug.get(db);
@@ -34,6 +37,7 @@ export function findCompanyBySlug({ db, slug }: { db: Db; slug: string }): Compa
   return found;
 }
 
+// NB! Synchronous: the API guard's per-request company lookup cannot await.
 // NB! Hot path (GET /me, every send): the store's prepared statement, looked up once per connection.
 // Companies are created by the CLI and never change afterwards, so they are cached per connection.
 const byIdStatements = new WeakMap<Db, { store: CompaniesStore; cache: ReturnType<typeof createReadCache<string, Company | undefined>> }>();

@@ -229,7 +229,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 let companies = 0;
-function population(people: Omit<Person, "id">[]): { companyId: string; people: Person[] } {
+async function population(people: Omit<Person, "id">[]): Promise<{ companyId: string; people: Person[] }> {
   const db = app.deps.db;
   const { company } = createCompany({ db, now: app.deps.now, slug: `filter-${++companies}`, name: "Filter" });
   const companyId = company.id;
@@ -240,7 +240,7 @@ function population(people: Omit<Person, "id">[]): { companyId: string; people: 
     ["renewal", "date"],
     ["note", "text"],
   ] as const)
-    createCustomField({ db, now: app.deps.now, companyId, input: { key, label: key, type, ...(options ? { options: [...options] } : {}) } });
+    await createCustomField({ db, now: app.deps.now, companyId, input: { key, label: key, type, ...(options ? { options: [...options] } : {}) } });
   const sql = db.$client;
   const tagIds = Object.fromEntries(TAGS.map((t) => [t, newId()]));
   db.tx(() => {
@@ -285,7 +285,7 @@ test("property: the compiled filter selects the same contacts as a brute-force e
   let notAll = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(personArb, { minLength: 5, maxLength: 30 }), fc.array(filterArb, { minLength: 8, maxLength: 12 }), async (people, filters) => {
-      const { companyId, people: stored } = population(people);
+      const { companyId, people: stored } = await population(people);
       const db = app.deps.db;
       const live = stored.filter((p) => !p.deleted);
       for (const filter of filters) {

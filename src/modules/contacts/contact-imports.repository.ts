@@ -42,7 +42,7 @@ export function createImportsStore(db: Db) {
   const onSqlite = db.engine === "sqlite";
 
   return {
-    insertImport(i: { id: string; companyId: string; format: ImportFormat; filePath: string; bytes: number; at: number }): void {
+    async insertImport(i: { id: string; companyId: string; format: ImportFormat; filePath: string; bytes: number; at: number }): Promise<void> {
       sqlite
         .query(`INSERT INTO contact_imports (id, company_id, format, status, file_path, bytes, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)`)
         .run(i.id, i.companyId, i.format, i.filePath, i.bytes, i.at);
@@ -52,16 +52,16 @@ export function createImportsStore(db: Db) {
       return (sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(id) as ImportRow | null) ?? undefined;
     },
 
-    importOfCompany(companyId: string, id: string): ImportRow | undefined {
+    async importOfCompany(companyId: string, id: string): Promise<ImportRow | undefined> {
       return (sqlite.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as ImportRow | null) ?? undefined;
     },
 
-    importErrors(id: string): ImportError[] {
+    async importErrors(id: string): Promise<ImportError[]> {
       return sqlite.query(importErrors).all(id) as ImportError[];
     },
 
     /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7). */
-    listImports(companyId: string, before: string | undefined, limit: number): ImportRow[] {
+    async listImports(companyId: string, before: string | undefined, limit: number): Promise<ImportRow[]> {
       return sqlite
         .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
         .all(companyId, before ?? null, limit) as ImportRow[];
@@ -101,7 +101,7 @@ export function createImportsStore(db: Db) {
       sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ? AND status = 'running'`).run(at, id);
     },
 
-    markCancelled(id: string, at: number): void {
+    async markCancelled(id: string, at: number): Promise<void> {
       sqlite.query(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(at, id);
     },
 

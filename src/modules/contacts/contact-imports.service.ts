@@ -52,7 +52,7 @@ export async function spoolImport({ dataDir, body, format }: { dataDir: string; 
   return { id, filePath, bytes };
 }
 
-export function createImport({
+export async function createImport({
   db,
   queue,
   now,
@@ -70,12 +70,12 @@ export function createImport({
   format: ImportFormat;
   filePath: string;
   bytes: number;
-}): ContactImport {
+}): Promise<ContactImport> {
   const store = importsStore(db);
-  return db.tx(() => {
-    store.insertImport({ id, companyId, format, filePath, bytes, at: now().getTime() });
+  return await db.join(async () => {
+    await store.insertImport({ id, companyId, format, filePath, bytes, at: now().getTime() });
     queue.enqueue({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
-    return getImport({ db, companyId, id });
+    return await getImport({ db, companyId, id });
   });
 }
 
@@ -120,23 +120,31 @@ function toImport(r: ImportRow, errors: ContactImport["errors"]): ContactImport 
   };
 }
 
-export function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): ContactImport {
+export async function getImport({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<ContactImport> {
   const store = importsStore(db);
-  const r = store.importOfCompany(companyId, id);
+  const r = await store.importOfCompany(companyId, id);
   if (!r) throw notFound("Import");
-  return toImport(r, store.importErrors(id));
+  return toImport(r, await store.importErrors(id));
 }
 
 export type ContactImportSummary = Omit<ContactImport, "errors" | "errorsTruncated">;
 
 /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7), without per-row errors. */
-export function listImports({ db, companyId, limit, before }: { db: Db; companyId: string; limit: number; before?: string }): ContactImportSummary[] {
-  return importsStore(db)
-    .listImports(companyId, before, limit)
-    .map((r) => {
-      const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
-      return summary;
-    });
+export async function listImports({
+  db,
+  companyId,
+  limit,
+  before,
+}: {
+  db: Db;
+  companyId: string;
+  limit: number;
+  before?: string;
+}): Promise<ContactImportSummary[]> {
+  return (await importsStore(db).listImports(companyId, before, limit)).map((r) => {
+    const { errors: _errors, errorsTruncated: _truncated, ...summary } = toImport(r, []);
+    return summary;
+  });
 }
 
 // ------------------------------------------------------------------------------------------ the job
@@ -213,6 +221,7 @@ export async function runImport({
     // No fsync per import transaction: see the NB! of the store's unsyncedCommits (why that is safe).
     store.unsyncedCommits(true);
     try {
+      // NB! Synchronous on purpose: a time-budgeted transaction of applyUpsert's synchronous rows (issue 35 keeps it).
       db.tx(() => {
         const at = now().getTime();
         const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
@@ -311,13 +320,13 @@ class ImportCancelled extends Error {}
  * POST /contacts/imports/{id}/cancel: a queued or running import stops before its next transaction (rows
  * already written stay); 409 CONFLICT once it has ended.
  */
-export function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): ContactImport {
-  return db.tx(() => {
-    const current = getImport({ db, companyId, id });
+export async function cancelImport({ db, now, companyId, id }: { db: Db; now: () => Date; companyId: string; id: string }): Promise<ContactImport> {
+  return await db.join(async () => {
+    const current = await getImport({ db, companyId, id });
     if (current.status !== "queued" && current.status !== "running")
       throw new AppError("CONFLICT", `The import has already ended (${current.status})`, [{ pointer: "/", message: `status is ${current.status}` }]);
-    importsStore(db).markCancelled(id, now().getTime());
-    return getImport({ db, companyId, id });
+    await importsStore(db).markCancelled(id, now().getTime());
+    return await getImport({ db, companyId, id });
   });
 }
 

@@ -24,7 +24,7 @@ test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE === "postgres")(
       const store = createContactsStore(db);
       for (const tagIds of [["t1"], ["t1", "t2"]]) {
         seen.length = 0;
-        store.listPage({ companyId: app.company.id, tagIds, tagMatch: "all", limit: 50, before: "0193ffff-0000-7000-8000-000000000000" });
+        await store.listPage({ companyId: app.company.id, tagIds, tagMatch: "all", limit: 50, before: "0193ffff-0000-7000-8000-000000000000" });
         const statement = seen.find((t) => t.includes("FROM contact_tags t0"))!;
         const explain = db.$client.prepare(`EXPLAIN QUERY PLAN ${statement}`);
         const plan = (explain.all() as { detail: string }[]).map((r) => r.detail);

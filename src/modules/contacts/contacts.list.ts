@@ -28,7 +28,7 @@ function parseTime(v: string | undefined, name: string, errors: DetailCollector)
   return t;
 }
 
-export function listContacts({
+export async function listContacts({
   db,
   companyId,
   filters,
@@ -40,7 +40,7 @@ export function listContacts({
   filters: ContactFilters;
   limit: number;
   before?: string;
-}): { rows: Contact[]; more: boolean } {
+}): Promise<{ rows: Contact[]; more: boolean }> {
   const errors = new DetailCollector();
   const createdAfter = parseTime(filters.createdAfter, "createdAfter", errors);
   const updatedAfter = parseTime(filters.updatedAfter, "updatedAfter", errors);
@@ -58,10 +58,10 @@ export function listContacts({
   const names = [...new Set((filters.tags ?? []).map((t) => t.trim()).filter(Boolean))];
   let tagIds: string[] = [];
   if (names.length) {
-    tagIds = tagsStore(db).tagIdsByName(companyId, names);
+    tagIds = await tagsStore(db).tagIdsByName(companyId, names);
     if (!tagIds.length || (filters.tagMatch === "all" && tagIds.length < names.length)) return { rows: [], more: false };
   }
-  const rows = contactsStore(db).listPage({
+  const rows = await contactsStore(db).listPage({
     companyId,
     tagIds,
     tagMatch: filters.tagMatch,

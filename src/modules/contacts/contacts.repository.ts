@@ -355,7 +355,7 @@ function contactsStoreOn(db: Db) {
      * — walking one tag's contacts newest first and stopping after `limit + 1` — so its cost does not grow with
      * the number of contacts in the company.
      */
-    listPage(f: ContactListQuery): ContactRow[] {
+    async listPage(f: ContactListQuery): Promise<ContactRow[]> {
       const where: string[] = ["c.company_id = ?", "c.deleted_at IS NULL"];
       const args: (string | number)[] = [f.companyId];
       let from = "contacts c";

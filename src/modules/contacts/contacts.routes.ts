@@ -43,10 +43,10 @@ export const contactsRoutes = (deps: Deps) => {
     .use(deps.guard)
     .get(
       "/contacts",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0];
-        const { rows, more } = listContacts({
+        const { rows, more } = await listContacts({
           db: deps.db,
           companyId: auth.companyId,
           limit,
@@ -76,8 +76,8 @@ export const contactsRoutes = (deps: Deps) => {
       ({ auth, body, idem }) =>
         // The status (200/201) is known only after the upsert: run it and the idempotency record in one
         // group-committed transaction (idem.commit nests as a savepoint; one fsync for concurrent upserts).
-        deps.db.batch(() => {
-          const r = upsertContact({ ...w, companyId: auth.companyId, input: body });
+        deps.db.unit(async () => {
+          const r = await upsertContact({ ...w, companyId: auth.companyId, input: body });
           return idem.commit(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
         }),
       {
@@ -116,7 +116,7 @@ export const contactsRoutes = (deps: Deps) => {
       async ({ auth, request, idem }) => {
         const format = importFormat(request.headers.get("content-type"));
         const spooled = await spoolImport({ dataDir: deps.config.storage.data_dir, body: request.body, format });
-        return idem.commit(202, () => createImport({ db: deps.db, queue: deps.queue, now: deps.now, companyId: auth.companyId, format, ...spooled }));
+        return idem.batch(202, () => createImport({ db: deps.db, queue: deps.queue, now: deps.now, companyId: auth.companyId, format, ...spooled }));
       },
       {
         scope: "contacts:write",
@@ -148,10 +148,10 @@ export const contactsRoutes = (deps: Deps) => {
     )
     .get(
       "/contacts/imports",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const before = decodeCursor(query.cursor)?.[0];
-        const rows = listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
+        const rows = await listImports({ db: deps.db, companyId: auth.companyId, limit: limit + 1, before: typeof before === "string" ? before : undefined });
         return toPage(
           rows,
           limit,
@@ -166,7 +166,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Imports, newest first (without per-row errors: see GET /contacts/imports/{id})", operationId: "listContactImports" },
       },
     )
-    .get("/contacts/imports/:id", ({ auth, params }) => ({ data: getImport({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
+    .get("/contacts/imports/:id", async ({ auth, params }) => ({ data: await getImport({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
       scope: "contacts:read",
       params: IdParams,
       response: { 200: data(ContactImportModel), ...errors(403, 404) },
@@ -174,7 +174,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .post(
       "/contacts/imports/:id/cancel",
-      ({ auth, params, idem }) => idem.commit(200, () => cancelImport({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id })),
+      ({ auth, params, idem }) => idem.batch(200, () => cancelImport({ db: deps.db, now: deps.now, companyId: auth.companyId, id: params.id })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -190,7 +190,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .patch(
       "/contacts/:id",
-      ({ auth, params, body, idem }) => idem.commit(200, () => patchContact({ ...w, companyId: auth.companyId, id: params.id, input: body })),
+      ({ auth, params, body, idem }) => idem.batch(200, () => patchContact({ ...w, companyId: auth.companyId, id: params.id, input: body })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -199,7 +199,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Update a contact (absent = unchanged, null = cleared; identities and tags replace)", operationId: "updateContact" },
       },
     )
-    .delete("/contacts/:id", ({ auth, params, idem }) => idem.commit(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })), {
+    .delete("/contacts/:id", ({ auth, params, idem }) => idem.batch(200, () => deleteContact({ ...w, companyId: auth.companyId, id: params.id })), {
       scope: "contacts:write",
       params: IdParams,
       response: { 200: data(t.Object({ id: t.String(), deleted: t.Literal(true) })), ...errors(403, 404) },
@@ -207,7 +207,7 @@ export const contactsRoutes = (deps: Deps) => {
     })
     .post(
       "/contacts/:id/tags",
-      ({ auth, params, body, idem }) => idem.commit(200, () => addTags({ ...w, companyId: auth.companyId, id: params.id, tags: body.tags })),
+      ({ auth, params, body, idem }) => idem.batch(200, () => addTags({ ...w, companyId: auth.companyId, id: params.id, tags: body.tags })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -218,7 +218,7 @@ export const contactsRoutes = (deps: Deps) => {
     )
     .delete(
       "/contacts/:id/tags/:tagName",
-      ({ auth, params, idem }) => idem.commit(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
+      ({ auth, params, idem }) => idem.batch(200, () => removeTag({ ...w, companyId: auth.companyId, id: params.id, tagName: params.tagName })), // NB! Elysia has decoded it; decoding again broke "50%off" (500) and "%2520"
       {
         scope: "contacts:write",
         params: t.Object({ id: t.String(), tagName: t.String() }),
@@ -249,7 +249,7 @@ export const contactsRoutes = (deps: Deps) => {
     .post(
       "/contacts/:id/opt-out",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_out" })),
+        idem.batch(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_out" })),
       {
         scope: "contacts:write",
         params: IdParams,
@@ -261,7 +261,7 @@ export const contactsRoutes = (deps: Deps) => {
     .post(
       "/contacts/:id/opt-in",
       ({ auth, params, body, idem }) =>
-        idem.commit(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_in" })),
+        idem.batch(200, () => changeConsent({ ...w, companyId: auth.companyId, id: params.id, channels: body.channels, status: "opted_in" })),
       {
         scope: "contacts:write",
         params: IdParams,

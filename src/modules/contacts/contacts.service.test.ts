@@ -54,54 +54,54 @@ describe("normaliseIdentity", () => {
   });
 });
 
-describe("find / create by identity", () => {
-  test("creates once, then finds (also with a differently formatted value)", () => {
-    const a = findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "+4915111111111", displayName: "Ann Lee", create: true })!;
+describe("find / create by identity", async () => {
+  test("creates once, then finds (also with a differently formatted value)", async () => {
+    const a = (await findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "+4915111111111", displayName: "Ann Lee", create: true }))!;
     expect(a.created).toBe(true);
     expect(a.contact.firstName).toBe("Ann");
     expect(a.contact.lastName).toBe("Lee");
-    const b = findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "49 151 11111111", create: true })!;
+    const b = (await findOrCreateContactByIdentity({ ...w, channel: "whatsapp", value: "49 151 11111111", create: true }))!;
     expect(b.created).toBe(false);
     expect(b.contact.id).toBe(a.contact.id);
-    expect(findContactByIdentity({ ...w, channel: "whatsapp", value: "004915111111111".replace(/^00/, "+") })?.id).toBe(a.contact.id);
-    expect(identityOf({ ...w, contactId: a.contact.id, channel: "whatsapp" })?.value).toBe("+4915111111111");
+    expect((await findContactByIdentity({ ...w, channel: "whatsapp", value: "004915111111111".replace(/^00/, "+") }))?.id).toBe(a.contact.id);
+    expect((await identityOf({ ...w, contactId: a.contact.id, channel: "whatsapp" }))?.value).toBe("+4915111111111");
   });
-  test("create=false returns null for an unknown identity", () => {
-    expect(findOrCreateContactByIdentity({ ...w, channel: "email", value: "nobody@example.com", create: false })).toBeNull();
+  test("create=false returns null for an unknown identity", async () => {
+    expect(await findOrCreateContactByIdentity({ ...w, channel: "email", value: "nobody@example.com", create: false })).toBeNull();
   });
-  test("an inbound sender with a username resolves the pending @username identity", () => {
-    const { contact } = upsertContact({ ...w, input: { identities: [{ channel: "instagram", value: "@Carla" }], firstName: "Carla" } });
+  test("an inbound sender with a username resolves the pending @username identity", async () => {
+    const { contact } = await upsertContact({ ...w, input: { identities: [{ channel: "instagram", value: "@Carla" }], firstName: "Carla" } });
     expect(contact.identities[0]).toEqual({ channel: "instagram", value: "@carla", status: "pending" });
-    expect(findContactByIdentity({ ...w, channel: "instagram", value: "@carla" })?.id).toBe(contact.id);
-    const r = findOrCreateContactByIdentity({ ...w, channel: "instagram", value: "17841400000000001", username: "carla", create: true })!;
+    expect((await findContactByIdentity({ ...w, channel: "instagram", value: "@carla" }))?.id).toBe(contact.id);
+    const r = (await findOrCreateContactByIdentity({ ...w, channel: "instagram", value: "17841400000000001", username: "carla", create: true }))!;
     expect(r.created).toBe(false);
     expect(r.contact.id).toBe(contact.id);
     expect(r.identity).toMatchObject({ value: "17841400000000001", status: "verified" });
     expect(getContact({ ...w, id: contact.id }).identities).toEqual([{ channel: "instagram", value: "17841400000000001", status: "verified" }]);
   });
-  test("usable inside an outer transaction that rolls back", () => {
-    expect(() =>
-      w.db.tx(() => {
-        findOrCreateContactByIdentity({ ...w, channel: "telegram", value: "999", create: true });
+  test("usable inside an outer transaction that rolls back", async () => {
+    await expect(
+      w.db.unit(async () => {
+        await findOrCreateContactByIdentity({ ...w, channel: "telegram", value: "999", create: true });
         throw new Error("outer failure");
       }),
-    ).toThrow("outer failure");
-    expect(findContactByIdentity({ ...w, channel: "telegram", value: "999" })).toBeUndefined();
+    ).rejects.toThrow("outer failure");
+    expect(await findContactByIdentity({ ...w, channel: "telegram", value: "999" })).toBeUndefined();
   });
   test("getContact of an unknown id is 404", () => {
     expect(() => getContact({ ...w, id: "00000000-0000-7000-8000-000000000000" })).toThrow("Contact not found");
   });
 });
 
-describe("consent", () => {
-  test("unknown → opted_in → opted_out with history and events; repeats are no-ops", () => {
-    const { contact } = upsertContact({ ...w, input: { identities: [{ channel: "telegram", value: "4242" }] } });
-    expect(getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("unknown");
+describe("consent", async () => {
+  test("unknown → opted_in → opted_out with history and events; repeats are no-ops", async () => {
+    const { contact } = await upsertContact({ ...w, input: { identities: [{ channel: "telegram", value: "4242" }] } });
+    expect(await getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("unknown");
     const before = eventTypes().length;
-    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
-    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
-    setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_out", source: "provider" });
-    expect(getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("opted_out");
+    await setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
+    await setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_in", source: "api" });
+    await setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_out", source: "provider" });
+    expect(await getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("opted_out");
     expect(eventTypes().slice(before)).toEqual(["contact.opted_in", "contact.opted_out"]);
     const history = app.deps.db.$client.query("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
     expect(history).toEqual([

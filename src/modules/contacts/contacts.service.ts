@@ -1,9 +1,10 @@
 /**
  * Contacts: identities, consent, tags, custom fields — the rules, no HTTP.
  *
- * Contract for other modules (messaging calls these inside its own `db.tx`; all are synchronous):
- *   normaliseIdentity, findContactByIdentity, getContact, findOrCreateContactByIdentity,
- *   getConsent, setConsent, identityOf.
+ * Contract for other modules (issue 35's asynchronous store contract: the writes join the caller's unit):
+ *   normaliseIdentity (synchronous), findContactByIdentity, getContact (synchronous, NB!),
+ *   findOrCreateContactByIdentity, contactSendFacts, getConsent, setConsent (setConsentWithin: synchronous),
+ *   identityOf.
  *
  * Invariants:
  * - One contact per (company, channel, normalised value): the unique index on contact_identities.
@@ -90,7 +91,7 @@ function requireContact(st: Stores, companyId: string, id: string): ContactRow {
 // ------------------------------------------------------------------------------------------ contract
 
 /** The contact owning this identity (value normalised first; a pending `@username` matches too). */
-export function findContactByIdentity({
+export async function findContactByIdentity({
   db,
   companyId,
   channel,
@@ -100,22 +101,33 @@ export function findContactByIdentity({
   companyId: string;
   channel: string;
   value: string;
-}): ContactRow | undefined {
+}): Promise<ContactRow | undefined> {
   const n = tryNormaliseIdentity(channel, value);
   if ("error" in n) return undefined;
   const store = contactsStore(db);
-  const identity = store.identityByValue(companyId, channel, n.value);
-  return identity ? store.contactById(companyId, identity.contactId) : undefined;
+  const identity = await store.identityByValue(companyId, channel, n.value);
+  return identity ? await store.contactById(companyId, identity.contactId) : undefined;
 }
 
 /** The Contact API shape; 404 NOT_FOUND for unknown, foreign or deleted ids. */
+// NB! Synchronous: conversations, pipeline, sources and unsubscribe check a contact inside their synchronous bodies.
 export function getContact({ db, companyId, id }: { db: Db; companyId: string; id: string }): Contact {
   return shapeOf(storesOf(db), companyId, id);
 }
 
 /** The identity to address a contact on a channel (verified before pending). */
-export function identityOf({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): IdentityRow | undefined {
-  const i = contactsStore(db).identityOfContact(contactId, channel);
+export async function identityOf({
+  db,
+  companyId,
+  contactId,
+  channel,
+}: {
+  db: Db;
+  companyId: string;
+  contactId: string;
+  channel: string;
+}): Promise<IdentityRow | undefined> {
+  const i = await contactsStore(db).identityOfContact(contactId, channel);
   return i && i.companyId === companyId ? i : undefined;
 }
 
@@ -123,7 +135,7 @@ export function identityOf({ db, companyId, contactId, channel }: { db: Db; comp
  * The facts a send is decided on (channels/channel.eligibility.ts) for one contact: its identity on the
  * channel (verified before pending), blocked, consent there. Undefined for unknown, foreign or deleted ids.
  */
-export function contactSendFacts({
+export async function contactSendFacts({
   db,
   companyId,
   contactId,
@@ -139,12 +151,12 @@ export function contactSendFacts({
   contact?: { id: string; companyId: string; blocked: boolean };
   /** The identity the caller addresses (found by its value in this transaction): the one the facts are about. */
   identity?: IdentityRow;
-}): { identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined {
+}): Promise<{ identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined> {
   const store = contactsStore(db);
-  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : store.contactById(companyId, contactId);
+  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : await store.contactById(companyId, contactId);
   if (!c) return undefined;
-  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : store.identityOfContact(contactId, channel);
-  return { identity: addressed, blocked: c.blocked, consent: store.consentOf(contactId, channel)?.status ?? "unknown" };
+  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : await store.identityOfContact(contactId, channel);
+  return { identity: addressed, blocked: c.blocked, consent: (await store.consentOf(contactId, channel))?.status ?? "unknown" };
 }
 
 /**
@@ -155,7 +167,7 @@ export function contactSendFacts({
  * a contact that has none. Returns null only when not found and `create` is false.
  * NB! Throws 422 VALIDATION_FAILED (pointer `/value`) for a value that cannot be normalised.
  */
-export function findOrCreateContactByIdentity({
+export async function findOrCreateContactByIdentity({
   db,
   events,
   now,
@@ -172,12 +184,12 @@ export function findOrCreateContactByIdentity({
   displayName?: string | null;
   username?: string | null;
   create: boolean;
-}): { contact: ContactRow; identity: IdentityRow; created: boolean } | null {
+}): Promise<{ contact: ContactRow; identity: IdentityRow; created: boolean } | null> {
   const n = normaliseIdentity({ channel, value });
   const st = storesOf(db);
   const store = st.contacts;
-  // Callers let a throw reach their own tx (resolveRecipient rethrows it with another pointer).
-  return db.within(() => {
+  // Callers let a throw reach their own unit (resolveRecipient rethrows it with another pointer).
+  return await db.join(() => {
     const at = now().getTime();
     let identity = store.identityByValue(companyId, channel, n.value);
     if (!identity && username) {
@@ -221,11 +233,21 @@ function fillNames(store: ContactsStore, contactId: string, displayName: string 
   return store.fillNames(contactId, firstName, lastName, at);
 }
 
-export function getConsent({ db, companyId, contactId, channel }: { db: Db; companyId: string; contactId: string; channel: string }): ConsentStatus {
+export async function getConsent({
+  db,
+  companyId,
+  contactId,
+  channel,
+}: {
+  db: Db;
+  companyId: string;
+  contactId: string;
+  channel: string;
+}): Promise<ConsentStatus> {
   const store = contactsStore(db);
-  const c = store.consentOf(contactId, channel);
+  const c = await store.consentOf(contactId, channel);
   if (!c) return "unknown";
-  return store.companyOf(contactId) === companyId ? c.status : "unknown";
+  return (await store.companyOf(contactId)) === companyId ? c.status : "unknown";
 }
 
 /**
@@ -233,7 +255,14 @@ export function getConsent({ db, companyId, contactId, channel }: { db: Db; comp
  * (`{contact, channel, source}`) per channel whose status actually changes. Unchanged channels are no-ops.
  * Does not check that the contact has an identity on the channel (the API's opt-in/out routes do).
  */
-export function setConsent({
+export async function setConsent(
+  input: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
+): Promise<void> {
+  await input.db.join(() => setConsentWithin(input));
+}
+
+/** NB! Synchronous: applyStatus's synchronous body (USER_BLOCKED) runs inside the queue's writes(), which cannot await. */
+export function setConsentWithin({
   db,
   events,
   now,
@@ -244,7 +273,7 @@ export function setConsent({
   source,
 }: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource }): void {
   const st = storesOf(db);
-  db.tx(() => {
+  db.within(() => {
     requireContact(st, companyId, contactId);
     const at = now().getTime();
     const changed = applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
@@ -361,16 +390,17 @@ function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
  * false), otherwise one is created (201); missing tags are created; identities of two different contacts
  * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
  */
-export function upsertContact({
+export async function upsertContact({
   db,
   events,
   now,
   companyId,
   input,
   options = {},
-}: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): UpsertResult {
-  const checked = checkUpsert(input, options.defs ?? customFieldsStore(db).customFieldDefs(companyId));
-  return db.tx(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
+}: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): Promise<UpsertResult> {
+  const checked = checkUpsert(input, options.defs ?? (await customFieldsStore(db).customFieldDefs(companyId)));
+  // NB! applyUpsert stays synchronous: an import applies its rows with it inside one synchronous transaction.
+  return await db.join(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
 }
 
 /**
@@ -504,17 +534,24 @@ const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? 
 // ------------------------------------------------------------------------------------------ patch / delete
 
 /** PATCH /contacts/{id}: absent = unchanged, null = cleared; `identities` and `tags` replace the sets. */
-export function patchContact({ db, events, now, companyId, id, input }: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Contact {
+export async function patchContact({
+  db,
+  events,
+  now,
+  companyId,
+  id,
+  input,
+}: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Promise<Contact> {
   const st = storesOf(db);
   const store = st.contacts;
   requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const identities = input.identities && checkIdentities(input.identities, errors);
   const tagNames = checkTags(input.tags, errors);
-  const fields = checkCustomFields(input.customFields, customFieldsStore(db).customFieldDefs(companyId), errors);
+  const fields = checkCustomFields(input.customFields, await customFieldsStore(db).customFieldDefs(companyId), errors);
   errors.throwIfAny();
 
-  return db.tx(() => {
+  return await db.join(() => {
     const at = now().getTime();
     const row = requireContact(st, companyId, id);
     let changed = false;
@@ -564,9 +601,9 @@ export function patchContact({ db, events, now, companyId, id, input }: WriteDep
 }
 
 /** DELETE: erases personal data, identities, tags and consent; the id stays as a tombstone (404 from now on). */
-export function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): { id: string; deleted: true } {
+export async function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
   const st = storesOf(db);
-  return db.tx(() => {
+  return await db.join(() => {
     const row = requireContact(st, companyId, id);
     const at = now().getTime();
     st.contacts.eraseContact(id, at);
@@ -591,13 +628,13 @@ export function deleteContact({ db, events, now, companyId, id }: WriteDeps & { 
 
 // ------------------------------------------------------------------------------------------ tags, consent routes
 
-export function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Contact {
+export async function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Promise<Contact> {
   const st = storesOf(db);
   requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const names = checkTags(tags, errors)!;
   errors.throwIfAny();
-  return db.tx(() => {
+  return await db.join(() => {
     const at = now().getTime();
     if (st.tags.addContactTags(id, st.tags.ensureTags(companyId, names, at), at) > 0) {
       st.contacts.touchContact(id, at);
@@ -610,9 +647,9 @@ export function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { 
 }
 
 /** Removes a tag from a contact; 404 for an unknown tag name, a no-op when the contact does not carry it. */
-export function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Contact {
+export async function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Promise<Contact> {
   const st = storesOf(db);
-  return db.tx(() => {
+  return await db.join(() => {
     requireContact(st, companyId, id);
     const tag = st.tags.tagByName(companyId, tagName.trim());
     if (!tag) throw notFound("Tag");
@@ -627,7 +664,7 @@ export function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps
 }
 
 /** POST /contacts/{id}/opt-in|opt-out: each channel must be one the contact has an identity on (else 422). */
-export function changeConsent({
+export async function changeConsent({
   db,
   events,
   now,
@@ -635,9 +672,9 @@ export function changeConsent({
   id,
   channels,
   status,
-}: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Contact {
+}: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Promise<Contact> {
   const st = storesOf(db);
-  return db.tx(() => {
+  return await db.join(() => {
     requireContact(st, companyId, id);
     const have = new Set(st.contacts.identitiesOf([id]).map((i) => i.channel));
     const errors = new DetailCollector();
@@ -645,7 +682,7 @@ export function changeConsent({
       if (!have.has(c)) errors.add(`/channels/${i}`, `the contact has no ${c} identity`);
     });
     errors.throwIfAny();
-    setConsent({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
+    setConsentWithin({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
     return shapeOf(st, companyId, id);
   });
 }

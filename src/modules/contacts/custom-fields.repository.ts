@@ -22,7 +22,7 @@ export function createCustomFieldsStore(db: Db) {
       return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
     },
 
-    insertCustomField(companyId: string, def: CustomFieldDef): void {
+    async insertCustomField(companyId: string, def: CustomFieldDef): Promise<void> {
       sqlite
         .query(`INSERT INTO custom_fields (id, company_id, key, label, type, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
         .run(def.id, companyId, def.key, def.label, def.type, def.options ? JSON.stringify(def.options) : null, def.createdAt);

@@ -39,11 +39,12 @@ export interface CustomField {
 
 const toApi = (d: CustomFieldDef): CustomField => ({ ...d, createdAt: new Date(d.createdAt).toISOString() });
 
-export function listCustomFields({ db, companyId }: { db: Db; companyId: string }): CustomField[] {
-  return [...customFieldsStore(db).customFieldDefs(companyId).values()].map(toApi);
+export async function listCustomFields({ db, companyId }: { db: Db; companyId: string }): Promise<CustomField[]> {
+  return [...(await customFieldsStore(db).customFieldDefs(companyId)).values()].map(toApi);
 }
 
-export function createCustomField({
+/** In the caller's unit (the route's idem.batch), else a unit of its own. */
+export async function createCustomField({
   db,
   now,
   companyId,
@@ -53,7 +54,7 @@ export function createCustomField({
   now: () => Date;
   companyId: string;
   input: { key: string; label: string; type: CustomFieldType; options?: string[] };
-}): CustomField {
+}): Promise<CustomField> {
   const errors = new DetailCollector();
   if (!KEY.test(input.key)) errors.add("/key", "must match ^[a-z][a-z0-9_]{0,63}$");
   if (!input.label.trim()) errors.add("/label", "must not be blank");
@@ -63,8 +64,8 @@ export function createCustomField({
   } else if (input.options !== undefined) errors.add("/options", "only select fields have options");
   errors.throwIfAny();
   const store = customFieldsStore(db);
-  return db.tx(() => {
-    if (store.customFieldDefs(companyId).has(input.key))
+  return await db.join(async () => {
+    if ((await store.customFieldDefs(companyId)).has(input.key))
       throw new AppError("CONFLICT", `A custom field with key ${input.key} exists`, [{ pointer: "/key", message: "already exists" }]);
     const def: CustomFieldDef = {
       id: newId(),
@@ -74,7 +75,7 @@ export function createCustomField({
       options: input.type === "select" ? input.options! : null,
       createdAt: now().getTime(),
     };
-    store.insertCustomField(companyId, def);
+    await store.insertCustomField(companyId, def);
     return toApi(def);
   });
 }

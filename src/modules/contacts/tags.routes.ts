@@ -11,10 +11,10 @@ export const tagsRoutes = (deps: Deps) =>
     .use(deps.guard)
     .get(
       "/tags",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const limit = pageLimit(query.limit);
         const after = decodeCursor(query.cursor)?.[0];
-        const rows = listTags({ db: deps.db, companyId: auth.companyId, limit: limit + 1, after: typeof after === "string" ? after : undefined });
+        const rows = await listTags({ db: deps.db, companyId: auth.companyId, limit: limit + 1, after: typeof after === "string" ? after : undefined });
         const more = rows.length > limit;
         const page = more ? rows.slice(0, limit) : rows;
         return { data: page, page: { nextCursor: more ? encodeCursor([page[page.length - 1]!.name]) : null, limit } };
@@ -26,7 +26,7 @@ export const tagsRoutes = (deps: Deps) =>
         detail: { summary: "List tags by name with their contact counts", operationId: "listTags" },
       },
     )
-    .post("/tags", ({ auth, body, idem }) => idem.commit(201, () => createTag({ db: deps.db, now: deps.now, companyId: auth.companyId, name: body.name })), {
+    .post("/tags", ({ auth, body, idem }) => idem.batch(201, () => createTag({ db: deps.db, now: deps.now, companyId: auth.companyId, name: body.name })), {
       scope: "contacts:write",
       body: TagCreateBody,
       response: { 201: data(TagModel), ...errors(403, 409, 422) },
@@ -34,8 +34,8 @@ export const tagsRoutes = (deps: Deps) =>
     })
     .get(
       "/custom-fields",
-      ({ auth }) => {
-        const rows = listCustomFields({ db: deps.db, companyId: auth.companyId });
+      async ({ auth }) => {
+        const rows = await listCustomFields({ db: deps.db, companyId: auth.companyId });
         return { data: rows, page: { nextCursor: null, limit: rows.length } };
       },
       {
@@ -46,7 +46,7 @@ export const tagsRoutes = (deps: Deps) =>
     )
     .post(
       "/custom-fields",
-      ({ auth, body, idem }) => idem.commit(201, () => createCustomField({ db: deps.db, now: deps.now, companyId: auth.companyId, input: body })),
+      ({ auth, body, idem }) => idem.batch(201, () => createCustomField({ db: deps.db, now: deps.now, companyId: auth.companyId, input: body })),
       {
         scope: "contacts:write",
         body: CustomFieldCreateBody,

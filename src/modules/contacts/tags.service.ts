@@ -12,19 +12,21 @@ export interface Tag {
 }
 
 /** Tags by name ascending; `after` is the last name of the previous page. */
-export function listTags({ db, companyId, limit, after }: { db: Db; companyId: string; limit: number; after?: string }): Tag[] {
-  const rows = tagsStore(db).listTags(companyId, after ?? "", limit);
+export async function listTags({ db, companyId, limit, after }: { db: Db; companyId: string; limit: number; after?: string }): Promise<Tag[]> {
+  const rows = await tagsStore(db).listTags(companyId, after ?? "", limit);
   return rows.map((r) => ({ ...r, createdAt: new Date(r.createdAt).toISOString() }));
 }
 
-export function createTag({ db, now, companyId, name }: { db: Db; now: () => Date; companyId: string; name: string }): Tag {
+/** In the caller's unit (the route's idem.batch), else a unit of its own. */
+export async function createTag({ db, now, companyId, name }: { db: Db; now: () => Date; companyId: string; name: string }): Promise<Tag> {
   const trimmed = name.trim();
   if (!trimmed) new DetailCollector().add("/name", "must not be blank").throwIfAny();
   const store = tagsStore(db);
-  return db.tx(() => {
-    if (store.tagByName(companyId, trimmed)) throw new AppError("CONFLICT", `The tag ${trimmed} exists`, [{ pointer: "/name", message: "already exists" }]);
+  return await db.join(async () => {
+    if (await store.tagByName(companyId, trimmed))
+      throw new AppError("CONFLICT", `The tag ${trimmed} exists`, [{ pointer: "/name", message: "already exists" }]);
     const tag = { id: newId(), name: trimmed, createdAt: now().getTime() };
-    store.insertTag({ ...tag, companyId });
+    await store.insertTag({ ...tag, companyId });
     return { id: tag.id, name: tag.name, contactCount: 0, createdAt: new Date(tag.createdAt).toISOString() };
   });
 }

@@ -57,7 +57,7 @@ export const meRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/me",
     async ({ auth }) => {
-      const company = await getCompany({ db: deps.db, id: auth.companyId });
+      const company = getCompany({ db: deps.db, id: auth.companyId });
       return {
         data: {
           key: {
@@ -68,7 +68,12 @@ export const meRoutes = (deps: Deps) =>
             allowedIps: auth.allowedIps,
             expiresAt: auth.expiresAt?.toISOString() ?? null,
           },
-          company: { id: company.id, slug: company.slug, name: company.name, balance: money(deps.ledger.balance(company.id), deps.config.billing.currency) },
+          company: {
+            id: company.id,
+            slug: company.slug,
+            name: company.name,
+            balance: money(await deps.ledger.balance(company.id), deps.config.billing.currency),
+          },
           licensedModules: licensedModules(deps.license, auth.companySlug),
         },
       };

@@ -22,7 +22,7 @@ import { formatMicros, parseMicros } from "../../platform/money";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
-import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
+import { contactSendFacts, findOrCreateContactByIdentity, setConsentWithin } from "../contacts/contacts.service";
 import { getCompany } from "../companies/companies.service";
 import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
@@ -478,7 +478,7 @@ export async function sendVerdict(
     type: MessageType;
     purpose: "direct" | "campaign";
     /** The contact's send facts when the caller looked them up in this transaction. */
-    facts?: ReturnType<typeof contactSendFacts>;
+    facts?: Awaited<ReturnType<typeof contactSendFacts>>;
   },
 ) {
   facts ??= await contactSendFacts({ db: deps.db, companyId, contactId, channel });
@@ -797,7 +797,7 @@ export function applyStatus(
       });
       steps.push("failed");
       if (current.charged && !current.refunded && current.status === "queued") {
-        deps.ledger.refund({
+        deps.ledger.refundWithin({
           companyId: current.companyId,
           amount: current.unitPrice,
           messageId: current.id,
@@ -842,7 +842,7 @@ export function applyStatus(
     }
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
-      setConsent({
+      setConsentWithin({
         db,
         events,
         now,

@@ -543,15 +543,15 @@ describe("billing", () => {
     try {
       const { ledger } = a.deps;
       const companyId = a.company.id;
-      ledger.debit({ companyId, amount: 100_000, messageId: null, description: "kept" }); // 0.9 left
+      await ledger.debit({ companyId, amount: 100_000, messageId: null, description: "kept" }); // 0.9 left
       // A debit inside a transaction that rolls back afterwards (a group item that fails after its debit).
-      expect(() =>
-        a.deps.db.tx(() => {
-          ledger.debit({ companyId, amount: 300_000, messageId: null, description: "undone" });
+      await expect(
+        a.deps.db.unit(async () => {
+          await ledger.debit({ companyId, amount: 300_000, messageId: null, description: "undone" });
           throw new Error("later step failed");
         }),
-      ).toThrow("later step failed");
-      expect(ledger.debit({ companyId, amount: 100_000, messageId: null, description: "next" }).balanceAfter).toBe(800_000);
+      ).rejects.toThrow("later step failed");
+      expect((await ledger.debit({ companyId, amount: 100_000, messageId: null, description: "next" })).balanceAfter).toBe(800_000);
       // A credit committed by another connection (the `balance credit` CLI, another instance).
       const other = a.openConnection();
       try {
@@ -559,10 +559,12 @@ describe("billing", () => {
       } finally {
         other.close();
       }
-      expect(ledger.debit({ companyId, amount: 100_000, messageId: null, description: "after credit" }).balanceAfter).toBe(5_700_000);
+      expect((await ledger.debit({ companyId, amount: 100_000, messageId: null, description: "after credit" })).balanceAfter).toBe(5_700_000);
       // The debits in one group commit each start from the one before.
       const after = await Promise.all(
-        [1, 2, 3].map(() => a.deps.db.batch(() => ledger.debit({ companyId, amount: 1_000_000, messageId: null, description: "grouped" }).balanceAfter)),
+        [1, 2, 3].map(() =>
+          a.deps.db.batch(async () => (await ledger.debit({ companyId, amount: 1_000_000, messageId: null, description: "grouped" })).balanceAfter),
+        ),
       );
       expect(after).toEqual([4_700_000, 3_700_000, 2_700_000]);
       expect(await balanceOf(a)).toBe("2.700000");

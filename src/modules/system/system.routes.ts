@@ -50,6 +50,8 @@ export const systemRoutes = (deps: Deps) => {
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
       const companies = await listCompanies({ db: deps.db });
+      const balances: number[] = [];
+      for (const c of companies) balances.push(await deps.ledger.balance(c.id));
       const slugOf = new Map(companies.map((c) => [c.id, c.slug]));
       const bytes = databaseBytes({ db: deps.db, file: databasePath(deps.config) });
       const body = deps.metrics.render([
@@ -72,9 +74,9 @@ export const systemRoutes = (deps: Deps) => {
         {
           name: "switchboard_company_balance",
           help: "Balance per company in the billing currency (priced sends are refused at 0).",
-          samples: companies.map((c) => ({
+          samples: companies.map((c, i) => ({
             labels: { company: c.slug, currency: deps.config.billing.currency },
-            value: deps.ledger.balance(c.id) / 1_000_000,
+            value: balances[i]! / 1_000_000,
           })),
         },
         {
