@@ -35,5 +35,15 @@ function loadPretty(): typeof import("pino-pretty") | undefined {
   }
 }
 
+/** Writes out what the logger's asynchronous stream still holds, synchronously (before process.exit). */
+export function flushLogSync(log: Logger): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // A stream not open yet has nothing to write.
+  }
+}
+
 /** A logger that drops everything (tests, CLI one-shots). */
 export const silentLogger: Logger = pino({ level: "silent" });
