@@ -14,6 +14,9 @@ import { createLedgerStore, type LedgerEntry } from "./ledger.repository";
 export type { LedgerEntry };
 export type LedgerKind = "credit" | "debit" | "refund";
 
+/** A debit or refund of a message's price (messageId null: not tied to one message). */
+type MessageEntry = { companyId: string; amount: number; messageId: string | null; description: string };
+
 export function createLedger({ db, now }: { db: Db; now: () => Date }) {
   const store = createLedgerStore(db);
 
@@ -56,44 +59,14 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
       return db.join(() => append(companyId, "credit", amount, description, null));
     },
     /** Throws INSUFFICIENT_BALANCE (402) when the balance would go negative. */
-    debit({
-      companyId,
-      amount,
-      messageId,
-      description,
-    }: {
-      companyId: string;
-      amount: number;
-      messageId: string | null;
-      description: string;
-    }): Promise<LedgerEntry> {
+    debit({ companyId, amount, messageId, description }: MessageEntry): Promise<LedgerEntry> {
       return db.join(() => append(companyId, "debit", -amount, description, messageId));
     },
-    refund({
-      companyId,
-      amount,
-      messageId,
-      description,
-    }: {
-      companyId: string;
-      amount: number;
-      messageId: string | null;
-      description: string;
-    }): Promise<LedgerEntry> {
+    refund({ companyId, amount, messageId, description }: MessageEntry): Promise<LedgerEntry> {
       return db.join(() => append(companyId, "refund", amount, description, messageId));
     },
     /** NB! Synchronous: applyStatus's synchronous body refunds inside the queue's writes(), which cannot await. */
-    refundWithin({
-      companyId,
-      amount,
-      messageId,
-      description,
-    }: {
-      companyId: string;
-      amount: number;
-      messageId: string | null;
-      description: string;
-    }): LedgerEntry {
+    refundWithin({ companyId, amount, messageId, description }: MessageEntry): LedgerEntry {
       return append(companyId, "refund", amount, description, messageId);
     },
     /** Newest first, keyset on id. */
