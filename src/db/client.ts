@@ -32,13 +32,40 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type { SqliteRemoteDatabase } from "drizzle-orm/sqlite-proxy";
 import { pgDatabase } from "./postgres/compat";
 import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
 export type Engine = "sqlite" | "postgres";
+/** A statement parameter of the portable SQL (`?` / `?N`). */
+export type Param = string | number | bigint | boolean | null | Uint8Array;
+type Row = Record<string, unknown>;
+/**
+ * A statement of the asynchronous store contract (DESIGN §15): SQL in the portable form both engines read
+ * (`?` / `?N`; per-engine text from dialect.ts), rows shaped as SQLite shapes them (snake_case columns;
+ * db/rows.ts maps them to drizzle rows). On SQLite it runs at once, underneath a resolved promise; on
+ * PostgreSQL on the unit's connection, or the pool's outside a unit.
+ */
+export interface Statement {
+  all(...params: Param[]): Promise<Row[]>;
+  get(...params: Param[]): Promise<Row | null>;
+  run(...params: Param[]): Promise<{ changes: number }>;
+  values(...params: Param[]): Promise<unknown[][]>;
+}
+/**
+ * What a store sees of the database (DESIGN §15, issue 35): drizzle's asynchronous builder (every query is
+ * awaited), `sql(text)` statements, and the unit's hooks — no driver, no synchronous transaction. The same
+ * object as the Db at run time; `storeDb(db)` gives a module's store this view.
+ */
+export type StoreDb = SqliteRemoteDatabase<Schema> &
+  Pick<Db, "engine" | "url" | "sql" | "dataVersion" | "unit" | "join" | "afterCommit" | "beforeCommit" | "track" | "rollbacks" | "durable" | "backgroundSlice">;
+export const storeDb = (db: Db | StoreDb): StoreDb => db as unknown as StoreDb;
+
 export type Db = BunSQLiteDatabase<Schema> & {
+  /** A statement of the asynchronous contract (see Statement); cached by its text. */
+  sql(text: string): Statement;
   /** bun:sqlite's Database, or on PostgreSQL the same surface over a libpq connection (postgres/compat.ts). */
   $client: Database;
   engine: Engine;
@@ -73,9 +100,10 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * Runs fn's reads in ONE snapshot on both engines (PostgreSQL: a REPEATABLE READ transaction, where `read`
    * runs fn as is and read committed takes a snapshot per statement); in the caller's transaction when inside
    * one. For reads that must agree with each other across many statements (a campaign estimate's pages).
-   * Takes no write lock and touches no data version: fn must only read.
+   * Takes no write lock and touches no data version: fn must only read. fn may be async on the asynchronous
+   * contract, and then must await nothing but its statements (SQLite: the snapshot holds the one connection).
    */
-  snapshot(fn: () => void): void;
+  snapshot<T>(fn: () => T): T;
   /**
    * Runs fn in the next group commit (inline when already inside a transaction); resolves after COMMIT (and,
    * SQLite, after the sync that makes it durable). `onCommit` is called once the group's COMMIT succeeded
@@ -162,6 +190,30 @@ function cacheStatements(sqlite: Database): void {
   }) as Database["query"];
 }
 
+/**
+ * `Db.sql` over a synchronous connection (bun:sqlite, or the PostgreSQL facade): each statement runs at once
+ * and its result is handed back resolved — a throw becomes a rejection, as it would from a driver that waits.
+ */
+function asyncStatements(conn: Database): (text: string) => Statement {
+  const wrappers = new Map<string, Statement>();
+  return (text) => {
+    let w = wrappers.get(text);
+    if (w === undefined) {
+      if (wrappers.size >= 5000) wrappers.clear();
+      wrappers.set(
+        text,
+        (w = {
+          all: async (...p) => conn.query(text).all(...(p as never[])) as Row[],
+          get: async (...p) => conn.query(text).get(...(p as never[])) as Row | null,
+          run: async (...p) => conn.query(text).run(...(p as never[])),
+          values: async (...p) => conn.query(text).values(...(p as never[])),
+        }),
+      );
+    }
+    return w;
+  };
+}
+
 export function openDatabase(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
@@ -177,6 +229,7 @@ export function openDatabase(path: string): Db {
   sqlite.exec("PRAGMA cache_size = -32768");
   const db = drizzle(sqlite, { schema }) as unknown as Db;
   db.engine = "sqlite";
+  db.sql = asyncStatements(sqlite);
   const version = sqlite.prepare("PRAGMA data_version");
   // (~2 µs a read: the pragma opens a read transaction of its own. withTransactions reads it once per transaction.)
   db.dataVersion = () => (version.get() as { data_version: number }).data_version;
@@ -302,6 +355,7 @@ export function openPostgres(url: string): Db {
   const client = pgDatabase(conn);
   const db = drizzle(client, { schema }) as unknown as Db;
   db.engine = "postgres";
+  db.sql = asyncStatements(client);
   db.url = url;
   let reported = 0;
   let session = -1; // conn.resets when LISTEN was last sent: a new session listens to nothing yet
@@ -511,14 +565,19 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   const beginRead = hooks.beginRead;
   db.read = beginRead ? <T>(fn: () => T): T => (state.depth > 0 ? fn() : transaction(fn, beginRead)) : <T>(fn: () => T): T => fn();
   const beginSnapshot = db.engine === "postgres" ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN DEFERRED";
-  db.snapshot = (fn) => {
+  db.snapshot = <T>(fn: () => T): T => {
     if (sqlite.inTransaction) return fn();
     sqlite.exec(beginSnapshot);
+    let result: T;
     try {
-      fn();
-    } finally {
+      result = fn();
+    } catch (e) {
       sqlite.exec("COMMIT");
+      throw e;
     }
+    if (result instanceof Promise) return result.finally(() => sqlite.exec("COMMIT")) as T;
+    sqlite.exec("COMMIT");
+    return result;
   };
   db.within = <T>(fn: () => T): T => (inside() ? fn() : db.tx(fn));
   db.attempt = <T>(fn: () => T): T => {

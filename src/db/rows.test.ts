@@ -4,7 +4,7 @@ import { getTableColumns } from "drizzle-orm";
 import { messages } from "../modules/messages/messages.table";
 import { openDatabase } from "./client";
 import { migrate } from "./migrate";
-import { insertRow, mapRow } from "./rows";
+import { insertInto, insertRow, mapRow, updateById } from "./rows";
 
 test("mapRow decodes JSON, booleans and timestamps, keeps null, leaves columns the row lacks undefined", () => {
   const at = Date.UTC(2026, 10, 26, 8, 0, 0);
@@ -70,5 +70,25 @@ test("insertRow encodes JSON, booleans and timestamps, keeps null, gives an omit
   ]);
   const row = mapRow(messages, raw)!;
   expect(row).toMatchObject({ ...given, refunded: false, templateId: null });
+  db.close();
+});
+
+test("insertInto and updateById (the asynchronous contract) write what insertRow and updateRow write; db.sql rejects instead of throwing", async () => {
+  const db = openDatabase(":memory:");
+  migrate(db);
+  db.$client.exec("PRAGMA foreign_keys = OFF");
+  const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0));
+  const row = { id: "m2", companyId: "c1", conversationId: "v1", contactId: "k1", channel: "telegram", channelAccountId: "a1" };
+  const given = { ...row, direction: "outbound", type: "text", content: { text: "x" }, address: "1", status: "queued", priceType: "free" };
+  await insertInto(db, messages, { ...given, unitPrice: 0, charged: false, metadata: {}, createdAt: at, updatedAt: at } as never);
+  await updateById(db, messages, "m2", { status: "sent", sentAt: at, refunded: true });
+  await updateById(db, messages, "m2", {}); // no column: nothing runs
+  const read = mapRow(messages, await db.sql("SELECT * FROM messages WHERE id = ?").get("m2"))!;
+  expect([read.status, read.sentAt, read.refunded, read.content]).toEqual(["sent", at, true, { text: "x" }]);
+  expect(await db.sql("SELECT count(*) AS n FROM messages WHERE status = ?1 OR status = ?1").values("sent")).toEqual([[1]]);
+  expect((await db.sql("UPDATE messages SET status = 'read' WHERE id = ?").run("m2")).changes).toBe(1);
+  const failed = db.sql("SELECT * FROM no_such_table").all();
+  expect(failed).toBeInstanceOf(Promise);
+  await expect(failed).rejects.toThrow(/no_such_table/);
   db.close();
 });

@@ -5,6 +5,7 @@
  * keep the same types as with drizzle.
  */
 import { Column, getTableColumns, type Table } from "drizzle-orm";
+import type { Param, Statement } from "./client";
 
 type Mapper = (raw: Record<string, unknown>) => Record<string, unknown>;
 const mappers = new WeakMap<Table, Mapper>();
@@ -39,7 +40,7 @@ export function mapRow<T extends Table>(table: T, raw: Record<string, unknown> |
  * function compiled from the columns like `mapRow`'s (a message row has 27 columns: the generic loop cost
  * ~3 µs of a POST /messages). A column left undefined takes its literal default, else NULL.
  */
-type Inserter = (statement: ReturnType<import("bun:sqlite").Database["query"]>, row: Record<string, unknown>) => void;
+type Inserter = (statement: { run(...args: never[]): unknown }, row: Record<string, unknown>) => unknown;
 const inserts = new WeakMap<Table, { sql: string; insert: Inserter }>();
 function compileInsert(table: Table): { sql: string; insert: Inserter } {
   const cols = Object.entries(getTableColumns(table)) as [string, Column][];
@@ -50,7 +51,7 @@ function compileInsert(table: Table): { sql: string; insert: Inserter } {
     return col.mapToDriverValue === Column.prototype.mapToDriverValue ? `${read} : v` : `${read} : v === null ? null : c[${i}].mapToDriverValue(v)`;
   });
   // NB! Only property keys (JSON-quoted) reach the source: no value of a row.
-  const build = new Function("c", "d", `return (s, r) => { let v; s.run(${args.join(", ")}); };`) as (c: Column[], d: unknown[]) => Inserter;
+  const build = new Function("c", "d", `return (s, r) => { let v; return s.run(${args.join(", ")}); };`) as (c: Column[], d: unknown[]) => Inserter;
   return {
     sql: `INSERT INTO "${name}" (${cols.map(([, c]) => `"${c.name}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
     insert: build(
@@ -69,10 +70,15 @@ export function insertRow<T extends Table>(db: { $client: import("bun:sqlite").D
 /** `UPDATE table SET <changed columns> WHERE id = ?` with the statement cached per set of columns. */
 const updates = new WeakMap<Table, Map<string, { sql: string; keys: string[]; cols: { mapToDriverValue(v: unknown): unknown }[] } | null>>();
 export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").Database }, table: T, id: string, changes: Partial<T["$inferSelect"]>): void {
+  const plan = updatePlan(table, changes);
+  if (plan) db.$client.query(plan.sql).run(...(plan.values as never[]), id);
+}
+
+function updatePlan<T extends Table>(table: T, changes: Partial<T["$inferSelect"]>): { sql: string; values: unknown[] } | null {
   const given = changes as Record<string, unknown>;
   const keys: string[] = [];
   for (const k in given) if (given[k] !== undefined) keys.push(k);
-  if (!keys.length) return;
+  if (!keys.length) return null;
   let plans = updates.get(table);
   if (!plans) updates.set(table, (plans = new Map()));
   const signature = keys.join(",");
@@ -87,8 +93,25 @@ export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").D
       : null;
     plans.set(signature, plan);
   }
-  if (!plan) return;
+  if (!plan) return null;
   const { sql, keys: known, cols } = plan;
-  const values = known.map((k, i) => (given[k] === null ? null : cols[i]!.mapToDriverValue(given[k])));
-  db.$client.query(sql).run(...(values as never[]), id);
+  return { sql, values: known.map((k, i) => (given[k] === null ? null : cols[i]!.mapToDriverValue(given[k]))) };
+}
+
+/** `insertRow` on the asynchronous contract (a store's `db.sql`): the same statement and arguments. */
+export async function insertInto<T extends Table>(db: { sql(text: string): Statement }, table: T, row: T["$inferInsert"]): Promise<void> {
+  let plan = inserts.get(table);
+  if (!plan) inserts.set(table, (plan = compileInsert(table)));
+  await plan.insert(db.sql(plan.sql) as never, row as Record<string, unknown>);
+}
+
+/** `updateRow` on the asynchronous contract (a store's `db.sql`); nothing is run when no column of the table changed. */
+export async function updateById<T extends Table>(
+  db: { sql(text: string): Statement },
+  table: T,
+  id: string,
+  changes: Partial<T["$inferSelect"]>,
+): Promise<void> {
+  const plan = updatePlan(table, changes);
+  if (plan) await db.sql(plan.sql).run(...(plan.values as Param[]), id);
 }
