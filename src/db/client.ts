@@ -32,7 +32,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { SqliteRemoteDatabase } from "drizzle-orm/sqlite-proxy";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { pgDatabase } from "./postgres/compat";
 import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
 import * as schema from "./schema";
@@ -56,10 +56,10 @@ export interface Statement {
 }
 /**
  * What a store sees of the database (DESIGN §15, issue 35): drizzle's asynchronous builder (every query is
- * awaited), `sql(text)` statements, and the unit's hooks — no driver, no synchronous transaction. The same
+ * awaited; `run()` resolves `{ changes }`), `sql(text)` statements, and the unit's hooks — no driver, no synchronous transaction. The same
  * object as the Db at run time; `storeDb(db)` gives a module's store this view.
  */
-export type StoreDb = SqliteRemoteDatabase<Schema> &
+export type StoreDb = BaseSQLiteDatabase<"async", { changes: number }, Schema> &
   Pick<Db, "engine" | "url" | "sql" | "dataVersion" | "unit" | "join" | "afterCommit" | "beforeCommit" | "track" | "rollbacks" | "durable" | "backgroundSlice">;
 export const storeDb = (db: Db | StoreDb): StoreDb => db as unknown as StoreDb;
 
