@@ -1,0 +1,254 @@
+/**
+ * PostgreSQL on Bun's built-in client (DESIGN §15, issue 35 item 2): the Db of the asynchronous store contract
+ * over a pool (bunsql.ts) — no statement blocks the event loop, so a slow, locked or unreachable database delays
+ * only the requests that need it, and each answers within the pool's deadlines (503 STORAGE_UNAVAILABLE).
+ *
+ * - A unit of work (`db.unit`) is one transaction on a connection of its own (`pool.unit`); a unit inside a unit
+ *   is a savepoint of it. Which unit a statement belongs to is the caller's chain of awaits (AsyncLocalStorage):
+ *   `db.sql(text)` and drizzle's builder run on the unit's connection inside it, on the pool outside.
+ * - There is no group commit: units run side by side, up to `units` at once (the rest wait their turn), each
+ *   invariant held by its own rows (client.ts, openPostgres). A unit that lost a race (23505, 40001, 40P01) runs
+ *   again, whole, at most RETRIES times; the hooks of the run that failed are rolled back.
+ * - drizzle's SQLite builder runs through its proxy driver: the SQL it writes is the portable subset (compat.ts
+ *   rewrites its parameters and upsert targets), and rows come back shaped as on SQLite (bunsql.ts decoders).
+ * - `dataVersion` counts the notifications of `switchboard_data_version` (triggers on keys, companies, templates
+ *   and credits, migrations-pg 0012) heard on a LISTEN connection of its own; while it does not listen (start-up,
+ *   the database away), every call is a change, so no cache trusts what it holds.
+ * - The synchronous surface (`tx`, `within`, `attempt`) does not exist here: it throws.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { type Db, type Param, retryable, type Statement } from "../client";
+import * as schema from "../schema";
+import { openPgPool, type PgParam, type PgPool, type PgPoolOptions, type PgRunner, type PgTx } from "./bunsql";
+
+/** How often a unit that lost a race runs again (as the SQLite engine's group items, client.ts). */
+const RETRIES = 3;
+const DATA_VERSION_CHANNEL = "switchboard_data_version";
+
+export interface PgEngineOptions extends PgPoolOptions {
+  /** How many units run at once; the others wait their turn (default: the pool's size less two, at least one). */
+  units?: number;
+}
+
+type Hook = { committed(): void; rolledBack(): void };
+/** One open level of a unit: the transaction (0) or a savepoint in it. */
+type Level = { hooks: Hook[]; tracked: Promise<unknown>[] };
+type Unit = { tx: PgTx; levels: Level[]; preCommit: Set<() => void | Promise<void>>; ended: boolean };
+/** What a chain of awaits is inside: its unit and the level it runs at. */
+type Scope = { unit: Unit; depth: number };
+
+/** A small counting semaphore: at most `size` holders, the rest in arrival order. */
+function gate(size: number) {
+  let free = size;
+  const waiting: (() => void)[] = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}
+
+/** Waits for a level's tracked work, including work tracked meanwhile. */
+async function drain(level: Level): Promise<void> {
+  for (let i = 0; i < level.tracked.length; i++) await level.tracked[i];
+}
+
+export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
+  const pool = openPgPool(url, options);
+  const scopes = new AsyncLocalStorage<Scope>();
+  const inUnit = (): Scope | undefined => {
+    const s = scopes.getStore();
+    return s && !s.unit.ended ? s : undefined;
+  };
+  const runner = (): PgRunner => inUnit()?.unit.tx ?? pool;
+
+  const proxy = drizzle(
+    async (text, params, method) => {
+      const r = runner();
+      if (method === "run") return { rows: [], changes: (await r.run(text, params as PgParam[])).changes } as { rows: unknown[] };
+      const rows = await r.values(text, params as PgParam[]);
+      return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+    },
+    { schema },
+  );
+  const db = proxy as unknown as Db & { pool: PgPool; end(): Promise<void> };
+  db.engine = "postgres";
+  db.url = url;
+  db.pool = pool;
+
+  const statements = new Map<string, Statement>();
+  db.sql = (text) => {
+    let s = statements.get(text);
+    if (s === undefined) {
+      if (statements.size >= 5000) statements.clear();
+      statements.set(
+        text,
+        (s = {
+          all: (...p: Param[]) => runner().all(text, p),
+          get: (...p: Param[]) => runner().get(text, p),
+          run: (...p: Param[]) => runner().run(text, p),
+          values: (...p: Param[]) => runner().values(text, p),
+        }),
+      );
+    }
+    return s;
+  };
+
+  let rollbacks = 0;
+  db.rollbacks = () => rollbacks;
+  const units = gate(Math.max(1, options.units ?? (options.poolSize ?? 10) - 2));
+
+  const mustBeInside = (what: string): Scope => {
+    const s = inUnit();
+    if (!s) throw new Error(`db.${what} outside a unit of work`);
+    return s;
+  };
+  db.afterCommit = (committed, rolledBack) => {
+    const s = mustBeInside("afterCommit");
+    s.unit.levels[s.depth]!.hooks.push({ committed, rolledBack });
+  };
+  db.track = (work) => {
+    const s = mustBeInside("track");
+    work.catch(() => {}); // its level reports the rejection
+    s.unit.levels[s.depth]!.tracked.push(work);
+  };
+  db.beforeCommit = (fn) => {
+    mustBeInside("beforeCommit").unit.preCommit.add(fn);
+  };
+
+  /** A savepoint of the caller's unit. */
+  async function nested<T>(s: Scope, fn: () => T | Promise<T>): Promise<T> {
+    const { unit } = s;
+    if (s.depth !== unit.levels.length - 1)
+      throw new Error(`units of work nested in one unit ran at once (level ${s.depth} of ${unit.levels.length}): await each before starting the next`);
+    const level: Level = { hooks: [], tracked: [] };
+    unit.levels.push(level);
+    try {
+      const value = await unit.tx.savepoint(() =>
+        scopes.run({ unit, depth: s.depth + 1 }, async () => {
+          const v = await fn();
+          await drain(level);
+          return v;
+        }),
+      );
+      unit.levels.pop();
+      unit.levels[s.depth]!.hooks.push(...level.hooks);
+      return value;
+    } catch (e) {
+      unit.levels.pop();
+      rollbacks++;
+      for (const h of level.hooks) h.rolledBack();
+      throw e;
+    }
+  }
+
+  /** A unit of its own: one transaction, run again (whole) when it lost a race. */
+  async function top<T>(fn: () => T | Promise<T>, onCommit?: () => void): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let current: Unit | null = null;
+      /** The hooks of a run that did not commit (pool.unit runs fn again after 40001/40P01, or it failed). */
+      const discard = () => {
+        const u = current;
+        current = null;
+        if (!u) return;
+        u.ended = true;
+        for (const level of u.levels) for (const h of level.hooks) h.rolledBack();
+      };
+      try {
+        const value = await units(() =>
+          pool.unit(async (tx) => {
+            discard();
+            const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false };
+            current = unit;
+            return scopes.run({ unit, depth: 0 }, async () => {
+              const v = await fn();
+              await drain(unit.levels[0]!);
+              // (What they run may register more.)
+              for (const f of unit.preCommit) {
+                unit.preCommit.delete(f);
+                await f();
+              }
+              return v;
+            });
+          }),
+        );
+        const unit = current as Unit | null;
+        if (unit) {
+          unit.ended = true;
+          for (const h of unit.levels[0]!.hooks) h.committed();
+        }
+        onCommit?.();
+        return value;
+      } catch (e) {
+        discard();
+        rollbacks++;
+        if (attempt > RETRIES || !retryable(db, e)) throw e;
+      }
+    }
+  }
+
+  db.unit = (fn, options) => {
+    const s = inUnit();
+    return s ? nested(s, fn) : top(fn, options?.onCommit);
+  };
+  db.batch = (fn, onCommit) => db.unit(fn, { onCommit });
+  db.join = async (fn) => (inUnit() ? fn() : top(fn));
+  db.read = (fn) => fn();
+  db.snapshot = <T>(fn: () => T): T => {
+    if (inUnit()) return fn();
+    return pool.unit(async (tx) => {
+      await tx.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+      const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false };
+      try {
+        return await scopes.run({ unit, depth: 0 }, async () => await fn());
+      } finally {
+        unit.ended = true;
+      }
+    }) as T;
+  };
+  const synchronous = (what: string) => () => {
+    throw new Error(`db.${what}: a synchronous transaction on the asynchronous PostgreSQL engine — use db.unit / db.join`);
+  };
+  db.tx = synchronous("tx");
+  db.within = synchronous("within");
+  db.attempt = synchronous("attempt");
+
+  // ------------------------------------------------------------ data version (caches of keys, companies, templates)
+  let version = 0;
+  let listening = false;
+  let closed = false;
+  let unlisten: (() => Promise<void>) | null = null;
+  const listen = () => {
+    if (closed) return;
+    pool
+      .listen(DATA_VERSION_CHANNEL, () => version++) // a notification, or a gap (reconnected): a change either way
+      .then(
+        (l) => {
+          if (closed) return void l.unlisten();
+          unlisten = l.unlisten;
+          listening = true;
+        },
+        () => setTimeout(listen, 1000).unref(), // the database is away: try again
+      );
+  };
+  listen();
+  db.dataVersion = () => (listening ? version : ++version);
+
+  db.durable = () => Promise.resolve(); // a commit is visible to others only once it is durable
+  db.backgroundSlice = () => 8;
+  db.holdGroups = () => {};
+  db.end = async () => {
+    closed = true;
+    await unlisten?.();
+    await pool.close();
+  };
+  db.close = () => void db.end().catch(() => {});
+  return db;
+}
