@@ -42,6 +42,19 @@ export const StorageConfig = t.Object(
       description: "database engine: the embedded SQLite file, or a PostgreSQL shared by several instances",
     }),
     url: t.Optional(t.String({ pattern: "^postgres(ql)?://", description: 'PostgreSQL connection URL (driver = "postgres"); env:NAME / file:/path allowed' })),
+    pool_size: t.Integer({ minimum: 2, maximum: 200, default: 10, description: "PostgreSQL: connections this instance keeps open" }),
+    connect_timeout_ms: t.Integer({
+      minimum: 100,
+      maximum: 600_000,
+      default: 5000,
+      description: "PostgreSQL: how long a request waits for a connection before it is answered 503 STORAGE_UNAVAILABLE",
+    }),
+    statement_timeout_ms: t.Integer({
+      minimum: 100,
+      maximum: 3_600_000,
+      default: 30000,
+      description: "PostgreSQL: the longest a statement may run (or wait for a lock) before its request is answered 503",
+    }),
   },
   { default: {}, additionalProperties: false },
 );
