@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { openDatabase, openPostgres } from "../db/client";
-import { PgConnection } from "../db/postgres/libpq";
+import { SQL } from "bun";
+import { openDatabase } from "../db/client";
 import { freshPostgresDatabase, postgresAvailable } from "../../test/helpers/postgres";
 import { createLeader, LEADER_LOCK, type Leader } from "./leader";
 import { silentLogger } from "./logger";
@@ -32,7 +32,7 @@ describe.skipIf(!postgresAvailable())("leader on PostgreSQL", () => {
 
   test("one of two instances leads; when its session ends the other takes over", async () => {
     const url = await freshPostgresDatabase();
-    const db = openPostgres(url);
+    const db = { engine: "postgres" } as const;
     const a = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     const b = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     started.push(a, b);
@@ -40,6 +40,7 @@ describe.skipIf(!postgresAvailable())("leader on PostgreSQL", () => {
     a.onChange((l) => told.push(`a ${l}`));
     b.onChange((l) => told.push(`b ${l}`));
     a.start();
+    await until(() => a.isLeader());
     b.start();
     await Bun.sleep(100);
     expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
@@ -47,31 +48,29 @@ describe.skipIf(!postgresAvailable())("leader on PostgreSQL", () => {
     await until(() => b.isLeader());
     expect(a.isLeader()).toBe(false);
     expect(told).toEqual(["a true", "a false", "b true"]); // who starts the pollers, and when
-    db.close();
   });
 
   test("a leader whose backend is killed stops leading, and the lock moves", async () => {
     const url = await freshPostgresDatabase();
-    const db = openPostgres(url);
+    const db = { engine: "postgres" } as const;
     const a = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     started.push(a);
     a.start();
-    expect(a.isLeader()).toBe(true);
-    const admin = new PgConnection(url);
+    await until(() => a.isLeader());
+    const admin = new SQL(url, { max: 1 });
     const holder = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = ${LEADER_LOCK} AND granted`;
-    const killed = admin.query(holder).rows[0]![0];
-    admin.query("SELECT pg_terminate_backend($1)", [killed as number]);
+    const killed = (await admin.unsafe(holder))[0].pid;
+    await admin.unsafe("SELECT pg_terminate_backend($1)", [killed]);
     const b = createLeader({ db, url, log: silentLogger, tryEveryMs: 20 });
     started.push(b);
     b.start();
     await Bun.sleep(300);
     // a noticed its session was gone; the lock is held again, by one new session, and exactly one instance leads
-    const holders = admin.query(holder).rows;
+    const holders = await admin.unsafe(holder);
     expect(holders).toHaveLength(1);
-    expect(holders[0]![0]).not.toBe(killed);
+    expect(holders[0].pid).not.toBe(killed);
     expect(Number(a.isLeader()) + Number(b.isLeader())).toBe(1);
-    admin.close();
-    db.close();
+    await admin.close();
   });
 
   test("the scheduler runs shared tasks on the leader only, per-instance tasks everywhere", async () => {

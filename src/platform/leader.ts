@@ -20,7 +20,7 @@ export interface Leader {
   stop(): void;
 }
 
-export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url?: string; log: Logger; tryEveryMs?: number }): Leader {
+export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Pick<Db, "engine">; url?: string; log: Logger; tryEveryMs?: number }): Leader {
   const lock = createLeaderLockStore({ db, url });
   if (!lock) return { isLeader: () => true, onChange: (fn) => fn(true), start() {}, stop() {} };
   let leading = false;
@@ -31,10 +31,15 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
     for (const fn of listeners) fn(now);
   };
   let timer: ReturnType<typeof setInterval> | null = null;
-  const step = () => {
+  let stepping = false; // one step at a time: a slow database must not stack them up
+  let stopped = false;
+  const step = async () => {
+    if (stepping) return;
+    stepping = true;
     try {
       const was = leading;
-      const now = lock.holdOrTake();
+      const now = await lock.holdOrTake();
+      if (stopped) return;
       if (now && !was) log.info("this instance leads the scheduled work");
       if (!now && was) log.warn("this instance lost the leader lock; another instance runs the scheduled work");
       set(now);
@@ -42,6 +47,8 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
       if (leading) log.warn({ err }, "lost the leader lock's connection; scheduled work stops here until it is taken again");
       set(false);
       lock.close();
+    } finally {
+      stepping = false;
     }
   };
   return {
@@ -51,13 +58,15 @@ export function createLeader({ db, url, log, tryEveryMs = 2_000 }: { db: Db; url
       if (leading) fn(true);
     },
     start() {
-      step();
-      timer = setInterval(step, tryEveryMs);
+      stopped = false;
+      void step();
+      timer = setInterval(() => void step(), tryEveryMs);
       timer.unref?.();
     },
     stop() {
       if (timer) clearInterval(timer);
       timer = null;
+      stopped = true;
       set(false);
       lock.close(); // releases the lock now rather than at process exit
     },
