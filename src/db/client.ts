@@ -157,7 +157,9 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * commit); registered again in the same transaction, it still runs once. For writes kept back and merged
    * until then (write-behind.ts). A throw fails the transaction — in a group commit, every item of it.
    */
-  beforeCommit(fn: () => void): void;
+  beforeCommit(fn: () => void | Promise<void>): void;
+  /** Whether the caller runs inside a transaction of its own chain (a unit, or a synchronous tx). */
+  inUnit(): boolean;
   /**
    * Inside a transaction: the transaction (or savepoint) in which it was called does not commit before
    * `work` has settled, and fails if it rejects — asynchronous work started on its behalf (an event
@@ -450,7 +452,8 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   const drain = async (level: Promise<unknown>[]): Promise<void> => {
     for (let i = 0; i < level.length; i++) await level[i];
   };
-  const preCommit = new Set<() => void>();
+  db.inUnit = inside;
+  const preCommit = new Set<() => void | Promise<void>>();
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit");
     preCommit.add(fn);
@@ -459,7 +462,17 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     // (What they run may register more.)
     for (const fn of preCommit) {
       preCommit.delete(fn);
-      fn();
+      // NB! A synchronous transaction cannot wait: an async fn must have done its writes before its first
+      // await (write-behind's flush with synchronous writes does). Goes with the last synchronous transactions.
+      const pending = fn();
+      if (pending instanceof Promise) pending.catch(() => {});
+    }
+  };
+  /** In a unit (asynchronous): each before-commit function is awaited, so what it writes lands before COMMIT. */
+  const runPreCommitAsync = async () => {
+    for (const fn of preCommit) {
+      preCommit.delete(fn);
+      await fn();
     }
   };
   /** Undoes the innermost level after fn or its COMMIT failed, and rethrows. */
@@ -544,6 +557,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
       return (async () => {
         const value = await result;
         await drain(level);
+        if (state.depth === 1) await runPreCommitAsync();
         return value;
       })().then(
         (value) => settle(value, savepoint),

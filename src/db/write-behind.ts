@@ -7,15 +7,23 @@
  *
  * Savepoints: what a savepoint that rolls back added is dropped; what a flush inside it wrote (SQLite undoes
  * that write) goes back to be written again, unless it was added there too.
+ *
+ * PostgreSQL: each unit is a transaction of its own (no group commit to merge into), so a value is written
+ * when it is added, in the caller's unit.
  */
 import type { Db } from "./client";
 
 type Entry<V> = { key: string; value: V; state: "kept" | "written" | "dropped" };
 const nothing = () => {};
+type WriteBehindDb = Pick<Db, "engine" | "inUnit" | "afterCommit" | "beforeCommit">;
 
-export function writeBehind<V>(db: Db, write: (key: string, values: V[]) => void): { add(key: string, value: V): void; flush(): void } {
+export function writeBehind<V>(
+  db: WriteBehindDb,
+  write: (key: string, values: V[]) => void | Promise<void>,
+): { add(key: string, value: V): Promise<void>; flush(): Promise<void> } {
+  if (db.engine === "postgres") return { add: async (key, value) => await write(key, [value]), flush: async () => {} };
   let kept: Entry<V>[] = [];
-  const flush = () => {
+  const flush = async () => {
     if (!kept.length) return;
     const batch = kept;
     kept = [];
@@ -29,10 +37,14 @@ export function writeBehind<V>(db: Db, write: (key: string, values: V[]) => void
       if (values) values.push(e.value);
       else byKey.set(e.key, [e.value]);
     }
-    for (const [key, values] of byKey) write(key, values);
+    // NB! Awaited only when `write` returns a promise: with synchronous writes, flush ends before it returns.
+    for (const [key, values] of byKey) {
+      const pending = write(key, values);
+      if (pending) await pending;
+    }
     // NB! Hooks of one level run in the order they were added: an entry's own (added with it) before this
     // one, so an entry dropped with this level is not kept again.
-    if (written.length && db.$client.inTransaction)
+    if (written.length && db.inUnit())
       db.afterCommit(nothing, () => {
         for (const e of written)
           if (e.state === "written") {
@@ -42,8 +54,8 @@ export function writeBehind<V>(db: Db, write: (key: string, values: V[]) => void
       });
   };
   return {
-    add(key, value) {
-      if (!db.$client.inTransaction) return write(key, [value]);
+    async add(key, value) {
+      if (!db.inUnit()) return await write(key, [value]);
       const e: Entry<V> = { key, value, state: "kept" };
       kept.push(e);
       db.afterCommit(nothing, () => (e.state = "dropped"));

@@ -119,6 +119,7 @@ export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db
     work.catch(() => {}); // its level reports the rejection
     s.unit.levels[s.depth]!.tracked.push(work);
   };
+  db.inUnit = () => inUnit() !== undefined;
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit").unit.preCommit.add(fn);
   };

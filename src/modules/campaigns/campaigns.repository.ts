@@ -72,7 +72,7 @@ export function createCampaignStore(db: Db) {
     sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
   });
   const byId = (id: string) => {
-    counters.flush();
+    void counters.flush(); // (synchronous writes: done before it returns)
     return mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
   };
   const insertRecipient = sqlite.prepare(
@@ -91,7 +91,7 @@ export function createCampaignStore(db: Db) {
       return c && c.companyId === companyId ? c : undefined;
     },
     updateCampaign(id: string, changes: Partial<CampaignRow>) {
-      counters.flush();
+      void counters.flush(); // (synchronous writes: done before it returns)
       updateRow(db, campaigns, id, changes);
     },
     /**
@@ -100,7 +100,7 @@ export function createCampaignStore(db: Db) {
      * campaign (see the file's head).
      */
     bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f") {
-      counters.add(id, { deltas, at, outcome });
+      void counters.add(id, { deltas, at, outcome });
     },
     async list({
       companyId,
@@ -115,7 +115,7 @@ export function createCampaignStore(db: Db) {
       limit: number;
       before?: string;
     }): Promise<CampaignRow[]> {
-      counters.flush();
+      void counters.flush(); // (synchronous writes: done before it returns)
       return (
         sqlite
           .query(
@@ -127,7 +127,7 @@ export function createCampaignStore(db: Db) {
     },
     /** Scheduled campaigns whose start is due (start-up catch-up; the queue holds the normal path). */
     dueScheduled(now: number): CampaignRow[] {
-      counters.flush();
+      void counters.flush(); // (synchronous writes: done before it returns)
       return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map(
         (r) => mapRow(campaigns, r)!,
       );
@@ -176,7 +176,7 @@ export function createCampaignStore(db: Db) {
     },
     /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
     progress(id: string): CampaignProgress | undefined {
-      counters.flush();
+      void counters.flush(); // (synchronous writes: done before it returns)
       return mapRow(
         campaigns,
         sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null,
@@ -251,7 +251,7 @@ export function createCampaignStore(db: Db) {
     },
     /** Recipients by status of the campaigns not finished (metrics). */
     activeProgress(): { id: string; companyId: string; status: string; counts: Record<string, number> }[] {
-      counters.flush();
+      void counters.flush(); // (synchronous writes: done before it returns)
       return (
         sqlite
           .query(
