@@ -27,12 +27,18 @@ export function createReadCache<K, V>(
     notified = true,
   }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean; notified?: boolean } = {},
 ) {
-  if (db.engine === "postgres" && !notified) return { get: (_key: K, load: () => V): V => load(), invalidate: (_key?: K): void => {} };
+  if (db.engine === "postgres" && !notified)
+    return {
+      get: (_key: K, load: () => V): V => load(),
+      lookup: (_key: K, load: () => Promise<V>): V | Promise<V> => load(),
+      invalidate: (_key?: K): void => {},
+    };
   if (db.engine === "postgres") {
     checkEveryMs = 0;
     perTurn = false; // the version there is a counter in memory: nothing to save
   }
   const entries = new Map<K, V>();
+  let generation = 0; // moves whenever entries are dropped: a load that began before must not be kept
   let seen = db.dataVersion();
   let rollbacks = db.rollbacks();
   let checkedAt = performance.now();
@@ -45,6 +51,7 @@ export function createReadCache<K, V>(
     if (rollbacks !== db.rollbacks()) {
       rollbacks = db.rollbacks();
       entries.clear();
+      generation++;
     }
     if (perTurn) {
       // (An immediate runs after the I/O callbacks of the turn that queued it, before the next poll's.)
@@ -60,6 +67,7 @@ export function createReadCache<K, V>(
     if (v !== seen) {
       seen = v;
       entries.clear();
+      generation++;
     }
   }
 
@@ -72,7 +80,25 @@ export function createReadCache<K, V>(
       entries.set(key, value);
       return value;
     },
+    /**
+     * `get` with a loader that waits (the asynchronous store contract): a hit answers at once, without a
+     * promise (the API key lookup on every request); a miss returns the load's promise, and keeps its value
+     * unless the cache was emptied or the key invalidated while it loaded (it may be stale then).
+     */
+    lookup(key: K, load: () => Promise<V>): V | Promise<V> {
+      fresh();
+      if (entries.has(key)) return entries.get(key)!;
+      const started = generation;
+      return load().then((value) => {
+        if (generation === started) {
+          if (entries.size >= maxEntries) entries.clear();
+          entries.set(key, value);
+        }
+        return value;
+      });
+    },
     invalidate(key?: K): void {
+      generation++;
       if (key === undefined) entries.clear();
       else entries.delete(key);
     },
