@@ -180,6 +180,13 @@ function objects({ rows, names }: Result): Row[] {
   });
 }
 
+/**
+ * NB! `$1::json` → `$1::text::json`. Bun reads each parameter's type from the server and, for json and jsonb,
+ * encodes the value as JSON itself: our JSON text would arrive as one JSON string (`"[\"a\"]"`, a scalar)
+ * instead of the array it spells. Typed as text first, it goes as it is, and the server parses it.
+ */
+export const asTextBeforeJson = (text: string): string => text.replace(/(\$\d+)::(jsonb?)\b/g, "$1::text::$2");
+
 // ------------------------------------------------------------------ the pool
 
 export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
@@ -206,7 +213,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
     let t = texts.get(portable);
     if (t === undefined) {
       if (texts.size >= 5000) texts.clear();
-      texts.set(portable, (t = toPgConflictTarget(toPgParams(portable))));
+      texts.set(portable, (t = asTextBeforeJson(toPgConflictTarget(toPgParams(portable)))));
     }
     return t;
   };

@@ -191,6 +191,13 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
     await db.sql("DELETE FROM t").run();
   });
 
+  test("a JSON text parameter cast to json or jsonb arrives as the JSON it spells (Bun would encode it as a JSON string)", async () => {
+    const types = await db
+      .sql("SELECT json_typeof(?::json) AS a, jsonb_typeof(?2::jsonb) AS b, (SELECT count(*) FROM json_array_elements_text(?1::json)) AS n")
+      .get('["x","y"]', "{}");
+    expect(types).toEqual({ a: "array", b: "object", n: 2 });
+  });
+
   test("the data version moves when another session changes keys, companies or templates (NOTIFY), and not otherwise", async () => {
     // Until its LISTEN connection is up, every call is a change: wait until two calls agree.
     const deadline = Date.now() + 3000;

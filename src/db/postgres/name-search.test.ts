@@ -6,8 +6,9 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresAvailable } from "../../../test/helpers/postgres";
-import { openPostgres, type Db } from "../client";
-import { migratePostgres } from "./migrate";
+import type { Db } from "../client";
+import { openPostgresPool } from "./engine";
+import { migratePostgresAsync } from "./migrate";
 
 /** FTS5's tokens of each text, in order. */
 function fts5Tokens(texts: string[]): string[][] {
@@ -23,13 +24,13 @@ function fts5Tokens(texts: string[]): string[][] {
 }
 
 /** PostgreSQL's index entries (lexemes in position order) for each text as a first name. */
-function pgTokens(db: Db, texts: string[]): string[][] {
-  const rows = db.$client
-    .query(
+async function pgTokens(db: Db, texts: string[]): Promise<string[][]> {
+  const rows = (await db
+    .sql(
       `SELECT t.i, l.lexeme, p.pos FROM json_array_elements_text(?::json) WITH ORDINALITY AS t(name, i),
          unnest(switchboard_name_tsvector(t.name, NULL)) AS l, unnest(l.positions) AS p(pos) ORDER BY t.i, p.pos`,
     )
-    .all(JSON.stringify(texts)) as { i: number; lexeme: string }[];
+    .all(JSON.stringify(texts))) as { i: number; lexeme: string }[];
   const out: string[][] = texts.map(() => []);
   for (const r of rows) out[r.i - 1]!.push(r.lexeme);
   return out;
@@ -38,19 +39,20 @@ function pgTokens(db: Db, texts: string[]): string[][] {
 describe.skipIf(!postgresAvailable())(
   `name search on PostgreSQL splits and folds as FTS5${postgresAvailable() ? "" : ` (skipped: ${POSTGRES_SKIP_REASON})`}`,
   () => {
-    let db: Db;
+    let db: ReturnType<typeof openPostgresPool>;
     beforeAll(async () => {
-      db = openPostgres(await freshPostgresDatabase("sb_names"));
-      migratePostgres(db, { version: "test" });
+      const url = await freshPostgresDatabase("sb_names");
+      await migratePostgresAsync(url, { version: "test" });
+      db = openPostgresPool(url);
     });
-    afterAll(() => db?.close());
+    afterAll(() => db?.end());
 
     // Without ICU (a server built without it) the functions fold the case of ASCII-based letters only, by design
     // (docs/operations.md): the comparisons with FTS5 below need ICU.
-    const icu = () => db.$client.query("SELECT 1 AS y FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'").get() !== null;
+    const icu = async () => (await db.sql("SELECT 1 AS y FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'").get()) !== null;
 
-    test("names in many scripts give FTS5's words", () => {
-      if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
+    test("names in many scripts give FTS5's words", async () => {
+      if (!(await icu())) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
       const names = [
         "José María Öztürk-Quist",
         "mary.jane O’Brien Smith/Jones J.R.R. Tolkien",
@@ -63,11 +65,11 @@ describe.skipIf(!postgresAvailable())(
         "anna_maria+ops@example.com 3361 R2-D2",
         "Jose\u0301 (decomposed) — «quoted» · dot",
       ];
-      expect(pgTokens(db, names)).toEqual(fts5Tokens(names));
+      expect(await pgTokens(db, names)).toEqual(fts5Tokens(names));
     });
 
-    test("every character of the Latin, Greek, Cyrillic and punctuation blocks: a word where FTS5 has one, folded to the same letters", () => {
-      if (!icu()) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
+    test("every character of the Latin, Greek, Cyrillic and punctuation blocks: a word where FTS5 has one, folded to the same letters", async () => {
+      if (!(await icu())) return console.warn("name-search.test: this PostgreSQL has no ICU; the comparison with FTS5 is not made");
       const ranges: [number, number][] = [
         [0x20, 0x24f], // ASCII, Latin-1, Latin Extended-A/B
         [0x370, 0x3ff], // Greek
@@ -80,7 +82,7 @@ describe.skipIf(!postgresAvailable())(
       const chars: string[] = [];
       for (const [a, b] of ranges) for (let cp = a; cp <= b; cp++) chars.push(String.fromCodePoint(cp));
       const fts = fts5Tokens(chars);
-      const pg = pgTokens(db, chars);
+      const pg = await pgTokens(db, chars);
       // Known differences, all rare: PostgreSQL's NFC turns the few characters whose canonical form is another
       // character (Greek letters with oxia, U+0374) into it, where FTS5 keeps them apart; FTS5's Unicode tables
       // are older than ICU's (PostgreSQL folds the newer capitals Ϳ Ԩ Ԫ Ԭ Ԯ to their small letters); FTS5 keeps ǡ/Ǡ
@@ -95,31 +97,30 @@ describe.skipIf(!postgresAvailable())(
       ).toEqual([]);
     });
 
-    test("a search folds its words as the index does, and the list query's condition uses the index", () => {
-      const c = db.$client;
-      c.exec(`INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'acme', 'Acme', 1)`);
-      const insert = c.query(`INSERT INTO contacts (seq, id, company_id, first_name, last_name, created_at, updated_at) VALUES (NULL, ?, 'c1', ?, ?, 1, 1)`);
-      insert.run("k1", "José María", "Öztürk-Quist");
-      insert.run("k2", "Ελένη", "Γιώργος");
-      insert.run("k3", "mary.jane", null);
-      for (let i = 0; i < 300; i++) insert.run(`n${i}`, `Name${i}`, `Other${i}`);
-      c.exec("ANALYZE contacts");
-      const search = (words: string) =>
+    test("a search folds its words as the index does, and the list query's condition uses the index", async () => {
+      await db.sql(`INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'acme', 'Acme', 1)`).run();
+      const insert = db.sql(`INSERT INTO contacts (seq, id, company_id, first_name, last_name, created_at, updated_at) VALUES (NULL, ?, 'c1', ?, ?, 1, 1)`);
+      await insert.run("k1", "José María", "Öztürk-Quist");
+      await insert.run("k2", "Ελένη", "Γιώργος");
+      await insert.run("k3", "mary.jane", null);
+      for (let i = 0; i < 300; i++) await insert.run(`n${i}`, `Name${i}`, `Other${i}`);
+      await db.sql("ANALYZE contacts").run();
+      const search = async (words: string) =>
         (
-          c
-            .query(`SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?) ORDER BY id`)
-            .all(words) as { id: string }[]
+          (await db
+            .sql(`SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?) ORDER BY id`)
+            .all(words)) as { id: string }[]
         ).map((r) => r.id);
-      expect(search("JOSE ozturk")).toEqual(["k1"]);
-      expect(search("quis jos")).toEqual(["k1"]);
-      expect(search("ΕΛΈΝΗ γιωργ")).toEqual([]); // FTS5 keeps Greek accents: έ is not ε
-      expect(search("ελένη ΓΙΏΡΓΟΣ")).toEqual(["k2"]);
-      expect(search("jane")).toEqual(["k3"]);
-      expect(search("")).toEqual([]);
+      expect(await search("JOSE ozturk")).toEqual(["k1"]);
+      expect(await search("quis jos")).toEqual(["k1"]);
+      expect(await search("ΕΛΈΝΗ γιωργ")).toEqual([]); // FTS5 keeps Greek accents: έ is not ε
+      expect(await search("ελένη ΓΙΏΡΓΟΣ")).toEqual(["k2"]);
+      expect(await search("jane")).toEqual(["k3"]);
+      expect(await search("")).toEqual([]);
       const plan = (
-        c
-          .query(`EXPLAIN SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?)`)
-          .values("jose") as [string][]
+        (await db
+          .sql(`EXPLAIN SELECT id FROM contacts s WHERE switchboard_name_tsvector(s.first_name, s.last_name) @@ switchboard_name_tsquery(?)`)
+          .values("jose")) as [string][]
       )
         .map((r) => r[0])
         .join("\n");
