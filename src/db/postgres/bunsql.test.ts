@@ -1,14 +1,14 @@
 /**
- * The Bun.SQL pool (bunsql.ts): rows in the shape libpq.ts gives them (checked against it, row for row, on the
- * migrated schema), parameters bound as libpq binds them, units with savepoints and retries, session settings,
+ * The Bun.SQL pool (bunsql.ts): rows in the shape the SQLite engine gives them (as libpq.ts, the engine it
+ * replaced, gave them: recorded row for row on the migrated schema), parameters bound as libpq bound them, units with savepoints and retries, session settings,
  * LISTEN. The faults are in bunsql.faults.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { errorPlugin } from "../../platform/http/error.plugin";
 import { silentLogger } from "../../platform/logger";
-import type { Db } from "../client";
-import { postgresAvailable, postgresInstances } from "../../../test/helpers/postgres";
+import { freshPostgresDatabase, postgresAvailable } from "../../../test/helpers/postgres";
+import { migratePostgresAsync } from "./migrate";
 import { openPgPool, PgError, StorageUnavailableError, type PgPool, type PgTx } from "./bunsql";
 
 const errorOf = async (p: Promise<unknown>) => {
@@ -36,55 +36,104 @@ test.each([
 });
 
 describe.skipIf(!postgresAvailable())("Bun.SQL pool", () => {
-  let db: Db; // the libpq engine on the same database: what the rows must look like
+  let url: string;
   let pool: PgPool;
-  const libpq = (sql: string, params: unknown[] = []) => db.$client.query(sql).all(...(params as never[])) as Record<string, unknown>[];
   beforeAll(async () => {
-    [db] = (await postgresInstances(1)) as [Db];
-    pool = openPgPool(db.url!, { poolSize: 4, statementTimeoutMs: 5000 });
-    db.$client.exec("CREATE TABLE t (id bigint PRIMARY KEY, s text, n bigint)");
+    url = await freshPostgresDatabase();
+    await migratePostgresAsync(url, { version: "test" });
+    pool = openPgPool(url, { poolSize: 4, statementTimeoutMs: 5000 });
+    await pool.run("CREATE TABLE t (id bigint PRIMARY KEY, s text, n bigint)");
   });
   afterAll(async () => {
     await pool?.close();
-    db?.close();
   });
 
-  test("every column type of the migrated schema decodes as libpq decodes it", async () => {
-    const types = libpq(
-      "SELECT DISTINCT data_type AS t FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '__drizzle_migrations' ORDER BY 1",
+  // The rows libpq gave for these (the engine this pool replaced), recorded: the stores' rows must not change shape.
+  test("every column type of the migrated schema decodes as the SQLite engine's rows are shaped", async () => {
+    const types = (
+      await pool.all(
+        "SELECT DISTINCT data_type AS t FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '__drizzle_migrations' ORDER BY 1",
+      )
     ).map((r) => (r as { t: string }).t);
-    const samples: Record<string, (string | null)[]> = {
-      bigint: ["0", "-1", "9007199254740991", "-9007199254740991", null],
-      text: ["", "é ☃ \u{1F600}", "it's", " lead and trail ", null],
-      boolean: ["true", "false", null],
-      "double precision": ["0", "1.5", "-2.25e10", "1e-7", "0.1", null],
+    const samples: Record<string, [string | null, unknown][]> = {
+      bigint: [
+        ["0", 0],
+        ["-1", -1],
+        ["9007199254740991", 9007199254740991],
+        ["-9007199254740991", -9007199254740991],
+        [null, null],
+      ],
+      text: [
+        ["", ""],
+        ["é ☃ \u{1F600}", "é ☃ \u{1F600}"],
+        ["it's", "it's"],
+        [" lead and trail ", " lead and trail "],
+        [null, null],
+      ],
+      boolean: [
+        ["true", 1],
+        ["false", 0],
+        [null, null],
+      ],
+      "double precision": [
+        ["0", 0],
+        ["1.5", 1.5],
+        ["-2.25e10", -2.25e10],
+        ["1e-7", 1e-7],
+        ["0.1", 0.1],
+        [null, null],
+      ],
     };
     expect(types.filter((t) => !samples[t])).toEqual([]); // a new column type: add its samples here
-    for (const type of types) {
-      for (const v of samples[type]!) {
+    for (const type of types)
+      for (const [v, want] of samples[type]!) {
         const sql = `SELECT CAST(? AS ${type}) AS v, 1 AS one`;
-        expect(await pool.all(sql, [v])).toEqual(libpq(sql, [v]));
+        expect({ sql, v, rows: await pool.all(sql, [v]) }).toEqual({ sql, v, rows: [{ v: want, one: 1 }] });
       }
-    }
   });
 
-  test("rows of a real table, and the types expressions give, decode as libpq decodes them", async () => {
-    db.$client.exec("INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'c1', 'Ünïcode Co', 1764000000000)");
-    db.$client
-      .query(
-        "INSERT INTO api_keys (id, company_id, name, prefix, hash, scopes, allowed_ips, rate_limit, expires_at, revoked_at, created_at) VALUES (?, 'c1', 'k', 'p', 'h', '[\"*\"]', '[]', NULL, ?, NULL, ?)",
-      )
-      .run("k1", 9007199254740991, 1764000000000);
-    for (const sql of [
-      "SELECT * FROM api_keys",
-      "SELECT * FROM companies",
-      "SELECT count(*) AS n, sum(created_at) AS total, avg(created_at) AS mean, max(name) AS top FROM api_keys",
-      "SELECT exists(SELECT 1 FROM api_keys) AS yes, 1 = 2 AS no, 2.5::float8 AS f, 1.25::float4 AS r, 7::int4 AS i, 3::int2 AS h, 1.5::numeric AS d",
-      "SELECT '\\x00ff'::bytea AS b, NULL::bytea AS nb, NULL::int8 AS ni, NULL::boolean AS nbool, 'x'::varchar AS vc, gen_random_uuid() IS NOT NULL AS u",
-      "SELECT extract(epoch FROM TIMESTAMPTZ '2026-01-02 03:04:05.5+00') * 1000 AS ms",
-    ]) {
-      expect({ sql, rows: await pool.all(sql) }).toEqual({ sql, rows: libpq(sql) });
-    }
+  test("rows of a real table, and the types expressions give, decode as the SQLite engine's rows are shaped", async () => {
+    await pool.run("INSERT INTO companies (id, slug, name, created_at) VALUES ('c1', 'c1', 'Ünïcode Co', 1764000000000)");
+    await pool.run(
+      "INSERT INTO api_keys (id, company_id, name, prefix, hash, scopes, allowed_ips, rate_limit, expires_at, revoked_at, created_at) VALUES (?, 'c1', 'k', 'p', 'h', '[\"*\"]', '[]', NULL, ?, NULL, ?)",
+      ["k1", 9007199254740991, 1764000000000],
+    );
+    const expected: [string, Record<string, unknown>[]][] = [
+      [
+        "SELECT * FROM api_keys",
+        [
+          {
+            id: "k1",
+            company_id: "c1",
+            name: "k",
+            prefix: "p",
+            hash: "h",
+            scopes: '["*"]',
+            allowed_ips: "[]",
+            rate_limit: null,
+            expires_at: 9007199254740991,
+            revoked_at: null,
+            last_used_at: null,
+            created_at: 1764000000000,
+          },
+        ],
+      ],
+      ["SELECT * FROM companies", [{ id: "c1", slug: "c1", name: "Ünïcode Co", created_at: 1764000000000 }]],
+      [
+        "SELECT count(*) AS n, sum(created_at) AS total, avg(created_at) AS mean, max(name) AS top FROM api_keys",
+        [{ n: 1, total: 1764000000000, mean: 1764000000000, top: "k" }],
+      ],
+      [
+        "SELECT exists(SELECT 1 FROM api_keys) AS yes, 1 = 2 AS no, 2.5::float8 AS f, 1.25::float4 AS r, 7::int4 AS i, 3::int2 AS h, 1.5::numeric AS d",
+        [{ yes: 1, no: 0, f: 2.5, r: 1.25, i: 7, h: 3, d: 1.5 }],
+      ],
+      [
+        "SELECT '\\x00ff'::bytea AS b, NULL::bytea AS nb, NULL::int8 AS ni, NULL::boolean AS nbool, 'x'::varchar AS vc, gen_random_uuid() IS NOT NULL AS u",
+        [{ b: Buffer.from([0, 255]), nb: null, ni: null, nbool: null, vc: "x", u: 1 }],
+      ],
+      ["SELECT extract(epoch FROM TIMESTAMPTZ '2026-01-02 03:04:05.5+00') * 1000 AS ms", [{ ms: 1767323045500 }]],
+    ];
+    for (const [sql, rows] of expected) expect({ sql, rows: await pool.all(sql) }).toEqual({ sql, rows });
     expect(await pool.values("SELECT id, rate_limit, expires_at FROM api_keys")).toEqual([["k1", null, 9007199254740991]]);
   });
 
@@ -225,7 +274,7 @@ describe.skipIf(!postgresAvailable())("Bun.SQL pool", () => {
 
   test("ping answers; a closed pool refuses with STORAGE_UNAVAILABLE", async () => {
     await pool.ping();
-    const other = openPgPool(db.url!, { poolSize: 1 });
+    const other = openPgPool(url, { poolSize: 1 });
     await other.ping();
     await other.close();
     const e = await errorOf(other.ping());
