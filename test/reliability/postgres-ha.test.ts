@@ -11,9 +11,9 @@
  * (a user's message written after the kill arrives). Figures printed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PgConnection } from "../../src/db/postgres/libpq";
 import { run, serve, tempDir, until as waitUntil, type RunningServer } from "../e2e/binary";
 import { TelegramFake } from "../fakes/telegram.fake";
 import { freshPostgresDatabase, postgresAvailable } from "../helpers/postgres";
@@ -25,7 +25,7 @@ const ACCOUNT = "0193a4b2-0000-7000-8000-00000000f0a1";
 const available = postgresAvailable();
 let dir: string;
 let url: string;
-let db: PgConnection;
+let db: SQL;
 let apiKey: string;
 const servers: RunningServer[] = [];
 const tg = TelegramFake.start({ token: TOKEN });
@@ -95,22 +95,23 @@ beforeAll(async () => {
   expect(run(["migrate", "--config", a]).code).toBe(0);
   expect(run(["companies", "create", "--slug", "default", "--name", "Default", "--config", a]).code).toBe(0);
   apiKey = JSON.parse(run(["keys", "create", "--company", "default", "--name", "ha", "--json", "--config", a]).stdout).key;
-  db = new PgConnection(url);
+  db = new SQL(url, { max: 2 });
 });
 afterAll(async () => {
   for (const s of servers) if (s.proc.exitCode === null) await s.stop();
-  db?.close();
+  await db?.close();
   await tg.stop();
   network.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const count = (query: string): number => Number(db.query(query).rows[0]![0]);
+const count = async (query: string): Promise<number> => Number((await db.unsafe(query))[0].count);
 /** Dispatches held by a worker: claimed jobs rows, and queued messages held on their own rows. */
-const leased = () =>
-  count("SELECT count(*) FROM jobs WHERE status = 'running'") + count("SELECT count(*) FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL");
+const leased = async () =>
+  (await count("SELECT count(*) FROM jobs WHERE status = 'running'")) +
+  (await count("SELECT count(*) FROM messages WHERE status = 'queued' AND lease_token IS NOT NULL"));
 const output = () => servers.map((s, i) => `--- instance ${i}\n${s.output().slice(-1500)}`).join("\n");
-const until = <T>(what: string, fn: () => T | undefined, timeoutMs = 30_000) => waitUntil(what, fn, { timeoutMs, context: output });
+const until = <T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000) => waitUntil(what, fn, { timeoutMs, context: output });
 const LEADS = "this instance leads the scheduled work";
 const userUpdate = (user: number, text: string) => ({
   message: {
@@ -133,7 +134,9 @@ test.skipIf(!available)(
 
     // Each user writes first (Telegram: the bot may only answer); only the leader polls.
     for (let i = 0; i < USERS; i++) tg.queueUpdate(userUpdate(8000 + i, "hi"));
-    await until("every user's message stored", () => (count("SELECT count(*) FROM messages WHERE direction = 'inbound'") === USERS ? true : undefined));
+    await until("every user's message stored", async () =>
+      (await count("SELECT count(*) FROM messages WHERE direction = 'inbound'")) === USERS ? true : undefined,
+    );
     expect(b.output()).not.toContain(LEADS);
 
     // The burst: 8 clients, request i to instance i % 2; a request the dead instance cannot answer goes to b.
@@ -166,38 +169,38 @@ test.skipIf(!available)(
     await until("a third accepted, sends at the provider", () => (accepted.size >= USERS / 3 && tg.calls("sendMessage").length >= 10 ? true : undefined));
     a.proc.kill("SIGKILL");
     await a.proc.exited;
-    const atKill = { atProvider: tg.calls("sendMessage").length, leased: leased() };
+    const atKill = { atProvider: tg.calls("sendMessage").length, leased: await leased() };
     await Promise.all(clients);
     expect(accepted.size).toBe(USERS);
 
     // The leader moves: b takes the lock, and its long polling picks up a message written after the kill.
     await until("instance b leads", () => (b.output().includes(LEADS) ? true : undefined));
     tg.queueUpdate(userUpdate(9999, "after the kill"));
-    await until("the new leader's polling stored the message written after the kill", () =>
-      count("SELECT count(*) FROM messages WHERE direction = 'inbound'") === USERS + 1 ? true : undefined,
+    await until("the new leader's polling stored the message written after the kill", async () =>
+      (await count("SELECT count(*) FROM messages WHERE direction = 'inbound'")) === USERS + 1 ? true : undefined,
     );
 
     // The dead instance's leases expire; b runs its jobs again.
     const ids = [...accepted.values()].map((id) => `'${id}'`).join(",");
     await until(
       "every accepted message terminal",
-      () => (count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'queued'`) === 0 ? true : undefined),
+      async () => ((await count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'queued'`)) === 0 ? true : undefined),
       60_000,
     );
-    await until("no dispatch job left", () => (count("SELECT count(*) FROM jobs WHERE type LIKE 'message.%'") === 0 ? true : undefined), 30_000);
+    await until("no dispatch job left", async () => ((await count("SELECT count(*) FROM jobs WHERE type LIKE 'message.%'")) === 0 ? true : undefined), 30_000);
 
     expect(new Set(accepted.values()).size).toBe(USERS); // an idempotent retry answered with its own message
-    expect(count(`SELECT count(*) FROM messages WHERE direction = 'outbound'`)).toBe(USERS); // stored once each
-    expect(count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'sent'`)).toBe(USERS); // none lost
+    expect(await count(`SELECT count(*) FROM messages WHERE direction = 'outbound'`)).toBe(USERS); // stored once each
+    expect(await count(`SELECT count(*) FROM messages WHERE id IN (${ids}) AND status = 'sent'`)).toBe(USERS); // none lost
     expect(
-      count(`SELECT count(*) FROM (SELECT message_id FROM ledger_entries WHERE message_id IS NOT NULL GROUP BY message_id HAVING count(*) > 1) AS twice`),
+      await count(`SELECT count(*) FROM (SELECT message_id FROM ledger_entries WHERE message_id IS NOT NULL GROUP BY message_id HAVING count(*) > 1) AS twice`),
     ).toBe(0);
     const received = [...accepted.keys()].map((i) => tg.calls("sendMessage").filter((c) => (c.body as { text?: string }).text === `ha-${i}`).length);
     expect(received.every((n) => n >= 1)).toBe(true); // every message reached the provider
     expect(received.every((n) => n <= 2)).toBe(true);
     const twice = received.filter((n) => n > 1).length;
     expect(twice).toBeLessThanOrEqual(atKill.leased); // only sends in flight (leased) at the kill
-    expect(leased()).toBe(0);
+    expect(await leased()).toBe(0);
     // The account's send rate (Telegram's default, 20/s) held for both instances together, not 20/s each.
     const busiestSecond = Math.max(...sendTimes.map((t) => sendTimes.filter((u) => u >= t && u < t + 1000).length));
     expect(busiestSecond).toBeLessThanOrEqual(23);
