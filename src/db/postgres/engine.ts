@@ -60,7 +60,7 @@ async function drain(level: Level): Promise<void> {
   for (let i = 0; i < level.tracked.length; i++) await level.tracked[i];
 }
 
-export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
+export function openPostgres(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
   const pool = openPgPool(url, options);
   const scopes = new AsyncLocalStorage<Scope>();
   const inUnit = (): Scope | undefined => {
