@@ -158,6 +158,8 @@ export type Db = BunSQLiteDatabase<Schema> & {
   beforeCommit(fn: () => void | Promise<void>): void;
   /** Whether the caller runs inside a transaction of its own chain (a unit, or a synchronous tx). */
   inUnit(): boolean;
+  /** Units run side by side, each a transaction of its own (PostgreSQL on Bun.SQL); absent: one group commit at a time. */
+  concurrentUnits?: boolean;
   /**
    * Inside a transaction: the transaction (or savepoint) in which it was called does not commit before
    * `work` has settled, and fails if it rejects — asynchronous work started on its behalf (an event

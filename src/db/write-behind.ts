@@ -8,20 +8,20 @@
  * Savepoints: what a savepoint that rolls back added is dropped; what a flush inside it wrote (SQLite undoes
  * that write) goes back to be written again, unless it was added there too.
  *
- * PostgreSQL: each unit is a transaction of its own (no group commit to merge into), so a value is written
- * when it is added, in the caller's unit.
+ * Units that run side by side (PostgreSQL on Bun.SQL: each a transaction of its own, no group commit to merge
+ * into): a value is written when it is added, in the caller's unit.
  */
 import type { Db } from "./client";
 
 type Entry<V> = { key: string; value: V; state: "kept" | "written" | "dropped" };
 const nothing = () => {};
-type WriteBehindDb = Pick<Db, "engine" | "inUnit" | "afterCommit" | "beforeCommit">;
+type WriteBehindDb = Pick<Db, "concurrentUnits" | "inUnit" | "afterCommit" | "beforeCommit">;
 
 export function writeBehind<V>(
   db: WriteBehindDb,
   write: (key: string, values: V[]) => void | Promise<void>,
 ): { add(key: string, value: V): Promise<void>; flush(): Promise<void> } {
-  if (db.engine === "postgres") return { add: async (key, value) => await write(key, [value]), flush: async () => {} };
+  if (db.concurrentUnits) return { add: async (key, value) => await write(key, [value]), flush: async () => {} };
   let kept: Entry<V>[] = [];
   const flush = async () => {
     if (!kept.length) return;

@@ -82,6 +82,7 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
   db.engine = "postgres";
   db.url = url;
   db.pool = pool;
+  db.concurrentUnits = true;
 
   const statements = new Map<string, Statement>();
   db.sql = (text) => {
