@@ -27,7 +27,12 @@ export function createReadCache<K, V>(
     notified = true,
   }: { checkEveryMs?: number; maxEntries?: number; perTurn?: boolean; notified?: boolean } = {},
 ) {
-  if (db.engine === "postgres" && !notified) return { get: (_key: K, load: () => V): V => load(), invalidate: (_key?: K): void => {} };
+  if (db.engine === "postgres" && !notified)
+    return {
+      get: (_key: K, load: () => V): V => load(),
+      lookup: (_key: K, load: () => Promise<V>): V | Promise<V> => load(),
+      invalidate: (_key?: K): void => {},
+    };
   if (db.engine === "postgres") {
     checkEveryMs = 0;
     perTurn = false; // the version there is a counter in memory: nothing to save
@@ -37,6 +42,11 @@ export function createReadCache<K, V>(
   let rollbacks = db.rollbacks();
   let checkedAt = performance.now();
   let checkedThisTurn = false;
+  // An asynchronous load (lookup) keeps its value only if the cache was not emptied, nor its key invalidated,
+  // while it ran: the value may predate that change.
+  let emptied = 0;
+  let loading = 0;
+  const invalidatedWhileLoading = new Set<K>();
   const turnEnded = () => {
     checkedThisTurn = false;
   };
@@ -45,6 +55,7 @@ export function createReadCache<K, V>(
     if (rollbacks !== db.rollbacks()) {
       rollbacks = db.rollbacks();
       entries.clear();
+      emptied++;
     }
     if (perTurn) {
       // (An immediate runs after the I/O callbacks of the turn that queued it, before the next poll's.)
@@ -60,6 +71,7 @@ export function createReadCache<K, V>(
     if (v !== seen) {
       seen = v;
       entries.clear();
+      emptied++;
     }
   }
 
@@ -72,9 +84,42 @@ export function createReadCache<K, V>(
       entries.set(key, value);
       return value;
     },
+    /**
+     * `get` with an asynchronous load (a store's read, issue 35): the cached value at once, without a promise,
+     * when it is there (a hot path stays synchronous); else the load's promise. Its value is kept unless the
+     * cache was emptied or invalidated while it ran (it may predate that change).
+     */
+    lookup(key: K, load: () => Promise<V>): V | Promise<V> {
+      fresh();
+      if (entries.has(key)) return entries.get(key)!;
+      const before = emptied;
+      loading++;
+      const settled = () => {
+        if (--loading === 0) invalidatedWhileLoading.clear();
+      };
+      return load().then(
+        (value) => {
+          if (emptied === before && !invalidatedWhileLoading.has(key)) {
+            if (entries.size >= maxEntries) entries.clear();
+            entries.set(key, value);
+          }
+          settled();
+          return value;
+        },
+        (error) => {
+          settled();
+          throw error;
+        },
+      );
+    },
     invalidate(key?: K): void {
-      if (key === undefined) entries.clear();
-      else entries.delete(key);
+      if (key === undefined) {
+        entries.clear();
+        emptied++;
+      } else {
+        entries.delete(key);
+        if (loading) invalidatedWhileLoading.add(key);
+      }
     },
   };
 }

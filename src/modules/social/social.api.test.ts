@@ -26,8 +26,8 @@ beforeAll(async () => {
       ],
     },
   });
-  readOnlyKey = app.newKey({ name: "ro", scopes: ["social:read"] }).key;
-  noSocialKey = app.newKey({ name: "none", scopes: ["contacts:read"] }).key;
+  readOnlyKey = (await app.newKey({ name: "ro", scopes: ["social:read"] })).key;
+  noSocialKey = (await app.newKey({ name: "none", scopes: ["contacts:read"] })).key;
 });
 afterAll(() => app.close());
 

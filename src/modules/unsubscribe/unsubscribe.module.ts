@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { claimAdapterState } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
-import { getCompany } from "../companies/companies.service";
+import { getCompanySync } from "../companies/companies.service";
 import { survivingContactId } from "../contacts/contacts.merge";
 import { getContact, setConsent } from "../contacts/contacts.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
@@ -74,7 +74,7 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
     /** The company's display name for the page; undefined when the company is gone. */
     companyName(ref: UnsubscribeRef): string | undefined {
       try {
-        return getCompany({ db, id: ref.companyId }).name;
+        return getCompanySync({ db, id: ref.companyId }).name;
       } catch {
         return undefined;
       }
