@@ -34,19 +34,19 @@ test("revoked by another connection: the very next request is 401 API_KEY_REVOKE
 test("an expiry moved into the past by another connection holds at once", async () => {
   const { key, apiKey } = await app.newKey({ name: "expiring" });
   expect((await app.request("GET", "/me", { key })).status).toBe(200);
-  await app.externalCommit(() => cli.$client.query("UPDATE api_keys SET expires_at = ? WHERE id = ?").run(app.clock.now().getTime() - 1000, apiKey.id));
+  await app.externalCommit(() => cli.sql("UPDATE api_keys SET expires_at = ? WHERE id = ?").run(app.clock.now().getTime() - 1000, apiKey.id));
   expect((await app.request("GET", "/me", { key })).body.error.code).toBe("API_KEY_EXPIRED");
 });
 
 test("usage: a request marks its key; the flush (one unit of work) stores last_used_at once and then has nothing left", async () => {
   const { key, apiKey } = await app.newKey({ name: "used" });
-  const lastUsed = () => (app.deps.db.$client.query("SELECT last_used_at AS at FROM api_keys WHERE id = ?").get(apiKey.id) as { at: unknown }).at;
+  const lastUsed = async () => ((await app.deps.db.sql("SELECT last_used_at AS at FROM api_keys WHERE id = ?").get(apiKey.id)) as { at: unknown }).at;
   const flush = app.deps.scheduler.tasks.get("api-key-usage-flush")!;
   await flush(); // whatever earlier tests left
-  expect(lastUsed()).toBeNull();
+  expect(await lastUsed()).toBeNull();
   expect((await app.request("GET", "/me", { key })).status).toBe(200);
-  expect(lastUsed()).toBeNull(); // collected in memory, not written per request
+  expect(await lastUsed()).toBeNull(); // collected in memory, not written per request
   expect(await flush()).toBeGreaterThanOrEqual(1);
-  expect(lastUsed()).not.toBeNull();
+  expect(await lastUsed()).not.toBeNull();
   expect(await flush()).toBe(0);
 });
