@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Db } from "../../db/client";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { revokeApiKey } from "./api-keys.service";
+import { createAuthenticator, hashKey, type KeyPrincipal } from "../../platform/http/api-guard.plugin";
+import { createRateLimiter } from "../../platform/http/rate-limit";
+import { createKeyResolver, revokeApiKey } from "./api-keys.service";
 
 let app: TestApp;
 let cli: Db;
@@ -49,4 +51,33 @@ test("usage: a request marks its key; the flush (one unit of work) stores last_u
   expect(await flush()).toBeGreaterThanOrEqual(1);
   expect(await lastUsed()).not.toBeNull();
   expect(await flush()).toBe(0);
+});
+
+test("the guard's hot path: a key's first lookup awaits the store, later ones are answered from the cache without a promise; an unknown key is not cached", async () => {
+  const { key } = await app.newKey({ name: "hot" });
+  const keys = createKeyResolver({ db: app.deps.db, now: app.deps.now });
+  const first = keys.resolveKey(hashKey(key));
+  expect(first).toBeInstanceOf(Promise);
+  expect((await first)?.name).toBe("hot");
+  const hit = keys.resolveKey(hashKey(key));
+  expect(hit).not.toBeInstanceOf(Promise);
+  expect((hit as KeyPrincipal).companySlug).toBe(app.company.slug);
+
+  const unknown = hashKey("sb_live_unknown");
+  expect(await keys.resolveKey(unknown)).toBeNull();
+  expect(keys.resolveKey(unknown)).toBeInstanceOf(Promise); // asked again: a key created meanwhile must work
+
+  // With the in-memory limiter (SQLite), the whole authentication of a cached key is synchronous.
+  const authenticate = createAuthenticator({
+    now: app.deps.now,
+    resolveKey: keys.resolveKey,
+    markKeyUsed: () => {},
+    limiter: createRateLimiter({ now: () => app.clock.now().getTime() }),
+    rateDefaults: { requestsPerSecond: 100, burst: 100 },
+    trustedProxies: [],
+  });
+  const request = new Request("http://localhost/api/public/v1/me", { headers: { authorization: `Bearer ${key}` } });
+  const principal = authenticate(request, () => undefined, {});
+  expect(principal).not.toBeInstanceOf(Promise);
+  expect((principal as KeyPrincipal).name).toBe("hot");
 });
