@@ -66,8 +66,8 @@ export async function getCompany({ db, id }: { db: Db; id: string }): Promise<Co
 }
 
 /**
- * NB! Synchronous twin of getCompany, until its last callers await: messages.service.ts's slug cache and
- * unsubscribe.module.ts's companyName. Delete it then, with the store's byIdSync.
+ * NB! Synchronous twin of getCompany, until its last caller awaits: messages.service.ts's slug cache.
+ * Delete it then, with the store's byIdSync.
  */
 export function getCompanySync({ db, id }: { db: Db; id: string }): Company {
   const { store, cache } = byIdLookup(db);

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { claimAdapterState } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
-import { getCompanySync } from "../companies/companies.service";
+import { getCompany } from "../companies/companies.service";
 import { survivingContactId } from "../contacts/contacts.merge";
 import { getContact, setConsent } from "../contacts/contacts.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
@@ -72,9 +72,9 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
       }
     },
     /** The company's display name for the page; undefined when the company is gone. */
-    companyName(ref: UnsubscribeRef): string | undefined {
+    async companyName(ref: UnsubscribeRef): Promise<string | undefined> {
       try {
-        return getCompanySync({ db, id: ref.companyId }).name;
+        return (await getCompany({ db, id: ref.companyId })).name;
       } catch {
         return undefined;
       }

@@ -72,7 +72,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
         await limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.exists(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
-        return htmlResponse(confirmPage(u.companyName(ref)), 200);
+        return htmlResponse(confirmPage(await u.companyName(ref)), 200);
       },
       { params, detail },
     )
@@ -82,7 +82,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
         await limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.optOut(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
-        return htmlResponse(donePage(u.companyName(ref)), 200);
+        return htmlResponse(donePage(await u.companyName(ref)), 200);
       },
       // The body (`List-Unsubscribe=One-Click`, or whatever a client sends) is never parsed: nothing in it matters.
       { params, detail, parse: "none" },
