@@ -3,7 +3,7 @@
  * sandbox `hello_world` templates, and provider template sync (on start and every 30 minutes).
  */
 import type { Deps } from "../../deps";
-import { findCompanyBySlug } from "../companies/companies.service";
+import { findCompanyBySlug, findCompanyBySlugSync } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
@@ -91,7 +91,7 @@ function wireScheduledInbound(deps: Deps): void {
 export function seedSandboxTemplates(deps: Deps): void {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;
-    const company = findCompanyBySlug({ db: deps.db, slug: r.account.company });
+    const company = findCompanyBySlugSync({ db: deps.db, slug: r.account.company });
     if (company) ensureHelloWorld({ db: deps.db, now: deps.now, companyId: company.id, account: r.account });
   }
 }
@@ -101,7 +101,7 @@ export async function syncAllTemplates(deps: Deps): Promise<{ accountId: string;
   const out: { accountId: string; synced?: number; error?: string }[] = [];
   for (const r of deps.channels.all()) {
     if (!r.adapter.syncTemplates) continue;
-    const company = findCompanyBySlug({ db: deps.db, slug: r.account.company });
+    const company = await findCompanyBySlug({ db: deps.db, slug: r.account.company });
     if (!company) continue;
     try {
       const list = await r.adapter.syncTemplates();
