@@ -178,7 +178,7 @@ if (!values["skip-send"]) {
 // ---------------------------------------------------------------------------------- 2. drain
 async function queue(a: Appliance, n: number): Promise<number> {
   const config = loadConfig({ path: a.configPath, env: {} });
-  const deps = buildDeps({ config, log: silentLogger });
+  const deps = await buildDeps({ config, log: silentLogger });
   const company = (await findCompanyBySlug({ db: deps.db, slug: "default" }))!;
   const t0 = performance.now();
   for (let done = 0; done < n; ) {

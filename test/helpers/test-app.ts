@@ -105,7 +105,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     { env: {} },
   );
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
-  const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
+  const deps: Deps = await buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
   const existing = opts.dataDir ? await findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
   const { company } = existing ? { company: existing } : await createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;
