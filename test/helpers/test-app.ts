@@ -196,21 +196,20 @@ export async function createTestApp(opts: TestAppOptions = {}) {
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
 
 /**
- * Subscribes a recorder to the event bus. It runs inside the emitting transaction like every subscriber, so
- * it notes each event's id in a TEMP table of the same connection: a rolled-back transaction (or savepoint,
- * e.g. one failed item of a `db.batch`) takes its notes back with it, and only committed events are listed.
+ * Subscribes a recorder to the event bus. It runs inside the emitting transaction like every subscriber, and
+ * lists an event once that transaction has committed (db.afterCommit): a rolled-back transaction (or
+ * savepoint, e.g. one failed item of a group commit) takes its events with it, and only committed events are
+ * listed — on either engine, whatever connection the transaction ran on.
  */
 function recordEmitted(deps: Deps): () => DomainEvent[] {
-  const sqlite = deps.db.$client;
-  const create = `CREATE TEMP TABLE IF NOT EXISTS emitted_events (seq ${deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, id TEXT NOT NULL)`;
-  sqlite.exec(create);
-  const byId = new Map<string, DomainEvent>();
+  const committed: DomainEvent[] = [];
   deps.events.subscribe((event) => {
     void event.data; // a lazy payload is built now, in the emitting transaction, as a subscriber reading it would
-    byId.set(event.id, event);
-    // PostgreSQL: a session the server ended (a test of that) is replaced by a new one without the table.
-    if (deps.db.engine === "postgres") sqlite.query(create).run();
-    sqlite.query("INSERT INTO emitted_events (id) VALUES (?)").run(event.id);
+    if (!deps.db.inUnit()) return void committed.push(event);
+    deps.db.afterCommit(
+      () => committed.push(event),
+      () => {},
+    );
   });
-  return () => (sqlite.query("SELECT id FROM emitted_events ORDER BY seq").all() as { id: string }[]).map((r) => byId.get(r.id)!);
+  return () => [...committed];
 }
