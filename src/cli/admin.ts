@@ -207,7 +207,7 @@ export function balanceCommand(args: string[]): void | Promise<void> {
   });
 }
 
-export function jobsCommand(args: string[]): void {
+export async function jobsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "list") {
     const { values } = parse(
@@ -215,8 +215,8 @@ export function jobsCommand(args: string[]): void {
       { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } },
       "switchboard jobs list [--dead] [--json]",
     );
-    withDeps(values.config, (deps) => {
-      const rows = deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
+    await withDeps(values.config, async (deps) => {
+      const rows = await deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
       print(
         values.json,
         rows,
@@ -227,8 +227,8 @@ export function jobsCommand(args: string[]): void {
     const { values, positionals } = parse(rest, {}, "switchboard jobs retry ID");
     const id = positionals[0];
     if (!id) throw new UsageError("usage: switchboard jobs retry ID");
-    withDeps(values.config, (deps) => {
-      if (!deps.queue.retry(id)) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
+    await withDeps(values.config, async (deps) => {
+      if (!(await deps.queue.retry(id))) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
       process.stdout.write(`Job ${id} queued again; a running appliance picks it up within a second\n`);
     });
   } else throw new UsageError("usage: switchboard jobs list|retry");
