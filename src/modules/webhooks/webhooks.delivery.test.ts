@@ -356,7 +356,7 @@ describe("disabling", () => {
     const [d] = await deliveries(app, ep.id);
     expect(d).toMatchObject({ status: "failed" });
     expect(d.attempts[1]).toMatchObject({ error: "endpoint is disabled; not sent", statusCode: null });
-    expect(app.deps.queue.stats()["webhook.deliver"]?.pending ?? 0).toBe(0);
+    expect((await app.deps.queue.stats())["webhook.deliver"]?.pending ?? 0).toBe(0);
   });
 });
 

@@ -141,7 +141,7 @@ test("a job waits on its row, due, with no jobs row; the claim holds the row, an
   add(q, "b");
   expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
   expect(jobRows()).toEqual([]);
-  expect(q.stats()["test.anchored"]).toEqual({ pending: 2, running: 0, dead: 0 });
+  expect((await q.stats())["test.anchored"]).toEqual({ pending: 2, running: 0, dead: 0 });
   expect(await q.drain()).toBe(2);
   expect(ran).toEqual([
     { id: "a", attempts: 1 },
@@ -149,7 +149,7 @@ test("a job waits on its row, due, with no jobs row; the claim holds the row, an
   ]);
   expect(item("a").state).toBe("done");
   expect(jobRows()).toEqual([]);
-  expect(q.stats()["test.anchored"]).toBeUndefined();
+  expect((await q.stats())["test.anchored"]).toBeUndefined();
 });
 
 test("a job enqueued while its group has room is handed over on its row: held at once, no claim, no jobs row", async () => {
@@ -171,7 +171,7 @@ test("a job enqueued while its group has room is handed over on its row: held at
     true,
     { state: "waiting", leaseUntil: clock, leaseToken: null },
   ]);
-  expect(q.stats()["test.anchored"]).toEqual({ pending: 1, running: 2, dead: 0 });
+  expect((await q.stats())["test.anchored"]).toEqual({ pending: 1, running: 2, dead: 0 });
   expect(jobRows()).toEqual([]);
   release();
   await until(() => ran.length === 3 && item("c").state === "done");
@@ -258,7 +258,7 @@ test("a hold left by a process that died: the next full pass makes it a jobs row
 test("at start, releaseOrphans puts the holds of the stopped process back on their rows, due now, their attempt not counted", async () => {
   await heldBy(newQueue(() => new Promise(() => {})));
   const { q: next, attempts } = finishing();
-  expect(next.releaseOrphans()).toBe(1);
+  expect(await next.releaseOrphans()).toBe(1);
   expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
   expect(await next.drain()).toBe(1);
   expect(attempts).toEqual([1]);

@@ -254,7 +254,7 @@ export function createQueue({
           if (stored && !stopping) return startJob(job);
           freeSlots(type, groupKey);
           // Durable while stopping: give it back now rather than after its lease expires.
-          if (stored) db.within(() => giveBack(job));
+          if (stored) giveBackLater(job);
           idleUntil.delete(type);
         },
         () => {
@@ -280,12 +280,12 @@ export function createQueue({
    * not: another process took it over, or the row left its anchor and there is nothing left to run): `due`
    * waits on its row again (an attempt not counted), `pending` and `dead` become a jobs row.
    */
-  function unhold(
+  async function unhold(
     r: { id: string; type: string; payload: Record<string, unknown>; token: string; groupKey: string | null; maxAttempts: number },
     to: { status: "due" | "pending" | "dead"; runAt: number; attempts: number; error: string | null; payload?: Record<string, unknown> },
-  ): boolean {
+  ): Promise<boolean> {
     const anchor = handlers.get(r.type)!.anchor!;
-    if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
+    if (!(await anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null))) return false;
     if (to.status !== "due")
       store.insertUnheld(
         r.id,
@@ -304,19 +304,29 @@ export function createQueue({
   }
 
   /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
-  function giveBack(job: Job): void {
-    if (heldOnRow.has(job)) unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
+  async function giveBack(job: Job): Promise<void> {
+    if (heldOnRow.has(job)) await unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
     else store.release(now().getTime(), job.id, job.leaseToken);
+  }
+
+  /** Gives-back started outside a unit (a job that became durable, or was to start, while stopping): stop() waits for them. */
+  const givingBack = new Set<Promise<void>>();
+  function giveBackLater(job: Job): void {
+    const p: Promise<void> = db
+      .unit(() => giveBack(job))
+      .catch((e) => log.warn({ err: e, jobId: job.id }, "job not given back (it runs again when its lease expires)"))
+      .finally(() => givingBack.delete(p));
+    givingBack.add(p);
   }
 
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
 
   /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
-  function dueGroups(type: string, t: number): string[] {
+  async function dueGroups(type: string, t: number): Promise<string[]> {
     const first = new Map<string, number>();
     for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
-    for (const g of handlers.get(type)!.anchor?.groups() ?? [])
+    for (const g of (await handlers.get(type)!.anchor?.groups()) ?? [])
       if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
     return [...first]
       .filter(([, at]) => at <= t)
@@ -325,9 +335,9 @@ export function createQueue({
   }
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
-  function nextDueOf(type: string): number | null {
+  async function nextDueOf(type: string): Promise<number | null> {
     let due = store.nextDueOfType(type) ?? Infinity;
-    for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) due = Math.min(due, g.first);
+    for (const g of (await handlers.get(type)!.anchor?.groups()) ?? []) if (g.first !== null) due = Math.min(due, g.first);
     return due === Infinity ? null : due;
   }
 
@@ -336,7 +346,7 @@ export function createQueue({
    * each — first the groups that freed a slot, then (scan) every group with due jobs, oldest first. A group's
    * jobs rows come before its anchor's rows. One transaction, so the picks and the UPDATE see the same rows.
    */
-  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): Job[] {
+  async function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): Promise<Job[]> {
     const handler = handlers.get(type)!;
     const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
@@ -346,12 +356,12 @@ export function createQueue({
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
-    const claimGroup = (g: string, room: number): number => {
+    const claimGroup = async (g: string, room: number): Promise<number> => {
       const ids = store.groupDueIds(type, g, t, room).map((r) => r.id);
       claimIds(ids);
       let n = ids.length;
       if (handler.anchor && n < room)
-        for (const payload of handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
+        for (const payload of await handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
           const job: Job = {
             id: newId(),
             type,
@@ -380,7 +390,7 @@ export function createQueue({
       }
       const room = Math.min(roomOf(g), limit - claimed.length);
       if (room <= 0) continue; // the group is full again: its next finished job marks it
-      if (claimGroup(g, room) === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
+      if ((await claimGroup(g, room)) === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
     }
     if (!scan) return claimed;
     // Then expired leases, and the due jobs of every group with room, oldest group first. NB! Never a walk in
@@ -393,20 +403,20 @@ export function createQueue({
       if (r.group_key !== null) take(r.group_key, 1);
     }
     claimIds(expired);
-    for (const g of dueGroups(type, t)) {
+    for (const g of await dueGroups(type, t)) {
       if (claimed.length >= limit) break;
       const room = Math.min(roomOf(g), limit - claimed.length);
-      if (room > 0) claimGroup(g, room);
+      if (room > 0) await claimGroup(g, room);
     }
     return claimed;
   }
 
   /** Claims up to `limit` due jobs of a type. `scan`: false when only the groups that freed a slot are due. */
-  function claim(type: string, limit: number, scan = true): Job[] {
+  async function claim(type: string, limit: number, scan = true): Promise<Job[]> {
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = db.within(() =>
+    const jobs = await db.join(() =>
       perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob),
     );
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
@@ -414,7 +424,7 @@ export function createQueue({
     if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
     else if (scan) {
       // (Without a scan only the freed groups were claimed: the type's hint stands.)
-      const due = nextDueOf(type) ?? Infinity;
+      const due = (await nextDueOf(type)) ?? Infinity;
       // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
       // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
       idleUntil.set(type, perGroup && due <= t ? Infinity : due);
@@ -436,16 +446,16 @@ export function createQueue({
    * due now; others become pending jobs rows, due now, their attempt counted (a job that takes its process
    * down with it ends dead, not in a loop). Returns how many were found.
    */
-  function sweepHolds(type: string, before: number, orphans: boolean): number {
+  async function sweepHolds(type: string, before: number, orphans: boolean): Promise<number> {
     const handler = handlers.get(type)!;
     if (!handler.anchor) return 0;
     const t = now().getTime();
     let n = 0;
-    for (const { groupKey } of handler.anchor.groups())
+    for (const { groupKey } of await handler.anchor.groups())
       for (;;) {
-        const rows = handler.anchor.expired(groupKey, before, 500);
+        const rows = await handler.anchor.expired(groupKey, before, 500);
         for (const r of rows)
-          unhold(
+          await unhold(
             { ...r, id: newId(), type, groupKey, maxAttempts: handler.maxAttempts ?? defaultMaxAttempts },
             { status: orphans ? "due" : "pending", runAt: t, attempts: orphans ? 0 : 1, error: orphans ? null : "its worker's lease expired" },
           );
@@ -512,7 +522,7 @@ export function createQueue({
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
-    if (rows.length < limit) idleUntil.set(type, nextDueOf(type) ?? Infinity);
+    if (rows.length < limit) idleUntil.set(type, (await nextDueOf(type)) ?? Infinity);
     return ran;
   }
 
@@ -558,7 +568,7 @@ export function createQueue({
   }
 
   /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
-  function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+  async function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
     if (heldOnRow.has(job)) return finaliseHeld(job, handler, result);
     if ("thrown" in result) {
       const t = now().getTime();
@@ -589,23 +599,23 @@ export function createQueue({
   }
 
   /** finalise for a held job: success writes nothing (the handler's writes took the row out of its anchor). */
-  function finaliseHeld(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+  async function finaliseHeld(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
     const t = now().getTime();
     const row = { ...job, token: job.leaseToken };
     if ("thrown" in result) {
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      unhold(row, { status: retryAt === null ? "dead" : "pending", runAt: retryAt ?? t, attempts: job.attempts, error });
+      await unhold(row, { status: retryAt === null ? "dead" : "pending", runAt: retryAt ?? t, attempts: job.attempts, error });
       return;
     }
     const outcome = result.outcome;
     if (!outcome) return;
-    if ("dead" in outcome) unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error: outcome.dead });
+    if ("dead" in outcome) await unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error: outcome.dead });
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
       // An attempt not counted, with the same payload, waits on its row again (a throttled send); any other
       // retry has a count or a payload to keep: a jobs row.
       const uncounted = outcome.countAttempt === false && !outcome.payload;
-      unhold(row, {
+      await unhold(row, {
         status: uncounted ? "due" : "pending",
         runAt: outcome.retryAt.getTime(),
         attempts: job.attempts - (outcome.countAttempt === false ? 1 : 0),
@@ -618,25 +628,25 @@ export function createQueue({
   /**
    * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
    * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
-   * one fsync. A throwing `writes` rolls back alone (db.attempt) and counts as a failed attempt. If the
-   * shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
+   * one fsync. `writes` runs in a unit of its own inside it (a savepoint): a throw rolls back its writes
+   * alone and counts as a failed attempt. If the shared COMMIT fails, the jobs keep their leases and are
+   * reclaimed when they expire.
    */
   function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }, onCommit: () => void): Promise<void> {
-    return db.batch(
-      () => {
+    return db.unit(
+      async () => {
         let final: { outcome: JobOutcome } | { thrown: unknown } = result;
         if ("outcome" in result && result.outcome && "writes" in result.outcome) {
           const writes = result.outcome.writes;
           try {
-            final = { outcome: db.attempt(writes) };
+            final = { outcome: await db.unit(writes) };
           } catch (e) {
             final = { thrown: e };
           }
         }
-        finalise(job, handler, final);
+        await finalise(job, handler, final);
       },
-      onCommit,
-      true,
+      { onCommit, background: true },
     );
   }
 
@@ -651,7 +661,7 @@ export function createQueue({
         const until = now().getTime() + leaseMs;
         const anchor = heldOnRow.has(job) ? handler.anchor! : null;
         void db
-          .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
+          .unit(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
           .then((changed) => {
             if (changed) job.runAt = until;
           })
@@ -740,8 +750,8 @@ export function createQueue({
         let ran = 0;
         const jobs: Job[][] = [];
         for (const [type, room] of wanted) {
-          if (full) sweepHolds(type, t, false);
-          if (!handlers.get(type)!.inline) jobs.push(claim(type, room, full || !idle(type)));
+          if (full) await sweepHolds(type, t, false);
+          if (!handlers.get(type)!.inline) jobs.push(await claim(type, room, full || !idle(type)));
           else ran += await runInline(type, handlers.get(type)!, room, full);
         }
         return { claimed: jobs, inline: ran };
@@ -777,7 +787,7 @@ export function createQueue({
         if (!stopping) return resolve(runJob(job));
         // Stopping before it started: given back now rather than after its lease expires.
         freeSlots(job.type, job.groupKey);
-        db.within(() => giveBack(job));
+        giveBackLater(job);
         idleUntil.delete(job.type);
         resolve();
       });
@@ -889,20 +899,21 @@ export function createQueue({
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
       // (A lease renewed meanwhile keeps its token: the job's own is still the one to release with.)
-      db.within(() => {
-        for (const job of inflight.values()) giveBack(job);
+      await db.join(async () => {
+        for (const job of inflight.values()) await giveBack(job);
       });
+      await Promise.allSettled([...givingBack]);
       started = false;
     },
     nudge,
-    releaseOrphans() {
+    async releaseOrphans() {
       idleUntil.clear();
       freed.clear();
       groupDueAt.clear();
       const t = now().getTime();
       let n = store.releaseAllRunning(t);
-      db.tx(() => {
-        for (const type of handlers.keys()) n += sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
+      await db.unit(async () => {
+        for (const type of handlers.keys()) n += await sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
       });
       return n;
     },
@@ -919,7 +930,7 @@ export function createQueue({
       }
       return retried;
     },
-    stats() {
+    async stats() {
       const rows = store.countsByTypeAndStatus();
       const out: Record<string, { pending: number; running: number; dead: number }> = {};
       for (const r of rows) {
@@ -927,7 +938,7 @@ export function createQueue({
         (out[r.type] as Record<string, number>)[r.status] = r.n;
       }
       for (const [type, h] of handlers) {
-        const on = h.anchor?.count();
+        const on = await h.anchor?.count();
         if (!on || on.pending + on.running === 0) continue;
         const counts = (out[type] ??= { pending: 0, running: 0, dead: 0 });
         counts.pending += on.pending;
@@ -935,11 +946,11 @@ export function createQueue({
       }
       return out;
     },
-    oldestDueAgeMs() {
+    async oldestDueAgeMs() {
       const t = now().getTime();
       const out: Record<string, number> = {};
       for (const type of handlers.keys()) {
-        const at = nextDueOf(type);
+        const at = await nextDueOf(type);
         if (at !== null && at <= t) out[type] = t - at;
       }
       return out;
