@@ -74,11 +74,11 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
   try {
     migrate(db);
     let walk = "";
-    const prepare = db.$client.prepare.bind(db.$client);
-    db.$client.prepare = ((sql: string) => {
+    const statement = db.sql.bind(db);
+    db.sql = (sql: string) => {
       if (sql.includes("WITH RECURSIVE g(k)")) walk = sql;
-      return prepare(sql);
-    }) as typeof db.$client.prepare;
+      return statement(sql);
+    };
     const queue = createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     let done = 0;
     queue.register<object>("test.busy", {
