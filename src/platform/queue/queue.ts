@@ -2,7 +2,7 @@
  * The durable job loop (DESIGN §7). Delivery policy lives here — claiming, leases, retries with
  * exponential backoff and jitter, dead jobs — and knows nothing about what a job does.
  *
- * - `enqueue` inserts a row; call it inside the business `db.tx` (outbox): the job exists iff the change does.
+ * - `enqueueJob` inserts a row; call it inside the business unit (db.unit, outbox): the job exists iff the change does.
  * - Each job type has its own handler and its own concurrency, so a slow webhook receiver never starves
  *   message dispatch.
  * - A claim sets `lease_until` (and `run_at`, to the same time: expired leases are then found by the index
@@ -504,7 +504,7 @@ export function createQueue({
     const t = now().getTime();
     if (full) await store.requeueExpiredInline(t, type);
     const rows = await store.dueInline(type, t, limit);
-    // A group's background slice bounds the run too (db.batch).
+    // A group's background slice bounds the run too (db.unit's background items).
     const spent = sliceTimer();
     let ran = 0;
     for (const r of rows) {
@@ -564,14 +564,13 @@ export function createQueue({
       if (continued.has(type) || stopping) continue;
       const ended = () => continued.get(type) === run && continued.delete(type);
       const run: Promise<unknown> = db
-        .batch(
-          () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
-          () => {
+        .unit(() => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false), {
+          onCommit: () => {
             ended();
             continueInline();
           },
-          true,
-        )
+          background: true,
+        })
         .catch((e) => {
           ended();
           log.error({ err: e, type }, "inline jobs failed");
@@ -770,7 +769,7 @@ export function createQueue({
       .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
     // (A group-commit item may run twice: counted inside it, from zero each time.)
-    const { claimed, inline } = await db.batch(
+    const { claimed, inline } = await db.unit(
       async () => {
         let ran = 0;
         const jobs: Job[][] = [];
@@ -781,8 +780,7 @@ export function createQueue({
         }
         return { claimed: jobs, inline: ran };
       },
-      continueInline,
-      true,
+      { onCommit: continueInline, background: true },
     );
     let startedJobs = inline;
     for (const batch of claimed) {

@@ -36,7 +36,7 @@ export type JobHandler<P = Record<string, unknown>> = (
   | {
       /**
        * For a job that only writes to the database (no network I/O; it may await its stores): runs inside
-       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
+       * the transaction that takes it (a nested db.unit), with the job's own delete / reschedule. No claim
        * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
        * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
        */
