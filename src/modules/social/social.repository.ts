@@ -19,11 +19,11 @@ export function createSocialRepository(db: Db) {
   return {
     /** When the account's analytics were last pulled (or a pull was queued for now), if ever. */
     async lastPullAt(accountId: string): Promise<Date | undefined> {
-      const v = state.valueOf(accountId, PULLED_AT);
+      const v = await state.valueOf(accountId, PULLED_AT);
       return v === undefined ? undefined : new Date(Number(v));
     },
     async markPulled(accountId: string, at: Date) {
-      state.put(accountId, PULLED_AT, String(at.getTime()));
+      await state.put(accountId, PULLED_AT, String(at.getTime()));
     },
     /** The latest pulled metrics of published targets: their rows of social_platform_media (by its key). */
     async metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): Promise<PlatformMediaRow[]> {
