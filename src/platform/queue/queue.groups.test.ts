@@ -29,10 +29,10 @@ test("at most groupConcurrency jobs per group run at once; ungrouped jobs are no
       running.set(g, running.get(g)! - 1);
     },
   });
-  app.deps.db.tx(() => {
-    for (let i = 0; i < 12; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
-    for (let i = 0; i < 12; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
-    for (let i = 0; i < 6; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "none" } });
+  await app.deps.db.unit(async () => {
+    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
+    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
+    for (let i = 0; i < 6; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "none" } });
   });
   expect(await app.deps.queue.drain()).toBe(30);
   expect(peak.get("a")).toBe(2);
@@ -53,9 +53,10 @@ test("a group's backlog ahead in run_at order does not block a later group", asy
     },
   });
   const t = app.clock.now().getTime();
-  app.deps.db.tx(() => {
-    for (let i = 0; i < 500; i++) app.deps.queue.enqueue({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
-    for (let i = 0; i < 5; i++) app.deps.queue.enqueue({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
+  await app.deps.db.unit(async () => {
+    for (let i = 0; i < 500; i++)
+      await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
+    for (let i = 0; i < 5; i++) await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
   });
   const draining = app.deps.queue.drain();
   for (let i = 0; i < 100 && done.length < 5; i++) await Bun.sleep(5);
@@ -89,8 +90,8 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
         done++;
       },
     });
-    db.tx(() => {
-      for (let i = 0; i < 300; i++) queue.enqueue({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
+    await db.unit(async () => {
+      for (let i = 0; i < 300; i++) await queue.enqueueJob({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
     });
     // Rows an older version left without a group: start() gives each a group of its own, or no scan finds them.
     db.$client.exec("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)");

@@ -19,14 +19,12 @@ beforeEach(() => {
   db = openDatabase(join(dir, "q.db"));
   migrate(db);
   claims = 0;
-  const prepare = db.$client.prepare.bind(db.$client);
-  db.$client.prepare = ((sql: string) => {
-    const st = prepare(sql);
+  const statement = db.sql.bind(db);
+  db.sql = (sql: string) => {
+    const st = statement(sql);
     if (!/^UPDATE jobs SET status = 'running'/.test(sql.trim())) return st;
-    const all = st.all.bind(st);
-    st.all = ((...args: never[]) => (claims++, all(...args))) as typeof st.all;
-    return st;
-  }) as typeof db.$client.prepare;
+    return { ...st, all: (...args) => (claims++, st.all(...args)) };
+  };
 });
 afterEach(() => {
   db.close();
@@ -60,9 +58,9 @@ test("a job enqueued while its group has room runs without a claim, after its tr
   queue.start();
   await Bun.sleep(10); // the start's own pass
   claims = 0;
-  db.tx(() => {
-    for (const n of ["a", "b", "c"]) queue.enqueue({ type: "test.handover", payload: { n }, groupKey: "g" });
-    expect(ran).toEqual([]); // not before the transaction ends
+  await db.unit(async () => {
+    for (const n of ["a", "b", "c"]) await queue.enqueueJob({ type: "test.handover", payload: { n }, groupKey: "g" });
+    expect(ran).toEqual([]); // not before the unit ends
   });
   await until(() => ran.length === 1);
   expect(ran).toEqual(["a"]);
@@ -90,13 +88,13 @@ test("a transaction that is undone starts nothing and gives its slot back", asyn
     },
   });
   queue.start();
-  expect(() =>
-    db.tx(() => {
-      queue.enqueue({ type: "test.undone", payload: { n: "undone" }, groupKey: "g" });
+  await expect(
+    db.unit(async () => {
+      await queue.enqueueJob({ type: "test.undone", payload: { n: "undone" }, groupKey: "g" });
       throw new Error("refused");
     }),
-  ).toThrow("refused");
-  db.tx(() => queue.enqueue({ type: "test.undone", payload: { n: "kept" }, groupKey: "g" }));
+  ).rejects.toThrow("refused");
+  await db.unit(() => queue.enqueueJob({ type: "test.undone", payload: { n: "kept" }, groupKey: "g" }));
   await until(() => ran.length === 1 && rows().length === 0);
   await Bun.sleep(20);
   expect(ran).toEqual(["kept"]); // the slot the undone one took is free again, and it never ran
@@ -115,7 +113,7 @@ test("a handed-over job whose process died is run by the next start, once", asyn
     },
   });
   crashed.start();
-  db.tx(() => crashed.enqueue({ type: "test.crash", payload: {} }));
+  await db.unit(() => crashed.enqueueJob({ type: "test.crash", payload: {} }));
   expect(rows()).toEqual([{ status: "running", attempts: 1 }]);
   const next = newQueue();
   let runs = 0;
@@ -144,8 +142,8 @@ test("jobs handed over but not started yet when the queue stops are given back a
     },
   });
   queue.start();
-  db.tx(() => {
-    for (let n = 0; n < 5; n++) queue.enqueue({ type: "test.handover.stop", payload: { n: String(n) } });
+  await db.unit(async () => {
+    for (let n = 0; n < 5; n++) await queue.enqueueJob({ type: "test.handover.stop", payload: { n: String(n) } });
   });
   await until(() => stopped !== undefined);
   await stopped;
