@@ -94,15 +94,13 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
       for (let i = 0; i < 300; i++) await queue.enqueueJob({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
     });
     // Rows an older version left without a group: start() gives each a group of its own, or no scan finds them.
-    db.$client.exec("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)");
+    await db.sql("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)").run();
     queue.start();
     for (let i = 0; i < 1000 && done < 300; i++) await Bun.sleep(5);
     await queue.stop();
     expect(done).toBe(300);
     // The walk is index searches over the group keys (jobs_group_idx), never a scan of the jobs.
-    const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy") as { detail: string }[])
-      .map((r) => r.detail)
-      .filter((d) => d.includes("jobs"));
+    const plan = ((await db.sql(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy")) as { detail: string }[]).map((r) => r.detail).filter((d) => d.includes("jobs"));
     expect(plan.length).toBe(3); // the first key, the next key, a group's oldest run_at
     for (const step of plan) expect(step).toStartWith("SEARCH jobs USING COVERING INDEX jobs_group_idx");
   } finally {
