@@ -30,7 +30,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   // (a crash, kill -9); they run again at once rather than when their lease expires. On PostgreSQL they may
   // be another live instance's: those of a dead one run again when their lease expires.
   if (deps.db.engine === "sqlite") {
-    const orphans = deps.queue.releaseOrphans();
+    const orphans = await deps.queue.releaseOrphans();
     if (orphans) log.warn({ jobs: orphans }, "jobs interrupted by the previous run were released");
   }
   deps.queue.start();

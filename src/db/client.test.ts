@@ -542,6 +542,33 @@ describe("db.unit: the asynchronous unit of work", () => {
     db.close();
   });
 
+  test("a unit nested in a group's optimistic run takes no savepoint; when it throws, the group runs again with one", async () => {
+    const { db, insert } = tableDb("unit-nested-group.db");
+    const runs = [0, 0, 0];
+    const savepoints: string[] = [];
+    const query = db.$client.query.bind(db.$client);
+    db.$client.query = ((sql: string) => (sql.startsWith("SAVEPOINT") && savepoints.push(sql), query(sql))) as typeof db.$client.query;
+    const item = (round: number, i: number, fails: boolean) =>
+      db.unit(async () => {
+        runs[i]!++;
+        insert.run(100 * round + 10 * i);
+        await db
+          .unit(async () => {
+            insert.run(100 * round + 10 * i + 1);
+            if (fails) throw new Error("refused");
+          })
+          .catch(() => {});
+      });
+    await Promise.all([item(0, 0, false), item(0, 1, false)]);
+    expect([runs, savepoints]).toEqual([[1, 1, 0], []]); // one optimistic run, no savepoint at all
+    await Promise.all([item(1, 0, false), item(1, 1, false), item(1, 2, true)]);
+    expect(runs).toEqual([3, 3, 2]); // the optimistic run, then the isolated one
+    expect(savepoints.length).toBeGreaterThan(0);
+    // The failed nested unit's write undone alone; its item's own write and the others' kept.
+    expect((db.$client.query("SELECT id FROM t WHERE id >= 100 ORDER BY id").all() as { id: number }[]).map((r) => r.id)).toEqual([100, 101, 110, 111, 120]);
+    db.close();
+  });
+
   test("while a unit awaits, a synchronous transaction from another chain is refused, not joined; units wait their turn", async () => {
     const { db, insert } = tableDb("unit-foreign.db");
     let release!: () => void;

@@ -215,7 +215,7 @@ test("the busy timeout running out: 503 STORAGE_UNAVAILABLE with Retry-After, no
       .query("SELECT type, count(*) AS n FROM jobs WHERE status = 'running' AND lease_until > ? GROUP BY type")
       .all(Date.now()) as { type: string; n: number }[];
     await app.deps.queue.stop(1_000);
-    app.deps.queue.releaseOrphans();
+    await app.deps.queue.releaseOrphans();
     app.deps.queue.start();
     const ids = JSON.stringify(accepted);
     const inQueue = () => one(`SELECT count(*) AS n FROM messages WHERE status = 'queued' AND id IN (SELECT value FROM json_each('${ids}'))`);

@@ -46,7 +46,7 @@ export const systemRoutes = (deps: Deps) => {
             headers: { "www-authenticate": 'Bearer realm="metrics"' },
           },
         );
-      const jobs = Object.entries(deps.queue.stats()).flatMap(([type, counts]) =>
+      const jobs = Object.entries(await deps.queue.stats()).flatMap(([type, counts]) =>
         Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
       );
       const companies = await listCompanies({ db: deps.db });
@@ -59,7 +59,7 @@ export const systemRoutes = (deps: Deps) => {
         {
           name: "switchboard_jobs_oldest_due_age_seconds",
           help: "Per job type, how long the oldest due pending job has waited (a growing value: the loop is behind).",
-          samples: Object.entries(deps.queue.oldestDueAgeMs()).map(([type, ms]) => ({ labels: { type }, value: Math.max(0, ms) / 1000 })),
+          samples: Object.entries(await deps.queue.oldestDueAgeMs()).map(([type, ms]) => ({ labels: { type }, value: Math.max(0, ms) / 1000 })),
         },
         {
           name: "switchboard_campaign_recipients",

@@ -2,7 +2,7 @@
  * The durable job loop (DESIGN §7). Delivery policy lives here — claiming, leases, retries with
  * exponential backoff and jitter, dead jobs — and knows nothing about what a job does.
  *
- * - `enqueue` inserts a row; call it inside the business `db.tx` (outbox): the job exists iff the change does.
+ * - `enqueueJob` inserts a row; call it inside the business unit (db.unit, outbox): the job exists iff the change does.
  * - Each job type has its own handler and its own concurrency, so a slow webhook receiver never starves
  *   message dispatch.
  * - A claim sets `lease_until` (and `run_at`, to the same time: expired leases are then found by the index
@@ -199,7 +199,8 @@ export function createQueue({
   };
   const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
 
-  function enqueue(input: EnqueueInput): string {
+  /** What enqueue decides before it writes: the job's row, and whether it is handed over (`handOver`). */
+  function planJob(input: EnqueueInput, inUnit: () => boolean) {
     const id = newId();
     const t = now().getTime();
     const runAt = input.runAt?.getTime() ?? t;
@@ -210,20 +211,43 @@ export function createQueue({
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
     const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
-    if (
-      handler?.handle &&
-      started &&
-      !stopping &&
-      runAt <= t &&
-      store.inTransaction() &&
-      hasRoom(input.type, groupKey) &&
-      handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold })
-    )
-      return id;
-    if (hold) hold({ token: null, until: runAt });
-    else store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
-    wake(input.type, runAt, groupKey);
+    const handedOver =
+      handler?.handle && started && !stopping && runAt <= t && inUnit() && hasRoom(input.type, groupKey)
+        ? handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold })
+        : null;
+    return { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver };
+  }
+
+  /** After a job's row is written as pending (or its hold as due): its type or group is worth a claim then. */
+  function enqueued(type: string, runAt: number, groupKey: string | null): void {
+    wake(type, runAt, groupKey);
     if (started) nudge();
+  }
+
+  async function enqueueJob(input: EnqueueInput): Promise<string> {
+    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, db.inUnit);
+    if (handedOver) {
+      if (!handedOver.held) await store.insertClaimed(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
+      handedOver.stored();
+      return id;
+    }
+    if (hold) hold({ token: null, until: runAt });
+    else await store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
+    enqueued(input.type, runAt, groupKey);
+    return id;
+  }
+
+  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
+  function enqueue(input: EnqueueInput): string {
+    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);
+    if (handedOver) {
+      if (!handedOver.held) store.insertClaimedSync(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
+      handedOver.stored();
+      return id;
+    }
+    if (hold) hold({ token: null, until: runAt });
+    else store.insertPendingSync(id, input.type, payload, runAt, maxAttempts, groupKey, t);
+    enqueued(input.type, runAt, groupKey);
     return id;
   }
 
@@ -232,12 +256,14 @@ export function createQueue({
    * already claimed by this process and started once that transaction is durable — no claim UPDATE, no
    * pump, and it runs one sync after its enqueue instead of two. If the transaction is undone the slots
    * are given back; if the process dies first, the row is a claimed job whose lease expires (or that
-   * `releaseOrphans` gives back at the next start), as after any claim.
+   * `releaseOrphans` gives back at the next start), as after any claim. Returns null when the job is not
+   * handed over; else the job, whether its hold is on its anchor's row (else the caller writes its jobs row,
+   * leased to the job's token) and `stored`, to call once that row is written.
    */
   type HandOver = { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number; hold?: EnqueueInput["hold"] };
   const handovers = new Set<Promise<void>>(); // not started yet: drain() waits for them too
   const heldOnRow = new WeakSet<Job>(); // running jobs whose hold is on their anchor's row, not in a jobs row
-  function handOver({ id, type, payload, maxAttempts, groupKey, t, hold }: HandOver): boolean {
+  function handOver({ id, type, payload, maxAttempts, groupKey, t, hold }: HandOver): { job: Job; held: boolean; stored: () => void } | null {
     const token = leaseToken();
     const job: Job = { id, type, payload: JSON.parse(payload), attempts: 1, maxAttempts, groupKey, runAt: t + leaseMs, leaseToken: token };
     let resolve!: () => void;
@@ -254,7 +280,7 @@ export function createQueue({
           if (stored && !stopping) return startJob(job);
           freeSlots(type, groupKey);
           // Durable while stopping: give it back now rather than after its lease expires.
-          if (stored) db.within(() => giveBack(job));
+          if (stored) giveBackLater(job);
           idleUntil.delete(type);
         },
         () => {
@@ -263,16 +289,15 @@ export function createQueue({
         },
       );
     } catch {
-      return false; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
+      return null; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
     }
     handovers.add(settled);
     takeSlots(type, groupKey);
     if (hold) {
       heldOnRow.add(job);
       hold({ token, until: job.runAt });
-    } else store.insertClaimed(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
-    stored = true;
-    return true;
+    }
+    return { job, held: !!hold, stored: () => (stored = true) };
   }
 
   /**
@@ -280,14 +305,14 @@ export function createQueue({
    * not: another process took it over, or the row left its anchor and there is nothing left to run): `due`
    * waits on its row again (an attempt not counted), `pending` and `dead` become a jobs row.
    */
-  function unhold(
+  async function unhold(
     r: { id: string; type: string; payload: Record<string, unknown>; token: string; groupKey: string | null; maxAttempts: number },
     to: { status: "due" | "pending" | "dead"; runAt: number; attempts: number; error: string | null; payload?: Record<string, unknown> },
-  ): boolean {
+  ): Promise<boolean> {
     const anchor = handlers.get(r.type)!.anchor!;
-    if (!anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null)) return false;
+    if (!(await anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null))) return false;
     if (to.status !== "due")
-      store.insertUnheld(
+      await store.insertUnheld(
         r.id,
         r.type,
         JSON.stringify(to.payload ?? r.payload),
@@ -304,19 +329,29 @@ export function createQueue({
   }
 
   /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
-  function giveBack(job: Job): void {
-    if (heldOnRow.has(job)) unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
-    else store.release(now().getTime(), job.id, job.leaseToken);
+  async function giveBack(job: Job): Promise<void> {
+    if (heldOnRow.has(job)) await unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
+    else await store.release(now().getTime(), job.id, job.leaseToken);
+  }
+
+  /** Gives-back started outside a unit (a job that became durable, or was to start, while stopping): stop() waits for them. */
+  const givingBack = new Set<Promise<void>>();
+  function giveBackLater(job: Job): void {
+    const p: Promise<void> = db
+      .unit(() => giveBack(job))
+      .catch((e) => log.warn({ err: e, jobId: job.id }, "job not given back (it runs again when its lease expires)"))
+      .finally(() => givingBack.delete(p));
+    givingBack.add(p);
   }
 
   /** The group of a grouped type's job enqueued without one (and of such rows an older version left: start()). */
   const ungroupedKey = (id: string) => `job:${id}`;
 
   /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
-  function dueGroups(type: string, t: number): string[] {
+  async function dueGroups(type: string, t: number): Promise<string[]> {
     const first = new Map<string, number>();
-    for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
-    for (const g of handlers.get(type)!.anchor?.groups() ?? [])
+    for (const g of await store.pendingGroups(type)) first.set(g.group_key, g.first);
+    for (const g of (await handlers.get(type)!.anchor?.groups()) ?? [])
       if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
     return [...first]
       .filter(([, at]) => at <= t)
@@ -325,9 +360,9 @@ export function createQueue({
   }
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
-  function nextDueOf(type: string): number | null {
-    let due = store.nextDueOfType(type) ?? Infinity;
-    for (const g of handlers.get(type)!.anchor?.groups() ?? []) if (g.first !== null) due = Math.min(due, g.first);
+  async function nextDueOf(type: string): Promise<number | null> {
+    let due = (await store.nextDueOfType(type)) ?? Infinity;
+    for (const g of (await handlers.get(type)!.anchor?.groups()) ?? []) if (g.first !== null) due = Math.min(due, g.first);
     return due === Infinity ? null : due;
   }
 
@@ -336,22 +371,22 @@ export function createQueue({
    * each — first the groups that freed a slot, then (scan) every group with due jobs, oldest first. A group's
    * jobs rows come before its anchor's rows. One transaction, so the picks and the UPDATE see the same rows.
    */
-  function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): Job[] {
+  async function claimGrouped(type: string, limit: number, perGroup: number, t: number, token: string, scan: boolean): Promise<Job[]> {
     const handler = handlers.get(type)!;
     const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - runningIn(type, g) - (taken.get(g) ?? 0);
-    const claimIds = (ids: string[]) => {
-      if (ids.length) for (const r of store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
+    const claimIds = async (ids: string[]) => {
+      if (ids.length) for (const r of await store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
-    const claimGroup = (g: string, room: number): number => {
-      const ids = store.groupDueIds(type, g, t, room).map((r) => r.id);
-      claimIds(ids);
+    const claimGroup = async (g: string, room: number): Promise<number> => {
+      const ids = (await store.groupDueIds(type, g, t, room)).map((r) => r.id);
+      await claimIds(ids);
       let n = ids.length;
       if (handler.anchor && n < room)
-        for (const payload of handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
+        for (const payload of await handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
           const job: Job = {
             id: newId(),
             type,
@@ -380,41 +415,41 @@ export function createQueue({
       }
       const room = Math.min(roomOf(g), limit - claimed.length);
       if (room <= 0) continue; // the group is full again: its next finished job marks it
-      if (claimGroup(g, room) === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
+      if ((await claimGroup(g, room)) === room && roomOf(g) > 0) markFreed(type, g); // cut short by the type's room
     }
     if (!scan) return claimed;
     // Then expired leases, and the due jobs of every group with room, oldest group first. NB! Never a walk in
     // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
     // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
     const expired: string[] = [];
-    for (const r of store.expiredLeases(type, t, limit - claimed.length)) {
+    for (const r of await store.expiredLeases(type, t, limit - claimed.length)) {
       if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
       expired.push(r.id);
       if (r.group_key !== null) take(r.group_key, 1);
     }
-    claimIds(expired);
-    for (const g of dueGroups(type, t)) {
+    await claimIds(expired);
+    for (const g of await dueGroups(type, t)) {
       if (claimed.length >= limit) break;
       const room = Math.min(roomOf(g), limit - claimed.length);
-      if (room > 0) claimGroup(g, room);
+      if (room > 0) await claimGroup(g, room);
     }
     return claimed;
   }
 
   /** Claims up to `limit` due jobs of a type. `scan`: false when only the groups that freed a slot are due. */
-  function claim(type: string, limit: number, scan = true): Job[] {
+  async function claim(type: string, limit: number, scan = true): Promise<Job[]> {
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = db.within(() =>
-      perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob),
+    const jobs = await db.join(async () =>
+      perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (await store.claimDue(t + leaseMs, token, t, type, limit)).map(toJob),
     );
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
     if (jobs.length >= limit && (scan || !perGroup)) idleUntil.delete(type);
     else if (scan) {
       // (Without a scan only the freed groups were claimed: the type's hint stands.)
-      const due = nextDueOf(type) ?? Infinity;
+      const due = (await nextDueOf(type)) ?? Infinity;
       // Due jobs left after a scan are all in groups at their limit: idle until one of them frees a slot
       // (`freed`), or a job is enqueued, rescheduled or released (`wake`), or the next full pass.
       idleUntil.set(type, perGroup && due <= t ? Infinity : due);
@@ -436,16 +471,16 @@ export function createQueue({
    * due now; others become pending jobs rows, due now, their attempt counted (a job that takes its process
    * down with it ends dead, not in a loop). Returns how many were found.
    */
-  function sweepHolds(type: string, before: number, orphans: boolean): number {
+  async function sweepHolds(type: string, before: number, orphans: boolean): Promise<number> {
     const handler = handlers.get(type)!;
     if (!handler.anchor) return 0;
     const t = now().getTime();
     let n = 0;
-    for (const { groupKey } of handler.anchor.groups())
+    for (const { groupKey } of await handler.anchor.groups())
       for (;;) {
-        const rows = handler.anchor.expired(groupKey, before, 500);
+        const rows = await handler.anchor.expired(groupKey, before, 500);
         for (const r of rows)
-          unhold(
+          await unhold(
             { ...r, id: newId(), type, groupKey, maxAttempts: handler.maxAttempts ?? defaultMaxAttempts },
             { status: orphans ? "due" : "pending", runAt: t, attempts: orphans ? 0 : 1, error: orphans ? null : "its worker's lease expired" },
           );
@@ -467,9 +502,9 @@ export function createQueue({
    */
   async function runInline(type: string, handler: JobHandler, limit: number, full: boolean): Promise<number> {
     const t = now().getTime();
-    if (full) store.requeueExpiredInline(t, type);
-    const rows = store.dueInline(type, t, limit);
-    // A group's background slice bounds the run too (db.batch).
+    if (full) await store.requeueExpiredInline(t, type);
+    const rows = await store.dueInline(type, t, limit);
+    // A group's background slice bounds the run too (db.unit's background items).
     const spent = sliceTimer();
     let ran = 0;
     for (const r of rows) {
@@ -490,29 +525,29 @@ export function createQueue({
       };
       let outcome: JobOutcome;
       try {
-        outcome = await db.attempt(async () => {
+        outcome = await db.unit(async () => {
           const o = await handler.inline!(job);
           if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
           return o;
         });
       } catch (e) {
         const { error, retryAt } = failedAttempt(job, handler, e, t);
-        if (retryAt === null) store.markInlineDead(error, t, job.id);
+        if (retryAt === null) await store.markInlineDead(error, t, job.id);
         else {
-          store.rescheduleInline(retryAt, error, 1, t, null, job.id);
+          await store.rescheduleInline(retryAt, error, 1, t, null, job.id);
           wake(type, retryAt, job.groupKey);
         }
         continue;
       }
-      if (!outcome) store.deleteInline(job.id);
-      else if ("dead" in outcome) store.markInlineDead(outcome.dead, t, job.id);
+      if (!outcome) await store.deleteInline(job.id);
+      else if ("dead" in outcome) await store.markInlineDead(outcome.dead, t, job.id);
       else {
         const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
-        store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
+        await store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
-    if (rows.length < limit) idleUntil.set(type, nextDueOf(type) ?? Infinity);
+    if (rows.length < limit) idleUntil.set(type, (await nextDueOf(type)) ?? Infinity);
     return ran;
   }
 
@@ -529,14 +564,13 @@ export function createQueue({
       if (continued.has(type) || stopping) continue;
       const ended = () => continued.get(type) === run && continued.delete(type);
       const run: Promise<unknown> = db
-        .batch(
-          () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
-          () => {
+        .unit(() => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false), {
+          onCommit: () => {
             ended();
             continueInline();
           },
-          true,
-        )
+          background: true,
+        })
         .catch((e) => {
           ended();
           log.error({ err: e, type }, "inline jobs failed");
@@ -558,24 +592,24 @@ export function createQueue({
   }
 
   /** Applies an outcome (or a thrown error) to the job's row, only while the job still holds its lease. */
-  function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+  async function finalise(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
     if (heldOnRow.has(job)) return finaliseHeld(job, handler, result);
     if ("thrown" in result) {
       const t = now().getTime();
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      if (retryAt === null) store.markDead(error, t, job.id, job.leaseToken);
+      if (retryAt === null) await store.markDead(error, t, job.id, job.leaseToken);
       else {
-        store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
+        await store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
         wake(job.type, retryAt, job.groupKey);
       }
       return;
     }
     const outcome = result.outcome;
-    if (!outcome) store.deleteDone(job.id, job.leaseToken);
-    else if ("dead" in outcome) store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
+    if (!outcome) await store.deleteDone(job.id, job.leaseToken);
+    else if ("dead" in outcome) await store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
-      store.reschedule(
+      await store.reschedule(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
         outcome.countAttempt === false ? 1 : 0,
@@ -589,23 +623,23 @@ export function createQueue({
   }
 
   /** finalise for a held job: success writes nothing (the handler's writes took the row out of its anchor). */
-  function finaliseHeld(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): void {
+  async function finaliseHeld(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }): Promise<void> {
     const t = now().getTime();
     const row = { ...job, token: job.leaseToken };
     if ("thrown" in result) {
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      unhold(row, { status: retryAt === null ? "dead" : "pending", runAt: retryAt ?? t, attempts: job.attempts, error });
+      await unhold(row, { status: retryAt === null ? "dead" : "pending", runAt: retryAt ?? t, attempts: job.attempts, error });
       return;
     }
     const outcome = result.outcome;
     if (!outcome) return;
-    if ("dead" in outcome) unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error: outcome.dead });
+    if ("dead" in outcome) await unhold(row, { status: "dead", runAt: t, attempts: job.attempts, error: outcome.dead });
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
       // An attempt not counted, with the same payload, waits on its row again (a throttled send); any other
       // retry has a count or a payload to keep: a jobs row.
       const uncounted = outcome.countAttempt === false && !outcome.payload;
-      unhold(row, {
+      await unhold(row, {
         status: uncounted ? "due" : "pending",
         runAt: outcome.retryAt.getTime(),
         attempts: job.attempts - (outcome.countAttempt === false ? 1 : 0),
@@ -618,25 +652,25 @@ export function createQueue({
   /**
    * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
    * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
-   * one fsync. A throwing `writes` rolls back alone (db.attempt) and counts as a failed attempt. If the
-   * shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
+   * one fsync. `writes` runs in a unit of its own inside it (a savepoint): a throw rolls back its writes
+   * alone and counts as a failed attempt. If the shared COMMIT fails, the jobs keep their leases and are
+   * reclaimed when they expire.
    */
   function commitOutcome(job: Job, handler: JobHandler, result: { outcome: JobOutcome } | { thrown: unknown }, onCommit: () => void): Promise<void> {
-    return db.batch(
-      () => {
+    return db.unit(
+      async () => {
         let final: { outcome: JobOutcome } | { thrown: unknown } = result;
         if ("outcome" in result && result.outcome && "writes" in result.outcome) {
           const writes = result.outcome.writes;
           try {
-            final = { outcome: db.attempt(writes) };
+            final = { outcome: await db.unit(writes) };
           } catch (e) {
             final = { thrown: e };
           }
         }
-        finalise(job, handler, final);
+        await finalise(job, handler, final);
       },
-      onCommit,
-      true,
+      { onCommit, background: true },
     );
   }
 
@@ -651,7 +685,7 @@ export function createQueue({
         const until = now().getTime() + leaseMs;
         const anchor = heldOnRow.has(job) ? handler.anchor! : null;
         void db
-          .batch(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
+          .unit(() => (anchor ? anchor.renew(job.payload, job.leaseToken, until) : store.renewLease(until, job.id, job.leaseToken)))
           .then((changed) => {
             if (changed) job.runAt = until;
           })
@@ -735,19 +769,18 @@ export function createQueue({
       .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
     // (A group-commit item may run twice: counted inside it, from zero each time.)
-    const { claimed, inline } = await db.batch(
+    const { claimed, inline } = await db.unit(
       async () => {
         let ran = 0;
         const jobs: Job[][] = [];
         for (const [type, room] of wanted) {
-          if (full) sweepHolds(type, t, false);
-          if (!handlers.get(type)!.inline) jobs.push(claim(type, room, full || !idle(type)));
+          if (full) await sweepHolds(type, t, false);
+          if (!handlers.get(type)!.inline) jobs.push(await claim(type, room, full || !idle(type)));
           else ran += await runInline(type, handlers.get(type)!, room, full);
         }
         return { claimed: jobs, inline: ran };
       },
-      continueInline,
-      true,
+      { onCommit: continueInline, background: true },
     );
     let startedJobs = inline;
     for (const batch of claimed) {
@@ -755,7 +788,7 @@ export function createQueue({
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
           freeSlots(job.type, job.groupKey);
-          store.release(now().getTime(), job.id, job.leaseToken);
+          giveBackLater(job);
           idleUntil.delete(job.type);
           continue;
         }
@@ -777,7 +810,7 @@ export function createQueue({
         if (!stopping) return resolve(runJob(job));
         // Stopping before it started: given back now rather than after its lease expires.
         freeSlots(job.type, job.groupKey);
-        db.within(() => giveBack(job));
+        giveBackLater(job);
         idleUntil.delete(job.type);
         resolve();
       });
@@ -864,9 +897,20 @@ export function createQueue({
     }
   }
 
+  /** After `jobs retry`: the job is pending again, due now. */
+  function retried(done: boolean): boolean {
+    if (done) {
+      idleUntil.clear();
+      nudge();
+    }
+    return done;
+  }
+
   return {
     enqueue,
-    cancel: (id) => store.cancelPending(id),
+    enqueueJob,
+    cancel: (id) => store.cancelPendingSync(id),
+    cancelJob: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
       if (handler.anchor && !(handler.handle && handler.groupConcurrency)) throw new Error(`job type ${type}: an anchor needs handle and groupConcurrency`);
@@ -874,10 +918,13 @@ export function createQueue({
     },
     start() {
       // Rows of grouped types without a group (an older version enqueued them so) get one of their own:
-      // the claim's scan finds groups, not rows. Once per start; a no-op when there are none.
-      db.tx(() => {
-        for (const [type, h] of handlers) if (h.groupConcurrency) store.groupUngrouped(type);
-      });
+      // the claim's scan finds groups, not rows. Once per start; a no-op when there are none. Its unit is
+      // queued before the first pump's claims (nudge: the next macrotask), so it commits before or with them.
+      void db
+        .unit(async () => {
+          for (const [type, h] of handlers) if (h.groupConcurrency) await store.groupUngrouped(type);
+        })
+        .catch((e) => log.error({ err: e }, "jobs without a group not grouped"));
       started = true;
       stopping = false;
       nudge();
@@ -889,45 +936,46 @@ export function createQueue({
       await Promise.race([Promise.allSettled(all), Bun.sleep(timeoutMs)]);
       // Whatever is still running gets its lease released so the next start picks it up at once.
       // (A lease renewed meanwhile keeps its token: the job's own is still the one to release with.)
-      db.within(() => {
-        for (const job of inflight.values()) giveBack(job);
+      await db.join(async () => {
+        for (const job of inflight.values()) await giveBack(job);
       });
+      await Promise.allSettled([...givingBack]);
       started = false;
     },
     nudge,
-    releaseOrphans() {
+    async releaseOrphans() {
       idleUntil.clear();
       freed.clear();
       groupDueAt.clear();
       const t = now().getTime();
-      let n = store.releaseAllRunning(t);
-      db.tx(() => {
-        for (const type of handlers.keys()) n += sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
+      let n = await store.releaseAllRunning(t);
+      await db.unit(async () => {
+        for (const type of handlers.keys()) n += await sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
       });
       return n;
     },
     drain,
     list({ dead, type, limit = 100 }) {
+      return store.listSync(dead ? "dead" : null, type ?? null, limit);
+    },
+    listJobs({ dead, type, limit = 100 }) {
       return store.list(dead ? "dead" : null, type ?? null, limit);
     },
     retry(id) {
-      const t = now().getTime();
-      const retried = store.retryDead(id, t);
-      if (retried) {
-        idleUntil.clear();
-        nudge();
-      }
-      return retried;
+      return retried(store.retryDeadSync(id, now().getTime()));
     },
-    stats() {
-      const rows = store.countsByTypeAndStatus();
+    async retryJob(id) {
+      return retried(await store.retryDead(id, now().getTime()));
+    },
+    async stats() {
+      const rows = await store.countsByTypeAndStatus();
       const out: Record<string, { pending: number; running: number; dead: number }> = {};
       for (const r of rows) {
         out[r.type] ??= { pending: 0, running: 0, dead: 0 };
         (out[r.type] as Record<string, number>)[r.status] = r.n;
       }
       for (const [type, h] of handlers) {
-        const on = h.anchor?.count();
+        const on = await h.anchor?.count();
         if (!on || on.pending + on.running === 0) continue;
         const counts = (out[type] ??= { pending: 0, running: 0, dead: 0 });
         counts.pending += on.pending;
@@ -935,11 +983,11 @@ export function createQueue({
       }
       return out;
     },
-    oldestDueAgeMs() {
+    async oldestDueAgeMs() {
       const t = now().getTime();
       const out: Record<string, number> = {};
       for (const type of handlers.keys()) {
-        const at = nextDueOf(type);
+        const at = await nextDueOf(type);
         if (at !== null && at <= t) out[type] = t - at;
       }
       return out;

@@ -23,19 +23,20 @@ export type JobOutcome =
   /** Give up now; the job is kept as dead with this error. */
   | { dead: string }
   /**
-   * Synchronous writes to commit in the same transaction as the job's finalisation; returns the final
-   * outcome (not another `writes`). Jobs that finish in the same event-loop turn share one transaction
-   * (one fsync), and a handler's result and its job's fate commit together. A throw rolls back only this
-   * job's writes (db.attempt) and counts as a failed attempt.
+   * Writes to commit in the same transaction as the job's finalisation (no network I/O; it may await its
+   * stores); returns the final outcome (not another `writes`). Jobs that finish in the same event-loop turn
+   * share one transaction (one fsync), and a handler's result and its job's fate commit together. It runs
+   * in a unit of its own inside that transaction (a savepoint): a throw rolls back only this job's writes
+   * and counts as a failed attempt.
    */
-  | { writes: () => JobOutcome };
+  | { writes: () => JobOutcome | Promise<JobOutcome> };
 
 export type JobHandler<P = Record<string, unknown>> = (
   | { handle(job: Job<P>): Promise<JobOutcome>; inline?: never }
   | {
       /**
        * For a job that only writes to the database (no network I/O; it may await its stores): runs inside
-       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
+       * the transaction that takes it (a nested db.unit), with the job's own delete / reschedule. No claim
        * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
        * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
        */
@@ -70,23 +71,24 @@ interface JobOptions<P> {
  * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
  * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
  * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
+ * Its methods may answer with a promise (the asynchronous store contract); the queue awaits every answer.
  */
 export interface JobAnchor<P = Record<string, unknown>> {
   /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
-  claim(group: string, now: number, limit: number, token: string, until: number): P[];
+  claim(group: string, now: number, limit: number, token: string, until: number): P[] | Promise<P[]>;
   /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
-  groups(): { groupKey: string; first: number | null }[];
+  groups(): { groupKey: string; first: number | null }[] | Promise<{ groupKey: string; first: number | null }[]>;
   /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
-  renew(payload: P, token: string, until: number): boolean;
+  renew(payload: P, token: string, until: number): boolean | Promise<boolean>;
   /**
    * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
    * anchor (`at` null: a jobs row takes the job over).
    */
-  release(payload: P, token: string, at: number | null): boolean;
+  release(payload: P, token: string, at: number | null): boolean | Promise<boolean>;
   /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
-  expired(group: string, before: number, limit: number): { payload: P; token: string }[];
+  expired(group: string, before: number, limit: number): { payload: P; token: string }[] | Promise<{ payload: P; token: string }[]>;
   /** Rows on the anchor now (every process's): due or waiting, and held. */
-  count(): { pending: number; running: number };
+  count(): { pending: number; running: number } | Promise<{ pending: number; running: number }>;
 }
 
 export interface EnqueueInput {
@@ -104,7 +106,9 @@ export interface EnqueueInput {
 }
 
 export interface Queue {
-  /** Inserts a job; call inside the business transaction. Returns the job id. */
+  /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
+  enqueueJob(input: EnqueueInput): Promise<string>;
+  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
   enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
   start(): void;
@@ -114,6 +118,8 @@ export interface Queue {
    * Deletes a job that has not started (pending); call inside the business transaction. Returns false when
    * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
    */
+  cancelJob(id: string): Promise<boolean>;
+  /** NB! Synchronous twin of cancelJob, for callers inside synchronous transactions: delete it with them. */
   cancel(id: string): boolean;
   /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
   nudge(): void;
@@ -121,14 +127,18 @@ export interface Queue {
    * Gives back every job still marked running (their process is gone) so they run at once instead of after
    * their lease expires; returns how many. NB! Only for the one job runner of a database, before it starts.
    */
-  releaseOrphans(): number;
+  releaseOrphans(): Promise<number>;
   /** Runs every due job to completion (tests and benchmarks drive the loop synchronously with this). */
   drain(opts?: { timeoutMs?: number }): Promise<number>;
+  listJobs(opts: { dead?: boolean; type?: string; limit?: number }): Promise<JobRow[]>;
+  /** A dead job pending again, due now; false when there is no such dead job. */
+  retryJob(id: string): Promise<boolean>;
+  /** NB! Synchronous twins of listJobs and retryJob, for callers not converted yet: delete them with those. */
   list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
   retry(id: string): boolean;
-  stats(): Record<string, { pending: number; running: number; dead: number }>;
+  stats(): Promise<Record<string, { pending: number; running: number; dead: number }>>;
   /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
-  oldestDueAgeMs(): Record<string, number>;
+  oldestDueAgeMs(): Promise<Record<string, number>>;
 }
 
 export interface JobRow {
