@@ -216,7 +216,7 @@ export async function jobsCommand(args: string[]): Promise<void> {
       "switchboard jobs list [--dead] [--json]",
     );
     await withDeps(values.config, async (deps) => {
-      const rows = await deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
+      const rows = await deps.queue.listJobs({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
       print(
         values.json,
         rows,
@@ -228,7 +228,7 @@ export async function jobsCommand(args: string[]): Promise<void> {
     const id = positionals[0];
     if (!id) throw new UsageError("usage: switchboard jobs retry ID");
     await withDeps(values.config, async (deps) => {
-      if (!(await deps.queue.retry(id))) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
+      if (!(await deps.queue.retryJob(id))) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
       process.stdout.write(`Job ${id} queued again; a running appliance picks it up within a second\n`);
     });
   } else throw new UsageError("usage: switchboard jobs list|retry");
