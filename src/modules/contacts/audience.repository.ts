@@ -13,8 +13,6 @@
 import { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { compactParams, engineOf, jsonTable, jsonValues, perEngine } from "../../db/dialect";
-import { pgDatabase } from "../../db/postgres/compat";
-import { PgConnection, SESSION_SETTINGS } from "../../db/postgres/libpq";
 import type { CountQuery, CountSource } from "./audience-count";
 import type { ResolvedFilter } from "./audience-filter";
 import { compileFilter } from "./audience-filter.repository";
@@ -288,9 +286,7 @@ export function openAudienceCountStore(source: CountSource): { countCodes(q: Cou
   let close = () => {};
   try {
     if ("url" in source) {
-      const pg = new PgConnection(source.url, { setup: `${SESSION_SETTINGS}; SET default_transaction_read_only = on` });
-      close = () => pg.close();
-      conn = pgDatabase(pg);
+      throw new Error("flip WIP: the PostgreSQL audience count runs on the engine, not in a worker");
     } else {
       const sqlite = new Database(source.file, { readonly: true });
       close = () => sqlite.close();
