@@ -291,7 +291,7 @@ export async function runImport({
     const batches = checkedBatches({
       file: imp.file_path,
       format: imp.format,
-      defs: customFieldsStore(db).customFieldDefs(companyId),
+      defs: await customFieldsStore(db).customFieldDefs(companyId),
       skip: imp.processed,
       batchRows: 1000,
       onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop"),
