@@ -23,7 +23,7 @@ import { AppError } from "../../platform/errors";
 import type { DomainEvent } from "../../platform/events/events";
 import { parseMicros } from "../../platform/money";
 import type { Deps } from "../../deps";
-import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
+import { audienceMembers, audiencePageSync, resolveAudienceSync } from "../contacts/contacts.audience";
 import { filterContextOf } from "../segments/segments.service";
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
@@ -92,7 +92,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
   function resolvePage(c: CampaignRow): void {
     const first = c.resolveCursor === null;
-    const audience = resolveAudience({
+    const audience = resolveAudienceSync({
       db,
       companyId: c.companyId,
       audience: audienceToResolve(c.audience),
@@ -100,7 +100,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       // Relative times of a filter count back from the start: every page sees the same cut-offs.
       filterContext: filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
     });
-    const { members, last } = audiencePage({
+    const { members, last } = audiencePageSync({
       db,
       companyId: c.companyId,
       audience,
@@ -145,7 +145,10 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const runtime = deps.channels.get(c.channelAccountId)!;
     const header = c.headerMediaId ? { file: await mediaRef(deps, c.companyId, c.headerMediaId, "/headerMediaId", runtime) } : undefined;
     const members = new Map(
-      audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId }).map((m) => [m.contactId, m]),
+      (await audienceMembers({ db, companyId: c.companyId, contactIds, channel: c.channel, channelAccountId: c.channelAccountId })).map((m) => [
+        m.contactId,
+        m,
+      ]),
     );
     const t = at();
     const deltas: Record<string, number> = {};

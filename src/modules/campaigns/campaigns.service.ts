@@ -122,7 +122,7 @@ export function createCampaigns(deps: CampaignDeps) {
     }
     p.throwIfAny("The campaign request is not valid");
     if (input.headerMediaId && hasMediaHeader(template)) headerMedia = await mediaRef(deps, companyId, input.headerMediaId, "/headerMediaId", runtime);
-    const audience = resolveAudience({
+    const audience = await resolveAudience({
       db,
       companyId,
       audience: audienceToResolve({ ...input.audience, filter: segmentFilter ?? (input.audience as { filter?: unknown }).filter }),
@@ -160,9 +160,9 @@ export function createCampaigns(deps: CampaignDeps) {
       return { matched, sendable, excluded };
     }
     // One read transaction: every page sees the same snapshot.
-    db.snapshot(() => {
+    await db.snapshot(async () => {
       for (let after = ""; ; ) {
-        const { members, last } = audiencePage({ db, companyId, audience: pl.audience, channel, channelAccountId, after, limit: PAGE });
+        const { members, last } = await audiencePage({ db, companyId, audience: pl.audience, channel, channelAccountId, after, limit: PAGE });
         if (last === null) break;
         after = last;
         for (const m of members) tally(memberVerdict(m, channel, t), 1);

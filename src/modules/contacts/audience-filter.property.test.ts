@@ -293,15 +293,15 @@ test("property: the compiled filter selects the same contacts as a brute-force e
           .filter((p) => evaluate(p, filter))
           .map((p) => p.id)
           .sort();
-        let resolved: ReturnType<typeof checkContactFilter>;
+        let resolved: Awaited<ReturnType<typeof checkContactFilter>>;
         try {
-          resolved = checkContactFilter({ db, companyId, filter, pointer: "/filter", context });
+          resolved = await checkContactFilter({ db, companyId, filter, pointer: "/filter", context });
         } catch (e) {
           throw new Error(`${JSON.stringify(filter)}: ${JSON.stringify((e as { details?: unknown }).details)}`);
         }
-        const ids = audienceStore(db).filteredIds(companyId, resolved, "", 1000, "asc");
+        const ids = await audienceStore(db).filteredIds(companyId, resolved, "", 1000, "asc");
         expect({ filter, ids }).toEqual({ filter, ids: expected });
-        expect(audienceStore(db).filteredIds(companyId, resolved, null, 1000, "desc")).toEqual([...expected].reverse());
+        expect(await audienceStore(db).filteredIds(companyId, resolved, null, 1000, "desc")).toEqual([...expected].reverse());
         expect(await audienceSize({ db, companyId, audience: { type: "filter", filter: resolved } })).toBe(expected.length);
         if (expected.length) nonEmpty++;
         if (expected.length < live.length) notAll++;

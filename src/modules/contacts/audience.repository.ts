@@ -11,7 +11,7 @@
  * Kept free of app imports (db/ and type imports only): the audience-count worker thread loads this file.
  */
 import { Database } from "bun:sqlite";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { compactParams, engineOf, jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import type { CountQuery, CountSource } from "./audience-count";
 import type { ResolvedFilter } from "./audience-filter";
@@ -68,7 +68,119 @@ const SQL = perEngine((e) => ({
        }`,
 }));
 
-export function createAudienceStore(db: Db) {
+export function createAudienceStore(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const sql = SQL[db.engine];
+  const sync = audienceStoreSync(dbIn);
+
+  return {
+    /** The company's tags among `names`. */
+    async tagsByName(companyId: string, names: string[]): Promise<{ id: string; name: string }[]> {
+      return (await db.sql(sql.tagsByName).all(companyId, JSON.stringify(names))) as { id: string; name: string }[];
+    },
+
+    /** The ids among `ids` of the company's contacts that are not deleted. */
+    async liveContactIds(companyId: string, ids: string[]): Promise<string[]> {
+      return ((await db.sql(sql.liveContacts).all(companyId, JSON.stringify(ids))) as { id: string }[]).map((r) => r.id);
+    },
+
+    /** The next `limit` contact ids after `after` (contact-id order) carrying any or all of the tags. */
+    async taggedIdsAfter(a: { tagIds: string[]; match: "any" | "all" }, after: string, limit: number): Promise<string[]> {
+      const t = taggedIdsText(a);
+      const rows = (await db.sql(t.text).all(...t.args(after, limit))) as { id: string }[];
+      return rows.map((r) => r.id);
+    },
+
+    /**
+     * The company's live contacts meeting filter `f`, `limit` ids after `after` in id order (`order: "asc"`, the
+     * fan-out's pages) or before `after` newest first (`"desc"`, GET /segments/{id}/contacts; `after` null: from
+     * the newest). A walk of contacts_company_idx in that order, the filter tested per row.
+     */
+    async filteredIds(companyId: string, f: ResolvedFilter, after: string | null, limit: number, order: "asc" | "desc"): Promise<string[]> {
+      const q = filteredIdsText(db.engine, companyId, f, after, limit, order);
+      // NB! A filter's text differs with its tree; on PostgreSQL only the parameters it numbers are sent.
+      const c = db.engine === "postgres" ? compactParams(q.text, q.args) : { sql: q.text, args: q.args };
+      return ((await db.sql(c.sql).all(...c.args)) as { id: string }[]).map((r) => r.id);
+    },
+
+    /** These contacts (deleted ones skipped), in id order, with their send facts on `channel` / `channelAccountId`. */
+    async members(ids: string[], companyId: string, channel: string, channelAccountId: string): Promise<AudienceMember[]> {
+      return ((await db.sql(sql.page).all(JSON.stringify(ids), companyId, channel, channelAccountId)) as unknown as RawMember[]).map(memberOf);
+    },
+
+    /** The contacts table's seq (rowid) range [from, to) on SQLite, for shards by range of a filter count; null on PostgreSQL. */
+    async seqRange(): Promise<{ from: number; to: number } | null> {
+      if (db.engine === "postgres") return null;
+      const r = (await db.sql(`SELECT min(seq) AS lo, max(seq) AS hi FROM contacts`).get()) as { lo: number | null; hi: number | null };
+      return r.lo === null || r.hi === null ? { from: 0, to: 0 } : { from: r.lo, to: r.hi + 1 };
+    },
+
+    // NB! countSource and countCodes stay on the connection itself: the count is the audience-count worker's
+    // code (countAudienceCodes, on a connection of the worker's own), run here only when no worker can start.
+    countSource: sync.countSource,
+    countCodes: sync.countCodes,
+  };
+}
+
+/** The statement of `taggedIdsAfter` (both stores). */
+function taggedIdsText(a: { tagIds: string[]; match: "any" | "all" }): { text: string; args: (after: string, limit: number) => (string | number)[] } {
+  if (a.match === "all") {
+    const [first, ...rest] = a.tagIds;
+    const others = rest.map((_, i) => `AND EXISTS (SELECT 1 FROM contact_tags o WHERE o.contact_id = ct.contact_id AND o.tag_id = ?${i + 4})`).join(" ");
+    return {
+      text: `SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?1 AND ct.contact_id > ?2 ${others} ORDER BY ct.contact_id LIMIT ?3`,
+      args: (after, limit) => [first!, after, limit, ...rest],
+    };
+  }
+  // `any`: one ordered range scan of the tag index per tag, merged (UNION dedups); each arm is limited, so a
+  // page costs O(tags × limit) whatever the audience size.
+  const arms = a.tagIds.map(
+    (_, i) => `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`,
+  );
+  return { text: `SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`, args: (after, limit) => [after, limit, ...a.tagIds] };
+}
+
+/** The statement of `filteredIds` (both stores). */
+function filteredIdsText(
+  engine: Db["engine"],
+  companyId: string,
+  f: ResolvedFilter,
+  after: string | null,
+  limit: number,
+  order: "asc" | "desc",
+): { text: string; args: (string | number)[] } {
+  const c = compileFilter(engine, f, 4);
+  const bound = after === null ? "" : `AND c.id ${order === "asc" ? ">" : "<"} ?2`;
+  return {
+    text: `SELECT c.id FROM contacts c WHERE c.company_id = ?1 AND c.deleted_at IS NULL ${bound} AND ${c.sql} ORDER BY c.id ${order} LIMIT ?3`,
+    args: [companyId, after ?? "", limit, ...c.params],
+  };
+}
+
+function memberOf(r: RawMember): AudienceMember {
+  const colon = r.identity ? r.identity.indexOf(":") : -1;
+  return {
+    contactId: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    city: r.city,
+    country: r.country,
+    customFields: r.custom_fields,
+    blocked: r.blocked === 1,
+    identityStatus: r.identity ? r.identity.slice(0, colon) : null,
+    identityValue: r.identity ? r.identity.slice(colon + 1) : null,
+    consent: r.consent ?? "unknown",
+    lastInboundAt: r.last_inbound_at,
+  };
+}
+
+/**
+ * NB! The synchronous twin of the audience store, for contacts.audience.ts's …Sync functions alone: the campaign
+ * engine (campaigns.engine.ts resolvePage) resolves and pages its audience inside a synchronous transaction.
+ * Delete it with them when that caller awaits resolveAudience / audiencePage. (countSource and countCodes: see
+ * createAudienceStore.)
+ */
+function createAudienceStoreSync(db: Db) {
   const sqlite = db.$client;
   const sql = SQL[db.engine];
   /** A statement built per call (a filter's text differs with its tree): prepared for this call, not cached by text. */
@@ -96,62 +208,19 @@ export function createAudienceStore(db: Db) {
       return (sqlite.query(sql.liveContacts).all(companyId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id);
     },
 
-    /** The next `limit` contact ids after `after` (contact-id order) carrying any or all of the tags. */
     taggedIdsAfter(a: { tagIds: string[]; match: "any" | "all" }, after: string, limit: number): string[] {
-      if (a.match === "all") {
-        const [first, ...rest] = a.tagIds;
-        const others = rest.map((_, i) => `AND EXISTS (SELECT 1 FROM contact_tags o WHERE o.contact_id = ct.contact_id AND o.tag_id = ?${i + 4})`).join(" ");
-        return (
-          sqlite
-            .query(`SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?1 AND ct.contact_id > ?2 ${others} ORDER BY ct.contact_id LIMIT ?3`)
-            .all(first!, after, limit, ...rest) as {
-            id: string;
-          }[]
-        ).map((r) => r.id);
-      }
-      // `any`: one ordered range scan of the tag index per tag, merged (UNION dedups); each arm is limited, so a
-      // page costs O(tags × limit) whatever the audience size.
-      const arms = a.tagIds.map(
-        (_, i) =>
-          `SELECT contact_id FROM (SELECT contact_id FROM contact_tags WHERE tag_id = ?${i + 3} AND contact_id > ?1 ORDER BY contact_id LIMIT ?2) a${i}`,
-      );
-      return (
-        sqlite.query(`SELECT contact_id AS id FROM (${arms.join(" UNION ")}) u ORDER BY contact_id LIMIT ?2`).all(after, limit, ...a.tagIds) as { id: string }[]
-      ).map((r) => r.id);
+      const t = taggedIdsText(a);
+      return (sqlite.query(t.text).all(...t.args(after, limit)) as { id: string }[]).map((r) => r.id);
     },
 
-    /**
-     * The company's live contacts meeting filter `f`, `limit` ids after `after` in id order (`order: "asc"`, the
-     * fan-out's pages) or before `after` newest first (`"desc"`, GET /segments/{id}/contacts; `after` null: from
-     * the newest). A walk of contacts_company_idx in that order, the filter tested per row.
-     */
     filteredIds(companyId: string, f: ResolvedFilter, after: string | null, limit: number, order: "asc" | "desc"): string[] {
-      const c = compileFilter(db.engine, f, 4);
-      const bound = after === null ? "" : `AND c.id ${order === "asc" ? ">" : "<"} ?2`;
-      const text = `SELECT c.id FROM contacts c WHERE c.company_id = ?1 AND c.deleted_at IS NULL ${bound} AND ${c.sql} ORDER BY c.id ${order} LIMIT ?3`;
-      const args = [companyId, after ?? "", limit, ...c.params];
-      return (prepared(text, args) as { id: string }[]).map((r) => r.id);
+      const q = filteredIdsText(db.engine, companyId, f, after, limit, order);
+      return (prepared(q.text, q.args) as { id: string }[]).map((r) => r.id);
     },
 
     /** These contacts (deleted ones skipped), in id order, with their send facts on `channel` / `channelAccountId`. */
     members(ids: string[], companyId: string, channel: string, channelAccountId: string): AudienceMember[] {
-      const rows = sqlite.query(sql.page).all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[];
-      return rows.map((r) => {
-        const colon = r.identity ? r.identity.indexOf(":") : -1;
-        return {
-          contactId: r.id,
-          firstName: r.first_name,
-          lastName: r.last_name,
-          city: r.city,
-          country: r.country,
-          customFields: r.custom_fields,
-          blocked: r.blocked === 1,
-          identityStatus: r.identity ? r.identity.slice(0, colon) : null,
-          identityValue: r.identity ? r.identity.slice(colon + 1) : null,
-          consent: r.consent ?? "unknown",
-          lastInboundAt: r.last_inbound_at,
-        };
-      });
+      return (sqlite.query(sql.page).all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[]).map(memberOf);
     },
 
     /**
@@ -177,6 +246,9 @@ export function createAudienceStore(db: Db) {
     },
   };
 }
+
+export const audienceStoreSync = perConnection(createAudienceStoreSync);
+export type AudienceStoreSync = ReturnType<typeof createAudienceStoreSync>;
 
 export type AudienceStore = ReturnType<typeof createAudienceStore>;
 /** The audience store of a connection (built on first use). */

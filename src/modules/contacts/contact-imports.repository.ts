@@ -1,8 +1,9 @@
 /**
  * The imports store: contact_imports (an import's state and counters) and contact_import_errors (its stored
- * per-row errors). Synchronous, run inside the caller's transaction where the caller has one.
+ * per-row errors). Statements of the asynchronous contract (db.sql), in the caller's unit where it has one;
+ * the two written inside an import's synchronous transaction keep synchronous twins (…Sync, NB!).
  */
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { perEngine } from "../../db/dialect";
 import type { ImportFormat } from "./import-rows";
 import { perConnection } from "../../db/per-connection";
@@ -36,47 +37,52 @@ const IMPORT_ERRORS = perEngine(
   (e) => `SELECT row, pointer, message FROM contact_import_errors WHERE import_id = ? ORDER BY row, ${e === "sqlite" ? "rowid" : "ctid"}`,
 );
 
-export function createImportsStore(db: Db) {
-  const sqlite = db.$client;
+export function createImportsStore(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const sqlite = dbIn.$client;
   const importErrors = IMPORT_ERRORS[db.engine];
   const onSqlite = db.engine === "sqlite";
 
   return {
     async insertImport(i: { id: string; companyId: string; format: ImportFormat; filePath: string; bytes: number; at: number }): Promise<void> {
-      sqlite
-        .query(`INSERT INTO contact_imports (id, company_id, format, status, file_path, bytes, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)`)
+      await db
+        .sql(`INSERT INTO contact_imports (id, company_id, format, status, file_path, bytes, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)`)
         .run(i.id, i.companyId, i.format, i.filePath, i.bytes, i.at);
     },
 
-    importById(id: string): ImportRow | undefined {
-      return (sqlite.query(`SELECT * FROM contact_imports WHERE id = ?`).get(id) as ImportRow | null) ?? undefined;
+    async importById(id: string): Promise<ImportRow | undefined> {
+      return ((await db.sql(`SELECT * FROM contact_imports WHERE id = ?`).get(id)) as ImportRow | null) ?? undefined;
     },
 
     async importOfCompany(companyId: string, id: string): Promise<ImportRow | undefined> {
-      return (sqlite.query(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId) as ImportRow | null) ?? undefined;
+      return ((await db.sql(`SELECT * FROM contact_imports WHERE id = ? AND company_id = ?`).get(id, companyId)) as ImportRow | null) ?? undefined;
     },
 
     async importErrors(id: string): Promise<ImportError[]> {
-      return sqlite.query(importErrors).all(id) as ImportError[];
+      return (await db.sql(importErrors).all(id)) as unknown as ImportError[];
     },
 
     /** Up to `limit` of the company's imports before `before`, newest first (ids are UUID v7). */
     async listImports(companyId: string, before: string | undefined, limit: number): Promise<ImportRow[]> {
-      return sqlite
-        .query(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
-        .all(companyId, before ?? null, limit) as ImportRow[];
+      return (await db
+        .sql(`SELECT * FROM contact_imports WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+        .all(companyId, before ?? null, limit)) as unknown as ImportRow[];
     },
 
-    importStatus(id: string): ImportRow["status"] {
-      return (sqlite.query(`SELECT status FROM contact_imports WHERE id = ?`).get(id) as { status: ImportRow["status"] }).status;
+    async importStatus(id: string): Promise<ImportRow["status"]> {
+      return ((await db.sql(`SELECT status FROM contact_imports WHERE id = ?`).get(id)) as { status: ImportRow["status"] }).status;
     },
 
-    markRunning(id: string, at: number): void {
-      sqlite.query(`UPDATE contact_imports SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ?`).run(at, id);
+    async markRunning(id: string, at: number): Promise<void> {
+      await db.sql(`UPDATE contact_imports SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ?`).run(at, id);
     },
 
-    /** Adds one transaction's rows to the import's counters (they commit together: the job resumes at `processed`). */
-    addProgress(id: string, p: { processed: number; created: number; updated: number; failed: number; consentKept: number }): void {
+    /**
+     * Adds one transaction's rows to the import's counters (they commit together: the job resumes at `processed`).
+     * NB! Synchronous (with insertImportErrorSync) until the import's row transactions are asynchronous
+     * (contact-imports.service.ts applyRows: applyUpsert is synchronous).
+     */
+    addProgressSync(id: string, p: { processed: number; created: number; updated: number; failed: number; consentKept: number }): void {
       sqlite
         .query(
           `UPDATE contact_imports SET processed = processed + ?, created = created + ?, updated = updated + ?, failed = failed + ?, consent_kept = consent_kept + ? WHERE id = ?`,
@@ -84,25 +90,25 @@ export function createImportsStore(db: Db) {
         .run(p.processed, p.created, p.updated, p.failed, p.consentKept, id);
     },
 
-    insertImportError(id: string, row: number, pointer: string, message: string): void {
+    insertImportErrorSync(id: string, row: number, pointer: string, message: string): void {
       sqlite.query(`INSERT INTO contact_import_errors (import_id, row, pointer, message) VALUES (?, ?, ?, ?)`).run(id, row, pointer, message);
     },
 
     /** How many rows of the import have stored errors. */
-    erroredRows(id: string): number {
-      return (sqlite.query(`SELECT count(DISTINCT row) AS n FROM contact_import_errors WHERE import_id = ?`).get(id) as { n: number }).n;
+    async erroredRows(id: string): Promise<number> {
+      return Number(((await db.sql(`SELECT count(DISTINCT row) AS n FROM contact_import_errors WHERE import_id = ?`).get(id)) as { n: number }).n);
     },
 
-    markFailed(id: string, error: string, at: number): void {
-      sqlite.query(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(error, at, id);
+    async markFailed(id: string, error: string, at: number): Promise<void> {
+      await db.sql(`UPDATE contact_imports SET status = 'failed', error = ?, finished_at = ? WHERE id = ?`).run(error, at, id);
     },
 
-    markCompleted(id: string, at: number): void {
-      sqlite.query(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ? AND status = 'running'`).run(at, id);
+    async markCompleted(id: string, at: number): Promise<void> {
+      await db.sql(`UPDATE contact_imports SET status = 'completed', finished_at = ? WHERE id = ? AND status = 'running'`).run(at, id);
     },
 
     async markCancelled(id: string, at: number): Promise<void> {
-      sqlite.query(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(at, id);
+      await db.sql(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(at, id);
     },
 
     /**
@@ -113,6 +119,8 @@ export function createImportsStore(db: Db) {
      * last transactions, and the job redoes them. The next FULL commit on the connection (any API write,
      * job claim or webhook delivery) fsyncs the WAL, these frames included, before it is acknowledged.
      * (SQLite only: on PostgreSQL every commit is durable as configured.)
+     * NB! Synchronous, on the connection itself, like the synchronous transaction it wraps: nothing may run
+     * between it and that transaction (another commit would go unsynced).
      */
     unsyncedCommits: onSqlite
       ? (on: boolean): void => {

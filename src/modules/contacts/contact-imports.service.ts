@@ -188,14 +188,14 @@ export async function runImport({
 }): Promise<void> {
   const store = importsStore(db);
   const contacts = contactsStore(db);
-  const imp = store.importById(importId);
+  const imp = await store.importById(importId);
   if (!imp || imp.status === "completed" || imp.status === "failed") return;
   if (imp.status === "cancelled") return void rmSync(imp.file_path, { force: true });
-  store.markRunning(importId, now().getTime());
+  await store.markRunning(importId, now().getTime());
 
   const companyId = imp.company_id;
   let lastTailMs = 0; // index flush + commit of the previous transaction
-  let storedErrors = store.erroredRows(importId);
+  let storedErrors = await store.erroredRows(importId);
 
   const fail = (t: Tally, row: number, problems: { pointer: string; message: string }[]) => {
     t.failed++;
@@ -252,8 +252,8 @@ export async function runImport({
         rowsDone = performance.now();
         contacts.sendImportWrites();
         contacts.flushSearchIndex();
-        for (const [row, pointer, message] of t.errors) store.insertImportError(importId, row, pointer, message);
-        store.addProgress(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
+        for (const [row, pointer, message] of t.errors) store.insertImportErrorSync(importId, row, pointer, message);
+        store.addProgressSync(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
       });
     } finally {
       contacts.dropImportWrites(); // (sent already unless the transaction failed)
@@ -266,11 +266,11 @@ export async function runImport({
 
   /** Writes queued rows one budgeted transaction at a time (all of them when `all`, else while ≥ 1,000 remain); returns the rest. */
   const keepHeap = heapKeeper(32 * 1024 * 1024);
-  const cancelled = () => store.importStatus(importId) === "cancelled";
+  const cancelled = async () => (await store.importStatus(importId)) === "cancelled";
   const writePending = async (rows: CheckedRow[], all: boolean): Promise<CheckedRow[]> => {
     let from = 0;
     while (from < rows.length && (all || rows.length - from >= 1000)) {
-      if (cancelled()) throw new ImportCancelled();
+      if (await cancelled()) throw new ImportCancelled();
       let n: number;
       try {
         n = applyRows(rows, from, null, false);
@@ -291,7 +291,7 @@ export async function runImport({
     const batches = checkedBatches({
       file: imp.file_path,
       format: imp.format,
-      defs: customFieldsStore(db).customFieldDefs(companyId),
+      defs: await customFieldsStore(db).customFieldDefs(companyId),
       skip: imp.processed,
       batchRows: 1000,
       onFallback: (err) => log?.warn({ err }, "import worker unavailable; checking rows on the event loop"),
@@ -306,11 +306,11 @@ export async function runImport({
   } catch (e) {
     if (e instanceof ImportCancelled) return void rmSync(imp.file_path, { force: true }); // rows written so far stay
     if (!(e instanceof AppError)) throw e; // I/O or database trouble: the queue retries, we resume at `processed`
-    store.markFailed(importId, e.message, now().getTime());
+    await store.markFailed(importId, e.message, now().getTime());
     rmSync(imp.file_path, { force: true });
     return;
   }
-  store.markCompleted(importId, now().getTime());
+  await store.markCompleted(importId, now().getTime());
   rmSync(imp.file_path, { force: true });
 }
 

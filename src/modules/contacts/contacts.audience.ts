@@ -8,7 +8,7 @@ import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
 import { countInWorker, factGroups, type AudienceFactGroup, type CountQuery, type CountSource } from "./audience-count";
 import { checkFilter, resolveFilter, type CheckedFilter, type FilterNode, type ResolvedFilter } from "./audience-filter";
-import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
+import { audienceStore, audienceStoreSync, type AudienceMember, type AudienceStore, type AudienceStoreSync } from "./audience.repository";
 import type { Contact } from "./contacts.model";
 import { contactsStore, type ContactRow } from "./contacts.repository";
 import { toContacts } from "./contacts.service";
@@ -39,7 +39,7 @@ export interface FilterContext {
  * Checks a filter against the company's custom fields (422 naming each offending node under `pointer`) and
  * returns it with relative times and channels resolved.
  */
-export function checkContactFilter({
+export async function checkContactFilter({
   db,
   companyId,
   filter,
@@ -51,17 +51,74 @@ export function checkContactFilter({
   filter: unknown;
   pointer: string;
   context: FilterContext;
-}): ResolvedFilter {
-  const defs = customFieldsStore(db).customFieldDefs(companyId);
-  const checked: CheckedFilter = checkFilter(filter, pointer, new Map([...defs].map(([k, d]) => [k, d.type])));
+}): Promise<ResolvedFilter> {
+  return resolvedFilterOf(await customFieldsStore(db).customFieldDefs(companyId), filter, pointer, context);
+}
+
+function resolvedFilterOf(defs: Map<string, { type: string }>, filter: unknown, pointer: string, context: FilterContext): ResolvedFilter {
+  const checked: CheckedFilter = checkFilter(filter, pointer, new Map([...defs].map(([k, d]) => [k, d.type])) as never);
   return resolveFilter(checked, context);
+}
+
+/** NB! Synchronous twin of checkContactFilter, for resolveAudienceSync alone (see there). */
+function checkContactFilterSync({ db, companyId, filter, pointer, context }: Parameters<typeof checkContactFilter>[0]): ResolvedFilter {
+  return resolvedFilterOf(customFieldsStore(db).customFieldDefsSync(companyId), filter, pointer, context);
 }
 
 /**
  * Checks an audience against the company's data: unknown tag names and unknown (or deleted) contact ids are
  * 422s pointing at the entry. Returns what `audiencePage` pages through.
  */
-export function resolveAudience({
+export async function resolveAudience({
+  db,
+  companyId,
+  audience,
+  pointer = "/audience",
+  ignoreUnknown = false,
+  filterContext,
+}: {
+  db: Db;
+  companyId: string;
+  audience: Audience;
+  pointer?: string;
+  /** Skip unknown tags and contacts instead of refusing (a started campaign whose tag was deleted since). */
+  ignoreUnknown?: boolean;
+  /** Required for a filter audience. */
+  filterContext?: FilterContext;
+}): Promise<ResolvedAudience> {
+  const store = audienceStore(db);
+  const p = new DetailCollector();
+  if (audience.type === "filter") {
+    if (!filterContext) throw new Error("resolveAudience: a filter audience needs its filterContext");
+    return {
+      type: "filter",
+      filter: await checkContactFilter({ db, companyId, filter: audience.filter, pointer: `${pointer}/filter`, context: filterContext }),
+    };
+  }
+  if (audience.type === "tags") {
+    const names = [...new Set(audience.tags.map((t) => t.trim()))];
+    const rows = await store.tagsByName(companyId, names);
+    const byName = new Map(rows.map((r) => [r.name, r.id]));
+    audience.tags.forEach((t, i) => {
+      if (!byName.has(t.trim())) p.add(`${pointer}/tags/${i}`, `no tag named "${t}"`);
+    });
+    if (!ignoreUnknown) p.throwIfAny("The audience names unknown tags");
+    return { type: "tags", tagIds: [...byName.values()], match: audience.match ?? "any" };
+  }
+  const ids = [...new Set(audience.contactIds)];
+  const known = new Set(await store.liveContactIds(companyId, ids));
+  audience.contactIds.forEach((id, i) => {
+    if (!known.has(id)) p.add(`${pointer}/contactIds/${i}`, "no such contact");
+  });
+  if (!ignoreUnknown) p.throwIfAny("The audience names unknown contacts");
+  return { type: "contacts", contactIds: ids.filter((id) => known.has(id)).sort() };
+}
+
+/**
+ * NB! Synchronous twin of resolveAudience (with audiencePageSync): the campaign engine's resolvePage
+ * (campaigns.engine.ts) runs inside a synchronous transaction. Delete them when it awaits the asynchronous ones.
+ */
+export function resolveAudienceSync({
   db,
   companyId,
   audience,
@@ -78,11 +135,11 @@ export function resolveAudience({
   /** Required for a filter audience. */
   filterContext?: FilterContext;
 }): ResolvedAudience {
-  const store = audienceStore(db);
+  const store = audienceStoreSync(db);
   const p = new DetailCollector();
   if (audience.type === "filter") {
     if (!filterContext) throw new Error("resolveAudience: a filter audience needs its filterContext");
-    return { type: "filter", filter: checkContactFilter({ db, companyId, filter: audience.filter, pointer: `${pointer}/filter`, context: filterContext }) };
+    return { type: "filter", filter: checkContactFilterSync({ db, companyId, filter: audience.filter, pointer: `${pointer}/filter`, context: filterContext }) };
   }
   if (audience.type === "tags") {
     const names = [...new Set(audience.tags.map((t) => t.trim()))];
@@ -104,7 +161,24 @@ export function resolveAudience({
 }
 
 /** The next `limit` contact ids of the audience after `after` (contact-id order). */
-function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudience, after: string, limit: number): string[] {
+async function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudience, after: string, limit: number): Promise<string[]> {
+  if (a.type === "contacts") {
+    let lo = 0;
+    let hi = a.contactIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a.contactIds[mid]! <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return a.contactIds.slice(lo, lo + limit);
+  }
+  if (a.type === "filter") return await store.filteredIds(companyId, a.filter, after, limit, "asc");
+  if (!a.tagIds.length) return [];
+  return await store.taggedIdsAfter(a, after, limit);
+}
+
+/** NB! Synchronous twin of pageIds (audiencePageSync). */
+function pageIdsSync(store: AudienceStoreSync, companyId: string, a: ResolvedAudience, after: string, limit: number): string[] {
   if (a.type === "contacts") {
     let lo = 0;
     let hi = a.contactIds.length;
@@ -125,7 +199,32 @@ function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudience, a
  * are skipped (a tombstone has no tags; an id list is checked again here). `after` is the last contact id of
  * the previous page ("" for the first); the page is empty when the audience is exhausted.
  */
-export function audiencePage({
+export async function audiencePage({
+  db,
+  companyId,
+  audience,
+  channel,
+  channelAccountId,
+  after,
+  limit,
+}: {
+  db: Db;
+  companyId: string;
+  audience: ResolvedAudience;
+  channel: string;
+  channelAccountId: string;
+  after: string;
+  limit: number;
+}): Promise<{ members: AudienceMember[]; last: string | null }> {
+  const store = audienceStore(db);
+  const ids = await pageIds(store, companyId, audience, after, limit);
+  if (!ids.length) return { members: [], last: null };
+  const members = await store.members(ids, companyId, channel, channelAccountId);
+  return { members, last: ids[ids.length - 1]! };
+}
+
+/** NB! Synchronous twin of audiencePage: see resolveAudienceSync. */
+export function audiencePageSync({
   db,
   companyId,
   audience,
@@ -142,8 +241,8 @@ export function audiencePage({
   after: string;
   limit: number;
 }): { members: AudienceMember[]; last: string | null } {
-  const store = audienceStore(db);
-  const ids = pageIds(store, companyId, audience, after, limit);
+  const store = audienceStoreSync(db);
+  const ids = pageIdsSync(store, companyId, audience, after, limit);
   if (!ids.length) return { members: [], last: null };
   const members = store.members(ids, companyId, channel, channelAccountId);
   return { members, last: ids[ids.length - 1]! };
@@ -209,7 +308,7 @@ async function countCodes({
   try {
     // A filter is tested row by row: on SQLite each worker takes half the table by seq (read before both start, so
     // the halves meet exactly); a tag audience is sharded by id, as its members come from contact_tags.
-    const range = filter ? store.seqRange() : null;
+    const range = filter ? await store.seqRange() : null;
     const half = range ? range.from + Math.floor((range.to - range.from) / 2) : 0;
     const seqOf = (index: number) => (range ? { seq: index === 0 ? { from: range.from, to: half } : { from: half, to: range.to } } : {});
     const parts = await Promise.all([0, 1].map((index) => countInWorker(source, { ...q, shard: { of: 2, index, ...seqOf(index) } })));
@@ -253,7 +352,7 @@ export async function filterContactsPage({
   before: string | null;
   limit: number;
 }): Promise<{ contacts: Contact[]; more: boolean }> {
-  const ids = audienceStore(db).filteredIds(companyId, filter, before, limit + 1, "desc");
+  const ids = await audienceStore(db).filteredIds(companyId, filter, before, limit + 1, "desc");
   const more = ids.length > limit;
   const contacts = contactsStore(db);
   const rows = (more ? ids.slice(0, limit) : ids).map((id) => contacts.contactById(companyId, id)).filter((r): r is ContactRow => r !== undefined);
@@ -261,7 +360,7 @@ export async function filterContactsPage({
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */
-export function audienceMembers({
+export async function audienceMembers({
   db,
   companyId,
   contactIds,
@@ -273,11 +372,19 @@ export function audienceMembers({
   contactIds: string[];
   channel: string;
   channelAccountId: string;
-}): AudienceMember[] {
+}): Promise<AudienceMember[]> {
   if (!contactIds.length) return [];
   const sorted = [...contactIds].sort();
-  return audiencePage({ db, companyId, audience: { type: "contacts", contactIds: sorted }, channel, channelAccountId, after: "", limit: sorted.length })
-    .members;
+  const page = await audiencePage({
+    db,
+    companyId,
+    audience: { type: "contacts", contactIds: sorted },
+    channel,
+    channelAccountId,
+    after: "",
+    limit: sorted.length,
+  });
+  return page.members;
 }
 
 export function assertAudienceSize(audience: Audience, max: number): void {

@@ -1,5 +1,5 @@
 /** The custom fields store: the company's field definitions (values live in contacts.custom_fields). */
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { perConnection } from "../../db/per-connection";
 
 export interface CustomFieldDef {
@@ -11,20 +11,28 @@ export interface CustomFieldDef {
   createdAt: number;
 }
 
-export function createCustomFieldsStore(db: Db) {
-  const sqlite = db.$client;
+const DEFS = `SELECT id, key, label, type, options, created_at AS "createdAt" FROM custom_fields WHERE company_id = ? ORDER BY key`;
+type DefRow = Omit<CustomFieldDef, "options"> & { options: string | null };
+const byKey = (rows: DefRow[]) => new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
+
+export function createCustomFieldsStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
     /** The company's definitions by key. */
-    customFieldDefs(companyId: string): Map<string, CustomFieldDef> {
-      const rows = sqlite
-        .query(`SELECT id, key, label, type, options, created_at AS "createdAt" FROM custom_fields WHERE company_id = ? ORDER BY key`)
-        .all(companyId) as (Omit<CustomFieldDef, "options"> & { options: string | null })[];
-      return new Map(rows.map((r) => [r.key, { ...r, options: r.options ? JSON.parse(r.options) : null }]));
+    async customFieldDefs(companyId: string): Promise<Map<string, CustomFieldDef>> {
+      return byKey((await db.sql(DEFS).all(companyId)) as unknown as DefRow[]);
+    },
+    /**
+     * NB! Synchronous twin of customFieldDefs, for contacts.audience.ts's checkContactFilterSync alone (the
+     * campaign engine resolves a filter audience inside a synchronous transaction). Delete both with it.
+     */
+    customFieldDefsSync(companyId: string): Map<string, CustomFieldDef> {
+      return byKey(dbIn.$client.query(DEFS).all(companyId) as DefRow[]);
     },
 
     async insertCustomField(companyId: string, def: CustomFieldDef): Promise<void> {
-      sqlite
-        .query(`INSERT INTO custom_fields (id, company_id, key, label, type, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      await db
+        .sql(`INSERT INTO custom_fields (id, company_id, key, label, type, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
         .run(def.id, companyId, def.key, def.label, def.type, def.options ? JSON.stringify(def.options) : null, def.createdAt);
     },
   };

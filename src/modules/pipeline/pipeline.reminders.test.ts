@@ -64,9 +64,11 @@ describe("task.due", () => {
     nextDay(app);
     const id = await task(app, { remindAt: at(HOUR) });
     // A duplicate of the job (as after a crash between the handler and the job's deletion).
-    app.deps.db.tx(() => app.deps.queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + HOUR }, runAt: new Date(at(HOUR)) }));
+    await app.deps.db.unit(() =>
+      app.deps.queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + HOUR }, runAt: new Date(at(HOUR)) }),
+    );
     // A stale job for a time the task no longer has.
-    app.deps.db.tx(() =>
+    await app.deps.db.unit(() =>
       app.deps.queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + 30 * 60_000 }, runAt: new Date(at(30 * 60_000)) }),
     );
     app.clock.set(new Date(at(2 * HOUR)));

@@ -1,6 +1,6 @@
 /** Pipeline queries (records, stage history, tasks). Only this file touches the pipeline tables. */
 import { and, count, desc, eq, inArray, lt } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { pipelineRecordHistory, pipelineRecords, pipelineTasks } from "./pipeline.table";
 
 export type RecordRow = typeof pipelineRecords.$inferSelect;
@@ -12,22 +12,22 @@ export const IN_CHUNK = 500;
 
 export type PipelineRepository = ReturnType<typeof createPipelineRepository>;
 
-export function createPipelineRepository(db: Db) {
-  const sqlite = db.$client;
+export function createPipelineRepository(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
     // ---- records ----
     async insertRecord(row: RecordRow): Promise<void> {
-      db.insert(pipelineRecords).values(row).run();
+      await db.insert(pipelineRecords).values(row).run();
     },
     async getRecord(companyId: string, id: string): Promise<RecordRow | undefined> {
-      return db
+      return await db
         .select()
         .from(pipelineRecords)
         .where(and(eq(pipelineRecords.companyId, companyId), eq(pipelineRecords.id, id)))
         .get();
     },
     async updateRecord(id: string, patch: Partial<RecordRow>): Promise<void> {
-      db.update(pipelineRecords).set(patch).where(eq(pipelineRecords.id, id)).run();
+      await db.update(pipelineRecords).set(patch).where(eq(pipelineRecords.id, id)).run();
     },
     /** Newest first, keyset on id; each filter has its own (company, column, id) index. */
     async listRecords(q: {
@@ -39,7 +39,7 @@ export function createPipelineRepository(db: Db) {
       contactId?: string;
       ownerId?: string;
     }): Promise<RecordRow[]> {
-      return db
+      return await db
         .select()
         .from(pipelineRecords)
         .where(
@@ -56,20 +56,18 @@ export function createPipelineRepository(db: Db) {
         .limit(q.limit)
         .all();
     },
-    /**
-     * Marks the records of a deleted contact (they stay readable).
-     * NB! Synchronous until contacts' deletion is asynchronous: the contact.deleted subscriber runs inside its transaction.
-     */
-    markContactDeleted(companyId: string, contactId: string, at: Date): number {
-      return sqlite
-        .query(`UPDATE pipeline_records SET contact_deleted_at = ? WHERE company_id = ? AND contact_id = ? AND contact_deleted_at IS NULL`)
-        .run(at.getTime(), companyId, contactId).changes;
+    /** Marks the records of a deleted contact (they stay readable). */
+    async markContactDeleted(companyId: string, contactId: string, at: Date): Promise<number> {
+      const res = await db
+        .sql(`UPDATE pipeline_records SET contact_deleted_at = ? WHERE company_id = ? AND contact_id = ? AND contact_deleted_at IS NULL`)
+        .run(at.getTime(), companyId, contactId);
+      return res.changes;
     },
     async countWon(companyId: string, contactIds: string[]): Promise<number> {
       let n = 0;
       for (let i = 0; i < contactIds.length; i += IN_CHUNK) {
         const chunk = contactIds.slice(i, i + IN_CHUNK);
-        const r = db
+        const r = await db
           .select({ n: count() })
           .from(pipelineRecords)
           .where(and(eq(pipelineRecords.companyId, companyId), inArray(pipelineRecords.contactId, chunk), eq(pipelineRecords.status, "won")))
@@ -81,45 +79,46 @@ export function createPipelineRepository(db: Db) {
 
     // ---- history ----
     async insertHistory(row: HistoryRow): Promise<void> {
-      db.insert(pipelineRecordHistory).values(row).run();
+      await db.insert(pipelineRecordHistory).values(row).run();
     },
     async historyOf(recordId: string): Promise<HistoryRow[]> {
-      return db.select().from(pipelineRecordHistory).where(eq(pipelineRecordHistory.recordId, recordId)).orderBy(pipelineRecordHistory.id).all();
+      return await db.select().from(pipelineRecordHistory).where(eq(pipelineRecordHistory.recordId, recordId)).orderBy(pipelineRecordHistory.id).all();
     },
 
     // ---- tasks ----
     async insertTask(row: TaskRow): Promise<void> {
-      db.insert(pipelineTasks).values(row).run();
+      await db.insert(pipelineTasks).values(row).run();
     },
     async getTask(companyId: string, id: string): Promise<TaskRow | undefined> {
-      return db
+      return await db
         .select()
         .from(pipelineTasks)
         .where(and(eq(pipelineTasks.companyId, companyId), eq(pipelineTasks.id, id)))
         .get();
     },
-    getTaskById(id: string): TaskRow | undefined {
-      return db.select().from(pipelineTasks).where(eq(pipelineTasks.id, id)).get();
+    async getTaskById(id: string): Promise<TaskRow | undefined> {
+      return await db.select().from(pipelineTasks).where(eq(pipelineTasks.id, id)).get();
     },
     async updateTask(id: string, patch: Partial<TaskRow>): Promise<void> {
-      db.update(pipelineTasks).set(patch).where(eq(pipelineTasks.id, id)).run();
+      await db.update(pipelineTasks).set(patch).where(eq(pipelineTasks.id, id)).run();
     },
     async deleteTask(id: string): Promise<void> {
-      db.delete(pipelineTasks).where(eq(pipelineTasks.id, id)).run();
+      await db.delete(pipelineTasks).where(eq(pipelineTasks.id, id)).run();
     },
     /**
      * Claims the reminder: sets reminded_at = remind_at only if the task is open, still reminds at exactly
      * `remindAt` and has not fired for it. One row changed = fire now; zero = stale job or already fired.
-     * NB! Synchronous (with getTaskById) until inline job handlers may be asynchronous: the reminder runs in the job's own transaction.
      */
-    claimReminder(id: string, remindAt: number): boolean {
+    async claimReminder(id: string, remindAt: number): Promise<boolean> {
       return (
-        sqlite
-          .query(
-            `UPDATE pipeline_tasks SET reminded_at = remind_at, reminder_job_id = NULL
+        (
+          await db
+            .sql(
+              `UPDATE pipeline_tasks SET reminded_at = remind_at, reminder_job_id = NULL
              WHERE id = ? AND status = 'open' AND remind_at = ? AND (reminded_at IS NULL OR reminded_at != remind_at)`,
-          )
-          .run(id, remindAt).changes === 1
+            )
+            .run(id, remindAt)
+        ).changes === 1
       );
     },
     /** Newest first, keyset on id. */
@@ -132,7 +131,7 @@ export function createPipelineRepository(db: Db) {
       contactId?: string;
       dueBefore?: Date;
     }): Promise<TaskRow[]> {
-      return db
+      return await db
         .select()
         .from(pipelineTasks)
         .where(
@@ -150,7 +149,7 @@ export function createPipelineRepository(db: Db) {
         .all();
     },
     async tasksOfRecord(recordId: string): Promise<TaskRow[]> {
-      return db.select().from(pipelineTasks).where(eq(pipelineTasks.recordId, recordId)).orderBy(desc(pipelineTasks.id)).all();
+      return await db.select().from(pipelineTasks).where(eq(pipelineTasks.recordId, recordId)).orderBy(desc(pipelineTasks.id)).all();
     },
   };
 }

@@ -212,12 +212,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
       });
     },
 
-    /**
-     * contact.deleted → the contact's records stay, marked `contactDeleted` (their history is the company's).
-     * NB! Synchronous until contacts' deletion is asynchronous: the subscriber runs inside its transaction.
-     */
-    onContactDeleted({ companyId, contactId }: { companyId: string; contactId: string }) {
-      return repo.markContactDeleted(companyId, contactId, now());
+    /** contact.deleted → the contact's records stay, marked `contactDeleted` (their history is the company's). */
+    async onContactDeleted({ companyId, contactId }: { companyId: string; contactId: string }): Promise<number> {
+      return await repo.markContactDeleted(companyId, contactId, now());
     },
 
     // ------------------------------------------------------------------------------------------ tasks
@@ -312,11 +309,10 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     /**
      * The reminder job's writes (run in the job's finalising transaction): fire `task.due` if this job's
      * remindAt is still the task's and has not fired. Returns whether it fired.
-     * NB! Synchronous until inline job handlers may be asynchronous: it runs in the job's own transaction.
      */
-    fireReminder({ taskId, remindAt }: { taskId: string; remindAt: number }): boolean {
-      if (!repo.claimReminder(taskId, remindAt)) return false;
-      const t = repo.getTaskById(taskId)!;
+    async fireReminder({ taskId, remindAt }: { taskId: string; remindAt: number }): Promise<boolean> {
+      if (!(await repo.claimReminder(taskId, remindAt))) return false;
+      const t = (await repo.getTaskById(taskId))!;
       events.emit({ companyId: t.companyId, type: "task.due", data: { task: taskView(t) } });
       return true;
     },

@@ -13,12 +13,16 @@ export function wirePipeline(deps: Deps): void {
   });
   // Inline: the claim and task.due commit with the job's own removal (one transaction): fires once.
   deps.queue.register<{ taskId: string; remindAt: number }>(TASK_REMINDER_JOB, {
-    inline: (job) => void p.fireReminder(job.payload),
+    inline: async (job) => {
+      await p.fireReminder(job.payload);
+    },
   });
-  // NB! Runs inside the contact deletion's transaction (subscribers are synchronous and write only rows).
+  // Runs inside the contact deletion's unit of work (an asynchronous subscriber: the unit awaits it, and
+  // fails with it); it writes only rows. NB! A promise only for that event: another event's emitter may still
+  // run a synchronous transaction, which refuses a subscriber's promise.
   deps.events.subscribe((event) => {
-    if (event.type !== "contact.deleted") return;
+    if (event.type !== "contact.deleted") return undefined;
     const contact = (event.data as { contact?: { id?: string } }).contact;
-    if (contact?.id) p.onContactDeleted({ companyId: event.companyId, contactId: contact.id });
+    return contact?.id ? p.onContactDeleted({ companyId: event.companyId, contactId: contact.id }).then(() => {}) : undefined;
   });
 }

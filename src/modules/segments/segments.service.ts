@@ -47,14 +47,14 @@ async function loadSegment(deps: Deps, companyId: string, id: string): Promise<S
 
 /** The segment's filter checked and resolved now (for its contacts, its count, a campaign). */
 async function resolvedFilterOf(deps: Deps, companyId: string, row: SegmentRow, pointer = "/filter") {
-  return checkContactFilter({ db: deps.db, companyId, filter: JSON.parse(row.filter), pointer, context: filterContextOf(deps, companyId) });
+  return await checkContactFilter({ db: deps.db, companyId, filter: JSON.parse(row.filter), pointer, context: filterContextOf(deps, companyId) });
 }
 
 export async function createSegment(deps: Deps, { companyId, input }: { companyId: string; input: { name: string; filter: unknown } }): Promise<Segment> {
   const p = new DetailCollector();
   const name = checkName(input.name, p)!;
   p.throwIfAny("The segment is not valid");
-  checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+  await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
   const store = segmentsStore(deps.db);
   return deps.db.unit(async () => {
     if (await store.segmentByName(companyId, name))
@@ -74,7 +74,7 @@ export async function updateSegment(
   const name = checkName(input.name, p);
   p.throwIfAny("The segment is not valid");
   if (input.filter !== undefined)
-    checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+    await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
   const store = segmentsStore(deps.db);
   return deps.db.unit(async () => {
     const row = await loadSegment(deps, companyId, id);
@@ -122,7 +122,7 @@ const onFallback = (deps: Deps) => (err: unknown) => deps.log.warn({ err }, "aud
 
 /** How many contacts meet an unsaved filter now (POST /segments/count). */
 export async function countFilter(deps: Deps, { companyId, filter }: { companyId: string; filter: unknown }): Promise<{ count: number }> {
-  const resolved = checkContactFilter({ db: deps.db, companyId, filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+  const resolved = await checkContactFilter({ db: deps.db, companyId, filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
   return { count: await audienceSize({ db: deps.db, companyId, audience: { type: "filter", filter: resolved }, onFallback: onFallback(deps) }) };
 }
 

@@ -48,7 +48,10 @@ test("a subscriber's writes commit with the caller's unit and roll back with it 
       await expect(db.unit(failingChange("contact.deleted"))).rejects.toThrow("the change fails after its event");
       return emit("contact.opted_in");
     });
-    expect(lost).toHaveLength(2);
+    // In a group commit the outer unit runs twice: its nested unit threw in the optimistic run (no savepoint
+    // there), so the group ran again, each unit in a savepoint. Units side by side (Bun.SQL) run it once.
+    const replayed = db.concurrentUnits ? [] : ["contact.deleted"];
+    expect(lost.map((e) => e.type)).toEqual(["contact.updated", "contact.deleted", ...replayed]);
     expect(await rows()).toEqual([kept.id, outer.id]);
     // The test app's recorder is a subscriber too: it lists only what committed.
     expect(app.emitted.map((e) => e.type)).toEqual(["contact.created", "contact.opted_in"]);
