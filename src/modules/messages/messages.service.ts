@@ -1027,7 +1027,7 @@ class PermanentFailure extends Error {
  */
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // Outside the snapshot: the first call claims the signing secret (a write).
-  const unsubscribe = unsubscribeFor(deps);
+  const unsubscribe = await unsubscribeFor(deps);
   // The message and what its send is built from (template, media, thread), read in one snapshot.
   const queued = deps.db.read(() => {
     const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
