@@ -90,7 +90,7 @@ export function createCampaigns(deps: CampaignDeps) {
   /** Every check of a campaign request (422 with pointers); reads only. */
   async function plan(companyId: string, input: EstimateInput, segmentFilter?: unknown): Promise<Plan> {
     assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
-    const template = getTemplateById({ db, id: input.templateId });
+    const template = await getTemplateById({ db, id: input.templateId });
     if (!template || template.companyId !== companyId)
       throw new AppError("VALIDATION_FAILED", "No such template", [{ pointer: "/templateId", message: "unknown template (GET /templates)" }]);
     if (template.status !== "approved")

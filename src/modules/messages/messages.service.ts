@@ -182,11 +182,12 @@ export async function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; 
 }
 
 /**
- * NB! Synchronous twin of isFirstInbound: sources' message.received subscriber asks it inside the inbound
- * message's transaction, and subscribers are synchronous.
+ * NB! Synchronous twin of isFirstInbound, transitional: sources' message.received subscriber (sources.wire.ts,
+ * another module's file) still asks it synchronously. Deleted, with its store statement, once that subscriber
+ * awaits isFirstInbound (issue 35).
  */
 export function isFirstInboundSync({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
-  return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
+  return messagesStore(db).countInboundInNow(conversationIds, 2) === 1;
 }
 
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
@@ -758,10 +759,10 @@ export async function createOutboundMessage(
  * `message` read outside the transaction (the dispatch reads it before the provider call) is checked by
  * its status alone, and read again whole only if that moved.
  *
- * NB! Synchronous, with its store calls: the dispatch's `writes()` runs it, and the queue calls `writes()`
- * synchronously (db.attempt in commitOutcome). Asynchronous callers await applyStatusAsync.
+ * In the caller's unit when there is one (the dispatch's `writes()`, the inbound paths: each rolls back on a
+ * throw), else a unit of its own.
  */
-export function applyStatus(
+export async function applyStatus(
   deps: Deps,
   {
     message,
@@ -778,12 +779,11 @@ export function applyStatus(
     error?: { reason: FailureReason | string; code?: string; message: string };
     fresh?: boolean;
   },
-): MessageHead {
+): Promise<MessageHead> {
   const { db, events, now } = deps;
   const store = messagesStore(db);
-  // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
-  return db.within(() => {
-    const current = fresh || store.messageStatus(message.id) === message.status ? message : store.messageHead(message.id)!;
+  return db.join(async () => {
+    const current = fresh || (await store.messageStatus(message.id)) === message.status ? message : (await store.messageHead(message.id))!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -797,7 +797,7 @@ export function applyStatus(
       });
       steps.push("failed");
       if (current.charged && !current.refunded && current.status === "queued") {
-        deps.ledger.refundWithin({
+        await deps.ledger.refund({
           companyId: current.companyId,
           amount: current.unitPrice,
           messageId: current.id,
@@ -822,13 +822,13 @@ export function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    store.updateMessage(current.id, changes);
+    const row = await store.recordStatus(current.id, changes);
     const updated = { ...current, ...changes } as MessageHead;
     // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
-    // message): the refs say whose message it is. It reads the whole row then, in this transaction (the
-    // subscribers run in it), so it is the row as this change left it.
+    // message): the refs say whose message it is. It is the row as this change left it (the UPDATE returned
+    // it: a subscriber cannot wait for a read).
     let view: ReturnType<typeof messageView> | undefined;
-    const data = () => ({ message: (view ??= messageView(store.messageById(updated.id)!)) });
+    const data = () => ({ message: (view ??= messageView(row()!)) });
     // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
     let from = current.status;
     for (const s of steps) {
@@ -882,14 +882,9 @@ export async function applyProviderStatus(
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
-    // (Already inside a unit: applyStatus's synchronous body, without a second join per report.)
-    applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+    // (Already inside a unit: applyStatus joins it, no savepoint per report.)
+    await applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
   });
-}
-
-/** applyStatus for callers that can wait: in the caller's unit (or one of its own). */
-export async function applyStatusAsync(deps: Deps, change: Parameters<typeof applyStatus>[1]): Promise<MessageHead> {
-  return deps.db.join(() => applyStatus(deps, change));
 }
 
 type Schedule = { at: number; events: InboundEvent[] }[];
@@ -906,12 +901,12 @@ const keptReports = new WeakMap<Deps["db"], ReturnType<typeof writeBehind<Schedu
  * REPORT_STEP_MS (a job per send cost its insert, reschedule and delete: ~15 % of the main thread while a
  * campaign fanned out on the sandbox).
  */
-function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, accountId: string, reports: { at: Date; events: InboundEvent[] }[]): void {
+async function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, accountId: string, reports: { at: Date; events: InboundEvent[] }[]): Promise<void> {
   let kept = keptReports.get(deps.db);
   if (!kept) keptReports.set(deps.db, (kept = writeBehind<Schedule>(deps.db, (account, schedules) => storeReports(deps, account, schedules))));
   const now = deps.now().getTime();
   const step = (at: number) => (at <= now ? at : Math.ceil(at / REPORT_STEP_MS) * REPORT_STEP_MS);
-  kept.add(
+  await kept.add(
     accountId,
     reports.map((r) => ({ at: step(r.at.getTime()), events: r.events })),
   );
@@ -943,13 +938,13 @@ export async function applyWatermark(
     sentBefore: watermark,
   });
   // One after the other: each status change is a step of the caller's unit.
-  for (const m of rows) await applyStatusAsync(deps, { message: m, status, at: watermark });
+  for (const m of rows) await applyStatus(deps, { message: m, status, at: watermark });
 }
 
 // ------------------------------------------------------------------ dispatch
 
-/** NB! Synchronous: it runs inside db.read's snapshot, which takes a synchronous function. */
-function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): OutboundMessage {
+/** What the send is built from (template, media, thread): reads outside any unit, before the provider call. */
+async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): Promise<OutboundMessage> {
   const c = m.content as Record<string, any>;
   // E-mail from a template or a campaign carries the recipient's one-click unsubscribe link (DESIGN §20).
   const unsubscribeUrl =
@@ -977,7 +972,7 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
       content = { type: "interactive", interactive: c.interactive };
       break;
     default: {
-      const t = getTemplateById({ db: deps.db, id: c.template.id });
+      const t = await getTemplateById({ db: deps.db, id: c.template.id });
       if (t?.status !== "approved") throw new PermanentFailure("TEMPLATE_INVALID", `template ${c.template.name} is ${t?.status ?? "deleted"}`);
       const hm = c.template.headerMedia;
       content = {
@@ -996,11 +991,11 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
   const state = CHANNEL_RULES[m.channel as Channel].conversationRef
     ? channelStateSync({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
     : undefined;
-  const byId = (id: string | null) => (id ? messagesStore(deps.db).messageById(id) : undefined);
-  const replyTo = byId(m.replyToMessageId);
+  const byId = async (id: string | null) => (id ? await messagesStore(deps.db).messageById(id) : undefined);
+  const replyTo = await byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
   const references: string[] = [];
-  for (let p = replyTo, hops = 0; p && hops < 50; p = byId(p.replyToMessageId), hops++) if (p.providerMessageId) references.unshift(p.providerMessageId);
+  for (let p = replyTo, hops = 0; p && hops < 50; p = await byId(p.replyToMessageId), hops++) if (p.providerMessageId) references.unshift(p.providerMessageId);
   return {
     messageId: m.id,
     to: { value: m.address, conversationRef: state?.conversationRef ?? undefined },
@@ -1028,27 +1023,25 @@ class PermanentFailure extends Error {
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // Outside the snapshot: the first call claims the signing secret (a write).
   const unsubscribe = unsubscribeFor(deps);
-  // The message and what its send is built from (template, media, thread), read in one snapshot.
-  const queued = deps.db.read(() => {
-    const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
-    if (m?.status !== "queued") return undefined;
-    try {
-      return { m, outbound: buildOutbound(deps, m, unsubscribe) as OutboundMessage | PermanentFailure };
-    } catch (e) {
-      if (e instanceof PermanentFailure) return { m, outbound: e };
-      throw e;
-    }
-  });
-  if (!queued) return;
-  const { m, outbound } = queued;
+  // The message and what its send is built from (template, media, thread): plain reads, no transaction (the
+  // status is checked again when the outcome is written: applyStatus).
+  const m = await messagesStore(deps.db).dispatchRow(job.payload.messageId);
+  if (m?.status !== "queued") return;
+  let outbound: OutboundMessage | PermanentFailure;
+  try {
+    outbound = await buildOutbound(deps, m, unsubscribe);
+  } catch (e) {
+    if (!(e instanceof PermanentFailure)) throw e;
+    outbound = e;
+  }
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
   const counted = (outcome: "sent" | "retry" | "failed") => deps.metrics.count("switchboard_dispatch_total", { channel: m.channel, outcome });
   const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => (
     counted("failed"),
     {
-      writes: () => {
-        applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
+      writes: async () => {
+        await applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
       },
     }
   );
@@ -1082,14 +1075,14 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
     const sent = result;
     if (runtime.status !== "active") deps.channels.setStatus(runtime.account.id, "active");
     return {
-      writes: () => {
+      writes: async () => {
         if (sent.providerMediaId) {
           const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
           if (file)
             cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
         }
-        applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
-        if (sent.reports?.length) scheduleReports(deps, m.channelAccountId, sent.reports);
+        await applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
+        if (sent.reports?.length) await scheduleReports(deps, m.channelAccountId, sent.reports);
       },
     };
   }

@@ -102,9 +102,9 @@ export async function resolveTemplateForSend({
         { pointer: "/template/templateId", message: "unknown template for this channel account" },
       ]);
   } else {
-    const rows = templateCache(db).get(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
+    const rows = (await templateCache(db).lookup(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
       templatesStore(db).byName(channelAccountId, ref.name ?? ""),
-    ) as TemplateRow[];
+    )) as TemplateRow[];
     const matching = ref.language ? rows.filter((r) => r.language === ref.language) : rows;
     if (!matching.length)
       throw new AppError("VALIDATION_FAILED", `No template named "${ref.name}"${ref.language ? ` in ${ref.language}` : ""}`, [
@@ -131,12 +131,9 @@ export async function resolveTemplateForSend({
   return row;
 }
 
-/**
- * A template by id, through the cache.
- * NB! Synchronous: the dispatch builds its send inside db.read's synchronous snapshot (messages.service buildOutbound).
- */
-export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
-  return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as TemplateRow | undefined;
+/** A template by id, through the cache (a hit answers without a read). */
+export async function getTemplateById({ db, id }: { db: Db; id: string }): Promise<TemplateRow | undefined> {
+  return (await templateCache(db).lookup(`id\u0000${id}`, () => templatesStore(db).byId(id))) as TemplateRow | undefined;
 }
 
 export async function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): Promise<TemplateRow[]> {
@@ -205,10 +202,10 @@ function localTemplateRow({
 }
 
 /**
- * Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent.
- * NB! Synchronous: start-up (wireMessaging, `switchboard init`) seeds these before anything is served, without waiting.
+ * Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. Start-up
+ * (wireMessaging, `switchboard init`) awaits it before anything is served.
  */
-export function ensureHelloWorld({
+export async function ensureHelloWorld({
   db,
   now,
   companyId,
@@ -218,9 +215,9 @@ export function ensureHelloWorld({
   now: () => Date;
   companyId: string;
   account: { id: string; channel: string };
-}): void {
+}): Promise<void> {
   const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
-  templatesStore(db).insertTemplateIfAbsent(
+  await templatesStore(db).insertTemplateIfAbsent(
     localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }),
   );
   forgetTemplates(db);
