@@ -536,18 +536,18 @@ describe("the engine", () => {
     await app.deps.queue.drain();
     const store = campaignsFor(app.deps).campaigns.store;
     const t = app.clock.now().getTime();
-    const window = () => store.progress(c.id)!.recentOutcomes;
-    const before = window(); // the campaign's own send
-    app.deps.db.tx(() => {
-      for (let i = 0; i < 60; i++) store.bump(c.id, { n_replied: 1 }, t, "s");
-      expect(window()).toBe(before + "s".repeat(60)); // a read inside the transaction writes them first
+    const window = async () => (await store.progress(c.id))!.recentOutcomes;
+    const before = await window(); // the campaign's own send
+    await app.deps.db.unit(async () => {
+      for (let i = 0; i < 60; i++) await store.bump(c.id, { n_replied: 1 }, t, "s");
+      expect(await window()).toBe(before + "s".repeat(60)); // a read inside the unit writes them first
     });
-    app.deps.db.tx(() => {
-      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "f");
-      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "s");
+    await app.deps.db.unit(async () => {
+      for (let i = 0; i < 30; i++) await store.bump(c.id, {}, t, "f");
+      for (let i = 0; i < 30; i++) await store.bump(c.id, {}, t, "s");
     });
-    expect(window()).toBe((before + "s".repeat(60) + "f".repeat(30) + "s".repeat(30)).slice(-100));
-    expect(window()).toHaveLength(100);
+    expect(await window()).toBe((before + "s".repeat(60) + "f".repeat(30) + "s".repeat(30)).slice(-100));
+    expect(await window()).toHaveLength(100);
     expect((await get(c.id)).stats.replied).toBe(60);
   });
 
@@ -579,7 +579,7 @@ describe("the engine", () => {
     const c = await campaign("c", {}, "email");
     // Resolve the audience and create one batch, then cancel.
     const { engine, campaigns } = campaignsFor(app.deps);
-    while (!campaigns.store.get(c.id)!.resolvedAt) app.deps.db.tx(() => engine.resolvePage(campaigns.store.get(c.id)!));
+    while (!(await campaigns.store.get(c.id))!.resolvedAt) await app.deps.db.unit(async () => engine.resolvePage((await campaigns.store.get(c.id))!));
     await app.deps.db.unit(() => engine.sendBatch(c.id, 10));
     const res = await app.request("POST", `/campaigns/${c.id}/cancel`);
     expect(res.body.data.stats).toMatchObject({ canceled: 20, pending: 10 });
@@ -601,7 +601,7 @@ describe("the engine", () => {
     // requests write — the pause/resume/cancel below are group-commit items — so on PostgreSQL a cancel
     // could otherwise land before the snapshot was whole, and `matched` would rightly be less than 3000.)
     const { store } = campaignsFor(app.deps).campaigns;
-    for (let i = 0; i < 400 && !store.get(c.id)!.resolvedAt; i++) await Bun.sleep(5);
+    for (let i = 0; i < 400 && !(await store.get(c.id))!.resolvedAt; i++) await Bun.sleep(5);
     const seen: string[] = [];
     for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {
       await Bun.sleep(15);
