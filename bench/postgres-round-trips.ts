@@ -30,7 +30,7 @@ const app = await createTestApp({ balance: "1000000.000000", recordEvents: false
 const conn = (app.deps.db.$client as unknown as { pg: PgConnection }).pg;
 const body = { channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } };
 // The bench's key: a rate limit no run reaches (as `keys create --rate-limit 10000000`).
-const { key } = app.newKey({ name: "bench", rateLimit: 10_000_000 });
+const { key } = await app.newKey({ name: "bench", rateLimit: 10_000_000 });
 const send = async () => {
   const r = await app.request("POST", "/messages", { body, key });
   if (r.status !== 202) throw new Error(`POST /messages: ${r.status} ${JSON.stringify(r.body)}`);

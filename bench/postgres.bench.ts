@@ -180,7 +180,7 @@ if (!values["skip-send"]) {
 async function queue(a: Appliance, n: number): Promise<number> {
   const config = loadConfig({ path: a.configPath, env: {} });
   const deps = buildDeps({ config, log: silentLogger });
-  const company = findCompanyBySlug({ db: deps.db, slug: "default" })!;
+  const company = (await findCompanyBySlug({ db: deps.db, slug: "default" }))!;
   const t0 = performance.now();
   for (let done = 0; done < n; ) {
     const batch = Math.min(1000, n - done);

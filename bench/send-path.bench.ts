@@ -74,7 +74,7 @@ bareDb.sqlite.close();
 // ---- the appliance
 const app = await createTestApp({ balance: "1000000", recordEvents: false });
 // A key whose bucket never empties: the bench measures the stack, not the rate limiter's 429s.
-const { key } = app.newKey({ name: "bench", rateLimit: 10_000_000 });
+const { key } = await app.newKey({ name: "bench", rateLimit: 10_000_000 });
 const headers = { "content-type": "application/json", authorization: `Bearer ${key}` };
 const url = "http://localhost/api/public/v1/messages";
 await run((r) => app.app.handle(r), url, headers); // warm-up (its messages are dispatched and reported below too)

@@ -48,11 +48,12 @@ export function migrateStorage(db: Db, config: Config): void {
     migratePostgres(db, { version: VERSION });
     return;
   }
-  // NB! An in-memory database (some tests) has nothing to back up.
-  const file = db.$client.filename;
+  // The backups go beside the data dir's database (openStorage's file, which an injected db — the test app's —
+  // is opened on too). An empty database (a new or in-memory one) is not backed up: migrateWithBackup copies
+  // only a database that has migrations applied.
   migrateWithBackup(db, {
     version: VERSION,
-    backupDir: file && file !== ":memory:" ? join(config.storage.data_dir, "backups") : null,
+    backupDir: join(config.storage.data_dir, "backups"),
     keep: config.storage.backups_keep,
   });
 }

@@ -30,8 +30,8 @@ function withDeps<T>(configFlag: string | undefined, fn: (deps: Deps) => T): T {
   return result;
 }
 
-function companyBySlug(deps: Deps, slug: string) {
-  const c = findCompanyBySlug({ db: deps.db, slug });
+async function companyBySlug(deps: Deps, slug: string) {
+  const c = await findCompanyBySlug({ db: deps.db, slug });
   if (!c) throw new UsageError(`no company with slug "${slug}" (see: switchboard companies list)`);
   return c;
 }
@@ -70,7 +70,7 @@ export function companiesCommand(args: string[]): void | Promise<void> {
     const balance = values.balance !== undefined ? amountArg(values.balance) : 0;
     return withDeps(values.config, async (deps) => {
       const company = await deps.db.unit(async () => {
-        const { company } = createCompany({ db: deps.db, now: deps.now, slug, name });
+        const { company } = await createCompany({ db: deps.db, now: deps.now, slug, name });
         if (balance > 0) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
         // Its sandbox accounts (configured before the company existed) ship hello_world now, not at the
         // running appliance's next restart.
@@ -130,9 +130,9 @@ export function keysCommand(args: string[]): void | Promise<void> {
       rateLimit = Number(values["rate-limit"]);
       if (!(rateLimit > 0)) throw new UsageError(`--rate-limit "${values["rate-limit"]}" must be a positive number of requests per second`);
     }
-    withDeps(values.config, (deps) => {
-      const company = companyBySlug(deps, slug);
-      const { apiKey, key } = createApiKey({
+    return withDeps(values.config, async (deps) => {
+      const company = await companyBySlug(deps, slug);
+      const { apiKey, key } = await createApiKey({
         db: deps.db,
         now: deps.now,
         companyId: company.id,
@@ -148,7 +148,7 @@ export function keysCommand(args: string[]): void | Promise<void> {
     const { values } = parse(rest, { company: { type: "string" }, json: { type: "boolean" } }, "switchboard keys list [--company SLUG] [--json]");
     return withDeps(values.config, async (deps) => {
       const companies = new Map((await listCompanies({ db: deps.db })).map((c) => [c.id, c.slug]));
-      const companyId = values.company ? companyBySlug(deps, values.company).id : undefined;
+      const companyId = values.company ? (await companyBySlug(deps, values.company)).id : undefined;
       const rows = (await listApiKeys({ db: deps.db, companyId })).map((k) => keyView(k, companies.get(k.companyId) ?? "?"));
       print(
         values.json,
@@ -197,7 +197,7 @@ export function balanceCommand(args: string[]): void | Promise<void> {
   const amount = amountArg(required(values.amount, "--amount", usage));
   if (amount <= 0) throw new UsageError("--amount must be greater than 0");
   return withDeps(values.config, async (deps) => {
-    const company = companyBySlug(deps, slug);
+    const company = await companyBySlug(deps, slug);
     const entry = await deps.ledger.credit({ companyId: company.id, amount, description: "operator credit" });
     const out = {
       company: slug,

@@ -71,7 +71,7 @@ export async function runDoctor(configFlag: string | undefined): Promise<Check[]
   if (config.storage.driver === "postgres") {
     try {
       const db = openStorage(config);
-      const version = (db.$client.query("SHOW server_version").get() as { server_version: string }).server_version;
+      const version = ((await db.sql("SHOW server_version").get()) as { server_version: string }).server_version;
       db.close();
       add("database", "ok", `PostgreSQL ${version} answers at [storage] url`);
     } catch (e) {

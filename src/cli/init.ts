@@ -100,9 +100,9 @@ export async function initCommand(args: string[]): Promise<void> {
   const deps = buildDeps({ config, log: silentLogger });
   try {
     const { company, key } = await deps.db.unit(async () => {
-      const { company } = createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default company" });
+      const { company } = await createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default company" });
       await deps.ledger.credit({ companyId: company.id, amount: parseMicros("100.000000")!, description: "sandbox starting balance" });
-      const { key } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
+      const { key } = await createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
       return { company, key };
     });
     print(

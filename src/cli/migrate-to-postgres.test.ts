@@ -24,12 +24,12 @@ let dir: string;
 let template: string;
 let counter = 0;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sb-mtp-"));
   const db = openDatabase(join(dir, "build.db"));
   migrate(db);
   template = join(dir, "template.db");
-  db.$client.query("VACUUM INTO ?").run(template);
+  await db.sql("VACUUM INTO ?").run(template);
   db.close();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -108,9 +108,9 @@ async function rowsInTarget(sql: SQL): Promise<number> {
   for (const table of (await postgresColumns(sql)).keys()) n += Number((await sql.unsafe(`SELECT count(*) AS n FROM "${table}"`))[0].n);
   return n;
 }
-function refusal(fn: () => unknown): string {
+async function refusal(fn: () => unknown): Promise<string> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     expect(e).toBeInstanceOf(UsageError);
     return (e as Error).message;
@@ -123,25 +123,25 @@ test("redactUrl hides the password, keeps the rest", () => {
   expect(redactUrl("postgres://sw@db/switchboard")).toBe("postgres://sw@db/switchboard");
 });
 
-test("no SQLite database, or one with pending migrations: refused before PostgreSQL is touched", () => {
+test("no SQLite database, or one with pending migrations: refused before PostgreSQL is touched", async () => {
   const url = "postgres://nobody@127.0.0.1:1/never"; // never connected to: the refusals come first
-  expect(refusal(() => migrateToPostgres({ sourcePath: join(dir, "absent.db"), url }))).toContain("no SQLite database at");
+  expect(await refusal(() => migrateToPostgres({ sourcePath: join(dir, "absent.db"), url }))).toContain("no SQLite database at");
   const old = join(dir, "old.db");
   const db = openDatabase(old);
   const { dialect, session } = db as unknown as { dialect: { migrate: (...args: unknown[]) => unknown }; session: unknown };
   dialect.migrate(embeddedMigrations.slice(0, 1), session, { migrationsTable: "__drizzle_migrations" });
   db.$client.exec("PRAGMA journal_mode = DELETE");
   db.$client.close(true);
-  expect(refusal(() => migrateToPostgres({ sourcePath: old, url }))).toContain(`has ${embeddedMigrations.length - 1} pending migration(s)`);
+  expect(await refusal(() => migrateToPostgres({ sourcePath: old, url }))).toContain(`has ${embeddedMigrations.length - 1} pending migration(s)`);
 });
 
-test("a SQLite database another connection has open is in use: refused", () => {
+test("a SQLite database another connection has open is in use: refused", async () => {
   const path = source();
   const other = new Database(path);
   other.exec("PRAGMA journal_mode = WAL"); // as the appliance runs it
   other.query("SELECT count(*) FROM companies").get();
   try {
-    expect(refusal(() => migrateToPostgres({ sourcePath: path, url: "postgres://nobody@127.0.0.1:1/never" }))).toContain(
+    expect(await refusal(() => migrateToPostgres({ sourcePath: path, url: "postgres://nobody@127.0.0.1:1/never" }))).toContain(
       "is in use (is switchboard serve running?)",
     );
   } finally {
@@ -158,7 +158,7 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
     migratePostgres(ref, { version: "test" });
     ref.close();
 
-    const result = migrateToPostgres({ sourcePath: path, url });
+    const result = await migrateToPostgres({ sourcePath: path, url });
     const sql = new SQL(url, { max: 1 });
     const refSql = new SQL(reference, { max: 1 });
     try {
@@ -243,12 +243,12 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
       const url = await freshPostgresDatabase("sb_mtp");
       const sql = new SQL(url, { max: 1 });
       try {
-        expect(refusal(() => migrateToPostgres({ sourcePath: path, url }))).toContain(message);
+        expect(await refusal(() => migrateToPostgres({ sourcePath: path, url }))).toContain(message);
         expect(await rowsInTarget(sql)).toBe(0);
         const s = new Database(path);
         fixIt(s);
         s.close(true);
-        const result = migrateToPostgres({ sourcePath: path, url });
+        const result = await migrateToPostgres({ sourcePath: path, url });
         expect(result.rows).toBe(12);
         expect(await rowsInTarget(sql)).toBe(12);
       } finally {
@@ -258,7 +258,7 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
 
   test("a target holding any row is refused, naming the tables, and left as it was", async () => {
     const url = await freshPostgresDatabase("sb_mtp");
-    migrateToPostgres({ sourcePath: source(fillTricky), url });
+    await migrateToPostgres({ sourcePath: source(fillTricky), url });
     const sql = new SQL(url, { max: 1 });
     try {
       await sql`DELETE FROM contact_tags`;
@@ -266,7 +266,7 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
       await sql`DELETE FROM contacts`;
       await sql`DELETE FROM ledger_entries`;
       await sql`DELETE FROM tags`; // only the companies are left
-      const message = refusal(() => migrateToPostgres({ sourcePath: source(fillTricky), url }));
+      const message = await refusal(() => migrateToPostgres({ sourcePath: source(fillTricky), url }));
       expect(message).toContain("the PostgreSQL database already holds data (companies)");
       expect(await rowsInTarget(sql)).toBe(2);
     } finally {
@@ -279,20 +279,24 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
     const owner = openPostgres(url);
     migratePostgres(owner, { version: "test" });
     const role = `sb_mtp_app_${process.pid}`;
-    owner.$client.exec(
-      `CREATE ROLE ${role} LOGIN; GRANT USAGE, CREATE ON SCHEMA public TO ${role}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}; GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO ${role}`,
-    );
+    for (const statement of [
+      `CREATE ROLE ${role} LOGIN`,
+      `GRANT USAGE, CREATE ON SCHEMA public TO ${role}`,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`,
+      `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO ${role}`,
+    ])
+      await owner.sql(statement).run();
     owner.close();
     const asApp = new URL(url);
     asApp.username = role;
-    const result = migrateToPostgres({ sourcePath: source(fillTricky), url: asApp.toString() });
+    const result = await migrateToPostgres({ sourcePath: source(fillTricky), url: asApp.toString() });
     expect(result.deferred).toEqual({ foreignKeys: 0, indexes: 0 });
     expect(result.rows).toBe(12);
     expect(result.sequences[0]!.value).toBe(8);
   });
 
-  test("a PostgreSQL that cannot be reached is refused naming --to, without the password", () => {
-    const message = refusal(() => migrateToPostgres({ sourcePath: source(), url: "postgres://sw:s3cret@127.0.0.1:1/switchboard" }));
+  test("a PostgreSQL that cannot be reached is refused naming --to, without the password", async () => {
+    const message = await refusal(() => migrateToPostgres({ sourcePath: source(), url: "postgres://sw:s3cret@127.0.0.1:1/switchboard" }));
     expect(message).toStartWith("--to: could not connect to PostgreSQL");
     expect(message).toContain("postgres://sw:***@127.0.0.1:1/switchboard");
     expect(message).not.toContain("s3cret");

@@ -69,18 +69,26 @@ export interface MigrationSummary {
   ms: number;
 }
 
-export function migrateToPostgresCommand(args: string[]): void {
+export async function migrateToPostgresCommand(args: string[]): Promise<void> {
   const { values } = parse(args, { to: { type: "string" }, json: { type: "boolean" } }, USAGE);
   const config = loadCliConfig(values.config);
   const url = targetUrl(values.to, config);
-  const out = migrateToPostgres({ sourcePath: databasePath(config), url, onProgress: progressPrinter(!values.json && process.stderr.isTTY === true) });
+  const out = await migrateToPostgres({ sourcePath: databasePath(config), url, onProgress: progressPrinter(!values.json && process.stderr.isTTY === true) });
   print(values.json, out, summaryText(out));
 }
 
 export type MigrationResult = MigrationSummary & { source: string; target: string; migrationsApplied: number; rowsPerSecond: number };
 
 /** The whole command after its flags: the SQLite file at `sourcePath` into the PostgreSQL at `url`. */
-export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath: string; url: string; onProgress?: ProgressListener }): MigrationResult {
+export async function migrateToPostgres({
+  sourcePath,
+  url,
+  onProgress,
+}: {
+  sourcePath: string;
+  url: string;
+  onProgress?: ProgressListener;
+}): Promise<MigrationResult> {
   if (!existsSync(sourcePath)) throw new UsageError(`no SQLite database at ${sourcePath} (the config's [storage] data_dir): nothing to migrate`);
   const sqlite = lockSource(sourcePath);
   try {
@@ -93,7 +101,7 @@ export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath:
         `${sourcePath} has ${schema.pending} pending migration(s): bring it to this version's schema first (run "switchboard migrate" with [storage] driver = "sqlite", or start and stop the service once), then run migrate-to-postgres again`,
       );
 
-    const db = connectTarget(url);
+    const db = await connectTarget(url);
     try {
       let applied: number;
       try {
@@ -102,7 +110,7 @@ export function migrateToPostgres({ sourcePath, url, onProgress }: { sourcePath:
         if (e instanceof SchemaTooNewError) throw e;
         throw new UsageError(`migrating the PostgreSQL database (${redactUrl(url)}) failed: ${(e as Error).message}`);
       }
-      const summary = copySqliteToPostgres({ sqlite, db, onProgress });
+      const summary = await copySqliteToPostgres({ sqlite, db, onProgress });
       return {
         source: sourcePath,
         target: redactUrl(url),
@@ -184,7 +192,7 @@ function lockSource(path: string): Database {
   return sqlite;
 }
 
-function connectTarget(url: string): Db {
+async function connectTarget(url: string): Promise<Db> {
   let db: Db;
   try {
     db = openPostgres(url);
@@ -192,7 +200,7 @@ function connectTarget(url: string): Db {
     throw new UsageError(`--to: ${(e as Error).message.replace(/\s*\n\s*/g, " ")} (${redactUrl(url)})`);
   }
   // An operator's one-off bulk copy: no statement limit (the final counts of a large table take a while).
-  db.$client.exec("SET statement_timeout = 0");
+  await db.sql("SET statement_timeout = 0").run();
   return db;
 }
 
@@ -211,11 +219,18 @@ export type ProgressListener = (p: { table: string; rows: number; done: boolean 
  * or constraint for anything it cannot map or store; nothing is committed then.
  */
 
-export function copySqliteToPostgres({ sqlite, db, onProgress = () => {} }: { sqlite: Database; db: Db; onProgress?: ProgressListener }): MigrationSummary {
+export async function copySqliteToPostgres({
+  sqlite,
+  db,
+  onProgress = () => {},
+}: {
+  sqlite: Database;
+  db: Db;
+  onProgress?: ProgressListener;
+}): Promise<MigrationSummary> {
   const started = performance.now();
-  const client = db.$client;
   const { copy, skipped } = sourceTables(sqlite);
-  const target = targetTables(db);
+  const target = await targetTables(db);
 
   for (const table of copy)
     if (!target.has(table))
@@ -235,27 +250,29 @@ export function copySqliteToPostgres({ sqlite, db, onProgress = () => {} }: { sq
       if (!have.has(w.name))
         throw new UsageError(`PostgreSQL column ${table}.${w.name} is not in the SQLite database (the schemas differ); nothing was copied`);
   }
-  const order = parentsFirst(db, copy);
+  const order = await parentsFirst(db, copy);
 
   const tables: TableCopy[] = [];
   let deferred = { foreignKeys: 0, indexes: 0 };
-  const sequences = db.tx(() => {
-    const holding = order.filter((t) => (client.query(`SELECT EXISTS (SELECT 1 FROM ${quote(t)}) AS x`).get() as { x: number }).x === 1);
+  // One unit (one transaction): a refusal or failure anywhere leaves the target as it was.
+  const sequences = await db.unit(async () => {
+    const holding: string[] = [];
+    for (const t of order) if (((await db.sql(`SELECT EXISTS (SELECT 1 FROM ${quote(t)}) AS x`).get()) as { x: number }).x === 1) holding.push(t);
     if (holding.length)
       throw new UsageError(
         `the PostgreSQL database already holds data (${holding.slice(0, 5).join(", ")}${holding.length > 5 ? `, … ${holding.length} tables` : ""}): migrate-to-postgres copies into an empty database only, so that it never mixes two appliances' data or copies twice; create a new database (docs/operations.md, "PostgreSQL")`,
       );
-    const later = deferIndexesAndForeignKeys(db, order);
-    for (const table of order) tables.push(copyTable({ sqlite, db, table, columns: target.get(table)!, onProgress }));
-    later.restore();
+    const later = await deferIndexesAndForeignKeys(db, order);
+    for (const table of order) tables.push(await copyTable({ sqlite, db, table, columns: target.get(table)!, onProgress }));
+    await later.restore();
     deferred = { foreignKeys: later.foreignKeys, indexes: later.indexes };
     for (const t of tables) {
       const inSqlite = Number((sqlite.query(`SELECT count(*) AS n FROM ${quote(t.table)}`).get() as { n: bigint }).n);
-      const inPostgres = (client.query(`SELECT count(*) AS n FROM ${quote(t.table)}`).get() as { n: number }).n;
+      const inPostgres = ((await db.sql(`SELECT count(*) AS n FROM ${quote(t.table)}`).get()) as { n: number }).n;
       if (inSqlite !== t.rows || inPostgres !== t.rows)
         throw new Error(`row counts of ${t.table} differ after the copy (SQLite ${inSqlite}, read ${t.rows}, PostgreSQL ${inPostgres}); nothing was committed`);
     }
-    return resetSequences(db, order);
+    return await resetSequences(db, order);
   });
   return { tables, skipped, sequences, deferred, rows: tables.reduce((a, t) => a + t.rows, 0), ms: Math.round(performance.now() - started) };
 }
@@ -272,41 +289,40 @@ export function copySqliteToPostgres({ sqlite, db, onProgress = () => {} }: { sq
  * Only the tables' owner may do this (the role that migrated them, normally); for another role everything
  * stays in place and each row is checked as it comes — slower, the same result.
  */
-function deferIndexesAndForeignKeys(db: Db, tables: string[]): { foreignKeys: number; indexes: number; restore(): void } {
-  const client = db.$client;
+async function deferIndexesAndForeignKeys(db: Db, tables: string[]): Promise<{ foreignKeys: number; indexes: number; restore(): Promise<void> }> {
   type Row = { name: string; t: string; def: string; own: number };
   const mine = (rows: Row[]) => rows.filter((r) => tables.includes(r.t));
   const keys = mine(
-    client
-      .query(
+    (await db
+      .sql(
         `SELECT c.conname AS name, t.relname AS t, pg_get_constraintdef(c.oid) AS def, pg_has_role(t.relowner, 'USAGE') AS own
          FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
          WHERE c.contype = 'f' AND n.nspname = current_schema() ORDER BY t.relname, c.conname`,
       )
-      .all() as Row[],
+      .all()) as Row[],
   );
   const indexes = mine(
-    client
-      .query(
+    (await db
+      .sql(
         `SELECT i.relname AS name, t.relname AS t, pg_get_indexdef(x.indexrelid) AS def, pg_has_role(t.relowner, 'USAGE') AS own
          FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
          WHERE n.nspname = current_schema() AND NOT x.indisunique AND NOT x.indisprimary
            AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)
          ORDER BY t.relname, i.relname`,
       )
-      .all() as Row[],
+      .all()) as Row[],
   );
-  if (![...keys, ...indexes].every((r) => r.own === 1)) return { foreignKeys: 0, indexes: 0, restore() {} };
-  for (const k of keys) client.exec(`ALTER TABLE ${quote(k.t)} DROP CONSTRAINT ${quote(k.name)}`);
-  for (const i of indexes) client.exec(`DROP INDEX ${quote(i.name)}`);
+  if (![...keys, ...indexes].every((r) => r.own === 1)) return { foreignKeys: 0, indexes: 0, async restore() {} };
+  for (const k of keys) await db.sql(`ALTER TABLE ${quote(k.t)} DROP CONSTRAINT ${quote(k.name)}`).run();
+  for (const i of indexes) await db.sql(`DROP INDEX ${quote(i.name)}`).run();
   return {
     foreignKeys: keys.length,
     indexes: indexes.length,
-    restore() {
-      for (const i of indexes) client.exec(i.def);
+    async restore() {
+      for (const i of indexes) await db.sql(i.def).run();
       for (const k of keys) {
         try {
-          client.exec(`ALTER TABLE ${quote(k.t)} ADD CONSTRAINT ${quote(k.name)} ${k.def}`);
+          await db.sql(`ALTER TABLE ${quote(k.t)} ADD CONSTRAINT ${quote(k.name)} ${k.def}`).run();
         } catch (e) {
           throw new UsageError(
             `the copied rows of ${k.t} break its foreign key ${k.name} (${k.def}): ${(e as Error).message.replace(/\s*\n\s*/g, " ")}; nothing was copied`,
@@ -334,15 +350,15 @@ function sourceTables(sqlite: Database): { copy: string[]; skipped: { table: str
 }
 
 /** The target's tables in the current schema, with their columns in order and their types as PostgreSQL writes them. */
-function targetTables(db: Db): Map<string, TargetColumn[]> {
-  const rows = db.$client
-    .query(
+async function targetTables(db: Db): Promise<Map<string, TargetColumn[]>> {
+  const rows = (await db
+    .sql(
       `SELECT c.relname AS t, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
        ORDER BY c.relname, a.attnum`,
     )
-    .all() as { t: string; name: string; type: string }[];
+    .all()) as { t: string; name: string; type: string }[];
   const tables = new Map<string, TargetColumn[]>();
   for (const r of rows) {
     let cols = tables.get(r.t);
@@ -353,15 +369,15 @@ function targetTables(db: Db): Map<string, TargetColumn[]> {
 }
 
 /** `tables` ordered so that every table comes after the tables its foreign keys point to (ties by name). */
-function parentsFirst(db: Db, tables: string[]): string[] {
-  const edges = db.$client
-    .query(
+async function parentsFirst(db: Db, tables: string[]): Promise<string[]> {
+  const edges = (await db
+    .sql(
       `SELECT t.relname AS child, r.relname AS parent
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
        JOIN pg_namespace n ON n.oid = t.relnamespace
        WHERE c.contype = 'f' AND n.nspname = current_schema()`,
     )
-    .all() as { child: string; parent: string }[];
+    .all()) as { child: string; parent: string }[];
   const parents = new Map(tables.map((t) => [t, new Set<string>()]));
   for (const e of edges) if (parents.has(e.child) && parents.has(e.parent)) parents.get(e.child)!.add(e.parent);
   const order: string[] = [];
@@ -461,7 +477,7 @@ function encoderFor(type: string, where: () => string): Encode {
   }
 }
 
-function copyTable({
+async function copyTable({
   sqlite,
   db,
   table,
@@ -473,21 +489,21 @@ function copyTable({
   table: string;
   columns: TargetColumn[];
   onProgress: ProgressListener;
-}): TableCopy {
+}): Promise<TableCopy> {
   const started = performance.now();
   const names = columns.map((c) => c.name);
   let rows = 0;
   const encoders = columns.map((c) => encoderFor(c.type, () => `${table}.${c.name}`));
-  const insert = db.$client.query(
+  const insert = db.sql(
     `INSERT INTO ${quote(table)} (${names.map(quote).join(", ")}) SELECT * FROM unnest(${columns.map((c, i) => `?${i + 1}::${c.type}[]`).join(", ")})`,
   );
   let batch: string[][] = columns.map(() => []);
   let batchRows = 0;
   let chars = 0;
-  const flush = () => {
+  const flush = async () => {
     if (!batchRows) return;
     try {
-      insert.run(...batch.map((elements) => `{${elements.join(",")}}`));
+      await insert.run(...batch.map((elements) => `{${elements.join(",")}}`));
     } catch (e) {
       throw new UsageError(`copying ${table} (rows ${rows - batchRows + 1}–${rows}) failed: ${(e as Error).message}; nothing was copied`);
     }
@@ -506,9 +522,9 @@ function copyTable({
       batch[i]!.push(element);
       chars += element.length + 1;
     }
-    if (++batchRows >= BATCH_ROWS || chars >= BATCH_CHARS) flush();
+    if (++batchRows >= BATCH_ROWS || chars >= BATCH_CHARS) await flush();
   }
-  flush();
+  await flush();
   onProgress({ table, rows, done: true });
   return { table, rows, ms: Math.round(performance.now() - started) };
 }
@@ -518,9 +534,9 @@ function copyTable({
  * and any serial or identity column) is set to the column's maximum, so the next row is numbered after the
  * copied ones (SQLite numbers a rowid max + 1, too). An empty table's sequence starts at its beginning.
  */
-function resetSequences(db: Db, tables: string[]): MigrationSummary["sequences"] {
-  const owned = db.$client
-    .query(
+async function resetSequences(db: Db, tables: string[]): Promise<MigrationSummary["sequences"]> {
+  const owned = (await db
+    .sql(
       `SELECT s.relname AS sequence, t.relname AS t, a.attname AS col
        FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
        JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace n ON n.oid = t.relnamespace
@@ -528,17 +544,17 @@ function resetSequences(db: Db, tables: string[]): MigrationSummary["sequences"]
        WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') AND n.nspname = current_schema()
        ORDER BY s.relname`,
     )
-    .all() as { sequence: string; t: string; col: string }[];
-  return owned
-    .filter((o) => tables.includes(o.t))
-    .map((o) => {
-      const seq = `${quote(o.sequence)}`;
-      const max = (db.$client.query(`SELECT max(${quote(o.col)}) AS m FROM ${quote(o.t)}`).get() as { m: number | null }).m;
-      // setval's argument is a regclass given as text: the quoted name, as SQL would write it.
-      if (max === null) db.$client.query(`SELECT setval(?::regclass, (SELECT seqstart FROM pg_sequence WHERE seqrelid = ?::regclass), false)`).run(seq, seq);
-      else db.$client.query(`SELECT setval(?::regclass, ?::bigint, true)`).run(seq, max);
-      return { sequence: o.sequence, table: o.t, column: o.col, value: max };
-    });
+    .all()) as { sequence: string; t: string; col: string }[];
+  const out: MigrationSummary["sequences"] = [];
+  for (const o of owned.filter((o) => tables.includes(o.t))) {
+    const seq = `${quote(o.sequence)}`;
+    const max = ((await db.sql(`SELECT max(${quote(o.col)}) AS m FROM ${quote(o.t)}`).get()) as { m: number | null }).m;
+    // setval's argument is a regclass given as text: the quoted name, as SQL would write it.
+    if (max === null) await db.sql(`SELECT setval(?::regclass, (SELECT seqstart FROM pg_sequence WHERE seqrelid = ?::regclass), false)`).run(seq, seq);
+    else await db.sql(`SELECT setval(?::regclass, ?::bigint, true)`).run(seq, max);
+    out.push({ sequence: o.sequence, table: o.t, column: o.col, value: max });
+  }
+  return out;
 }
 
 /** Progress on a terminal: one line per table, and every few seconds within a large one. */

@@ -130,3 +130,47 @@ describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
     await shows("Acme GmbH");
   });
 });
+
+test("lookup (an asynchronous load): a hit comes at once, not as a promise; a value loaded while the key was invalidated, or the cache emptied, is not kept", () =>
+  twoSqliteConnections(async (a, b) => {
+    const cache = createReadCache<string, string[]>(a, { checkEveryMs: 0 });
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return names(a);
+    };
+    const miss = cache.lookup("all", load);
+    expect(miss).toBeInstanceOf(Promise);
+    expect(await miss).toEqual(["Acme"]);
+    expect(cache.lookup("all", load)).toEqual(["Acme"]); // a hit: the value itself
+    expect(loads).toBe(1);
+
+    // Invalidated while its load runs (our own write): the loaded value may predate it and is not kept.
+    cache.invalidate("all");
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = cache.lookup("all", async () => {
+      const v = names(a);
+      await gate;
+      return v;
+    });
+    cache.invalidate("all");
+    release();
+    expect(await slow).toEqual(["Acme"]);
+    expect(cache.lookup("all", load)).toBeInstanceOf(Promise); // loaded again, not the stale value
+    expect(loads).toBe(2);
+
+    // Emptied while a load runs (another connection's commit, seen by a lookup meanwhile): not kept either.
+    let go!: () => void;
+    const held = new Promise<void>((r) => (go = r));
+    const old = cache.lookup("k", async () => {
+      const v = names(a);
+      await held;
+      return v;
+    });
+    rename(b, "acme", "Acme Ltd");
+    expect(await cache.lookup("all", load)).toEqual(["Acme Ltd"]); // its check sees the commit: the cache is emptied
+    go();
+    expect(await old).toEqual(["Acme"]);
+    expect(await cache.lookup("k", async () => names(a))).toEqual(["Acme Ltd"]); // "Acme" was not kept
+  }));

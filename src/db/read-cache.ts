@@ -38,11 +38,15 @@ export function createReadCache<K, V>(
     perTurn = false; // the version there is a counter in memory: nothing to save
   }
   const entries = new Map<K, V>();
-  let generation = 0; // moves whenever entries are dropped: a load that began before must not be kept
   let seen = db.dataVersion();
   let rollbacks = db.rollbacks();
   let checkedAt = performance.now();
   let checkedThisTurn = false;
+  // An asynchronous load (lookup) keeps its value only if the cache was not emptied, nor its key invalidated,
+  // while it ran: the value may predate that change.
+  let emptied = 0;
+  let loading = 0;
+  const invalidatedWhileLoading = new Set<K>();
   const turnEnded = () => {
     checkedThisTurn = false;
   };
@@ -51,7 +55,7 @@ export function createReadCache<K, V>(
     if (rollbacks !== db.rollbacks()) {
       rollbacks = db.rollbacks();
       entries.clear();
-      generation++;
+      emptied++;
     }
     if (perTurn) {
       // (An immediate runs after the I/O callbacks of the turn that queued it, before the next poll's.)
@@ -67,7 +71,7 @@ export function createReadCache<K, V>(
     if (v !== seen) {
       seen = v;
       entries.clear();
-      generation++;
+      emptied++;
     }
   }
 
@@ -81,26 +85,41 @@ export function createReadCache<K, V>(
       return value;
     },
     /**
-     * `get` with a loader that waits (the asynchronous store contract): a hit answers at once, without a
-     * promise (the API key lookup on every request); a miss returns the load's promise, and keeps its value
-     * unless the cache was emptied or the key invalidated while it loaded (it may be stale then).
+     * `get` with an asynchronous load (a store's read, issue 35): the cached value at once, without a promise,
+     * when it is there (a hot path stays synchronous); else the load's promise. Its value is kept unless the
+     * cache was emptied or invalidated while it ran (it may predate that change).
      */
     lookup(key: K, load: () => Promise<V>): V | Promise<V> {
       fresh();
       if (entries.has(key)) return entries.get(key)!;
-      const started = generation;
-      return load().then((value) => {
-        if (generation === started) {
-          if (entries.size >= maxEntries) entries.clear();
-          entries.set(key, value);
-        }
-        return value;
-      });
+      const before = emptied;
+      loading++;
+      const settled = () => {
+        if (--loading === 0) invalidatedWhileLoading.clear();
+      };
+      return load().then(
+        (value) => {
+          if (emptied === before && !invalidatedWhileLoading.has(key)) {
+            if (entries.size >= maxEntries) entries.clear();
+            entries.set(key, value);
+          }
+          settled();
+          return value;
+        },
+        (error) => {
+          settled();
+          throw error;
+        },
+      );
     },
     invalidate(key?: K): void {
-      generation++;
-      if (key === undefined) entries.clear();
-      else entries.delete(key);
+      if (key === undefined) {
+        entries.clear();
+        emptied++;
+      } else {
+        entries.delete(key);
+        if (loading) invalidatedWhileLoading.add(key);
+      }
     },
   };
 }

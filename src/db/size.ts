@@ -7,8 +7,8 @@
 import { existsSync, statSync } from "node:fs";
 import type { Db } from "./client";
 
-export function databaseBytes({ db, file }: { db: Db; file: string }): { db: number; wal?: number } {
-  if (db.engine === "postgres") return { db: (db.$client.query("SELECT pg_database_size(current_database()) AS n").get() as { n: number }).n };
+export async function databaseBytes({ db, file }: { db: Db; file: string }): Promise<{ db: number; wal?: number }> {
+  if (db.engine === "postgres") return { db: ((await db.sql("SELECT pg_database_size(current_database()) AS n").get()) as { n: number }).n };
   const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
   return { db: size(file), wal: size(`${file}-wal`) };
 }

@@ -106,11 +106,11 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   );
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
   const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
-  const existing = opts.dataDir ? findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
-  const { company } = existing ? { company: existing } : createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
+  const existing = opts.dataDir ? await findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
+  const { company } = existing ? { company: existing } : await createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;
   if (balance > 0 && !existing) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
-  const { key, apiKey } = createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
+  const { key, apiKey } = await createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
   wireModules(deps);
   const app = createApp(deps);
   const emitted = opts.recordEvents === false ? () => [] : recordEmitted(deps);
@@ -180,8 +180,8 @@ export async function createTestApp(opts: TestAppOptions = {}) {
       return result;
     },
     /** Another key of the default company. */
-    newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {
-      return createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });
+    async newKey(o: Omit<Parameters<typeof createApiKey>[0], "db" | "now" | "companyId"> & { companyId?: string } = {}) {
+      return await createApiKey({ db: deps.db, now: deps.now, companyId: company.id, ...o });
     },
     async close({ keepData = false }: { keepData?: boolean } = {}) {
       await deps.channels.stop();

@@ -117,9 +117,9 @@ beforeAll(async () => {
   ids.tasks = (await must("POST", "/tasks", { title: "A's task", recordId: ids.records })).id;
   ids.sources = (await must("POST", "/sources", { name: "A's source", type: "link", channel: "whatsapp" })).id;
   // Company B, and a key of A without any scope.
-  const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
-  bKey = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] }).key;
-  noScopeKey = app.newKey({ name: "billing-only", scopes: ["billing:read"] }).key;
+  const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
+  bKey = (await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] })).key;
+  noScopeKey = (await app.newKey({ name: "billing-only", scopes: ["billing:read"] })).key;
   const spec = (await app.request("GET", "/openapi.json", { key: null })).body;
   for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, unknown>>))
     if (path.startsWith(PREFIX))

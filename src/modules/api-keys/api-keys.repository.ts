@@ -3,13 +3,14 @@
  * here opens one.
  */
 import { desc, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { apiKeys } from "./api-keys.table";
 import { perConnection } from "../../db/per-connection";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-export function createApiKeysStore(db: Db) {
+export function createApiKeysStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   // One prepared statement: the API guard looks a key up on every request (on a cache miss).
   const byHash = db
     .select()
@@ -17,27 +18,25 @@ export function createApiKeysStore(db: Db) {
     .where(eq(apiKeys.hash, placeholder("hash")))
     .prepare();
   return {
-    // NB! Synchronous until its callers are: createApiKey is called synchronously by the test helpers and by
-    // other modules' tests (messages, contacts, campaigns), and byHash by the API guard on every request.
-    insertKey(row: ApiKeyRow) {
-      db.insert(apiKeys).values(row).run();
+    async insertKey(row: ApiKeyRow): Promise<void> {
+      await db.insert(apiKeys).values(row).run();
     },
     /** Newest first; every company's when `companyId` is not given. */
     async list(companyId?: string): Promise<ApiKeyRow[]> {
       const q = db.select().from(apiKeys);
-      return (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
+      return await (companyId ? q.where(eq(apiKeys.companyId, companyId)) : q).orderBy(desc(apiKeys.id)).all();
     },
     async byId(id: string): Promise<ApiKeyRow | undefined> {
-      return db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+      return await db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
     },
-    byHash(hash: string): ApiKeyRow | undefined {
-      return byHash.get({ hash });
+    async byHash(hash: string): Promise<ApiKeyRow | undefined> {
+      return await byHash.get({ hash });
     },
     async revoke(id: string, at: Date): Promise<void> {
-      db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
+      await db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
     },
     async setLastUsed(id: string, at: Date): Promise<void> {
-      db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+      await db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
     },
   };
 }

@@ -8,13 +8,12 @@ import { parseCidr } from "../../platform/http/ip-allow";
 import { isScope } from "../../platform/http/scopes";
 import { newId, randomToken } from "../../platform/ids";
 import { apiKeysStore, type ApiKeyRow } from "./api-keys.repository";
-import { getCompany } from "../companies/companies.service";
+import { companyOfKey } from "../companies/companies.service";
 import { createReadCache } from "../../db/read-cache";
 
 export type { ApiKeyRow };
 
-/** NB! Synchronous until its callers are: test helpers and other modules' tests (messages, contacts, campaigns) call it so. */
-export function createApiKey({
+export async function createApiKey({
   db,
   now,
   companyId,
@@ -32,7 +31,7 @@ export function createApiKey({
   allowedIps?: string[];
   expiresAt?: Date | null;
   rateLimit?: number | null;
-}): { apiKey: ApiKeyRow; key: string } {
+}): Promise<{ apiKey: ApiKeyRow; key: string }> {
   const problems = new DetailCollector();
   if (!scopes.length) problems.add("/scopes", "at least one scope, or *");
   scopes.forEach((s, i) => {
@@ -60,7 +59,7 @@ export function createApiKey({
     lastUsedAt: null,
     createdAt: now(),
   };
-  apiKeysStore(db).insertKey(apiKey);
+  await apiKeysStore(db).insertKey(apiKey);
   return { apiKey, key };
 }
 
@@ -87,21 +86,26 @@ export function createKeyResolver({ db, now }: { db: Db; now: () => Date }) {
   // Revocation and expiry edits come from the CLI (another process) and must hold for the very next request:
   // the cache checks PRAGMA data_version once per event-loop turn, at the turn's first lookup — every
   // request of the turn arrived before that check (bench/RESULTS.md, "Key cache", "Tenth round").
-  const cache = createReadCache<string, KeyPrincipal>(db, { perTurn: true });
+  const cache = createReadCache<string, KeyPrincipal | null>(db, { perTurn: true });
+  async function load(hash: string): Promise<KeyPrincipal | null> {
+    const row = await store.byHash(hash);
+    if (!row) return null;
+    return toPrincipal(row, (await companyOfKey({ db, id: row.companyId })).slug);
+  }
   return {
-    // NB! Synchronous: the API guard resolves the key in its synchronous hook on every request.
-    resolveKey(hash: string): KeyPrincipal | null {
-      let missing = false;
-      const principal = cache.get(hash, () => {
-        const row = store.byHash(hash);
-        if (!row) {
-          missing = true;
-          return null as unknown as KeyPrincipal;
-        }
-        return toPrincipal(row, getCompany({ db, id: row.companyId }).slug);
-      });
-      if (missing) cache.invalidate(hash);
-      return principal ?? null;
+    /**
+     * NB! The API guard's hot path: a cached key (and its cached company) is answered without a promise; only
+     * a miss awaits the store. An unknown key is not cached (null), so a key created later works at once.
+     */
+    resolveKey(hash: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
+      const principal = cache.lookup(hash, () => load(hash));
+      if (principal instanceof Promise)
+        return principal.then((p) => {
+          if (!p) cache.invalidate(hash);
+          return p;
+        });
+      if (!principal) cache.invalidate(hash);
+      return principal;
     },
     markKeyUsed(keyId: string): void {
       used.set(keyId, now());

@@ -292,19 +292,19 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * message.* subscriber (inside the status change's unit, which does not commit before it has settled:
    * db.track): recipient status, counters, replies.
    */
-  function onEvent(event: DomainEvent): void | Promise<void> {
-    // NB! Not an async function: other events (contact.*, of synchronous transactions such as the import's
-    // rows) get no promise to track.
-    if (event.type.startsWith("message.")) return onMessageEvent(event);
-  }
+  type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
 
-  async function onMessageEvent(event: DomainEvent): Promise<void> {
-    type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
+  /**
+   * NB! Not an async function: it decides from the event alone whether there is campaign work, and only then
+   * answers a promise (tracked by the emitting unit). An event with nothing to do for campaigns (contact.*,
+   * a one-to-one message's status) gets no promise to track, also inside a synchronous transaction.
+   */
+  function onEvent(event: DomainEvent): void | Promise<void> {
+    if (!event.type.startsWith("message.")) return;
     const payload = () => event.data.message as Payload | undefined;
     if (event.type === "message.received") {
       const msg = payload();
-      if (msg)
-        for (const campaignId of await store.markReplied(msg.contactId, msg.channelAccountId, at())) await store.bump(campaignId, { n_replied: 1 }, at());
+      if (msg) return markReplied(msg);
       return;
     }
     // A status step: whose message it is, and the status it left, come from the event's refs (its payload is
@@ -317,6 +317,21 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (!(step in COUNTER)) return;
     const from = refs.from === "queued" ? "pending" : refs.from;
     if (!(from in STEP)) return;
+    return recordStep(campaignId, refs, step, from, payload);
+  }
+
+  async function markReplied(msg: Payload): Promise<void> {
+    for (const campaignId of await store.markReplied(msg.contactId, msg.channelAccountId, at())) await store.bump(campaignId, { n_replied: 1 }, at());
+  }
+
+  /** A recipient's message moved `from` → `step`: the recipient, the counters, and a pause or completion it decides. */
+  async function recordStep(
+    campaignId: string,
+    refs: Record<string, string | null>,
+    step: string,
+    from: string,
+    payload: () => Payload | undefined,
+  ): Promise<void> {
     const t = at();
     const failure = step === "failed" ? payload() : undefined;
     // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code

@@ -283,7 +283,7 @@ describe("campaign routes: validation, statuses and their errors", () => {
   );
 
   test("scopes: campaigns:read lists but cannot create", async () => {
-    const { key } = app.newKey({ scopes: ["campaigns:read"] });
+    const { key } = await app.newKey({ scopes: ["campaigns:read"] });
     expect((await app.request("GET", "/campaigns", { key })).status).toBe(200);
     const res = await app.request("POST", "/campaigns", { key, body: body() });
     expect(res.status).toBe(403);
@@ -303,8 +303,8 @@ describe("campaign routes: validation, statuses and their errors", () => {
 
   test("another company's campaign is 404 on every route, and not listed", async () => {
     const mine = (await app.request("POST", "/campaigns", { body: body({ name: "mine" }) })).body.data;
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "other", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "other", scopes: ["*"] });
     for (const [m, u] of [
       ["GET", ""],
       ["GET", "/recipients"],

@@ -3,14 +3,15 @@
  * read caches (companies.service.ts); nothing here opens a transaction.
  */
 import { asc, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { mapRow } from "../../db/rows";
 import { companies } from "./companies.table";
 import { perConnection } from "../../db/per-connection";
 
 export type Company = typeof companies.$inferSelect;
 
-export function createCompaniesStore(db: Db) {
+export function createCompaniesStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   // NB! Hot path (GET /me, every send): a prepared statement per connection; drizzle's plain .get()
   // rebuilds the SQL on every call (~40 µs).
   const byIdStmt = db
@@ -19,21 +20,31 @@ export function createCompaniesStore(db: Db) {
     .where(eq(companies.id, sql.placeholder("id")))
     .prepare();
   return {
-    byId(id: string): Company | undefined {
-      return byIdStmt.get({ id });
+    async byId(id: string): Promise<Company | undefined> {
+      return await byIdStmt.get({ id });
     },
-    bySlug(slug: string): Company | undefined {
-      return mapRow(companies, db.$client.query("SELECT * FROM companies WHERE slug = ?").get(slug) as Record<string, unknown> | null);
+    async bySlug(slug: string): Promise<Company | undefined> {
+      return mapRow(companies, await db.sql("SELECT * FROM companies WHERE slug = ?").get(slug));
     },
-    slugTaken(slug: string): boolean {
-      return !!db.select({ id: companies.id }).from(companies).where(eq(companies.slug, slug)).get();
+    async slugTaken(slug: string): Promise<boolean> {
+      return !!(await db.select({ id: companies.id }).from(companies).where(eq(companies.slug, slug)).get());
     },
-    insertCompany(company: Company) {
-      db.insert(companies).values(company).run();
+    async insertCompany(company: Company): Promise<void> {
+      await db.insert(companies).values(company).run();
+    },
+    /**
+     * NB! Synchronous twins of byId/bySlug (drizzle's synchronous builder on the Db), for getCompanySync and
+     * findCompanyBySlugSync alone: delete them with those twins.
+     */
+    byIdSync(id: string): Company | undefined {
+      return dbIn.select().from(companies).where(eq(companies.id, id)).get();
+    },
+    bySlugSync(slug: string): Company | undefined {
+      return dbIn.select().from(companies).where(eq(companies.slug, slug)).get();
     },
     /** Every company, by slug. */
     async list(): Promise<Company[]> {
-      return db.select().from(companies).orderBy(asc(companies.slug)).all();
+      return await db.select().from(companies).orderBy(asc(companies.slug)).all();
     },
   };
 }

@@ -231,7 +231,7 @@ afterAll(() => app.close());
 let companies = 0;
 async function population(people: Omit<Person, "id">[]): Promise<{ companyId: string; people: Person[] }> {
   const db = app.deps.db;
-  const { company } = createCompany({ db, now: app.deps.now, slug: `filter-${++companies}`, name: "Filter" });
+  const { company } = await createCompany({ db, now: app.deps.now, slug: `filter-${++companies}`, name: "Filter" });
   const companyId = company.id;
   for (const [key, type, options] of [
     ["plan", "select", PLANS],

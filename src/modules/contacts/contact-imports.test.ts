@@ -186,8 +186,8 @@ describe("POST /contacts/import", () => {
     expect(seen).toEqual(mine);
     const { createCompany } = await import("../companies/companies.service");
     const { createApiKey } = await import("../api-keys/api-keys.service");
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "imports-other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "imports-other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
     expect((await app.request("GET", "/contacts/imports", { key })).body.data).toEqual([]); // another company sees none of them
     expect((await app.request("GET", `/contacts/imports/${mine[0]}`, { key })).status).toBe(404);
     expect((await app.request("GET", "/contacts/imports?limit=0")).body.error.details[0].pointer).toBe("query:limit");

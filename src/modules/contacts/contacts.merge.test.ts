@@ -55,7 +55,7 @@ describe("POST /contacts/{id}/merge: routes and errors", () => {
     a = await upsert({ firstName: "Ann", identities: [{ channel: "email", value: "s-ann@example.com" }] });
     b = await upsert({ lastName: "Lee", identities: [{ channel: "telegram", value: "5001" }] });
     self = await upsert({ identities: [{ channel: "email", value: "s-self@example.com" }] });
-    readKey = app.newKey({ name: "read", scopes: ["contacts:read"] }).key;
+    readKey = (await app.newKey({ name: "read", scopes: ["contacts:read"] })).key;
   });
 
   runScenarios(

@@ -152,8 +152,8 @@ describe("POST /contacts (upsert)", () => {
         body: { identities: [{ channel: "email", value: "z@example.com" }] },
         status: 403,
         contains: { error: { code: "API_SCOPE_MISSING" } },
-        setup: (a) => {
-          const { key } = a.newKey({ name: "ro", scopes: ["contacts:read"] });
+        setup: async (a) => {
+          const { key } = await a.newKey({ name: "ro", scopes: ["contacts:read"] });
           const original = a.request;
           a.request = ((m: string, p: string, o: any = {}) => ((a.request = original), original(m, p, { ...o, key }))) as typeof a.request;
         },
@@ -243,8 +243,8 @@ describe("GET / PATCH / DELETE /contacts/{id}", () => {
     const c = (await upsert({ identities: [{ channel: "email", value: "mine@example.com" }] })).body.data.contact;
     const { createCompany } = await import("../companies/companies.service");
     const { createApiKey } = await import("../api-keys/api-keys.service");
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
     expect((await app.request("GET", `/contacts/${c.id}`, { key })).status).toBe(404);
     expect((await app.request("GET", `/contacts?q=mine`, { key })).body.data).toEqual([]);
     // Same identity in another company is a different contact.

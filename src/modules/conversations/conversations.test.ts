@@ -14,7 +14,7 @@ describe("inbound (sandbox simulation through /hooks)", () => {
     const url = `/hooks/${ACCOUNTS.whatsapp}`;
     const body = { from: { phone: "+14155550301" }, text: "hi" };
     expect((await app.request("POST", url, { body, key: null })).status).toBe(401);
-    const { key } = app.newKey({ scopes: ["contacts:read"] });
+    const { key } = await app.newKey({ scopes: ["contacts:read"] });
     expect((await app.request("POST", url, { body, key })).body.error.code).toBe("API_SCOPE_MISSING");
     expect((await app.request("POST", "/hooks/0193a4b2-0000-7000-8000-00000000ffff", { body })).status).toBe(404);
   });

@@ -61,10 +61,10 @@ test("order=unread_first: unread newest first, then the read ones, through the c
 
 test("POST /conversations/{id}/read: 0 unread, idempotent, conversations:write, another company's is 404", async () => {
   const id = conv["+14155550401"]!;
-  const { key: reader } = app.newKey({ name: "reader", scopes: ["conversations:read"] });
+  const { key: reader } = await app.newKey({ name: "reader", scopes: ["conversations:read"] });
   expect((await app.request("POST", `/conversations/${id}/read`, { key: reader })).body.error.code).toBe("API_SCOPE_MISSING");
-  const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-  const other = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] }).key;
+  const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+  const other = (await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] })).key;
   expect((await app.request("POST", `/conversations/${id}/read`, { key: other })).status).toBe(404);
   expect((await app.request("GET", "/conversations?unread=true", { key: other })).body.data).toEqual([]);
   for (let i = 0; i < 2; i++) {

@@ -37,7 +37,7 @@ export const hooksRoutes = (deps: Deps) =>
       checkDeclaredLength(request, MAX_HOOK_BODY);
       const simulated = runtime.adapter.capabilities.webhookAuth === "api-key";
       if (simulated) {
-        const principal = deps.authenticate(request, () => server?.requestIP(request)?.address, set.headers);
+        const principal = await deps.authenticate(request, () => server?.requestIP(request)?.address, set.headers);
         const company = await findCompanyBySlug({ db: deps.db, slug: runtime.account.company });
         if (!company || company.id !== principal.companyId) throw new AppError("NOT_FOUND", "No such channel account");
         if (!hasScope(principal.scopes, "messages:send")) throw new AppError("API_SCOPE_MISSING", "Simulating inbound messages needs the scope messages:send");

@@ -57,7 +57,7 @@ export const meRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/me",
     async ({ auth }) => {
-      const company = getCompany({ db: deps.db, id: auth.companyId });
+      const company = await getCompany({ db: deps.db, id: auth.companyId });
       return {
         data: {
           key: {

@@ -187,7 +187,7 @@ describe("upload and read back", () => {
   });
 
   test("scopes: media:read cannot upload; media:write needed", async () => {
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: app.company.id, name: "ro", scopes: ["media:read"] });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: app.company.id, name: "ro", scopes: ["media:read"] });
     const res = await upload({}, { key });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("API_SCOPE_MISSING");
@@ -346,8 +346,8 @@ describe("companies are isolated", () => {
   test("another company's media id is 404 everywhere", async () => {
     const up = await upload({});
     const id = up.body.data.id;
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
     for (const [method, path] of [
       ["GET", `/media/${id}`],
       ["GET", `/media/${id}/content`],

@@ -82,7 +82,7 @@ export const mediaRoutes = (deps: Deps) => {
             quotaBytes: deps.config.storage.media_quota_mb * 1024 * 1024,
             channels: channels(),
             companyId: auth.companyId,
-            companySlug: getCompany({ db: deps.db, id: auth.companyId }).slug,
+            companySlug: (await getCompany({ db: deps.db, id: auth.companyId })).slug,
             apiKeyId: auth.keyId,
             file: body.file,
             channel: body.channel,

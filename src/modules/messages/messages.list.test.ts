@@ -33,10 +33,10 @@ describe("GET /messages and GET /messages/stats", () => {
     await send("failing", { channel: "email", to: { email: "fail@example.com" }, type: "email", email: { subject: "s", text: "t" } });
     // Let the sandbox move them on (sent, and the failing one failed).
     await app.deps.queue.drain();
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    otherKey = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] }).key;
-    readOnly = app.newKey({ name: "reader", scopes: ["messages:read"] }).key;
-    noScope = app.newKey({ name: "none", scopes: ["contacts:read"] }).key;
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    otherKey = (await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "b", scopes: ["*"] })).key;
+    readOnly = (await app.newKey({ name: "reader", scopes: ["messages:read"] })).key;
+    noScope = (await app.newKey({ name: "none", scopes: ["contacts:read"] })).key;
   });
   afterAll(() => app.close());
 

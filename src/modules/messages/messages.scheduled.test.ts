@@ -203,6 +203,7 @@ describe("scheduled messages: the routes", () => {
       check: (r) => expect(r.body.data.map((m: { id: string }) => m.id)).toEqual([ids.toCancel]),
     },
   ];
+  let readOnlyKey: string | undefined;
   runScenarios(
     () => app,
     scenarios.map((s) => ({
@@ -215,8 +216,13 @@ describe("scheduled messages: the routes", () => {
           .replace("SCHEDULED", () => ids.scheduled!)
           .replace("/ID", () => `/${ids.scheduled}`);
       },
+      // A read-only key is made when its scenario runs (setup), and read by the getter after it.
+      setup: async (a: TestApp) => {
+        await s.setup?.(a);
+        if (s.key === "READ_ONLY") readOnlyKey = (await a.newKey({ name: "reader", scopes: ["messages:read"] })).key;
+      },
       get key() {
-        return s.key === "READ_ONLY" ? app.newKey({ name: "reader", scopes: ["messages:read"] }).key : s.key;
+        return s.key === "READ_ONLY" ? readOnlyKey : s.key;
       },
     })),
   );

@@ -23,7 +23,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsentWithin } from "../contacts/contacts.service";
-import { getCompany } from "../companies/companies.service";
+import { getCompanySync } from "../companies/companies.service";
 import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
@@ -338,7 +338,7 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
 const slugs = new Map<string, string>();
 function companySlug(deps: Deps, companyId: string): string {
   let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = getCompany({ db: deps.db, id: companyId }).slug));
+  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
   return slug;
 }
 

@@ -451,7 +451,7 @@ describe("POST /messages rules", () => {
   );
 
   test("a key without messages:send gets 403 API_SCOPE_MISSING", async () => {
-    const { key } = app.newKey({ scopes: ["messages:read"] });
+    const { key } = await app.newKey({ scopes: ["messages:read"] });
     const r = await app.request("POST", "/messages", { key, body: template("whatsapp", { phone: "+14155550199" }) });
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe("API_SCOPE_MISSING");

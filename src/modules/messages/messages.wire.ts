@@ -94,7 +94,7 @@ function wireScheduledInbound(deps: Deps): void {
 export async function seedSandboxTemplates(deps: Deps): Promise<void> {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;
-    const company = findCompanyBySlug({ db: deps.db, slug: r.account.company });
+    const company = await findCompanyBySlug({ db: deps.db, slug: r.account.company });
     if (company) await ensureHelloWorld({ db: deps.db, now: deps.now, companyId: company.id, account: r.account });
   }
 }
@@ -104,7 +104,7 @@ export async function syncAllTemplates(deps: Deps): Promise<{ accountId: string;
   const out: { accountId: string; synced?: number; error?: string }[] = [];
   for (const r of deps.channels.all()) {
     if (!r.adapter.syncTemplates) continue;
-    const company = findCompanyBySlug({ db: deps.db, slug: r.account.company });
+    const company = await findCompanyBySlug({ db: deps.db, slug: r.account.company });
     if (!company) continue;
     try {
       const list = await r.adapter.syncTemplates();

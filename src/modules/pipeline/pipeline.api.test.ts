@@ -54,11 +54,11 @@ beforeAll(async () => {
   contactB = await contact("+14155550102");
   await inbound(app, "whatsapp", { phone: "+14155550101" });
   conversationA = (await app.request("GET", `/conversations?contactId=${contactA}`)).body.data.find((c: { contactId: string }) => c.contactId === contactA).id;
-  readKey = app.newKey({ name: "reader", scopes: ["pipeline:read"] }).key;
-  noScopeKey = app.newKey({ name: "contacts-only", scopes: ["contacts:read"] }).key;
+  readKey = (await app.newKey({ name: "reader", scopes: ["pipeline:read"] })).key;
+  noScopeKey = (await app.newKey({ name: "contacts-only", scopes: ["contacts:read"] })).key;
   // Another company with its own license-independent data: its ids must be 404 for the default company.
-  const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
-  acmeKey = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "acme-admin", scopes: ["*"] }).key;
+  const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
+  acmeKey = (await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "acme-admin", scopes: ["*"] })).key;
   writeLicense({ company: "acme" });
   acmeContact = await contact("+14155550199", acmeKey);
   acmeRecord = (await record({ contactId: acmeContact }, acmeKey)).id;
@@ -121,7 +121,7 @@ describe("records", () => {
     app.clock.advance(3_600_000);
     const won = await app.request("POST", `/records/${rec.id}/move`, {
       body: { stageId: S("won"), reason: "signed" },
-      key: app.newKey({ name: "crm", scopes: ["pipeline:write", "pipeline:read"] }).key,
+      key: (await app.newKey({ name: "crm", scopes: ["pipeline:write", "pipeline:read"] })).key,
     });
     expect(won.status).toBe(200);
     expect(won.body.data).toMatchObject({

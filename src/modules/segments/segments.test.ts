@@ -166,7 +166,7 @@ describe("POST /segments/count and the filter's checks", () => {
   );
 
   test("403 API_SCOPE_MISSING for a key without contacts scopes", async () => {
-    const { key } = app.newKey({ name: "messages", scopes: ["messages:send"] });
+    const { key } = await app.newKey({ name: "messages", scopes: ["messages:send"] });
     for (const [method, url, body] of [
       ["POST", "/segments/count", { filter: ISTANBUL }],
       ["POST", "/segments", { name: "x", filter: ISTANBUL }],
@@ -222,8 +222,8 @@ describe("saved segments", () => {
     expect((await app.request("PATCH", "/segments/01900000-0000-7000-8000-000000000000", { body: { name: "x" } })).status).toBe(404);
 
     // Another company's key sees none of it.
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
     expect((await app.request("GET", `/segments/${a.body.data.id}`, { key })).status).toBe(404);
     expect((await app.request("GET", `/segments/${a.body.data.id}/contacts`, { key })).status).toBe(404);
     expect((await app.request("DELETE", `/segments/${a.body.data.id}`, { key })).status).toBe(404);

@@ -59,7 +59,7 @@ export function createAnalytics({
   runtime: SocialRuntime;
   now: () => Date;
   log: Pick<Logger, "warn">;
-  companyIdOf: (slug: string) => string | undefined;
+  companyIdOf: (slug: string) => Promise<string | undefined>;
   queue: Pick<Queue, "enqueue">;
   /** How long after publishing a post's metrics are pulled ([social] metrics_after_publish_seconds). */
   metricsDelayMs: number;
@@ -68,7 +68,7 @@ export function createAnalytics({
 }) {
   /** One account's pull: the platform's numbers into the tables. Errors mark the account, never throw. */
   async function syncAccount(rt: SocialAccountRuntime): Promise<boolean> {
-    const companyId = companyIdOf(rt.account.company);
+    const companyId = await companyIdOf(rt.account.company);
     if (!companyId) return false;
     const at = now();
     // Counted when asked, not when answered: a failed pull cost the platform's quota too.

@@ -26,8 +26,8 @@ beforeAll(async () => {
       ],
     },
   });
-  readOnlyKey = app.newKey({ name: "ro", scopes: ["social:read"] }).key;
-  noSocialKey = app.newKey({ name: "none", scopes: ["contacts:read"] }).key;
+  readOnlyKey = (await app.newKey({ name: "ro", scopes: ["social:read"] })).key;
+  noSocialKey = (await app.newKey({ name: "none", scopes: ["contacts:read"] })).key;
 });
 afterAll(() => app.close());
 
@@ -414,13 +414,13 @@ describe("post lifecycle", () => {
     const res = await post({ accountIds: [SOCIAL.x, SOCIAL.facebook], text: "watchdog", publishNow: true });
     const id = res.body.data.id;
     // The X job dies outside the handler (as after repeated database errors); Facebook publishes.
-    const targets = app.deps.db.$client.query("SELECT id, account_id FROM social_post_targets WHERE post_id = ?").all(id) as {
+    const targets = (await app.deps.db.sql("SELECT id, account_id FROM social_post_targets WHERE post_id = ?").all(id)) as {
       id: string;
       account_id: string;
     }[];
     const xTarget = targets.find((t) => t.account_id === SOCIAL.x)!.id;
-    app.deps.db.$client
-      .query(
+    await app.deps.db
+      .sql(
         `UPDATE jobs SET status = 'dead', last_error = 'disk I/O error' WHERE type = 'social.publish' AND ${jsonText(app.deps.db.engine, "payload", ["targetId"])} = ?`,
       )
       .run(xTarget);

@@ -20,7 +20,7 @@ beforeAll(async () => {
     start: T0,
     config: { social_accounts: [...sandboxSocialAccounts(), { id: OTHER, company: "other", platform: "x", provider: "sandbox", name: "other's X" }] },
   });
-  readOnlyKey = app.newKey({ name: "ro", scopes: ["social:read"] }).key;
+  readOnlyKey = (await app.newKey({ name: "ro", scopes: ["social:read"] })).key;
 });
 afterAll(() => app.close());
 

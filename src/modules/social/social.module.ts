@@ -44,7 +44,7 @@ function createSocialModule(deps: Deps) {
     runtime,
     now,
     log: log.child({ module: "social" }),
-    companyIdOf: (slug) => findCompanyBySlug({ db, slug })?.id,
+    companyIdOf: async (slug) => (await findCompanyBySlug({ db, slug }))?.id,
     queue: deps.queue,
     metricsDelayMs: deps.config.social.metrics_after_publish_seconds * 1000,
     refreshIntervalMs: deps.config.social.refresh_interval_seconds * 1000,
@@ -67,6 +67,6 @@ function createSocialModule(deps: Deps) {
     analytics,
     mediaLinks,
     /** Company id → slug (social accounts belong to a company by slug, as in the config). */
-    slugOf: (companyId: string) => getCompany({ db, id: companyId }).slug,
+    slugOf: async (companyId: string) => (await getCompany({ db, id: companyId })).slug,
   };
 }

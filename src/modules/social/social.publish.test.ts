@@ -192,9 +192,9 @@ describe("a crash between the platform's answer and our write never makes a seco
     const p = await get(res.body.data.id);
     const before = xf.requests.length;
     // Simulate the lease of a crashed worker being reclaimed: run the handler again for the same target.
-    const t = app.deps.db.$client.query("SELECT id FROM social_post_targets WHERE post_id = ?").get(p.id) as { id: string };
-    const post = app.deps.db.$client.query("SELECT run_token FROM social_posts WHERE id = ?").get(p.id) as { run_token: string };
-    app.deps.db.$client.query("UPDATE social_post_targets SET status = 'publishing' WHERE id = ?").run(t.id);
+    const t = (await app.deps.db.sql("SELECT id FROM social_post_targets WHERE post_id = ?").get(p.id)) as { id: string };
+    const post = (await app.deps.db.sql("SELECT run_token FROM social_posts WHERE id = ?").get(p.id)) as { run_token: string };
+    await app.deps.db.sql("UPDATE social_post_targets SET status = 'publishing' WHERE id = ?").run(t.id);
     const { socialFor } = await import("./social.module");
     await socialFor(app.deps).engine.handle({
       id: "j",
@@ -281,7 +281,7 @@ describe("schedules survive a restart", () => {
       const p = (await second.request("GET", `/social/posts/${res.body.data.id}`)).body.data;
       expect(p.status).toBe("published");
       expect(p.targets.map((t: any) => [t.status, t.attempts])).toEqual(Array(4).fill(["published", 1]));
-      const jobs = second.deps.db.$client.query("SELECT count(*) AS n FROM jobs WHERE type = 'social.publish'").get() as { n: number };
+      const jobs = (await second.deps.db.sql("SELECT count(*) AS n FROM jobs WHERE type = 'social.publish'").get()) as { n: number };
       expect(jobs.n).toBe(0);
     } finally {
       await second.close();

@@ -1,6 +1,6 @@
 /** Social queries (drizzle). Writes run inside the caller's transaction. */
 import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { createAdapterStateRows } from "../../channels/adapter-state.store";
 import { socialAccountDays, socialPlatformMedia, socialPosts, socialPostTargets } from "./social.table";
 
@@ -14,16 +14,17 @@ export type SocialRepository = ReturnType<typeof createSocialRepository>;
 /** adapter_state key of a social account's last analytics pull (ms): durable and shared by every instance. */
 const PULLED_AT = "analytics.pulled_at";
 
-export function createSocialRepository(db: Db) {
-  const state = createAdapterStateRows(db);
+export function createSocialRepository(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const state = createAdapterStateRows(dbIn);
   return {
     /** When the account's analytics were last pulled (or a pull was queued for now), if ever. */
     async lastPullAt(accountId: string): Promise<Date | undefined> {
-      const v = state.valueOf(accountId, PULLED_AT);
+      const v = await state.valueOf(accountId, PULLED_AT);
       return v === undefined ? undefined : new Date(Number(v));
     },
     async markPulled(accountId: string, at: Date) {
-      state.put(accountId, PULLED_AT, String(at.getTime()));
+      await state.put(accountId, PULLED_AT, String(at.getTime()));
     },
     /** The latest pulled metrics of published targets: their rows of social_platform_media (by its key). */
     async metricsOfTargets(targets: Pick<TargetRow, "accountId" | "externalId">[]): Promise<PlatformMediaRow[]> {
@@ -31,7 +32,7 @@ export function createSocialRepository(db: Db) {
       if (!published.length) return [];
       const accounts = [...new Set(published.map((t) => t.accountId))];
       const external = [...new Set(published.map((t) => t.externalId!))];
-      return db
+      return await db
         .select()
         .from(socialPlatformMedia)
         .where(and(inArray(socialPlatformMedia.accountId, accounts), inArray(socialPlatformMedia.externalId, external)))
@@ -39,52 +40,52 @@ export function createSocialRepository(db: Db) {
     },
     /** Accounts with a published target of the company (what POST /social/analytics/refresh pulls by default). */
     async accountsWithPublished(companyId: string): Promise<string[]> {
-      return db
+      const rows = await db
         .select({ accountId: socialPostTargets.accountId })
         .from(socialPostTargets)
         .where(and(eq(socialPostTargets.companyId, companyId), eq(socialPostTargets.status, "published")))
         .groupBy(socialPostTargets.accountId)
-        .all()
-        .map((r) => r.accountId);
+        .all();
+      return rows.map((r) => r.accountId);
     },
     async insertPost(post: PostRow, targets: TargetRow[]) {
-      db.insert(socialPosts).values(post).run();
-      if (targets.length) db.insert(socialPostTargets).values(targets).run();
+      await db.insert(socialPosts).values(post).run();
+      if (targets.length) await db.insert(socialPostTargets).values(targets).run();
     },
     async insertTargets(targets: TargetRow[]) {
-      if (targets.length) db.insert(socialPostTargets).values(targets).run();
+      if (targets.length) await db.insert(socialPostTargets).values(targets).run();
     },
     async deleteTargetsOfPost(postId: string) {
-      db.delete(socialPostTargets).where(eq(socialPostTargets.postId, postId)).run();
+      await db.delete(socialPostTargets).where(eq(socialPostTargets.postId, postId)).run();
     },
     async getPost(companyId: string, id: string): Promise<PostRow | undefined> {
-      return db
+      return await db
         .select()
         .from(socialPosts)
         .where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id)))
         .get();
     },
     async getPostById(id: string): Promise<PostRow | undefined> {
-      return db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();
+      return await db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();
     },
     async targetsOf(postIds: string[]): Promise<TargetRow[]> {
       if (!postIds.length) return [];
-      return db.select().from(socialPostTargets).where(inArray(socialPostTargets.postId, postIds)).orderBy(socialPostTargets.id).all();
+      return await db.select().from(socialPostTargets).where(inArray(socialPostTargets.postId, postIds)).orderBy(socialPostTargets.id).all();
     },
     async getTarget(id: string): Promise<TargetRow | undefined> {
-      return db.select().from(socialPostTargets).where(eq(socialPostTargets.id, id)).get();
+      return await db.select().from(socialPostTargets).where(eq(socialPostTargets.id, id)).get();
     },
     async updatePost(id: string, patch: Partial<PostRow>) {
-      db.update(socialPosts).set(patch).where(eq(socialPosts.id, id)).run();
+      await db.update(socialPosts).set(patch).where(eq(socialPosts.id, id)).run();
     },
     async updateTarget(id: string, patch: Partial<TargetRow>) {
-      db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.id, id)).run();
+      await db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.id, id)).run();
     },
     async updateTargetsOfPost(postId: string, patch: Partial<TargetRow>) {
-      db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.postId, postId)).run();
+      await db.update(socialPostTargets).set(patch).where(eq(socialPostTargets.postId, postId)).run();
     },
     async deletePost(id: string) {
-      db.delete(socialPosts).where(eq(socialPosts.id, id)).run();
+      await db.delete(socialPosts).where(eq(socialPosts.id, id)).run();
     },
     async listPosts(o: { companyId: string; limit: number; before?: string; status?: string; accountId?: string; from?: Date; to?: Date }): Promise<PostRow[]> {
       const when = sql`coalesce(${socialPosts.scheduledAt}, ${socialPosts.createdAt})`;
@@ -97,7 +98,7 @@ export function createSocialRepository(db: Db) {
         conds.push(
           sql`exists (select 1 from ${socialPostTargets} where ${socialPostTargets.postId} = ${socialPosts.id} and ${socialPostTargets.accountId} = ${o.accountId})`,
         );
-      return db
+      return await db
         .select()
         .from(socialPosts)
         .where(and(...conds))
@@ -107,7 +108,7 @@ export function createSocialRepository(db: Db) {
     },
     /** Media ids a not-yet-published post of the company will publish (for MEDIA_IN_USE). */
     async postUsingMedia(companyId: string, mediaId: string): Promise<string | undefined> {
-      const row = db
+      const row = await db
         .select({ id: socialPosts.id })
         .from(socialPosts)
         .where(
@@ -128,7 +129,7 @@ export function createSocialRepository(db: Db) {
     },
     /** Published targets of an account (the sandbox's "platform" listing). */
     async publishedTargets(accountId: string, limit = 200) {
-      return db
+      return await db
         .select({ target: socialPostTargets, text: socialPosts.text, overrides: socialPosts.overrides, media: socialPosts.media })
         .from(socialPostTargets)
         .innerJoin(socialPosts, eq(socialPosts.id, socialPostTargets.postId))
@@ -139,7 +140,7 @@ export function createSocialRepository(db: Db) {
     },
     async postIdByExternal(accountId: string, externalIds: string[]): Promise<Map<string, string>> {
       if (!externalIds.length) return new Map();
-      const rows = db
+      const rows = await db
         .select({ externalId: socialPostTargets.externalId, postId: socialPostTargets.postId })
         .from(socialPostTargets)
         .where(and(eq(socialPostTargets.accountId, accountId), inArray(socialPostTargets.externalId, externalIds)))
@@ -148,7 +149,8 @@ export function createSocialRepository(db: Db) {
     },
     async upsertDays(rows: AccountDayRow[]) {
       for (const r of rows)
-        db.insert(socialAccountDays)
+        await db
+          .insert(socialAccountDays)
           .values(r)
           .onConflictDoUpdate({
             target: [socialAccountDays.accountId, socialAccountDays.date],
@@ -158,7 +160,8 @@ export function createSocialRepository(db: Db) {
     },
     async upsertMedia(rows: PlatformMediaRow[]) {
       for (const r of rows)
-        db.insert(socialPlatformMedia)
+        await db
+          .insert(socialPlatformMedia)
           .values(r)
           .onConflictDoUpdate({
             target: [socialPlatformMedia.accountId, socialPlatformMedia.externalId],
@@ -182,7 +185,7 @@ export function createSocialRepository(db: Db) {
       const conds = [eq(socialAccountDays.companyId, o.companyId), gte(socialAccountDays.date, o.from), lte(socialAccountDays.date, o.to)];
       if (o.platform) conds.push(eq(socialAccountDays.platform, o.platform));
       if (o.accountIds) conds.push(inArray(socialAccountDays.accountId, o.accountIds));
-      return db
+      return await db
         .select()
         .from(socialAccountDays)
         .where(and(...conds))
@@ -191,12 +194,13 @@ export function createSocialRepository(db: Db) {
     },
     /** Latest known followers of each account of the company (any date up to `to`). */
     async latestFollowers(companyId: string, to: string): Promise<{ accountId: string; platform: string; followers: number }[]> {
-      return db.$client
-        .query(
+      const rows = await db
+        .sql(
           `SELECT d.account_id AS "accountId", d.platform AS platform, d.followers AS followers FROM social_account_days d
            WHERE d.company_id = ?1 AND d.date = (SELECT max(date) FROM social_account_days WHERE account_id = d.account_id AND date <= ?2)`,
         )
-        .all(companyId, to) as { accountId: string; platform: string; followers: number }[];
+        .all(companyId, to);
+      return rows as { accountId: string; platform: string; followers: number }[];
     },
     async mediaInRange(o: {
       companyId: string;
@@ -227,7 +231,7 @@ export function createSocialRepository(db: Db) {
           sql`(${socialPlatformMedia.publishedAt} < ${t} OR (${socialPlatformMedia.publishedAt} = ${t} AND (${socialPlatformMedia.accountId} < ${a} OR (${socialPlatformMedia.accountId} = ${a} AND ${socialPlatformMedia.externalId} < ${e}))))`,
         );
       }
-      return db
+      return await db
         .select()
         .from(socialPlatformMedia)
         .where(and(...conds))

@@ -83,7 +83,7 @@ export const socialRoutes = (deps: Deps) => {
 
   return new Elysia({ tags: ["Social"] })
     .use(deps.guard)
-    .get("/social/accounts", ({ auth }) => ({ data: svc.listAccounts(s.slugOf(auth.companyId)) }), {
+    .get("/social/accounts", async ({ auth }) => ({ data: svc.listAccounts(await s.slugOf(auth.companyId)) }), {
       scope: "social:read",
       response: { 200: data(t.Array(SocialAccountModel)), ...errors(403) },
       detail: { summary: "Social accounts of the company with status and platform limits", operationId: "listSocialAccounts" },
@@ -119,7 +119,7 @@ export const socialRoutes = (deps: Deps) => {
     .post(
       "/social/posts",
       ({ auth, body, idem }) =>
-        idem.batch(201, async () => (await svc.createPost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), input: body })).post),
+        idem.batch(201, async () => (await svc.createPost({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), input: body })).post),
       {
         scope: "social:write",
         body: CreatePostBody,
@@ -144,7 +144,7 @@ export const socialRoutes = (deps: Deps) => {
       ({ auth, params, body, idem }) =>
         idem.batch(
           200,
-          async () => (await svc.updatePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body })).post,
+          async () => (await svc.updatePost({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), id: params.id, input: body })).post,
         ),
       {
         scope: "social:write",
@@ -181,7 +181,7 @@ export const socialRoutes = (deps: Deps) => {
       ({ auth, params, body, idem }) =>
         idem.batch(
           200,
-          async () => (await svc.schedulePost({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), id: params.id, input: body })).post,
+          async () => (await svc.schedulePost({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), id: params.id, input: body })).post,
         ),
       {
         scope: "social:write",
@@ -227,7 +227,7 @@ export const socialRoutes = (deps: Deps) => {
       "/social/analytics/summary",
       async ({ auth, query }) => {
         checkRange(query);
-        return { data: await s.analytics.summary({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), query }) };
+        return { data: await s.analytics.summary({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), query }) };
       },
       {
         scope: "social:read",
@@ -239,8 +239,8 @@ export const socialRoutes = (deps: Deps) => {
     .post(
       "/social/analytics/refresh",
       ({ auth, body, idem }) =>
-        idem.batch(202, () =>
-          s.analytics.refresh({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId }),
+        idem.batch(202, async () =>
+          s.analytics.refresh({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), postId: body.postId, accountId: body.accountId }),
         ),
       {
         scope: "social:write",
@@ -259,7 +259,9 @@ export const socialRoutes = (deps: Deps) => {
       "/social/analytics/:platform",
       async ({ auth, params, query }) => {
         checkRange(query);
-        return { data: await s.analytics.platform({ companyId: auth.companyId, companySlug: s.slugOf(auth.companyId), platform: params.platform, query }) };
+        return {
+          data: await s.analytics.platform({ companyId: auth.companyId, companySlug: await s.slugOf(auth.companyId), platform: params.platform, query }),
+        };
       },
       {
         scope: "social:read",
@@ -276,7 +278,7 @@ export const socialRoutes = (deps: Deps) => {
         const cursor = decodeCursor(query.cursor) as [number, string, string] | null;
         const { media } = await s.analytics.listMedia({
           companyId: auth.companyId,
-          companySlug: s.slugOf(auth.companyId),
+          companySlug: await s.slugOf(auth.companyId),
           accountId: query.accountId,
           limit: limit + 1,
           after: cursor ?? undefined,

@@ -104,10 +104,10 @@ beforeAll(async () => {
     },
   });
   writeLicense(["sources"]);
-  readKey = app.newKey({ name: "reader", scopes: ["sources:read"] }).key;
-  noScopeKey = app.newKey({ name: "contacts-only", scopes: ["contacts:read"] }).key;
-  const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
-  acmeKey = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "acme", scopes: ["*"] }).key;
+  readKey = (await app.newKey({ name: "reader", scopes: ["sources:read"] })).key;
+  noScopeKey = (await app.newKey({ name: "contacts-only", scopes: ["contacts:read"] })).key;
+  const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "acme", name: "Acme" });
+  acmeKey = (await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "acme", scopes: ["*"] })).key;
 });
 afterAll(() => app.close());
 

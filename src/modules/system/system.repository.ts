@@ -2,13 +2,14 @@
  * The system routes' store: the readiness probe's round trip. (Metrics read through the other modules'
  * services; the database size is db/size.ts's.)
  */
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 
-export function createSystemStore(db: Db) {
+export function createSystemStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
-    /** One trivial statement: throws when the database cannot answer. */
-    ping(): void {
-      db.$client.query("SELECT 1").get();
+    /** One trivial statement: rejects when the database cannot answer. */
+    async ping(): Promise<void> {
+      await db.sql("SELECT 1").get();
     },
   };
 }

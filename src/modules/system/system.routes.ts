@@ -25,9 +25,9 @@ export const systemRoutes = (deps: Deps) => {
   const store = createSystemStore(deps.db);
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }))
-    .get("/readyz", ({ set }) => {
+    .get("/readyz", async ({ set }) => {
       try {
-        store.ping();
+        await store.ping();
         return { status: "ready" };
       } catch {
         set.status = 503;
@@ -53,7 +53,7 @@ export const systemRoutes = (deps: Deps) => {
       const balances: number[] = [];
       for (const c of companies) balances.push(await deps.ledger.balance(c.id));
       const slugOf = new Map(companies.map((c) => [c.id, c.slug]));
-      const bytes = databaseBytes({ db: deps.db, file: databasePath(deps.config) });
+      const bytes = await databaseBytes({ db: deps.db, file: databasePath(deps.config) });
       const body = deps.metrics.render([
         { name: "switchboard_jobs", help: "Jobs in the durable queue by type and status (dead = retries exhausted).", samples: jobs },
         {

@@ -72,9 +72,9 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
       }
     },
     /** The company's display name for the page; undefined when the company is gone. */
-    companyName(ref: UnsubscribeRef): string | undefined {
+    async companyName(ref: UnsubscribeRef): Promise<string | undefined> {
       try {
-        return getCompany({ db, id: ref.companyId }).name;
+        return (await getCompany({ db, id: ref.companyId })).name;
       } catch {
         return undefined;
       }

@@ -58,9 +58,9 @@ const donePage = (company: string | undefined) =>
 export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimiter; config: { server: { public_url: string; trusted_proxies: string[] } } }) => {
   const u = unsubscribeFor(deps);
   const trusted = compileRanges(deps.config.server.trusted_proxies);
-  const limit = (request: Request, peer: string | undefined) => {
+  const limit = async (request: Request, peer: string | undefined) => {
     const ip = clientIp({ peer, forwardedFor: request.headers.get("x-forwarded-for"), trusted }) ?? "unknown";
-    const decision = deps.limiter.take(`unsubscribe:${ip}`, RATE);
+    const decision = await deps.limiter.take(`unsubscribe:${ip}`, RATE);
     if (!decision.allowed) throw new AppError("RATE_LIMITED", "Too many requests; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
   };
   const params = t.Object({ token: t.String() });
@@ -69,20 +69,20 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
     .get(
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
-        limit(request, server?.requestIP(request)?.address);
+        await limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.exists(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
-        return htmlResponse(confirmPage(u.companyName(ref)), 200);
+        return htmlResponse(confirmPage(await u.companyName(ref)), 200);
       },
       { params, detail },
     )
     .post(
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
-        limit(request, server?.requestIP(request)?.address);
+        await limit(request, server?.requestIP(request)?.address);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.optOut(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
-        return htmlResponse(donePage(u.companyName(ref)), 200);
+        return htmlResponse(donePage(await u.companyName(ref)), 200);
       },
       // The body (`List-Unsubscribe=One-Click`, or whatever a client sends) is never parsed: nothing in it matters.
       { params, detail, parse: "none" },

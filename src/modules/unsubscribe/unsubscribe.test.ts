@@ -178,10 +178,10 @@ describe("a token that is not ours", () => {
     url = oneClickUrl(await received("dan@example.com"));
   });
 
-  const variants = (): [string, string][] => {
+  const variants = async (): Promise<[string, string][]> => {
     const token = url.slice(url.lastIndexOf("/") + 1);
     const base = url.slice(0, url.lastIndexOf("/") + 1);
-    const other = createCompany({ db: app.deps.db, now: app.deps.now, slug: `other-${Date.now()}`, name: "Other" }).company;
+    const other = (await createCompany({ db: app.deps.db, now: app.deps.now, slug: `other-${Date.now()}`, name: "Other" })).company;
     const bytes = Buffer.from(token, "base64url");
     Buffer.from(other.id.replace(/-/g, ""), "hex").copy(bytes, 2); // the company's 16 bytes, MAC left as it was
     const foreignKey = createUnsubscribeTokens({ keys: new Map([[1, deriveUnsubscribeKey(randomBytes(32).toString("base64url"), 1)]]), current: 1 });
@@ -199,7 +199,7 @@ describe("a token that is not ours", () => {
   };
 
   test("is 404 on GET and POST and changes nothing", async () => {
-    for (const [name, bad] of variants()) {
+    for (const [name, bad] of await variants()) {
       for (const method of ["GET", "POST"] as const) {
         const res = await hit(method, bad);
         expect({ name, method, status: res.status }).toEqual({ name, method, status: 404 });

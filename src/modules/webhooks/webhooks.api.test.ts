@@ -96,8 +96,8 @@ describe("endpoints", () => {
   });
 
   test("another company's endpoint is 404, never 403", async () => {
-    const { company } = createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
-    const { key } = createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
+    const { company } = await createCompany({ db: app.deps.db, now: app.deps.now, slug: "other", name: "Other" });
+    const { key } = await createApiKey({ db: app.deps.db, now: app.deps.now, companyId: company.id, name: "o", scopes: ["*"] });
     const id = (await create(valid)).body.data.id;
     for (const [m, p] of [
       ["GET", `/webhooks/${id}`],
@@ -347,8 +347,8 @@ describe("URL policy from [webhooks] config", () => {
 });
 
 // Scenario helpers: the next request uses a key with these scopes / this endpoint id in its URL.
-function useKey(a: TestApp, scopes: string[]) {
-  const { key } = a.newKey({ name: "narrow", scopes });
+async function useKey(a: TestApp, scopes: string[]) {
+  const { key } = await a.newKey({ name: "narrow", scopes });
   const original = a.request;
   a.request = ((m: string, p: string, opts: any = {}) => {
     a.request = original;

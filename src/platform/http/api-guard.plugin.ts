@@ -12,7 +12,7 @@ import type { Db } from "../../db/client";
 import { AppError } from "../errors";
 import { fingerprint, parseIdempotencyKey, type IdempotencyClaim, type IdempotencyStore } from "../idempotency/idempotency";
 import { clientIp, compileRanges, ipInRanges } from "./ip-allow";
-import type { RateLimiter } from "./rate-limit";
+import type { RateDecision, RateLimiter } from "./rate-limit";
 import { pathOf, requestFacts } from "./request-context";
 import { hasScope, type Scope } from "./scopes";
 import type { LicenseChecker, LicensedModule } from "../license/license";
@@ -36,8 +36,8 @@ export interface KeyPrincipal {
 
 export interface AuthenticatorDeps {
   now: () => Date;
-  /** Looks a key up by the SHA-256 hex of the presented key. */
-  resolveKey(hash: string): KeyPrincipal | null;
+  /** Looks a key up by the SHA-256 hex of the presented key: at once when cached, else a promise (the store's read). */
+  resolveKey(hash: string): KeyPrincipal | null | Promise<KeyPrincipal | null>;
   markKeyUsed(keyId: string): void;
   limiter: RateLimiter;
   rateDefaults: { requestsPerSecond: number; burst: number };
@@ -77,11 +77,13 @@ function presentedKey(headers: Headers): string | null {
  */
 export function createAuthenticator(deps: AuthenticatorDeps) {
   const trusted = compileRanges(deps.trustedProxies);
-  return function authenticate(request: Request, peer: () => string | undefined, headersOut: Record<string, unknown>): KeyPrincipal {
-    const key = presentedKey(request.headers);
-    if (!key)
-      throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
-    const principal = deps.resolveKey(hashKey(key));
+  /** The checks after the lookup: revoked, expired, IP allow-list, rate limit. */
+  function admit(
+    principal: KeyPrincipal | null,
+    request: Request,
+    peer: () => string | undefined,
+    headersOut: Record<string, unknown>,
+  ): KeyPrincipal | Promise<KeyPrincipal> {
     if (!principal) throw new AppError("API_KEY_INVALID", "The API key is not valid", [{ pointer: "header:Authorization", message: "unknown key" }]);
     const facts = requestFacts(request);
     if (facts) facts.apiKeyId = principal.keyId;
@@ -97,10 +99,25 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       ? Math.max(1, Math.ceil(principal.rateLimit * (deps.rateDefaults.burst / deps.rateDefaults.requestsPerSecond)))
       : deps.rateDefaults.burst;
     const decision = deps.limiter.take(principal.keyId, { ratePerSecond: rate, burst });
+    return decision instanceof Promise ? decision.then((d) => limited(principal, d, headersOut)) : limited(principal, decision, headersOut);
+  }
+  function limited(principal: KeyPrincipal, decision: RateDecision, headersOut: Record<string, unknown>): KeyPrincipal {
     Object.assign(headersOut, decision.headers);
     if (!decision.allowed) throw new AppError("RATE_LIMITED", "Rate limit exceeded; retry later", [], { "retry-after": String(decision.retryAfterSeconds) });
     deps.markKeyUsed(principal.keyId);
     return principal;
+  }
+  /**
+   * NB! The principal at once, without a promise, when the key is cached and the limiter keeps its buckets in
+   * memory (SQLite: every request but a key's first); else a promise — a key read from the store, a bucket
+   * taken in the database (PostgreSQL). A refusal is thrown, or rejects the promise.
+   */
+  return function authenticate(request: Request, peer: () => string | undefined, headersOut: Record<string, unknown>): KeyPrincipal | Promise<KeyPrincipal> {
+    const key = presentedKey(request.headers);
+    if (!key)
+      throw new AppError("API_KEY_INVALID", "Missing API key: send Authorization: Bearer <key>", [{ pointer: "header:Authorization", message: "missing" }]);
+    const principal = deps.resolveKey(hashKey(key));
+    return principal instanceof Promise ? principal.then((p) => admit(p, request, peer, headersOut)) : admit(principal, request, peer, headersOut);
   };
 }
 export type Authenticate = ReturnType<typeof createAuthenticator>;
@@ -114,10 +131,12 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
       .onRequest(({ request, server, set }) => {
         const path = pathOf(request);
         if (!path.startsWith(API_PREFIX + "/") || publicPaths.has(path)) return;
-        principals.set(
-          request,
-          authenticate(request, () => server?.requestIP(request)?.address, set.headers),
-        );
+        const principal = authenticate(request, () => server?.requestIP(request)?.address, set.headers);
+        // NB! A cached key is set at once (no promise per request); a miss returns the lookup's promise, which
+        // Elysia awaits before routing — it awaits this hook because its source returns a call (Elysia's
+        // isAsync reads the source: keep the `return x.then(` form, or the promise would become the response).
+        if (!(principal instanceof Promise)) principals.set(request, principal);
+        else return principal.then((p) => void principals.set(request, p));
       })
       // NB! Here and not in the macro: a macro's afterResponse does not run when the handler threw, and a
       // failed request must free its Idempotency-Key (errors are not stored; the client may retry).
@@ -189,7 +208,11 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
               throw e;
             };
             const idem = {
-              /** Runs `fn` (synchronous writes) and stores the response for replays in one transaction. */
+              /**
+               * Runs `fn` (synchronous writes) and stores the response for replays in one transaction.
+               * NB! Synchronous twin of `batch`, until its last caller (contacts.routes.ts's upsert) uses batch:
+               * delete it then.
+               */
               commit<T>(code: number, fn: () => T): { data: T } {
                 let data: T;
                 try {

@@ -22,10 +22,10 @@ const license = (modules: string[]) =>
 
 beforeAll(async () => {
   app = await createTestApp();
-  keys.readOnly = app.newKey({ name: "ro", scopes: ["contacts:read"] }).key;
-  keys.pipelineWriter = app.newKey({ name: "pw", scopes: ["pipeline:write", "contacts:write"] }).key;
-  keys.farAway = app.newKey({ name: "ip", scopes: ["contacts:read"], allowedIps: ["10.9.9.9/32"] }).key;
-  keys.slow = app.newKey({ name: "slow", scopes: ["contacts:read"], rateLimit: 1 }).key;
+  keys.readOnly = (await app.newKey({ name: "ro", scopes: ["contacts:read"] })).key;
+  keys.pipelineWriter = (await app.newKey({ name: "pw", scopes: ["pipeline:write", "contacts:write"] })).key;
+  keys.farAway = (await app.newKey({ name: "ip", scopes: ["contacts:read"], allowedIps: ["10.9.9.9/32"] })).key;
+  keys.slow = (await app.newKey({ name: "slow", scopes: ["contacts:read"], rateLimit: 1 })).key;
 });
 afterAll(() => app.close());
 

@@ -44,7 +44,10 @@ describe("authentication and errors", () => {
         url: "/me",
         status: 401,
         contains: { error: { code: "API_KEY_REVOKED" } },
-        setup: (a) => useKey(a, { name: "revoked" }, (id) => a.deps.db.$client.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id)),
+        setup: (a) =>
+          useKey(a, { name: "revoked" }, async (id) => {
+            await a.deps.db.sql("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id);
+          }),
       },
       {
         name: "expired key → 401 API_KEY_EXPIRED",
@@ -125,9 +128,9 @@ describe("authentication and errors", () => {
 });
 
 // Scenario helper: the next request of the scenario uses a new key made with these options.
-function useKey(a: TestApp, o: Parameters<TestApp["newKey"]>[0], after?: (id: string) => void) {
-  const { key, apiKey } = a.newKey(o);
-  after?.(apiKey.id);
+async function useKey(a: TestApp, o: Parameters<TestApp["newKey"]>[0], after?: (id: string) => void | Promise<void>) {
+  const { key, apiKey } = await a.newKey(o);
+  await after?.(apiKey.id);
   const original = a.request;
   a.request = ((m: string, p: string, opts: any = {}) => {
     a.request = original;
@@ -171,7 +174,7 @@ describe("rate limit", () => {
   test("per-key rate limit overrides the default", async () => {
     const a = await createTestApp({ config: { rate_limit: { requests_per_second: 100, burst: 200 } } });
     try {
-      const { key } = a.newKey({ name: "slow", rateLimit: 1 });
+      const { key } = await a.newKey({ name: "slow", rateLimit: 1 });
       const s: number[] = [];
       for (let i = 0; i < 3; i++) s.push((await a.request("GET", "/me", { key })).status);
       expect(s).toEqual([200, 200, 429]);
@@ -187,8 +190,8 @@ describe("IP allow-list over a real socket", () => {
     a.app.listen({ port: 0, hostname: "127.0.0.1" });
     const url = `http://127.0.0.1:${a.app.server!.port}/api/public/v1/me`;
     try {
-      const ok = a.newKey({ name: "lo", allowedIps: ["127.0.0.1/32", "::1"] }).key;
-      const v6 = a.newKey({ name: "v6", allowedIps: ["2001:db8::/32"] }).key;
+      const ok = (await a.newKey({ name: "lo", allowedIps: ["127.0.0.1/32", "::1"] })).key;
+      const v6 = (await a.newKey({ name: "v6", allowedIps: ["2001:db8::/32"] })).key;
       const get = (key: string, xff?: string) =>
         fetch(url, { headers: { authorization: `Bearer ${key}`, ...(xff ? { "x-forwarded-for": xff } : {}) } }).then((r) => r.status);
       expect(await get(ok)).toBe(200);

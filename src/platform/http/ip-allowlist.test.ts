@@ -20,7 +20,7 @@ test.each([
   ["a key allowing 127.0.0.0/8 among others", ["10.0.0.0/8", "127.0.0.0/8"], 200, null],
   ["a key without an allow-list", [], 200, null],
 ] as const)("%s, called from 127.0.0.1", async (_name, allowedIps, status, code) => {
-  const { key } = app.newKey({ name: `k${allowedIps.length}${status}`, allowedIps: [...allowedIps] });
+  const { key } = await app.newKey({ name: `k${allowedIps.length}${status}`, allowedIps: [...allowedIps] });
   const res = await fetch(`${base}/me`, { headers: { authorization: `Bearer ${key}` } });
   expect(res.status).toBe(status);
   if (code) expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);

@@ -20,7 +20,8 @@ export interface RateLimit {
   burst: number;
 }
 export interface RateLimiter {
-  take(key: string, limit: RateLimit): RateDecision;
+  /** In memory: the decision at once (the API guard's hot path on SQLite); in the database: its promise. */
+  take(key: string, limit: RateLimit): RateDecision | Promise<RateDecision>;
 }
 
 /** The answer for a bucket left holding `tokens` after a take that was (not) allowed. */
@@ -37,7 +38,8 @@ function decide(allowed: boolean, tokens: number, { ratePerSecond, burst }: Rate
   };
 }
 
-export function createRateLimiter({ now }: { now: () => number }): RateLimiter {
+/** In memory: its decisions come at once (no promise). */
+export function createRateLimiter({ now }: { now: () => number }): { take(key: string, limit: RateLimit): RateDecision } {
   const buckets = new Map<string, { tokens: number; at: number }>();
   return {
     take(key, limit) {
@@ -64,8 +66,8 @@ export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number
   const local = createRateLimiter({ now });
   const buckets = createRateBucketsStore(db);
   return {
-    take(key, limit) {
-      const row = buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
+    async take(key, limit) {
+      const row = await buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
       return row ? decide(!!row.allowed, row.tokens, limit) : local.take(key, limit);
     },
   };

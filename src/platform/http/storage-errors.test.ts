@@ -25,8 +25,8 @@ const upsert = () =>
   app.request("POST", "/contacts", { body: { firstName: "Stored", identities: [{ channel: "email", value: `storage${++n}@example.com` }] } });
 
 test("read-only database: 503 naming it, writes again afterwards", async () => {
-  const sqlite = app.deps.db.$client;
-  sqlite.exec(pg() ? "SET default_transaction_read_only = on" : "PRAGMA query_only = ON");
+  const db = app.deps.db;
+  await db.sql(pg() ? "SET default_transaction_read_only = on" : "PRAGMA query_only = ON").run();
   try {
     const res = await upsert();
     expect(res.status).toBe(503);
@@ -36,22 +36,22 @@ test("read-only database: 503 naming it, writes again afterwards", async () => {
     // instance's memory while the database is read-only.)
     expect((await app.request("GET", "/contacts?limit=1")).status).toBe(200);
   } finally {
-    sqlite.exec(pg() ? "SET default_transaction_read_only = off" : "PRAGMA query_only = OFF");
+    await db.sql(pg() ? "SET default_transaction_read_only = off" : "PRAGMA query_only = OFF").run();
   }
   expect((await upsert()).status).toBe(201);
 });
 
 test("the write lock held by another process longer than the wait: 503 busy, Retry-After 1", async () => {
-  const sqlite = app.deps.db.$client;
+  const db = app.deps.db;
   // The other process takes the lock our writes need (SQLite: its write transaction; PostgreSQL: a lock on
   // the contacts table that keeps inserts out), and we wait 50 ms for it instead of the usual 5 s / 10 s.
   if (pg()) {
-    other.$client.exec("BEGIN");
-    other.$client.exec("LOCK TABLE contacts IN SHARE ROW EXCLUSIVE MODE");
-    sqlite.exec("SET lock_timeout = '50ms'");
+    await other.sql("BEGIN").run();
+    await other.sql("LOCK TABLE contacts IN SHARE ROW EXCLUSIVE MODE").run();
+    await db.sql("SET lock_timeout = '50ms'").run();
   } else {
-    other.$client.exec("BEGIN IMMEDIATE");
-    sqlite.exec("PRAGMA busy_timeout = 50");
+    await other.sql("BEGIN IMMEDIATE").run();
+    await db.sql("PRAGMA busy_timeout = 50").run();
   }
   try {
     const res = await upsert();
@@ -60,11 +60,11 @@ test("the write lock held by another process longer than the wait: 503 busy, Ret
     expect(res.headers.get("retry-after")).toBe("1");
   } finally {
     if (pg()) {
-      other.$client.exec("ROLLBACK");
-      sqlite.exec("SET lock_timeout = '10s'");
+      await other.sql("ROLLBACK").run();
+      await db.sql("SET lock_timeout = '10s'").run();
     } else {
-      other.$client.exec("ROLLBACK");
-      sqlite.exec("PRAGMA busy_timeout = 5000");
+      await other.sql("ROLLBACK").run();
+      await db.sql("PRAGMA busy_timeout = 5000").run();
     }
   }
   expect((await upsert()).status).toBe(201);
@@ -73,12 +73,12 @@ test("the write lock held by another process longer than the wait: 503 busy, Ret
 test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE !== "postgres")(
   "PostgreSQL: a session ended by the server costs at most one 503, then requests run on a new session",
   async () => {
-    const pid = (app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid;
-    other.$client.query("SELECT pg_terminate_backend(?)").get(pid);
+    const pid = ((await app.deps.db.sql("SELECT pg_backend_pid() AS pid").get()) as { pid: number }).pid;
+    await other.sql("SELECT pg_terminate_backend(?)").get(pid);
     const first = await upsert();
     expect([201, 503]).toContain(first.status);
     if (first.status === 503) expect(first.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringContaining("cannot be reached") });
     expect((await upsert()).status).toBe(201);
-    expect((app.deps.db.$client.query("SELECT pg_backend_pid() AS pid").get() as { pid: number }).pid).not.toBe(pid);
+    expect(((await app.deps.db.sql("SELECT pg_backend_pid() AS pid").get()) as { pid: number }).pid).not.toBe(pid);
   },
 );
