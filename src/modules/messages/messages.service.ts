@@ -23,7 +23,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsentWithin } from "../contacts/contacts.service";
-import { getCompanySync } from "../companies/companies.service";
+import { getCompany, getCompanySync } from "../companies/companies.service";
 import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
@@ -335,36 +335,45 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
   });
 }
 
+/** The company's slug, read once (a company's slug never changes), then cached. */
 const slugs = new Map<string, string>();
-function companySlug(deps: Deps, companyId: string): string {
-  let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
-  return slug;
-}
 
-/** Per channel registry: the lists accountsFor built (the configured accounts do not change while it runs). */
+/** Per channel registry: the lists accountsOf built (the configured accounts do not change while it runs). */
 const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
 
-/**
- * Accounts of a company on a channel, default first.
- * NB! Synchronous (the company's slug is read once, then cached): GET /channels and sources call it without awaiting.
- */
-export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
+function listOf(deps: Deps, slug: string, companyId: string, channel?: string): readonly AccountRuntime[] {
   let lists = accountLists.get(deps.channels);
   if (!lists) accountLists.set(deps.channels, (lists = new Map()));
   const key = `${companyId}\u0000${channel ?? ""}`;
   let list = lists.get(key);
   if (!list) {
-    const all = deps.channels.forCompany(companySlug(deps, companyId)).filter((r) => !channel || r.account.channel === channel);
+    const all = deps.channels.forCompany(slug).filter((r) => !channel || r.account.channel === channel);
     list = Object.freeze(all.sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault)));
     lists.set(key, list);
   }
   return list;
 }
 
+/** Accounts of a company on a channel, default first (the company's slug is read once, then cached). */
+export async function accountsOf(deps: Deps, companyId: string, channel?: string): Promise<readonly AccountRuntime[]> {
+  let slug = slugs.get(companyId);
+  if (!slug) slugs.set(companyId, (slug = (await getCompany({ db: deps.db, id: companyId })).slug));
+  return listOf(deps, slug, companyId, channel);
+}
+
+/**
+ * NB! Synchronous twin of accountsOf, transitional: GET /channels (channels.routes.ts), segments and sources
+ * (other modules' files) still call it without awaiting. Deleted once they await accountsOf (issue 35).
+ */
+export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
+  let slug = slugs.get(companyId);
+  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
+  return listOf(deps, slug, companyId, channel);
+}
+
 /** The seed's channelAccountId rule. */
-function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): AccountRuntime {
-  const accounts = accountsFor(deps, companyId, input.channel);
+async function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Promise<AccountRuntime> {
+  const accounts = await accountsOf(deps, companyId, input.channel);
   if (input.channelAccountId) {
     const chosen = accounts.find((a) => a.account.id === input.channelAccountId);
     if (!chosen)
@@ -575,7 +584,7 @@ export async function sendMessage(
   const { db } = deps;
   // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
   return db.join(async () => {
-    const runtime = pickAccount(deps, companyId, input);
+    const runtime = await pickAccount(deps, companyId, input);
     const accountId = runtime.account.id;
     let template: TemplateRow | null = null;
     if (input.type === "template") template = await resolveTemplateForSend({ db, companyId, channelAccountId: accountId, ref: input.template! });
