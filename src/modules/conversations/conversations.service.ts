@@ -125,7 +125,7 @@ export async function channelState({ db, contactId, channelAccountId }: { db: Db
 
 /** NB! Synchronous twin of channelState: the dispatch's buildOutbound runs in db.read's snapshot, which takes a synchronous function. */
 export function channelStateSync({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
-  return conversationsStore(db).channelState(contactId, channelAccountId);
+  return conversationsStore(db).channelStateSync(contactId, channelAccountId);
 }
 
 export async function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<ConversationRow> {
@@ -280,15 +280,6 @@ export async function listNotes({ db, conversationId }: { db: Db; conversationId
 export async function conversationsOfContacts({ db, contactIds }: { db: Db; contactIds: string[] }): Promise<string[]> {
   if (!contactIds.length) return [];
   return await conversationsStore(db).idsOfContacts(contactIds);
-}
-
-/**
- * NB! Synchronous twin of conversationsOfContacts: sources' message.received subscriber runs inside the
- * inbound message's transaction, and subscribers are synchronous.
- */
-export function conversationsOfContactsSync({ db, contactIds }: { db: Db; contactIds: string[] }): string[] {
-  if (!contactIds.length) return [];
-  return conversationsStore(db).idsOfContacts(contactIds);
 }
 
 /** Ids of a contact's conversations on one account (open or closed). */

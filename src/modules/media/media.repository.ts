@@ -3,29 +3,28 @@
  * transaction; nothing here opens one.
  */
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { media, mediaProviderIds } from "./media.table";
 import { perConnection } from "../../db/per-connection";
 
 export type MediaRow = typeof media.$inferSelect;
 
-export function createMediaStore(db: Db) {
+export function createMediaStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
-    // NB! ofCompany, exists, providerMediaId and putProviderMediaId stay synchronous until the messaging
-    // engine is asynchronous: it resolves media and caches provider ids synchronously (media.service.ts).
-    ofCompany(companyId: string, id: string): MediaRow | undefined {
-      return db
+    async ofCompany(companyId: string, id: string): Promise<MediaRow | undefined> {
+      return await db
         .select()
         .from(media)
         .where(and(eq(media.id, id), eq(media.companyId, companyId)))
         .get();
     },
-    exists(id: string): boolean {
-      return !!db.select({ id: media.id }).from(media).where(eq(media.id, id)).get();
+    async exists(id: string): Promise<boolean> {
+      return !!(await db.select({ id: media.id }).from(media).where(eq(media.id, id)).get());
     },
     /** Newest first (ids are UUID v7); `before` = id of the last row of the previous page. */
     async list({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): Promise<MediaRow[]> {
-      return db
+      return await db
         .select()
         .from(media)
         .where(before ? and(eq(media.companyId, companyId), lt(media.id, before)) : eq(media.companyId, companyId))
@@ -35,7 +34,7 @@ export function createMediaStore(db: Db) {
     },
     /** Bytes of media a company holds. */
     async companyBytes(companyId: string): Promise<number> {
-      const row = db
+      const row = await db
         .select({ total: sql<number>`coalesce(sum(${media.size}), 0)` })
         .from(media)
         .where(eq(media.companyId, companyId))
@@ -43,27 +42,75 @@ export function createMediaStore(db: Db) {
       return Number(row?.total ?? 0);
     },
     async insertMedia(row: MediaRow): Promise<void> {
-      db.insert(media).values(row).run();
+      await db.insert(media).values(row).run();
     },
     /** True when a row was deleted. */
     async deleteMedia(companyId: string, id: string): Promise<boolean> {
-      const res = db
+      const res = await db
         .delete(media)
         .where(and(eq(media.id, id), eq(media.companyId, companyId)))
         .run();
-      return (res as unknown as { changes: number }).changes > 0;
+      return res.changes > 0;
     },
 
     // ---------------------------------------------------------------- provider ids
-    providerMediaId(mediaId: string, channelAccountId: string): string | undefined {
-      return db
+    async providerMediaId(mediaId: string, channelAccountId: string): Promise<string | undefined> {
+      const row = await db
+        .select({ providerMediaId: mediaProviderIds.providerMediaId })
+        .from(mediaProviderIds)
+        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
+        .get();
+      return row?.providerMediaId;
+    },
+    /** Replaces an older id of the same (media, account). */
+    async putProviderMediaId({
+      mediaId,
+      channelAccountId,
+      providerMediaId,
+      now,
+    }: {
+      mediaId: string;
+      channelAccountId: string;
+      providerMediaId: string;
+      now: () => Date;
+    }): Promise<void> {
+      await db
+        .insert(mediaProviderIds)
+        .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
+        .onConflictDoUpdate({
+          target: [mediaProviderIds.mediaId, mediaProviderIds.channelAccountId],
+          set: { providerMediaId, createdAt: now() },
+        })
+        .run();
+    },
+    async deleteProviderMediaId(mediaId: string, channelAccountId: string): Promise<void> {
+      await db
+        .delete(mediaProviderIds)
+        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
+        .run();
+    },
+
+    // NB! Synchronous twins (with ofCompanySync and existsSync) for media.service.ts's resolveStoredMedia and
+    // cacheProviderMediaId alone: the messaging engine (messages.service.ts) and social call them inside its
+    // synchronous paths. Delete them when those callers use findStoredMedia / rememberProviderMediaId.
+    ofCompanySync(companyId: string, id: string): MediaRow | undefined {
+      return dbIn
+        .select()
+        .from(media)
+        .where(and(eq(media.id, id), eq(media.companyId, companyId)))
+        .get();
+    },
+    existsSync(id: string): boolean {
+      return !!dbIn.select({ id: media.id }).from(media).where(eq(media.id, id)).get();
+    },
+    providerMediaIdSync(mediaId: string, channelAccountId: string): string | undefined {
+      return dbIn
         .select({ providerMediaId: mediaProviderIds.providerMediaId })
         .from(mediaProviderIds)
         .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
         .get()?.providerMediaId;
     },
-    /** Replaces an older id of the same (media, account). */
-    putProviderMediaId({
+    putProviderMediaIdSync({
       mediaId,
       channelAccountId,
       providerMediaId,
@@ -74,17 +121,13 @@ export function createMediaStore(db: Db) {
       providerMediaId: string;
       now: () => Date;
     }) {
-      db.insert(mediaProviderIds)
+      dbIn
+        .insert(mediaProviderIds)
         .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
         .onConflictDoUpdate({
           target: [mediaProviderIds.mediaId, mediaProviderIds.channelAccountId],
           set: { providerMediaId, createdAt: now() },
         })
-        .run();
-    },
-    async deleteProviderMediaId(mediaId: string, channelAccountId: string): Promise<void> {
-      db.delete(mediaProviderIds)
-        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
         .run();
     },
   };

@@ -292,30 +292,30 @@ describe("delete", () => {
     const m = up.body.data;
     const stored = { id: m.id, path: join(app.dir, "media", app.company.id, m.id), mimeType: m.mimeType, filename: m.filename, size: m.size };
     const msgId = newId();
-    const insert = app.deps.db.$client.prepare(
+    const insert = app.deps.db.sql(
       `INSERT INTO messages (id, company_id, conversation_id, contact_id, channel, channel_account_id, direction, type, content, address, status,
          price_type, unit_price, charged, refunded, metadata, created_at, updated_at)
        VALUES (?, ?, 'conv', 'contact', 'whatsapp', 'wa-main', 'outbound', ?, ?, '+15550100', 'queued', 'free', 0, 0, 0, '{}', 0, 0)`,
     );
     // Each with its dispatch job, as every queued message has (the check searches the dispatch backlog).
-    const queued = (id: string, type: string, content: object) => {
-      insert.run(id, app.company.id, type, JSON.stringify(content));
-      app.deps.db.tx(() => app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "wa-main" }));
+    const queued = async (id: string, type: string, content: object) => {
+      await insert.run(id, app.company.id, type, JSON.stringify(content));
+      await app.deps.db.unit(async () => app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "wa-main" }));
     };
-    queued(msgId, "media", { type: "media", media: { file: stored } });
+    await queued(msgId, "media", { type: "media", media: { file: stored } });
     let del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(409);
     expect(del.body.error.code).toBe("MEDIA_IN_USE");
     expect(del.body.error.message).toContain(msgId);
     expect(existsSync(stored.path)).toBe(true);
 
-    app.deps.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(msgId);
+    await app.deps.db.sql("UPDATE messages SET status = 'sent' WHERE id = ?").run(msgId);
     const tplId = newId();
-    queued(tplId, "template", { type: "template", template: { name: "t", headerMedia: { file: stored } } });
+    await queued(tplId, "template", { type: "template", template: { name: "t", headerMedia: { file: stored } } });
     del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(409);
 
-    app.deps.db.$client.prepare("UPDATE messages SET status = 'failed' WHERE id = ?").run(tplId);
+    await app.deps.db.sql("UPDATE messages SET status = 'failed' WHERE id = ?").run(tplId);
     del = await app.request("DELETE", `/media/${m.id}`);
     expect(del.status).toBe(200);
     expect(existsSync(stored.path)).toBe(false);

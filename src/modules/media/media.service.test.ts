@@ -1,8 +1,8 @@
-/** The contract the messaging engine uses: resolveStoredMedia + the provider media id cache. */
+/** The contract the messaging engine uses: findStoredMedia, rememberProviderMediaId + the provider media id cache. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { newId } from "../../platform/ids";
-import { cacheProviderMediaId, deleteMediaRow, forgetProviderMediaId, insertMedia, resolveStoredMedia } from "./media.service";
+import { deleteMediaRow, findStoredMedia, forgetProviderMediaId, insertMedia, rememberProviderMediaId } from "./media.service";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -24,7 +24,7 @@ describe("provider media id cache", () => {
     const db = app.deps.db;
     const mediaId = await seed();
     const base = { db, companyId: app.company.id, mediaId };
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })).toEqual({
+    expect(await findStoredMedia({ ...base, channelAccountId: "wa1" })).toEqual({
       id: mediaId,
       path: `/tmp/${mediaId}`,
       mimeType: "image/png",
@@ -32,30 +32,30 @@ describe("provider media id cache", () => {
       size: 3,
     });
 
-    cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBe("P1");
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa2" })?.providerMediaId).toBeUndefined();
+    await rememberProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
+    expect((await findStoredMedia({ ...base, channelAccountId: "wa1" }))?.providerMediaId).toBe("P1");
+    expect((await findStoredMedia({ ...base, channelAccountId: "wa2" }))?.providerMediaId).toBeUndefined();
 
-    cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P2" });
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBe("P2");
+    await rememberProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P2" });
+    expect((await findStoredMedia({ ...base, channelAccountId: "wa1" }))?.providerMediaId).toBe("P2");
 
     await forgetProviderMediaId({ db, mediaId, channelAccountId: "wa1" });
-    expect(resolveStoredMedia({ ...base, channelAccountId: "wa1" })?.providerMediaId).toBeUndefined();
+    expect((await findStoredMedia({ ...base, channelAccountId: "wa1" }))?.providerMediaId).toBeUndefined();
   });
 
   test("another company's media does not resolve", async () => {
     const mediaId = await seed("other-company");
-    expect(resolveStoredMedia({ db: app.deps.db, companyId: app.company.id, mediaId, channelAccountId: "wa1" })).toBeUndefined();
+    expect(await findStoredMedia({ db: app.deps.db, companyId: app.company.id, mediaId, channelAccountId: "wa1" })).toBeUndefined();
   });
 
   test("caching for deleted media is a no-op; deleting media drops its cached ids", async () => {
     const db = app.deps.db;
     const mediaId = await seed();
-    cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
+    await rememberProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P1" });
     await deleteMediaRow({ db, companyId: app.company.id, id: mediaId });
-    const left = db.$client.query("SELECT count(*) AS n FROM media_provider_ids WHERE media_id = ?").get(mediaId) as { n: number };
+    const left = (await db.sql("SELECT count(*) AS n FROM media_provider_ids WHERE media_id = ?").get(mediaId)) as { n: number };
     expect(left.n).toBe(0);
-    expect(() => cacheProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P9" })).not.toThrow();
-    expect(resolveStoredMedia({ db, companyId: app.company.id, mediaId })).toBeUndefined();
+    expect(rememberProviderMediaId({ db, now: app.deps.now, mediaId, channelAccountId: "wa1", providerMediaId: "P9" })).resolves.toBeUndefined();
+    expect(await findStoredMedia({ db, companyId: app.company.id, mediaId })).toBeUndefined();
   });
 });

@@ -12,54 +12,54 @@ import { mediaStore, type MediaRow } from "./media.repository";
 
 export type { MediaRow };
 
-/**
- * Our media row as StoredMedia, with the provider media id cached for `channelAccountId` (if any).
- * NB! Synchronous until the messaging engine is: it resolves media inside its own synchronous transactions.
- */
-export function resolveStoredMedia({
-  db,
-  companyId,
-  mediaId,
-  channelAccountId,
-}: {
-  db: Db;
-  companyId: string;
-  mediaId: string;
-  channelAccountId?: string;
-}): StoredMedia | undefined {
-  const row = mediaStore(db).ofCompany(companyId, mediaId);
-  if (!row) return undefined;
+type MediaOfAccount = { db: Db; companyId: string; mediaId: string; channelAccountId?: string };
+type ProviderMediaId = { db: Db; now: () => Date; mediaId: string; channelAccountId: string; providerMediaId: string };
+
+function storedMedia(row: MediaRow, cached: string | undefined): StoredMedia {
   const out: StoredMedia = { id: row.id, path: row.path, mimeType: row.mimeType, filename: row.filename, size: row.size };
-  if (channelAccountId) {
-    const cached = mediaStore(db).providerMediaId(mediaId, channelAccountId);
-    if (cached) out.providerMediaId = cached;
-  }
+  if (cached) out.providerMediaId = cached;
   return out;
 }
 
+/** Our media row as StoredMedia, with the provider media id cached for `channelAccountId` (if any). */
+export async function findStoredMedia({ db, companyId, mediaId, channelAccountId }: MediaOfAccount): Promise<StoredMedia | undefined> {
+  const store = mediaStore(db);
+  const row = await store.ofCompany(companyId, mediaId);
+  if (!row) return undefined;
+  return storedMedia(row, channelAccountId ? await store.providerMediaId(mediaId, channelAccountId) : undefined);
+}
+
 /**
- * Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one).
- * NB! Synchronous until the messaging engine is: it caches the id synchronously after a send.
+ * NB! Synchronous twin of findStoredMedia, for callers outside this module that are still synchronous
+ * (messages.service.ts's dispatch, social.module.ts). Delete it when they await findStoredMedia.
  */
-export function cacheProviderMediaId({
-  db,
-  now,
-  mediaId,
-  channelAccountId,
-  providerMediaId,
-}: {
-  db: Db;
-  now: () => Date;
-  mediaId: string;
-  channelAccountId: string;
-  providerMediaId: string;
-}): void {
+export function resolveStoredMedia({ db, companyId, mediaId, channelAccountId }: MediaOfAccount): StoredMedia | undefined {
+  const store = mediaStore(db);
+  const row = store.ofCompanySync(companyId, mediaId);
+  if (!row) return undefined;
+  return storedMedia(row, channelAccountId ? store.providerMediaIdSync(mediaId, channelAccountId) : undefined);
+}
+
+/** Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one). */
+export async function rememberProviderMediaId({ db, now, mediaId, channelAccountId, providerMediaId }: ProviderMediaId): Promise<void> {
   // The media may have been deleted while the send was in flight: nothing to cache then (and the FK
   // would refuse the row).
   const store = mediaStore(db);
+  await db.unit(async () => {
+    if (!(await store.exists(mediaId))) return;
+    await store.putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now });
+  });
+}
+
+/**
+ * NB! Synchronous twin of rememberProviderMediaId, for messages.service.ts's synchronous send path. Delete it
+ * when that caller awaits rememberProviderMediaId.
+ */
+export function cacheProviderMediaId({ db, now, mediaId, channelAccountId, providerMediaId }: ProviderMediaId): void {
+  const store = mediaStore(db);
   db.tx(() => {
-    if (!store.exists(mediaId)) return;
-    store.putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now });
+    if (!store.existsSync(mediaId)) return;
+    store.putProviderMediaIdSync({ mediaId, channelAccountId, providerMediaId, now });
   });
 }
 

@@ -310,8 +310,8 @@ describe("manual assignment, statistics", () => {
     const c = await contactOf("whatsapp", "+14155550191");
     expect((await sourceOf(c)).source.id).toBe(s.id);
     expect((await app.request("DELETE", `/contacts/${c}`)).status).toBe(200);
-    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_sources WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
-    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_source_history WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
+    expect(await app.deps.db.sql("SELECT count(*) AS n FROM contact_sources WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
+    expect(await app.deps.db.sql("SELECT count(*) AS n FROM contact_source_history WHERE contact_id = ?").get(c)).toEqual({ n: 0 });
   });
 
   test("statistics per period: contacts attributed in it, their conversations and messages, records won with the pipeline", async () => {

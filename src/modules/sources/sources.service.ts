@@ -148,27 +148,26 @@ export function createSourcesService(deps: SourcesDeps) {
    * An inbound message arrived (inside its transaction): attributes the contact to the source it carries —
    * a referral's code or ad, or (only on the contact's first message) a known code in the text. First touch
    * wins: a contact with a source row (automatic, manual, or removed by hand) is never attributed again.
-   * NB! Synchronous until messages' inbound path is asynchronous: it runs inside the emitter's transaction.
    */
-  function attributeInbound(m: {
+  async function attributeInbound(m: {
     companyId: string;
     contactId: string;
     channel: Channel;
     channelAccountId: string;
     referral: Record<string, unknown> | null;
     text: string | null;
-    first: () => boolean;
-  }): void {
-    if (repo.ofContact(m.contactId)) return;
+    first: () => Promise<boolean>;
+  }): Promise<void> {
+    if (await repo.ofContact(m.contactId)) return;
     const clue = referralClue(m.referral);
     let source: SourceRow | undefined;
-    if (clue?.code) source = repo.byCode(m.companyId, clue.code);
-    if (!source && clue?.ad) source = repo.byExternalId(m.companyId, clue.ad.id) ?? createAdSource(m, clue.ad);
-    if (!source && m.text && m.first()) source = repo.firstKnownCode(m.companyId, codesInText(m.text));
+    if (clue?.code) source = await repo.byCode(m.companyId, clue.code);
+    if (!source && clue?.ad) source = (await repo.byExternalId(m.companyId, clue.ad.id)) ?? (await createAdSource(m, clue.ad));
+    if (!source && m.text && (await m.first())) source = await repo.firstKnownCode(m.companyId, codesInText(m.text));
     if (!source) return;
     const t = now();
     if (
-      !repo.insertFirst({
+      !(await repo.insertFirst({
         contactId: m.contactId,
         companyId: m.companyId,
         sourceId: source.id,
@@ -176,22 +175,20 @@ export function createSourcesService(deps: SourcesDeps) {
         referral: m.referral,
         attributedAt: t,
         updatedAt: t,
-      })
+      }))
     )
       return;
-    repo.addHistory({ id: newId(), contactId: m.contactId, fromSourceId: null, toSourceId: source.id, via: "auto", by: null, at: t });
-    deps.events.emit({
-      companyId: m.companyId,
-      type: "contact.source_attributed",
-      data: () => ({ contactId: m.contactId, ...contactSourceView(m.companyId, m.contactId) }),
-    });
+    await repo.addHistory({ id: newId(), contactId: m.contactId, fromSourceId: null, toSourceId: source.id, via: "auto", by: null, at: t });
+    // The view is read now (the lazy `data` cannot await): once per contact, on its first attribution.
+    const attributed = await contactSourceView(m.companyId, m.contactId);
+    deps.events.emit({ companyId: m.companyId, type: "contact.source_attributed", data: { contactId: m.contactId, ...attributed } });
   }
 
   /** An `ad` source for an ad seen for the first time (Click-to-WhatsApp, Messenger/Instagram ads). */
-  function createAdSource(m: { companyId: string; channel: Channel; channelAccountId: string }, ad: { id: string; name: string }): SourceRow {
+  async function createAdSource(m: { companyId: string; channel: Channel; channelAccountId: string }, ad: { id: string; name: string }): Promise<SourceRow> {
     const t = now();
     let code = adCode(ad.id);
-    if (repo.byCode(m.companyId, code)) code = `${code.slice(0, 53)}-${randomCode()}`;
+    if (await repo.byCode(m.companyId, code)) code = `${code.slice(0, 53)}-${randomCode()}`;
     const row: SourceRow = {
       id: newId(),
       companyId: m.companyId,
@@ -204,26 +201,32 @@ export function createSourcesService(deps: SourcesDeps) {
       createdAt: t,
       updatedAt: t,
     };
-    repo.insertSource(row);
+    await repo.insertSource(row);
     return row;
   }
 
-  function contactSourceView(companyId: string, contactId: string) {
-    const row = repo.ofContact(contactId);
+  async function contactSourceView(companyId: string, contactId: string) {
+    const row = await repo.ofContact(contactId);
     if (!row) return null;
-    const s = row.sourceId ? repo.get(companyId, row.sourceId) : undefined;
+    const s = row.sourceId ? await repo.get(companyId, row.sourceId) : undefined;
     return {
       source: s ? view(s, null) : null,
       attributedAt: s ? iso(row.attributedAt) : null,
       via: row.via as "auto" | "manual",
       referral: s ? (row.referral ?? null) : null,
-      history: repo.history(contactId).map((h) => ({ fromSourceId: h.fromSourceId, toSourceId: h.toSourceId, via: h.via, by: h.by, at: h.at.toISOString() })),
+      history: (await repo.history(contactId)).map((h) => ({
+        fromSourceId: h.fromSourceId,
+        toSourceId: h.toSourceId,
+        via: h.via,
+        by: h.by,
+        at: h.at.toISOString(),
+      })),
     };
   }
 
   async function contactSource(companyId: string, contactId: string) {
     getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
-    return contactSourceView(companyId, contactId);
+    return await contactSourceView(companyId, contactId);
   }
 
   /** PUT /contacts/{id}/source: assigns (`sourceId`) or removes (`null`) by hand, with a history row. */
@@ -239,7 +242,7 @@ export function createSourcesService(deps: SourcesDeps) {
         await repo.upsertManual({ contactId, companyId, sourceId, via: "manual", referral: null, attributedAt: t, updatedAt: t });
         await repo.addHistory({ id: newId(), contactId, fromSourceId: from, toSourceId: sourceId, via: "manual", by, at: t });
       }
-      return contactSourceView(companyId, contactId);
+      return await contactSourceView(companyId, contactId);
     });
   }
 
