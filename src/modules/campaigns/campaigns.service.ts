@@ -26,7 +26,7 @@ import {
   type AudienceMember,
   type ResolvedAudience,
 } from "../contacts/contacts.audience";
-import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
+import { accountsOf, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
 import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";
@@ -96,7 +96,7 @@ export function createCampaigns(deps: CampaignDeps) {
       throw new AppError("TEMPLATE_NOT_APPROVED", `Template "${template.name}" is ${template.status}, not approved`, [
         { pointer: "/templateId", message: `template is ${template.status}` },
       ]);
-    const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === template.channelAccountId);
+    const runtime = (await accountsOf(deps as Deps, companyId)).find((r) => r.account.id === template.channelAccountId);
     if (!runtime)
       throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [
         { pointer: "/templateId", message: "its channel account is gone" },

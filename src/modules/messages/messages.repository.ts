@@ -356,15 +356,6 @@ export function createMessagesStore(dbIn: Db) {
       return ((await db.sql(sql.countIn).get(JSON.stringify(conversationIds))) as { n: number }).n;
     },
 
-    /**
-     * NB! Synchronous, transitional: countInboundIn for isFirstInboundSync alone (sources' synchronous subscriber,
-     * another module's file). Deleted with it (issue 35): nothing else may read storage synchronously.
-     */
-    countInboundInNow(conversationIds: string[], cap: number): number {
-      if (!conversationIds.length) return 0;
-      return (dbIn.$client.query(sql.countInboundIn).get(JSON.stringify(conversationIds), cap) as { n: number }).n;
-    },
-
     /** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
     async countInboundIn(conversationIds: string[], cap: number): Promise<number> {
       if (!conversationIds.length) return 0;

@@ -22,10 +22,10 @@ import { formatMicros, parseMicros } from "../../platform/money";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
-import { contactSendFacts, findOrCreateContactByIdentity, setConsentWithin } from "../contacts/contacts.service";
+import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
 import { getCompany, getCompanySync } from "../companies/companies.service";
-import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
-import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
+import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
+import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { INTERACTIVE_LIMITS, SCHEDULE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
@@ -179,15 +179,6 @@ export async function countConversationMessages({ db, conversationIds }: { db: D
 /** True when the contact has written exactly one message so far (the one being handled) on any account. */
 export async function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): Promise<boolean> {
   return (await messagesStore(db).countInboundIn(conversationIds, 2)) === 1;
-}
-
-/**
- * NB! Synchronous twin of isFirstInbound, transitional: sources' message.received subscriber (sources.wire.ts,
- * another module's file) still asks it synchronously. Deleted, with its store statement, once that subscriber
- * awaits isFirstInbound (issue 35).
- */
-export function isFirstInboundSync({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
-  return messagesStore(db).countInboundInNow(conversationIds, 2) === 1;
 }
 
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
@@ -556,7 +547,7 @@ function pricesInMicros(prices: Record<string, string>): Map<string, number> {
 
 /** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
 export async function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
-  const m = await resolveStoredMedia({ db: deps.db, companyId, mediaId });
+  const m = await findStoredMedia({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
   const max = runtime.adapter.capabilities.media[m.mimeType];
   if (max === undefined || m.size > max)
@@ -851,7 +842,7 @@ export async function applyStatus(
     }
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
-      setConsentWithin({
+      await setConsent({
         db,
         events,
         now,
@@ -960,9 +951,9 @@ async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: Unsubscrib
     m.channel === "email" && (m.type === "template" || m.campaignId)
       ? unsubscribe.url({ companyId: m.companyId, contactId: m.contactId, channel: "email", campaignId: m.campaignId ?? undefined })
       : undefined;
-  const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
+  const stored = async (ref: { id: string } | undefined): Promise<StoredMedia | undefined> => {
     if (!ref) return undefined;
-    const s = resolveStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
+    const s = await findStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
     if (!s) throw new PermanentFailure("MEDIA_INVALID", "the media was deleted before sending");
     return s;
   };
@@ -972,7 +963,7 @@ async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: Unsubscrib
       content = { type: "text", text: c.text };
       break;
     case "media":
-      content = { type: "media", media: { url: c.media.url, file: stored(c.media.file), caption: c.media.caption } };
+      content = { type: "media", media: { url: c.media.url, file: await stored(c.media.file), caption: c.media.caption } };
       break;
     case "email":
       content = { type: "email", email: c.email };
@@ -991,14 +982,14 @@ async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: Unsubscrib
           language: t.language,
           components: t.components,
           params: c.template.params,
-          headerMedia: hm ? { url: hm.url, file: stored(hm.file) } : undefined,
+          headerMedia: hm ? { url: hm.url, file: await stored(hm.file) } : undefined,
           rendered: renderTemplate(t, c.template.params, { unsubscribeUrl }),
         },
       };
     }
   }
   const state = CHANNEL_RULES[m.channel as Channel].conversationRef
-    ? channelStateSync({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
+    ? await channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
     : undefined;
   const byId = async (id: string | null) => (id ? await messagesStore(deps.db).messageById(id) : undefined);
   const replyTo = await byId(m.replyToMessageId);
@@ -1088,7 +1079,13 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
         if (sent.providerMediaId) {
           const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
           if (file)
-            cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
+            await rememberProviderMediaId({
+              db: deps.db,
+              now: deps.now,
+              mediaId: file.id,
+              channelAccountId: m.channelAccountId,
+              providerMediaId: sent.providerMediaId,
+            });
         }
         await applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
         if (sent.reports?.length) await scheduleReports(deps, m.channelAccountId, sent.reports);
