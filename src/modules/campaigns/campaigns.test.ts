@@ -618,11 +618,12 @@ describe("the engine", () => {
     expect(s.matched).toBe(3000);
     expect(s.pending).toBe(0);
     expect(s.sent + s.delivered + s.read + s.failed + s.canceled).toBe(3000);
-    const db = app.deps.db.$client;
-    const n = (sql: string) => (db.query(sql).get(c.id) as { n: number }).n;
-    expect(n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1) AS twice")).toBe(0);
-    expect(n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
-    expect(n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
+    const n = async (sql: string) => ((await app.deps.db.sql(sql).get(c.id)) as { n: number }).n;
+    expect(await n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1) AS twice")).toBe(
+      0,
+    );
+    expect(await n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
+    expect(await n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
   });
 
   test("a deleted template fails the campaign and cancels its pending recipients", async () => {
@@ -637,7 +638,7 @@ describe("the engine", () => {
     // Disabled by another process (the CLI, another instance): this one's template cache sees it at once.
     const other = app.openConnection();
     try {
-      await app.externalCommit(() => other.$client.query("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id));
+      await app.externalCommit(() => other.sql("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id));
     } finally {
       other.close();
     }
