@@ -1,21 +1,37 @@
 /** The adapters' durable key/value state's store (adapter-state.ts): the adapter_state table. */
-import type { Db } from "../db/client";
+import { type Db, storeDb } from "../db/client";
 
-export function createAdapterStateRows(db: Db) {
-  const get = db.$client.prepare("SELECT value FROM adapter_state WHERE account_id = ? AND key = ?");
-  const set = db.$client.prepare(
-    "INSERT INTO adapter_state (account_id, key, value) VALUES (?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET value = excluded.value",
-  );
-  const insertIfAbsent = db.$client.prepare("INSERT INTO adapter_state (account_id, key, value) VALUES (?, ?, ?) ON CONFLICT (account_id, key) DO NOTHING");
+const GET = "SELECT value FROM adapter_state WHERE account_id = ? AND key = ?";
+const SET = "INSERT INTO adapter_state (account_id, key, value) VALUES (?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET value = excluded.value";
+const INSERT_IF_ABSENT = "INSERT INTO adapter_state (account_id, key, value) VALUES (?, ?, ?) ON CONFLICT (account_id, key) DO NOTHING";
+
+export function createAdapterStateRows(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const get = db.sql(GET);
+  const set = db.sql(SET);
+  const insertIfAbsent = db.sql(INSERT_IF_ABSENT);
   return {
-    valueOf: (accountId: string, key: string): string | undefined => (get.get(accountId, key) as { value: string } | null)?.value,
-    put(accountId: string, key: string, value: string): void {
-      set.run(accountId, key, value);
+    valueOf: async (accountId: string, key: string): Promise<string | undefined> => ((await get.get(accountId, key)) as { value: string } | null)?.value,
+    async put(accountId: string, key: string, value: string): Promise<void> {
+      await set.run(accountId, key, value);
     },
     /** Stores `value` unless the key has one already; returns the stored value (the first writer's, across instances). */
-    claim(accountId: string, key: string, value: string): string {
-      insertIfAbsent.run(accountId, key, value);
-      return (get.get(accountId, key) as { value: string }).value;
+    async claim(accountId: string, key: string, value: string): Promise<string> {
+      await insertIfAbsent.run(accountId, key, value);
+      return ((await get.get(accountId, key)) as { value: string }).value;
+    },
+    /**
+     * NB! Synchronous twins of valueOf, put and claim, for the adapters' synchronous `ctx.state` get/set (Meta's
+     * webhook parser reads and writes a pending referral synchronously) and claimAdapterState (the unsubscribe
+     * module's secret): delete them with those callers.
+     */
+    valueOfSync: (accountId: string, key: string): string | undefined => (dbIn.$client.query(GET).get(accountId, key) as { value: string } | null)?.value,
+    putSync(accountId: string, key: string, value: string): void {
+      dbIn.$client.query(SET).run(accountId, key, value);
+    },
+    claimSync(accountId: string, key: string, value: string): string {
+      dbIn.$client.query(INSERT_IF_ABSENT).run(accountId, key, value);
+      return (dbIn.$client.query(GET).get(accountId, key) as { value: string }).value;
     },
   };
 }

@@ -6,8 +6,10 @@ import type { AdapterStateStore } from "./channel.types";
 export function createAdapterStateStore(db: Db, accountId: string): AdapterStateStore {
   const rows = createAdapterStateRows(db);
   return {
-    get: (key) => rows.valueOf(accountId, key),
-    set: (key, value) => rows.put(accountId, key, value),
+    read: (key) => rows.valueOf(accountId, key),
+    write: (key, value) => rows.put(accountId, key, value),
+    get: (key) => rows.valueOfSync(accountId, key),
+    set: (key, value) => rows.putSync(accountId, key, value),
   };
 }
 
@@ -15,7 +17,13 @@ export function createAdapterStateStore(db: Db, accountId: string): AdapterState
  * A value generated once per appliance (a signing secret): the first instance's `generate()` is stored and every
  * instance, now and after restarts, reads that one — several instances starting at once never disagree.
  */
+export async function claimAdapterValue(db: Db, accountId: string, key: string, generate: () => string): Promise<string> {
+  const rows = createAdapterStateRows(db);
+  return (await rows.valueOf(accountId, key)) ?? (await rows.claim(accountId, key, generate()));
+}
+
+/** NB! Synchronous twin of claimAdapterValue, for the unsubscribe module's keys (built synchronously): delete it with that. */
 export function claimAdapterState(db: Db, accountId: string, key: string, generate: () => string): string {
   const rows = createAdapterStateRows(db);
-  return rows.valueOf(accountId, key) ?? rows.claim(accountId, key, generate());
+  return rows.valueOfSync(accountId, key) ?? rows.claimSync(accountId, key, generate());
 }

@@ -67,7 +67,7 @@ describe("channel accounts from the config", () => {
         log: silentLogger,
         publicUrl: "http://localhost",
         dataDir: "/tmp",
-        state: { get: () => undefined, set: () => {} },
+        state: { read: async () => undefined, write: async () => {}, get: () => undefined, set: () => {} },
       }),
     });
     await runtime.start();

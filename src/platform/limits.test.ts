@@ -43,12 +43,15 @@ test("in memory: the token bucket refills at the rate, caps at the burst, answer
   expect(d).toMatchObject({ allowed: false, retryAfterSeconds: 1, headers: { "ratelimit-policy": `"default";q=3;w=2` } });
 });
 
-test("in process: the throttle hands out one slot per 1/rate and refuses beyond the horizon", () => {
+test("in process: the throttle hands out one slot per 1/rate and refuses beyond the horizon", async () => {
   let t = 1000;
   const throttle = createThrottle({ now: () => t });
-  expect([0, 1, 2, 3].map(() => throttle.reserve("acc", 10, 250))).toEqual([0, 100, 200, -1]);
+  const waits: number[] = [];
+  for (let i = 0; i < 4; i++) waits.push(await throttle.reserveSlot("acc", 10, 250));
+  expect(waits).toEqual([0, 100, 200, -1]);
   t += 1000;
-  expect(throttle.reserve("acc", 10, 250)).toBe(0);
+  expect(await throttle.reserveSlot("acc", 10, 250)).toBe(0);
+  expect(throttle.reserve("acc", 10, 250)).toBe(100); // (the synchronous twin books from the same schedule)
 });
 
 describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
@@ -82,7 +85,8 @@ describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
     const [a, b] = await twoInstances();
     const throttles: Throttle[] = [createSharedThrottle({ db: a }), createSharedThrottle({ db: b })];
     const started = performance.now();
-    const waits = Array.from({ length: 8 }, (_, i) => throttles[i % 2]!.reserve("acc_1", 10, 5000));
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) waits.push(await throttles[i % 2]!.reserveSlot("acc_1", 10, 5000));
     const elapsed = performance.now() - started;
     // slot k is k × 100 ms after the first, whichever instance booked it (less the time the booking took)
     waits.forEach((w, k) => {
@@ -90,8 +94,8 @@ describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
       expect(w).toBeLessThanOrEqual(k * 100 + 1);
     });
     // beyond the horizon: refused, nothing booked, and the next booking still lands after the eighth slot
-    expect(throttles[0]!.reserve("acc_1", 10, 300)).toBe(-1);
-    expect(throttles[1]!.reserve("acc_1", 10, 5000)).toBeGreaterThan(800 - (performance.now() - started) - 1);
-    expect(throttles[1]!.reserve("acc_2", 10, 5000)).toBe(0);
+    expect(await throttles[0]!.reserveSlot("acc_1", 10, 300)).toBe(-1);
+    expect(await throttles[1]!.reserveSlot("acc_1", 10, 5000)).toBeGreaterThan(800 - (performance.now() - started) - 1);
+    expect(throttles[1]!.reserve("acc_2", 10, 5000)).toBe(0); // (the synchronous twin books from the same schedule)
   });
 });

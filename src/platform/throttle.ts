@@ -16,20 +16,24 @@ import { createSendSlotsStore } from "./throttle.store";
 
 export interface Throttle {
   /** ms to wait for the reserved slot (0: now), or -1 when the next slot is more than maxAheadMs away. */
+  reserveSlot(key: string, perSecond: number, maxAheadMs: number): Promise<number>;
+  /** NB! Synchronous twin of reserveSlot, for callers that do not await yet (the dispatch): delete it with them. */
   reserve(key: string, perSecond: number, maxAheadMs: number): number;
 }
 
 export function createThrottle({ now }: { now: () => number }): Throttle {
   const next = new Map<string, number>();
+  const reserve = (key: string, perSecond: number, maxAheadMs: number): number => {
+    const t = now();
+    const slot = Math.max(t, next.get(key) ?? 0);
+    const wait = slot - t;
+    if (wait > maxAheadMs) return -1;
+    next.set(key, slot + 1000 / perSecond);
+    return wait;
+  };
   return {
-    reserve(key, perSecond, maxAheadMs) {
-      const t = now();
-      const slot = Math.max(t, next.get(key) ?? 0);
-      const wait = slot - t;
-      if (wait > maxAheadMs) return -1;
-      next.set(key, slot + 1000 / perSecond);
-      return wait;
-    },
+    reserve,
+    reserveSlot: async (key, perSecond, maxAheadMs) => reserve(key, perSecond, maxAheadMs),
   };
 }
 
@@ -40,8 +44,11 @@ export function createThrottle({ now }: { now: () => number }): Throttle {
 export function createSharedThrottle({ db }: { db: Db }): Throttle {
   const slots = createSendSlotsStore(db);
   return {
+    async reserveSlot(key, perSecond, maxAheadMs) {
+      return (await slots.book(key, 1000 / perSecond, maxAheadMs)) ?? -1;
+    },
     reserve(key, perSecond, maxAheadMs) {
-      return slots.book(key, 1000 / perSecond, maxAheadMs) ?? -1;
+      return slots.bookSync(key, 1000 / perSecond, maxAheadMs) ?? -1;
     },
   };
 }

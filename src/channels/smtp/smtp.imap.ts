@@ -43,9 +43,9 @@ export function startImapPoller(opts: { ctx: AdapterContext; settings: SmtpSetti
     // held, so a session-long lock would leave new mail to the periodic rescan. Each fetch takes the lock.
     const mailbox = await c.mailboxOpen(settings.imap_mailbox);
     const validity = String(mailbox.uidValidity);
-    if (ctx.state.get(IMAP_UIDVALIDITY_KEY) !== validity) {
-      ctx.state.set(IMAP_UIDVALIDITY_KEY, validity);
-      ctx.state.set(IMAP_UID_KEY, String(Math.max(0, Number(mailbox.uidNext) - 1)));
+    if ((await ctx.state.read(IMAP_UIDVALIDITY_KEY)) !== validity) {
+      await ctx.state.write(IMAP_UIDVALIDITY_KEY, validity);
+      await ctx.state.write(IMAP_UID_KEY, String(Math.max(0, Number(mailbox.uidNext) - 1)));
     }
     let chain = Promise.resolve();
     const scan = () => {
@@ -63,7 +63,7 @@ export function startImapPoller(opts: { ctx: AdapterContext; settings: SmtpSetti
   };
 
   const fetchNew = async (c: ImapFlow) => {
-    const last = Number(ctx.state.get(IMAP_UID_KEY) ?? "0");
+    const last = Number((await ctx.state.read(IMAP_UID_KEY)) ?? "0");
     // NB! Collect first: imapflow forbids other commands while a fetch is being iterated.
     const found: { uid: number; source: Buffer }[] = [];
     const lock = await c.getMailboxLock(settings.imap_mailbox);
@@ -79,7 +79,7 @@ export function startImapPoller(opts: { ctx: AdapterContext; settings: SmtpSetti
       const parsed = await simpleParser(source);
       const event = emailToEvent({ parsed, raw: source, now: ctx.now() });
       if (event) await ctx.onInbound([event]); // throws → UID not advanced → fetched again next scan
-      ctx.state.set(IMAP_UID_KEY, String(uid));
+      await ctx.state.write(IMAP_UID_KEY, String(uid));
     }
   };
 

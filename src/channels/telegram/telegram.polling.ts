@@ -43,7 +43,7 @@ export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: strin
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
     };
     while (!signal.aborted) {
-      const stored = ctx.state.get(TELEGRAM_OFFSET_KEY);
+      const stored = await ctx.state.read(TELEGRAM_OFFSET_KEY);
       const body: Record<string, unknown> = { timeout: opts.longPollSeconds ?? LONG_POLL_SECONDS, allowed_updates: TELEGRAM_ALLOWED_UPDATES };
       if (stored) body.offset = Number(stored);
       const answer = await call<TgUpdate[]>("getUpdates", body);
@@ -65,7 +65,7 @@ export function startTelegramPolling(opts: { ctx: AdapterContext; baseUrl: strin
             }
           }
           await answerCallbackQuery(ctx, call, update);
-          ctx.state.set(TELEGRAM_OFFSET_KEY, String(update.update_id + 1));
+          await ctx.state.write(TELEGRAM_OFFSET_KEY, String(update.update_id + 1));
         }
         if (!handedOver) await pause(backoffMs);
         continue;

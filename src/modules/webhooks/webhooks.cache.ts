@@ -17,11 +17,12 @@ export type SubscriptionCache = ReturnType<typeof createSubscriptionCache>;
 export function createSubscriptionCache(repo: WebhooksRepository) {
   const byCompany = new Map<string, CachedEndpoint[]>();
 
+  /** NB! Synchronous (subscriptionsOfSync): the event subscriber matches inside its emitter's transaction, which may be synchronous. */
   function load(companyId: string): CachedEndpoint[] {
     let entry = byCompany.get(companyId);
     if (!entry) {
       entry = repo
-        .subscriptionsOf(companyId)
+        .subscriptionsOfSync(companyId)
         .filter((e) => e.enabled)
         .map((e) => ({ id: e.id, matches: compileMatcher(e.events) }));
       byCompany.set(companyId, entry);

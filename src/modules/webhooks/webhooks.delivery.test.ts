@@ -31,14 +31,14 @@ async function endpoint(app: TestApp, url: string, events: string[] = ["*"]): Pr
   return res.body.data;
 }
 function emit(app: TestApp, type: string, data: Record<string, unknown> = {}) {
-  return app.deps.db.tx(() => app.deps.events.emit({ companyId: app.company.id, type, data }));
+  return app.deps.db.unit(() => app.deps.events.emit({ companyId: app.company.id, type, data }));
 }
 const drain = (app: TestApp) => app.deps.queue.drain();
 /** Moves the manual clock in steps, running whatever falls due. */
-async function runFor(app: TestApp, ms: number, step: number, each?: () => void) {
+async function runFor(app: TestApp, ms: number, step: number, each?: () => unknown) {
   for (let t = 0; t < ms; t += step) {
     app.clock.advance(step);
-    each?.();
+    await each?.();
     await drain(app);
   }
 }
@@ -59,7 +59,7 @@ describe("signing and payload", () => {
     const rx = receiver();
     const ep = await endpoint(app, rx.url, ["message.*"]);
     const message = { id: "m1", status: "sent", metadata: { orderId: "A-1042" } };
-    const event = emit(app, "message.sent", { message });
+    const event = await emit(app, "message.sent", { message });
     await drain(app);
 
     expect(rx.received).toHaveLength(1);
@@ -82,9 +82,9 @@ describe("signing and payload", () => {
     await endpoint(app, b.url, ["contact.created"]);
     const cId = (await endpoint(app, c.url, ["*"])).id;
     await app.request("PATCH", `/webhooks/${cId}`, { body: { enabled: false } });
-    emit(app, "message.sent");
-    emit(app, "contact.created");
-    emit(app, "conversation.closed");
+    await emit(app, "message.sent");
+    await emit(app, "contact.created");
+    await emit(app, "conversation.closed");
     await drain(app);
     expect(a.types()).toEqual(["message.sent"]);
     expect(b.types()).toEqual(["contact.created"]);
@@ -95,15 +95,15 @@ describe("signing and payload", () => {
     const app = await newApp();
     const rx = receiver();
     await endpoint(app, rx.url);
-    expect(() =>
-      app.deps.db.tx(() => {
+    await expect(
+      app.deps.db.unit(() => {
         app.deps.events.emit({ companyId: app.company.id, type: "message.sent", data: {} });
         throw new Error("business rule failed");
       }),
-    ).toThrow();
+    ).rejects.toThrow("business rule failed");
     await drain(app);
     expect(rx.received).toHaveLength(0);
-    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries").get()).toEqual({ n: 0 });
+    expect(await app.deps.db.sql("SELECT count(*) AS n FROM webhook_deliveries").get()).toEqual({ n: 0 });
   });
 
   test("secret rotation: both signatures for 24 h, then only the new one", async () => {
@@ -111,7 +111,7 @@ describe("signing and payload", () => {
     const rx = receiver();
     const ep = await endpoint(app, rx.url);
     const rotated = (await app.request("POST", `/webhooks/${ep.id}/rotate-secret`)).body.data;
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     const during = rx.received[0]!;
     expect(during.signature.split(" ")).toHaveLength(2);
@@ -119,7 +119,7 @@ describe("signing and payload", () => {
     verifyWithLibrary(rotated.secret, during, atOf(during));
 
     app.clock.advance(24 * 3600 * 1000 + 1000);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     const after = rx.received[1]!;
     expect(after.signature.split(" ")).toHaveLength(1);
@@ -149,7 +149,7 @@ describe("retries (Svix schedule)", () => {
     const app = await newApp();
     const rx = receiver(status(500, {}, "boom"));
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     for (let n = 1; n < MAX_ATTEMPTS; n++) {
       const [d] = await deliveries(app, ep.id);
@@ -181,7 +181,7 @@ describe("retries (Svix schedule)", () => {
     const target = receiver();
     const rx = receiver(status(302, { location: target.url }));
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     expect(target.received).toHaveLength(0);
     rx.respondWith(status(400, {}, '{"error":"bad"}'));
@@ -204,7 +204,7 @@ describe("retries (Svix schedule)", () => {
       return new Response("late");
     });
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     const [d] = await deliveries(app, ep.id);
     expect(d.status).toBe("pending");
@@ -219,7 +219,7 @@ describe("retries (Svix schedule)", () => {
     const url = rx.url;
     rx.stop();
     const ep = await endpoint(app, url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     const [d] = await deliveries(app, ep.id);
     expect(d.status).toBe("pending");
@@ -231,7 +231,7 @@ describe("retries (Svix schedule)", () => {
     const app = await newApp();
     const rx = receiver(status(429, { "retry-after": "120" }));
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     let [d] = await deliveries(app, ep.id);
     expect(Date.parse(d.nextAttemptAt) - Date.parse(d.attempts[0].attemptedAt)).toBe(120_000);
@@ -261,7 +261,7 @@ describe("retries (Svix schedule)", () => {
     const ep = await endpoint(app, rx.url, ["message.*"]);
     const sent: string[] = [];
     // 20 events over 10 minutes while the receiver is down.
-    await runFor(app, 10 * 60_000, 30_000, () => sent.push(emit(app, "message.delivered", { message: { id: `m${sent.length}` } }).id));
+    await runFor(app, 10 * 60_000, 30_000, async () => sent.push((await emit(app, "message.delivered", { message: { id: `m${sent.length}` } })).id));
     expect(sent).toHaveLength(20);
     rx.respondWith(status(200));
     await runFor(app, 2 * 3600_000, 60_000);
@@ -282,14 +282,14 @@ describe("disabling", () => {
     const ops = receiver();
     const ep = await endpoint(app, gone.url, ["message.*"]);
     await endpoint(app, ops.url, ["webhook.*"]);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     const detail = (await app.request("GET", `/webhooks/${ep.id}`)).body.data;
     expect(detail).toMatchObject({ enabled: false, disabledReason: "gone" });
     expect(ops.types()).toEqual(["webhook.endpoint_disabled"]);
     expect(JSON.parse(ops.received[0]!.body).data).toMatchObject({ reason: "gone", endpoint: { id: ep.id, enabled: false } });
     expect((await deliveries(app, ep.id))[0].status).toBe("failed");
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await runFor(app, 3600_000, 600_000);
     expect(gone.received).toHaveLength(1);
     // Redeliver and test refuse a disabled endpoint until it is re-enabled.
@@ -307,12 +307,12 @@ describe("disabling", () => {
     const day = 24 * 3600_000;
     const start = app.clock.now().getTime();
     // One event every 6 hours; the endpoint never succeeds.
-    await runFor(app, 4.5 * day, 600_000, () => {
-      if ((app.clock.now().getTime() - start) % (6 * 3600_000) === 0) emit(app, "message.sent");
+    await runFor(app, 4.5 * day, 600_000, async () => {
+      if ((app.clock.now().getTime() - start) % (6 * 3600_000) === 0) await emit(app, "message.sent");
     });
     expect((await app.request("GET", `/webhooks/${ep.id}`)).body.data.enabled).toBe(true);
-    await runFor(app, 1 * day, 600_000, () => {
-      if ((app.clock.now().getTime() - start) % (6 * 3600_000) === 0) emit(app, "message.sent");
+    await runFor(app, 1 * day, 600_000, async () => {
+      if ((app.clock.now().getTime() - start) % (6 * 3600_000) === 0) await emit(app, "message.sent");
     });
     const detail = (await app.request("GET", `/webhooks/${ep.id}`)).body.data;
     expect(detail).toMatchObject({ enabled: false, disabledReason: "failing" });
@@ -330,10 +330,10 @@ describe("disabling", () => {
     const rx = receiver(status(500));
     const ep = await endpoint(app, rx.url, ["message.*"]);
     const day = 24 * 3600_000;
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await runFor(app, 4 * day, 3600_000, () => emit(app, "message.sent"));
     rx.respondWith(status(200));
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     rx.respondWith(status(500));
     await runFor(app, 2 * day, 3600_000, () => emit(app, "message.sent"));
@@ -345,7 +345,7 @@ describe("disabling", () => {
     const rx = receiver(status(500));
     const ep = await endpoint(app, rx.url);
     const ep2 = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await drain(app);
     expect(rx.received).toHaveLength(2);
     await app.request("PATCH", `/webhooks/${ep.id}`, { body: { enabled: false } });
@@ -365,12 +365,12 @@ describe("durability", () => {
     const app1 = await newApp();
     const rx = receiver(status(500));
     const ep = await endpoint(app1, rx.url);
-    const e1 = emit(app1, "message.sent", { n: 1 });
+    const e1 = await emit(app1, "message.sent", { n: 1 });
     await drain(app1); // attempt 1 failed, retry in ~5 s
-    const e2 = emit(app1, "message.sent", { n: 2 });
+    const e2 = await emit(app1, "message.sent", { n: 2 });
     // A worker claimed e2's job and the process died before finishing (lease held, never released).
-    app1.deps.db.$client
-      .query(
+    await app1.deps.db
+      .sql(
         `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = 'dead-worker', attempts = 1 WHERE payload LIKE ?2 AND status = 'pending' AND run_at <= ?3`,
       )
       .run(app1.clock.now().getTime() + 60_000, "%", app1.clock.now().getTime());
@@ -398,7 +398,7 @@ describe("delivery log and redelivery", () => {
     const app = await newApp();
     const rx = receiver();
     const ep = await endpoint(app, rx.url);
-    emit(app, "contact.updated", { contact: { id: "c1", firstName: "Ada" } });
+    await emit(app, "contact.updated", { contact: { id: "c1", firstName: "Ada" } });
     await drain(app);
     app.clock.advance(10 * 60_000);
     const [d] = await deliveries(app, ep.id);
@@ -422,7 +422,7 @@ describe("delivery log and redelivery", () => {
     const app = await newApp();
     const rx = receiver(status(500));
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
+    await emit(app, "message.sent");
     await runFor(app, 2 * 24 * 3600_000, 3600_000);
     let [d] = await deliveries(app, ep.id);
     expect(d.status).toBe("failed");
@@ -442,9 +442,9 @@ describe("delivery log and redelivery", () => {
     const app = await newApp();
     const rx = receiver((r) => (JSON.parse(r.body).type.startsWith("contact.") ? new Response("x".repeat(5000), { status: 500 }) : new Response("thanks")));
     const ep = await endpoint(app, rx.url);
-    emit(app, "message.sent");
-    emit(app, "contact.created");
-    emit(app, "message.read");
+    await emit(app, "message.sent");
+    await emit(app, "contact.created");
+    await emit(app, "message.read");
     await drain(app);
 
     const all = await deliveries(app, ep.id);
@@ -483,7 +483,7 @@ describe("isolation", () => {
     const fast = receiver();
     await endpoint(app, slow.url);
     await endpoint(app, fast.url);
-    for (let i = 0; i < 40; i++) emit(app, "message.sent", { i });
+    for (let i = 0; i < 40; i++) await emit(app, "message.sent", { i });
     const t0 = Date.now();
     app.deps.queue.start();
     while (fast.received.length < 40 && Date.now() - t0 < 5000) await Bun.sleep(10);

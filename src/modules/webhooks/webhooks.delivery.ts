@@ -85,8 +85,8 @@ export function createDeliveryEngine({
   log: Logger;
   metrics?: Metrics;
 }) {
-  /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's transaction. */
-  function enqueueMessage({
+  /** Stores the message and enqueues one delivery per endpoint; runs inside the caller's unit of work. */
+  async function enqueueMessage({
     id,
     companyId,
     type,
@@ -100,19 +100,31 @@ export function createDeliveryEngine({
     createdAt: Date;
     body: string;
     endpointIds: string[];
-  }): string[] {
-    repo.insertMessage({ id, companyId, eventType: type, body, createdAt: createdAt.getTime() });
-    return createDeliveries({ id, companyId, type, endpointIds });
+  }): Promise<string[]> {
+    await repo.insertMessage({ id, companyId, eventType: type, body, createdAt: createdAt.getTime() });
+    return await createDeliveries({ id, companyId, type, endpointIds });
   }
 
-  function createDeliveries({ id, companyId, type, endpointIds }: { id: string; companyId: string; type: string; endpointIds: string[] }): string[] {
+  async function createDeliveries({
+    id,
+    companyId,
+    type,
+    endpointIds,
+  }: {
+    id: string;
+    companyId: string;
+    type: string;
+    endpointIds: string[];
+  }): Promise<string[]> {
     const at = now().getTime();
-    return endpointIds.map((endpointId) => {
+    const ids: string[] = [];
+    for (const endpointId of endpointIds) {
       const deliveryId = newId();
-      repo.insertDelivery({ id: deliveryId, companyId, endpointId, messageId: id, eventType: type, at });
-      queue.enqueue({ type: DELIVER_JOB, payload: { deliveryId }, groupKey: endpointId });
-      return deliveryId;
-    });
+      await repo.insertDelivery({ id: deliveryId, companyId, endpointId, messageId: id, eventType: type, at });
+      await queue.enqueueJob({ type: DELIVER_JOB, payload: { deliveryId }, groupKey: endpointId });
+      ids.push(deliveryId);
+    }
+    return ids;
   }
 
   /**
@@ -120,11 +132,13 @@ export function createDeliveryEngine({
    * fan-out job naming the subscribed endpoints, so the request that caused the event writes two rows
    * however many endpoints there are; the fan-out job then creates one delivery and one delivery job per
    * endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
+   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue): emitters outside this
+   * module still emit inside synchronous transactions, which refuse a subscriber's promise (db.track).
    */
   function onEvent(event: DomainEvent): void {
     const endpointIds = cache.matching(event.companyId, event.type);
     if (!endpointIds.length) return;
-    repo.insertMessage({
+    repo.insertMessageSync({
       id: event.id,
       companyId: event.companyId,
       eventType: event.type,
@@ -135,9 +149,9 @@ export function createDeliveryEngine({
   }
 
   /** The fan-out job (inline): deliveries and their jobs, committed with the job's own removal. */
-  function fanOut(job: Job<{ messageId: string; companyId: string; type: string; endpointIds: string[] }>): JobOutcome {
+  async function fanOut(job: Job<{ messageId: string; companyId: string; type: string; endpointIds: string[] }>): Promise<JobOutcome> {
     const { messageId, companyId, type, endpointIds } = job.payload;
-    createDeliveries({ id: messageId, companyId, type, endpointIds });
+    await createDeliveries({ id: messageId, companyId, type, endpointIds });
   }
 
   async function attempt(ctx: DeliveryContext, at: Date): Promise<AttemptResult> {
@@ -176,13 +190,13 @@ export function createDeliveryEngine({
     }
   }
 
-  function disableEndpoint(ctx: DeliveryContext, reason: "gone" | "failing", at: Date): void {
+  async function disableEndpoint(ctx: DeliveryContext, reason: "gone" | "failing", at: Date): Promise<void> {
     // NB! `ctx` was read before the attempt's await: several attempts to one endpoint run at once and may
     // all decide to disable it. Re-read inside this transaction so it is disabled (and announced) once.
-    if (!repo.getEndpoint(ctx.companyId, ctx.endpointId)?.enabled) return;
-    repo.updateEndpoint(ctx.endpointId, { enabled: false, disabledReason: reason, failingSince: null, updatedAt: at });
+    if (!(await repo.getEndpoint(ctx.companyId, ctx.endpointId))?.enabled) return;
+    await repo.updateEndpoint(ctx.endpointId, { enabled: false, disabledReason: reason, failingSince: null, updatedAt: at });
     cache.invalidate(ctx.companyId);
-    const endpoint = repo.getEndpoint(ctx.companyId, ctx.endpointId)!;
+    const endpoint = (await repo.getEndpoint(ctx.companyId, ctx.endpointId))!;
     events.emit({
       companyId: ctx.companyId,
       type: "webhook.endpoint_disabled",
@@ -210,10 +224,9 @@ export function createDeliveryEngine({
     if (ctx.enabled) metrics?.count("switchboard_webhook_deliveries_total", { outcome: ok ? "success" : "failure" });
 
     // The attempt's record and the job's next step commit together, batched with other finished attempts.
-    // NB! writes() stays synchronous (and its store calls with it) until the queue's finalising transaction can wait.
     return {
-      writes: (): JobOutcome => {
-        repo.insertAttempt({
+      writes: async (): Promise<JobOutcome> => {
+        await repo.insertAttempt({
           id: newId(),
           deliveryId: ctx.deliveryId,
           trigger: manual ? "manual" : "scheduled",
@@ -228,38 +241,38 @@ export function createDeliveryEngine({
           repo.settleDelivery({ id: ctx.deliveryId, status, attempts, nextAttemptAt, lastStatusCode: result.statusCode, at: settledAt.getTime() });
 
         if (ok) {
-          settle("succeeded", null);
-          if (ctx.failingSince !== null) repo.setFailingSince(ctx.endpointId, null);
+          await settle("succeeded", null);
+          if (ctx.failingSince !== null) await repo.setFailingSince(ctx.endpointId, null);
           return;
         }
         if (!ctx.enabled) {
-          settle("failed", null);
+          await settle("failed", null);
           return;
         }
         if (result.statusCode === 410) {
-          settle("failed", null);
-          disableEndpoint(ctx, "gone", settledAt);
+          await settle("failed", null);
+          await disableEndpoint(ctx, "gone", settledAt);
           return;
         }
         // Failure: the endpoint has been failing since its first failure with no success after it.
-        if (ctx.failingSince === null) repo.setFailingSince(ctx.endpointId, at.getTime());
+        if (ctx.failingSince === null) await repo.setFailingSince(ctx.endpointId, at.getTime());
         else if (settledAt.getTime() - ctx.failingSince >= DISABLE_AFTER_FAILING_MS) {
-          settle("failed", null);
-          disableEndpoint(ctx, "failing", settledAt);
+          await settle("failed", null);
+          await disableEndpoint(ctx, "failing", settledAt);
           return;
         }
         if (manual) {
           // A redelivery is one attempt; an automatic retry that is still scheduled carries on.
-          settle(ctx.nextAttemptAt !== null && ctx.status === "pending" ? "pending" : "failed", ctx.status === "pending" ? ctx.nextAttemptAt : null);
+          await settle(ctx.nextAttemptAt !== null && ctx.status === "pending" ? "pending" : "failed", ctx.status === "pending" ? ctx.nextAttemptAt : null);
           return;
         }
         const delay = result.retryAfterMs ?? retryDelayMs(attempts);
         if (delay === null || attempts >= MAX_ATTEMPTS) {
-          settle("failed", null);
+          await settle("failed", null);
           return;
         }
         const retryAt = settledAt.getTime() + delay;
-        settle("pending", retryAt);
+        await settle("pending", retryAt);
         return { retryAt: new Date(retryAt), error: result.error ?? `HTTP ${result.statusCode}` };
       },
     };

@@ -1,9 +1,9 @@
 /**
- * Webhook queries. CRUD goes through drizzle; the two hot paths (fan-out inside every emitting
- * transaction, and settling an attempt) use prepared statements on the raw connection.
+ * Webhook queries, on the asynchronous store contract (storeDb). CRUD goes through drizzle; the two hot
+ * paths (fan-out inside every emitting transaction, and settling an attempt) use cached statements (db.sql).
  */
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, storeDb } from "../../db/client";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookMessages } from "./webhooks.table";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -31,39 +31,36 @@ export interface DeliveryContext {
 
 export type WebhooksRepository = ReturnType<typeof createWebhooksRepository>;
 
-export function createWebhooksRepository(db: Db) {
-  const sqlite = db.$client;
-  const insertMessageStmt = sqlite.prepare(`INSERT INTO webhook_messages (id, company_id, event_type, body, created_at) VALUES (?, ?, ?, ?, ?)`);
-  const insertDeliveryStmt = sqlite.prepare(
+export function createWebhooksRepository(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const insertMessageText = `INSERT INTO webhook_messages (id, company_id, event_type, body, created_at) VALUES (?, ?, ?, ?, ?)`;
+  const insertMessageStmt = db.sql(insertMessageText);
+  const insertDeliveryStmt = db.sql(
     `INSERT INTO webhook_deliveries (id, company_id, endpoint_id, message_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   );
-  const contextStmt = sqlite.prepare(
+  const contextStmt = db.sql(
     `SELECT d.id AS "deliveryId", d.company_id AS "companyId", d.status, d.attempts, d.next_attempt_at AS "nextAttemptAt", d.message_id AS "messageId",
             m.body, e.id AS "endpointId", e.url, e.enabled, e.secret, e.previous_secret AS "previousSecret",
             e.previous_secret_expires_at AS "previousSecretExpiresAt", e.failing_since AS "failingSince"
      FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_messages m ON m.id = d.message_id
      WHERE d.id = ?`,
   );
-  const insertAttemptStmt = sqlite.prepare(
+  const insertAttemptStmt = db.sql(
     `INSERT INTO webhook_attempts (id, delivery_id, trigger, attempted_at, status_code, duration_ms, response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const settleDeliveryStmt = sqlite.prepare(
+  const settleDeliveryStmt = db.sql(
     `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
   );
-  const setFailingSinceStmt = sqlite.prepare(`UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?`);
+  const setFailingSinceStmt = db.sql(`UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?`);
 
   return {
-    // NB! getEndpoint, updateEndpoint, subscriptionsOf, setFailingSince, insertMessage, insertDelivery,
-    // insertAttempt and settleDelivery stay synchronous until their callers can wait: the event subscriber
-    // and the inline fan-out run inside their emitters' transactions, and a delivery's writes() run inside
-    // the job queue's synchronous finalising transaction (webhooks.delivery.ts).
     // ---- endpoints ----
     async insertEndpoint(row: EndpointRow): Promise<void> {
-      db.insert(webhookEndpoints).values(row).run();
+      await db.insert(webhookEndpoints).values(row).run();
     },
-    getEndpoint(companyId: string, id: string): EndpointRow | undefined {
-      return db
+    async getEndpoint(companyId: string, id: string): Promise<EndpointRow | undefined> {
+      return await db
         .select()
         .from(webhookEndpoints)
         .where(and(eq(webhookEndpoints.companyId, companyId), eq(webhookEndpoints.id, id)))
@@ -71,7 +68,7 @@ export function createWebhooksRepository(db: Db) {
     },
     /** Newest first, keyset on id. */
     async listEndpoints(companyId: string, limit: number, before?: string): Promise<EndpointRow[]> {
-      return db
+      return await db
         .select()
         .from(webhookEndpoints)
         .where(and(eq(webhookEndpoints.companyId, companyId), before ? lt(webhookEndpoints.id, before) : undefined))
@@ -79,54 +76,69 @@ export function createWebhooksRepository(db: Db) {
         .limit(limit)
         .all();
     },
+    async updateEndpoint(id: string, patch: Partial<EndpointRow>): Promise<void> {
+      await db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
+    },
+    async deleteEndpoint(id: string): Promise<void> {
+      await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
+    },
+    async setFailingSince(endpointId: string, at: number | null): Promise<void> {
+      await setFailingSinceStmt.run(at, endpointId);
+    },
+
+    // ---- fan-out (hot) ----
+    async insertMessage(m: { id: string; companyId: string; eventType: string; body: string; createdAt: number }): Promise<void> {
+      await insertMessageStmt.run(m.id, m.companyId, m.eventType, m.body, m.createdAt);
+    },
+    async insertDelivery(d: { id: string; companyId: string; endpointId: string; messageId: string; eventType: string; at: number }): Promise<void> {
+      await insertDeliveryStmt.run(d.id, d.companyId, d.endpointId, d.messageId, d.eventType, d.at, d.at, d.at);
+    },
+    /**
+     * NB! Synchronous twins of insertMessage and of the endpoints' subscriptions, for the event subscriber
+     * alone (webhooks.delivery.ts onEvent): emitters outside this module still emit inside synchronous
+     * transactions, which cannot wait for a subscriber. Delete them when every emitter runs in a unit.
+     */
+    insertMessageSync(m: { id: string; companyId: string; eventType: string; body: string; createdAt: number }): void {
+      dbIn.$client.query(insertMessageText).run(m.id, m.companyId, m.eventType, m.body, m.createdAt);
+    },
     /** Every endpoint of a company with what the fan-out needs (the subscription cache's source). */
-    subscriptionsOf(companyId: string): { id: string; events: string[]; enabled: boolean }[] {
-      return db
+    subscriptionsOfSync(companyId: string): { id: string; events: string[]; enabled: boolean }[] {
+      return dbIn
         .select({ id: webhookEndpoints.id, events: webhookEndpoints.events, enabled: webhookEndpoints.enabled })
         .from(webhookEndpoints)
         .where(eq(webhookEndpoints.companyId, companyId))
         .all();
     },
-    updateEndpoint(id: string, patch: Partial<EndpointRow>): void {
-      db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
-    },
-    async deleteEndpoint(id: string): Promise<void> {
-      db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
-    },
-    setFailingSince(endpointId: string, at: number | null): void {
-      setFailingSinceStmt.run(at, endpointId);
-    },
-
-    // ---- fan-out (hot) ----
-    insertMessage(m: { id: string; companyId: string; eventType: string; body: string; createdAt: number }): void {
-      insertMessageStmt.run(m.id, m.companyId, m.eventType, m.body, m.createdAt);
-    },
-    insertDelivery(d: { id: string; companyId: string; endpointId: string; messageId: string; eventType: string; at: number }): void {
-      insertDeliveryStmt.run(d.id, d.companyId, d.endpointId, d.messageId, d.eventType, d.at, d.at, d.at);
-    },
 
     // ---- delivery (hot) ----
     async deliveryContext(deliveryId: string): Promise<DeliveryContext | null> {
-      const r = contextStmt.get(deliveryId) as (Omit<DeliveryContext, "enabled"> & { enabled: number }) | null;
+      const r = (await contextStmt.get(deliveryId)) as (Omit<DeliveryContext, "enabled"> & { enabled: number }) | null;
       return r ? { ...r, enabled: r.enabled === 1 } : null;
     },
-    insertAttempt(a: AttemptRow): void {
-      insertAttemptStmt.run(a.id, a.deliveryId, a.trigger, a.attemptedAt.getTime(), a.statusCode, a.durationMs, a.responseExcerpt, a.error);
+    async insertAttempt(a: AttemptRow): Promise<void> {
+      await insertAttemptStmt.run(a.id, a.deliveryId, a.trigger, a.attemptedAt.getTime(), a.statusCode, a.durationMs, a.responseExcerpt, a.error);
     },
-    settleDelivery(d: { id: string; status: DeliveryStatus; attempts: number; nextAttemptAt: number | null; lastStatusCode: number | null; at: number }): void {
-      settleDeliveryStmt.run(d.status, d.attempts, d.nextAttemptAt, d.lastStatusCode, d.at, d.id);
+    async settleDelivery(d: {
+      id: string;
+      status: DeliveryStatus;
+      attempts: number;
+      nextAttemptAt: number | null;
+      lastStatusCode: number | null;
+      at: number;
+    }): Promise<void> {
+      await settleDeliveryStmt.run(d.status, d.attempts, d.nextAttemptAt, d.lastStatusCode, d.at, d.id);
     },
 
     // ---- delivery log ----
     async getDelivery(endpointId: string, id: string): Promise<DeliveryRow | undefined> {
-      return db
+      return await db
         .select()
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.id, id)))
         .get();
     },
     async setDeliveryStatus(id: string, status: DeliveryStatus, at: Date): Promise<void> {
-      db.update(webhookDeliveries).set({ status, updatedAt: at }).where(eq(webhookDeliveries.id, id)).run();
+      await db.update(webhookDeliveries).set({ status, updatedAt: at }).where(eq(webhookDeliveries.id, id)).run();
     },
     /** Newest first; `eventType` is a type name or a `prefix.*` pattern. */
     async listDeliveries(q: {
@@ -149,7 +161,7 @@ export function createWebhooksRepository(db: Db) {
             } ESCAPE '\\'`
           : eq(webhookDeliveries.eventType, q.eventType)
         : undefined;
-      const rows = db
+      const rows = await db
         .select({ d: webhookDeliveries, body: webhookMessages.body })
         .from(webhookDeliveries)
         .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
@@ -170,15 +182,13 @@ export function createWebhooksRepository(db: Db) {
     /** Attempts of these deliveries, oldest first. */
     async attemptsOf(deliveryIds: string[]): Promise<AttemptRow[]> {
       if (!deliveryIds.length) return [];
-      return db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveryIds)).orderBy(webhookAttempts.id).all();
+      return await db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveryIds)).orderBy(webhookAttempts.id).all();
     },
     /** Retention: settled deliveries older than `before` (attempts cascade), then messages no delivery uses. */
     async sweep(before: number): Promise<number> {
-      const n = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?`).run(before).changes;
-      sqlite
-        .prepare(
-          `DELETE FROM webhook_messages WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = webhook_messages.id)`,
-        )
+      const n = (await db.sql(`DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?`).run(before)).changes;
+      await db
+        .sql(`DELETE FROM webhook_messages WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = webhook_messages.id)`)
         .run(before);
       return n;
     },

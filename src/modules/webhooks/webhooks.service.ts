@@ -150,7 +150,7 @@ function createWebhooks(deps: Deps) {
         const at = now();
         const messageId = newId();
         const body = messageBody("webhook.test", at, { endpointId: id, message: "Test event from Switchboard" });
-        const [deliveryId] = engine.enqueueMessage({ id: messageId, companyId, type: "webhook.test", createdAt: at, body, endpointIds: [id] });
+        const [deliveryId] = await engine.enqueueMessage({ id: messageId, companyId, type: "webhook.test", createdAt: at, body, endpointIds: [id] });
         return { delivery: (await repo.getDelivery(id, deliveryId!))!, body, attempts: [] as AttemptRow[] };
       });
     },
@@ -191,7 +191,7 @@ function createWebhooks(deps: Deps) {
         if (!delivery) throw notFound("Delivery");
         if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
         await repo.setDeliveryStatus(deliveryId, "pending", now());
-        deps.queue.enqueue({ type: DELIVER_JOB, payload: { deliveryId, manual: true }, groupKey: id });
+        await deps.queue.enqueueJob({ type: DELIVER_JOB, payload: { deliveryId, manual: true }, groupKey: id });
         const row = (await repo.listDeliveries({ endpointId: id, limit: 1, id: deliveryId }))[0]!;
         return { delivery: row as DeliveryRow, body: row.body, attempts: await repo.attemptsOf([deliveryId]) };
       });

@@ -26,27 +26,30 @@ test("emit hands each event to every subscriber, in emit order and subscription 
   expect(calls.at(-1)).toBe("second contact.deleted");
 });
 
-test("a subscriber's writes commit with the caller's transaction and roll back with it (or with its savepoint)", () => {
-  const sqlite = app.deps.db.$client;
+test("a subscriber's writes commit with the caller's unit and roll back with it (or with its savepoint)", async () => {
+  const db = app.deps.db;
   // seq numbers the rows in insert order (SQLite: the rowid itself; PostgreSQL has no rowid).
-  sqlite.exec(`CREATE TABLE subscriber_rows (seq ${app.deps.db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, event_id TEXT NOT NULL)`);
-  const unsubscribe = app.deps.events.subscribe((e) => void sqlite.query("INSERT INTO subscriber_rows (event_id) VALUES (?)").run(e.id));
-  const rows = () => (sqlite.query("SELECT event_id FROM subscriber_rows ORDER BY seq").all() as { event_id: string }[]).map((r) => r.event_id);
+  await db.sql(`CREATE TABLE subscriber_rows (seq ${db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, event_id TEXT NOT NULL)`).run();
+  // An asynchronous subscriber: its unit waits for its writes (db.track).
+  const unsubscribe = app.deps.events.subscribe(async (e) => {
+    await db.sql("INSERT INTO subscriber_rows (event_id) VALUES (?)").run(e.id);
+  });
+  const rows = async () => ((await db.sql("SELECT event_id FROM subscriber_rows ORDER BY seq").all()) as { event_id: string }[]).map((r) => r.event_id);
   const emit = (type: string) => app.deps.events.emit({ companyId: app.company.id, type, data: { n: 1 } });
   try {
-    const kept = app.deps.db.tx(() => emit("contact.created"));
+    const kept = await db.unit(() => emit("contact.created"));
     const lost: DomainEvent[] = [];
-    const failingChange = (type: string) => () => {
+    const failingChange = (type: string) => async () => {
       lost.push(emit(type));
       throw new Error("the change fails after its event");
     };
-    expect(() => app.deps.db.tx(failingChange("contact.updated"))).toThrow("the change fails after its event");
-    const outer = app.deps.db.tx(() => {
-      expect(() => app.deps.db.tx(failingChange("contact.deleted"))).toThrow("the change fails after its event");
+    await expect(db.unit(failingChange("contact.updated"))).rejects.toThrow("the change fails after its event");
+    const outer = await db.unit(async () => {
+      await expect(db.unit(failingChange("contact.deleted"))).rejects.toThrow("the change fails after its event");
       return emit("contact.opted_in");
     });
     expect(lost).toHaveLength(2);
-    expect(rows()).toEqual([kept.id, outer.id]);
+    expect(await rows()).toEqual([kept.id, outer.id]);
     // The test app's recorder is a subscriber too: it lists only what committed.
     expect(app.emitted.map((e) => e.type)).toEqual(["contact.created", "contact.opted_in"]);
     expect(app.emitted[0]).toBe(kept);

@@ -5,9 +5,11 @@
  * message body and a fan-out job (the durable outbox) for each event an endpoint subscribes to. An event
  * nobody subscribes to leaves no trace.
  *
- * NB! `emit` must run inside the caller's `db.tx` — whatever subscribers write (webhook messages, delivery
- * jobs) commits or rolls back together with the change the event reports. Subscribers are synchronous for
- * that reason: they write rows, they never do I/O.
+ * NB! `emit` must run inside the caller's unit of work (db.unit) — whatever subscribers write (webhook
+ * messages, delivery jobs) commits or rolls back together with the change the event reports. Subscribers
+ * write rows, they never do network I/O; one that awaits its stores returns a promise, which the unit
+ * waits for (db.track). NB! A synchronous transaction (db.tx, still used by a few emitters) refuses such a
+ * promise: the webhook subscriber stays synchronous until none is left.
  */
 import { newId } from "../ids";
 

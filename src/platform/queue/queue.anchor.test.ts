@@ -16,11 +16,11 @@ let dir: string;
 let db: Db;
 let clock: number;
 let queues: Queue[];
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "sb-anchor-"));
   db = openDatabase(join(dir, "q.db"));
   migrate(db);
-  db.$client.exec(`CREATE TABLE items (id TEXT PRIMARY KEY, grp TEXT NOT NULL, state TEXT NOT NULL, lease_until INTEGER, lease_token TEXT)`);
+  await db.sql(`CREATE TABLE items (id TEXT PRIMARY KEY, grp TEXT NOT NULL, state TEXT NOT NULL, lease_until INTEGER, lease_token TEXT)`).run();
   clock = Date.parse("2026-11-26T12:00:00Z");
   queues = [];
 });
@@ -32,18 +32,19 @@ afterEach(async () => {
 
 type P = { id: string };
 const ON = "state = 'waiting' AND lease_until IS NOT NULL";
+// (Asynchronous, as an anchor on the asynchronous store contract answers: the queue awaits each answer.)
 const anchor: JobAnchor<P> = {
-  claim: (group, now, limit, token, until) =>
+  claim: async (group, now, limit, token, until) =>
     (
-      db.$client
-        .query(
+      (await db
+        .sql(
           `UPDATE items SET lease_token = ?1, lease_until = ?2 WHERE id IN (SELECT id FROM items WHERE ${ON} AND grp = ?3 AND lease_token IS NULL AND lease_until <= ?4 ORDER BY lease_until LIMIT ?5) RETURNING id`,
         )
-        .all(token, until, group, now, limit) as { id: string }[]
+        .all(token, until, group, now, limit)) as { id: string }[]
     ).map((r) => ({ id: r.id })),
-  groups: () =>
+  groups: async () =>
     (
-      db.$client.query(`SELECT grp, min(CASE WHEN lease_token IS NULL THEN lease_until END) AS first FROM items WHERE ${ON} GROUP BY grp`).all() as {
+      (await db.sql(`SELECT grp, min(CASE WHEN lease_token IS NULL THEN lease_until END) AS first FROM items WHERE ${ON} GROUP BY grp`).all()) as {
         grp: string;
         first: number | null;
       }[]
@@ -51,19 +52,19 @@ const anchor: JobAnchor<P> = {
       groupKey: r.grp,
       first: r.first,
     })),
-  renew: ({ id }, token, until) =>
-    db.$client.query(`UPDATE items SET lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(until, id, token).changes > 0,
-  release: ({ id }, token, at) =>
-    db.$client.query(`UPDATE items SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(at, id, token).changes >
+  renew: async ({ id }, token, until) =>
+    (await db.sql(`UPDATE items SET lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(until, id, token)).changes > 0,
+  release: async ({ id }, token, at) =>
+    (await db.sql(`UPDATE items SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND state = 'waiting'`).run(at, id, token)).changes >
     0,
-  expired: (group, before, limit) =>
+  expired: async (group, before, limit) =>
     (
-      db.$client
-        .query(`SELECT id, lease_token FROM items WHERE ${ON} AND grp = ? AND lease_token IS NOT NULL AND lease_until < ? LIMIT ?`)
-        .all(group, before, limit) as { id: string; lease_token: string }[]
+      (await db
+        .sql(`SELECT id, lease_token FROM items WHERE ${ON} AND grp = ? AND lease_token IS NOT NULL AND lease_until < ? LIMIT ?`)
+        .all(group, before, limit)) as { id: string; lease_token: string }[]
     ).map((r) => ({ payload: { id: r.id }, token: r.lease_token })),
-  count: () =>
-    db.$client.query(`SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM items WHERE ${ON}`).get() as {
+  count: async () =>
+    (await db.sql(`SELECT count(*) - count(lease_token) AS pending, count(lease_token) AS running FROM items WHERE ${ON}`).get()) as {
       pending: number;
       running: number;
     },
@@ -86,44 +87,46 @@ function newQueue(handle: JobHandler<P>["handle"], opts: { maxAttempts?: number;
 }
 
 /** The business transaction: the item's row, written after enqueue (which may hand it over). */
-function add(q: Queue, id: string, grp = "g"): void {
-  db.tx(() => {
+function add(q: Queue, id: string, grp = "g"): Promise<void> {
+  return db.unit(async () => {
     let lease: { token: string | null; until: number } | undefined;
-    q.enqueue({ type: "test.anchored", payload: { id }, groupKey: grp, hold: (l) => (lease = l) });
-    db.$client.query(`INSERT INTO items VALUES (?, ?, 'waiting', ?, ?)`).run(id, grp, lease!.until, lease!.token);
+    await q.enqueueJob({ type: "test.anchored", payload: { id }, groupKey: grp, hold: (l) => (lease = l) });
+    await db.sql(`INSERT INTO items VALUES (?, ?, 'waiting', ?, ?)`).run(id, grp, lease!.until, lease!.token);
   });
 }
-const done = (id: string) => db.$client.query(`UPDATE items SET state = 'done' WHERE id = ?`).run(id);
-const item = (id: string) =>
-  db.$client.query(`SELECT state, lease_until AS leaseUntil, lease_token AS leaseToken FROM items WHERE id = ?`).get(id) as {
+const done = async (id: string): Promise<void> => {
+  await db.sql(`UPDATE items SET state = 'done' WHERE id = ?`).run(id);
+};
+const item = async (id: string) =>
+  (await db.sql(`SELECT state, lease_until AS leaseUntil, lease_token AS leaseToken FROM items WHERE id = ?`).get(id)) as {
     state: string;
     leaseUntil: number | null;
     leaseToken: string | null;
   };
-const jobRows = () =>
-  db.$client.query(`SELECT status, attempts, last_error AS lastError, payload FROM jobs WHERE type = 'test.anchored'`).all() as {
+const jobRows = async () =>
+  (await db.sql(`SELECT status, attempts, last_error AS lastError, payload FROM jobs WHERE type = 'test.anchored'`).all()) as {
     status: string;
     attempts: number;
     lastError: string | null;
     payload: string;
   }[];
-const until = async (ok: () => boolean) => {
-  for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(5);
-  expect(ok()).toBe(true);
+const until = async (ok: () => boolean | Promise<boolean>) => {
+  for (let i = 0; i < 400 && !(await ok()); i++) await Bun.sleep(5);
+  expect(await ok()).toBe(true);
 };
 /** Starts `q`, adds the item "a" and waits until one of `q`'s workers holds it on its row. */
 async function heldBy(q: Queue): Promise<void> {
   q.start();
   await Bun.sleep(10);
-  add(q, "a");
-  await until(() => item("a").leaseToken !== null);
+  await add(q, "a");
+  await until(async () => (await item("a")).leaseToken !== null);
 }
 /** A queue that finishes every job it runs, noting the attempt each ran as. */
 function finishing(): { q: Queue; attempts: number[] } {
   const attempts: number[] = [];
   const q = newQueue(async (job) => {
     attempts.push(job.attempts);
-    return { writes: () => void done(job.payload.id) };
+    return { writes: () => done(job.payload.id) };
   });
   return { q, attempts };
 }
@@ -132,23 +135,23 @@ test("a job waits on its row, due, with no jobs row; the claim holds the row, an
   const ran: { id: string; attempts: number }[] = [];
   const q = newQueue(async (job) => {
     ran.push({ id: job.payload.id, attempts: job.attempts });
-    const held = item(job.payload.id);
+    const held = await item(job.payload.id);
     expect(held.leaseToken).toBe(job.leaseToken);
     expect(held.leaseUntil).toBe(clock + LEASE);
-    return { writes: () => void done(job.payload.id) };
+    return { writes: () => done(job.payload.id) };
   });
-  add(q, "a");
-  add(q, "b");
-  expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
-  expect(jobRows()).toEqual([]);
+  await add(q, "a");
+  await add(q, "b");
+  expect(await item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
+  expect(await jobRows()).toEqual([]);
   expect((await q.stats())["test.anchored"]).toEqual({ pending: 2, running: 0, dead: 0 });
   expect(await q.drain()).toBe(2);
   expect(ran).toEqual([
     { id: "a", attempts: 1 },
     { id: "b", attempts: 1 },
   ]);
-  expect(item("a").state).toBe("done");
-  expect(jobRows()).toEqual([]);
+  expect((await item("a")).state).toBe("done");
+  expect(await jobRows()).toEqual([]);
   expect((await q.stats())["test.anchored"]).toBeUndefined();
 });
 
@@ -159,23 +162,23 @@ test("a job enqueued while its group has room is handed over on its row: held at
   const q = newQueue(async (job) => {
     ran.push(job.payload.id);
     await gate;
-    return { writes: () => void done(job.payload.id) };
+    return { writes: () => done(job.payload.id) };
   });
   q.start();
   await Bun.sleep(10);
-  for (const id of ["a", "b", "c"]) add(q, id);
-  await until(() => ran.length === 2);
+  for (const id of ["a", "b", "c"]) await add(q, id);
+  await until(async () => ran.length === 2);
   // Two held (the group's limit) from their accept on; the third waits on its row.
-  expect([item("a").leaseToken !== null, item("b").leaseToken !== null, item("c")]).toEqual([
+  expect([(await item("a")).leaseToken !== null, (await item("b")).leaseToken !== null, await item("c")]).toEqual([
     true,
     true,
     { state: "waiting", leaseUntil: clock, leaseToken: null },
   ]);
   expect((await q.stats())["test.anchored"]).toEqual({ pending: 1, running: 2, dead: 0 });
-  expect(jobRows()).toEqual([]);
+  expect(await jobRows()).toEqual([]);
   release();
-  await until(() => ran.length === 3 && item("c").state === "done");
-  expect(jobRows()).toEqual([]);
+  await until(async () => ran.length === 3 && (await item("c")).state === "done");
+  expect(await jobRows()).toEqual([]);
 });
 
 test("a counted retry leaves the row for a jobs row (attempts and error kept); an uncounted one waits on its row again", async () => {
@@ -184,18 +187,18 @@ test("a counted retry leaves the row for a jobs row (attempts and error kept); a
     calls++;
     if (job.payload.id === "thrown" && job.attempts === 1) throw new Error("provider down");
     if (job.payload.id === "throttled" && calls <= 2) return { retryAt: new Date(clock + 250), countAttempt: false };
-    return { writes: () => void done(job.payload.id) };
+    return { writes: () => done(job.payload.id) };
   });
-  add(q, "thrown");
-  add(q, "throttled");
+  await add(q, "thrown");
+  await add(q, "throttled");
   await q.drain();
-  expect(item("thrown")).toEqual({ state: "waiting", leaseUntil: null, leaseToken: null }); // off the anchor
-  expect(jobRows()).toEqual([{ status: "pending", attempts: 1, lastError: "provider down", payload: JSON.stringify({ id: "thrown" }) }]);
-  expect(item("throttled")).toEqual({ state: "waiting", leaseUntil: clock + 250, leaseToken: null }); // back on its row
+  expect(await item("thrown")).toEqual({ state: "waiting", leaseUntil: null, leaseToken: null }); // off the anchor
+  expect(await jobRows()).toEqual([{ status: "pending", attempts: 1, lastError: "provider down", payload: JSON.stringify({ id: "thrown" }) }]);
+  expect(await item("throttled")).toEqual({ state: "waiting", leaseUntil: clock + 250, leaseToken: null }); // back on its row
   clock += 1000;
   await q.drain();
-  expect([item("thrown").state, item("throttled").state]).toEqual(["done", "done"]);
-  expect(jobRows()).toEqual([]);
+  expect([(await item("thrown")).state, (await item("throttled")).state]).toEqual(["done", "done"]);
+  expect(await jobRows()).toEqual([]);
 });
 
 test("a job that fails its last attempt, or gives up, is kept as a dead jobs row (listed, retryable)", async () => {
@@ -206,33 +209,29 @@ test("a job that fails its last attempt, or gives up, is kept as a dead jobs row
     },
     { maxAttempts: 1 },
   );
-  add(q, "gives-up");
-  add(q, "fails");
+  await add(q, "gives-up");
+  await add(q, "fails");
   await q.drain();
-  expect(
-    jobRows()
-      .map((r) => [r.status, r.attempts, r.lastError])
-      .sort(),
-  ).toEqual([
+  expect((await jobRows()).map((r) => [r.status, r.attempts, r.lastError]).sort()).toEqual([
     ["dead", 1, "always fails"],
     ["dead", 1, "refused for good"],
   ]);
-  expect([item("gives-up").leaseToken, item("fails").leaseUntil]).toEqual([null, null]);
-  const dead = q.list({ dead: true });
+  expect([(await item("gives-up")).leaseToken, (await item("fails")).leaseUntil]).toEqual([null, null]);
+  const dead = await q.listJobs({ dead: true });
   expect(dead).toHaveLength(2);
-  expect(q.retry(dead[0]!.id)).toBe(true);
+  expect(await q.retryJob(dead[0]!.id)).toBe(true);
 });
 
 test("a hold whose token no longer holds the row writes nothing when its attempt ends (the fence)", async () => {
   const q = newQueue(async (job) => {
     // Another process took the row over meanwhile (its lease had expired).
-    db.$client.query(`UPDATE items SET lease_token = 'theirs' WHERE id = ?`).run(job.payload.id);
+    await db.sql(`UPDATE items SET lease_token = 'theirs' WHERE id = ?`).run(job.payload.id);
     throw new Error("late failure");
   });
-  add(q, "a");
+  await add(q, "a");
   await q.drain();
-  expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock + LEASE, leaseToken: "theirs" });
-  expect(jobRows()).toEqual([]);
+  expect(await item("a")).toEqual({ state: "waiting", leaseUntil: clock + LEASE, leaseToken: "theirs" });
+  expect(await jobRows()).toEqual([]);
 });
 
 test("a hold left by a process that died: the next full pass makes it a jobs row with its attempt counted, runs it once, and fences the old worker", async () => {
@@ -248,44 +247,44 @@ test("a hold left by a process that died: the next full pass makes it a jobs row
   clock += LEASE + 1;
   expect(await next.drain()).toBe(1);
   expect(attempts).toEqual([2]); // the dead process's attempt counted
-  expect(item("a").state).toBe("done");
-  expect(jobRows()).toEqual([]);
+  expect((await item("a")).state).toBe("done");
+  expect(await jobRows()).toEqual([]);
   releaseOld();
   await Bun.sleep(20);
-  expect(jobRows()).toEqual([]); // the old worker's failure found its hold gone: no retry written
+  expect(await jobRows()).toEqual([]); // the old worker's failure found its hold gone: no retry written
 });
 
 test("at start, releaseOrphans puts the holds of the stopped process back on their rows, due now, their attempt not counted", async () => {
   await heldBy(newQueue(() => new Promise(() => {})));
   const { q: next, attempts } = finishing();
   expect(await next.releaseOrphans()).toBe(1);
-  expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
+  expect(await item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
   expect(await next.drain()).toBe(1);
   expect(attempts).toEqual([1]);
-  expect(jobRows()).toEqual([]);
+  expect(await jobRows()).toEqual([]);
 });
 
 test("stop gives a running held job back to its row, due at once", async () => {
   const q = newQueue(() => new Promise(() => {}));
   await heldBy(q);
   await q.stop(50);
-  expect(item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
-  expect(jobRows()).toEqual([]);
+  expect(await item("a")).toEqual({ state: "waiting", leaseUntil: clock, leaseToken: null });
+  expect(await jobRows()).toEqual([]);
 });
 
 test("a held job's lease is renewed on its row while its handler runs", async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const q = newQueue(async (job) => (await gate, { writes: () => void done(job.payload.id) }), { leaseMs: 3000 });
+  const q = newQueue(async (job) => (await gate, { writes: () => done(job.payload.id) }), { leaseMs: 3000 });
   q.start();
   await Bun.sleep(10);
-  add(q, "a");
-  const first = item("a").leaseUntil!;
+  await add(q, "a");
+  const first = (await item("a")).leaseUntil!;
   expect(first).toBe(clock + 3000);
   clock += 500;
-  await until(() => item("a").leaseUntil === clock + 3000); // renewed every third of the lease (1 s)
+  await until(async () => (await item("a")).leaseUntil === clock + 3000); // renewed every third of the lease (1 s)
   release();
-  await until(() => item("a").state === "done");
+  await until(async () => (await item("a")).state === "done");
 });
 
 test("an anchor needs a handler with a per-group limit", () => {

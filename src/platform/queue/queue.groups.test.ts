@@ -29,10 +29,10 @@ test("at most groupConcurrency jobs per group run at once; ungrouped jobs are no
       running.set(g, running.get(g)! - 1);
     },
   });
-  app.deps.db.tx(() => {
-    for (let i = 0; i < 12; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
-    for (let i = 0; i < 12; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
-    for (let i = 0; i < 6; i++) app.deps.queue.enqueue({ type: "test.grouped", payload: { g: "none" } });
+  await app.deps.db.unit(async () => {
+    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
+    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
+    for (let i = 0; i < 6; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "none" } });
   });
   expect(await app.deps.queue.drain()).toBe(30);
   expect(peak.get("a")).toBe(2);
@@ -53,9 +53,10 @@ test("a group's backlog ahead in run_at order does not block a later group", asy
     },
   });
   const t = app.clock.now().getTime();
-  app.deps.db.tx(() => {
-    for (let i = 0; i < 500; i++) app.deps.queue.enqueue({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
-    for (let i = 0; i < 5; i++) app.deps.queue.enqueue({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
+  await app.deps.db.unit(async () => {
+    for (let i = 0; i < 500; i++)
+      await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
+    for (let i = 0; i < 5; i++) await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
   });
   const draining = app.deps.queue.drain();
   for (let i = 0; i < 100 && done.length < 5; i++) await Bun.sleep(5);
@@ -74,11 +75,11 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
   try {
     migrate(db);
     let walk = "";
-    const prepare = db.$client.prepare.bind(db.$client);
-    db.$client.prepare = ((sql: string) => {
+    const statement = db.sql.bind(db);
+    db.sql = (sql: string) => {
       if (sql.includes("WITH RECURSIVE g(k)")) walk = sql;
-      return prepare(sql);
-    }) as typeof db.$client.prepare;
+      return statement(sql);
+    };
     const queue = createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     let done = 0;
     queue.register<object>("test.busy", {
@@ -89,19 +90,17 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
         done++;
       },
     });
-    db.tx(() => {
-      for (let i = 0; i < 300; i++) queue.enqueue({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
+    await db.unit(async () => {
+      for (let i = 0; i < 300; i++) await queue.enqueueJob({ type: "test.busy", payload: {}, groupKey: i % 2 ? "a" : "b" });
     });
     // Rows an older version left without a group: start() gives each a group of its own, or no scan finds them.
-    db.$client.exec("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)");
+    await db.sql("UPDATE jobs SET group_key = NULL WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT 3)").run();
     queue.start();
     for (let i = 0; i < 1000 && done < 300; i++) await Bun.sleep(5);
     await queue.stop();
     expect(done).toBe(300);
     // The walk is index searches over the group keys (jobs_group_idx), never a scan of the jobs.
-    const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy") as { detail: string }[])
-      .map((r) => r.detail)
-      .filter((d) => d.includes("jobs"));
+    const plan = ((await db.sql(`EXPLAIN QUERY PLAN ${walk}`).all("test.busy")) as { detail: string }[]).map((r) => r.detail).filter((d) => d.includes("jobs"));
     expect(plan.length).toBe(3); // the first key, the next key, a group's oldest run_at
     for (const step of plan) expect(step).toStartWith("SEARCH jobs USING COVERING INDEX jobs_group_idx");
   } finally {
@@ -119,7 +118,8 @@ test("a job's slot is free once its outcome has committed, without waiting for t
     migrate(db);
     const SYNC_MS = 500;
     const slow = Object.create(db) as typeof db;
-    slow.batch = (fn, onCommit, background) => db.batch(fn, onCommit, background).then(async (v) => (await Bun.sleep(SYNC_MS), v));
+    // (A unit nested in a unit is a savepoint: no commit of its own, answered at once.)
+    slow.unit = (fn, options) => (db.inUnit() ? db.unit(fn, options) : db.unit(fn, options).then(async (v) => (await Bun.sleep(SYNC_MS), v)));
     const queue = createQueue({ db: slow, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     const spans: { start: number; end: number }[] = [];
     queue.register<object>("test.slot", {
@@ -130,8 +130,8 @@ test("a job's slot is free once its outcome has committed, without waiting for t
         spans.at(-1)!.end = performance.now();
       },
     });
-    db.tx(() => {
-      for (let i = 0; i < 3; i++) queue.enqueue({ type: "test.slot", payload: {}, groupKey: "a" });
+    await db.unit(async () => {
+      for (let i = 0; i < 3; i++) await queue.enqueueJob({ type: "test.slot", payload: {}, groupKey: "a" });
     });
     queue.start();
     for (let i = 0; i < 800 && spans.length < 3; i++) await Bun.sleep(5);

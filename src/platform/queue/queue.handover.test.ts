@@ -19,14 +19,12 @@ beforeEach(() => {
   db = openDatabase(join(dir, "q.db"));
   migrate(db);
   claims = 0;
-  const prepare = db.$client.prepare.bind(db.$client);
-  db.$client.prepare = ((sql: string) => {
-    const st = prepare(sql);
+  const statement = db.sql.bind(db);
+  db.sql = (sql: string) => {
+    const st = statement(sql);
     if (!/^UPDATE jobs SET status = 'running'/.test(sql.trim())) return st;
-    const all = st.all.bind(st);
-    st.all = ((...args: never[]) => (claims++, all(...args))) as typeof st.all;
-    return st;
-  }) as typeof db.$client.prepare;
+    return { ...st, all: (...args) => (claims++, st.all(...args)) };
+  };
 });
 afterEach(() => {
   db.close();
@@ -34,10 +32,10 @@ afterEach(() => {
 });
 
 const newQueue = () => createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
-const rows = () => db.$client.query("SELECT status, attempts FROM jobs ORDER BY created_at, id").all() as { status: string; attempts: number }[];
-const until = async (ok: () => boolean) => {
-  for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(5);
-  expect(ok()).toBe(true);
+const rows = async () => (await db.sql("SELECT status, attempts FROM jobs ORDER BY created_at, id").all()) as { status: string; attempts: number }[];
+const until = async (ok: () => boolean | Promise<boolean>) => {
+  for (let i = 0; i < 400 && !(await ok()); i++) await Bun.sleep(5);
+  expect(await ok()).toBe(true);
 };
 
 test("a job enqueued while its group has room runs without a claim, after its transaction; the rest wait as pending", async () => {
@@ -60,20 +58,20 @@ test("a job enqueued while its group has room runs without a claim, after its tr
   queue.start();
   await Bun.sleep(10); // the start's own pass
   claims = 0;
-  db.tx(() => {
-    for (const n of ["a", "b", "c"]) queue.enqueue({ type: "test.handover", payload: { n }, groupKey: "g" });
-    expect(ran).toEqual([]); // not before the transaction ends
+  await db.unit(async () => {
+    for (const n of ["a", "b", "c"]) await queue.enqueueJob({ type: "test.handover", payload: { n }, groupKey: "g" });
+    expect(ran).toEqual([]); // not before the unit ends
   });
-  await until(() => ran.length === 1);
+  await until(async () => ran.length === 1);
   expect(ran).toEqual(["a"]);
   expect(claims).toBe(0);
-  expect(rows()).toEqual([
+  expect(await rows()).toEqual([
     { status: "running", attempts: 1 },
     { status: "pending", attempts: 0 },
     { status: "pending", attempts: 0 },
   ]);
   release();
-  await until(() => ran.length === 3 && rows().length === 0);
+  await until(async () => ran.length === 3 && (await rows()).length === 0);
   expect(ran).toEqual(["a", "b", "c"]);
   expect(peak).toBe(1);
   await queue.stop();
@@ -90,14 +88,14 @@ test("a transaction that is undone starts nothing and gives its slot back", asyn
     },
   });
   queue.start();
-  expect(() =>
-    db.tx(() => {
-      queue.enqueue({ type: "test.undone", payload: { n: "undone" }, groupKey: "g" });
+  await expect(
+    db.unit(async () => {
+      await queue.enqueueJob({ type: "test.undone", payload: { n: "undone" }, groupKey: "g" });
       throw new Error("refused");
     }),
-  ).toThrow("refused");
-  db.tx(() => queue.enqueue({ type: "test.undone", payload: { n: "kept" }, groupKey: "g" }));
-  await until(() => ran.length === 1 && rows().length === 0);
+  ).rejects.toThrow("refused");
+  await db.unit(() => queue.enqueueJob({ type: "test.undone", payload: { n: "kept" }, groupKey: "g" }));
+  await until(async () => ran.length === 1 && (await rows()).length === 0);
   await Bun.sleep(20);
   expect(ran).toEqual(["kept"]); // the slot the undone one took is free again, and it never ran
   expect(claims).toBe(0);
@@ -115,8 +113,8 @@ test("a handed-over job whose process died is run by the next start, once", asyn
     },
   });
   crashed.start();
-  db.tx(() => crashed.enqueue({ type: "test.crash", payload: {} }));
-  expect(rows()).toEqual([{ status: "running", attempts: 1 }]);
+  await db.unit(() => crashed.enqueueJob({ type: "test.crash", payload: {} }));
+  expect(await rows()).toEqual([{ status: "running", attempts: 1 }]);
   const next = newQueue();
   let runs = 0;
   next.register("test.crash", {
@@ -127,7 +125,7 @@ test("a handed-over job whose process died is run by the next start, once", asyn
   expect(await next.releaseOrphans()).toBe(1);
   await next.drain();
   expect(runs).toBe(1);
-  expect(rows()).toEqual([]);
+  expect(await rows()).toEqual([]);
 });
 
 test("jobs handed over but not started yet when the queue stops are given back at once, not run", async () => {
@@ -144,11 +142,11 @@ test("jobs handed over but not started yet when the queue stops are given back a
     },
   });
   queue.start();
-  db.tx(() => {
-    for (let n = 0; n < 5; n++) queue.enqueue({ type: "test.handover.stop", payload: { n: String(n) } });
+  await db.unit(async () => {
+    for (let n = 0; n < 5; n++) await queue.enqueueJob({ type: "test.handover.stop", payload: { n: String(n) } });
   });
-  await until(() => stopped !== undefined);
+  await until(async () => stopped !== undefined);
   await stopped;
   expect(ran).toEqual(["0"]);
-  expect(rows()).toEqual(Array(4).fill({ status: "pending", attempts: 0 }));
+  expect(await rows()).toEqual(Array(4).fill({ status: "pending", attempts: 0 }));
 });

@@ -11,8 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const rowOf = (id: string) =>
-  app.deps.db.$client.query(`SELECT status, attempts, run_at, last_error, lease_token FROM jobs WHERE id = ?`).get(id) as {
+const rowOf = async (id: string) =>
+  (await app.deps.db.sql(`SELECT status, attempts, run_at, last_error, lease_token FROM jobs WHERE id = ?`).get(id)) as {
     status: string;
     attempts: number;
     run_at: number;
@@ -21,40 +21,40 @@ const rowOf = (id: string) =>
   } | null;
 
 test("an inline job's writes and its removal commit together; a throw rolls its writes back and retries with backoff until dead", async () => {
-  const db = app.deps.db.$client;
-  db.exec(`CREATE TABLE inline_effects (job_id TEXT, n INTEGER)`);
+  const db = app.deps.db;
+  await db.sql(`CREATE TABLE inline_effects (job_id TEXT, n INTEGER)`).run();
   let failUntil = 0;
   app.deps.queue.register<{ n: number }>("test.inline", {
     maxAttempts: 3,
     backoffMs: () => 1000,
-    inline(job) {
-      db.query(`INSERT INTO inline_effects VALUES (?, ?)`).run(job.id, job.payload.n);
+    async inline(job) {
+      await db.sql(`INSERT INTO inline_effects VALUES (?, ?)`).run(job.id, job.payload.n);
       if (job.attempts <= failUntil) throw new Error(`boom ${job.attempts}`);
     },
   });
-  const ok = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 1 } }));
+  const ok = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 1 } }));
   expect(await app.deps.queue.drain()).toBe(1);
-  expect(rowOf(ok)).toBeNull();
-  expect(db.query(`SELECT n FROM inline_effects WHERE job_id = ?`).all(ok)).toEqual([{ n: 1 }]);
+  expect(await rowOf(ok)).toBeNull();
+  expect(await db.sql(`SELECT n FROM inline_effects WHERE job_id = ?`).all(ok)).toEqual([{ n: 1 }]);
 
   failUntil = 1;
-  const flaky = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 2 } }));
+  const flaky = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 2 } }));
   await app.deps.queue.drain();
-  expect(rowOf(flaky)).toMatchObject({ status: "pending", attempts: 1, last_error: "boom 1", lease_token: null });
-  expect(rowOf(flaky)!.run_at).toBe(app.clock.now().getTime() + 1000);
-  expect(db.query(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 0 }); // rolled back
+  expect(await rowOf(flaky)).toMatchObject({ status: "pending", attempts: 1, last_error: "boom 1", lease_token: null });
+  expect((await rowOf(flaky))!.run_at).toBe(app.clock.now().getTime() + 1000);
+  expect(await db.sql(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 0 }); // rolled back
   app.clock.advance(1000);
   await app.deps.queue.drain();
-  expect(rowOf(flaky)).toBeNull();
-  expect(db.query(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 1 });
+  expect(await rowOf(flaky)).toBeNull();
+  expect(await db.sql(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 1 });
 
   failUntil = 99;
-  const doomed = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline", payload: { n: 3 } }));
+  const doomed = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 3 } }));
   for (let i = 0; i < 3; i++) {
     await app.deps.queue.drain();
     app.clock.advance(1000);
   }
-  expect(rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
+  expect(await rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
 });
 
 test("an inline job can come back later without counting an attempt", async () => {
@@ -62,15 +62,15 @@ test("an inline job can come back later without counting an attempt", async () =
   app.deps.queue.register("test.inline.later", {
     inline: () => (++runs === 1 ? { retryAt: new Date(app.clock.now().getTime() + 5000), countAttempt: false } : undefined),
   });
-  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline.later", payload: {} }));
+  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline.later", payload: {} }));
   await app.deps.queue.drain();
-  expect(rowOf(id)).toMatchObject({ status: "pending", attempts: 0 });
+  expect(await rowOf(id)).toMatchObject({ status: "pending", attempts: 0 });
   await app.deps.queue.drain();
   expect(runs).toBe(1); // not due yet
   app.clock.advance(5000);
   await app.deps.queue.drain();
   expect(runs).toBe(2);
-  expect(rowOf(id)).toBeNull();
+  expect(await rowOf(id)).toBeNull();
 });
 
 test.each([
@@ -85,27 +85,27 @@ test.each([
     return rest.length ? { retryAt: new Date(app.clock.now().getTime() + 1000), countAttempt: false, payload: { left: rest } } : undefined;
   };
   app.deps.queue.register<{ left: number[] }>(type, inline ? { inline: handler } : { handle: async (job) => handler(job) });
-  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type, payload: { left: [1, 2, 3] } }));
+  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type, payload: { left: [1, 2, 3] } }));
   for (let i = 0; i < 3; i++) {
     await app.deps.queue.drain();
     app.clock.advance(1000);
   }
   expect(seen).toEqual([[1, 2, 3], [2, 3], [3]]);
-  expect(rowOf(id)).toBeNull();
+  expect(await rowOf(id)).toBeNull();
 });
 
 test("an inline job left running by a process that stopped is taken again once its lease expired", async () => {
   let runs = 0;
   app.deps.queue.register("test.inline.orphan", { inline: () => void runs++ });
-  const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.inline.orphan", payload: {} }));
+  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline.orphan", payload: {} }));
   const t = app.clock.now().getTime();
-  app.deps.db.$client.query(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ?1, run_at = ?1 WHERE id = ?2`).run(t + 30_000, id);
+  await app.deps.db.sql(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ?1, run_at = ?1 WHERE id = ?2`).run(t + 30_000, id);
   await app.deps.queue.drain();
   expect(runs).toBe(0);
   app.clock.advance(30_001);
   await app.deps.queue.drain();
   expect(runs).toBe(1);
-  expect(rowOf(id)).toBeNull();
+  expect(await rowOf(id)).toBeNull();
 });
 
 test("a handler gives exactly one of handle and inline", () => {
@@ -122,21 +122,21 @@ test("an outcome whose commit fails (write lock held elsewhere, disk full) is st
       failNext = true; // the next group commit — this job's outcome — fails
     },
   });
-  const batch = app.deps.db.batch;
-  app.deps.db.batch = (fn) => {
+  const unit = app.deps.db.unit;
+  app.deps.db.unit = (fn, options) => {
     if (failNext) {
       failNext = false;
       return Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
     }
-    return batch(fn);
+    return unit(fn, options);
   };
   try {
-    const id = app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.commit-fails", payload: {} }));
+    const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.commit-fails", payload: {} }));
     await app.deps.queue.drain();
     expect(runs).toBe(1);
-    expect(rowOf(id)).toBeNull();
+    expect(await rowOf(id)).toBeNull();
   } finally {
-    app.deps.db.batch = batch;
+    app.deps.db.unit = unit;
   }
 });
 
@@ -149,11 +149,13 @@ test("the running loop skips idle types but still finds jobs that come due, and 
       for (let i = 0; i < 300 && ran.length < n; i++) await Bun.sleep(10);
     };
     // Enqueued here: runs at once.
-    app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.hinted", payload: { tag: "now" } }));
+    await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.hinted", payload: { tag: "now" } }));
     await until(1);
     expect(ran).toEqual(["now"]);
     // Due later: the type is idle until then, and runs once the clock reaches it.
-    app.deps.db.tx(() => app.deps.queue.enqueue({ type: "test.hinted", payload: { tag: "later" }, runAt: new Date(app.clock.now().getTime() + 60_000) }));
+    await app.deps.db.unit(() =>
+      app.deps.queue.enqueueJob({ type: "test.hinted", payload: { tag: "later" }, runAt: new Date(app.clock.now().getTime() + 60_000) }),
+    );
     await Bun.sleep(50);
     expect(ran).toEqual(["now"]);
     app.clock.advance(60_000);
@@ -163,8 +165,8 @@ test("the running loop skips idle types but still finds jobs that come due, and 
     // Written by another connection (the CLI): no nudge reaches this process; the periodic full pass finds it.
     const other = app.openConnection();
     const t = app.clock.now().getTime();
-    other.$client
-      .query(
+    await other
+      .sql(
         `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, created_at, updated_at) VALUES ('cli-job', 'test.hinted', '{"tag":"cli"}', 'pending', ?, 0, 5, ?, ?)`,
       )
       .run(t, t, t);
@@ -182,18 +184,18 @@ test("a job that runs longer than a third of its lease has the lease renewed whi
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     slow.deps.queue.register("test.slow", { handle: () => gate });
-    const id = slow.deps.db.tx(() => slow.deps.queue.enqueue({ type: "test.slow", payload: {} }));
+    const id = await slow.deps.db.unit(() => slow.deps.queue.enqueueJob({ type: "test.slow", payload: {} }));
     const t0 = slow.clock.now().getTime();
     const draining = slow.deps.queue.drain();
-    const lease = () => (slow.deps.db.$client.query(`SELECT lease_until FROM jobs WHERE id = ?`).get(id) as { lease_until: number }).lease_until;
+    const lease = async () => ((await slow.deps.db.sql(`SELECT lease_until FROM jobs WHERE id = ?`).get(id)) as { lease_until: number }).lease_until;
     await Bun.sleep(100);
-    expect(lease()).toBe(t0 + 5000); // the claim's
+    expect(await lease()).toBe(t0 + 5000); // the claim's
     slow.clock.advance(3000);
     await Bun.sleep(1800); // one renewal: every 5 s / 3 of real time
-    expect(lease()).toBe(t0 + 3000 + 5000);
+    expect(await lease()).toBe(t0 + 3000 + 5000);
     release();
     await draining;
-    expect(slow.deps.db.$client.query(`SELECT count(*) AS n FROM jobs WHERE id = ?`).get(id)).toEqual({ n: 0 });
+    expect(await slow.deps.db.sql(`SELECT count(*) AS n FROM jobs WHERE id = ?`).get(id)).toEqual({ n: 0 });
   } finally {
     await slow.close();
   }
@@ -208,16 +210,16 @@ test("inline jobs longer than a group's background slice are run a slice at a ti
       ran.set(job.payload.n, (ran.get(job.payload.n) ?? 0) + 1);
     },
   });
-  app.deps.db.tx(() => {
-    for (let n = 0; n < 12; n++) app.deps.queue.enqueue({ type: "test.inline.slow", payload: { n } });
+  await app.deps.db.unit(async () => {
+    for (let n = 0; n < 12; n++) await app.deps.queue.enqueueJob({ type: "test.inline.slow", payload: { n } });
   });
-  const batch = app.deps.db.batch;
+  const unit = app.deps.db.unit;
   let groupsItems = 0;
-  app.deps.db.batch = ((fn, onCommit, background) => (background && groupsItems++, batch(fn, onCommit, background))) as typeof batch;
+  app.deps.db.unit = ((fn, options) => (options?.background && groupsItems++, unit(fn, options))) as typeof unit;
   try {
     await app.deps.queue.drain();
   } finally {
-    app.deps.db.batch = batch;
+    app.deps.db.unit = unit;
   }
   expect([...ran.values()]).toEqual(Array(12).fill(1));
   expect(groupsItems).toBeGreaterThanOrEqual(6); // at most two a slice (the first always runs)

@@ -3,8 +3,10 @@
  * per queue; texts differ by engine only where PostgreSQL needs it: claims skip rows another instance holds,
  * and JSON lists are expanded per engine. Functions take positional arguments (no object per call: the
  * claims and outcomes run for every job) and answer raw rows where the queue reads a few columns of them.
+ * Every function answers a promise (the asynchronous store contract), but for the synchronous twins of
+ * enqueue's, cancel's and the operators' paths (`…Sync`, marked NB!).
  */
-import type { Db } from "../../db/client";
+import { type Db, storeDb } from "../../db/client";
 import { jsonValues, unplanned } from "../../db/dialect";
 import type { JobRow } from "./queue.types";
 
@@ -24,28 +26,29 @@ export type DueJobRow = Omit<ClaimedJobRow, "lease_token">;
 
 export type QueueStore = ReturnType<typeof createQueueStore>;
 
-export function createQueueStore(db: Db) {
-  const sqlite = db.$client;
+export function createQueueStore(dbIn: Db) {
+  const db = storeDb(dbIn);
+  const insertText = `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
+     VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`;
+  const insertClaimedText = `INSERT INTO jobs (id, type, payload, status, run_at, lease_until, lease_token, attempts, max_attempts, group_key, created_at, updated_at)
+     VALUES (?1, ?2, ?3, 'running', ?4, ?4, ?5, 1, ?6, ?7, ?8, ?8)`;
+  const cancelText = `DELETE FROM jobs WHERE id = ? AND status = 'pending'`;
+  const listText = `SELECT * FROM jobs WHERE (CAST(?1 AS TEXT) IS NULL OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`;
+  const retryText = `UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`;
   // Parameters in LIMITs and in the equalities the index orders by are unplanned (dialect.ts): SQLite would
   // prepare these statements again on every call.
   const type1 = unplanned("?1", "TEXT");
-  const insertStmt = sqlite.prepare(
-    `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, created_at, updated_at)
-     VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
-  );
+  const insertStmt = db.sql(insertText);
   // A job handed straight to this process's workers (enqueue): stored already claimed, as a claim leaves it.
-  const insertClaimedStmt = sqlite.prepare(
-    `INSERT INTO jobs (id, type, payload, status, run_at, lease_until, lease_token, attempts, max_attempts, group_key, created_at, updated_at)
-     VALUES (?1, ?2, ?3, 'running', ?4, ?4, ?5, 1, ?6, ?7, ?8, ?8)`,
-  );
+  const insertClaimedStmt = db.sql(insertClaimedText);
   // A held job that becomes a row (unhold): pending or dead, with the attempts it has spent.
-  const insertRowStmt = sqlite.prepare(
+  const insertRowStmt = db.sql(
     `INSERT INTO jobs (id, type, payload, status, run_at, attempts, max_attempts, group_key, last_error, created_at, updated_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)`,
   );
   // PostgreSQL: other instances claim at the same time; a row one of them holds is skipped, not waited for.
   const skipLocked = db.engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
-  const claimStmt = sqlite.prepare(
+  const claimStmt = db.sql(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (
        SELECT id FROM (SELECT id FROM jobs WHERE type = ?4 AND status = 'running' AND run_at < ?3 LIMIT ${unplanned("?5", "INTEGER")}${skipLocked}) expired
@@ -58,11 +61,11 @@ export function createQueueStore(db: Db) {
   // SQLite collect and sort every due row before the LIMIT, which is O(backlog) per claim.
   // A grouped type's scan: expired leases (a stopped process's jobs: few), then the groups that hold pending
   // jobs — a walk over the distinct keys of jobs_group_idx, O(groups) — each with its oldest run_at.
-  const groupLegacyStmt = sqlite.prepare(`UPDATE jobs SET group_key = 'job:' || id WHERE type = ? AND group_key IS NULL`);
-  const expiredStmt = sqlite.prepare(
+  const groupLegacyStmt = db.sql(`UPDATE jobs SET group_key = 'job:' || id WHERE type = ? AND group_key IS NULL`);
+  const expiredStmt = db.sql(
     `SELECT id, group_key FROM jobs WHERE type = ?1 AND status = 'running' AND run_at < ?2 LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`,
   );
-  const pendingGroupsStmt = sqlite.prepare(
+  const pendingGroupsStmt = db.sql(
     `WITH RECURSIVE g(k) AS (
        SELECT (SELECT group_key FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1)
        UNION ALL
@@ -70,58 +73,78 @@ export function createQueueStore(db: Db) {
        FROM g WHERE g.k IS NOT NULL)
      SELECT k AS group_key, (SELECT min(run_at) FROM jobs WHERE type = ${type1} AND status = 'pending' AND group_key = g.k) AS first FROM g WHERE k IS NOT NULL`,
   );
-  const groupDueStmt = sqlite.prepare(
+  const groupDueStmt = db.sql(
     `SELECT id FROM jobs WHERE type = ${type1} AND group_key = ${unplanned("?2", "TEXT")} AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3
      ORDER BY run_at LIMIT ${unplanned("?4", "INTEGER")}`,
   );
-  const claimIdsStmt = sqlite.prepare(
+  const claimIdsStmt = db.sql(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
      WHERE id IN (${jsonValues(db.engine, "?4")})
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
-  const deleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
-  const renewStmt = sqlite.prepare(`UPDATE jobs SET lease_until = ?1, run_at = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'`);
-  const rescheduleStmt = sqlite.prepare(
+  const deleteStmt = db.sql(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
+  const renewStmt = db.sql(`UPDATE jobs SET lease_until = ?1, run_at = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'`);
+  const rescheduleStmt = db.sql(
     `UPDATE jobs SET status = 'pending', run_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?,
        attempts = attempts - ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ? AND lease_token = ?`,
   );
-  const deadStmt = sqlite.prepare(
+  const deadStmt = db.sql(
     `UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, last_error = ?, updated_at = ? WHERE id = ? AND lease_token = ?`,
   );
-  const releaseStmt = sqlite.prepare(
+  const releaseStmt = db.sql(
     `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ?1 WHERE id = ?2 AND lease_token = ?3`,
   );
-  const cancelStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'pending'`);
-  const dueStmt = sqlite.prepare(
+  const cancelStmt = db.sql(cancelText);
+  const dueStmt = db.sql(
     `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ${type1} AND status = 'pending' AND run_at <= ?2
      ORDER BY run_at LIMIT ${unplanned("?3", "INTEGER")}`,
   );
   // An inline type's row is only ever `running` if a claiming version of the appliance held it when it stopped.
-  const inlineExpiredStmt = sqlite.prepare(
+  const inlineExpiredStmt = db.sql(
     `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND run_at < ?1`,
   );
-  const inlineDeleteStmt = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`);
+  const inlineDeleteStmt = db.sql(`DELETE FROM jobs WHERE id = ?`);
   // (payload: a new one, or null to keep it: JobOutcome's `payload`)
-  const inlineRescheduleStmt = sqlite.prepare(
+  const inlineRescheduleStmt = db.sql(
     `UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`,
   );
-  const inlineDeadStmt = sqlite.prepare(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
-  const nextDueOfTypeStmt = sqlite.prepare(`SELECT min(run_at) AS t FROM jobs WHERE type = ${type1} AND status = 'pending'`);
+  const inlineDeadStmt = db.sql(`UPDATE jobs SET status = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?`);
+  const nextDueOfTypeStmt = db.sql(`SELECT min(run_at) AS t FROM jobs WHERE type = ${type1} AND status = 'pending'`);
 
+  const toJobRow = (r: Record<string, unknown>): JobRow => ({
+    id: r.id as string,
+    type: r.type as string,
+    status: r.status as string,
+    attempts: r.attempts as number,
+    maxAttempts: r.max_attempts as number,
+    runAt: new Date(r.run_at as number).toISOString(),
+    lastError: (r.last_error as string) ?? null,
+    payload: JSON.parse(r.payload as string),
+    createdAt: new Date(r.created_at as number).toISOString(),
+  });
+
+  // The synchronous twins' connection (enqueue's, cancel's and the operators' paths: see below).
+  const sqlite = dbIn.$client;
   return {
-    /** Whether the connection is inside a transaction now (a hand-over needs the enqueuing one). */
-    inTransaction: (): boolean => sqlite.inTransaction,
-
     // Enqueue
-    insertPending(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): void {
-      insertStmt.run(id, type, payload, runAt, maxAttempts, groupKey, t, t);
+    async insertPending(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): Promise<void> {
+      await insertStmt.run(id, type, payload, runAt, maxAttempts, groupKey, t, t);
     },
     /** A job stored as claimed by this process (hand-over): leased until `leaseUntil` under `token`. */
-    insertClaimed(id: string, type: string, payload: string, leaseUntil: number, token: string, maxAttempts: number, groupKey: string | null, t: number): void {
-      insertClaimedStmt.run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
+    async insertClaimed(
+      id: string,
+      type: string,
+      payload: string,
+      leaseUntil: number,
+      token: string,
+      maxAttempts: number,
+      groupKey: string | null,
+      t: number,
+    ): Promise<void> {
+      await insertClaimedStmt.run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
     },
     /** A job leaving its anchor's row (unhold) as a jobs row: `status` pending or dead. */
-    insertUnheld(
+    async insertUnheld(
       id: string,
       type: string,
       payload: string,
@@ -132,100 +155,110 @@ export function createQueueStore(db: Db) {
       groupKey: string | null,
       error: string | null,
       t: number,
-    ): void {
-      insertRowStmt.run(id, type, payload, status, runAt, attempts, maxAttempts, groupKey, error, t);
+    ): Promise<void> {
+      await insertRowStmt.run(id, type, payload, status, runAt, attempts, maxAttempts, groupKey, error, t);
     },
     /** Deletes a job that has not started; false when it is running, dead or gone. */
-    cancelPending: (id: string): boolean => cancelStmt.run(id).changes > 0,
+    cancelPending: async (id: string): Promise<boolean> => (await cancelStmt.run(id)).changes > 0,
 
     // Claims
     /** Up to `limit` jobs of a type whose lease expired or that are due by `t`, leased until `leaseUntil`. */
-    claimDue: (leaseUntil: number, token: string, t: number, type: string, limit: number): ClaimedJobRow[] =>
-      claimStmt.all(leaseUntil, token, t, type, limit) as ClaimedJobRow[],
+    claimDue: async (leaseUntil: number, token: string, t: number, type: string, limit: number): Promise<ClaimedJobRow[]> =>
+      (await claimStmt.all(leaseUntil, token, t, type, limit)) as unknown as ClaimedJobRow[],
     /** The jobs with these ids (`idsJson`: a JSON array), leased until `leaseUntil`. */
-    claimIds: (leaseUntil: number, token: string, t: number, idsJson: string): ClaimedJobRow[] =>
-      claimIdsStmt.all(leaseUntil, token, t, idsJson) as ClaimedJobRow[],
+    claimIds: async (leaseUntil: number, token: string, t: number, idsJson: string): Promise<ClaimedJobRow[]> =>
+      (await claimIdsStmt.all(leaseUntil, token, t, idsJson)) as unknown as ClaimedJobRow[],
     /** A grouped type's rows without a group (an older version enqueued them so) get one of their own. */
-    groupUngrouped(type: string): void {
-      groupLegacyStmt.run(type);
+    async groupUngrouped(type: string): Promise<void> {
+      await groupLegacyStmt.run(type);
     },
     /** Running jobs of a type whose lease expired before `t` (PostgreSQL: not locked ones). */
-    expiredLeases: (type: string, t: number, limit: number) => expiredStmt.all(type, t, limit) as { id: string; group_key: string | null }[],
+    expiredLeases: async (type: string, t: number, limit: number) => (await expiredStmt.all(type, t, limit)) as { id: string; group_key: string | null }[],
     /** Every group of a type with pending jobs, with its earliest run_at. */
-    pendingGroups: (type: string) => pendingGroupsStmt.all(type) as { group_key: string; first: number }[],
+    pendingGroups: async (type: string) => (await pendingGroupsStmt.all(type)) as { group_key: string; first: number }[],
     /** The ids of a group's jobs due by `t`, oldest first. */
-    groupDueIds: (type: string, group: string, t: number, limit: number) => groupDueStmt.all(type, group, t, limit) as { id: string }[],
+    groupDueIds: async (type: string, group: string, t: number, limit: number) => (await groupDueStmt.all(type, group, t, limit)) as { id: string }[],
     /** The earliest run_at of a type's pending jobs, or null. */
-    nextDueOfType: (type: string): number | null => (nextDueOfTypeStmt.get(type) as { t: number | null }).t,
+    nextDueOfType: async (type: string): Promise<number | null> => ((await nextDueOfTypeStmt.get(type)) as { t: number | null }).t,
 
     // Outcomes, fenced by the lease token
     /** Moves a lease on to `until`; false when `token` no longer holds the job. */
-    renewLease: (until: number, id: string, token: string): boolean => renewStmt.run(until, id, token).changes > 0,
-    deleteDone(id: string, token: string): void {
-      deleteStmt.run(id, token);
+    renewLease: async (until: number, id: string, token: string): Promise<boolean> => (await renewStmt.run(until, id, token)).changes > 0,
+    async deleteDone(id: string, token: string): Promise<void> {
+      await deleteStmt.run(id, token);
     },
     /** Pending again at `runAt`; `uncount` (0 or 1) attempts given back; `payload` null keeps the job's. */
-    reschedule(runAt: number, error: string | null, uncount: number, t: number, payload: string | null, id: string, token: string): void {
-      rescheduleStmt.run(runAt, error, uncount, t, payload, id, token);
+    async reschedule(runAt: number, error: string | null, uncount: number, t: number, payload: string | null, id: string, token: string): Promise<void> {
+      await rescheduleStmt.run(runAt, error, uncount, t, payload, id, token);
     },
-    markDead(error: string, t: number, id: string, token: string): void {
-      deadStmt.run(error, t, id, token);
+    async markDead(error: string, t: number, id: string, token: string): Promise<void> {
+      await deadStmt.run(error, t, id, token);
     },
     /** Gives a claimed job back, due at `t`, its attempt not counted. */
-    release(t: number, id: string, token: string): void {
-      releaseStmt.run(t, id, token);
+    async release(t: number, id: string, token: string): Promise<void> {
+      await releaseStmt.run(t, id, token);
     },
 
     // Inline types (no lease: run inside the transaction that takes them)
-    dueInline: (type: string, t: number, limit: number) => dueStmt.all(type, t, limit) as DueJobRow[],
+    dueInline: async (type: string, t: number, limit: number) => (await dueStmt.all(type, t, limit)) as unknown as DueJobRow[],
     /** Rows of an inline type left running by a claiming version of the appliance: pending again. */
-    requeueExpiredInline(t: number, type: string): void {
-      inlineExpiredStmt.run(t, type);
+    async requeueExpiredInline(t: number, type: string): Promise<void> {
+      await inlineExpiredStmt.run(t, type);
     },
-    deleteInline(id: string): void {
-      inlineDeleteStmt.run(id);
+    async deleteInline(id: string): Promise<void> {
+      await inlineDeleteStmt.run(id);
     },
     /** Due again at `runAt`, `counted` (0 or 1) attempts added; `payload` null keeps the job's. */
-    rescheduleInline(runAt: number, error: string | null, counted: number, t: number, payload: string | null, id: string): void {
-      inlineRescheduleStmt.run(runAt, error, counted, t, payload, id);
+    async rescheduleInline(runAt: number, error: string | null, counted: number, t: number, payload: string | null, id: string): Promise<void> {
+      await inlineRescheduleStmt.run(runAt, error, counted, t, payload, id);
     },
-    markInlineDead(error: string, t: number, id: string): void {
-      inlineDeadStmt.run(error, t, id);
+    async markInlineDead(error: string, t: number, id: string): Promise<void> {
+      await inlineDeadStmt.run(error, t, id);
     },
 
     // Operators (CLI, start-up, stats)
     /** Every running job back to pending, due at `t`, its attempt not counted; returns how many. */
-    releaseAllRunning: (t: number): number =>
-      sqlite
-        .query(
-          `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`,
-        )
-        .run(t).changes,
+    releaseAllRunning: async (t: number): Promise<number> =>
+      (
+        await db
+          .sql(
+            `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = max(attempts - 1, 0), updated_at = ?1 WHERE status = 'running'`,
+          )
+          .run(t)
+      ).changes,
     /** Newest first; `status`/`type` null: any. */
-    list(status: string | null, type: string | null, limit: number): JobRow[] {
-      const rows = sqlite
-        .query(
-          `SELECT * FROM jobs WHERE (CAST(?1 AS TEXT) IS NULL OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY created_at DESC LIMIT ?3`,
-        )
-        .all(status, type, limit) as Record<string, unknown>[];
-      return rows.map((r) => ({
-        id: r.id as string,
-        type: r.type as string,
-        status: r.status as string,
-        attempts: r.attempts as number,
-        maxAttempts: r.max_attempts as number,
-        runAt: new Date(r.run_at as number).toISOString(),
-        lastError: (r.last_error as string) ?? null,
-        payload: JSON.parse(r.payload as string),
-        createdAt: new Date(r.created_at as number).toISOString(),
-      }));
+    async list(status: string | null, type: string | null, limit: number): Promise<JobRow[]> {
+      return (await db.sql(listText).all(status, type, limit)).map(toJobRow);
     },
     /** A dead job pending again, due at `t`, its attempts from zero; false when there is no such dead job. */
-    retryDead: (id: string, t: number): boolean =>
-      sqlite
-        .query(`UPDATE jobs SET status = 'pending', attempts = 0, run_at = ?, last_error = NULL, updated_at = ? WHERE id = ? AND status = 'dead'`)
-        .run(t, t, id).changes > 0,
-    countsByTypeAndStatus: () =>
-      sqlite.query(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all() as { type: string; status: string; n: number }[],
+    retryDead: async (id: string, t: number): Promise<boolean> => (await db.sql(retryText).run(t, t, id)).changes > 0,
+    countsByTypeAndStatus: async () =>
+      (await db.sql(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all()) as { type: string; status: string; n: number }[],
+
+    /**
+     * NB! Synchronous twins, for the queue's synchronous paths that callers outside the queue still use —
+     * enqueue (inside their synchronous transactions), cancel, list and retry (enqueueJob, cancelJob,
+     * listJobs and retryJob are their asynchronous replacements). Delete them with those paths.
+     */
+    inTransactionSync: (): boolean => sqlite.inTransaction,
+    insertPendingSync(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): void {
+      sqlite.query(insertText).run(id, type, payload, runAt, maxAttempts, groupKey, t, t);
+    },
+    insertClaimedSync(
+      id: string,
+      type: string,
+      payload: string,
+      leaseUntil: number,
+      token: string,
+      maxAttempts: number,
+      groupKey: string | null,
+      t: number,
+    ): void {
+      sqlite.query(insertClaimedText).run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
+    },
+    cancelPendingSync: (id: string): boolean => sqlite.query(cancelText).run(id).changes > 0,
+    listSync: (status: string | null, type: string | null, limit: number): JobRow[] =>
+      (sqlite.query(listText).all(status, type, limit) as Record<string, unknown>[]).map(toJobRow),
+    retryDeadSync: (id: string, t: number): boolean => sqlite.query(retryText).run(t, t, id).changes > 0,
   };
 }

@@ -2,7 +2,7 @@
  * The durable job loop (DESIGN §7). Delivery policy lives here — claiming, leases, retries with
  * exponential backoff and jitter, dead jobs — and knows nothing about what a job does.
  *
- * - `enqueue` inserts a row; call it inside the business `db.tx` (outbox): the job exists iff the change does.
+ * - `enqueueJob` inserts a row; call it inside the business unit (db.unit, outbox): the job exists iff the change does.
  * - Each job type has its own handler and its own concurrency, so a slow webhook receiver never starves
  *   message dispatch.
  * - A claim sets `lease_until` (and `run_at`, to the same time: expired leases are then found by the index
@@ -199,7 +199,8 @@ export function createQueue({
   };
   const { capacity, hasRoom, take: takeSlots, free: freeSlots, runningIn } = workerSlots({ handlers, workers, onGroupFreed: markFreed });
 
-  function enqueue(input: EnqueueInput): string {
+  /** What enqueue decides before it writes: the job's row, and whether it is handed over (`handOver`). */
+  function planJob(input: EnqueueInput, inUnit: () => boolean) {
     const id = newId();
     const t = now().getTime();
     const runAt = input.runAt?.getTime() ?? t;
@@ -210,20 +211,43 @@ export function createQueue({
     const payload = JSON.stringify(input.payload);
     const maxAttempts = input.maxAttempts ?? handler?.maxAttempts ?? defaultMaxAttempts;
     const hold = handler?.anchor && input.groupKey !== undefined ? input.hold : undefined;
-    if (
-      handler?.handle &&
-      started &&
-      !stopping &&
-      runAt <= t &&
-      store.inTransaction() &&
-      hasRoom(input.type, groupKey) &&
-      handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold })
-    )
-      return id;
-    if (hold) hold({ token: null, until: runAt });
-    else store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
-    wake(input.type, runAt, groupKey);
+    const handedOver =
+      handler?.handle && started && !stopping && runAt <= t && inUnit() && hasRoom(input.type, groupKey)
+        ? handOver({ id, type: input.type, payload, maxAttempts, groupKey, t, hold })
+        : null;
+    return { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver };
+  }
+
+  /** After a job's row is written as pending (or its hold as due): its type or group is worth a claim then. */
+  function enqueued(type: string, runAt: number, groupKey: string | null): void {
+    wake(type, runAt, groupKey);
     if (started) nudge();
+  }
+
+  async function enqueueJob(input: EnqueueInput): Promise<string> {
+    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, db.inUnit);
+    if (handedOver) {
+      if (!handedOver.held) await store.insertClaimed(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
+      handedOver.stored();
+      return id;
+    }
+    if (hold) hold({ token: null, until: runAt });
+    else await store.insertPending(id, input.type, payload, runAt, maxAttempts, groupKey, t);
+    enqueued(input.type, runAt, groupKey);
+    return id;
+  }
+
+  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
+  function enqueue(input: EnqueueInput): string {
+    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);
+    if (handedOver) {
+      if (!handedOver.held) store.insertClaimedSync(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
+      handedOver.stored();
+      return id;
+    }
+    if (hold) hold({ token: null, until: runAt });
+    else store.insertPendingSync(id, input.type, payload, runAt, maxAttempts, groupKey, t);
+    enqueued(input.type, runAt, groupKey);
     return id;
   }
 
@@ -232,12 +256,14 @@ export function createQueue({
    * already claimed by this process and started once that transaction is durable — no claim UPDATE, no
    * pump, and it runs one sync after its enqueue instead of two. If the transaction is undone the slots
    * are given back; if the process dies first, the row is a claimed job whose lease expires (or that
-   * `releaseOrphans` gives back at the next start), as after any claim.
+   * `releaseOrphans` gives back at the next start), as after any claim. Returns null when the job is not
+   * handed over; else the job, whether its hold is on its anchor's row (else the caller writes its jobs row,
+   * leased to the job's token) and `stored`, to call once that row is written.
    */
   type HandOver = { id: string; type: string; payload: string; maxAttempts: number; groupKey: string | null; t: number; hold?: EnqueueInput["hold"] };
   const handovers = new Set<Promise<void>>(); // not started yet: drain() waits for them too
   const heldOnRow = new WeakSet<Job>(); // running jobs whose hold is on their anchor's row, not in a jobs row
-  function handOver({ id, type, payload, maxAttempts, groupKey, t, hold }: HandOver): boolean {
+  function handOver({ id, type, payload, maxAttempts, groupKey, t, hold }: HandOver): { job: Job; held: boolean; stored: () => void } | null {
     const token = leaseToken();
     const job: Job = { id, type, payload: JSON.parse(payload), attempts: 1, maxAttempts, groupKey, runAt: t + leaseMs, leaseToken: token };
     let resolve!: () => void;
@@ -263,16 +289,15 @@ export function createQueue({
         },
       );
     } catch {
-      return false; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
+      return null; // not inside one of our transactions (a raw BEGIN): an ordinary pending job
     }
     handovers.add(settled);
     takeSlots(type, groupKey);
     if (hold) {
       heldOnRow.add(job);
       hold({ token, until: job.runAt });
-    } else store.insertClaimed(id, type, payload, job.runAt, token, maxAttempts, groupKey, t);
-    stored = true;
-    return true;
+    }
+    return { job, held: !!hold, stored: () => (stored = true) };
   }
 
   /**
@@ -287,7 +312,7 @@ export function createQueue({
     const anchor = handlers.get(r.type)!.anchor!;
     if (!(await anchor.release(r.payload, r.token, to.status === "due" ? to.runAt : null))) return false;
     if (to.status !== "due")
-      store.insertUnheld(
+      await store.insertUnheld(
         r.id,
         r.type,
         JSON.stringify(to.payload ?? r.payload),
@@ -306,7 +331,7 @@ export function createQueue({
   /** A job this process holds, given back to run again at once (stopping): its attempt is not counted. */
   async function giveBack(job: Job): Promise<void> {
     if (heldOnRow.has(job)) await unhold({ ...job, token: job.leaseToken }, { status: "due", runAt: now().getTime(), attempts: job.attempts - 1, error: null });
-    else store.release(now().getTime(), job.id, job.leaseToken);
+    else await store.release(now().getTime(), job.id, job.leaseToken);
   }
 
   /** Gives-back started outside a unit (a job that became durable, or was to start, while stopping): stop() waits for them. */
@@ -325,7 +350,7 @@ export function createQueue({
   /** The groups of a grouped type with due jobs, oldest first: in jobs rows and on its anchor's rows. */
   async function dueGroups(type: string, t: number): Promise<string[]> {
     const first = new Map<string, number>();
-    for (const g of store.pendingGroups(type)) first.set(g.group_key, g.first);
+    for (const g of await store.pendingGroups(type)) first.set(g.group_key, g.first);
     for (const g of (await handlers.get(type)!.anchor?.groups()) ?? [])
       if (g.first !== null) first.set(g.groupKey, Math.min(g.first, first.get(g.groupKey) ?? Infinity));
     return [...first]
@@ -336,7 +361,7 @@ export function createQueue({
 
   /** When a type's next job is due (its jobs rows and its anchor's rows not held), or null. */
   async function nextDueOf(type: string): Promise<number | null> {
-    let due = store.nextDueOfType(type) ?? Infinity;
+    let due = (await store.nextDueOfType(type)) ?? Infinity;
     for (const g of (await handlers.get(type)!.anchor?.groups()) ?? []) if (g.first !== null) due = Math.min(due, g.first);
     return due === Infinity ? null : due;
   }
@@ -351,14 +376,14 @@ export function createQueue({
     const claimed: Job[] = [];
     const taken = new Map<string, number>(); // group -> claimed in this call
     const roomOf = (g: string) => perGroup - runningIn(type, g) - (taken.get(g) ?? 0);
-    const claimIds = (ids: string[]) => {
-      if (ids.length) for (const r of store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
+    const claimIds = async (ids: string[]) => {
+      if (ids.length) for (const r of await store.claimIds(t + leaseMs, token, t, JSON.stringify(ids))) claimed.push(toJob(r));
     };
     const take = (g: string, n: number) => taken.set(g, (taken.get(g) ?? 0) + n);
     /** Claims up to `room` due jobs of group `g`; returns how many. */
     const claimGroup = async (g: string, room: number): Promise<number> => {
-      const ids = store.groupDueIds(type, g, t, room).map((r) => r.id);
-      claimIds(ids);
+      const ids = (await store.groupDueIds(type, g, t, room)).map((r) => r.id);
+      await claimIds(ids);
       let n = ids.length;
       if (handler.anchor && n < room)
         for (const payload of await handler.anchor.claim(g, t, room - n, token, t + leaseMs)) {
@@ -397,12 +422,12 @@ export function createQueue({
     // run_at order that skips the full groups: that walked their whole backlog (1.6–6 ms a pass with 20,000–
     // 35,000 dispatches queued for one account, on every full pass; ~0.2 s at a million-message campaign).
     const expired: string[] = [];
-    for (const r of store.expiredLeases(type, t, limit - claimed.length)) {
+    for (const r of await store.expiredLeases(type, t, limit - claimed.length)) {
       if (r.group_key !== null && roomOf(r.group_key) <= 0) continue;
       expired.push(r.id);
       if (r.group_key !== null) take(r.group_key, 1);
     }
-    claimIds(expired);
+    await claimIds(expired);
     for (const g of await dueGroups(type, t)) {
       if (claimed.length >= limit) break;
       const room = Math.min(roomOf(g), limit - claimed.length);
@@ -416,8 +441,8 @@ export function createQueue({
     const t = now().getTime();
     const token = leaseToken();
     const perGroup = handlers.get(type)?.groupConcurrency;
-    const jobs = await db.join(() =>
-      perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : store.claimDue(t + leaseMs, token, t, type, limit).map(toJob),
+    const jobs = await db.join(async () =>
+      perGroup ? claimGrouped(type, limit, perGroup, t, token, scan) : (await store.claimDue(t + leaseMs, token, t, type, limit)).map(toJob),
     );
     // Room filled: more may be due. (Not after a claim of the freed groups alone, scan false: their hints are
     // complete — a group cut short keeps its own — and a scan would walk every group once per finished job.)
@@ -477,9 +502,9 @@ export function createQueue({
    */
   async function runInline(type: string, handler: JobHandler, limit: number, full: boolean): Promise<number> {
     const t = now().getTime();
-    if (full) store.requeueExpiredInline(t, type);
-    const rows = store.dueInline(type, t, limit);
-    // A group's background slice bounds the run too (db.batch).
+    if (full) await store.requeueExpiredInline(t, type);
+    const rows = await store.dueInline(type, t, limit);
+    // A group's background slice bounds the run too (db.unit's background items).
     const spent = sliceTimer();
     let ran = 0;
     for (const r of rows) {
@@ -500,25 +525,25 @@ export function createQueue({
       };
       let outcome: JobOutcome;
       try {
-        outcome = await db.attempt(async () => {
+        outcome = await db.unit(async () => {
           const o = await handler.inline!(job);
           if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
           return o;
         });
       } catch (e) {
         const { error, retryAt } = failedAttempt(job, handler, e, t);
-        if (retryAt === null) store.markInlineDead(error, t, job.id);
+        if (retryAt === null) await store.markInlineDead(error, t, job.id);
         else {
-          store.rescheduleInline(retryAt, error, 1, t, null, job.id);
+          await store.rescheduleInline(retryAt, error, 1, t, null, job.id);
           wake(type, retryAt, job.groupKey);
         }
         continue;
       }
-      if (!outcome) store.deleteInline(job.id);
-      else if ("dead" in outcome) store.markInlineDead(outcome.dead, t, job.id);
+      if (!outcome) await store.deleteInline(job.id);
+      else if ("dead" in outcome) await store.markInlineDead(outcome.dead, t, job.id);
       else {
         const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
-        store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
+        await store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
         wake(type, outcome.retryAt.getTime(), job.groupKey);
       }
     }
@@ -539,14 +564,13 @@ export function createQueue({
       if (continued.has(type) || stopping) continue;
       const ended = () => continued.get(type) === run && continued.delete(type);
       const run: Promise<unknown> = db
-        .batch(
-          () => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false),
-          () => {
+        .unit(() => runInline(type, handlers.get(type)!, Math.max(1, capacity(type)), false), {
+          onCommit: () => {
             ended();
             continueInline();
           },
-          true,
-        )
+          background: true,
+        })
         .catch((e) => {
           ended();
           log.error({ err: e, type }, "inline jobs failed");
@@ -573,19 +597,19 @@ export function createQueue({
     if ("thrown" in result) {
       const t = now().getTime();
       const { error, retryAt } = failedAttempt(job, handler, result.thrown, t);
-      if (retryAt === null) store.markDead(error, t, job.id, job.leaseToken);
+      if (retryAt === null) await store.markDead(error, t, job.id, job.leaseToken);
       else {
-        store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
+        await store.reschedule(retryAt, error, 0, t, null, job.id, job.leaseToken);
         wake(job.type, retryAt, job.groupKey);
       }
       return;
     }
     const outcome = result.outcome;
-    if (!outcome) store.deleteDone(job.id, job.leaseToken);
-    else if ("dead" in outcome) store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
+    if (!outcome) await store.deleteDone(job.id, job.leaseToken);
+    else if ("dead" in outcome) await store.markDead(outcome.dead, now().getTime(), job.id, job.leaseToken);
     else if ("writes" in outcome) throw new Error("a writes() outcome must return a final outcome");
     else {
-      store.reschedule(
+      await store.reschedule(
         outcome.retryAt.getTime(),
         outcome.error ?? null,
         outcome.countAttempt === false ? 1 : 0,
@@ -745,7 +769,7 @@ export function createQueue({
       .filter(([, room]) => room > 0);
     if (!wanted.length) return 0;
     // (A group-commit item may run twice: counted inside it, from zero each time.)
-    const { claimed, inline } = await db.batch(
+    const { claimed, inline } = await db.unit(
       async () => {
         let ran = 0;
         const jobs: Job[][] = [];
@@ -756,8 +780,7 @@ export function createQueue({
         }
         return { claimed: jobs, inline: ran };
       },
-      continueInline,
-      true,
+      { onCommit: continueInline, background: true },
     );
     let startedJobs = inline;
     for (const batch of claimed) {
@@ -765,7 +788,7 @@ export function createQueue({
         if (stopping) {
           // Claimed while stopping: give the job back now rather than after its lease expires.
           freeSlots(job.type, job.groupKey);
-          store.release(now().getTime(), job.id, job.leaseToken);
+          giveBackLater(job);
           idleUntil.delete(job.type);
           continue;
         }
@@ -874,9 +897,20 @@ export function createQueue({
     }
   }
 
+  /** After `jobs retry`: the job is pending again, due now. */
+  function retried(done: boolean): boolean {
+    if (done) {
+      idleUntil.clear();
+      nudge();
+    }
+    return done;
+  }
+
   return {
     enqueue,
-    cancel: (id) => store.cancelPending(id),
+    enqueueJob,
+    cancel: (id) => store.cancelPendingSync(id),
+    cancelJob: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
       if (handler.anchor && !(handler.handle && handler.groupConcurrency)) throw new Error(`job type ${type}: an anchor needs handle and groupConcurrency`);
@@ -884,10 +918,13 @@ export function createQueue({
     },
     start() {
       // Rows of grouped types without a group (an older version enqueued them so) get one of their own:
-      // the claim's scan finds groups, not rows. Once per start; a no-op when there are none.
-      db.tx(() => {
-        for (const [type, h] of handlers) if (h.groupConcurrency) store.groupUngrouped(type);
-      });
+      // the claim's scan finds groups, not rows. Once per start; a no-op when there are none. Its unit is
+      // queued before the first pump's claims (nudge: the next macrotask), so it commits before or with them.
+      void db
+        .unit(async () => {
+          for (const [type, h] of handlers) if (h.groupConcurrency) await store.groupUngrouped(type);
+        })
+        .catch((e) => log.error({ err: e }, "jobs without a group not grouped"));
       started = true;
       stopping = false;
       nudge();
@@ -911,7 +948,7 @@ export function createQueue({
       freed.clear();
       groupDueAt.clear();
       const t = now().getTime();
-      let n = store.releaseAllRunning(t);
+      let n = await store.releaseAllRunning(t);
       await db.unit(async () => {
         for (const type of handlers.keys()) n += await sweepHolds(type, Number.MAX_SAFE_INTEGER, true);
       });
@@ -919,19 +956,19 @@ export function createQueue({
     },
     drain,
     list({ dead, type, limit = 100 }) {
+      return store.listSync(dead ? "dead" : null, type ?? null, limit);
+    },
+    listJobs({ dead, type, limit = 100 }) {
       return store.list(dead ? "dead" : null, type ?? null, limit);
     },
     retry(id) {
-      const t = now().getTime();
-      const retried = store.retryDead(id, t);
-      if (retried) {
-        idleUntil.clear();
-        nudge();
-      }
-      return retried;
+      return retried(store.retryDeadSync(id, now().getTime()));
+    },
+    async retryJob(id) {
+      return retried(await store.retryDead(id, now().getTime()));
     },
     async stats() {
-      const rows = store.countsByTypeAndStatus();
+      const rows = await store.countsByTypeAndStatus();
       const out: Record<string, { pending: number; running: number; dead: number }> = {};
       for (const r of rows) {
         out[r.type] ??= { pending: 0, running: 0, dead: 0 };

@@ -36,7 +36,7 @@ export type JobHandler<P = Record<string, unknown>> = (
   | {
       /**
        * For a job that only writes to the database (no network I/O; it may await its stores): runs inside
-       * the transaction that takes it (db.attempt), with the job's own delete / reschedule. No claim
+       * the transaction that takes it (a nested db.unit), with the job's own delete / reschedule. No claim
        * UPDATE, no lease, no second transaction, and its effect and its removal commit together. Returns
        * the final outcome (not a `writes`); a throw rolls its writes back and counts as a failed attempt.
        */
@@ -106,7 +106,9 @@ export interface EnqueueInput {
 }
 
 export interface Queue {
-  /** Inserts a job; call inside the business transaction. Returns the job id. */
+  /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
+  enqueueJob(input: EnqueueInput): Promise<string>;
+  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
   enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
   start(): void;
@@ -116,6 +118,8 @@ export interface Queue {
    * Deletes a job that has not started (pending); call inside the business transaction. Returns false when
    * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
    */
+  cancelJob(id: string): Promise<boolean>;
+  /** NB! Synchronous twin of cancelJob, for callers inside synchronous transactions: delete it with them. */
   cancel(id: string): boolean;
   /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
   nudge(): void;
@@ -126,6 +130,10 @@ export interface Queue {
   releaseOrphans(): Promise<number>;
   /** Runs every due job to completion (tests and benchmarks drive the loop synchronously with this). */
   drain(opts?: { timeoutMs?: number }): Promise<number>;
+  listJobs(opts: { dead?: boolean; type?: string; limit?: number }): Promise<JobRow[]>;
+  /** A dead job pending again, due now; false when there is no such dead job. */
+  retryJob(id: string): Promise<boolean>;
+  /** NB! Synchronous twins of listJobs and retryJob, for callers not converted yet: delete them with those. */
   list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
   retry(id: string): boolean;
   stats(): Promise<Record<string, { pending: number; running: number; dead: number }>>;
