@@ -128,5 +128,10 @@ export async function updateByIdReturning<T extends Table>(
   changes: Partial<T["$inferSelect"]>,
 ): Promise<Record<string, unknown> | null> {
   const plan = updatePlan(table, changes);
-  return plan ? await db.sql(`${plan.sql} RETURNING *`).get(...(plan.values as Param[]), id) : null;
+  if (!plan) return null;
+  let text = returning.get(plan.sql);
+  if (text === undefined) returning.set(plan.sql, (text = `${plan.sql} RETURNING *`));
+  return await db.sql(text).get(...(plan.values as Param[]), id);
 }
+/** Each cached UPDATE's `… RETURNING *` text, built once (a fresh string per call would be hashed per lookup). */
+const returning = new Map<string, string>();
