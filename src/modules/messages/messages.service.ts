@@ -7,8 +7,8 @@
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
  *
  * The asynchronous store contract (issue 35, DESIGN §15): the send path, inbound application and the reports
- * await their stores. What code outside this module, or a synchronous transaction, still calls without
- * waiting keeps a synchronous function here, each marked `NB!`.
+ * await their stores; nothing here reads or writes storage synchronously. What code outside this module still
+ * calls without waiting keeps a synchronous twin here (accountsFor), marked `NB!`.
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
@@ -683,7 +683,7 @@ export async function createOutboundMessage(
 ): Promise<MessageRow> {
   const { db, events, now } = deps;
   // Joins the caller's unit: a caller that catches a throw and goes on (the campaign engine, on a 402)
-  // wraps the call in db.attempt itself.
+  // wraps the call in a unit of its own (a savepoint).
   return db.join(async () => {
     const id = newId();
     const { priceType, unitPrice } = m.price;
