@@ -49,7 +49,10 @@ async function createUnsubscribeModule({ db, events, now, config }: UnsubscribeN
   // A random secret per appliance, generated at first use and kept (never a constant; survives restarts).
   const keys = new Map<number, ReturnType<typeof deriveUnsubscribeKey>>();
   for (const [version, key] of Object.entries(SECRET_KEYS))
-    keys.set(Number(version), deriveUnsubscribeKey(await claimAdapterValue(db, "unsubscribe", key, () => randomBytes(32).toString("base64url")), Number(version)));
+    keys.set(
+      Number(version),
+      deriveUnsubscribeKey(await claimAdapterValue(db, "unsubscribe", key, () => randomBytes(32).toString("base64url")), Number(version)),
+    );
   const tokens = createUnsubscribeTokens({ keys, current: CURRENT_VERSION });
   const base = config.server.public_url.replace(/\/+$/, "");
   return {
