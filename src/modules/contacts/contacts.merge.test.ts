@@ -368,7 +368,7 @@ describe("links that name a merged-away contact", () => {
     const a = await upsert({ identities: [{ channel: "email", value: "chain-a@example.com" }], optIn: true });
     const b = await upsert({ identities: [{ channel: "email", value: "chain-b@example.com" }] });
     const c = await upsert({ identities: [{ channel: "email", value: "chain-c@example.com" }] });
-    const u = unsubscribeFor({ db: app.deps.db, events: app.deps.events, now: app.deps.now, config: app.config });
+    const u = await unsubscribeFor({ db: app.deps.db, events: app.deps.events, now: app.deps.now, config: app.config });
     const link = (contactId: string) => new URL(u.url({ companyId: app.company.id, contactId, channel: "email" })!).pathname;
     const oneClick = (path: string) =>
       app.app.handle(

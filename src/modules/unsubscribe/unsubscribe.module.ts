@@ -1,10 +1,10 @@
 /**
  * The unsubscribe module of one app (DESIGN §20): its tokens, built from a secret kept in the database, and
- * the one-click opt-out. Built once per connection (like social.module.ts), eagerly by the routes, so the secret is
- * claimed before any send reads it inside a read-only snapshot.
+ * the one-click opt-out. Built once per connection (like social.module.ts), asynchronously (the secret is read,
+ * or claimed, from the database first); the routes start building it, and a send awaits the same promise.
  */
 import { randomBytes } from "node:crypto";
-import { claimAdapterState } from "../../channels/adapter-state";
+import { claimAdapterValue } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
 import { getCompany } from "../companies/companies.service";
@@ -22,7 +22,7 @@ export const UNSUBSCRIBE_PATH = "/u";
 const SECRET_KEYS: Record<number, string> = { 1: "secret_v1" };
 const CURRENT_VERSION = 1;
 
-export type UnsubscribeLinks = Pick<ReturnType<typeof createUnsubscribeModule>, "url">;
+export type UnsubscribeLinks = Pick<Awaited<ReturnType<typeof createUnsubscribeModule>>, "url">;
 
 /** What the module needs of the app. */
 export interface UnsubscribeNeeds {
@@ -35,23 +35,24 @@ export interface UnsubscribeNeeds {
 // One per connection: the app's db, events and config come together (its secret is claimed once).
 const instances = new WeakMap<Db, ReturnType<typeof createUnsubscribeModule>>();
 
-export function unsubscribeFor(needs: UnsubscribeNeeds) {
+export function unsubscribeFor(needs: UnsubscribeNeeds): ReturnType<typeof createUnsubscribeModule> {
   let u = instances.get(needs.db);
-  if (!u) instances.set(needs.db, (u = createUnsubscribeModule(needs)));
+  if (!u) {
+    instances.set(needs.db, (u = createUnsubscribeModule(needs)));
+    // A database that failed (a restart of it) must not leave a refused promise behind for every later send.
+    u.catch(() => instances.delete(needs.db));
+  }
   return u;
 }
 
-function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) {
+async function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) {
   // A random secret per appliance, generated at first use and kept (never a constant; survives restarts).
-  const keys = new Map(
-    Object.entries(SECRET_KEYS).map(([version, key]) => [
+  const keys = new Map<number, ReturnType<typeof deriveUnsubscribeKey>>();
+  for (const [version, key] of Object.entries(SECRET_KEYS))
+    keys.set(
       Number(version),
-      deriveUnsubscribeKey(
-        claimAdapterState(db, "unsubscribe", key, () => randomBytes(32).toString("base64url")),
-        Number(version),
-      ),
-    ]),
-  );
+      deriveUnsubscribeKey(await claimAdapterValue(db, "unsubscribe", key, () => randomBytes(32).toString("base64url")), Number(version)),
+    );
   const tokens = createUnsubscribeTokens({ keys, current: CURRENT_VERSION });
   const base = config.server.public_url.replace(/\/+$/, "");
   return {

@@ -56,7 +56,8 @@ const donePage = (company: string | undefined) =>
   page("Unsubscribed", `<h1>You are unsubscribed</h1><p>You will no longer receive e-mail${company ? ` from ${escapeHtml(company)}` : ""}.</p>`);
 
 export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimiter; config: { server: { public_url: string; trusted_proxies: string[] } } }) => {
-  const u = unsubscribeFor(deps);
+  const building = unsubscribeFor(deps);
+  building.catch(() => {}); // a request awaits it again (and sees its error)
   const trusted = compileRanges(deps.config.server.trusted_proxies);
   const limit = async (request: Request, peer: string | undefined) => {
     const ip = clientIp({ peer, forwardedFor: request.headers.get("x-forwarded-for"), trusted }) ?? "unknown";
@@ -70,6 +71,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
         await limit(request, server?.requestIP(request)?.address);
+        const u = await unsubscribeFor(deps);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.exists(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(confirmPage(await u.companyName(ref)), 200);
@@ -80,6 +82,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
         await limit(request, server?.requestIP(request)?.address);
+        const u = await unsubscribeFor(deps);
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.optOut(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(donePage(await u.companyName(ref)), 200);
