@@ -12,7 +12,7 @@
  */
 import { Database } from "bun:sqlite";
 import { storeDb, type Db, type Param, type StoreDb } from "../../db/client";
-import { compactParams, engineOf, jsonTable, jsonValues, perEngine } from "../../db/dialect";
+import { compactParams, jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import type { CountQuery, CountSource } from "./audience-count";
 import type { ResolvedFilter } from "./audience-filter";
 import { compileFilter } from "./audience-filter.repository";
