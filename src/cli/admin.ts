@@ -209,7 +209,7 @@ export function balanceCommand(args: string[]): void | Promise<void> {
   });
 }
 
-export function jobsCommand(args: string[]): void {
+export function jobsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "list") {
     const { values } = parse(
@@ -217,8 +217,8 @@ export function jobsCommand(args: string[]): void {
       { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } },
       "switchboard jobs list [--dead] [--json]",
     );
-    withDeps(values.config, (deps) => {
-      const rows = deps.queue.list({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
+    return withDeps(values.config, async (deps) => {
+      const rows = await deps.queue.listJobs({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
       print(
         values.json,
         rows,
@@ -229,11 +229,12 @@ export function jobsCommand(args: string[]): void {
     const { values, positionals } = parse(rest, {}, "switchboard jobs retry ID");
     const id = positionals[0];
     if (!id) throw new UsageError("usage: switchboard jobs retry ID");
-    withDeps(values.config, (deps) => {
-      if (!deps.queue.retry(id)) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
+    return withDeps(values.config, async (deps) => {
+      if (!(await deps.queue.retryJob(id))) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
       process.stdout.write(`Job ${id} queued again; a running appliance picks it up within a second\n`);
     });
-  } else throw new UsageError("usage: switchboard jobs list|retry");
+  }
+  throw new UsageError("usage: switchboard jobs list|retry");
 }
 
 /**

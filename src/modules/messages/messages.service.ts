@@ -701,10 +701,10 @@ export async function createOutboundMessage(
     if (m.scheduledAt)
       // Outbox: the due job exists iff the message does. An ordinary (durable) jobs row, so one that fell due
       // while the appliance was down runs at start-up; the dispatch job is enqueued only when it is due.
-      deps.queue.enqueue({ type: SCHEDULED_SEND_JOB, payload: { messageId: id }, runAt: m.scheduledAt });
+      await deps.queue.enqueueJob({ type: SCHEDULED_SEND_JOB, payload: { messageId: id }, runAt: m.scheduledAt });
     // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
     else
-      deps.queue.enqueue({
+      await deps.queue.enqueueJob({
         type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB,
         payload: { messageId: id },
         groupKey: m.channelAccountId,
@@ -874,7 +874,7 @@ export async function applyProviderStatus(
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
       if (unknown) unknown.push(event);
       else
-        deps.queue.enqueue({
+        await deps.queue.enqueueJob({
           type: SCHEDULED_INBOUND_JOB,
           payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] },
           runAt: new Date(deps.now().getTime() + 500),
@@ -912,7 +912,7 @@ async function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, account
   );
 }
 
-function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: Schedule[]): void {
+async function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: Schedule[]): Promise<void> {
   for (let i = 0; i < schedules.length; i += REPORTS_PER_JOB) {
     const byTime = new Map<number, InboundEvent[]>();
     for (const schedule of schedules.slice(i, i + REPORTS_PER_JOB))
@@ -922,7 +922,7 @@ function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: S
         else byTime.set(at, [...events]);
       }
     const schedule = [...byTime].sort((a, b) => a[0] - b[0]).map(([at, events]) => ({ at, events }));
-    deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule }, runAt: new Date(schedule[0]!.at) });
+    await deps.queue.enqueueJob({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule }, runAt: new Date(schedule[0]!.at) });
   }
 }
 

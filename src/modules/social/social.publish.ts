@@ -54,7 +54,7 @@ export function createPublishEngine({
   /** A signed public link to our media, for platforms that only pull from URLs. */
   mediaLink: (companyId: string, mediaId: string) => string;
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
-  onPublished: (accountId: string, publishedAt: Date) => void;
+  onPublished: (accountId: string, publishedAt: Date) => Promise<void>;
 }) {
   /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a unit. */
   async function settlePost(postId: string): Promise<void> {
@@ -91,7 +91,7 @@ export function createPublishEngine({
         errorMessage: null,
         updatedAt: now(),
       });
-      onPublished(target.accountId, result.publishedAt);
+      await onPublished(target.accountId, result.publishedAt);
       await settlePost(target.postId);
     });
   }

@@ -909,7 +909,6 @@ export function createQueue({
   return {
     enqueue,
     enqueueJob,
-    cancel: (id) => store.cancelPendingSync(id),
     cancelJob: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
@@ -955,14 +954,8 @@ export function createQueue({
       return n;
     },
     drain,
-    list({ dead, type, limit = 100 }) {
-      return store.listSync(dead ? "dead" : null, type ?? null, limit);
-    },
     listJobs({ dead, type, limit = 100 }) {
       return store.list(dead ? "dead" : null, type ?? null, limit);
-    },
-    retry(id) {
-      return retried(store.retryDeadSync(id, now().getTime()));
     },
     async retryJob(id) {
       return retried(await store.retryDead(id, now().getTime()));

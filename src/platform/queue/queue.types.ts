@@ -108,7 +108,10 @@ export interface EnqueueInput {
 export interface Queue {
   /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
   enqueueJob(input: EnqueueInput): Promise<string>;
-  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
+  /**
+   * NB! Synchronous twin of enqueueJob, for the last caller inside a synchronous transaction (contact imports'
+   * applyRows, contacts' core): delete it with that.
+   */
   enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
   start(): void;
@@ -119,8 +122,6 @@ export interface Queue {
    * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
    */
   cancelJob(id: string): Promise<boolean>;
-  /** NB! Synchronous twin of cancelJob, for callers inside synchronous transactions: delete it with them. */
-  cancel(id: string): boolean;
   /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
   nudge(): void;
   /**
@@ -133,9 +134,6 @@ export interface Queue {
   listJobs(opts: { dead?: boolean; type?: string; limit?: number }): Promise<JobRow[]>;
   /** A dead job pending again, due now; false when there is no such dead job. */
   retryJob(id: string): Promise<boolean>;
-  /** NB! Synchronous twins of listJobs and retryJob, for callers not converted yet: delete them with those. */
-  list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
-  retry(id: string): boolean;
   stats(): Promise<Record<string, { pending: number; running: number; dead: number }>>;
   /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
   oldestDueAgeMs(): Promise<Record<string, number>>;
