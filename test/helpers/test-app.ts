@@ -111,7 +111,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const balance = parseMicros(opts.balance ?? "100.000000")!;
   if (balance > 0 && !existing) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "test credit" });
   const { key, apiKey } = await createApiKey({ db: deps.db, now: deps.now, companyId: company.id, name: "admin", scopes: ["*"] });
-  wireModules(deps);
+  await wireModules(deps);
   const app = createApp(deps);
   const emitted = opts.recordEvents === false ? () => [] : recordEmitted(deps);
 

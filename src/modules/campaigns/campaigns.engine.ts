@@ -23,7 +23,7 @@ import { AppError } from "../../platform/errors";
 import type { DomainEvent } from "../../platform/events/events";
 import { parseMicros } from "../../platform/money";
 import type { Deps } from "../../deps";
-import { audienceMembers, audiencePageSync, resolveAudienceSync } from "../contacts/contacts.audience";
+import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
 import { filterContextOf } from "../segments/segments.service";
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
@@ -92,15 +92,15 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
   async function resolvePage(c: CampaignRow): Promise<void> {
     const first = c.resolveCursor === null;
-    const audience = resolveAudienceSync({
+    const audience = await resolveAudience({
       db,
       companyId: c.companyId,
       audience: audienceToResolve(c.audience),
       ignoreUnknown: true,
       // Relative times of a filter count back from the start: every page sees the same cut-offs.
-      filterContext: filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
+      filterContext: await filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
     });
-    const { members, last } = audiencePageSync({
+    const { members, last } = await audiencePage({
       db,
       companyId: c.companyId,
       audience,

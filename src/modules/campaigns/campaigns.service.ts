@@ -125,7 +125,7 @@ export function createCampaigns(deps: CampaignDeps) {
       db,
       companyId,
       audience: audienceToResolve({ ...input.audience, filter: segmentFilter ?? (input.audience as { filter?: unknown }).filter }),
-      filterContext: filterContextOf(deps as Deps, companyId),
+      filterContext: await filterContextOf(deps as Deps, companyId),
     });
     const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
     return { runtime, template, audience, askValues, headerMedia, price, scheduledAt, segmentFilter };

@@ -7,8 +7,7 @@
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
  *
  * The asynchronous store contract (issue 35, DESIGN §15): the send path, inbound application and the reports
- * await their stores; nothing here reads or writes storage synchronously. What code outside this module still
- * calls without waiting keeps a synchronous twin here (accountsFor), marked `NB!`.
+ * await their stores; nothing here reads or writes storage synchronously.
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
@@ -23,7 +22,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
-import { getCompany, getCompanySync } from "../companies/companies.service";
+import { getCompany } from "../companies/companies.service";
 import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
@@ -349,16 +348,6 @@ function listOf(deps: Deps, slug: string, companyId: string, channel?: string): 
 export async function accountsOf(deps: Deps, companyId: string, channel?: string): Promise<readonly AccountRuntime[]> {
   let slug = slugs.get(companyId);
   if (!slug) slugs.set(companyId, (slug = (await getCompany({ db: deps.db, id: companyId })).slug));
-  return listOf(deps, slug, companyId, channel);
-}
-
-/**
- * NB! Synchronous twin of accountsOf, transitional: GET /channels (channels.routes.ts), segments and sources
- * (other modules' files) still call it without awaiting. Deleted once they await accountsOf (issue 35).
- */
-export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
-  let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
   return listOf(deps, slug, companyId, channel);
 }
 
