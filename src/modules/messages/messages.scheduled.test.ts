@@ -400,9 +400,9 @@ describe("scheduled messages: the due job", () => {
       start: START,
       config: { channels: sandboxChannels().map((c) => (c.channel === "whatsapp" ? { ...c, max_per_second: 1000 } : c)) },
     });
-    const rate = app.deps.throttle.reserve.bind(app.deps.throttle);
+    const rate = app.deps.throttle.reserveSlot.bind(app.deps.throttle);
     const reserved: string[] = [];
-    app.deps.throttle.reserve = (account, perSecond, ahead) => (reserved.push(account), rate(account, perSecond, ahead));
+    app.deps.throttle.reserveSlot = (account, perSecond, ahead) => (reserved.push(account), rate(account, perSecond, ahead));
     for (let i = 0; i < 5; i++) await schedule(app, reminder(at(HOUR + i)));
     await app.deps.queue.drain();
     expect(reserved).toEqual([]);

@@ -1041,7 +1041,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   // one-to-one sends 5 s, so a draining campaign delays a one-to-one send by half a second at most.
   const rate = runtime.account.maxPerSecond;
   if (rate) {
-    const wait = deps.throttle.reserve(runtime.account.id, rate, job.type === BULK_DISPATCH_JOB ? 500 : 5000);
+    const wait = await deps.throttle.reserveSlot(runtime.account.id, rate, job.type === BULK_DISPATCH_JOB ? 500 : 5000);
     if (wait < 0) return { retryAt: new Date(deps.now().getTime() + 250), countAttempt: false };
     if (wait > 0) await Bun.sleep(wait);
   }
