@@ -50,7 +50,7 @@ export function createPublishEngine({
   now: () => Date;
   log: Pick<Logger, "warn" | "error">;
   /** Our media id → the stored file; undefined when it is gone. */
-  resolveMedia: (companyId: string, mediaId: string) => PublishMedia["file"] | undefined;
+  resolveMedia: (companyId: string, mediaId: string) => Promise<PublishMedia["file"] | undefined>;
   /** A signed public link to our media, for platforms that only pull from URLs. */
   mediaLink: (companyId: string, mediaId: string) => string;
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
@@ -135,7 +135,7 @@ export function createPublishEngine({
     const media: PublishMedia[] = [];
     for (const m of stored) {
       if (m.mediaId) {
-        const file = resolveMedia(post.companyId, m.mediaId);
+        const file = await resolveMedia(post.companyId, m.mediaId);
         if (!file) return await fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
         // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
         media.push(
