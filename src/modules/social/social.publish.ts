@@ -52,7 +52,7 @@ export function createPublishEngine({
   /** Our media id → the stored file; undefined when it is gone. */
   resolveMedia: (companyId: string, mediaId: string) => Promise<PublishMedia["file"] | undefined>;
   /** A signed public link to our media, for platforms that only pull from URLs. */
-  mediaLink: (companyId: string, mediaId: string) => string;
+  mediaLink: (companyId: string, mediaId: string) => Promise<string>;
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
   onPublished: (accountId: string, publishedAt: Date) => Promise<void>;
 }) {
@@ -139,7 +139,7 @@ export function createPublishEngine({
         if (!file) return await fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
         // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
         media.push(
-          publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) },
+          publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: await mediaLink(post.companyId, m.mediaId) },
         );
       } else media.push({ kind: m.kind, url: m.url });
     }
