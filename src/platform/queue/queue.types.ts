@@ -71,24 +71,24 @@ interface JobOptions<P> {
  * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
  * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
  * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
- * Its methods may answer with a promise (the asynchronous store contract); the queue awaits every answer.
+ * Its methods answer promises (the asynchronous store contract); the queue awaits every answer.
  */
 export interface JobAnchor<P = Record<string, unknown>> {
   /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
-  claim(group: string, now: number, limit: number, token: string, until: number): P[] | Promise<P[]>;
+  claim(group: string, now: number, limit: number, token: string, until: number): Promise<P[]>;
   /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
-  groups(): { groupKey: string; first: number | null }[] | Promise<{ groupKey: string; first: number | null }[]>;
+  groups(): Promise<{ groupKey: string; first: number | null }[]>;
   /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
-  renew(payload: P, token: string, until: number): boolean | Promise<boolean>;
+  renew(payload: P, token: string, until: number): Promise<boolean>;
   /**
    * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
    * anchor (`at` null: a jobs row takes the job over).
    */
-  release(payload: P, token: string, at: number | null): boolean | Promise<boolean>;
+  release(payload: P, token: string, at: number | null): Promise<boolean>;
   /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
-  expired(group: string, before: number, limit: number): { payload: P; token: string }[] | Promise<{ payload: P; token: string }[]>;
+  expired(group: string, before: number, limit: number): Promise<{ payload: P; token: string }[]>;
   /** Rows on the anchor now (every process's): due or waiting, and held. */
-  count(): { pending: number; running: number } | Promise<{ pending: number; running: number }>;
+  count(): Promise<{ pending: number; running: number }>;
 }
 
 export interface EnqueueInput {
