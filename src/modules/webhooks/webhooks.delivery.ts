@@ -132,8 +132,10 @@ export function createDeliveryEngine({
    * fan-out job naming the subscribed endpoints, so the request that caused the event writes two rows
    * however many endpoints there are; the fan-out job then creates one delivery and one delivery job per
    * endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
-   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue): emitters outside this
-   * module still emit inside synchronous transactions, which refuse a subscriber's promise (db.track).
+   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue): contacts' core still
+   * emits inside synchronous transactions (contacts.service.ts's db.within, contact imports' db.tx, the API
+   * guard's idem.commit for the contact upsert), which refuse a subscriber's promise (db.track). Make it
+   * async (insertMessage, subscriptionsOf, enqueueJob) once those emit in units, and delete the twins.
    */
   function onEvent(event: DomainEvent): void {
     const endpointIds = cache.matching(event.companyId, event.type);

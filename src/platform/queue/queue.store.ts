@@ -236,8 +236,9 @@ export function createQueueStore(dbIn: Db) {
       (await db.sql(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all()) as { type: string; status: string; n: number }[],
 
     /**
-     * NB! Synchronous twins, for the queue's synchronous enqueue that a caller outside the queue still uses
-     * (contact imports, inside their synchronous transaction; enqueueJob is its asynchronous replacement).
+     * NB! Synchronous twins, for the queue's synchronous enqueue that callers outside the queue still use
+     * (contact imports and the webhooks event subscriber, inside synchronous transactions; enqueueJob is its
+     * asynchronous replacement).
      * Delete them with that path.
      */
     inTransactionSync: (): boolean => sqlite.inTransaction,

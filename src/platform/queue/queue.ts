@@ -237,7 +237,10 @@ export function createQueue({
     return id;
   }
 
-  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
+  /**
+   * NB! Synchronous twin of enqueueJob, for the last callers inside synchronous transactions (contact imports'
+   * applyRows; the webhooks event subscriber, for contacts' emitters): delete it with them.
+   */
   function enqueue(input: EnqueueInput): string {
     const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);
     if (handedOver) {
