@@ -74,7 +74,7 @@ export function companiesCommand(args: string[]): void | Promise<void> {
         if (balance > 0) await deps.ledger.credit({ companyId: company.id, amount: balance, description: "starting balance" });
         // Its sandbox accounts (configured before the company existed) ship hello_world now, not at the
         // running appliance's next restart.
-        seedSandboxTemplates(deps);
+        await seedSandboxTemplates(deps);
         return company;
       });
       const out = { id: company.id, slug, name: company.name, balance: { amount: formatMicros(balance), unit: deps.config.billing.currency } };

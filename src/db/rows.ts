@@ -115,3 +115,23 @@ export async function updateById<T extends Table>(
   const plan = updatePlan(table, changes);
   if (plan) await db.sql(plan.sql).run(...(plan.values as Param[]), id);
 }
+
+/**
+ * `updateById` that answers the row as the change left it (`… RETURNING *`, raw: `mapRow` it when needed), or
+ * null when no column of the table changed or no row has that id. For a writer whose events' payload is the
+ * row (messages' status changes): the row comes back with the statement, no read of its own.
+ */
+export async function updateByIdReturning<T extends Table>(
+  db: { sql(text: string): Statement },
+  table: T,
+  id: string,
+  changes: Partial<T["$inferSelect"]>,
+): Promise<Record<string, unknown> | null> {
+  const plan = updatePlan(table, changes);
+  if (!plan) return null;
+  let text = returning.get(plan.sql);
+  if (text === undefined) returning.set(plan.sql, (text = `${plan.sql} RETURNING *`));
+  return await db.sql(text).get(...(plan.values as Param[]), id);
+}
+/** Each cached UPDATE's `… RETURNING *` text, built once (a fresh string per call would be hashed per lookup). */
+const returning = new Map<string, string>();

@@ -178,7 +178,7 @@ describe("URL-valued fields never reach loopback", () => {
         ],
       },
     });
-    ensureHelloWorld({ db: urlApp.deps.db, now: urlApp.deps.now, companyId: urlApp.company.id, account: { id: SMTP_ID, channel: "email" } });
+    await ensureHelloWorld({ db: urlApp.deps.db, now: urlApp.deps.now, companyId: urlApp.company.id, account: { id: SMTP_ID, channel: "email" } });
     await inbound(urlApp, "whatsapp", { phone: "+14155550101" }, "hi", 60_000);
   });
   afterAll(async () => {

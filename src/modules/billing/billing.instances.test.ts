@@ -19,7 +19,7 @@ afterAll(async () => {
   await a.close();
 });
 
-const count = (sql: string) => (a.deps.db.$client.query(sql).get() as { n: number }).n;
+const count = async (sql: string) => ((await a.deps.db.sql(sql).get()) as { n: number }).n;
 
 test("two instances take 80 priced sends at once for a balance of 30: exactly 30 accepted, the balance 0, the rest 402", async () => {
   const hello = { name: "hello_world", params: { "body.1": "Ann" } };
@@ -37,10 +37,10 @@ test("two instances take 80 priced sends at once for a balance of 30: exactly 30
   expect(await balanceOf(a)).toBe("0.000000");
   expect(await balanceOf(b)).toBe("0.000000");
   // Every accepted message paid once, and the ledger's running balance agrees with the row.
-  expect(count("SELECT count(*) AS n FROM messages")).toBe(30);
-  expect(count("SELECT count(*) AS n FROM ledger_entries WHERE kind = 'debit'")).toBe(30);
-  expect(count("SELECT min(balance_after) AS n FROM ledger_entries")).toBe(0);
-  expect(count("SELECT sum(amount) AS n FROM ledger_entries")).toBe(0);
+  expect(await count("SELECT count(*) AS n FROM messages")).toBe(30);
+  expect(await count("SELECT count(*) AS n FROM ledger_entries WHERE kind = 'debit'")).toBe(30);
+  expect(await count("SELECT min(balance_after) AS n FROM ledger_entries")).toBe(0);
+  expect(await count("SELECT sum(amount) AS n FROM ledger_entries")).toBe(0);
 });
 
 test("two instances meet one new address at once: one contact, one open conversation, every send accepted", async () => {
@@ -54,6 +54,6 @@ test("two instances meet one new address at once: one contact, one open conversa
   );
   expect(results.map((r) => r.status)).toEqual(Array(16).fill(202));
   expect(new Set(results.map((r) => r.body.data.contactId)).size).toBe(1);
-  expect(count("SELECT count(*) AS n FROM contact_identities WHERE value = '+14155553999'")).toBe(1);
-  expect(count(`SELECT count(*) AS n FROM conversations WHERE status = 'open' AND contact_id = '${results[0]!.body.data.contactId}'`)).toBe(1);
+  expect(await count("SELECT count(*) AS n FROM contact_identities WHERE value = '+14155553999'")).toBe(1);
+  expect(await count(`SELECT count(*) AS n FROM conversations WHERE status = 'open' AND contact_id = '${results[0]!.body.data.contactId}'`)).toBe(1);
 });

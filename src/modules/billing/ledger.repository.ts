@@ -3,40 +3,41 @@
  * transaction (the balance's change and its entry commit together); nothing here opens one.
  */
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { insertRow } from "../../db/rows";
+import { storeDb, type Db } from "../../db/client";
+import { insertInto } from "../../db/rows";
 import { ledgerEntries } from "./ledger.table";
 
 export type LedgerEntry = typeof ledgerEntries.$inferSelect;
 
-export function createLedgerStore(db: Db) {
+export function createLedgerStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   // Raw SQL: drizzle's prepared query spent 5 µs of the send path's ~150 mapping this one value.
-  const current = db.$client.prepare("SELECT amount FROM balances WHERE company_id = ?");
+  const current = db.sql("SELECT amount FROM balances WHERE company_id = ?");
   // The guard is the invariant: the row changes only when it stays >= 0 (a refused debit changes nothing).
-  const adjust = db.$client.prepare("UPDATE balances SET amount = amount + ?1 WHERE company_id = ?2 AND amount + ?1 >= 0 RETURNING amount");
-  const open = db.$client.prepare("INSERT INTO balances (company_id, amount) VALUES (?, 0) ON CONFLICT (company_id) DO NOTHING");
+  const adjust = db.sql("UPDATE balances SET amount = amount + ?1 WHERE company_id = ?2 AND amount + ?1 >= 0 RETURNING amount");
+  const open = db.sql("INSERT INTO balances (company_id, amount) VALUES (?, 0) ON CONFLICT (company_id) DO NOTHING");
   return {
     /** The company's balance (0 before its first entry). */
-    balance(companyId: string): number {
-      return (current.get(companyId) as { amount: number } | null)?.amount ?? 0;
+    async balance(companyId: string): Promise<number> {
+      return ((await current.get(companyId)) as { amount: number } | null)?.amount ?? 0;
     },
     /**
      * Adds `amount` (negative: a debit) to the balance unless that would take it below 0: the balance after,
      * or null (nothing changed). A company's first change opens its row.
      */
-    adjustBalance(companyId: string, amount: number): number | null {
-      const row = adjust.get(amount, companyId) as { amount: number } | null;
+    async adjustBalance(companyId: string, amount: number): Promise<number | null> {
+      const row = (await adjust.get(amount, companyId)) as { amount: number } | null;
       if (row) return row.amount;
       if (amount < 0) return null; // refused, or no row: a balance of 0 pays for nothing
-      open.run(companyId);
-      return (adjust.get(amount, companyId) as { amount: number }).amount;
+      await open.run(companyId);
+      return ((await adjust.get(amount, companyId)) as { amount: number }).amount;
     },
-    insertEntry(entry: LedgerEntry) {
-      insertRow(db, ledgerEntries, entry);
+    async insertEntry(entry: LedgerEntry): Promise<void> {
+      await insertInto(db, ledgerEntries, entry);
     },
     /** Newest first, keyset on id. */
     async entries({ companyId, limit, before }: { companyId: string; limit: number; before?: string }): Promise<LedgerEntry[]> {
-      return db
+      return await db
         .select()
         .from(ledgerEntries)
         .where(before ? and(eq(ledgerEntries.companyId, companyId), lt(ledgerEntries.id, before)) : eq(ledgerEntries.companyId, companyId))

@@ -24,22 +24,22 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
   // appends invalidate it. PostgreSQL: other instances debit all the time and tell nobody (no notification
   // per paid send), so the balance is read from its row — one lookup by key.
   const cache = createReadCache<string, number>(db, { notified: false });
-  function balance(companyId: string): number {
-    return cache.get(companyId, () => store.balance(companyId));
+  function balance(companyId: string): number | Promise<number> {
+    return cache.lookup(companyId, () => store.balance(companyId));
   }
 
-  /** NB! Synchronous: the one body of every balance change, also run inside synchronous status transactions. */
-  function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): LedgerEntry {
-    // NB! No savepoint of its own: it throws before writing, and its callers' transactions undo the entry
-    // when they roll back (the campaign engine, which catches a 402 and goes on, wraps the send in db.attempt).
-    const entry = db.within(() => {
-      const after = store.adjustBalance(companyId, amount);
+  /** The one body of every balance change: in the caller's unit (no savepoint of its own), else a unit of its own. */
+  async function append(companyId: string, kind: LedgerKind, amount: number, description: string, messageId: string | null): Promise<LedgerEntry> {
+    // NB! No savepoint of its own: it throws before writing, and its callers' units undo the entry when they
+    // roll back (the campaign engine, which catches a 402 and goes on, wraps the send in a unit: a savepoint).
+    const entry = await db.join(async () => {
+      const after = await store.adjustBalance(companyId, amount);
       if (after === null) {
-        const available = store.balance(companyId);
+        const available = await store.balance(companyId);
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(available)} available`);
       }
       const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
-      store.insertEntry(entry);
+      await store.insertEntry(entry);
       return entry;
     });
     // After the commit (or the outer transaction's savepoint): an outer rollback would leave a wrong
@@ -56,17 +56,13 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     async credit({ companyId, amount, description = "credit" }: { companyId: string; amount: number; description?: string }) {
       if (!Number.isSafeInteger(amount) || amount <= 0)
         throw new AppError("VALIDATION_FAILED", "amount must be positive", [{ pointer: "/amount", message: "must be > 0" }]);
-      return db.join(() => append(companyId, "credit", amount, description, null));
+      return append(companyId, "credit", amount, description, null);
     },
     /** Throws INSUFFICIENT_BALANCE (402) when the balance would go negative. */
     debit({ companyId, amount, messageId, description }: MessageEntry): Promise<LedgerEntry> {
-      return db.join(() => append(companyId, "debit", -amount, description, messageId));
+      return append(companyId, "debit", -amount, description, messageId);
     },
     refund({ companyId, amount, messageId, description }: MessageEntry): Promise<LedgerEntry> {
-      return db.join(() => append(companyId, "refund", amount, description, messageId));
-    },
-    /** NB! Synchronous: applyStatus's synchronous body refunds inside the queue's writes(), which cannot await. */
-    refundWithin({ companyId, amount, messageId, description }: MessageEntry): LedgerEntry {
       return append(companyId, "refund", amount, description, messageId);
     },
     /** Newest first, keyset on id. */

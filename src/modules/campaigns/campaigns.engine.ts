@@ -75,22 +75,22 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   async function fail(c: CampaignRow, reason: string): Promise<void> {
     await db.unit(async () => {
       const n = await store.cancelPending(c.id, at());
-      store.bump(c.id, { n_pending: -n, n_canceled: n }, at());
-      campaigns.transition(store.get(c.id)!, { status: "failed", failureReason: reason, pauseReason: null }, "campaign.failed");
+      await store.bump(c.id, { n_pending: -n, n_canceled: n }, at());
+      await campaigns.transition((await store.get(c.id))!, { status: "failed", failureReason: reason, pauseReason: null }, "campaign.failed");
     });
   }
 
   /**
-   * Completes a running campaign with no recipient pending (`c` read after the last counter change).
-   * NB! Synchronous: it also runs just before a synchronous status transaction commits (completeAtCommit).
+   * Completes a running campaign with no recipient pending (`c` read after the last counter change). It also
+   * runs just before a status change's unit commits (completeAtCommit).
    */
-  function complete(c: CampaignProgress | undefined): void {
+  async function complete(c: CampaignProgress | undefined): Promise<void> {
     if (c && c.status === "running" && c.resolvedAt && c.nPending === 0)
-      campaigns.transition(store.get(c.id)!, { status: "completed", completedAt: now() }, "campaign.completed");
+      await campaigns.transition((await store.get(c.id))!, { status: "completed", completedAt: now() }, "campaign.completed");
   }
 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
-  function resolvePage(c: CampaignRow): void {
+  async function resolvePage(c: CampaignRow): Promise<void> {
     const first = c.resolveCursor === null;
     const audience = resolveAudienceSync({
       db,
@@ -113,23 +113,23 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const add = (k: string, n = 1) => (deltas[k] = (deltas[k] ?? 0) + n);
     if (first) {
       // The estimate's counts are replaced by the snapshot's own.
-      store.updateCampaign(c.id, { matched: 0, nPending: 0, xNoIdentity: 0, xNoConsent: 0, xBlocked: 0, xOutsideWindow: 0, xNoPriorConversation: 0 });
+      await store.updateCampaign(c.id, { matched: 0, nPending: 0, xNoIdentity: 0, xNoConsent: 0, xBlocked: 0, xOutsideWindow: 0, xNoPriorConversation: 0 });
     }
     if (last === null) {
-      store.updateCampaign(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
-      complete(store.get(c.id)); // an audience of nobody (or of excluded contacts only) is done at once
+      await store.updateCampaign(c.id, { resolvedAt: now(), resolveCursor: c.resolveCursor ?? "", updatedAt: now() });
+      await complete(await store.get(c.id)); // an audience of nobody (or of excluded contacts only) is done at once
       return;
     }
     const t = at();
     for (const m of members) {
       const v = memberVerdict(m, c.channel as never, t);
-      const inserted = store.addRecipients(c.id, [{ contactId: m.contactId, status: v.ok ? "pending" : "excluded", reason: v.ok ? null : v.reason }], t);
+      const inserted = await store.addRecipients(c.id, [{ contactId: m.contactId, status: v.ok ? "pending" : "excluded", reason: v.ok ? null : v.reason }], t);
       if (!inserted) continue;
       add("matched");
       add(v.ok ? "n_pending" : campaigns.excludedColumn(v.reason));
     }
-    store.bump(c.id, deltas, t);
-    store.updateCampaign(c.id, { resolveCursor: last });
+    await store.bump(c.id, deltas, t);
+    await store.updateCampaign(c.id, { resolveCursor: last });
   }
 
   /**
@@ -137,7 +137,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * recipient's eligibility now: facts change between the start and the send. Returns how many were claimed.
    */
   async function sendBatch(id: string, limit: number): Promise<number> {
-    const c = store.get(id);
+    const c = await store.get(id);
     if (c?.status !== "running") return 0;
     const contactIds = await store.todo(c.id, limit);
     if (!contactIds.length) return 0;
@@ -171,8 +171,8 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       }
       let messageId: string;
       try {
-        // Undone alone (db.attempt): a refused debit is caught here and the batch goes on.
-        messageId = await db.attempt(
+        // Undone alone (a nested unit: a savepoint): a refused debit is caught here and the batch goes on.
+        messageId = await db.unit(
           async () =>
             (
               await createOutboundMessage(deps, {
@@ -193,15 +193,15 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         );
       } catch (e) {
         if (!(e instanceof AppError && e.code === "INSUFFICIENT_BALANCE")) throw e;
-        store.bump(c.id, deltas, t);
-        campaigns.transition(store.get(c.id)!, { status: "paused", pauseReason: "INSUFFICIENT_BALANCE" }, "campaign.paused");
+        await store.bump(c.id, deltas, t);
+        await campaigns.transition((await store.get(c.id))!, { status: "paused", pauseReason: "INSUFFICIENT_BALANCE" }, "campaign.paused");
         return 0;
       }
       if (!(await store.claim(c.id, contactId, messageId, t))) throw new Error(`campaign ${c.id}: recipient ${contactId} was claimed twice`);
       add("n_queued");
       add("spent", c.unitPrice);
     }
-    store.bump(c.id, deltas, t);
+    await store.bump(c.id, deltas, t);
     return contactIds.length;
   }
 
@@ -218,7 +218,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const id = job.payload.campaignId;
     const until = Date.now() + RUN_SLICE_MS;
     for (;;) {
-      let c = store.get(id);
+      let c = await store.get(id);
       if (!c) return;
       if (c.status === "scheduled") {
         const scheduled = c;
@@ -235,9 +235,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         // NB! Read again inside the step's unit: a pause or cancel (a foreground item, first in the group) may
         // have committed since `c` was read, and a page resolved after a cancel would leave pending recipients
         // nobody sends (the run stops at the next read).
-        await step(() => {
-          const current = store.get(id);
-          if (current?.status === "running" && !current.resolvedAt) resolvePage(current);
+        await step(async () => {
+          const current = await store.get(id);
+          if (current?.status === "running" && !current.resolvedAt) await resolvePage(current);
         });
       } else {
         const runtime = deps.channels.get(c.channelAccountId)!;
@@ -257,7 +257,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         }
         const claimed = await step(() => sendBatch(id, Math.min(limit, room)));
         if (claimed === 0) {
-          await step(() => complete(store.get(id)));
+          await step(async () => complete(await store.get(id)));
           return;
         }
       }
@@ -280,10 +280,10 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * once, just before it commits (each outcome read the campaign's row: ~10 % of the main thread in a fan-out).
    */
   const settledFor = new Set<string>();
-  const completeSettled = () => {
+  const completeSettled = async () => {
     for (const id of settledFor) {
       settledFor.delete(id);
-      complete(store.progress(id));
+      await complete(await store.progress(id));
     }
   };
   const completeAtCommit = (id: string) => {
@@ -292,17 +292,22 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   };
 
   /**
-   * message.* subscriber (inside the status change's transaction): recipient status, counters, replies.
-   * NB! Synchronous, with its store calls: the dispatch's writes() emits inside a synchronous transaction, where
-   * an asynchronous subscriber is refused (db.track).
+   * message.* subscriber (inside the status change's unit, which does not commit before it has settled:
+   * db.track): recipient status, counters, replies.
    */
-  function onEvent(event: DomainEvent): void {
+  type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
+
+  /**
+   * NB! Not an async function: it decides from the event alone whether there is campaign work, and only then
+   * answers a promise (tracked by the emitting unit). An event with nothing to do for campaigns (contact.*,
+   * a one-to-one message's status) gets no promise to track, also inside a synchronous transaction.
+   */
+  function onEvent(event: DomainEvent): void | Promise<void> {
     if (!event.type.startsWith("message.")) return;
-    type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
     const payload = () => event.data.message as Payload | undefined;
     if (event.type === "message.received") {
       const msg = payload();
-      if (msg) for (const campaignId of store.markReplied(msg.contactId, msg.channelAccountId, at())) store.bump(campaignId, { n_replied: 1 }, at());
+      if (msg) return markReplied(msg);
       return;
     }
     // A status step: whose message it is, and the status it left, come from the event's refs (its payload is
@@ -315,12 +320,27 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     if (!(step in COUNTER)) return;
     const from = refs.from === "queued" ? "pending" : refs.from;
     if (!(from in STEP)) return;
+    return recordStep(campaignId, refs, step, from, payload);
+  }
+
+  async function markReplied(msg: Payload): Promise<void> {
+    for (const campaignId of await store.markReplied(msg.contactId, msg.channelAccountId, at())) await store.bump(campaignId, { n_replied: 1 }, at());
+  }
+
+  /** A recipient's message moved `from` → `step`: the recipient, the counters, and a pause or completion it decides. */
+  async function recordStep(
+    campaignId: string,
+    refs: Record<string, string | null>,
+    step: string,
+    from: string,
+    payload: () => Payload | undefined,
+  ): Promise<void> {
     const t = at();
     const failure = step === "failed" ? payload() : undefined;
     // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code
     // (sandbox_blocked, 403): the same words as message.failed and GET /messages/{id} `error.reason`.
     if (
-      !store.advance({
+      !(await store.advance({
         campaignId,
         contactId: refs.contactId!,
         messageId: refs.messageId!,
@@ -328,24 +348,24 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
         to: step,
         reason: failure ? (failure.error?.reason ?? "PROVIDER_REJECTED") : null,
         at: t,
-      })
+      }))
     )
       return;
     const deltas: Record<string, number> = { [COUNTER[from]!]: -1, [COUNTER[step]!]: 1 };
     if (from === "pending") deltas.n_queued = -1;
     if (failure?.refunded) deltas.spent = -(parseMicros(failure.unitPrice) ?? 0);
     // Delivered and read after sent only move counters (two of a message's three reports): no campaign read.
-    if (step !== "failed" && from !== "pending") return store.bump(campaignId, deltas, t);
+    if (step !== "failed" && from !== "pending") return await store.bump(campaignId, deltas, t);
     // A send's outcome: the counters and the window of recent outcomes in one write. A success neither
     // pauses the campaign nor reads it; whether it completed is looked at once per transaction.
     if (step !== "failed") {
-      store.bump(campaignId, deltas, t, "s");
+      await store.bump(campaignId, deltas, t, "s");
       return completeAtCommit(campaignId);
     }
-    const before = store.progress(campaignId)!;
-    store.bump(campaignId, deltas, t, "f");
+    const before = (await store.progress(campaignId))!;
+    await store.bump(campaignId, deltas, t, "f");
     if (pausesOnFailure(before) && before.status === "running")
-      campaigns.transition(store.get(campaignId)!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+      await campaigns.transition((await store.get(campaignId))!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
     else if (from === "pending") completeAtCommit(campaignId);
   }
 

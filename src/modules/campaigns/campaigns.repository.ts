@@ -8,9 +8,9 @@
  * campaign row below flushes them first, so nothing in the transaction sees the row without them.
  */
 import { perConnection } from "../../db/per-connection";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { perEngine, unplanned } from "../../db/dialect";
-import { insertRow, mapRow, updateRow } from "../../db/rows";
+import { insertInto, mapRow, updateById } from "../../db/rows";
 import { writeBehind } from "../../db/write-behind";
 import type { ExclusionReason } from "../../channels/channel.eligibility";
 import { campaignRecipients, campaigns } from "./campaigns.table";
@@ -52,10 +52,10 @@ type Bump = { deltas: Record<string, number>; at: number; outcome?: "s" | "f" };
 export const OUTCOMES = 100;
 const APPEND_OUTCOMES = perEngine((e) => (e === "sqlite" ? `substr(recent_outcomes || ?, -${OUTCOMES})` : `right(recent_outcomes || ?, ${OUTCOMES})`));
 
-export function createCampaignStore(db: Db) {
-  const sqlite = db.$client;
+export function createCampaignStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   /** One UPDATE of a campaign's row for the counter moves kept back: their deltas summed, their outcomes appended. */
-  const counters = writeBehind<Bump>(db, (id, bumps) => {
+  const counters = writeBehind<Bump>(dbIn, async (id, bumps) => {
     const sums: Record<string, number> = {};
     let at = 0;
     let outcomes = "";
@@ -69,38 +69,37 @@ export function createCampaignStore(db: Db) {
     const set = cols.map((c) => `${c} = ${c} + ?`);
     const values: (number | string)[] = cols.map((c) => sums[c]!);
     if (outcomes) set.push(`recent_outcomes = ${APPEND_OUTCOMES[db.engine]}`), values.push(outcomes.slice(-OUTCOMES));
-    sqlite.query(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
+    await db.sql(`UPDATE campaigns SET ${set.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, at, id);
   });
-  const byId = (id: string) => {
-    void counters.flush(); // (synchronous writes: done before it returns)
-    return mapRow(campaigns, sqlite.query(`SELECT * FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null);
+  const byId = async (id: string): Promise<CampaignRow | undefined> => {
+    await counters.flush();
+    return mapRow(campaigns, await db.sql(`SELECT * FROM campaigns WHERE id = ?`).get(id));
   };
-  const insertRecipient = sqlite.prepare(
+  const insertRecipient = db.sql(
     `INSERT INTO campaign_recipients (campaign_id, contact_id, status, reason, message_id, replied_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)
      ON CONFLICT DO NOTHING`,
   );
 
   return {
     async insertCampaign(row: CampaignRow): Promise<void> {
-      insertRow(db, campaigns, row);
+      await insertInto(db, campaigns, row);
     },
-    /** NB! Synchronous: the message.* subscriber reads it inside synchronous status transactions (the dispatch's writes()). */
     get: byId,
     async ofCompany(companyId: string, id: string): Promise<CampaignRow | undefined> {
-      const c = byId(id);
+      const c = await byId(id);
       return c && c.companyId === companyId ? c : undefined;
     },
-    updateCampaign(id: string, changes: Partial<CampaignRow>) {
-      void counters.flush(); // (synchronous writes: done before it returns)
-      updateRow(db, campaigns, id, changes);
+    async updateCampaign(id: string, changes: Partial<CampaignRow>): Promise<void> {
+      await counters.flush();
+      await updateById(db, campaigns, id, changes);
     },
     /**
      * Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `outcome` ("s" sent, "f" failed):
-     * appends it to the recent outcomes. Written when the transaction commits, or before the next read of a
-     * campaign (see the file's head).
+     * appends it to the recent outcomes. Written when the unit commits, or before the next read of a
+     * campaign (see the file's head); PostgreSQL: at once (write-behind.ts).
      */
-    bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f") {
-      void counters.add(id, { deltas, at, outcome });
+    async bump(id: string, deltas: Record<string, number>, at: number, outcome?: "s" | "f"): Promise<void> {
+      await counters.add(id, { deltas, at, outcome });
     },
     async list({
       companyId,
@@ -115,41 +114,35 @@ export function createCampaignStore(db: Db) {
       limit: number;
       before?: string;
     }): Promise<CampaignRow[]> {
-      void counters.flush(); // (synchronous writes: done before it returns)
+      await counters.flush();
       return (
-        sqlite
-          .query(
+        await db
+          .sql(
             `SELECT * FROM campaigns WHERE company_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR status = ?2) AND (CAST(?3 AS TEXT) IS NULL OR channel = ?3) AND (CAST(?4 AS TEXT) IS NULL OR id < ?4)
              ORDER BY id DESC LIMIT ?5`,
           )
-          .all(companyId, status ?? null, channel ?? null, before ?? null, limit) as Record<string, unknown>[]
+          .all(companyId, status ?? null, channel ?? null, before ?? null, limit)
       ).map((r) => mapRow(campaigns, r)!);
     },
     /** Scheduled campaigns whose start is due (start-up catch-up; the queue holds the normal path). */
-    dueScheduled(now: number): CampaignRow[] {
-      void counters.flush(); // (synchronous writes: done before it returns)
-      return (sqlite.query(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now) as Record<string, unknown>[]).map(
-        (r) => mapRow(campaigns, r)!,
-      );
+    async dueScheduled(now: number): Promise<CampaignRow[]> {
+      await counters.flush();
+      return (await db.sql(`SELECT * FROM campaigns WHERE status = 'scheduled' AND scheduled_at <= ?`).all(now)).map((r) => mapRow(campaigns, r)!);
     },
 
     // ---------------------------------------------------------------- recipients
     /** Writes recipient rows of a resolved audience page; returns how many were new. */
-    addRecipients(campaignId: string, rows: { contactId: string; status: "pending" | "excluded"; reason: string | null }[], at: number): number {
+    async addRecipients(campaignId: string, rows: { contactId: string; status: "pending" | "excluded"; reason: string | null }[], at: number): Promise<number> {
       let n = 0;
-      for (const r of rows) n += insertRecipient.run(campaignId, r.contactId, r.status, r.reason, at).changes;
+      for (const r of rows) n += (await insertRecipient.run(campaignId, r.contactId, r.status, r.reason, at)).changes;
       return n;
     },
     /** The next pending recipients that have no message yet, in contact order. */
     async todo(campaignId: string, limit: number): Promise<string[]> {
-      return (
-        sqlite.query(TODO[db.engine]).all(campaignId, limit) as {
-          contact_id: string;
-        }[]
-      ).map((r) => r.contact_id);
+      return ((await db.sql(TODO[db.engine]).all(campaignId, limit)) as { contact_id: string }[]).map((r) => r.contact_id);
     },
     /** Moves a recipient `from` → `to` with its message's status; false (nothing written) when it is not at `from` with that message. */
-    advance({
+    async advance({
       campaignId,
       contactId,
       messageId,
@@ -165,22 +158,21 @@ export function createCampaignStore(db: Db) {
       to: string;
       reason: string | null;
       at: number;
-    }): boolean {
+    }): Promise<boolean> {
       return (
-        sqlite
-          .query(
-            `UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND message_id = ? AND status = ?`,
-          )
-          .run(to, reason, at, campaignId, contactId, messageId, from).changes === 1
+        (
+          await db
+            .sql(
+              `UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND message_id = ? AND status = ?`,
+            )
+            .run(to, reason, at, campaignId, contactId, messageId, from)
+        ).changes === 1
       );
     },
     /** What a send's outcome decides from (pause on errors, complete): not the audience, template or texts. */
-    progress(id: string): CampaignProgress | undefined {
-      void counters.flush(); // (synchronous writes: done before it returns)
-      return mapRow(
-        campaigns,
-        sqlite.query(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id) as Record<string, unknown> | null,
-      );
+    async progress(id: string): Promise<CampaignProgress | undefined> {
+      await counters.flush();
+      return mapRow(campaigns, await db.sql(`SELECT id, status, recent_outcomes, n_pending, resolved_at FROM campaigns WHERE id = ?`).get(id));
     },
     /**
      * Claims a recipient for its message: only while it is still pending without a message. Returns false when
@@ -188,23 +180,27 @@ export function createCampaignStore(db: Db) {
      */
     async claim(campaignId: string, contactId: string, messageId: string, at: number): Promise<boolean> {
       return (
-        sqlite
-          .query(
-            `UPDATE campaign_recipients SET message_id = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND message_id IS NULL`,
-          )
-          .run(messageId, at, campaignId, contactId).changes === 1
+        (
+          await db
+            .sql(
+              `UPDATE campaign_recipients SET message_id = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND message_id IS NULL`,
+            )
+            .run(messageId, at, campaignId, contactId)
+        ).changes === 1
       );
     },
     async setStatus(campaignId: string, contactId: string, status: string, reason: string | null, at: number): Promise<void> {
-      sqlite
-        .query(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
+      await db
+        .sql(`UPDATE campaign_recipients SET status = ?, reason = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
         .run(status, reason, at, campaignId, contactId);
     },
     /** Cancels every recipient not yet given a message; returns how many. */
     async cancelPending(campaignId: string, at: number): Promise<number> {
-      return sqlite
-        .query(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
-        .run(at, campaignId).changes;
+      return (
+        await db
+          .sql(`UPDATE campaign_recipients SET status = 'canceled', updated_at = ? WHERE campaign_id = ? AND status = 'pending' AND message_id IS NULL`)
+          .run(at, campaignId)
+      ).changes;
     },
     async listRecipients({
       campaignId,
@@ -222,8 +218,8 @@ export function createCampaignStore(db: Db) {
       // A failed recipient's reason is its message's normalized error_reason. NB! Read from the message, not
       // the row: rows failed before 0.2.0 hold the provider's code there (sandbox_blocked, 403). A rare reason
       // scans the campaign's rows (keyset on the primary key) up to a page.
-      const rows = sqlite
-        .query(
+      const rows = await db
+        .sql(
           `SELECT * FROM (
              SELECT r.campaign_id, r.contact_id, r.status, r.message_id, r.replied_at, r.updated_at,
                     CASE WHEN r.status = 'failed' THEN COALESCE((SELECT m.error_reason FROM messages m WHERE m.id = r.message_id), r.reason) ELSE r.reason END AS reason
@@ -231,33 +227,33 @@ export function createCampaignStore(db: Db) {
            ) x WHERE (CAST(?4 AS TEXT) IS NULL OR x.reason = ?4) ORDER BY x.contact_id LIMIT ?5`,
         )
         .all(campaignId, after ?? "", status ?? null, reason ?? null, limit);
-      return (rows as Record<string, unknown>[]).map((r) => mapRow(campaignRecipients, r)!);
+      return rows.map((r) => mapRow(campaignRecipients, r)!);
     },
     /**
      * A contact wrote in on an account: their recipient rows of campaigns on that account whose message went
      * out and who had not replied are marked replied; returns the campaigns to count it for.
      */
-    markReplied(contactId: string, channelAccountId: string, at: number): string[] {
+    async markReplied(contactId: string, channelAccountId: string, at: number): Promise<string[]> {
       return (
-        sqlite
-          .query(
+        (await db
+          .sql(
             `UPDATE campaign_recipients SET replied_at = ?1 WHERE contact_id = ?2 AND message_id IS NOT NULL AND replied_at IS NULL
              AND status IN ('sent', 'delivered', 'read')
              AND campaign_id IN (SELECT id FROM campaigns WHERE channel_account_id = ?3)
              RETURNING campaign_id`,
           )
-          .all(at, contactId, channelAccountId) as { campaign_id: string }[]
+          .all(at, contactId, channelAccountId)) as { campaign_id: string }[]
       ).map((r) => r.campaign_id);
     },
     /** Recipients by status of the campaigns not finished (metrics). */
-    activeProgress(): { id: string; companyId: string; status: string; counts: Record<string, number> }[] {
-      void counters.flush(); // (synchronous writes: done before it returns)
+    async activeProgress(): Promise<{ id: string; companyId: string; status: string; counts: Record<string, number> }[]> {
+      await counters.flush();
       return (
-        sqlite
-          .query(
+        (await db
+          .sql(
             `SELECT id, company_id, status, matched, n_pending, n_sent, n_delivered, n_read, n_failed, n_canceled FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')`,
           )
-          .all() as Record<string, string | number>[]
+          .all()) as Record<string, string | number>[]
       ).map((r) => ({
         id: r.id as string,
         companyId: r.company_id as string,
@@ -287,9 +283,11 @@ export type CampaignStore = ReturnType<typeof createCampaignStore>;
  */
 export const campaignTemplateUse = perConnection((db: Db) => ({
   /** Ids of the running or scheduled campaigns that send `templateId`. */
-  runningOrScheduled(templateId: string): string[] {
+  async runningOrScheduled(templateId: string): Promise<string[]> {
     return (
-      db.$client.query(`SELECT id FROM campaigns WHERE template_id = ? AND status IN ('running', 'scheduled') ORDER BY id`).all(templateId) as { id: string }[]
+      (await storeDb(db).sql(`SELECT id FROM campaigns WHERE template_id = ? AND status IN ('running', 'scheduled') ORDER BY id`).all(templateId)) as {
+        id: string;
+      }[]
     ).map((r) => r.id);
   },
 }));

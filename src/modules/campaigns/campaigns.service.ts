@@ -7,8 +7,7 @@
  * failed when the campaign cannot go on (template gone or unapproved, account removed).
  *
  * The asynchronous store contract (issue 35): writes are units of work (db.unit, or the route's idem.batch
- * through db.join), store calls awaited — except `transition`/`emit` (NB! below), which the engine's message.*
- * subscriber reaches inside synchronous status transactions.
+ * through db.join), store calls awaited.
  */
 import { eligibility, EXCLUSION_REASONS, windowCutoff, type ExclusionReason } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES } from "../../channels/channel.rules";
@@ -27,7 +26,7 @@ import {
   type AudienceMember,
   type ResolvedAudience,
 } from "../contacts/contacts.audience";
-import { accountsFor, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
+import { accountsOf, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
 import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";
@@ -90,14 +89,14 @@ export function createCampaigns(deps: CampaignDeps) {
   /** Every check of a campaign request (422 with pointers); reads only. */
   async function plan(companyId: string, input: EstimateInput, segmentFilter?: unknown): Promise<Plan> {
     assertAudienceSize(input.audience as Audience, MAX_AUDIENCE_IDS);
-    const template = getTemplateById({ db, id: input.templateId });
+    const template = await getTemplateById({ db, id: input.templateId });
     if (!template || template.companyId !== companyId)
       throw new AppError("VALIDATION_FAILED", "No such template", [{ pointer: "/templateId", message: "unknown template (GET /templates)" }]);
     if (template.status !== "approved")
       throw new AppError("TEMPLATE_NOT_APPROVED", `Template "${template.name}" is ${template.status}, not approved`, [
         { pointer: "/templateId", message: `template is ${template.status}` },
       ]);
-    const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === template.channelAccountId);
+    const runtime = (await accountsOf(deps as Deps, companyId)).find((r) => r.account.id === template.channelAccountId);
     if (!runtime)
       throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [
         { pointer: "/templateId", message: "its channel account is gone" },
@@ -289,13 +288,10 @@ export function createCampaigns(deps: CampaignDeps) {
     deps.events.emit({ companyId: c.companyId, type, data: { campaign: view(c) } });
   }
 
-  /**
-   * Moves a campaign to another status (inside the caller's transaction) and emits its event.
-   * NB! Synchronous: the engine's message.* subscriber pauses a campaign inside a synchronous status transaction.
-   */
-  function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): CampaignRow {
+  /** Moves a campaign to another status (inside the caller's unit) and emits its event. */
+  async function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): Promise<CampaignRow> {
     const updated = { ...c, ...changes, updatedAt: now() };
-    store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
+    await store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
     emit(updated, event);
     return updated;
   }
@@ -304,7 +300,7 @@ export function createCampaigns(deps: CampaignDeps) {
     return db.join(async () => {
       const c = await mustGet(companyId, id);
       if (c.status !== "running") throw conflict(c, "paused");
-      return transition(c, { status: "paused", pauseReason: "MANUAL" }, "campaign.paused");
+      return await transition(c, { status: "paused", pauseReason: "MANUAL" }, "campaign.paused");
     });
   }
 
@@ -312,7 +308,7 @@ export function createCampaigns(deps: CampaignDeps) {
     return db.join(async () => {
       const c = await mustGet(companyId, id);
       if (c.status !== "paused") throw conflict(c, "resumed");
-      const updated = transition(c, { status: "running", pauseReason: null, recentOutcomes: "" }, "campaign.resumed");
+      const updated = await transition(c, { status: "running", pauseReason: null, recentOutcomes: "" }, "campaign.resumed");
       deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: c.id }, groupKey: c.id });
       return updated;
     });
@@ -325,9 +321,9 @@ export function createCampaigns(deps: CampaignDeps) {
       if (!["scheduled", "running", "paused"].includes(c.status)) throw conflict(c, "canceled");
       const at = now();
       const n = await store.cancelPending(c.id, at.getTime());
-      store.bump(c.id, { n_pending: -n, n_canceled: n }, at.getTime());
-      const fresh = store.get(c.id)!;
-      return transition(fresh, { status: "canceled", canceledAt: at, pauseReason: null }, "campaign.canceled");
+      await store.bump(c.id, { n_pending: -n, n_canceled: n }, at.getTime());
+      const fresh = (await store.get(c.id))!;
+      return await transition(fresh, { status: "canceled", canceledAt: at, pauseReason: null }, "campaign.canceled");
     });
   }
 

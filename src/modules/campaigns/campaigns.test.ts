@@ -536,18 +536,18 @@ describe("the engine", () => {
     await app.deps.queue.drain();
     const store = campaignsFor(app.deps).campaigns.store;
     const t = app.clock.now().getTime();
-    const window = () => store.progress(c.id)!.recentOutcomes;
-    const before = window(); // the campaign's own send
-    app.deps.db.tx(() => {
-      for (let i = 0; i < 60; i++) store.bump(c.id, { n_replied: 1 }, t, "s");
-      expect(window()).toBe(before + "s".repeat(60)); // a read inside the transaction writes them first
+    const window = async () => (await store.progress(c.id))!.recentOutcomes;
+    const before = await window(); // the campaign's own send
+    await app.deps.db.unit(async () => {
+      for (let i = 0; i < 60; i++) await store.bump(c.id, { n_replied: 1 }, t, "s");
+      expect(await window()).toBe(before + "s".repeat(60)); // a read inside the unit writes them first
     });
-    app.deps.db.tx(() => {
-      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "f");
-      for (let i = 0; i < 30; i++) store.bump(c.id, {}, t, "s");
+    await app.deps.db.unit(async () => {
+      for (let i = 0; i < 30; i++) await store.bump(c.id, {}, t, "f");
+      for (let i = 0; i < 30; i++) await store.bump(c.id, {}, t, "s");
     });
-    expect(window()).toBe((before + "s".repeat(60) + "f".repeat(30) + "s".repeat(30)).slice(-100));
-    expect(window()).toHaveLength(100);
+    expect(await window()).toBe((before + "s".repeat(60) + "f".repeat(30) + "s".repeat(30)).slice(-100));
+    expect(await window()).toHaveLength(100);
     expect((await get(c.id)).stats.replied).toBe(60);
   });
 
@@ -579,7 +579,7 @@ describe("the engine", () => {
     const c = await campaign("c", {}, "email");
     // Resolve the audience and create one batch, then cancel.
     const { engine, campaigns } = campaignsFor(app.deps);
-    while (!campaigns.store.get(c.id)!.resolvedAt) app.deps.db.tx(() => engine.resolvePage(campaigns.store.get(c.id)!));
+    while (!(await campaigns.store.get(c.id))!.resolvedAt) await app.deps.db.unit(async () => engine.resolvePage((await campaigns.store.get(c.id))!));
     await app.deps.db.unit(() => engine.sendBatch(c.id, 10));
     const res = await app.request("POST", `/campaigns/${c.id}/cancel`);
     expect(res.body.data.stats).toMatchObject({ canceled: 20, pending: 10 });
@@ -601,7 +601,7 @@ describe("the engine", () => {
     // requests write — the pause/resume/cancel below are group-commit items — so on PostgreSQL a cancel
     // could otherwise land before the snapshot was whole, and `matched` would rightly be less than 3000.)
     const { store } = campaignsFor(app.deps).campaigns;
-    for (let i = 0; i < 400 && !store.get(c.id)!.resolvedAt; i++) await Bun.sleep(5);
+    for (let i = 0; i < 400 && !(await store.get(c.id))!.resolvedAt; i++) await Bun.sleep(5);
     const seen: string[] = [];
     for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {
       await Bun.sleep(15);
@@ -618,11 +618,12 @@ describe("the engine", () => {
     expect(s.matched).toBe(3000);
     expect(s.pending).toBe(0);
     expect(s.sent + s.delivered + s.read + s.failed + s.canceled).toBe(3000);
-    const db = app.deps.db.$client;
-    const n = (sql: string) => (db.query(sql).get(c.id) as { n: number }).n;
-    expect(n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1) AS twice")).toBe(0);
-    expect(n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
-    expect(n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
+    const n = async (sql: string) => ((await app.deps.db.sql(sql).get(c.id)) as { n: number }).n;
+    expect(await n("SELECT count(*) AS n FROM (SELECT contact_id FROM messages WHERE campaign_id = ? GROUP BY contact_id HAVING count(*) > 1) AS twice")).toBe(
+      0,
+    );
+    expect(await n("SELECT count(*) AS n FROM messages WHERE campaign_id = ?")).toBe(s.sent + s.delivered + s.read + s.failed);
+    expect(await n("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'canceled' AND message_id IS NULL")).toBe(s.canceled);
   });
 
   test("a deleted template fails the campaign and cancels its pending recipients", async () => {
@@ -637,7 +638,7 @@ describe("the engine", () => {
     // Disabled by another process (the CLI, another instance): this one's template cache sees it at once.
     const other = app.openConnection();
     try {
-      await app.externalCommit(() => other.$client.query("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id));
+      await app.externalCommit(() => other.sql("UPDATE templates SET status = 'disabled' WHERE id = ?").run(tpl.body.data.id));
     } finally {
       other.close();
     }

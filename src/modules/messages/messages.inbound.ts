@@ -75,11 +75,11 @@ function refusesTheEvent(error: unknown): boolean {
   return typeof code === "string" && (code.startsWith("SQLITE_CONSTRAINT") || /^2[23][0-9A-Z]{3}$/.test(code));
 }
 
-/** Runs one event so that a refusal undoes its writes alone (db.attempt) and is logged, and the batch goes on. */
+/** Runs one event so that a refusal undoes its writes alone (a nested unit: a savepoint) and is logged, and the batch goes on. */
 function skipRefused(deps: Deps, account: ChannelAccount) {
   return async (event: InboundEvent, apply: () => Promise<void>) => {
     try {
-      await deps.db.attempt(apply);
+      await deps.db.unit(apply);
     } catch (error) {
       if (!refusesTheEvent(error)) throw error;
       const id = "providerMessageId" in event ? event.providerMessageId : undefined;
@@ -162,7 +162,7 @@ async function findContact(deps: Deps, companyId: string, account: ChannelAccoun
 async function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): Promise<void> {
   const { db, events, now } = deps;
   const store = messagesStore(db);
-  // No savepoint of its own: its callers (a group-commit item, a scheduled report's db.attempt) undo it.
+  // No savepoint of its own: its callers (a group-commit item, a scheduled report's nested unit) undo it.
   await db.join(async () => {
     if (await store.messageIdByProviderId(account.id, event.providerMessageId)) return; // a duplicate delivery
     const found = (await findOrCreateContactByIdentity({

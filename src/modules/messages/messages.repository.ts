@@ -3,9 +3,9 @@
  * (conversation history, media in use, campaign replies), never through this file or the table.
  * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
  */
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { jsonValues, perEngine, unplanned, type Engine } from "../../db/dialect";
-import { insertRow, mapRow, updateRow } from "../../db/rows";
+import { insertInto, mapRow, updateById, updateByIdReturning } from "../../db/rows";
 import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_JOBS, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
 import { perConnection } from "../../db/per-connection";
@@ -118,8 +118,8 @@ export type MessageHead = Pick<MessageRow, "id" | "companyId" | "contactId" | "c
 /** What the dispatch reads: the head and what the send is built from. */
 export type DispatchRow = MessageHead & Pick<MessageRow, "channelAccountId" | "type" | "content" | "address" | "replyToMessageId">;
 
-export function createMessagesStore(db: Db) {
-  const sqlite = db.$client;
+export function createMessagesStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   const sql = SQL[db.engine];
   const lanes = LANE_SQL[db.engine];
   return {
@@ -127,37 +127,50 @@ export function createMessagesStore(db: Db) {
     dispatchAnchor(lane: keyof typeof DISPATCH_LANES): JobAnchor<{ messageId: string }> {
       const q = lanes[lane];
       return {
-        claim: (group, now, limit, token, until) =>
-          (sqlite.query(q.claim).all(token, until, group, now, limit) as { id: string }[]).map((r) => ({ messageId: r.id })),
-        groups: () =>
-          (sqlite.query(q.groups).all() as { group_key: string; first: number | null }[]).map((r) => ({
+        claim: async (group, now, limit, token, until) =>
+          ((await db.sql(q.claim).all(token, until, group, now, limit)) as { id: string }[]).map((r) => ({ messageId: r.id })),
+        groups: async () =>
+          ((await db.sql(q.groups).all()) as { group_key: string; first: number | null }[]).map((r) => ({
             groupKey: r.group_key,
             first: r.first === null ? null : Number(r.first),
           })),
-        renew: ({ messageId }, token, until) =>
-          sqlite.query(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token).changes > 0,
-        release: ({ messageId }, token, at) =>
-          sqlite
-            .query(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`)
-            .run(at, messageId, token).changes > 0,
-        expired: (group, before, limit) =>
-          (sqlite.query(q.expired).all(group, before, limit) as { id: string; lease_token: string }[]).map((r) => ({
+        renew: async ({ messageId }, token, until) =>
+          (await db.sql(`UPDATE messages SET lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`).run(until, messageId, token)).changes > 0,
+        release: async ({ messageId }, token, at) =>
+          (
+            await db
+              .sql(`UPDATE messages SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ? AND status = 'queued'`)
+              .run(at, messageId, token)
+          ).changes > 0,
+        expired: async (group, before, limit) =>
+          ((await db.sql(q.expired).all(group, before, limit)) as { id: string; lease_token: string }[]).map((r) => ({
             payload: { messageId: r.id },
             token: r.lease_token,
           })),
-        count: () => {
-          const r = sqlite.query(q.count).get() as { pending: number; running: number };
+        count: async () => {
+          const r = (await db.sql(q.count).get()) as { pending: number; running: number };
           return { pending: Number(r.pending), running: Number(r.running) };
         },
       };
     },
 
     async insertMessage(row: MessageRow): Promise<void> {
-      insertRow(db, messages, row);
+      await insertInto(db, messages, row);
     },
 
-    updateMessage(id: string, changes: Partial<MessageRow>): void {
-      updateRow(db, messages, id, changes);
+    /** A released scheduled message's hold on its dispatch lane (queue.ts JobAnchor): due at `until`, or held by `token`. */
+    async placeOnLane(id: string, hold: { until: number; token: string | null }): Promise<void> {
+      await updateById(db, messages, id, { leaseUntil: hold.until, leaseToken: hold.token });
+    },
+
+    /**
+     * A status change's write (applyStatus, the one writer of a message row after its insert). Answers the row
+     * as the change left it, mapped only when asked (the events' payload, built only if a subscriber reads
+     * it): it comes back with the UPDATE (`RETURNING *`), so the payload costs no read of its own.
+     */
+    async recordStatus(id: string, changes: Partial<MessageRow>): Promise<() => MessageRow | undefined> {
+      const raw = await updateByIdReturning(db, messages, id, changes);
+      return () => one(raw);
     },
 
     /**
@@ -167,56 +180,58 @@ export function createMessagesStore(db: Db) {
      * waits for the first's row lock and then finds the status moved).
      */
     async claimDue(id: string, now: Date): Promise<boolean> {
-      return sqlite.query(`UPDATE messages SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled'`).run(now.getTime(), id).changes > 0;
+      return (await db.sql(`UPDATE messages SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled'`).run(now.getTime(), id)).changes > 0;
     },
 
     /** A scheduled message of the company is canceled (refunded when charged), only while still scheduled; false otherwise. */
     async cancelScheduled(companyId: string, id: string, now: Date): Promise<boolean> {
       return (
-        sqlite
-          .query(`UPDATE messages SET status = 'canceled', refunded = charged, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'scheduled'`)
-          .run(now.getTime(), id, companyId).changes > 0
+        (
+          await db
+            .sql(`UPDATE messages SET status = 'canceled', refunded = charged, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'scheduled'`)
+            .run(now.getTime(), id, companyId)
+        ).changes > 0
       );
     },
 
-    messageById(id: string): MessageRow | undefined {
-      return one(sqlite.query(`SELECT * FROM messages WHERE id = ?`).get(id));
+    async messageById(id: string): Promise<MessageRow | undefined> {
+      return one(await db.sql(`SELECT * FROM messages WHERE id = ?`).get(id));
     },
 
     /** A message's status alone (a primary-key search reading one column). */
-    messageStatus(id: string): string | undefined {
-      return (sqlite.query(`SELECT status FROM messages WHERE id = ?`).get(id) as { status: string } | null)?.status;
+    async messageStatus(id: string): Promise<string | undefined> {
+      return ((await db.sql(`SELECT status FROM messages WHERE id = ?`).get(id)) as { status: string } | null)?.status;
     },
 
-    messageHead(id: string): MessageHead | undefined {
-      return one(sqlite.query(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
+    async messageHead(id: string): Promise<MessageHead | undefined> {
+      return one(await db.sql(`SELECT ${HEAD} FROM messages WHERE id = ?`).get(id));
     },
 
     async messageHeadByProviderId(channelAccountId: string, providerMessageId: string): Promise<MessageHead | undefined> {
       return one(
-        sqlite.query(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId),
+        await db.sql(`SELECT ${HEAD} FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId),
       );
     },
 
     async messageIdByProviderId(channelAccountId: string, providerMessageId: string): Promise<string | undefined> {
       return (
-        sqlite.query(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId) as {
+        (await db.sql(`SELECT id FROM messages WHERE channel_account_id = ? AND provider_message_id = ?`).get(channelAccountId, providerMessageId)) as {
           id: string;
         } | null
       )?.id;
     },
 
-    dispatchRow(id: string): DispatchRow | undefined {
-      return one(sqlite.query(`SELECT ${HEAD}, channel_account_id, type, content, address, reply_to_message_id FROM messages WHERE id = ?`).get(id));
+    async dispatchRow(id: string): Promise<DispatchRow | undefined> {
+      return one(await db.sql(`SELECT ${HEAD}, channel_account_id, type, content, address, reply_to_message_id FROM messages WHERE id = ?`).get(id));
     },
 
-    messageOfCompany(companyId: string, id: string): MessageRow | undefined {
-      return one(sqlite.query(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
+    async messageOfCompany(companyId: string, id: string): Promise<MessageRow | undefined> {
+      return one(await db.sql(`SELECT * FROM messages WHERE id = ? AND company_id = ?`).get(id, companyId));
     },
 
     /** Outbound messages of an account on a daily-limited channel created since `since` (X daily DM limit). */
     async countOutboundSince(channelAccountId: string, since: Date): Promise<number> {
-      return (sqlite.query(sql.countDailyLimited).get(channelAccountId, since.getTime()) as { n: number }).n;
+      return ((await db.sql(sql.countDailyLimited).get(channelAccountId, since.getTime())) as { n: number }).n;
     },
 
     /** Outbound messages in these conversations in the given statuses, sent at or before `sentBefore` (watermark receipts). */
@@ -230,14 +245,14 @@ export function createMessagesStore(db: Db) {
       sentBefore: Date;
     }): Promise<MessageHead[]> {
       if (!conversationIds.length) return [];
-      return many(sqlite.query(sql.outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
+      return many(await db.sql(sql.outboundSentUpTo).all(JSON.stringify(conversationIds), JSON.stringify(statuses), sentBefore.getTime()));
     },
 
     /** A conversation's messages, newest first, keyset on id. */
-    conversationMessages({ conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): MessageRow[] {
+    async conversationMessages({ conversationId, limit, before }: { conversationId: string; limit: number; before?: string }): Promise<MessageRow[]> {
       return many(
-        sqlite
-          .query(`SELECT * FROM messages WHERE conversation_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
+        await db
+          .sql(`SELECT * FROM messages WHERE conversation_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3`)
           .all(conversationId, before ?? null, limit),
       );
     },
@@ -246,15 +261,15 @@ export function createMessagesStore(db: Db) {
      * A queued or scheduled message whose content holds this media: the messaging engine stores the StoredMedia at
      * `$.media.file` (media messages) and `$.template.headerMedia.file` (template header media).
      */
-    queuedMessageWithMedia({ companyId, mediaId, dueJob }: { companyId: string; mediaId: string; dueJob: string }): string | undefined {
-      const r = sqlite.query(sql.queuedWithMedia).get(companyId, mediaId, dueJob) as { id: string } | null;
+    async queuedMessageWithMedia({ companyId, mediaId, dueJob }: { companyId: string; mediaId: string; dueJob: string }): Promise<string | undefined> {
+      const r = (await db.sql(sql.queuedWithMedia).get(companyId, mediaId, dueJob)) as { id: string } | null;
       return r?.id;
     },
 
     /** GET /messages: a page of the company's messages, newest first (listSQL says the cost). */
     async list({ companyId, filter, limit }: { companyId: string; filter: MessageListFilter; limit: number }): Promise<MessageRow[]> {
       const { text, args } = listSQL(filter, db.engine);
-      return many(sqlite.query(text).all(companyId, limit, ...(args as string[])));
+      return many(await db.sql(text).all(companyId, limit, ...(args as string[])));
     },
 
     /**
@@ -277,9 +292,9 @@ export function createMessagesStore(db: Db) {
       from: number;
       to: number;
     }) {
-      const rows = sqlite
-        .query(sql.statsByBucket(channel !== undefined))
-        .all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : [])) as { b: number; status: string; n: number }[];
+      const rows = (await db
+        .sql(sql.statsByBucket(channel !== undefined))
+        .all(companyId, start, size, from, to, ...(channel !== undefined ? [channel] : []))) as { b: number; status: string; n: number }[];
       return rows.map((r) => ({ bucket: Number(r.b), status: r.status, count: Number(r.n) }));
     },
 
@@ -288,7 +303,7 @@ export function createMessagesStore(db: Db) {
      * dispatch backlog (companyBacklog) — the cost of the backlog itself, nothing of the sent history.
      */
     async queuedByChannel(companyId: string): Promise<{ byChannel: Record<string, number>; oldest: number | null }> {
-      const rows = sqlite.query(sql.queuedByChannel).all(companyId) as { channel: string; n: number; oldest: number }[];
+      const rows = (await db.sql(sql.queuedByChannel).all(companyId)) as { channel: string; n: number; oldest: number }[];
       const byChannel: Record<string, number> = {};
       let oldest: number | null = null;
       for (const r of rows) {
@@ -300,15 +315,15 @@ export function createMessagesStore(db: Db) {
 
     /** The company's failed messages created since `since`, counted on messages_company_failed_idx alone. */
     async countFailedSince(companyId: string, since: number): Promise<number> {
-      return Number((sqlite.query(sql.countFailedSince).get(companyId, since) as { n: number }).n);
+      return Number(((await db.sql(sql.countFailedSince).get(companyId, since)) as { n: number }).n);
     },
 
     /**
      * The company's outbound messages created since `since`, by account and status: one range of
      * messages_company_created_idx over that window (GET /channels's health reads the last hour).
      */
-    recentOutboundByAccount(companyId: string, since: number) {
-      const rows = sqlite.query(sql.recentOutboundByAccount).all(companyId, since) as {
+    async recentOutboundByAccount(companyId: string, since: number) {
+      const rows = (await db.sql(sql.recentOutboundByAccount).all(companyId, since)) as {
         channel_account_id: string;
         status: string;
         n: number;
@@ -326,8 +341,8 @@ export function createMessagesStore(db: Db) {
      * Each account's newest failure among the company's newest `within` failed messages (GET /channels's
      * health): at most `within` entries of messages_company_failed_idx, one row per account back.
      */
-    lastFailures(companyId: string, within: number): Map<string, { failedAt: number | null; reason: string | null }> {
-      const rows = sqlite.query(sql.lastFailures).all(companyId, within) as {
+    async lastFailures(companyId: string, within: number): Promise<Map<string, { failedAt: number | null; reason: string | null }>> {
+      const rows = (await db.sql(sql.lastFailures).all(companyId, within)) as {
         channel_account_id: string;
         failed_at: number | null;
         error_reason: string | null;
@@ -336,15 +351,15 @@ export function createMessagesStore(db: Db) {
     },
 
     /** Messages of both directions in these conversations. */
-    countInConversations(conversationIds: string[]): number {
+    async countInConversations(conversationIds: string[]): Promise<number> {
       if (!conversationIds.length) return 0;
-      return (sqlite.query(sql.countIn).get(JSON.stringify(conversationIds)) as { n: number }).n;
+      return ((await db.sql(sql.countIn).get(JSON.stringify(conversationIds))) as { n: number }).n;
     },
 
     /** Inbound messages in these conversations, counted up to `cap` (is this a contact's first?). */
-    countInboundIn(conversationIds: string[], cap: number): number {
+    async countInboundIn(conversationIds: string[], cap: number): Promise<number> {
       if (!conversationIds.length) return 0;
-      return (sqlite.query(sql.countInboundIn).get(JSON.stringify(conversationIds), cap) as { n: number }).n;
+      return ((await db.sql(sql.countInboundIn).get(JSON.stringify(conversationIds), cap)) as { n: number }).n;
     },
   };
 }
@@ -416,6 +431,6 @@ export function listSQL(f: MessageListFilter, engine: Engine = "sqlite"): { text
 export const messagesStore = perConnection(createMessagesStore);
 
 /** (For tests that read a message row by id; production code goes through the store.) */
-export function messageById(db: Db, id: string): MessageRow | undefined {
+export function messageById(db: Db, id: string): Promise<MessageRow | undefined> {
   return messagesStore(db).messageById(id);
 }

@@ -14,7 +14,7 @@ import type { Verdict } from "../../channels/channel.eligibility";
 import type { Channel, FailureReason } from "../../channels/channel.types";
 import type { MessageType } from "../../channels/channel.rules";
 import { messagesStore, type MessageRow } from "./messages.repository";
-import { applyStatusAsync, DISPATCH_JOB, messageView, refusal, SCHEDULED_SEND_JOB, sendVerdict } from "./messages.service";
+import { applyStatus, DISPATCH_JOB, messageView, refusal, SCHEDULED_SEND_JOB, sendVerdict } from "./messages.service";
 
 /** The failure reason a send-time refusal is stored with; its code is the one POST /messages answers (refusal). */
 const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureReason> = {
@@ -48,7 +48,7 @@ export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string
   });
   if (!verdict.ok) {
     const refused = refusal(verdict, { channel, lastInboundAt });
-    await applyStatusAsync(deps, {
+    await applyStatus(deps, {
       message: m,
       status: "failed",
       at: now,
@@ -62,7 +62,7 @@ export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string
   // `hold` is called before enqueue returns (queue.types.ts): due now, or handed over to a worker with room.
   const hold = { token: null as string | null, until: now.getTime() };
   deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => Object.assign(hold, l) });
-  await store.updateMessage(m.id, { leaseUntil: hold.until, leaseToken: hold.token });
+  await store.placeOnLane(m.id, hold);
 }
 
 export function wireScheduledSends(deps: Deps): void {

@@ -7,8 +7,8 @@
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
  *
  * The asynchronous store contract (issue 35, DESIGN §15): the send path, inbound application and the reports
- * await their stores. What code outside this module, or a synchronous transaction, still calls without
- * waiting keeps a synchronous function here, each marked `NB!`.
+ * await their stores; nothing here reads or writes storage synchronously. What code outside this module still
+ * calls without waiting keeps a synchronous twin here (accountsFor), marked `NB!`.
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
@@ -22,10 +22,10 @@ import { formatMicros, parseMicros } from "../../platform/money";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
-import { contactSendFacts, findOrCreateContactByIdentity, setConsentWithin } from "../contacts/contacts.service";
-import { getCompanySync } from "../companies/companies.service";
-import { channelState, channelStateSync, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
-import { cacheProviderMediaId, resolveStoredMedia } from "../media/media.service";
+import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
+import { getCompany, getCompanySync } from "../companies/companies.service";
+import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
+import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { INTERACTIVE_LIMITS, SCHEDULE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
@@ -181,14 +181,6 @@ export async function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; 
   return (await messagesStore(db).countInboundIn(conversationIds, 2)) === 1;
 }
 
-/**
- * NB! Synchronous twin of isFirstInbound: sources' message.received subscriber asks it inside the inbound
- * message's transaction, and subscribers are synchronous.
- */
-export function isFirstInboundSync({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): boolean {
-  return messagesStore(db).countInboundIn(conversationIds, 2) === 1;
-}
-
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
 export async function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): Promise<string | undefined> {
   return await messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dueJob: SCHEDULED_SEND_JOB });
@@ -334,36 +326,45 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
   });
 }
 
+/** The company's slug, read once (a company's slug never changes), then cached. */
 const slugs = new Map<string, string>();
-function companySlug(deps: Deps, companyId: string): string {
-  let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
-  return slug;
-}
 
-/** Per channel registry: the lists accountsFor built (the configured accounts do not change while it runs). */
+/** Per channel registry: the lists accountsOf built (the configured accounts do not change while it runs). */
 const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
 
-/**
- * Accounts of a company on a channel, default first.
- * NB! Synchronous (the company's slug is read once, then cached): GET /channels and sources call it without awaiting.
- */
-export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
+function listOf(deps: Deps, slug: string, companyId: string, channel?: string): readonly AccountRuntime[] {
   let lists = accountLists.get(deps.channels);
   if (!lists) accountLists.set(deps.channels, (lists = new Map()));
   const key = `${companyId}\u0000${channel ?? ""}`;
   let list = lists.get(key);
   if (!list) {
-    const all = deps.channels.forCompany(companySlug(deps, companyId)).filter((r) => !channel || r.account.channel === channel);
+    const all = deps.channels.forCompany(slug).filter((r) => !channel || r.account.channel === channel);
     list = Object.freeze(all.sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault)));
     lists.set(key, list);
   }
   return list;
 }
 
+/** Accounts of a company on a channel, default first (the company's slug is read once, then cached). */
+export async function accountsOf(deps: Deps, companyId: string, channel?: string): Promise<readonly AccountRuntime[]> {
+  let slug = slugs.get(companyId);
+  if (!slug) slugs.set(companyId, (slug = (await getCompany({ db: deps.db, id: companyId })).slug));
+  return listOf(deps, slug, companyId, channel);
+}
+
+/**
+ * NB! Synchronous twin of accountsOf, transitional: GET /channels (channels.routes.ts), segments and sources
+ * (other modules' files) still call it without awaiting. Deleted once they await accountsOf (issue 35).
+ */
+export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
+  let slug = slugs.get(companyId);
+  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
+  return listOf(deps, slug, companyId, channel);
+}
+
 /** The seed's channelAccountId rule. */
-function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): AccountRuntime {
-  const accounts = accountsFor(deps, companyId, input.channel);
+async function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Promise<AccountRuntime> {
+  const accounts = await accountsOf(deps, companyId, input.channel);
   if (input.channelAccountId) {
     const chosen = accounts.find((a) => a.account.id === input.channelAccountId);
     if (!chosen)
@@ -546,7 +547,7 @@ function pricesInMicros(prices: Record<string, string>): Map<string, number> {
 
 /** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
 export async function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
-  const m = await resolveStoredMedia({ db: deps.db, companyId, mediaId });
+  const m = await findStoredMedia({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
   const max = runtime.adapter.capabilities.media[m.mimeType];
   if (max === undefined || m.size > max)
@@ -574,7 +575,7 @@ export async function sendMessage(
   const { db } = deps;
   // Its only caller (the route, through idem.batch) runs it as a group-commit item: a refusal rolls back there.
   return db.join(async () => {
-    const runtime = pickAccount(deps, companyId, input);
+    const runtime = await pickAccount(deps, companyId, input);
     const accountId = runtime.account.id;
     let template: TemplateRow | null = null;
     if (input.type === "template") template = await resolveTemplateForSend({ db, companyId, channelAccountId: accountId, ref: input.template! });
@@ -682,7 +683,7 @@ export async function createOutboundMessage(
 ): Promise<MessageRow> {
   const { db, events, now } = deps;
   // Joins the caller's unit: a caller that catches a throw and goes on (the campaign engine, on a 402)
-  // wraps the call in db.attempt itself.
+  // wraps the call in a unit of its own (a savepoint).
   return db.join(async () => {
     const id = newId();
     const { priceType, unitPrice } = m.price;
@@ -758,10 +759,10 @@ export async function createOutboundMessage(
  * `message` read outside the transaction (the dispatch reads it before the provider call) is checked by
  * its status alone, and read again whole only if that moved.
  *
- * NB! Synchronous, with its store calls: the dispatch's `writes()` runs it, and the queue calls `writes()`
- * synchronously (db.attempt in commitOutcome). Asynchronous callers await applyStatusAsync.
+ * In the caller's unit when there is one (the dispatch's `writes()`, the inbound paths: each rolls back on a
+ * throw), else a unit of its own.
  */
-export function applyStatus(
+export async function applyStatus(
   deps: Deps,
   {
     message,
@@ -778,12 +779,11 @@ export function applyStatus(
     error?: { reason: FailureReason | string; code?: string; message: string };
     fresh?: boolean;
   },
-): MessageHead {
+): Promise<MessageHead> {
   const { db, events, now } = deps;
   const store = messagesStore(db);
-  // Callers: the dispatch job's writes and the inbound paths, each inside a tx that rolls back on a throw.
-  return db.within(() => {
-    const current = fresh || store.messageStatus(message.id) === message.status ? message : store.messageHead(message.id)!;
+  return db.join(async () => {
+    const current = fresh || (await store.messageStatus(message.id)) === message.status ? message : (await store.messageHead(message.id))!;
     const changes: Partial<MessageRow> = {};
     const steps: string[] = [];
     if (status === "failed") {
@@ -797,7 +797,7 @@ export function applyStatus(
       });
       steps.push("failed");
       if (current.charged && !current.refunded && current.status === "queued") {
-        deps.ledger.refundWithin({
+        await deps.ledger.refund({
           companyId: current.companyId,
           amount: current.unitPrice,
           messageId: current.id,
@@ -822,13 +822,13 @@ export function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    store.updateMessage(current.id, changes);
+    const row = await store.recordStatus(current.id, changes);
     const updated = { ...current, ...changes } as MessageHead;
     // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
-    // message): the refs say whose message it is. It reads the whole row then, in this transaction (the
-    // subscribers run in it), so it is the row as this change left it.
+    // message): the refs say whose message it is. It is the row as this change left it (the UPDATE returned
+    // it: a subscriber cannot wait for a read).
     let view: ReturnType<typeof messageView> | undefined;
-    const data = () => ({ message: (view ??= messageView(store.messageById(updated.id)!)) });
+    const data = () => ({ message: (view ??= messageView(row()!)) });
     // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
     let from = current.status;
     for (const s of steps) {
@@ -842,7 +842,7 @@ export function applyStatus(
     }
     if (status === "failed" && error?.reason === "USER_BLOCKED")
       // The contact blocked us on this channel: their consent there is removed (seed: Telegram USER_BLOCKED).
-      setConsentWithin({
+      await setConsent({
         db,
         events,
         now,
@@ -882,14 +882,9 @@ export async function applyProviderStatus(
       return;
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
-    // (Already inside a unit: applyStatus's synchronous body, without a second join per report.)
-    applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+    // (Already inside a unit: applyStatus joins it, no savepoint per report.)
+    await applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
   });
-}
-
-/** applyStatus for callers that can wait: in the caller's unit (or one of its own). */
-export async function applyStatusAsync(deps: Deps, change: Parameters<typeof applyStatus>[1]): Promise<MessageHead> {
-  return deps.db.join(() => applyStatus(deps, change));
 }
 
 type Schedule = { at: number; events: InboundEvent[] }[];
@@ -906,12 +901,12 @@ const keptReports = new WeakMap<Deps["db"], ReturnType<typeof writeBehind<Schedu
  * REPORT_STEP_MS (a job per send cost its insert, reschedule and delete: ~15 % of the main thread while a
  * campaign fanned out on the sandbox).
  */
-function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, accountId: string, reports: { at: Date; events: InboundEvent[] }[]): void {
+async function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, accountId: string, reports: { at: Date; events: InboundEvent[] }[]): Promise<void> {
   let kept = keptReports.get(deps.db);
   if (!kept) keptReports.set(deps.db, (kept = writeBehind<Schedule>(deps.db, (account, schedules) => storeReports(deps, account, schedules))));
   const now = deps.now().getTime();
   const step = (at: number) => (at <= now ? at : Math.ceil(at / REPORT_STEP_MS) * REPORT_STEP_MS);
-  kept.add(
+  await kept.add(
     accountId,
     reports.map((r) => ({ at: step(r.at.getTime()), events: r.events })),
   );
@@ -943,22 +938,22 @@ export async function applyWatermark(
     sentBefore: watermark,
   });
   // One after the other: each status change is a step of the caller's unit.
-  for (const m of rows) await applyStatusAsync(deps, { message: m, status, at: watermark });
+  for (const m of rows) await applyStatus(deps, { message: m, status, at: watermark });
 }
 
 // ------------------------------------------------------------------ dispatch
 
-/** NB! Synchronous: it runs inside db.read's snapshot, which takes a synchronous function. */
-function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): OutboundMessage {
+/** What the send is built from (template, media, thread): reads outside any unit, before the provider call. */
+async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): Promise<OutboundMessage> {
   const c = m.content as Record<string, any>;
   // E-mail from a template or a campaign carries the recipient's one-click unsubscribe link (DESIGN §20).
   const unsubscribeUrl =
     m.channel === "email" && (m.type === "template" || m.campaignId)
       ? unsubscribe.url({ companyId: m.companyId, contactId: m.contactId, channel: "email", campaignId: m.campaignId ?? undefined })
       : undefined;
-  const stored = (ref: { id: string } | undefined): StoredMedia | undefined => {
+  const stored = async (ref: { id: string } | undefined): Promise<StoredMedia | undefined> => {
     if (!ref) return undefined;
-    const s = resolveStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
+    const s = await findStoredMedia({ db: deps.db, companyId: m.companyId, mediaId: ref.id, channelAccountId: m.channelAccountId });
     if (!s) throw new PermanentFailure("MEDIA_INVALID", "the media was deleted before sending");
     return s;
   };
@@ -968,7 +963,7 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
       content = { type: "text", text: c.text };
       break;
     case "media":
-      content = { type: "media", media: { url: c.media.url, file: stored(c.media.file), caption: c.media.caption } };
+      content = { type: "media", media: { url: c.media.url, file: await stored(c.media.file), caption: c.media.caption } };
       break;
     case "email":
       content = { type: "email", email: c.email };
@@ -977,7 +972,7 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
       content = { type: "interactive", interactive: c.interactive };
       break;
     default: {
-      const t = getTemplateById({ db: deps.db, id: c.template.id });
+      const t = await getTemplateById({ db: deps.db, id: c.template.id });
       if (t?.status !== "approved") throw new PermanentFailure("TEMPLATE_INVALID", `template ${c.template.name} is ${t?.status ?? "deleted"}`);
       const hm = c.template.headerMedia;
       content = {
@@ -987,20 +982,20 @@ function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks
           language: t.language,
           components: t.components,
           params: c.template.params,
-          headerMedia: hm ? { url: hm.url, file: stored(hm.file) } : undefined,
+          headerMedia: hm ? { url: hm.url, file: await stored(hm.file) } : undefined,
           rendered: renderTemplate(t, c.template.params, { unsubscribeUrl }),
         },
       };
     }
   }
   const state = CHANNEL_RULES[m.channel as Channel].conversationRef
-    ? channelStateSync({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
+    ? await channelState({ db: deps.db, contactId: m.contactId, channelAccountId: m.channelAccountId })
     : undefined;
-  const byId = (id: string | null) => (id ? messagesStore(deps.db).messageById(id) : undefined);
-  const replyTo = byId(m.replyToMessageId);
+  const byId = async (id: string | null) => (id ? await messagesStore(deps.db).messageById(id) : undefined);
+  const replyTo = await byId(m.replyToMessageId);
   // The thread's provider ids, oldest first (e-mail References: the parent's ancestors, then the parent).
   const references: string[] = [];
-  for (let p = replyTo, hops = 0; p && hops < 50; p = byId(p.replyToMessageId), hops++) if (p.providerMessageId) references.unshift(p.providerMessageId);
+  for (let p = replyTo, hops = 0; p && hops < 50; p = await byId(p.replyToMessageId), hops++) if (p.providerMessageId) references.unshift(p.providerMessageId);
   return {
     messageId: m.id,
     to: { value: m.address, conversationRef: state?.conversationRef ?? undefined },
@@ -1028,27 +1023,25 @@ class PermanentFailure extends Error {
 export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // Outside the snapshot: the first call claims the signing secret (a write).
   const unsubscribe = unsubscribeFor(deps);
-  // The message and what its send is built from (template, media, thread), read in one snapshot.
-  const queued = deps.db.read(() => {
-    const m = messagesStore(deps.db).dispatchRow(job.payload.messageId);
-    if (m?.status !== "queued") return undefined;
-    try {
-      return { m, outbound: buildOutbound(deps, m, unsubscribe) as OutboundMessage | PermanentFailure };
-    } catch (e) {
-      if (e instanceof PermanentFailure) return { m, outbound: e };
-      throw e;
-    }
-  });
-  if (!queued) return;
-  const { m, outbound } = queued;
+  // The message and what its send is built from (template, media, thread): plain reads, no transaction (the
+  // status is checked again when the outcome is written: applyStatus).
+  const m = await messagesStore(deps.db).dispatchRow(job.payload.messageId);
+  if (m?.status !== "queued") return;
+  let outbound: OutboundMessage | PermanentFailure;
+  try {
+    outbound = await buildOutbound(deps, m, unsubscribe);
+  } catch (e) {
+    if (!(e instanceof PermanentFailure)) throw e;
+    outbound = e;
+  }
   const runtime = deps.channels.get(m.channelAccountId);
   // Final states are written with the job's own finalisation: one group-committed transaction.
   const counted = (outcome: "sent" | "retry" | "failed") => deps.metrics.count("switchboard_dispatch_total", { channel: m.channel, outcome });
   const fail = (reason: FailureReason | string, message: string, code?: string): JobOutcome => (
     counted("failed"),
     {
-      writes: () => {
-        applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
+      writes: async () => {
+        await applyStatus(deps, { message: m, status: "failed", at: deps.now(), error: { reason, code, message } });
       },
     }
   );
@@ -1082,14 +1075,20 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
     const sent = result;
     if (runtime.status !== "active") deps.channels.setStatus(runtime.account.id, "active");
     return {
-      writes: () => {
+      writes: async () => {
         if (sent.providerMediaId) {
           const file = ((m.content as any).media?.file ?? (m.content as any).template?.headerMedia?.file) as { id: string } | undefined;
           if (file)
-            cacheProviderMediaId({ db: deps.db, now: deps.now, mediaId: file.id, channelAccountId: m.channelAccountId, providerMediaId: sent.providerMediaId });
+            await rememberProviderMediaId({
+              db: deps.db,
+              now: deps.now,
+              mediaId: file.id,
+              channelAccountId: m.channelAccountId,
+              providerMediaId: sent.providerMediaId,
+            });
         }
-        applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
-        if (sent.reports?.length) scheduleReports(deps, m.channelAccountId, sent.reports);
+        await applyStatus(deps, { message: m, status: "sent", at: deps.now(), providerMessageId: sent.providerMessageId });
+        if (sent.reports?.length) await scheduleReports(deps, m.channelAccountId, sent.reports);
       },
     };
   }

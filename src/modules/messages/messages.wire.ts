@@ -3,7 +3,7 @@
  * sandbox `hello_world` templates, and provider template sync (on start and every 30 minutes).
  */
 import type { Deps } from "../../deps";
-import { findCompanyBySlug, findCompanyBySlugSync } from "../companies/companies.service";
+import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
@@ -30,7 +30,10 @@ export function wireMessaging(deps: Deps): void {
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);
   wireScheduledSends(deps);
-  seedSandboxTemplates(deps);
+  // NB! Not awaited: wireModules (wire.ts) is synchronous. On today's engines each statement runs at once when
+  // called, so the seeds are in before the first request; once the engine waits (Bun.SQL), wireModules must
+  // await this (issue 35 item 2).
+  seedSandboxTemplates(deps).catch((e) => deps.log.error({ err: e }, "sandbox templates not seeded"));
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
 
@@ -87,12 +90,12 @@ function wireScheduledInbound(deps: Deps): void {
   });
 }
 
-/** NB! Synchronous: start-up (wireMessaging) and `switchboard init` seed before anything is served, without waiting. */
-export function seedSandboxTemplates(deps: Deps): void {
+/** The sandbox accounts' hello_world (start-up: wireMessaging; `switchboard companies create`). */
+export async function seedSandboxTemplates(deps: Deps): Promise<void> {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;
-    const company = findCompanyBySlugSync({ db: deps.db, slug: r.account.company });
-    if (company) ensureHelloWorld({ db: deps.db, now: deps.now, companyId: company.id, account: r.account });
+    const company = await findCompanyBySlug({ db: deps.db, slug: r.account.company });
+    if (company) await ensureHelloWorld({ db: deps.db, now: deps.now, companyId: company.id, account: r.account });
   }
 }
 

@@ -302,7 +302,7 @@ describe("campaign audiences: segment and filter", () => {
     await app.request("PATCH", `/segments/${s.body.data.id}`, { body: { filter: { field: "city", op: "eq", value: "Ankara" } } });
     const { engine, campaigns } = campaignsFor(app.deps);
     const store = campaigns.store;
-    while (!store.get(id)!.resolvedAt) app.deps.db.tx(() => engine.resolvePage(store.get(id)!));
+    while (!(await store.get(id))!.resolvedAt) await app.deps.db.unit(async () => engine.resolvePage((await store.get(id))!));
     const recipients = (await app.request("GET", `/campaigns/${id}/recipients?limit=200`)).body.data as {
       contactId: string;
       status: string;

@@ -21,13 +21,13 @@ test("a template cached inside a transaction that then rolled back is not served
     db.unit(async () => {
       ghost = (await createLocalTemplate({ db, now, companyId: app.company.id, account, input: { name: "ghost", language: "en", body: "Hi {{1}}" } })).id;
       // Both lookups cache the uncommitted row…
-      expect(getTemplateById({ db, id: ghost })?.name).toBe("ghost");
+      expect((await getTemplateById({ db, id: ghost }))?.name).toBe("ghost");
       expect((await send()).id).toBe(ghost);
       throw new Error("a later step failed");
     }),
   ).rejects.toThrow("a later step failed");
   // …and the rollback took it away from the cache too.
-  expect(getTemplateById({ db, id: ghost })).toBeUndefined();
+  expect(await getTemplateById({ db, id: ghost })).toBeUndefined();
   await expect(send()).rejects.toThrow('No template named "ghost"');
 });
 
@@ -36,13 +36,13 @@ test("a template another process changed is read again by the next lookup", asyn
   const account = app.deps.channels.all().find((r) => r.account.channel === "whatsapp")!.account;
   const ref = { name: "hello_world", params: { "body.1": "Ann" } };
   const row = await resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref });
-  expect(getTemplateById({ db, id: row.id })?.status).toBe("approved");
+  expect((await getTemplateById({ db, id: row.id }))?.status).toBe("approved");
   const other = app.openConnection();
   try {
-    await app.externalCommit(() => other.$client.query("UPDATE templates SET status = 'paused' WHERE id = ?").run(row.id));
+    await app.externalCommit(() => other.sql("UPDATE templates SET status = 'paused' WHERE id = ?").run(row.id));
   } finally {
     other.close();
   }
-  expect(getTemplateById({ db, id: row.id })?.status).toBe("paused");
+  expect((await getTemplateById({ db, id: row.id }))?.status).toBe("paused");
   await expect(resolveTemplateForSend({ db, companyId: app.company.id, channelAccountId: account.id, ref })).rejects.toThrow("is paused, not approved");
 });

@@ -105,7 +105,7 @@ describe("WhatsApp Cloud: submit, review, delete", () => {
       params: ["body.1", "body.2", "button.1.1"],
     });
     orderId = r.body.data.id;
-    expect(app.deps.db.$client.query("SELECT provider_template_id AS p FROM templates WHERE id = ?").get(orderId)).toEqual({ p: metaId });
+    expect(await app.deps.db.sql("SELECT provider_template_id AS p FROM templates WHERE id = ?").get(orderId)).toEqual({ p: metaId });
     const got = await app.request("GET", `/templates/${orderId}`);
     expect(got.status).toBe(200);
     expect(got.body.data.status).toBe("pending");

@@ -14,7 +14,7 @@ import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import { createReadCache } from "../../db/read-cache";
-import { accountsFor } from "../messages/messages.service";
+import { accountsOf } from "../messages/messages.service";
 import { templateView, type CreateTemplateInput } from "./templates.model";
 import { templatesStore, type ReviewValues, type TemplateRow } from "./templates.repository";
 
@@ -102,9 +102,9 @@ export async function resolveTemplateForSend({
         { pointer: "/template/templateId", message: "unknown template for this channel account" },
       ]);
   } else {
-    const rows = templateCache(db).get(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
+    const rows = (await templateCache(db).lookup(`name\u0000${channelAccountId}\u0000${ref.name ?? ""}`, () =>
       templatesStore(db).byName(channelAccountId, ref.name ?? ""),
-    ) as TemplateRow[];
+    )) as TemplateRow[];
     const matching = ref.language ? rows.filter((r) => r.language === ref.language) : rows;
     if (!matching.length)
       throw new AppError("VALIDATION_FAILED", `No template named "${ref.name}"${ref.language ? ` in ${ref.language}` : ""}`, [
@@ -131,12 +131,9 @@ export async function resolveTemplateForSend({
   return row;
 }
 
-/**
- * A template by id, through the cache.
- * NB! Synchronous: the dispatch builds its send inside db.read's synchronous snapshot (messages.service buildOutbound).
- */
-export function getTemplateById({ db, id }: { db: Db; id: string }): TemplateRow | undefined {
-  return templateCache(db).get(`id\u0000${id}`, () => templatesStore(db).byId(id)) as TemplateRow | undefined;
+/** A template by id, through the cache (a hit answers without a read). */
+export async function getTemplateById({ db, id }: { db: Db; id: string }): Promise<TemplateRow | undefined> {
+  return (await templateCache(db).lookup(`id\u0000${id}`, () => templatesStore(db).byId(id))) as TemplateRow | undefined;
 }
 
 export async function listTemplates({ db, companyId, channel }: { db: Db; companyId: string; channel?: string }): Promise<TemplateRow[]> {
@@ -205,10 +202,10 @@ function localTemplateRow({
 }
 
 /**
- * Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent.
- * NB! Synchronous: start-up (wireMessaging, `switchboard init`) seeds these before anything is served, without waiting.
+ * Every sandbox account ships an approved `hello_world` (en, one param body.1). Idempotent. Start-up
+ * (wireMessaging, `switchboard init`) awaits it before anything is served.
  */
-export function ensureHelloWorld({
+export async function ensureHelloWorld({
   db,
   now,
   companyId,
@@ -218,9 +215,9 @@ export function ensureHelloWorld({
   now: () => Date;
   companyId: string;
   account: { id: string; channel: string };
-}): void {
+}): Promise<void> {
   const components: TemplateComponent[] = [{ type: "body", text: "Hello {{1}}! This is a message from Switchboard." }];
-  templatesStore(db).insertTemplateIfAbsent(
+  await templatesStore(db).insertTemplateIfAbsent(
     localTemplateRow({ now, companyId, account, name: "hello_world", language: "en", category: "utility", components }),
   );
   forgetTemplates(db);
@@ -425,7 +422,7 @@ export async function createTemplate({
   input: CreateTemplateInput;
   commit: <T>(write: () => Promise<T>) => Promise<{ data: T }>;
 }): Promise<{ data: ReturnType<typeof templateView> }> {
-  const accounts = accountsFor(deps as Deps, companyId, input.channel);
+  const accounts = await accountsOf(deps as Deps, companyId, input.channel);
   const runtime = input.channelAccountId ? accounts.find((a) => a.account.id === input.channelAccountId) : accounts[0];
   if (!runtime)
     throw new AppError("VALIDATION_FAILED", `No ${input.channel} account`, [
@@ -536,7 +533,7 @@ export async function deleteTemplate({
   const campaigns = await inUse(row.id);
   if (campaigns.length)
     throw new AppError("TEMPLATE_IN_USE", `Template "${row.name}" is used by ${campaigns.length} running or scheduled campaign(s): ${campaigns.join(", ")}`);
-  const runtime = accountsFor(deps as Deps, companyId).find((r) => r.account.id === row.channelAccountId);
+  const runtime = (await accountsOf(deps as Deps, companyId)).find((r) => r.account.id === row.channelAccountId);
   if (row.source === "provider" && runtime?.adapter.deleteTemplate && runtime.account.provider !== "sandbox") {
     try {
       await runtime.adapter.deleteTemplate({ name: row.name, providerTemplateId: row.providerTemplateId });

@@ -40,15 +40,15 @@ describe("WhatsApp template sync", () => {
     await fake.stop();
   });
 
-  const statusOf = (name: string) => app.deps.db.$client.query("SELECT status FROM templates WHERE name = ?").get(name) as { status: string } | null;
+  const statusOf = async (name: string) => (await app.deps.db.sql("SELECT status FROM templates WHERE name = ?").get(name)) as { status: string } | null;
 
   test("the scheduled task is registered every 30 minutes and syncs every page", async () => {
     const task = app.deps.scheduler.tasks.get("templates-sync");
     expect(task).toBeDefined();
     await task!();
     expect(fake.requestsTo("WABA_1/message_templates")).toHaveLength(2);
-    expect(statusOf("order_update")?.status).toBe("approved");
-    expect(statusOf("promo")?.status).toBe("pending");
+    expect((await statusOf("order_update"))?.status).toBe("approved");
+    expect((await statusOf("promo"))?.status).toBe("pending");
     const listed = await app.request("GET", "/templates?channel=whatsapp&status=all");
     expect((await app.request("GET", "/templates?channel=whatsapp")).body.data.map((t: any) => t.name)).toEqual(["order_update"]);
     expect(listed.body.data.map((t: any) => [t.name, t.status, t.params])).toEqual([
@@ -90,13 +90,13 @@ describe("WhatsApp template sync", () => {
   test("a template deleted at the provider becomes disabled; a 190 during sync marks the account auth_failed", async () => {
     fake.templates = [fake.templates[1]!];
     await syncAllTemplates(app.deps);
-    expect(statusOf("order_update")?.status).toBe("disabled");
-    expect(statusOf("promo")?.status).toBe("pending");
+    expect((await statusOf("order_update"))?.status).toBe("disabled");
+    expect((await statusOf("promo"))?.status).toBe("pending");
 
     fake.failNext({ kind: "graph", code: 190 }, { path: "message_templates" });
     const [result] = await syncAllTemplates(app.deps);
     expect(result).toMatchObject({ accountId: WA_ID, error: expect.stringContaining("AUTH_FAILED") });
     expect((await app.request("GET", "/channels")).body.data[0].status).toBe("auth_failed");
-    expect(statusOf("promo")?.status).toBe("pending"); // a failed sync changes no template
+    expect((await statusOf("promo"))?.status).toBe("pending"); // a failed sync changes no template
   });
 });
