@@ -65,7 +65,7 @@ function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) 
     async exists(ref: UnsubscribeRef): Promise<boolean> {
       const id = await survivingContactId({ db, companyId: ref.companyId, contactId: ref.contactId });
       try {
-        getContact({ db, companyId: ref.companyId, id });
+        await getContact({ db, companyId: ref.companyId, id });
         return true;
       } catch {
         return false;
