@@ -103,7 +103,7 @@ describe("consent", async () => {
     await setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_out", source: "provider" });
     expect(await getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("opted_out");
     expect(eventTypes().slice(before)).toEqual(["contact.opted_in", "contact.opted_out"]);
-    const history = app.deps.db.$client.query("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
+    const history = await app.deps.db.sql("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
     expect(history).toEqual([
       { status: "opted_in", source: "api" },
       { status: "opted_out", source: "provider" },
