@@ -364,6 +364,42 @@ describe("import rows: worker thread and inline reader agree", () => {
       sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag" : "DROP TRIGGER fail_tag ON tags; DROP FUNCTION fail_tag()");
     }
   });
+
+  test("API writes made while an import runs commit beside its transactions (units of the group commit); a refused row still fails alone", async () => {
+    const sqlite = app.deps.db.$client;
+    sqlite.exec(
+      app.deps.db.engine === "sqlite"
+        ? "CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags WHEN new.name = 'explode2' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"
+        : `CREATE FUNCTION fail_tag2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$;
+           CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode2') EXECUTE FUNCTION fail_tag2()`,
+    );
+    try {
+      // The refused row makes its transaction fail and be redone in safe mode, where the failing row's
+      // savepoint replays the group: the import's unit runs twice and must count once.
+      const raw = Array.from({ length: 3000 }, (_, i) =>
+        JSON.stringify({ identities: [{ channel: "email", value: `beside${i}@import.test` }], ...(i === 1500 ? { tags: ["explode2"] } : {}) }),
+      ).join("\n");
+      const r = await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } });
+      expect(r.status).toBe(202);
+      let importing = true;
+      const drained = app.deps.queue.drain().finally(() => {
+        importing = false;
+      });
+      const statuses: number[] = [];
+      for (let i = 0; importing || i < 3; i++)
+        statuses.push((await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: `api${i}@beside.test` }] } })).status);
+      await drained;
+      expect(new Set(statuses)).toEqual(new Set([201]));
+      const imp = (await app.request("GET", `/contacts/imports/${r.body.data.id}`)).body.data;
+      expect(imp).toMatchObject({ status: "completed", processed: 3000, created: 2999, updated: 0, failed: 1, errors: [{ row: 1501, pointer: "/" }] });
+      const n = async (like: string) =>
+        ((await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(like)) as { n: number }).n;
+      expect(await n("beside%@import.test")).toBe(2999);
+      expect(await n("api%@beside.test")).toBe(statuses.length);
+    } finally {
+      sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag2" : "DROP TRIGGER fail_tag2 ON tags; DROP FUNCTION fail_tag2()");
+    }
+  });
 });
 
 describe("import events", () => {
