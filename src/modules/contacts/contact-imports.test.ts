@@ -267,7 +267,8 @@ describe("POST /contacts/import", () => {
     expect(await q("newname")).toEqual(["Newname"]);
     expect(await q("oldname")).toEqual([]);
     expect((await app.request("GET", `/contacts/${old.id}`)).body.data.firstName).toBe("Newname");
-    // SQLite: the search deferral and synchronous=NORMAL are confined to the import's transactions, and the
+    // SQLite: the search deferral is confined to the import's transactions, the connection is back at
+    // synchronous=FULL after them (a group commit's NORMAL, synced off the loop, is the group's alone), and the
     // FTS5 index agrees with the table. (PostgreSQL has neither: its name index is an expression index the
     // table keeps itself, and the import leaves the session's settings alone.)
     if (app.deps.db.engine === "sqlite") {
