@@ -99,7 +99,7 @@ test("several tags, any and all: each member counted once, the blocked ones amon
     expect(res.status).toBeLessThan(300);
     if (i % 2 === 0 && i <= 6) expect((await app.request("PATCH", `/contacts/${res.body.data.contact.id}`, { body: { blocked: true } })).status).toBe(200);
   }
-  const u = (app.deps.db.$client.query("SELECT id FROM tags WHERE name = 'u'").get() as { id: string }).id;
+  const u = ((await app.deps.db.sql("SELECT id FROM tags WHERE name = 'u'").get()) as { id: string }).id;
   const blockedOf = (n: number[]) =>
     factGroups(n)
       .filter((g) => g.blocked)

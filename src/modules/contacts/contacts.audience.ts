@@ -355,8 +355,12 @@ export async function filterContactsPage({
   const ids = await audienceStore(db).filteredIds(companyId, filter, before, limit + 1, "desc");
   const more = ids.length > limit;
   const contacts = contactsStore(db);
-  const rows = (more ? ids.slice(0, limit) : ids).map((id) => contacts.contactById(companyId, id)).filter((r): r is ContactRow => r !== undefined);
-  return { contacts: toContacts(db, rows), more };
+  const rows: ContactRow[] = [];
+  for (const id of more ? ids.slice(0, limit) : ids) {
+    const r = await contacts.contactById(companyId, id);
+    if (r) rows.push(r);
+  }
+  return { contacts: await toContacts(db, rows), more };
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */

@@ -182,7 +182,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Cancel a queued or running import (rows already written stay)", operationId: "cancelContactImport" },
       },
     )
-    .get("/contacts/:id", ({ auth, params }) => ({ data: getContact({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
+    .get("/contacts/:id", async ({ auth, params }) => ({ data: await getContact({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
       scope: "contacts:read",
       params: IdParams,
       response: { 200: data(ContactModel), ...errors(403, 404) },

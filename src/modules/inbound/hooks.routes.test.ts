@@ -57,8 +57,8 @@ afterAll(async () => {
   await app.close();
 });
 
-const messageCount = () =>
-  (app.deps.db.$client.query("SELECT count(*) AS n FROM messages WHERE channel_account_id IN (?, ?)").get(ID.wa, ID.x) as { n: number }).n;
+const messageCount = async () =>
+  ((await app.deps.db.sql("SELECT count(*) AS n FROM messages WHERE channel_account_id IN (?, ?)").get(ID.wa, ID.x)) as { n: number }).n;
 const hubSignature = (raw: string) => `sha256=${createHmac("sha256", APP_SECRET).update(raw).digest("hex")}`;
 
 describe("body cap: 5 MB, refused before and while reading", () => {
@@ -135,7 +135,7 @@ describe("hook bodies in flight together are bounded", () => {
 
 describe("handshakes sign or echo only the provider's token shape", () => {
   test("X: a JSON DM body as crc_token → 400, never signed; the forged delivery it was after → 401, nothing stored", async () => {
-    const before = messageCount();
+    const before = await messageCount();
     // What the old code signed for anyone: the HMAC of a DM body, which is that body's delivery signature.
     const forged = JSON.stringify(XFake.dmPayload({ forUserId: X_USER, senderId: "6660000001", text: "START", eventId: "1700000000000000666" }));
     const crc = new URL(`${base}/hooks/${ID.x}`);
@@ -155,7 +155,7 @@ describe("handshakes sign or echo only the provider's token shape", () => {
       headers: { "content-type": "application/json", "x-twitter-webhooks-signature": token ?? "sha256=" },
     });
     expect(post.status).toBe(401);
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
     // X's own handshake still works.
     expect((await XFake.crc({ url: `${base}/hooks/${ID.x}`, consumerSecret: X_SECRET })).status).toBe(200);
   });
@@ -193,11 +193,11 @@ function waDelivery(messages: Record<string, unknown>[], contacts: Record<string
 }
 const postWa = (raw: string) =>
   fetch(`${base}/hooks/${ID.wa}`, { method: "POST", body: raw, headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(raw) } });
-const storedIds = (prefix: string) =>
+const storedIds = async (prefix: string) =>
   (
-    app.deps.db.$client
-      .query("SELECT provider_message_id AS id FROM messages WHERE channel_account_id = ? AND provider_message_id LIKE ? ORDER BY provider_message_id")
-      .all(ID.wa, `${prefix}%`) as { id: string }[]
+    (await app.deps.db
+      .sql("SELECT provider_message_id AS id FROM messages WHERE channel_account_id = ? AND provider_message_id LIKE ? ORDER BY provider_message_id")
+      .all(ID.wa, `${prefix}%`)) as { id: string }[]
   ).map((r) => r.id);
 
 describe("batches", () => {
@@ -220,9 +220,9 @@ describe("batches", () => {
     );
     const res = await postWa(raw);
     expect(res.status).toBe(200);
-    expect(storedIds("wamid.batch1.")).toEqual(["wamid.batch1.1", "wamid.batch1.6"]);
+    expect(await storedIds("wamid.batch1.")).toEqual(["wamid.batch1.1", "wamid.batch1.6"]);
     expect((await postWa(raw)).status).toBe(200);
-    expect(storedIds("wamid.batch1.")).toEqual(["wamid.batch1.1", "wamid.batch1.6"]);
+    expect(await storedIds("wamid.batch1.")).toEqual(["wamid.batch1.1", "wamid.batch1.6"]);
   });
 
   test("the sandbox simulation (an API client, not a provider) still gets its 422 for a refused identity", async () => {
@@ -259,7 +259,7 @@ describe("batches", () => {
     const res = await delivery;
     expect(res.status).toBe(200);
     // Acknowledged only once every event is committed.
-    expect(storedIds("wamid.big.")).toHaveLength(N);
+    expect(await storedIds("wamid.big.")).toHaveLength(N);
     const sorted = [...latencies].sort((a, b) => a - b);
     const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
     console.log(

@@ -1,6 +1,6 @@
 /** POST /messages: every seed rule per channel, through the real app (table-driven), plus the lifecycle. */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createTestApp, ACCOUNTS, sandboxChannels, TEST_ENGINE, type TestApp } from "../../../test/helpers/test-app";
+import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";

@@ -51,9 +51,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
   const view = (r: RecordRow) => recordView(r, currency);
 
   /** A live contact of the company, or a detail at `pointer`. */
-  function checkContact(companyId: string, contactId: string, pointer: string, details: DetailCollector): boolean {
+  async function checkContact(companyId: string, contactId: string, pointer: string, details: DetailCollector): Promise<boolean> {
     try {
-      getContact({ db, companyId, id: contactId });
+      await getContact({ db, companyId, id: contactId });
       return true;
     } catch (e) {
       if (e instanceof AppError && e.code === "NOT_FOUND") {
@@ -128,7 +128,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     async createRecord({ companyId, input, by }: { companyId: string; input: typeof CreateRecordBody.static; by: string }) {
       return db.join(async () => {
         const details = new DetailCollector();
-        const contactOk = checkContact(companyId, input.contactId, "/contactId", details);
+        const contactOk = await checkContact(companyId, input.contactId, "/contactId", details);
         if (input.conversationId && contactOk) await checkConversation(companyId, input.conversationId, input.contactId, details);
         const stageId = input.stageId ?? pipeline.firstStage.id;
         if (!pipeline.stageById(stageId)) details.add("/stageId", "not a stage of this pipeline (see GET /pipeline)");
@@ -229,7 +229,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
           else if (contactId === null) contactId = record.contactId;
           else if (contactId !== record.contactId) details.add("/contactId", "not the record's contact");
         }
-        if (input.contactId) checkContact(companyId, input.contactId, "/contactId", details);
+        if (input.contactId) await checkContact(companyId, input.contactId, "/contactId", details);
         const dueAt = parseTime(input.dueAt, "/dueAt", details);
         const remindAt = parseTime(input.remindAt, "/remindAt", details);
         details.throwIfAny();

@@ -225,14 +225,14 @@ export function createSourcesService(deps: SourcesDeps) {
   }
 
   async function contactSource(companyId: string, contactId: string) {
-    getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
+    await getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
     return await contactSourceView(companyId, contactId);
   }
 
   /** PUT /contacts/{id}/source: assigns (`sourceId`) or removes (`null`) by hand, with a history row. */
   async function setContactSource(companyId: string, contactId: string, sourceId: string | null, by: string | null) {
     return await db.unit(async () => {
-      getContact({ db, companyId, id: contactId });
+      await getContact({ db, companyId, id: contactId });
       if (sourceId && !(await repo.get(companyId, sourceId)))
         throw new AppError("VALIDATION_FAILED", "No such source", [{ pointer: "/sourceId", message: "unknown source" }]);
       const before = await repo.ofContact(contactId);

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
-const count = (sql: string, ...args: string[]) => (a.deps.db.$client.query(sql).get(...args) as { n: number }).n;
+const count = async (sql: string, ...args: string[]) => ((await a.deps.db.sql(sql).get(...args)) as { n: number }).n;
 
 test("the same key on two instances at once: one message, the other request 409, then replays of the one", async () => {
   for (let round = 0; round < 5; round++) {
@@ -31,7 +31,7 @@ test("the same key on two instances at once: one message, the other request 409,
     expect(ok.length).toBe(1);
     expect(refused.length).toBe(results.length - 1);
     expect(refused.every((r) => r.body.error.code === "IDEMPOTENCY_CONFLICT")).toBe(true);
-    expect(count("SELECT count(*) AS n FROM messages WHERE address = ?", body.to.phone)).toBe(1);
+    expect(await count("SELECT count(*) AS n FROM messages WHERE address = ?", body.to.phone)).toBe(1);
     for (const app of [a, b]) {
       const replay = await send(app);
       expect(replay.status).toBe(202);
