@@ -17,7 +17,7 @@ export type SubscriptionCache = ReturnType<typeof createSubscriptionCache>;
 export function createSubscriptionCache(repo: WebhooksRepository) {
   const byCompany = new Map<string, CachedEndpoint[]>();
 
-  /** NB! Synchronous (subscriptionsOfSync): the event subscriber matches inside its emitter's transaction, which may be synchronous. */
+  /** NB! Synchronous (subscriptionsOfSync): the event subscriber is synchronous (webhooks.delivery.ts onEvent: see there). */
   function load(companyId: string): CachedEndpoint[] {
     let entry = byCompany.get(companyId);
     if (!entry) {

@@ -132,10 +132,11 @@ export function createDeliveryEngine({
    * fan-out job naming the subscribed endpoints, so the request that caused the event writes two rows
    * however many endpoints there are; the fan-out job then creates one delivery and one delivery job per
    * endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
-   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue): contacts' core still
-   * emits inside synchronous transactions (contacts.service.ts's db.within, contact imports' db.tx, the API
-   * guard's idem.commit for the contact upsert), which refuse a subscriber's promise (db.track). Make it
-   * async (insertMessage, subscriptionsOf, enqueueJob) once those emit in units, and delete the twins.
+   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue), although every
+   * emitter runs in a unit now: a unit that fails does not wait for the work it tracked (db.track) before it
+   * rolls back (src/db/client.ts), so an asynchronous subscriber's writes after the failure would commit on
+   * their own ("a rolled-back emit delivers nothing" in webhooks.delivery.test.ts fails). Make it async
+   * (insertMessage, subscriptionsOf, enqueueJob) once a failing unit settles its tracked work first.
    */
   function onEvent(event: DomainEvent): void {
     const endpointIds = cache.matching(event.companyId, event.type);

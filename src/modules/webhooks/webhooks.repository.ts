@@ -95,8 +95,8 @@ export function createWebhooksRepository(dbIn: Db) {
     },
     /**
      * NB! Synchronous twins of insertMessage and of the endpoints' subscriptions, for the event subscriber
-     * alone (webhooks.delivery.ts onEvent): emitters outside this module still emit inside synchronous
-     * transactions, which cannot wait for a subscriber. Delete them when every emitter runs in a unit.
+     * alone (webhooks.delivery.ts onEvent, synchronous until a failing unit settles its tracked work: see
+     * there). Delete them with that.
      */
     insertMessageSync(m: { id: string; companyId: string; eventType: string; body: string; createdAt: number }): void {
       dbIn.$client.query(insertMessageText).run(m.id, m.companyId, m.eventType, m.body, m.createdAt);

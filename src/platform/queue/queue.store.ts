@@ -237,8 +237,7 @@ export function createQueueStore(dbIn: Db) {
 
     /**
      * NB! Synchronous twins, for the queue's synchronous enqueue that callers outside the queue still use
-     * (contact imports and the webhooks event subscriber, inside synchronous transactions; enqueueJob is its
-     * asynchronous replacement).
+     * (contact imports' create and the webhooks event subscriber; enqueueJob is its asynchronous replacement).
      * Delete them with that path.
      */
     inTransactionSync: (): boolean => sqlite.inTransaction,

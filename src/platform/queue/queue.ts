@@ -238,8 +238,8 @@ export function createQueue({
   }
 
   /**
-   * NB! Synchronous twin of enqueueJob, for the last callers inside synchronous transactions (contact imports'
-   * applyRows; the webhooks event subscriber, for contacts' emitters): delete it with them.
+   * NB! Synchronous twin of enqueueJob, for its last callers (contact-imports.service.ts's create; the webhooks
+   * event subscriber, synchronous until a failing unit settles its tracked work): delete it with them.
    */
   function enqueue(input: EnqueueInput): string {
     const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);

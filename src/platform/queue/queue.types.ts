@@ -109,8 +109,8 @@ export interface Queue {
   /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
   enqueueJob(input: EnqueueInput): Promise<string>;
   /**
-   * NB! Synchronous twin of enqueueJob, for the last callers inside synchronous transactions (contact imports'
-   * applyRows; the webhooks event subscriber, for contacts' emitters): delete it with them.
+   * NB! Synchronous twin of enqueueJob, for its last callers (contact-imports.service.ts's create; the webhooks
+   * event subscriber, synchronous until a failing unit settles its tracked work): delete it with them.
    */
   enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
