@@ -149,9 +149,7 @@ export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db
     const level: Level = { hooks: [], tracked: [] };
     unit.levels.push(level);
     try {
-      const value = await unit.tx.savepoint(() =>
-        scopes.run({ unit, depth: s.depth + 1 }, () => runLevel(level, fn)),
-      );
+      const value = await unit.tx.savepoint(() => scopes.run({ unit, depth: s.depth + 1 }, () => runLevel(level, fn)));
       unit.levels.pop();
       unit.levels[s.depth]!.hooks.push(...level.hooks);
       return value;
