@@ -304,9 +304,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    */
   function onEvent(event: DomainEvent): void | Promise<void> {
     if (!event.type.startsWith("message.")) return;
-    const payload = () => event.data.message as Payload | undefined;
+    const payload = async () => (await event.payload()).message as Payload | undefined;
     if (event.type === "message.received") {
-      const msg = payload();
+      const msg = event.data.message as Payload | undefined; // (an inbound message's payload is built eagerly)
       if (msg) return markReplied(msg);
       return;
     }
@@ -333,10 +333,10 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     refs: Record<string, string | null>,
     step: string,
     from: string,
-    payload: () => Payload | undefined,
+    payload: () => Promise<Payload | undefined>,
   ): Promise<void> {
     const t = at();
-    const failure = step === "failed" ? payload() : undefined;
+    const failure = step === "failed" ? await payload() : undefined;
     // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code
     // (sandbox_blocked, 403): the same words as message.failed and GET /messages/{id} `error.reason`.
     if (
