@@ -63,7 +63,7 @@ export async function createImport({
   bytes,
 }: {
   db: Db;
-  queue: Pick<Queue, "enqueue">;
+  queue: Pick<Queue, "enqueueJob">;
   now: () => Date;
   companyId: string;
   id: string;
@@ -74,7 +74,7 @@ export async function createImport({
   const store = importsStore(db);
   return await db.join(async () => {
     await store.insertImport({ id, companyId, format, filePath, bytes, at: now().getTime() });
-    queue.enqueue({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
+    await queue.enqueueJob({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
     return await getImport({ db, companyId, id });
   });
 }

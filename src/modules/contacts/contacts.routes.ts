@@ -75,10 +75,10 @@ export const contactsRoutes = (deps: Deps) => {
       "/contacts",
       ({ auth, body, idem }) =>
         // The status (200/201) is known only after the upsert: run it and the idempotency record in one
-        // group-committed transaction (idem.commit nests as a savepoint; one fsync for concurrent upserts).
+        // group-committed transaction (idem.batch nests in it; one fsync for concurrent upserts).
         deps.db.unit(async () => {
           const r = await upsertContact({ ...w, companyId: auth.companyId, input: body });
-          return idem.commit(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
+          return idem.batch(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
         }),
       {
         scope: "contacts:write",

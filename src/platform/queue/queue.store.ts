@@ -123,8 +123,6 @@ export function createQueueStore(dbIn: Db) {
     createdAt: new Date(r.created_at as number).toISOString(),
   });
 
-  // The synchronous twins' connection (enqueue's: see below).
-  const sqlite = dbIn.$client;
   return {
     // Enqueue
     async insertPending(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): Promise<void> {
@@ -234,27 +232,5 @@ export function createQueueStore(dbIn: Db) {
     retryDead: async (id: string, t: number): Promise<boolean> => (await db.sql(retryText).run(t, t, id)).changes > 0,
     countsByTypeAndStatus: async () =>
       (await db.sql(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all()) as { type: string; status: string; n: number }[],
-
-    /**
-     * NB! Synchronous twins, for the queue's synchronous enqueue that callers outside the queue still use
-     * (contact imports' create and the webhooks event subscriber; enqueueJob is its asynchronous replacement).
-     * Delete them with that path.
-     */
-    inTransactionSync: (): boolean => sqlite.inTransaction,
-    insertPendingSync(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): void {
-      sqlite.query(insertText).run(id, type, payload, runAt, maxAttempts, groupKey, t, t);
-    },
-    insertClaimedSync(
-      id: string,
-      type: string,
-      payload: string,
-      leaseUntil: number,
-      token: string,
-      maxAttempts: number,
-      groupKey: string | null,
-      t: number,
-    ): void {
-      sqlite.query(insertClaimedText).run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
-    },
   };
 }

@@ -238,23 +238,6 @@ export function createQueue({
   }
 
   /**
-   * NB! Synchronous twin of enqueueJob, for its last callers (contact-imports.service.ts's create; the webhooks
-   * event subscriber, synchronous until a failing unit settles its tracked work): delete it with them.
-   */
-  function enqueue(input: EnqueueInput): string {
-    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);
-    if (handedOver) {
-      if (!handedOver.held) store.insertClaimedSync(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
-      handedOver.stored();
-      return id;
-    }
-    if (hold) hold({ token: null, until: runAt });
-    else store.insertPendingSync(id, input.type, payload, runAt, maxAttempts, groupKey, t);
-    enqueued(input.type, runAt, groupKey);
-    return id;
-  }
-
-  /**
    * Hand-over: a job enqueued (inside a transaction) while its type and group have a free slot is stored
    * already claimed by this process and started once that transaction is durable — no claim UPDATE, no
    * pump, and it runs one sync after its enqueue instead of two. If the transaction is undone the slots
@@ -910,7 +893,6 @@ export function createQueue({
   }
 
   return {
-    enqueue,
     enqueueJob,
     cancelJob: (id) => store.cancelPending(id),
     register(type, handler) {

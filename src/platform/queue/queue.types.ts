@@ -108,11 +108,6 @@ export interface EnqueueInput {
 export interface Queue {
   /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
   enqueueJob(input: EnqueueInput): Promise<string>;
-  /**
-   * NB! Synchronous twin of enqueueJob, for its last callers (contact-imports.service.ts's create; the webhooks
-   * event subscriber, synchronous until a failing unit settles its tracked work): delete it with them.
-   */
-  enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
   start(): void;
   /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
