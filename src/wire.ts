@@ -13,13 +13,13 @@ import { wireSources } from "./modules/sources/sources.wire";
 import { startSocial, wireSocial } from "./modules/social/social.wire";
 import { wireTemplates } from "./modules/templates/templates.wire";
 
-export function wireModules(deps: Deps): void {
+export async function wireModules(deps: Deps): Promise<void> {
   // Platform housekeeping.
   deps.scheduler.every("idempotency-sweep", "0 */10 * * * *", () => deps.idempotency.sweep());
   registerImportJob(deps);
   deps.scheduler.every("api-key-usage-flush", "*/5 * * * * *", () => deps.keys.flushUsage(), { perInstance: true });
   wireWebhooks(deps);
-  wireMessaging(deps);
+  await wireMessaging(deps);
   wireCampaigns(deps);
   wirePipeline(deps);
   wireSources(deps);

@@ -20,18 +20,5 @@ export function createAdapterStateRows(dbIn: Db) {
       await insertIfAbsent.run(accountId, key, value);
       return ((await get.get(accountId, key)) as { value: string }).value;
     },
-    /**
-     * NB! Synchronous twins of valueOf, put and claim, for the adapters' synchronous `ctx.state` get/set (Meta's
-     * webhook parser reads and writes a pending referral synchronously) and claimAdapterState (the unsubscribe
-     * module's secret): delete them with those callers.
-     */
-    valueOfSync: (accountId: string, key: string): string | undefined => (dbIn.$client.query(GET).get(accountId, key) as { value: string } | null)?.value,
-    putSync(accountId: string, key: string, value: string): void {
-      dbIn.$client.query(SET).run(accountId, key, value);
-    },
-    claimSync(accountId: string, key: string, value: string): string {
-      dbIn.$client.query(INSERT_IF_ABSENT).run(accountId, key, value);
-      return (dbIn.$client.query(GET).get(accountId, key) as { value: string }).value;
-    },
   };
 }

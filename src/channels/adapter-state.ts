@@ -8,8 +8,6 @@ export function createAdapterStateStore(db: Db, accountId: string): AdapterState
   return {
     read: (key) => rows.valueOf(accountId, key),
     write: (key, value) => rows.put(accountId, key, value),
-    get: (key) => rows.valueOfSync(accountId, key),
-    set: (key, value) => rows.putSync(accountId, key, value),
   };
 }
 
@@ -20,10 +18,4 @@ export function createAdapterStateStore(db: Db, accountId: string): AdapterState
 export async function claimAdapterValue(db: Db, accountId: string, key: string, generate: () => string): Promise<string> {
   const rows = createAdapterStateRows(db);
   return (await rows.valueOf(accountId, key)) ?? (await rows.claim(accountId, key, generate()));
-}
-
-/** NB! Synchronous twin of claimAdapterValue, for the unsubscribe module's keys (built synchronously): delete it with that. */
-export function claimAdapterState(db: Db, accountId: string, key: string, generate: () => string): string {
-  const rows = createAdapterStateRows(db);
-  return rows.valueOfSync(accountId, key) ?? rows.claimSync(accountId, key, generate());
 }

@@ -271,9 +271,6 @@ export interface AdapterStateStore {
   read(key: string): Promise<string | undefined>;
   /** Resolves once the value has committed. */
   write(key: string, value: string): Promise<void>;
-  /** NB! Synchronous twins of read and write, for the synchronous webhook parsers (Meta's pending referral): delete them with those. */
-  get(key: string): string | undefined;
-  set(key: string, value: string): void;
 }
 
 export interface AdapterContext {

@@ -18,7 +18,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const log = createLogger({ level: config.log.level, pretty: process.env.SWITCHBOARD_LOG_PRETTY === "1" });
   const deps = await buildDeps({ config, log });
   const checkpointer = deps.db.engine === "sqlite" ? startCheckpointer({ db: deps.db, path: databasePath(config), log }) : null;
-  wireModules(deps);
+  await wireModules(deps);
   const app = createApp(deps);
 
   const listener = createListener({ app, config, log });

@@ -634,4 +634,23 @@ describe("db.track: a unit waits for the work started on its behalf", () => {
     expect(db.$client.query("SELECT id FROM t WHERE id = 4").get()).toBeNull();
     db.close();
   });
+
+  test("a unit that fails while work it tracked still runs waits for that work before rolling back: nothing of it is written outside", async () => {
+    const { db, insert } = tableDb("track-abort.db");
+    const subscriber = async (id: number) => {
+      await Bun.sleep(10); // still running when the unit fails
+      insert.run(id);
+    };
+    const fails = (sync: boolean) =>
+      db.unit(() => {
+        db.track(subscriber(sync ? 7 : 8));
+        if (sync) throw new Error("refused at once");
+        return Promise.reject(new Error("refused after awaiting"));
+      });
+    await expect(fails(true)).rejects.toThrow("refused at once");
+    await expect(fails(false)).rejects.toThrow("refused after awaiting");
+    await Bun.sleep(30);
+    expect(db.$client.query("SELECT id FROM t").all()).toEqual([]);
+    db.close();
+  });
 });

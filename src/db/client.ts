@@ -415,6 +415,10 @@ function withTransactions(db: Db, hooks: TxHooks): void {
   const drain = async (level: Promise<unknown>[]): Promise<void> => {
     for (let i = 0; i < level.length; i++) await level[i];
   };
+  /** Waits until all of the level's tracked work has settled, however it ends. */
+  const settleAll = async (level: Promise<unknown>[]): Promise<void> => {
+    for (let i = 0; i < level.length; i++) await level[i]!.catch(() => {});
+  };
   db.inUnit = inside;
   const preCommit = new Set<() => void | Promise<void>>();
   db.beforeCommit = (fn) => {
@@ -506,12 +510,15 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     tracked.push([]);
     state.depth++;
     let result: T;
+    const level = tracked[tracked.length - 1]!;
     try {
       result = fn();
     } catch (e) {
+      // NB! Work started on this level's behalf (an asynchronous subscriber) must not outlive it: what it wrote
+      // after the rollback would run outside any transaction. It settles first.
+      if (state.asyncOpen !== null && level.length) return settleAll(level).then(() => abort(e, savepoint)) as T;
       return abort(e, savepoint);
     }
-    const level = tracked[tracked.length - 1]!;
     if (result instanceof Promise || level.length) {
       if (state.asyncOpen === null) {
         if (result instanceof Promise) result.catch(() => {});
@@ -524,7 +531,10 @@ function withTransactions(db: Db, hooks: TxHooks): void {
         return value;
       })().then(
         (value) => settle(value, savepoint),
-        (e) => abort(e, savepoint),
+        async (e) => {
+          await settleAll(level); // (see above: nothing tracked runs on after the rollback)
+          return abort(e, savepoint);
+        },
       ) as T;
     }
     return settle(result, savepoint);

@@ -51,7 +51,7 @@ test("in process: the throttle hands out one slot per 1/rate and refuses beyond 
   expect(waits).toEqual([0, 100, 200, -1]);
   t += 1000;
   expect(await throttle.reserveSlot("acc", 10, 250)).toBe(0);
-  expect(throttle.reserve("acc", 10, 250)).toBe(100); // (the synchronous twin books from the same schedule)
+  expect(await throttle.reserveSlot("acc", 10, 250)).toBe(100);
 });
 
 describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
@@ -96,6 +96,6 @@ describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
     // beyond the horizon: refused, nothing booked, and the next booking still lands after the eighth slot
     expect(await throttles[0]!.reserveSlot("acc_1", 10, 300)).toBe(-1);
     expect(await throttles[1]!.reserveSlot("acc_1", 10, 5000)).toBeGreaterThan(800 - (performance.now() - started) - 1);
-    expect(throttles[1]!.reserve("acc_2", 10, 5000)).toBe(0); // (the synchronous twin books from the same schedule)
+    expect(await throttles[1]!.reserveSlot("acc_2", 10, 5000)).toBe(0); // another key: a schedule of its own
   });
 });

@@ -20,10 +20,5 @@ export function createSendSlotsStore(dbIn: Db) {
       const row = (await reserve.get(key, intervalMs, maxAheadMs)) as { wait: number } | null;
       return row ? row.wait : null;
     },
-    /** NB! Synchronous twin of book, for Throttle.reserve (the dispatch still reserves synchronously): delete it with that. */
-    bookSync(key: string, intervalMs: number, maxAheadMs: number): number | null {
-      const row = dbIn.$client.query(RESERVE).get(key, intervalMs, maxAheadMs) as { wait: number } | null;
-      return row ? row.wait : null;
-    },
   };
 }

@@ -2,7 +2,7 @@
  * Send-rate throttle per key (a channel account's `max_per_second`), shared by every sender: one-to-one
  * dispatch and campaign dispatch reserve slots from the same schedule, never per worker.
  *
- * Virtual scheduling (GCRA): each key keeps the time of its next free slot; `reserve` hands out that slot and
+ * Virtual scheduling (GCRA): each key keeps the time of its next free slot; `reserveSlot` hands out that slot and
  * moves it on by 1/rate. The caller waits until its slot. A reservation further ahead than `maxAheadMs` is
  * refused (-1) and nothing is taken, so low-priority senders (campaigns: a short horizon) can never book the
  * schedule far ahead of high-priority ones (one-to-one: a long horizon).
@@ -17,8 +17,6 @@ import { createSendSlotsStore } from "./throttle.store";
 export interface Throttle {
   /** ms to wait for the reserved slot (0: now), or -1 when the next slot is more than maxAheadMs away. */
   reserveSlot(key: string, perSecond: number, maxAheadMs: number): Promise<number>;
-  /** NB! Synchronous twin of reserveSlot, for callers that do not await yet (the dispatch): delete it with them. */
-  reserve(key: string, perSecond: number, maxAheadMs: number): number;
 }
 
 export function createThrottle({ now }: { now: () => number }): Throttle {
@@ -32,7 +30,6 @@ export function createThrottle({ now }: { now: () => number }): Throttle {
     return wait;
   };
   return {
-    reserve,
     reserveSlot: async (key, perSecond, maxAheadMs) => reserve(key, perSecond, maxAheadMs),
   };
 }
@@ -46,9 +43,6 @@ export function createSharedThrottle({ db }: { db: Db }): Throttle {
   return {
     async reserveSlot(key, perSecond, maxAheadMs) {
       return (await slots.book(key, 1000 / perSecond, maxAheadMs)) ?? -1;
-    },
-    reserve(key, perSecond, maxAheadMs) {
-      return slots.bookSync(key, 1000 / perSecond, maxAheadMs) ?? -1;
     },
   };
 }

@@ -67,7 +67,7 @@ export function createTestContext(opts: {
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     publicUrl: opts.publicUrl ?? "http://localhost:8080",
     dataDir: "/tmp",
-    state: { read: async (k) => state.get(k), write: async (k, v) => void state.set(k, v), get: (k) => state.get(k), set: (k, v) => void state.set(k, v) },
+    state: { read: async (k) => state.get(k), write: async (k, v) => void state.set(k, v) },
     onInbound: async (events) => {
       inbound.push(events);
       if (opts.onInbound) await opts.onInbound(events);

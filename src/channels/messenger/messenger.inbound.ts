@@ -5,7 +5,7 @@
 import type { AdapterContext, InboundEvent } from "../channel.types";
 import { parseMessagingWebhook } from "../meta/meta.messaging.inbound";
 
-export function parseMessengerWebhook({
+export async function parseMessengerWebhook({
   payload,
   pageId,
   ctx,
@@ -13,6 +13,6 @@ export function parseMessengerWebhook({
   payload: unknown;
   pageId: string;
   ctx: Pick<AdapterContext, "state" | "log">;
-}): InboundEvent[] {
-  return parseMessagingWebhook({ payload, options: { object: "page", accountId: pageId, deliveryReceipts: true, state: ctx.state, log: ctx.log } });
+}): Promise<InboundEvent[]> {
+  return await parseMessagingWebhook({ payload, options: { object: "page", accountId: pageId, deliveryReceipts: true, state: ctx.state, log: ctx.log } });
 }

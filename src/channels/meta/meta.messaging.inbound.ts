@@ -4,7 +4,6 @@
  * one of `message`, `postback`, `referral`, `delivery`, `read`.
  */
 import type { AdapterContext, InboundContent, InboundEvent } from "../channel.types";
-import { eventsOfEach } from "../inbound-entries";
 
 interface MessagingAttachment {
   type?: string;
@@ -70,7 +69,7 @@ function attachmentContent(attachment: MessagingAttachment, caption: string | un
   }
 }
 
-export function parseMessagingWebhook({ payload, options }: { payload: unknown; options: MessagingParseOptions }): InboundEvent[] {
+export async function parseMessagingWebhook({ payload, options }: { payload: unknown; options: MessagingParseOptions }): Promise<InboundEvent[]> {
   const { log } = options;
   const body = payload as { object?: unknown; entry?: unknown };
   if (!body || body.object !== options.object || !Array.isArray(body.entry)) {
@@ -79,18 +78,36 @@ export function parseMessagingWebhook({ payload, options }: { payload: unknown; 
   }
   // Entry by entry, item by item: a malformed one is skipped (logged), the rest kept.
   const what = `meta ${options.object} webhook`;
-  return eventsOfEach<{ id?: string; messaging?: unknown }>(body.entry, { log, what }, (entry) => {
+  return await eachAwaited<{ id?: string; messaging?: unknown }>(body.entry, { log, what }, async (entry) => {
     if (options.accountId && entry.id && entry.id !== options.accountId) {
       // NB! One Meta app posts every Page's events to its one callback URL; another account's events
       // arriving here must not be stored under this account.
       log.warn({ entryId: entry.id, accountId: options.accountId }, "meta messaging webhook entry for another account, skipped");
       return [];
     }
-    return eventsOfEach<MessagingItem>(entry.messaging, { log, what }, (item) => parseItem(item, options));
+    return await eachAwaited<MessagingItem>(entry.messaging, { log, what }, (item) => parseItem(item, options));
   });
 }
 
-function parseItem(item: MessagingItem, options: MessagingParseOptions): InboundEvent[] {
+/**
+ * eventsOfEach (inbound-entries.ts) for a parser that awaits (the pending referral is adapter state): one by
+ * one, in order (a referral kept by one item is taken by the next message of its sender); a malformed one is
+ * skipped (logged), the rest kept.
+ */
+async function eachAwaited<T>(items: unknown, { log, what }: { log: AdapterContext["log"]; what: string }, parse: (item: T) => Promise<InboundEvent[]>) {
+  if (!Array.isArray(items)) return [];
+  const events: InboundEvent[] = [];
+  for (const [index, item] of items.entries()) {
+    try {
+      events.push(...(await parse(item as T)));
+    } catch (error) {
+      log.warn({ err: error, index }, `${what}: a malformed entry skipped, the rest of the delivery kept`);
+    }
+  }
+  return events;
+}
+
+async function parseItem(item: MessagingItem, options: MessagingParseOptions): Promise<InboundEvent[]> {
   const senderId = item.sender?.id;
   if (!senderId) return [];
   if (typeof senderId !== "string") throw new Error("sender.id is not a string");
@@ -103,7 +120,7 @@ function parseItem(item: MessagingItem, options: MessagingParseOptions): Inbound
     // Echoes are our own outbound messages (and those sent from the Page inbox): not inbound.
     if (m.is_echo || m.is_deleted || !m.mid) return [];
     if (typeof m.mid !== "string") throw new Error("message.mid is not a string");
-    const referral = takeReferral({ senderId, inline: m.referral ?? item.referral, options });
+    const referral = await takeReferral({ senderId, inline: m.referral ?? item.referral, options });
     const base = { kind: "message" as const, from, timestamp, ...(m.reply_to?.mid ? { inReplyTo: m.reply_to.mid } : {}) };
     const attachments = m.attachments ?? [];
     if (attachments.length === 0) {
@@ -128,7 +145,7 @@ function parseItem(item: MessagingItem, options: MessagingParseOptions): Inbound
 
   if (item.postback) {
     const p = item.postback;
-    const referral = takeReferral({ senderId, inline: p.referral, options });
+    const referral = await takeReferral({ senderId, inline: p.referral, options });
     // A button tap is the contact writing to us (it opens the window): shown as its title text.
     return [
       {
@@ -145,7 +162,7 @@ function parseItem(item: MessagingItem, options: MessagingParseOptions): Inbound
   if (item.referral) {
     // A referral without a message (m.me / ig.me link or ad tapped in an existing thread) has no event of
     // its own in our contract: keep it and attach it to this sender's next message.
-    options.state.set(pendingReferralKey(senderId), JSON.stringify(item.referral));
+    await options.state.write(pendingReferralKey(senderId), JSON.stringify(item.referral));
     return [];
   }
 
@@ -174,10 +191,18 @@ function exactStatuses(mids: string[], status: "delivered" | "read", timestamp: 
   return mids.filter((mid) => typeof mid === "string" && mid).map((providerMessageId) => ({ kind: "status", providerMessageId, status, timestamp }));
 }
 
-function takeReferral({ senderId, inline, options }: { senderId: string; inline?: Record<string, unknown>; options: MessagingParseOptions }) {
+async function takeReferral({
+  senderId,
+  inline,
+  options,
+}: {
+  senderId: string;
+  inline?: Record<string, unknown>;
+  options: MessagingParseOptions;
+}): Promise<Record<string, unknown> | undefined> {
   const key = pendingReferralKey(senderId);
-  const pending = options.state.get(key);
-  if (pending) options.state.set(key, "");
+  const pending = await options.state.read(key);
+  if (pending) await options.state.write(key, "");
   if (inline) return inline;
   if (!pending) return undefined;
   try {

@@ -17,7 +17,7 @@ export async function handleMetaWebhook({
   verifyToken: string;
   log: AdapterContext["log"];
   /** Turns a verified, parsed payload into events; unknown objects/fields yield []. */
-  parse: (payload: unknown) => InboundEvent[];
+  parse: (payload: unknown) => InboundEvent[] | Promise<InboundEvent[]>;
 }): Promise<WebhookResult> {
   if (request.method === "GET") {
     const response = answerHandshake({ url: request.url, verifyToken });
@@ -45,7 +45,7 @@ export async function handleMetaWebhook({
   // Meta retries non-2xx deliveries for hours; a signed payload we cannot use is acknowledged, not bounced.
   let events: InboundEvent[];
   try {
-    events = parse(payload);
+    events = await parse(payload);
   } catch (error) {
     // A parser bug must not swallow the delivery: 500 makes Meta redeliver it later.
     log.error({ err: error }, "meta webhook payload could not be parsed");

@@ -124,6 +124,21 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
     await db.sql("DELETE FROM t").run();
   });
 
+  test("a unit that fails while work it tracked still runs waits for that work: nothing of it is written outside the transaction", async () => {
+    const fails = db.unit(async () => {
+      db.track(
+        (async () => {
+          await Bun.sleep(20);
+          await db.sql("INSERT INTO t (id) VALUES (9)").run();
+        })(),
+      );
+      throw new Error("refused");
+    });
+    await expect(fails).rejects.toThrow("refused");
+    await Bun.sleep(40);
+    expect(await count()).toBe(0);
+  });
+
   test("two units in a deadlock: the loser runs again, whole, and the hooks of its first run are rolled back", async () => {
     await db.sql("INSERT INTO t (id, s) VALUES (1, ''), (2, '')").run();
     const hooks: string[] = [];

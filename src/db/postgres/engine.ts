@@ -60,6 +60,22 @@ async function drain(level: Level): Promise<void> {
   for (let i = 0; i < level.tracked.length; i++) await level.tracked[i];
 }
 
+/**
+ * fn, then the level's tracked work. NB! When fn fails, the tracked work is still waited for (however it ends)
+ * before the failure reaches the rollback: what it wrote afterwards would run outside the transaction.
+ */
+async function runLevel<T>(level: Level, fn: () => T | Promise<T>): Promise<T> {
+  let value: T;
+  try {
+    value = await fn();
+  } catch (e) {
+    for (let i = 0; i < level.tracked.length; i++) await level.tracked[i]!.catch(() => {});
+    throw e;
+  }
+  await drain(level);
+  return value;
+}
+
 export function openPostgres(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
   const pool = openPgPool(url, options);
   const scopes = new AsyncLocalStorage<Scope>();
@@ -133,13 +149,7 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
     const level: Level = { hooks: [], tracked: [] };
     unit.levels.push(level);
     try {
-      const value = await unit.tx.savepoint(() =>
-        scopes.run({ unit, depth: s.depth + 1 }, async () => {
-          const v = await fn();
-          await drain(level);
-          return v;
-        }),
-      );
+      const value = await unit.tx.savepoint(() => scopes.run({ unit, depth: s.depth + 1 }, () => runLevel(level, fn)));
       unit.levels.pop();
       unit.levels[s.depth]!.hooks.push(...level.hooks);
       return value;
@@ -170,8 +180,7 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
             const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false };
             current = unit;
             return scopes.run({ unit, depth: 0 }, async () => {
-              const v = await fn();
-              await drain(unit.levels[0]!);
+              const v = await runLevel(unit.levels[0]!, fn);
               // (What they run may register more.)
               for (const f of unit.preCommit) {
                 unit.preCommit.delete(f);

@@ -23,7 +23,7 @@ import { AppError } from "../../platform/errors";
 import type { DomainEvent } from "../../platform/events/events";
 import { parseMicros } from "../../platform/money";
 import type { Deps } from "../../deps";
-import { audienceMembers, audiencePageSync, resolveAudienceSync } from "../contacts/contacts.audience";
+import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
 import { filterContextOf } from "../segments/segments.service";
 import { createOutboundMessage, dailyDmQuota, mediaRef } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
@@ -92,15 +92,15 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
   /** Writes the next page of the audience as recipient rows (each with its verdict at start). */
   async function resolvePage(c: CampaignRow): Promise<void> {
     const first = c.resolveCursor === null;
-    const audience = resolveAudienceSync({
+    const audience = await resolveAudience({
       db,
       companyId: c.companyId,
       audience: audienceToResolve(c.audience),
       ignoreUnknown: true,
       // Relative times of a filter count back from the start: every page sees the same cut-offs.
-      filterContext: filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
+      filterContext: await filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
     });
-    const { members, last } = audiencePageSync({
+    const { members, last } = await audiencePage({
       db,
       companyId: c.companyId,
       audience,
@@ -304,9 +304,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    */
   function onEvent(event: DomainEvent): void | Promise<void> {
     if (!event.type.startsWith("message.")) return;
-    const payload = () => event.data.message as Payload | undefined;
+    const payload = async () => (await event.payload()).message as Payload | undefined;
     if (event.type === "message.received") {
-      const msg = payload();
+      const msg = event.data.message as Payload | undefined; // (an inbound message's payload is built eagerly)
       if (msg) return markReplied(msg);
       return;
     }
@@ -333,10 +333,10 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     refs: Record<string, string | null>,
     step: string,
     from: string,
-    payload: () => Payload | undefined,
+    payload: () => Promise<Payload | undefined>,
   ): Promise<void> {
     const t = at();
-    const failure = step === "failed" ? payload() : undefined;
+    const failure = step === "failed" ? await payload() : undefined;
     // The recipient's reason is the message's normalized one (USER_BLOCKED), not the provider's code
     // (sandbox_blocked, 403): the same words as message.failed and GET /messages/{id} `error.reason`.
     if (

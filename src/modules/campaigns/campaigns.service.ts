@@ -125,7 +125,7 @@ export function createCampaigns(deps: CampaignDeps) {
       db,
       companyId,
       audience: audienceToResolve({ ...input.audience, filter: segmentFilter ?? (input.audience as { filter?: unknown }).filter }),
-      filterContext: filterContextOf(deps as Deps, companyId),
+      filterContext: await filterContextOf(deps as Deps, companyId),
     });
     const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
     return { runtime, template, audience, askValues, headerMedia, price, scheduledAt, segmentFilter };
@@ -268,7 +268,7 @@ export function createCampaigns(deps: CampaignDeps) {
         apiKeyId,
       };
       await store.insertCampaign(row);
-      deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: row.id }, runAt: pl.scheduledAt ?? at, groupKey: row.id });
+      await deps.queue.enqueueJob({ type: RUN_JOB, payload: { campaignId: row.id }, runAt: pl.scheduledAt ?? at, groupKey: row.id });
       if (!pl.scheduledAt) emit(row, "campaign.started");
       return row;
     });
@@ -309,7 +309,7 @@ export function createCampaigns(deps: CampaignDeps) {
       const c = await mustGet(companyId, id);
       if (c.status !== "paused") throw conflict(c, "resumed");
       const updated = await transition(c, { status: "running", pauseReason: null, recentOutcomes: "" }, "campaign.resumed");
-      deps.queue.enqueue({ type: RUN_JOB, payload: { campaignId: c.id }, groupKey: c.id });
+      await deps.queue.enqueueJob({ type: RUN_JOB, payload: { campaignId: c.id }, groupKey: c.id });
       return updated;
     });
   }

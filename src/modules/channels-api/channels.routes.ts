@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors } from "../../platform/http/envelope";
-import { accountsFor } from "../messages/messages.service";
+import { accountsOf } from "../messages/messages.service";
 import { named } from "../../platform/http/schemas";
 import { hasScope } from "../../platform/http/scopes";
 import { channelHealth } from "../messages/messages.reads";
@@ -39,7 +39,7 @@ export const channelsRoutes = (deps: Deps) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/channels",
     async ({ auth }) => {
-      const runtimes = accountsFor(deps, auth.companyId);
+      const runtimes = await accountsOf(deps, auth.companyId);
       // Health tells how the company's sends go: a messages:read matter, not what any key may see.
       const health = hasScope(auth.scopes, "messages:read")
         ? await channelHealth({

@@ -32,16 +32,6 @@ export function createCompaniesStore(dbIn: Db) {
     async insertCompany(company: Company): Promise<void> {
       await db.insert(companies).values(company).run();
     },
-    /**
-     * NB! Synchronous twins of byId/bySlug (drizzle's synchronous builder on the Db), for getCompanySync and
-     * findCompanyBySlugSync alone: delete them with those twins.
-     */
-    byIdSync(id: string): Company | undefined {
-      return dbIn.select().from(companies).where(eq(companies.id, id)).get();
-    },
-    bySlugSync(slug: string): Company | undefined {
-      return dbIn.select().from(companies).where(eq(companies.slug, slug)).get();
-    },
     /** Every company, by slug. */
     async list(): Promise<Company[]> {
       return await db.select().from(companies).orderBy(asc(companies.slug)).all();

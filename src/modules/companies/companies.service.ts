@@ -38,17 +38,6 @@ export async function findCompanyBySlug({ db, slug }: { db: Db; slug: string }):
   return found;
 }
 
-/**
- * NB! Synchronous twin of findCompanyBySlug, until its last caller awaits: messages.wire.ts's
- * seedSandboxTemplates (start-up seeding). Delete it then, with the store's bySlugSync.
- */
-export function findCompanyBySlugSync({ db, slug }: { db: Db; slug: string }): Company | undefined {
-  const cache = slugCache(db);
-  const found = cache.get(slug, () => companiesStore(db).bySlugSync(slug));
-  if (!found) cache.invalidate(slug);
-  return found;
-}
-
 // NB! Hot path (GET /me, every send): the store's prepared statement, looked up once per connection.
 // Companies are created by the CLI and never change afterwards, so they are cached per connection.
 const byIdStatements = new WeakMap<Db, { store: CompaniesStore; cache: ReturnType<typeof createReadCache<string, Company | undefined>> }>();
@@ -61,17 +50,6 @@ function byIdLookup(db: Db) {
 export async function getCompany({ db, id }: { db: Db; id: string }): Promise<Company> {
   const { store, cache } = byIdLookup(db);
   const c = await cache.lookup(id, () => store.byId(id));
-  if (!c) throw new AppError("NOT_FOUND", "company not found");
-  return c;
-}
-
-/**
- * NB! Synchronous twin of getCompany, until its last caller awaits: messages.service.ts's slug cache.
- * Delete it then, with the store's byIdSync.
- */
-export function getCompanySync({ db, id }: { db: Db; id: string }): Company {
-  const { store, cache } = byIdLookup(db);
-  const c = cache.get(id, () => store.byIdSync(id));
   if (!c) throw new AppError("NOT_FOUND", "company not found");
   return c;
 }

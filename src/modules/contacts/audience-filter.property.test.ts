@@ -241,37 +241,36 @@ async function population(people: Omit<Person, "id">[]): Promise<{ companyId: st
     ["note", "text"],
   ] as const)
     await createCustomField({ db, now: app.deps.now, companyId, input: { key, label: key, type, ...(options ? { options: [...options] } : {}) } });
-  const sql = db.$client;
   const tagIds = Object.fromEntries(TAGS.map((t) => [t, newId()]));
-  db.tx(() => {
-    for (const t of TAGS) sql.query(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(tagIds[t]!, companyId, t, BASE);
+  await db.unit(async () => {
+    for (const t of TAGS) await db.sql(`INSERT INTO tags (id, company_id, name, created_at) VALUES (?, ?, ?, ?)`).run(tagIds[t]!, companyId, t, BASE);
   });
   const out: Person[] = people.map((p) => ({ ...p, id: newId() }));
-  db.tx(() => {
+  await db.unit(async () => {
     for (const p of out) {
-      sql
-        .query(
+      await db
+        .sql(
           `INSERT INTO contacts (id, company_id, city, country, custom_fields, blocked, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(p.id, companyId, p.city, p.country, JSON.stringify(p.custom), p.blocked ? 1 : 0, p.createdAt, p.createdAt, p.deleted ? NOW : null);
-      for (const t of p.tags) sql.query(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)`).run(p.id, tagIds[t]!, BASE);
+      for (const t of p.tags) await db.sql(`INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?)`).run(p.id, tagIds[t]!, BASE);
       for (const [channel, status] of Object.entries(p.identities))
         if (status)
-          sql
-            .query(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+          await db
+            .sql(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
             .run(companyId, p.id, channel, `${channel}-${p.id}`, status, BASE);
       for (const [channel, status] of Object.entries(p.consent))
         if (status)
-          sql
-            .query(`INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, ?, ?, ?, 'api', ?)`)
+          await db
+            .sql(`INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, ?, ?, ?, 'api', ?)`)
             .run(p.id, channel, companyId, status, BASE);
       for (const [account, at] of Object.entries(p.inbound))
-        sql
-          .query(`INSERT INTO contact_channel_state (contact_id, channel_account_id, company_id, last_inbound_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
+        await db
+          .sql(`INSERT INTO contact_channel_state (contact_id, channel_account_id, company_id, last_inbound_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
           .run(p.id, account, companyId, at, BASE);
       if (p.source !== undefined)
-        sql
-          .query(`INSERT INTO contact_sources (contact_id, company_id, source_id, via, attributed_at, updated_at) VALUES (?, ?, ?, 'manual', ?, ?)`)
+        await db
+          .sql(`INSERT INTO contact_sources (contact_id, company_id, source_id, via, attributed_at, updated_at) VALUES (?, ?, ?, 'manual', ?, ?)`)
           .run(p.id, companyId, p.source, BASE, BASE);
     }
   });

@@ -1,7 +1,6 @@
 /**
  * The imports store: contact_imports (an import's state and counters) and contact_import_errors (its stored
- * per-row errors). Statements of the asynchronous contract (db.sql), in the caller's unit where it has one;
- * the two written inside an import's synchronous transaction keep synchronous twins (…Sync, NB!).
+ * per-row errors). Statements of the asynchronous contract (db.sql), in the caller's unit where it has one.
  */
 import { storeDb, type Db } from "../../db/client";
 import { perEngine } from "../../db/dialect";
@@ -39,9 +38,7 @@ const IMPORT_ERRORS = perEngine(
 
 export function createImportsStore(dbIn: Db) {
   const db = storeDb(dbIn);
-  const sqlite = dbIn.$client;
   const importErrors = IMPORT_ERRORS[db.engine];
-  const onSqlite = db.engine === "sqlite";
 
   return {
     async insertImport(i: { id: string; companyId: string; format: ImportFormat; filePath: string; bytes: number; at: number }): Promise<void> {
@@ -79,19 +76,17 @@ export function createImportsStore(dbIn: Db) {
 
     /**
      * Adds one transaction's rows to the import's counters (they commit together: the job resumes at `processed`).
-     * NB! Synchronous (with insertImportErrorSync) until the import's row transactions are asynchronous
-     * (contact-imports.service.ts applyRows: applyUpsert is synchronous).
      */
-    addProgressSync(id: string, p: { processed: number; created: number; updated: number; failed: number; consentKept: number }): void {
-      sqlite
-        .query(
+    async addProgress(id: string, p: { processed: number; created: number; updated: number; failed: number; consentKept: number }): Promise<void> {
+      await db
+        .sql(
           `UPDATE contact_imports SET processed = processed + ?, created = created + ?, updated = updated + ?, failed = failed + ?, consent_kept = consent_kept + ? WHERE id = ?`,
         )
         .run(p.processed, p.created, p.updated, p.failed, p.consentKept, id);
     },
 
-    insertImportErrorSync(id: string, row: number, pointer: string, message: string): void {
-      sqlite.query(`INSERT INTO contact_import_errors (import_id, row, pointer, message) VALUES (?, ?, ?, ?)`).run(id, row, pointer, message);
+    async insertImportError(id: string, row: number, pointer: string, message: string): Promise<void> {
+      await db.sql(`INSERT INTO contact_import_errors (import_id, row, pointer, message) VALUES (?, ?, ?, ?)`).run(id, row, pointer, message);
     },
 
     /** How many rows of the import have stored errors. */
@@ -110,23 +105,6 @@ export function createImportsStore(dbIn: Db) {
     async markCancelled(id: string, at: number): Promise<void> {
       await db.sql(`UPDATE contact_imports SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(at, id);
     },
-
-    /**
-     * While on, commits on the connection are not fsynced: for an import's transactions alone (runImport turns
-     * it off again after each).
-     * NB! No fsync per import transaction (synchronous=NORMAL for it alone; it was a quarter of the import's
-     * time). Safe because the rows commit with the import's `processed`: a power loss can only undo the
-     * last transactions, and the job redoes them. The next FULL commit on the connection (any API write,
-     * job claim or webhook delivery) fsyncs the WAL, these frames included, before it is acknowledged.
-     * (SQLite only: on PostgreSQL every commit is durable as configured.)
-     * NB! Synchronous, on the connection itself, like the synchronous transaction it wraps: nothing may run
-     * between it and that transaction (another commit would go unsynced).
-     */
-    unsyncedCommits: onSqlite
-      ? (on: boolean): void => {
-          sqlite.exec(on ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
-        }
-      : (_on: boolean): void => {},
   };
 }
 

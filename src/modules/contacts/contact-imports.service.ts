@@ -63,7 +63,7 @@ export async function createImport({
   bytes,
 }: {
   db: Db;
-  queue: Pick<Queue, "enqueue">;
+  queue: Pick<Queue, "enqueueJob">;
   now: () => Date;
   companyId: string;
   id: string;
@@ -74,7 +74,7 @@ export async function createImport({
   const store = importsStore(db);
   return await db.join(async () => {
     await store.insertImport({ id, companyId, format, filePath, bytes, at: now().getTime() });
-    queue.enqueue({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
+    await queue.enqueueJob({ type: IMPORT_JOB, payload: { importId: id }, maxAttempts: 5 });
     return await getImport({ db, companyId, id });
   });
 }
@@ -208,57 +208,67 @@ export async function runImport({
    * savepoint per row: a CONFLICT is thrown before a row's first write, and anything else aborts the
    * transaction, after which the same rows are redone in safe mode (a savepoint each, failures per row).
    */
-  const applyRows = (rows: CheckedRow[], from: number, count: number | null, safe: boolean): number => {
-    const t: Tally = { created: 0, updated: 0, failed: 0, kept: 0, errors: [], erroredRows: 0 };
-    const started = performance.now();
-    const budget = Math.max(IMPORT_TX_BUDGET_MS / 5, IMPORT_TX_BUDGET_MS - lastTailMs);
-    let rowsDone = started;
+  const applyRows = async (rows: CheckedRow[], from: number, count: number | null, safe: boolean): Promise<number> => {
+    let t: Tally = { created: 0, updated: 0, failed: 0, kept: 0, errors: [], erroredRows: 0 };
     let i = from;
-    // PostgreSQL, fast mode: the rows' writes are held and sent as a few multi-row statements at the end (the
-    // store's HeldImportWrites), up to HELD_ROWS rows a transaction; a round trip per statement was what an
-    // import cost there. Safe mode writes each row at once (its savepoint must be able to take it back).
-    let end = rows.length;
-    // No fsync per import transaction: see the NB! of the store's unsyncedCommits (why that is safe).
-    store.unsyncedCommits(true);
-    try {
-      // NB! Synchronous on purpose: a time-budgeted transaction of applyUpsert's synchronous rows (issue 35 keeps it).
-      db.tx(() => {
-        const at = now().getTime();
-        const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
-        contacts.deferSearchIndex();
-        if (!safe) {
-          const upTo = Math.min(rows.length, from + (count ?? HELD_ROWS));
-          if (contacts.holdImportWrites(companyId, identitiesOf(rows, from, upTo))) end = upTo;
-        }
-        for (; i < end && (count === null ? i === from || performance.now() - started < budget : i < from + count); i++) {
-          const r = rows[i]!;
-          if ("errors" in r) {
-            fail(t, r.row, r.errors);
-            continue;
+    let rowsDone = performance.now();
+    const budget = Math.max(IMPORT_TX_BUDGET_MS / 5, IMPORT_TX_BUDGET_MS - lastTailMs);
+    // A unit of its own, in the group commit after the requests waiting (background): its commit is synced
+    // (off the event loop) like every group's, so it carries no other write without fsync (the import's
+    // unsynced transactions went with the synchronous one). Awaited before the next, as the transaction was.
+    // NB! fn may run twice (a group whose other item threw runs again): all it counts starts over in it.
+    await db.unit(
+      async () => {
+        t = { created: 0, updated: 0, failed: 0, kept: 0, errors: [], erroredRows: 0 };
+        const started = performance.now();
+        // PostgreSQL, fast mode: the rows' writes are held and sent as a few multi-row statements at the end (the
+        // store's HeldImportWrites), up to HELD_ROWS rows a transaction; a round trip per statement was what an
+        // import cost there. Safe mode writes each row at once (its savepoint must be able to take it back).
+        let end = rows.length;
+        try {
+          const at = now().getTime();
+          const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
+          await contacts.deferSearchIndex();
+          if (!safe) {
+            const upTo = Math.min(rows.length, from + (count ?? HELD_ROWS));
+            if (await contacts.holdImportWrites(companyId, identitiesOf(rows, from, upTo))) end = upTo;
           }
-          const options = { source: "import" as const, protectOptOut: true, consentAt: r.consentAt === undefined ? undefined : new Date(r.consentAt), tagIds };
-          const apply = () => applyUpsert({ db, events, at, companyId, checked: r.checked, options });
-          try {
-            const res = safe ? db.tx(apply) : apply();
-            if (res.created) t.created++;
-            else t.updated++;
-            t.kept += res.consentKept;
-          } catch (e) {
-            const problems = rowProblems(e, safe);
-            if (!problems) throw e;
-            fail(t, r.row, problems);
+          for (i = from; i < end && (count === null ? i === from || performance.now() - started < budget : i < from + count); i++) {
+            const r = rows[i]!;
+            if ("errors" in r) {
+              fail(t, r.row, r.errors);
+              continue;
+            }
+            const options = {
+              source: "import" as const,
+              protectOptOut: true,
+              consentAt: r.consentAt === undefined ? undefined : new Date(r.consentAt),
+              tagIds,
+            };
+            const apply = () => applyUpsert({ db, events, at, companyId, checked: r.checked, options });
+            try {
+              const res = safe ? await db.unit(apply) : await apply();
+              if (res.created) t.created++;
+              else t.updated++;
+              t.kept += res.consentKept;
+            } catch (e) {
+              const problems = rowProblems(e, safe);
+              if (!problems) throw e;
+              fail(t, r.row, problems);
+            }
           }
+          rowsDone = performance.now();
+          await contacts.sendImportWrites();
+          await contacts.flushSearchIndex();
+          for (const [row, pointer, message] of t.errors) await store.insertImportError(importId, row, pointer, message);
+          await store.addProgress(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
+        } finally {
+          // (Sent already unless the unit failed.) Inside the unit: the group's next items must not send them.
+          contacts.dropImportWrites();
         }
-        rowsDone = performance.now();
-        contacts.sendImportWrites();
-        contacts.flushSearchIndex();
-        for (const [row, pointer, message] of t.errors) store.insertImportErrorSync(importId, row, pointer, message);
-        store.addProgressSync(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
-      });
-    } finally {
-      contacts.dropImportWrites(); // (sent already unless the transaction failed)
-      store.unsyncedCommits(false);
-    }
+      },
+      { background: true },
+    );
     lastTailMs = performance.now() - rowsDone;
     storedErrors += t.erroredRows;
     return i - from;
@@ -273,10 +283,10 @@ export async function runImport({
       if (await cancelled()) throw new ImportCancelled();
       let n: number;
       try {
-        n = applyRows(rows, from, null, false);
+        n = await applyRows(rows, from, null, false);
       } catch {
         // Something other than a conflict failed mid-transaction (rolled back): redo those rows one savepoint each.
-        n = applyRows(rows, from, Math.min(1000, rows.length - from), true);
+        n = await applyRows(rows, from, Math.min(1000, rows.length - from), true);
       }
       from += n;
       keepHeap();

@@ -150,7 +150,7 @@ describe("POST /contacts/import", () => {
     expect(fresh.consentKept).toBe(0);
     const after = (await app.request("GET", `/contacts/${c.id}`)).body.data;
     expect(after.consent.email.status).toBe("opted_in");
-    const history = app.deps.db.$client.query("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(c.id);
+    const history = await app.deps.db.sql("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(c.id);
     expect(history).toEqual([
       { status: "opted_in", source: "api" },
       { status: "opted_out", source: "api" },
@@ -167,9 +167,9 @@ describe("POST /contacts/import", () => {
   });
 
   test("GET /contacts/imports lists the company's imports newest first, paged, without per-row errors", async () => {
-    const mine = (
-      app.deps.db.$client.query("SELECT id FROM contact_imports WHERE company_id = ? ORDER BY id DESC").all(app.company.id) as { id: string }[]
-    ).map((r) => r.id);
+    const mine = ((await app.deps.db.sql("SELECT id FROM contact_imports WHERE company_id = ? ORDER BY id DESC").all(app.company.id)) as { id: string }[]).map(
+      (r) => r.id,
+    );
     expect(mine.length).toBeGreaterThanOrEqual(3);
     const first = await app.request("GET", "/contacts/imports?limit=2");
     expect(first.status).toBe(200);
@@ -197,8 +197,8 @@ describe("POST /contacts/import", () => {
     const ndjson = (n: number, tag: string) =>
       Array.from({ length: n }, (_, i) => JSON.stringify({ identities: [{ channel: "email", value: `${tag}${i}@cancel.test` }] })).join("\n");
     const post = async (raw: string) => (await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } })).body.data;
-    const count = (tag: string) =>
-      (app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(`${tag}%`) as { n: number }).n;
+    const count = async (tag: string) =>
+      ((await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(`${tag}%`)) as { n: number }).n;
 
     const queued = await post(ndjson(10, "q"));
     const c1 = await app.request("POST", `/contacts/imports/${queued.id}/cancel`);
@@ -206,8 +206,8 @@ describe("POST /contacts/import", () => {
     expect(c1.body.data).toMatchObject({ status: "cancelled", processed: 0, finishedAt: expect.any(String) });
     await app.deps.queue.drain();
     expect((await app.request("GET", `/contacts/imports/${queued.id}`)).body.data).toMatchObject({ status: "cancelled", processed: 0 });
-    expect(count("q")).toBe(0);
-    const spooled = app.deps.db.$client.query("SELECT file_path FROM contact_imports WHERE id = ?").get(queued.id) as { file_path: string };
+    expect(await count("q")).toBe(0);
+    const spooled = (await app.deps.db.sql("SELECT file_path FROM contact_imports WHERE id = ?").get(queued.id)) as { file_path: string };
     expect(await Bun.file(spooled.file_path).exists()).toBe(false);
 
     const running = await post(ndjson(40_000, "r"));
@@ -220,7 +220,7 @@ describe("POST /contacts/import", () => {
     expect(after.status).toBe("cancelled");
     expect(after.processed).toBeGreaterThan(0);
     expect(after.processed).toBeLessThan(40_000);
-    expect(count("r")).toBe(after.created); // exactly the committed transactions' rows
+    expect(await count("r")).toBe(after.created); // exactly the committed transactions' rows
 
     const again = await app.request("POST", `/contacts/imports/${running.id}/cancel`);
     expect(again.status).toBe(409);
@@ -241,11 +241,11 @@ describe("POST /contacts/import", () => {
     const raw = Array.from({ length: 2500 }, (_, i) => JSON.stringify({ identities: [{ channel: "email", value: `resume${i}@example.com` }] })).join("\n");
     const r = await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } });
     // Pretend a crash after the first batch committed.
-    app.deps.db.$client.query("UPDATE contact_imports SET processed = 1000, created = 1000 WHERE id = ?").run(r.body.data.id);
+    await app.deps.db.sql("UPDATE contact_imports SET processed = 1000, created = 1000 WHERE id = ?").run(r.body.data.id);
     await app.deps.queue.drain();
     const imp = (await app.request("GET", `/contacts/imports/${r.body.data.id}`)).body.data;
     expect(imp).toMatchObject({ status: "completed", processed: 2500, created: 2500, failed: 0 });
-    const n = app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value LIKE 'resume%'").get() as { n: number };
+    const n = (await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value LIKE 'resume%'").get()) as { n: number };
     expect(n.n).toBe(1500); // rows 1..1000 were skipped as already done
   });
 
@@ -267,13 +267,14 @@ describe("POST /contacts/import", () => {
     expect(await q("newname")).toEqual(["Newname"]);
     expect(await q("oldname")).toEqual([]);
     expect((await app.request("GET", `/contacts/${old.id}`)).body.data.firstName).toBe("Newname");
-    // SQLite: the search deferral and synchronous=NORMAL are confined to the import's transactions, and the
+    // SQLite: the search deferral is confined to the import's transactions, the connection is back at
+    // synchronous=FULL after them (a group commit's NORMAL, synced off the loop, is the group's alone), and the
     // FTS5 index agrees with the table. (PostgreSQL has neither: its name index is an expression index the
     // table keeps itself, and the import leaves the session's settings alone.)
     if (app.deps.db.engine === "sqlite") {
-      expect(app.deps.db.$client.query("SELECT deferred_from FROM contact_search_state").get()).toEqual({ deferred_from: null });
-      expect(app.deps.db.$client.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 }); // FULL
-      expect(app.deps.db.$client.query("INSERT INTO contact_search (contact_search) VALUES ('integrity-check')").run().changes).toBeGreaterThanOrEqual(0);
+      expect(await app.deps.db.sql("SELECT deferred_from FROM contact_search_state").get()).toEqual({ deferred_from: null });
+      expect(await app.deps.db.sql("PRAGMA synchronous").get()).toEqual({ synchronous: 2 }); // FULL
+      expect((await app.deps.db.sql("INSERT INTO contact_search (contact_search) VALUES ('integrity-check')").run()).changes).toBeGreaterThanOrEqual(0);
     }
   });
 });
@@ -364,6 +365,42 @@ describe("import rows: worker thread and inline reader agree", () => {
       sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag" : "DROP TRIGGER fail_tag ON tags; DROP FUNCTION fail_tag()");
     }
   });
+
+  test("API writes made while an import runs commit beside its transactions (units of the group commit); a refused row still fails alone", async () => {
+    const sqlite = app.deps.db.$client;
+    sqlite.exec(
+      app.deps.db.engine === "sqlite"
+        ? "CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags WHEN new.name = 'explode2' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"
+        : `CREATE FUNCTION fail_tag2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$;
+           CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode2') EXECUTE FUNCTION fail_tag2()`,
+    );
+    try {
+      // The refused row makes its transaction fail and be redone in safe mode, where the failing row's
+      // savepoint replays the group: the import's unit runs twice and must count once.
+      const raw = Array.from({ length: 3000 }, (_, i) =>
+        JSON.stringify({ identities: [{ channel: "email", value: `beside${i}@import.test` }], ...(i === 1500 ? { tags: ["explode2"] } : {}) }),
+      ).join("\n");
+      const r = await app.request("POST", "/contacts/import", { raw, headers: { "content-type": "application/x-ndjson" } });
+      expect(r.status).toBe(202);
+      let importing = true;
+      const drained = app.deps.queue.drain().finally(() => {
+        importing = false;
+      });
+      const statuses: number[] = [];
+      for (let i = 0; importing || i < 3; i++)
+        statuses.push((await app.request("POST", "/contacts", { body: { identities: [{ channel: "email", value: `api${i}@beside.test` }] } })).status);
+      await drained;
+      expect(new Set(statuses)).toEqual(new Set([201]));
+      const imp = (await app.request("GET", `/contacts/imports/${r.body.data.id}`)).body.data;
+      expect(imp).toMatchObject({ status: "completed", processed: 3000, created: 2999, updated: 0, failed: 1, errors: [{ row: 1501, pointer: "/" }] });
+      const n = async (like: string) =>
+        ((await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value LIKE ?").get(like)) as { n: number }).n;
+      expect(await n("beside%@import.test")).toBe(2999);
+      expect(await n("api%@beside.test")).toBe(statuses.length);
+    } finally {
+      sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag2" : "DROP TRIGGER fail_tag2 ON tags; DROP FUNCTION fail_tag2()");
+    }
+  });
 });
 
 describe("import events", () => {
@@ -383,8 +420,8 @@ describe("import events", () => {
       };
       await own.request("POST", "/webhooks", { body: { url: "https://erp.example.com/hooks", events: ["contact.created"] } });
       expect(await importVia()).toMatchObject({ status: "completed", created: 2 });
-      const bodies = (own.deps.db.$client.query("SELECT body FROM webhook_messages WHERE event_type = 'contact.created'").all() as { body: string }[]).map(
-        (m) => JSON.parse(m.body),
+      const bodies = ((await own.deps.db.sql("SELECT body FROM webhook_messages WHERE event_type = 'contact.created'").all()) as { body: string }[]).map((m) =>
+        JSON.parse(m.body),
       );
       const byName = Object.fromEntries(bodies.map((b) => [b.data.contact.firstName, b.data.contact]));
       const wendy = (await own.request("GET", `/contacts/${byName.Wendy.id}`)).body.data;
@@ -392,7 +429,7 @@ describe("import events", () => {
       expect(byName.Wendy).toMatchObject({ tags: ["w"], consent: { email: { status: "opted_in" } } });
       expect(byName.Walt.identities).toEqual([{ channel: "whatsapp", value: "+4915112349999", status: "verified" }]);
       // Not subscribed to contact.opted_in: no message for it.
-      expect(own.deps.db.$client.query("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'contact.opted_in'").get()).toEqual({ n: 0 });
+      expect(await own.deps.db.sql("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'contact.opted_in'").get()).toEqual({ n: 0 });
       expect(own.emitted.filter((e) => e.type === "contact.opted_in").map((e) => (e.data.contact as { firstName: string }).firstName)).toEqual(["Wendy"]);
     } finally {
       await own.close();
@@ -465,9 +502,9 @@ describe("one transaction's rows depend on each other (PostgreSQL holds their wr
       const old = (await own.request("GET", `/contacts/${older.id}`)).body.data;
       expect(old).toMatchObject({ firstName: "Old", tags: ["a"], consent: { email: { status: "opted_in" }, telegram: { status: "opted_in" } } });
       expect(old.identities.map((i: { channel: string }) => i.channel)).toEqual(["email", "telegram"]);
-      const history = own.deps.db.$client
-        .query(`SELECT channel, status FROM consent_history WHERE contact_id = ? ORDER BY ${TEST_ENGINE === "sqlite" ? "rowid" : "ctid"}`)
-        .all(ann.id) as { channel: string; status: string }[];
+      const history = (await own.deps.db
+        .sql(`SELECT channel, status FROM consent_history WHERE contact_id = ? ORDER BY ${TEST_ENGINE === "sqlite" ? "rowid" : "ctid"}`)
+        .all(ann.id)) as { channel: string; status: string }[];
       expect(history).toEqual([
         { channel: "email", status: "opted_in" },
         { channel: "whatsapp", status: "opted_out" },
@@ -516,7 +553,7 @@ describe("one transaction's rows depend on each other (PostgreSQL holds their wr
       // Row by row this was ~6 statements a row (18,000); held, ~15 a transaction of up to 1,000 rows.
       expect(statements).toBeLessThan(300);
       expect((await own.request("GET", "/tags")).body.data).toMatchObject([{ name: "many", contactCount: 3000 }]);
-      const consents = own.deps.db.$client.query("SELECT status, count(*) AS n FROM contact_consents GROUP BY status ORDER BY status").all();
+      const consents = await own.deps.db.sql("SELECT status, count(*) AS n FROM contact_consents GROUP BY status ORDER BY status").all();
       expect(consents).toEqual([
         { status: "opted_in", n: 3000 },
         { status: "opted_out", n: 3000 },

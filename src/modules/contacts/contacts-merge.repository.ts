@@ -2,13 +2,13 @@
  * The contact-merge store (DESIGN §21): every row that names a contact, in every module's table, re-pointed
  * from the merged-away contact to the one that stays. SQL across modules' tables lives here on purpose: a merge
  * is one unit of work, and going through each module's service would need each to grow a "re-point" function
- * used by nobody else. Each function is synchronous and must run inside the caller's unit (contacts.merge.ts);
+ * used by nobody else. Each function is asynchronous (issue 35's store contract) and must run inside the caller's unit (contacts.merge.ts);
  * none starts or ends a transaction.
  *
  * NB! `MERGED_CONTACT_TABLES` names every table with a contact column, and contacts.merge.test.ts compares it
  * with the schema itself: a new table with a `contact_id` fails that test until its rule is written here.
  */
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { perConnection } from "../../db/per-connection";
 
 /** Every table with a contact reference, and where its rule is (the test reads the keys). */
@@ -90,22 +90,22 @@ function progress(r: RecipientRaw): number {
   return { failed: 2, sent: 4, delivered: 5, read: 6 }[r.status] ?? 0;
 }
 
-export function createContactMergeStore(db: Db) {
-  const sqlite = db.$client;
+export function createContactMergeStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
     /** Identities: the key is (company, channel, value), so none can collide — they all move. */
-    moveIdentities(companyId: string, from: string, to: string): number {
-      return sqlite.query(`UPDATE contact_identities SET contact_id = ? WHERE contact_id = ? AND company_id = ?`).run(to, from, companyId).changes;
+    async moveIdentities(companyId: string, from: string, to: string): Promise<number> {
+      return (await db.sql(`UPDATE contact_identities SET contact_id = ? WHERE contact_id = ? AND company_id = ?`).run(to, from, companyId)).changes;
     },
 
     /** Tags: the union (a tag both carry stays once, with the target's link time). */
-    foldTags(from: string, to: string): void {
-      sqlite
-        .query(
+    async foldTags(from: string, to: string): Promise<void> {
+      await db
+        .sql(
           `INSERT INTO contact_tags (contact_id, tag_id, created_at) SELECT ?, tag_id, created_at FROM contact_tags WHERE contact_id = ? ON CONFLICT DO NOTHING`,
         )
         .run(to, from);
-      sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ?`).run(from);
+      await db.sql(`DELETE FROM contact_tags WHERE contact_id = ?`).run(from);
     },
 
     /**
@@ -114,27 +114,27 @@ export function createContactMergeStore(db: Db) {
      * target's row takes the opt-out as it was recorded (source, time). The history (the ledger) moves whole.
      * Returns the channels on which the target went from opted in (or unknown) to opted out.
      */
-    foldConsents(from: string, to: string): { channel: string; source: string }[] {
-      const read = (id: string) =>
-        sqlite.query(`SELECT channel, status, source, updated_at FROM contact_consents WHERE contact_id = ?`).all(id) as ConsentRaw[];
-      const target = new Map(read(to).map((c) => [c.channel, c]));
+    async foldConsents(from: string, to: string): Promise<{ channel: string; source: string }[]> {
+      const read = async (id: string) =>
+        (await db.sql(`SELECT channel, status, source, updated_at FROM contact_consents WHERE contact_id = ?`).all(id)) as unknown as ConsentRaw[];
+      const target = new Map((await read(to)).map((c) => [c.channel, c]));
       const optedOut: { channel: string; source: string }[] = [];
-      for (const c of read(from)) {
+      for (const c of await read(from)) {
         const kept = target.get(c.channel);
         if (!kept) {
-          sqlite.query(`UPDATE contact_consents SET contact_id = ? WHERE contact_id = ? AND channel = ?`).run(to, from, c.channel);
+          await db.sql(`UPDATE contact_consents SET contact_id = ? WHERE contact_id = ? AND channel = ?`).run(to, from, c.channel);
           if (c.status === "opted_out") optedOut.push({ channel: c.channel, source: c.source });
           continue;
         }
         if (kept.status === "opted_in" && c.status === "opted_out") {
-          sqlite
-            .query(`UPDATE contact_consents SET status = ?, source = ?, updated_at = ? WHERE contact_id = ? AND channel = ?`)
+          await db
+            .sql(`UPDATE contact_consents SET status = ?, source = ?, updated_at = ? WHERE contact_id = ? AND channel = ?`)
             .run(c.status, c.source, c.updated_at, to, c.channel);
           optedOut.push({ channel: c.channel, source: c.source });
         }
-        sqlite.query(`DELETE FROM contact_consents WHERE contact_id = ? AND channel = ?`).run(from, c.channel);
+        await db.sql(`DELETE FROM contact_consents WHERE contact_id = ? AND channel = ?`).run(from, c.channel);
       }
-      sqlite.query(`UPDATE consent_history SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+      await db.sql(`UPDATE consent_history SET contact_id = ? WHERE contact_id = ?`).run(to, from);
       return optedOut;
     },
 
@@ -143,23 +143,23 @@ export function createContactMergeStore(db: Db) {
      * later inbound message wins whole — the window opens at the person's last message whichever identity
      * wrote it, and that row's conversation reference is the provider's current one.
      */
-    foldChannelState(from: string, to: string, at: number): void {
-      const read = (id: string) =>
-        sqlite
-          .query(`SELECT channel_account_id, last_inbound_at, conversation_ref FROM contact_channel_state WHERE contact_id = ?`)
-          .all(id) as ChannelStateRaw[];
-      const target = new Map(read(to).map((s) => [s.channel_account_id, s]));
-      for (const s of read(from)) {
+    async foldChannelState(from: string, to: string, at: number): Promise<void> {
+      const read = async (id: string) =>
+        (await db
+          .sql(`SELECT channel_account_id, last_inbound_at, conversation_ref FROM contact_channel_state WHERE contact_id = ?`)
+          .all(id)) as unknown as ChannelStateRaw[];
+      const target = new Map((await read(to)).map((s) => [s.channel_account_id, s]));
+      for (const s of await read(from)) {
         const kept = target.get(s.channel_account_id);
         if (!kept) {
-          sqlite.query(`UPDATE contact_channel_state SET contact_id = ? WHERE contact_id = ? AND channel_account_id = ?`).run(to, from, s.channel_account_id);
+          await db.sql(`UPDATE contact_channel_state SET contact_id = ? WHERE contact_id = ? AND channel_account_id = ?`).run(to, from, s.channel_account_id);
           continue;
         }
         if ((s.last_inbound_at ?? -1) > (kept.last_inbound_at ?? -1))
-          sqlite
-            .query(`UPDATE contact_channel_state SET last_inbound_at = ?, conversation_ref = ?, updated_at = ? WHERE contact_id = ? AND channel_account_id = ?`)
+          await db
+            .sql(`UPDATE contact_channel_state SET last_inbound_at = ?, conversation_ref = ?, updated_at = ? WHERE contact_id = ? AND channel_account_id = ?`)
             .run(s.last_inbound_at, s.conversation_ref ?? kept.conversation_ref, at, to, s.channel_account_id);
-        sqlite.query(`DELETE FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?`).run(from, s.channel_account_id);
+        await db.sql(`DELETE FROM contact_channel_state WHERE contact_id = ? AND channel_account_id = ?`).run(from, s.channel_account_id);
       }
     },
 
@@ -173,26 +173,26 @@ export function createContactMergeStore(db: Db) {
      * split the history in the inbox. Every other conversation (closed, or open on an account the target has
      * none open on) moves as it is. Returns the ids of the conversations folded away.
      */
-    foldConversations(from: string, to: string, at: number): string[] {
-      const open = (id: string) =>
-        sqlite
-          .query(
+    async foldConversations(from: string, to: string, at: number): Promise<string[]> {
+      const open = async (id: string) =>
+        (await db
+          .sql(
             `SELECT id, channel_account_id, assignee_id, assignee_name, last_message_at, last_message_id, unread_count
              FROM conversations WHERE contact_id = ? AND status = 'open'`,
           )
-          .all(id) as ConversationRaw[];
-      const kept = new Map(open(to).map((c) => [c.channel_account_id, c]));
+          .all(id)) as unknown as ConversationRaw[];
+      const kept = new Map((await open(to)).map((c) => [c.channel_account_id, c]));
       const folded: string[] = [];
-      for (const c of open(from)) {
+      for (const c of await open(from)) {
         const keep = kept.get(c.channel_account_id);
         if (!keep) continue;
-        sqlite.query(`UPDATE messages SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
-        sqlite.query(`UPDATE conversation_notes SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
-        sqlite.query(`UPDATE pipeline_records SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
+        await db.sql(`UPDATE messages SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
+        await db.sql(`UPDATE conversation_notes SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
+        await db.sql(`UPDATE pipeline_records SET conversation_id = ? WHERE conversation_id = ?`).run(keep.id, c.id);
         const later = (c.last_message_at ?? -1) > (keep.last_message_at ?? -1);
         const assignee = keep.assignee_id !== null ? keep : c;
-        sqlite
-          .query(
+        await db
+          .sql(
             `UPDATE conversations SET unread_count = ?, last_message_at = ?, last_message_id = ?, assignee_id = ?, assignee_name = ?, updated_at = ?
              WHERE id = ?`,
           )
@@ -205,41 +205,41 @@ export function createContactMergeStore(db: Db) {
             at,
             keep.id,
           );
-        sqlite.query(`DELETE FROM conversations WHERE id = ?`).run(c.id);
+        await db.sql(`DELETE FROM conversations WHERE id = ?`).run(c.id);
         folded.push(c.id);
       }
-      sqlite.query(`UPDATE conversations SET contact_id = ?, updated_at = ? WHERE contact_id = ?`).run(to, at, from);
+      await db.sql(`UPDATE conversations SET contact_id = ?, updated_at = ? WHERE contact_id = ?`).run(to, at, from);
       return folded;
     },
 
     /** Messages, inbound and outbound (queued ones too: their dispatch reads the row, not the contact). */
-    moveMessages(from: string, to: string): number {
-      return sqlite.query(`UPDATE messages SET contact_id = ? WHERE contact_id = ?`).run(to, from).changes;
+    async moveMessages(from: string, to: string): Promise<number> {
+      return (await db.sql(`UPDATE messages SET contact_id = ? WHERE contact_id = ?`).run(to, from)).changes;
     },
 
     /** Pipeline records (deals) and tasks: no key involves the contact, they all move. */
-    movePipeline(from: string, to: string): void {
-      sqlite.query(`UPDATE pipeline_records SET contact_id = ? WHERE contact_id = ?`).run(to, from);
-      sqlite.query(`UPDATE pipeline_tasks SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+    async movePipeline(from: string, to: string): Promise<void> {
+      await db.sql(`UPDATE pipeline_records SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+      await db.sql(`UPDATE pipeline_tasks SET contact_id = ? WHERE contact_id = ?`).run(to, from);
     },
 
     /**
      * Source attribution: one row per contact; the earlier first touch wins (attribution is "who brought this
      * person first"). Both contacts' history rows move, so the losing attribution stays visible there.
      */
-    foldSource(from: string, to: string): void {
-      const of = (id: string) =>
-        (sqlite.query(`SELECT attributed_at FROM contact_sources WHERE contact_id = ?`).get(id) as { attributed_at: number } | null) ?? undefined;
-      const source = of(from);
-      const target = of(to);
+    async foldSource(from: string, to: string): Promise<void> {
+      const of = async (id: string) =>
+        ((await db.sql(`SELECT attributed_at FROM contact_sources WHERE contact_id = ?`).get(id)) as { attributed_at: number } | null) ?? undefined;
+      const source = await of(from);
+      const target = await of(to);
       if (source) {
-        if (target && target.attributed_at <= source.attributed_at) sqlite.query(`DELETE FROM contact_sources WHERE contact_id = ?`).run(from);
+        if (target && target.attributed_at <= source.attributed_at) await db.sql(`DELETE FROM contact_sources WHERE contact_id = ?`).run(from);
         else {
-          if (target) sqlite.query(`DELETE FROM contact_sources WHERE contact_id = ?`).run(to);
-          sqlite.query(`UPDATE contact_sources SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+          if (target) await db.sql(`DELETE FROM contact_sources WHERE contact_id = ?`).run(to);
+          await db.sql(`UPDATE contact_sources SET contact_id = ? WHERE contact_id = ?`).run(to, from);
         }
       }
-      sqlite.query(`UPDATE contact_source_history SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+      await db.sql(`UPDATE contact_source_history SET contact_id = ? WHERE contact_id = ?`).run(to, from);
     },
 
     /**
@@ -250,15 +250,15 @@ export function createContactMergeStore(db: Db) {
      * kept one. The dropped row's message, if any, stays (it was sent, and charged) and moves with the others.
      * Returns how many rows were dropped.
      */
-    foldCampaignRecipients(from: string, to: string, at: number): number {
-      const both = sqlite
-        .query(
+    async foldCampaignRecipients(from: string, to: string, at: number): Promise<number> {
+      const both = (await db
+        .sql(
           `SELECT s.campaign_id, s.contact_id, s.status, s.reason, s.message_id, s.replied_at,
                   t.contact_id AS t_contact_id, t.status AS t_status, t.reason AS t_reason, t.message_id AS t_message_id, t.replied_at AS t_replied_at
            FROM campaign_recipients s JOIN campaign_recipients t ON t.campaign_id = s.campaign_id AND t.contact_id = ?
            WHERE s.contact_id = ?`,
         )
-        .all(to, from) as (RecipientRaw & {
+        .all(to, from)) as unknown as (RecipientRaw & {
         t_contact_id: string;
         t_status: string;
         t_reason: string | null;
@@ -276,10 +276,10 @@ export function createContactMergeStore(db: Db) {
           replied_at: row.t_replied_at,
         };
         const [kept, dropped] = progress(source) > progress(target) ? [source, target] : [target, source];
-        sqlite.query(`DELETE FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).run(dropped.campaign_id, dropped.contact_id);
+        await db.sql(`DELETE FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?`).run(dropped.campaign_id, dropped.contact_id);
         const repliedAt = kept.replied_at ?? dropped.replied_at;
-        sqlite
-          .query(`UPDATE campaign_recipients SET contact_id = ?, replied_at = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
+        await db
+          .sql(`UPDATE campaign_recipients SET contact_id = ?, replied_at = ?, updated_at = ? WHERE campaign_id = ? AND contact_id = ?`)
           .run(to, repliedAt, at, kept.campaign_id, kept.contact_id);
         const deltas: Record<string, number> = { matched: -1 };
         const counter = dropped.status === "excluded" ? EXCLUDED_COUNTER[dropped.reason ?? ""] : RECIPIENT_COUNTER[dropped.status];
@@ -288,11 +288,11 @@ export function createContactMergeStore(db: Db) {
         if (dropped.replied_at !== null && kept.replied_at !== null) deltas.n_replied = -1;
         // Additive, like the campaign store's write-behind counters: the two compose in either order.
         const cols = Object.keys(deltas);
-        sqlite
-          .query(`UPDATE campaigns SET ${cols.map((c) => `${c} = ${c} + ?`).join(", ")}, updated_at = ? WHERE id = ?`)
+        await db
+          .sql(`UPDATE campaigns SET ${cols.map((c) => `${c} = ${c} + ?`).join(", ")}, updated_at = ? WHERE id = ?`)
           .run(...cols.map((c) => deltas[c]!), at, row.campaign_id);
       }
-      sqlite.query(`UPDATE campaign_recipients SET contact_id = ?, updated_at = ? WHERE contact_id = ?`).run(to, at, from);
+      await db.sql(`UPDATE campaign_recipients SET contact_id = ?, updated_at = ? WHERE contact_id = ?`).run(to, at, from);
       return both.length;
     },
 
@@ -300,22 +300,22 @@ export function createContactMergeStore(db: Db) {
      * Notes where the merged-away contact went, and re-points the contacts merged into it before, so that a
      * chain (C into B, then B into A) still answers in one lookup.
      */
-    recordMerge(companyId: string, from: string, to: string, at: number): void {
-      sqlite.query(`UPDATE contact_merges SET contact_id = ? WHERE contact_id = ?`).run(to, from);
-      sqlite.query(`INSERT INTO contact_merges (merged_contact_id, company_id, contact_id, merged_at) VALUES (?, ?, ?, ?)`).run(from, companyId, to, at);
+    async recordMerge(companyId: string, from: string, to: string, at: number): Promise<void> {
+      await db.sql(`UPDATE contact_merges SET contact_id = ? WHERE contact_id = ?`).run(to, from);
+      await db.sql(`INSERT INTO contact_merges (merged_contact_id, company_id, contact_id, merged_at) VALUES (?, ?, ?, ?)`).run(from, companyId, to, at);
     },
 
     /** The contact a merged-away one was folded into (the id itself when it never was). */
-    survivorOf(companyId: string, contactId: string): string {
-      const r = sqlite.query(`SELECT contact_id FROM contact_merges WHERE merged_contact_id = ? AND company_id = ?`).get(contactId, companyId) as {
+    async survivorOf(companyId: string, contactId: string): Promise<string> {
+      const r = (await db.sql(`SELECT contact_id FROM contact_merges WHERE merged_contact_id = ? AND company_id = ?`).get(contactId, companyId)) as {
         contact_id: string;
       } | null;
       return r?.contact_id ?? contactId;
     },
 
     /** The contact stays known since the earlier of the two first sightings. */
-    keepEarlierCreatedAt(contactId: string, createdAt: number): void {
-      sqlite.query(`UPDATE contacts SET created_at = ? WHERE id = ? AND created_at > ?`).run(createdAt, contactId, createdAt);
+    async keepEarlierCreatedAt(contactId: string, createdAt: number): Promise<void> {
+      await db.sql(`UPDATE contacts SET created_at = ? WHERE id = ? AND created_at > ?`).run(createdAt, contactId, createdAt);
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
 import { countInWorker, factGroups, type AudienceFactGroup, type CountQuery, type CountSource } from "./audience-count";
 import { checkFilter, resolveFilter, type CheckedFilter, type FilterNode, type ResolvedFilter } from "./audience-filter";
-import { audienceStore, audienceStoreSync, type AudienceMember, type AudienceStore, type AudienceStoreSync } from "./audience.repository";
+import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
 import type { Contact } from "./contacts.model";
 import { contactsStore, type ContactRow } from "./contacts.repository";
 import { toContacts } from "./contacts.service";
@@ -60,11 +60,6 @@ function resolvedFilterOf(defs: Map<string, { type: string }>, filter: unknown, 
   return resolveFilter(checked, context);
 }
 
-/** NB! Synchronous twin of checkContactFilter, for resolveAudienceSync alone (see there). */
-function checkContactFilterSync({ db, companyId, filter, pointer, context }: Parameters<typeof checkContactFilter>[0]): ResolvedFilter {
-  return resolvedFilterOf(customFieldsStore(db).customFieldDefsSync(companyId), filter, pointer, context);
-}
-
 /**
  * Checks an audience against the company's data: unknown tag names and unknown (or deleted) contact ids are
  * 422s pointing at the entry. Returns what `audiencePage` pages through.
@@ -114,52 +109,6 @@ export async function resolveAudience({
   return { type: "contacts", contactIds: ids.filter((id) => known.has(id)).sort() };
 }
 
-/**
- * NB! Synchronous twin of resolveAudience (with audiencePageSync): the campaign engine's resolvePage
- * (campaigns.engine.ts) runs inside a synchronous transaction. Delete them when it awaits the asynchronous ones.
- */
-export function resolveAudienceSync({
-  db,
-  companyId,
-  audience,
-  pointer = "/audience",
-  ignoreUnknown = false,
-  filterContext,
-}: {
-  db: Db;
-  companyId: string;
-  audience: Audience;
-  pointer?: string;
-  /** Skip unknown tags and contacts instead of refusing (a started campaign whose tag was deleted since). */
-  ignoreUnknown?: boolean;
-  /** Required for a filter audience. */
-  filterContext?: FilterContext;
-}): ResolvedAudience {
-  const store = audienceStoreSync(db);
-  const p = new DetailCollector();
-  if (audience.type === "filter") {
-    if (!filterContext) throw new Error("resolveAudience: a filter audience needs its filterContext");
-    return { type: "filter", filter: checkContactFilterSync({ db, companyId, filter: audience.filter, pointer: `${pointer}/filter`, context: filterContext }) };
-  }
-  if (audience.type === "tags") {
-    const names = [...new Set(audience.tags.map((t) => t.trim()))];
-    const rows = store.tagsByName(companyId, names);
-    const byName = new Map(rows.map((r) => [r.name, r.id]));
-    audience.tags.forEach((t, i) => {
-      if (!byName.has(t.trim())) p.add(`${pointer}/tags/${i}`, `no tag named "${t}"`);
-    });
-    if (!ignoreUnknown) p.throwIfAny("The audience names unknown tags");
-    return { type: "tags", tagIds: [...byName.values()], match: audience.match ?? "any" };
-  }
-  const ids = [...new Set(audience.contactIds)];
-  const known = new Set(store.liveContactIds(companyId, ids));
-  audience.contactIds.forEach((id, i) => {
-    if (!known.has(id)) p.add(`${pointer}/contactIds/${i}`, "no such contact");
-  });
-  if (!ignoreUnknown) p.throwIfAny("The audience names unknown contacts");
-  return { type: "contacts", contactIds: ids.filter((id) => known.has(id)).sort() };
-}
-
 /** The next `limit` contact ids of the audience after `after` (contact-id order). */
 async function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudience, after: string, limit: number): Promise<string[]> {
   if (a.type === "contacts") {
@@ -175,23 +124,6 @@ async function pageIds(store: AudienceStore, companyId: string, a: ResolvedAudie
   if (a.type === "filter") return await store.filteredIds(companyId, a.filter, after, limit, "asc");
   if (!a.tagIds.length) return [];
   return await store.taggedIdsAfter(a, after, limit);
-}
-
-/** NB! Synchronous twin of pageIds (audiencePageSync). */
-function pageIdsSync(store: AudienceStoreSync, companyId: string, a: ResolvedAudience, after: string, limit: number): string[] {
-  if (a.type === "contacts") {
-    let lo = 0;
-    let hi = a.contactIds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (a.contactIds[mid]! <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    return a.contactIds.slice(lo, lo + limit);
-  }
-  if (a.type === "filter") return store.filteredIds(companyId, a.filter, after, limit, "asc");
-  if (!a.tagIds.length) return [];
-  return store.taggedIdsAfter(a, after, limit);
 }
 
 /**
@@ -220,31 +152,6 @@ export async function audiencePage({
   const ids = await pageIds(store, companyId, audience, after, limit);
   if (!ids.length) return { members: [], last: null };
   const members = await store.members(ids, companyId, channel, channelAccountId);
-  return { members, last: ids[ids.length - 1]! };
-}
-
-/** NB! Synchronous twin of audiencePage: see resolveAudienceSync. */
-export function audiencePageSync({
-  db,
-  companyId,
-  audience,
-  channel,
-  channelAccountId,
-  after,
-  limit,
-}: {
-  db: Db;
-  companyId: string;
-  audience: ResolvedAudience;
-  channel: string;
-  channelAccountId: string;
-  after: string;
-  limit: number;
-}): { members: AudienceMember[]; last: string | null } {
-  const store = audienceStoreSync(db);
-  const ids = pageIdsSync(store, companyId, audience, after, limit);
-  if (!ids.length) return { members: [], last: null };
-  const members = store.members(ids, companyId, channel, channelAccountId);
   return { members, last: ids[ids.length - 1]! };
 }
 
@@ -360,8 +267,12 @@ export async function filterContactsPage({
   const ids = await audienceStore(db).filteredIds(companyId, filter, before, limit + 1, "desc");
   const more = ids.length > limit;
   const contacts = contactsStore(db);
-  const rows = (more ? ids.slice(0, limit) : ids).map((id) => contacts.contactById(companyId, id)).filter((r): r is ContactRow => r !== undefined);
-  return { contacts: toContacts(db, rows), more };
+  const rows: ContactRow[] = [];
+  for (const id of more ? ids.slice(0, limit) : ids) {
+    const r = await contacts.contactById(companyId, id);
+    if (r) rows.push(r);
+  }
+  return { contacts: await toContacts(db, rows), more };
 }
 
 /** The same facts for a given set of contacts (the fan-out re-checks each claimed recipient at send time). */

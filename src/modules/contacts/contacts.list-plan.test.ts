@@ -18,14 +18,16 @@ test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE === "postgres")(
   async () => {
     const db = app.deps.db;
     const seen: string[] = [];
-    const query = db.$client.query.bind(db.$client);
-    db.$client.query = ((text: string) => (seen.push(text), query(text))) as typeof db.$client.query;
+    const sql = db.sql.bind(db);
+    db.sql = (text: string) => (seen.push(text), sql(text));
     try {
       const store = createContactsStore(db);
       for (const tagIds of [["t1"], ["t1", "t2"]]) {
         seen.length = 0;
         await store.listPage({ companyId: app.company.id, tagIds, tagMatch: "all", limit: 50, before: "0193ffff-0000-7000-8000-000000000000" });
         const statement = seen.find((t) => t.includes("FROM contact_tags t0"))!;
+        // NB! Prepared and finalized here, not through db.sql: a cached EXPLAIN statement kept the table locked
+        // for the checkpoint at close (SQLITE_LOCKED). A SQLite-only diagnostic of the raw connection.
         const explain = db.$client.prepare(`EXPLAIN QUERY PLAN ${statement}`);
         const plan = (explain.all() as { detail: string }[]).map((r) => r.detail);
         explain.finalize();
@@ -34,7 +36,7 @@ test.skipIf(process.env.SWITCHBOARD_TEST_ENGINE === "postgres")(
         expect(plan.some((d) => d.includes("TEMP B-TREE"))).toBe(false);
       }
     } finally {
-      db.$client.query = query;
+      db.sql = sql;
     }
   },
 );

@@ -74,5 +74,5 @@ export async function listContacts({
     limit,
   });
   const more = rows.length > limit;
-  return { rows: toContacts(db, more ? rows.slice(0, limit) : rows), more };
+  return { rows: await toContacts(db, more ? rows.slice(0, limit) : rows), more };
 }

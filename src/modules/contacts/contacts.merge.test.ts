@@ -42,8 +42,8 @@ const upsert = async (body: Record<string, unknown>) => {
 const merge = (id: string, fromContactId: unknown, o: { key?: string; headers?: Record<string, string> } = {}) =>
   app.request("POST", `/contacts/${id}/merge`, { body: { fromContactId }, ...o });
 /** Rows of a table naming the contact (read with the app's own connection: either engine). */
-const rowsOf = (table: string, contactId: string) =>
-  app.deps.db.$client.query(`SELECT * FROM ${table} WHERE contact_id = ?`).all(contactId) as Record<string, any>[];
+const rowsOf = async (table: string, contactId: string) =>
+  (await app.deps.db.sql(`SELECT * FROM ${table} WHERE contact_id = ?`).all(contactId)) as Record<string, any>[];
 const UNKNOWN = "0193a4b2-0000-7000-8000-00000000fffe";
 
 describe("POST /contacts/{id}/merge: routes and errors", () => {
@@ -213,10 +213,10 @@ describe("a merge of two richly populated contacts", () => {
     expect(campaign.status).toBe(201);
     campaignId = campaign.body.data.id;
     await app.deps.queue.drain();
-    expect(rowsOf("campaign_recipients", a)[0]).toMatchObject({ status: "sent" });
-    expect(rowsOf("campaign_recipients", b)[0]).toMatchObject({ status: "excluded", reason: "noConsent" });
+    expect((await rowsOf("campaign_recipients", a))[0]).toMatchObject({ status: "sent" });
+    expect((await rowsOf("campaign_recipients", b))[0]).toMatchObject({ status: "excluded", reason: "noConsent" });
 
-    messagesBefore = [...rowsOf("messages", a), ...rowsOf("messages", b)].map((m) => m.id).sort();
+    messagesBefore = [...(await rowsOf("messages", a)), ...(await rowsOf("messages", b))].map((m) => m.id).sort();
     expect(messagesBefore.length).toBe(5); // 3 inbound, the reply, the campaign's message
     eventsBefore = app.emitted.length;
     const res = await merge(a, b);
@@ -225,9 +225,10 @@ describe("a merge of two richly populated contacts", () => {
   });
 
   test("no table names the merged-away contact any more, and it is gone", async () => {
-    for (const table of Object.keys(MERGED_CONTACT_TABLES).filter((t) => t !== "contacts")) expect([table, rowsOf(table, b).length]).toEqual([table, 0]);
+    for (const table of Object.keys(MERGED_CONTACT_TABLES).filter((t) => t !== "contacts"))
+      expect([table, (await rowsOf(table, b)).length]).toEqual([table, 0]);
     expect((await app.request("GET", `/contacts/${b}`)).status).toBe(404);
-    const tomb = app.deps.db.$client.query(`SELECT first_name, last_name, deleted_at FROM contacts WHERE id = ?`).get(b) as Record<string, unknown>;
+    const tomb = (await app.deps.db.sql(`SELECT first_name, last_name, deleted_at FROM contacts WHERE id = ?`).get(b)) as Record<string, unknown>;
     expect(tomb.first_name).toBeNull();
     expect(tomb.deleted_at).not.toBeNull();
   });
@@ -247,32 +248,26 @@ describe("a merge of two richly populated contacts", () => {
       "whatsapp:+14155550111",
       "whatsapp:+14155550112",
     ]);
-    expect(rowsOf("contact_tags", a).length).toBe(3);
+    expect((await rowsOf("contact_tags", a)).length).toBe(3);
     // The consent ledger: A's opt-in, B's two opt-ins and B's opt-out, all on A now.
-    const history = rowsOf("consent_history", a)
-      .map((h) => `${h.channel}:${h.status}`)
-      .sort();
+    const history = (await rowsOf("consent_history", a)).map((h) => `${h.channel}:${h.status}`).sort();
     expect(history).toEqual(["email:opted_in", "whatsapp:opted_in", "whatsapp:opted_in", "whatsapp:opted_out"]);
     expect((await app.request("GET", `/contacts/${a}`)).body.data).toEqual(merged);
   });
 
   test("conversations: B's open one on the same account is folded into A's (messages, note, record link), the closed one moves", async () => {
-    const conversations = rowsOf("conversations", a);
+    const conversations = await rowsOf("conversations", a);
     expect(conversations.map((c) => c.id).sort()).toEqual([convA, closedB].sort());
     expect((await app.request("GET", `/conversations/${convB}`)).status).toBe(404);
     const kept = (await app.request("GET", `/conversations/${convA}`)).body.data;
     expect(kept.status).toBe("open");
     expect(kept.notes.map((n: any) => n.text)).toEqual(["same person as Ann?"]);
-    const inThread = app.deps.db.$client.query(`SELECT id, contact_id FROM messages WHERE conversation_id = ?`).all(convA) as any[];
+    const inThread = (await app.deps.db.sql(`SELECT id, contact_id FROM messages WHERE conversation_id = ?`).all(convA)) as any[];
     // A's inbound, B's inbound, the reply to B and the campaign message to A.
     expect(inThread.length).toBe(4);
     expect(inThread.every((m) => m.contact_id === a)).toBe(true);
-    expect(
-      rowsOf("messages", a)
-        .map((m) => m.id)
-        .sort(),
-    ).toEqual(messagesBefore);
-    const state = rowsOf("contact_channel_state", a);
+    expect((await rowsOf("messages", a)).map((m) => m.id).sort()).toEqual(messagesBefore);
+    const state = await rowsOf("contact_channel_state", a);
     expect(state.length).toBe(2); // the WhatsApp account (B's later inbound won) and the e-mail account
   });
 
@@ -280,9 +275,9 @@ describe("a merge of two richly populated contacts", () => {
     expect((await app.request("GET", `/records/${recordId}`)).body.data).toMatchObject({ contactId: a, conversationId: convA });
     expect((await app.request("GET", `/tasks?contactId=${a}`)).body.data).toEqual([expect.objectContaining({ id: taskId, contactId: a })]);
     expect((await app.request("GET", `/contacts/${a}/source`)).body.data).toMatchObject({ source: { id: sourceEarly } });
-    expect(rowsOf("contact_source_history", a).length).toBe(2);
-    expect(rowsOf("campaign_recipients", a)).toEqual([expect.objectContaining({ campaign_id: campaignId, status: "sent" })]);
-    const c = app.deps.db.$client.query(`SELECT matched, n_sent, x_no_consent FROM campaigns WHERE id = ?`).get(campaignId) as any;
+    expect((await rowsOf("contact_source_history", a)).length).toBe(2);
+    expect(await rowsOf("campaign_recipients", a)).toEqual([expect.objectContaining({ campaign_id: campaignId, status: "sent" })]);
+    const c = (await app.deps.db.sql(`SELECT matched, n_sent, x_no_consent FROM campaigns WHERE id = ?`).get(campaignId)) as any;
     expect([Number(c.matched), Number(c.n_sent), Number(c.x_no_consent)]).toEqual([1, 1, 0]);
   });
 
@@ -304,26 +299,28 @@ describe("the other side of each rule", () => {
       body: { name: "Autumn", templateId, audience: { type: "tags", tags: ["autumn"] }, askValues: { "body.1": "Sale" } },
     });
     await app.deps.queue.drain();
-    expect(rowsOf("campaign_recipients", a)[0]).toMatchObject({ status: "excluded", reason: "noConsent" });
-    expect(rowsOf("campaign_recipients", b)[0]).toMatchObject({ status: "sent" });
-    const bMessage = rowsOf("campaign_recipients", b)[0]!.message_id;
+    expect((await rowsOf("campaign_recipients", a))[0]).toMatchObject({ status: "excluded", reason: "noConsent" });
+    expect((await rowsOf("campaign_recipients", b))[0]).toMatchObject({ status: "sent" });
+    const bMessage = (await rowsOf("campaign_recipients", b))[0]!.message_id;
     // B wrote last, on the same account as A: B's inbound time (the window) is kept.
     await inbound(app, "whatsapp", { phone: "+14155550121" }, "a1", 600_000);
     await inbound(app, "whatsapp", { phone: "+14155550121" }, "a2", 500_000);
     app.clock.advance(1000); // conversations order by when a message arrived
     await inbound(app, "whatsapp", { phone: "+14155550122" }, "b1", 10_000);
-    const bInbound = Number(rowsOf("contact_channel_state", b)[0]!.last_inbound_at);
+    const bInbound = Number((await rowsOf("contact_channel_state", b))[0]!.last_inbound_at);
     expect((await merge(a, b)).status).toBe(200);
-    expect(rowsOf("campaign_recipients", a)).toEqual([expect.objectContaining({ campaign_id: campaign.body.data.id, status: "sent", message_id: bMessage })]);
-    const c = app.deps.db.$client.query(`SELECT matched, n_sent, x_no_consent FROM campaigns WHERE id = ?`).get(campaign.body.data.id) as any;
+    expect(await rowsOf("campaign_recipients", a)).toEqual([
+      expect.objectContaining({ campaign_id: campaign.body.data.id, status: "sent", message_id: bMessage }),
+    ]);
+    const c = (await app.deps.db.sql(`SELECT matched, n_sent, x_no_consent FROM campaigns WHERE id = ?`).get(campaign.body.data.id)) as any;
     expect([Number(c.matched), Number(c.n_sent), Number(c.x_no_consent)]).toEqual([1, 1, 0]);
-    const state = rowsOf("contact_channel_state", a);
+    const state = await rowsOf("contact_channel_state", a);
     expect(state.map((s) => Number(s.last_inbound_at))).toEqual([bInbound]);
-    const open = rowsOf("conversations", a).filter((x) => x.status === "open");
+    const open = (await rowsOf("conversations", a)).filter((x) => x.status === "open");
     expect(open.length).toBe(1);
     expect(Number(open[0]!.unread_count)).toBe(3);
     // The kept conversation's last message is B's, the later one.
-    const last = app.deps.db.$client.query(`SELECT content FROM messages WHERE id = ?`).get(open[0]!.last_message_id) as { content: string };
+    const last = (await app.deps.db.sql(`SELECT content FROM messages WHERE id = ?`).get(open[0]!.last_message_id)) as { content: string };
     expect(JSON.parse(last.content)).toMatchObject({ text: "b1" });
   });
 
@@ -339,7 +336,7 @@ describe("the other side of each rule", () => {
     await app.request("PUT", `/contacts/${b}/source`, { body: { sourceId: second } });
     expect((await merge(a, b)).status).toBe(200);
     expect((await app.request("GET", `/contacts/${a}/source`)).body.data).toMatchObject({ source: { id: first } });
-    expect(rowsOf("contact_sources", a).length).toBe(1);
+    expect((await rowsOf("contact_sources", a)).length).toBe(1);
   });
 
   test("one unit of work: a failure part-way leaves both contacts as they were", async () => {
@@ -382,11 +379,7 @@ describe("links that name a merged-away contact", () => {
     // C into B, then B into A: C's link reaches A in one lookup.
     expect((await merge(b, c)).status).toBe(200);
     expect((await merge(a, b)).status).toBe(200);
-    expect(
-      rowsOf("contact_merges", a)
-        .map((m) => m.merged_contact_id)
-        .sort(),
-    ).toEqual([b, c].sort());
+    expect((await rowsOf("contact_merges", a)).map((m) => m.merged_contact_id).sort()).toEqual([b, c].sort());
     expect((await app.app.handle(new Request(`http://localhost${toC}`))).status).toBe(200);
     expect((await oneClick(toC)).status).toBe(200);
     expect((await app.request("GET", `/contacts/${a}`)).body.data.consent.email).toMatchObject({ status: "opted_out" });
@@ -414,8 +407,8 @@ describe("a merge racing a send to the merged-away contact loses nothing", () =>
       expect(message.contactId).toBe(a);
       const conversation = (await app.request("GET", `/conversations/${message.conversationId}`)).body.data;
       expect(conversation.contact?.id ?? conversation.contactId).toBe(a);
-      expect(rowsOf("messages", b)).toEqual([]);
-      expect(rowsOf("messages", a).length).toBe(2);
+      expect(await rowsOf("messages", b)).toEqual([]);
+      expect((await rowsOf("messages", a)).length).toBe(2);
     });
 });
 

@@ -64,29 +64,29 @@ export async function mergeContacts({
   if (fromContactId === id) throw validationFailed([{ pointer: "/fromContactId", message: "must be another contact than the one merged into" }]);
   const contacts = contactsStore(db);
   const merge = contactMergeStore(db);
-  return db.unit(async () => {
-    const target = contacts.contactById(companyId, id);
+  return await db.unit(async () => {
+    const target = await contacts.contactById(companyId, id);
     if (!target) throw notFound("Contact");
-    const source = contacts.contactById(companyId, fromContactId);
+    const source = await contacts.contactById(companyId, fromContactId);
     if (!source) throw notFound("Contact");
     const at = now().getTime();
 
-    merge.moveIdentities(companyId, source.id, target.id);
-    merge.foldTags(source.id, target.id);
-    const optedOut = merge.foldConsents(source.id, target.id);
-    merge.foldChannelState(source.id, target.id, at);
-    const foldedConversationIds = merge.foldConversations(source.id, target.id, at);
-    merge.moveMessages(source.id, target.id);
-    merge.movePipeline(source.id, target.id);
-    merge.foldSource(source.id, target.id);
-    merge.foldCampaignRecipients(source.id, target.id, at);
-    merge.recordMerge(companyId, source.id, target.id, at);
-    contacts.updateContactFields(target.id, { ...mergedFields(target, source), at });
-    merge.keepEarlierCreatedAt(target.id, source.createdAt.getTime());
+    await merge.moveIdentities(companyId, source.id, target.id);
+    await merge.foldTags(source.id, target.id);
+    const optedOut = await merge.foldConsents(source.id, target.id);
+    await merge.foldChannelState(source.id, target.id, at);
+    const foldedConversationIds = await merge.foldConversations(source.id, target.id, at);
+    await merge.moveMessages(source.id, target.id);
+    await merge.movePipeline(source.id, target.id);
+    await merge.foldSource(source.id, target.id);
+    await merge.foldCampaignRecipients(source.id, target.id, at);
+    await merge.recordMerge(companyId, source.id, target.id, at);
+    await contacts.updateContactFields(target.id, { ...mergedFields(target, source), at });
+    await merge.keepEarlierCreatedAt(target.id, source.createdAt.getTime());
     // Nothing refers to it any more: erase it as DELETE does (its satellite rows are already gone).
-    contacts.eraseContact(source.id, at);
+    await contacts.eraseContact(source.id, at);
 
-    const contact = getContact({ db, companyId, id: target.id });
+    const contact = await getContact({ db, companyId, id: target.id });
     // Consent changed on the target: reported as any opt-out is, so subscribers that keep consent in step
     // (a CRM, a mailing tool) do not have to interpret contact.merged to learn it.
     for (const o of optedOut) events.emit({ companyId, type: "contact.opted_out", data: { contact, channel: o.channel, source: o.source } });
@@ -101,5 +101,5 @@ export async function mergeContacts({
  * contact id signed into an unsubscribe link.
  */
 export async function survivingContactId({ db, companyId, contactId }: { db: Db; companyId: string; contactId: string }): Promise<string> {
-  return contactMergeStore(db).survivorOf(companyId, contactId);
+  return await contactMergeStore(db).survivorOf(companyId, contactId);
 }

@@ -2,10 +2,10 @@
  * The contacts store: contacts, their identities, consent (and its history) and the name search index.
  * Raw prepared statements on the one connection (`query()` caches each statement by its text): the upsert and
  * import paths run thousands of these per second, so this file skips the query builder; the drizzle tables in
- * *.table.ts remain the schema of record. Every function is synchronous and meant to run inside the caller's
- * `db.tx`; none starts or ends a transaction.
+ * *.table.ts remain the schema of record. Every function is asynchronous (issue 35's store contract: one
+ * awaited statement each) and meant to run inside the caller's unit; none starts or ends a transaction.
  */
-import type { Db } from "../../db/client";
+import { storeDb, type Db, type StoreDb } from "../../db/client";
 import { jsonValues, perEngine, type Engine } from "../../db/dialect";
 import { CHANNELS } from "../../channels/channel.types";
 import { newId } from "../../platform/ids";
@@ -175,7 +175,7 @@ export interface HeldImportWrites {
 }
 
 /** The held writes of a connection (shared by the contacts and tags stores); null when nothing is held. */
-export const heldImportWrites = perConnection((_db): { held: HeldImportWrites | null; send: () => void } => ({ held: null, send: () => {} }));
+export const heldImportWrites = perConnection((_db): { held: HeldImportWrites | null; send: () => Promise<void> } => ({ held: null, send: async () => {} }));
 
 /** The multi-row statements of held writes (PostgreSQL): one JSON array parameter of row arrays each, in order. */
 const rowsOf = "jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(v, n)";
@@ -199,63 +199,62 @@ const HELD_SQL = {
 
 const identityKey = (channel: string, value: string) => `${channel}\0${value}`;
 
-function contactsStoreOn(db: Db) {
-  const sqlite = db.$client;
+function contactsStoreOn(db: StoreDb) {
   const engine = db.engine;
   const sql = SQL[engine];
   const onSqlite = engine === "sqlite";
 
   const store = {
-    contactById(companyId: string, id: string): ContactRow | undefined {
-      const r = sqlite
-        .query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`)
-        .get(id, companyId) as RawContact | null;
+    async contactById(companyId: string, id: string): Promise<ContactRow | undefined> {
+      const r = (await db
+        .sql(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`)
+        .get(id, companyId)) as RawContact | null;
       return r ? toContactRow(r) : undefined;
     },
 
     /** The company a contact id belongs to (deleted ones too). */
-    companyOf(contactId: string): string | undefined {
-      return (sqlite.query(`SELECT company_id AS "companyId" FROM contacts WHERE id = ?`).get(contactId) as { companyId: string } | null)?.companyId;
+    async companyOf(contactId: string): Promise<string | undefined> {
+      return ((await db.sql(`SELECT company_id AS "companyId" FROM contacts WHERE id = ?`).get(contactId)) as { companyId: string } | null)?.companyId;
     },
 
-    identityByValue(companyId: string, channel: string, value: string): IdentityRow | undefined {
-      const r = sqlite
-        .query(`SELECT * FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`)
-        .get(companyId, channel, value) as RawIdentity | null;
+    async identityByValue(companyId: string, channel: string, value: string): Promise<IdentityRow | undefined> {
+      const r = (await db
+        .sql(`SELECT * FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`)
+        .get(companyId, channel, value)) as RawIdentity | null;
       return r ? toIdentityRow(r) : undefined;
     },
 
     /** The contact's identity on a channel: verified before pending, oldest first. */
-    identityOfContact(contactId: string, channel: string): IdentityRow | undefined {
+    async identityOfContact(contactId: string, channel: string): Promise<IdentityRow | undefined> {
       // Ordered here, not by SQL: a contact has one or two identities on a channel, and the ORDER BY's temp
       // b-tree cost 10 µs against 2 µs for the plain index search (the send path asks this on every message).
-      const rows = sqlite.query(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ?`).all(contactId, channel) as RawIdentity[];
+      const rows = (await db.sql(`SELECT * FROM contact_identities WHERE contact_id = ? AND channel = ?`).all(contactId, channel)) as unknown as RawIdentity[];
       let best: RawIdentity | undefined;
       for (const r of rows) if (!best || identityRank(r, best) < 0) best = r;
       return best ? toIdentityRow(best) : undefined;
     },
 
-    identitiesOf(contactIds: string[]): IdentityRow[] {
+    async identitiesOf(contactIds: string[]): Promise<IdentityRow[]> {
       if (!contactIds.length) return [];
-      return (sqlite.query(sql.identitiesOf).all(JSON.stringify(contactIds)) as RawIdentity[]).map(toIdentityRow);
+      return ((await db.sql(sql.identitiesOf).all(JSON.stringify(contactIds))) as unknown as RawIdentity[]).map(toIdentityRow);
     },
 
-    consentsOf(contactIds: string[]): ConsentRow[] {
+    async consentsOf(contactIds: string[]): Promise<ConsentRow[]> {
       if (!contactIds.length) return [];
-      return sqlite.query(sql.consentsOf).all(JSON.stringify(contactIds)) as ConsentRow[];
+      return (await db.sql(sql.consentsOf).all(JSON.stringify(contactIds))) as unknown as ConsentRow[];
     },
 
-    consentOf(contactId: string, channel: string): ConsentRow | undefined {
+    async consentOf(contactId: string, channel: string): Promise<ConsentRow | undefined> {
       return (
-        (sqlite
-          .query(
+        ((await db
+          .sql(
             `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents WHERE contact_id = ? AND channel = ?`,
           )
-          .get(contactId, channel) as ConsentRow | null) ?? undefined
+          .get(contactId, channel)) as ConsentRow | null) ?? undefined
       );
     },
 
-    insertContact(c: {
+    async insertContact(c: {
       id: string;
       companyId: string;
       firstName: string | null;
@@ -264,16 +263,16 @@ function contactsStoreOn(db: Db) {
       country: string | null;
       customFields: Record<string, unknown>;
       at: number;
-    }): void {
-      sqlite
-        .query(
+    }): Promise<void> {
+      await db
+        .sql(
           `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
         )
         .run(c.id, c.companyId, c.firstName, c.lastName, c.city, c.country, JSON.stringify(c.customFields), c.at, c.at);
     },
 
-    updateContactFields(
+    async updateContactFields(
       id: string,
       f: {
         firstName: string | null;
@@ -284,51 +283,58 @@ function contactsStoreOn(db: Db) {
         blocked: boolean;
         at: number;
       },
-    ): void {
-      sqlite
-        .query(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
+    ): Promise<void> {
+      await db
+        .sql(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
         .run(f.firstName, f.lastName, f.city, f.country, JSON.stringify(f.customFields), f.blocked ? 1 : 0, f.at, id);
     },
 
     /** Sets both names of a contact that has neither; returns whether it wrote. */
-    fillNames(contactId: string, firstName: string, lastName: string | null, at: number): boolean {
-      const res = sqlite
-        .query(`UPDATE contacts SET first_name = ?, last_name = ?, updated_at = ? WHERE id = ? AND first_name IS NULL AND last_name IS NULL`)
+    async fillNames(contactId: string, firstName: string, lastName: string | null, at: number): Promise<boolean> {
+      const res = await db
+        .sql(`UPDATE contacts SET first_name = ?, last_name = ?, updated_at = ? WHERE id = ? AND first_name IS NULL AND last_name IS NULL`)
         .run(firstName, lastName, at, contactId);
       return res.changes > 0;
     },
 
-    touchContact(id: string, at: number): void {
-      sqlite.query(`UPDATE contacts SET updated_at = ? WHERE id = ?`).run(at, id);
+    async touchContact(id: string, at: number): Promise<void> {
+      await db.sql(`UPDATE contacts SET updated_at = ? WHERE id = ?`).run(at, id);
     },
 
-    insertIdentity(i: { companyId: string; contactId: string; channel: string; value: string; status: string; at: number }): IdentityRow {
-      sqlite
-        .query(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+    async insertIdentity(i: { companyId: string; contactId: string; channel: string; value: string; status: string; at: number }): Promise<IdentityRow> {
+      await db
+        .sql(`INSERT INTO contact_identities (company_id, contact_id, channel, value, status, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
         .run(i.companyId, i.contactId, i.channel, i.value, i.status, i.at);
       return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
     },
 
     /** A pending `@username` identity becomes the verified platform user id. */
-    resolveIdentity(pending: IdentityRow, value: string): void {
-      sqlite
-        .query(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE company_id = ? AND channel = ? AND value = ?`)
+    async resolveIdentity(pending: IdentityRow, value: string): Promise<void> {
+      await db
+        .sql(`UPDATE contact_identities SET value = ?, status = 'verified' WHERE company_id = ? AND channel = ? AND value = ?`)
         .run(value, pending.companyId, pending.channel, pending.value);
     },
 
-    deleteIdentity(i: IdentityRow): void {
-      sqlite.query(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
+    async deleteIdentity(i: IdentityRow): Promise<void> {
+      await db.sql(`DELETE FROM contact_identities WHERE company_id = ? AND channel = ? AND value = ?`).run(i.companyId, i.channel, i.value);
     },
 
-    writeConsent(c: { companyId: string; contactId: string; channel: string; status: "opted_in" | "opted_out"; source: ConsentSource; at: number }): void {
-      sqlite
-        .query(
+    async writeConsent(c: {
+      companyId: string;
+      contactId: string;
+      channel: string;
+      status: "opted_in" | "opted_out";
+      source: ConsentSource;
+      at: number;
+    }): Promise<void> {
+      await db
+        .sql(
           `INSERT INTO contact_consents (contact_id, channel, company_id, status, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (contact_id, channel) DO UPDATE SET status = excluded.status, source = excluded.source, updated_at = excluded.updated_at`,
         )
         .run(c.contactId, c.channel, c.companyId, c.status, c.source, c.at);
-      sqlite
-        .query(`INSERT INTO consent_history (id, company_id, contact_id, channel, status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      await db
+        .sql(`INSERT INTO consent_history (id, company_id, contact_id, channel, status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
         .run(newId(), c.companyId, c.contactId, c.channel, c.status, c.source, c.at);
     },
 
@@ -336,13 +342,13 @@ function contactsStoreOn(db: Db) {
      * Erases personal data and every satellite row (its tag links, tags.repository's table, included: one
      * erasure, in this order); the contact row stays as a tombstone.
      */
-    eraseContact(id: string, at: number): void {
-      sqlite.query(`DELETE FROM contact_identities WHERE contact_id = ?`).run(id);
-      sqlite.query(`DELETE FROM contact_tags WHERE contact_id = ?`).run(id);
-      sqlite.query(`DELETE FROM contact_consents WHERE contact_id = ?`).run(id);
-      sqlite.query(`DELETE FROM consent_history WHERE contact_id = ?`).run(id);
-      sqlite
-        .query(
+    async eraseContact(id: string, at: number): Promise<void> {
+      await db.sql(`DELETE FROM contact_identities WHERE contact_id = ?`).run(id);
+      await db.sql(`DELETE FROM contact_tags WHERE contact_id = ?`).run(id);
+      await db.sql(`DELETE FROM contact_consents WHERE contact_id = ?`).run(id);
+      await db.sql(`DELETE FROM consent_history WHERE contact_id = ?`).run(id);
+      await db
+        .sql(
           `UPDATE contacts SET first_name = NULL, last_name = NULL, city = NULL, country = NULL, custom_fields = '{}', blocked = 0,
        updated_at = ?, deleted_at = ? WHERE id = ?`,
         )
@@ -426,9 +432,9 @@ function contactsStoreOn(db: Db) {
         args.push(f.before);
       }
       args.push(f.limit + 1);
-      const raw = sqlite
-        .query(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`)
-        .all(...args) as RawContact[];
+      const raw = (await db
+        .sql(`SELECT ${CONTACT_COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${idCol} DESC LIMIT ?`)
+        .all(...args)) as unknown as RawContact[];
       return raw.map(toContactRow);
     },
 
@@ -440,66 +446,67 @@ function contactsStoreOn(db: Db) {
      * (contacts_name_search_idx), which the table keeps by itself.
      */
     deferSearchIndex: onSqlite
-      ? (): void => {
-          sqlite.query(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
+      ? async (): Promise<void> => {
+          await db.sql(`UPDATE contact_search_state SET deferred_from = (SELECT coalesce(max(seq), 0) + 1 FROM contacts)`).run();
         }
-      : (): void => {},
+      : async (): Promise<void> => {},
 
     flushSearchIndex: onSqlite
-      ? (): void => {
-          sqlite
-            .query(
+      ? async (): Promise<void> => {
+          await db
+            .sql(
               `INSERT INTO contact_search (rowid, first_name, last_name)
        SELECT seq, first_name, last_name FROM contacts WHERE seq >= (SELECT deferred_from FROM contact_search_state)`,
             )
             .run();
-          sqlite.query(`UPDATE contact_search_state SET deferred_from = NULL`).run();
+          await db.sql(`UPDATE contact_search_state SET deferred_from = NULL`).run();
         }
-      : (): void => {},
+      : async (): Promise<void> => {},
 
     /**
      * Holds the import transaction's writes until `sendImportWrites` (PostgreSQL; see HeldImportWrites), reading
      * first, in one statement, which contacts own `identities`. Returns whether it holds: SQLite writes each row
      * at once (a statement there is a function call, not a round trip).
      */
-    holdImportWrites(_companyId: string, _identities: { channel: string; value: string }[]): boolean {
+    async holdImportWrites(_companyId: string, _identities: { channel: string; value: string }[]): Promise<boolean> {
       return false;
     },
 
     /** Sends what is held and stops holding (inside the transaction, before its commit). */
-    sendImportWrites(): void {},
+    async sendImportWrites(): Promise<void> {},
 
     /** Forgets what is held (the transaction rolled back). */
-    dropImportWrites(): void {},
+    dropImportWrites(): void {}, // (in memory alone)
   };
   return store;
 }
 
 type BaseStore = ReturnType<typeof contactsStoreOn>;
 
-export function createContactsStore(db: Db): BaseStore {
+export function createContactsStore(dbIn: Db): BaseStore {
+  const db = storeDb(dbIn);
   const store = contactsStoreOn(db);
-  return db.engine === "sqlite" ? store : holdingImportWrites(db, store);
+  return db.engine === "sqlite" ? store : holdingImportWrites(dbIn, store);
 }
 
 /**
  * The PostgreSQL store with held import writes (HeldImportWrites): every function sends what is held before it
  * runs, but those that answer from or add to what is held.
  */
-function holdingImportWrites(db: Db, base: BaseStore): BaseStore {
-  const sqlite = db.$client;
-  const shared = heldImportWrites(db);
-  const run = (text: string, rows: unknown[]) => {
-    if (rows.length) sqlite.query(text).run(JSON.stringify(rows));
+function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
+  const db = storeDb(dbIn);
+  const shared = heldImportWrites(dbIn);
+  const run = async (text: string, rows: unknown[]) => {
+    if (rows.length) await db.sql(text).run(JSON.stringify(rows));
   };
-  const send = () => {
+  const send = async () => {
     const h = shared.held;
     if (!h || !(h.contacts.length || h.identities.length || h.consents.size || h.history.length || h.links.length)) return;
-    run(HELD_SQL.contacts, h.contacts);
-    run(HELD_SQL.identities, h.identities);
-    run(HELD_SQL.consents, [...h.consents.values()]);
-    run(HELD_SQL.history, h.history);
-    run(HELD_SQL.links, h.links);
+    await run(HELD_SQL.contacts, h.contacts);
+    await run(HELD_SQL.identities, h.identities);
+    await run(HELD_SQL.consents, [...h.consents.values()]);
+    await run(HELD_SQL.history, h.history);
+    await run(HELD_SQL.links, h.links);
     // What was held is stored now: the created contacts are read from the database again (the owners map stays
     // true — it already holds what was inserted).
     h.contacts = [];
@@ -513,26 +520,26 @@ function holdingImportWrites(db: Db, base: BaseStore): BaseStore {
   shared.send = send;
   const store = {} as Record<string, unknown>;
   for (const [name, f] of Object.entries(base) as [string, (...a: unknown[]) => unknown][])
-    store[name] = (...a: unknown[]) => {
-      if (shared.held) send();
-      return f(...a);
+    store[name] = async (...a: unknown[]) => {
+      if (shared.held) await send();
+      return await f(...a);
     };
   const sending = { ...store } as unknown as BaseStore; // (the overrides below fall back to these)
   const held = (companyId: string) => (shared.held?.companyId === companyId ? shared.held : null);
   const overrides: Partial<BaseStore> = {
-    identityByValue(companyId, channel, value) {
+    async identityByValue(companyId, channel, value) {
       const h = held(companyId);
       const known = h?.owners.get(identityKey(channel, value));
       if (known === undefined) return sending.identityByValue(companyId, channel, value);
       return known ? toIdentityRow(known) : undefined;
     },
-    insertContact(c) {
+    async insertContact(c) {
       const h = held(c.companyId);
       if (!h) return sending.insertContact(c);
       h.contacts.push([c.id, c.companyId, c.firstName, c.lastName, c.city, c.country, JSON.stringify(c.customFields), c.at]);
       h.created.add(c.id);
     },
-    insertIdentity(i) {
+    async insertIdentity(i) {
       const h = held(i.companyId);
       if (!h) return sending.insertIdentity(i);
       h.identities.push([i.companyId, i.contactId, i.channel, i.value, i.status, i.at]);
@@ -546,24 +553,24 @@ function holdingImportWrites(db: Db, base: BaseStore): BaseStore {
       });
       return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
     },
-    consentOf(contactId, channel) {
+    async consentOf(contactId, channel) {
       const h = shared.held;
       if (!h?.created.has(contactId)) return sending.consentOf(contactId, channel);
       const c = h.consents.get(`${contactId}\0${channel}`);
       return c && { contactId: c[0], channel: c[1], status: c[3], source: c[4], updatedAt: c[5] };
     },
-    writeConsent(c) {
+    async writeConsent(c) {
       const h = held(c.companyId);
       if (!h?.created.has(c.contactId)) return sending.writeConsent(c);
       h.consents.set(`${c.contactId}\0${c.channel}`, [c.contactId, c.channel, c.companyId, c.status, c.source, c.at]);
       h.history.push([newId(), c.companyId, c.contactId, c.channel, c.status, c.source, c.at]);
     },
-    holdImportWrites(companyId, identities) {
-      if (shared.held) send();
+    async holdImportWrites(companyId, identities) {
+      if (shared.held) await send();
       const keys = identities.map((i) => [i.channel, i.value]);
       const owners = new Map<string, RawIdentity | null>(keys.map(([channel, value]) => [identityKey(channel!, value!), null]));
       if (keys.length)
-        for (const r of sqlite.query(HELD_SQL.owners).all(JSON.stringify(keys), companyId) as RawIdentity[])
+        for (const r of (await db.sql(HELD_SQL.owners).all(JSON.stringify(keys), companyId)) as unknown as RawIdentity[])
           owners.set(identityKey(r.channel, r.value), { ...r, created_at: Number(r.created_at) });
       shared.held = {
         companyId,
@@ -578,8 +585,8 @@ function holdingImportWrites(db: Db, base: BaseStore): BaseStore {
       };
       return true;
     },
-    sendImportWrites() {
-      send();
+    async sendImportWrites() {
+      await send();
       shared.held = null;
     },
     dropImportWrites() {

@@ -99,7 +99,7 @@ describe("POST /contacts (upsert)", () => {
         },
         status: 422,
         contains: { error: { code: "VALIDATION_FAILED" } },
-        check: (r, a) => {
+        check: async (r, a) => {
           const pointers = r.body.error.details.map((d: { pointer: string }) => d.pointer).sort();
           expect(pointers).toEqual([
             "/customFields/birthday",
@@ -110,7 +110,7 @@ describe("POST /contacts (upsert)", () => {
             "/identities/1/value",
             "/tags/0",
           ]);
-          expect(a.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
+          expect(await a.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
         },
       },
       {
@@ -177,7 +177,7 @@ describe("POST /contacts (upsert)", () => {
     );
     expect(res.map((r) => r.status).sort((a, b) => b - a)).toEqual([201, ...Array(19).fill(200)]);
     expect(new Set(res.map((r) => r.body.data.contact.id)).size).toBe(1);
-    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE value = '+14155550188'").get()).toEqual({ n: 1 });
+    expect(await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value = '+14155550188'").get()).toEqual({ n: 1 });
   });
 
   test("an unchanged upsert emits no contact.updated", async () => {
@@ -230,11 +230,11 @@ describe("GET / PATCH / DELETE /contacts/{id}", () => {
     expect((await app.request("GET", `/contacts/${c.id}`)).status).toBe(404);
     expect((await app.request("DELETE", `/contacts/${c.id}`)).status).toBe(404);
     expect((await app.request("PATCH", `/contacts/${c.id}`, { body: { firstName: "x" } })).status).toBe(404);
-    const row = app.deps.db.$client.query("SELECT first_name, custom_fields, deleted_at FROM contacts WHERE id = ?").get(c.id) as Record<string, unknown>;
+    const row = (await app.deps.db.sql("SELECT first_name, custom_fields, deleted_at FROM contacts WHERE id = ?").get(c.id)) as Record<string, unknown>;
     expect(row.first_name).toBeNull();
     expect(row.custom_fields).toBe("{}");
     expect(row.deleted_at).not.toBeNull();
-    expect(app.deps.db.$client.query("SELECT count(*) AS n FROM contact_identities WHERE contact_id = ?").get(c.id)).toEqual({ n: 0 });
+    expect(await app.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE contact_id = ?").get(c.id)).toEqual({ n: 0 });
     expect(events("contact.deleted").at(-1).contact).toMatchObject({ id: c.id, firstName: null, identities: [] });
     expect((await upsert({ identities: [{ channel: "email", value: "del@example.com" }] })).status).toBe(201);
   });
@@ -357,7 +357,7 @@ describe("GET /contacts filters", () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual([...seen].sort().reverse());
     expect(seen.length).toBe(
-      (app.deps.db.$client.query("SELECT count(*) AS n FROM contacts WHERE deleted_at IS NULL AND company_id = ?").get(app.company.id) as { n: number }).n,
+      ((await app.deps.db.sql("SELECT count(*) AS n FROM contacts WHERE deleted_at IS NULL AND company_id = ?").get(app.company.id)) as { n: number }).n,
     );
   });
   test("bad filters → 422 with query pointers", async () => {

@@ -75,10 +75,10 @@ export const contactsRoutes = (deps: Deps) => {
       "/contacts",
       ({ auth, body, idem }) =>
         // The status (200/201) is known only after the upsert: run it and the idempotency record in one
-        // group-committed transaction (idem.commit nests as a savepoint; one fsync for concurrent upserts).
+        // group-committed transaction (idem.batch nests in it; one fsync for concurrent upserts).
         deps.db.unit(async () => {
           const r = await upsertContact({ ...w, companyId: auth.companyId, input: body });
-          return idem.commit(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
+          return idem.batch(r.created ? 201 : 200, () => ({ created: r.created, contact: r.contact }));
         }),
       {
         scope: "contacts:write",
@@ -182,7 +182,7 @@ export const contactsRoutes = (deps: Deps) => {
         detail: { summary: "Cancel a queued or running import (rows already written stay)", operationId: "cancelContactImport" },
       },
     )
-    .get("/contacts/:id", ({ auth, params }) => ({ data: getContact({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
+    .get("/contacts/:id", async ({ auth, params }) => ({ data: await getContact({ db: deps.db, companyId: auth.companyId, id: params.id }) }), {
       scope: "contacts:read",
       params: IdParams,
       response: { 200: data(ContactModel), ...errors(403, 404) },

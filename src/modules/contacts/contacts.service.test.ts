@@ -77,7 +77,7 @@ describe("find / create by identity", async () => {
     expect(r.created).toBe(false);
     expect(r.contact.id).toBe(contact.id);
     expect(r.identity).toMatchObject({ value: "17841400000000001", status: "verified" });
-    expect(getContact({ ...w, id: contact.id }).identities).toEqual([{ channel: "instagram", value: "17841400000000001", status: "verified" }]);
+    expect((await getContact({ ...w, id: contact.id })).identities).toEqual([{ channel: "instagram", value: "17841400000000001", status: "verified" }]);
   });
   test("usable inside an outer transaction that rolls back", async () => {
     await expect(
@@ -88,8 +88,8 @@ describe("find / create by identity", async () => {
     ).rejects.toThrow("outer failure");
     expect(await findContactByIdentity({ ...w, channel: "telegram", value: "999" })).toBeUndefined();
   });
-  test("getContact of an unknown id is 404", () => {
-    expect(() => getContact({ ...w, id: "00000000-0000-7000-8000-000000000000" })).toThrow("Contact not found");
+  test("getContact of an unknown id is 404", async () => {
+    await expect(getContact({ ...w, id: "00000000-0000-7000-8000-000000000000" })).rejects.toThrow("Contact not found");
   });
 });
 
@@ -103,7 +103,7 @@ describe("consent", async () => {
     await setConsent({ ...w, contactId: contact.id, channels: ["telegram"], status: "opted_out", source: "provider" });
     expect(await getConsent({ ...w, contactId: contact.id, channel: "telegram" })).toBe("opted_out");
     expect(eventTypes().slice(before)).toEqual(["contact.opted_in", "contact.opted_out"]);
-    const history = app.deps.db.$client.query("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
+    const history = await app.deps.db.sql("SELECT status, source FROM consent_history WHERE contact_id = ? ORDER BY id").all(contact.id);
     expect(history).toEqual([
       { status: "opted_in", source: "api" },
       { status: "opted_out", source: "provider" },

@@ -2,9 +2,8 @@
  * Contacts: identities, consent, tags, custom fields — the rules, no HTTP.
  *
  * Contract for other modules (issue 35's asynchronous store contract: the writes join the caller's unit):
- *   normaliseIdentity (synchronous), findContactByIdentity, getContact (synchronous, NB!),
- *   findOrCreateContactByIdentity, contactSendFacts, getConsent, setConsent (setConsentWithin: synchronous),
- *   identityOf.
+ *   normaliseIdentity (synchronous), findContactByIdentity, getContact, findOrCreateContactByIdentity,
+ *   contactSendFacts, getConsent, setConsent, identityOf.
  *
  * Invariants:
  * - One contact per (company, channel, normalised value): the unique index on contact_identities.
@@ -45,15 +44,15 @@ const storesOf = perConnection((db): Stores => ({ contacts: contactsStore(db), t
 // ------------------------------------------------------------------------------------------ shapes
 
 /** API shapes (DESIGN §5) of many contacts with three batched queries. */
-export function toContacts(db: Db, rows: ContactRow[]): Contact[] {
-  return shapes(storesOf(db), rows);
+export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]> {
+  return await shapes(storesOf(db), rows);
 }
 
-function shapes(st: Stores, rows: ContactRow[]): Contact[] {
+async function shapes(st: Stores, rows: ContactRow[]): Promise<Contact[]> {
   const ids = rows.map((r) => r.id);
-  const identities = Map.groupBy(st.contacts.identitiesOf(ids), (i) => i.contactId);
-  const tags = Map.groupBy(st.tags.tagNamesOf(ids), (t) => t.contactId);
-  const consents = Map.groupBy(st.contacts.consentsOf(ids), (c) => c.contactId);
+  const identities = Map.groupBy(await st.contacts.identitiesOf(ids), (i) => i.contactId);
+  const tags = Map.groupBy(await st.tags.tagNamesOf(ids), (t) => t.contactId);
+  const consents = Map.groupBy(await st.contacts.consentsOf(ids), (c) => c.contactId);
   return rows.map((r) => {
     const ids = identities.get(r.id) ?? [];
     const consent: Contact["consent"] = {};
@@ -76,14 +75,14 @@ function shapes(st: Stores, rows: ContactRow[]): Contact[] {
   });
 }
 
-function shapeOf(st: Stores, companyId: string, id: string): Contact {
-  const row = st.contacts.contactById(companyId, id);
+async function shapeOf(st: Stores, companyId: string, id: string): Promise<Contact> {
+  const row = await st.contacts.contactById(companyId, id);
   if (!row) throw notFound("Contact");
-  return shapes(st, [row])[0]!;
+  return (await shapes(st, [row]))[0]!;
 }
 
-function requireContact(st: Stores, companyId: string, id: string): ContactRow {
-  const row = st.contacts.contactById(companyId, id);
+async function requireContact(st: Stores, companyId: string, id: string): Promise<ContactRow> {
+  const row = await st.contacts.contactById(companyId, id);
   if (!row) throw notFound("Contact");
   return row;
 }
@@ -110,9 +109,8 @@ export async function findContactByIdentity({
 }
 
 /** The Contact API shape; 404 NOT_FOUND for unknown, foreign or deleted ids. */
-// NB! Synchronous: conversations, pipeline, sources and unsubscribe check a contact inside their synchronous bodies.
-export function getContact({ db, companyId, id }: { db: Db; companyId: string; id: string }): Contact {
-  return shapeOf(storesOf(db), companyId, id);
+export async function getContact({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<Contact> {
+  return await shapeOf(storesOf(db), companyId, id);
 }
 
 /** The identity to address a contact on a channel (verified before pending). */
@@ -189,33 +187,33 @@ export async function findOrCreateContactByIdentity({
   const st = storesOf(db);
   const store = st.contacts;
   // Callers let a throw reach their own unit (resolveRecipient rethrows it with another pointer).
-  return await db.join(() => {
+  return await db.join(async () => {
     const at = now().getTime();
-    let identity = store.identityByValue(companyId, channel, n.value);
+    let identity = await store.identityByValue(companyId, channel, n.value);
     if (!identity && username) {
       const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
-      const pending = store.identityByValue(companyId, channel, handle);
+      const pending = await store.identityByValue(companyId, channel, handle);
       if (pending && pending.status === "pending" && n.status === "verified") {
-        store.resolveIdentity(pending, n.value);
+        await store.resolveIdentity(pending, n.value);
         identity = { ...pending, value: n.value, status: "verified" };
-        fillNames(store, identity.contactId, displayName, at);
-        store.touchContact(identity.contactId, at);
-        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(st, companyId, identity.contactId) } });
-        return { contact: store.contactById(companyId, identity.contactId)!, identity, created: false };
+        await fillNames(store, identity.contactId, displayName, at);
+        await store.touchContact(identity.contactId, at);
+        events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
+        return { contact: (await store.contactById(companyId, identity.contactId))!, identity, created: false };
       }
     }
     if (identity) {
-      if (fillNames(store, identity.contactId, displayName, at))
-        events.emit({ companyId, type: "contact.updated", data: { contact: shapeOf(st, companyId, identity.contactId) } });
-      return { contact: store.contactById(companyId, identity.contactId)!, identity, created: false };
+      if (await fillNames(store, identity.contactId, displayName, at))
+        events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
+      return { contact: (await store.contactById(companyId, identity.contactId))!, identity, created: false };
     }
     if (!create) return null;
     const [firstName, lastName] = splitName(displayName);
     const id = newId();
-    store.insertContact({ id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
-    const created = store.insertIdentity({ companyId, contactId: id, channel, value: n.value, status: n.status, at });
-    events.emit({ companyId, type: "contact.created", data: { contact: shapeOf(st, companyId, id) } });
-    return { contact: store.contactById(companyId, id)!, identity: created, created: true };
+    await store.insertContact({ id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
+    const created = await store.insertIdentity({ companyId, contactId: id, channel, value: n.value, status: n.status, at });
+    events.emit({ companyId, type: "contact.created", data: { contact: await shapeOf(st, companyId, id) } });
+    return { contact: (await store.contactById(companyId, id))!, identity: created, created: true };
   });
 }
 
@@ -226,11 +224,11 @@ function splitName(displayName: string | null | undefined): [string | null, stri
 }
 
 /** Fills first/last name from a display name when the contact has neither. Returns whether it wrote. */
-function fillNames(store: ContactsStore, contactId: string, displayName: string | null | undefined, at: number): boolean {
+async function fillNames(store: ContactsStore, contactId: string, displayName: string | null | undefined, at: number): Promise<boolean> {
   if (!displayName) return false; // (every outbound send finds its contact with none)
   const [firstName, lastName] = splitName(displayName);
   if (!firstName) return false;
-  return store.fillNames(contactId, firstName, lastName, at);
+  return await store.fillNames(contactId, firstName, lastName, at);
 }
 
 export async function getConsent({
@@ -258,52 +256,40 @@ export async function getConsent({
 export async function setConsent(
   input: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
 ): Promise<void> {
-  await input.db.join(() => setConsentWithin(input));
-}
-
-/** NB! Synchronous: applyStatus's synchronous body (USER_BLOCKED) runs inside the queue's writes(), which cannot await. */
-export function setConsentWithin({
-  db,
-  events,
-  now,
-  companyId,
-  contactId,
-  channels,
-  status,
-  source,
-}: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource }): void {
+  const { db, events, now, companyId, contactId, channels, status, source } = input;
   const st = storesOf(db);
-  db.within(() => {
-    requireContact(st, companyId, contactId);
+  // In the caller's unit when there is one (no savepoint: a throw undoes the caller's writes too, as `within` did).
+  await db.join(async () => {
+    await requireContact(st, companyId, contactId);
     const at = now().getTime();
-    const changed = applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
+    const changed = await applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
     if (changed.length) {
-      st.contacts.touchContact(contactId, at);
-      emitConsentEvents(st, events, { companyId, contactId, channels: changed, status, source });
+      await st.contacts.touchContact(contactId, at);
+      await emitConsentEvents(st, events, { companyId, contactId, channels: changed, status, source });
     }
   });
 }
 
-function applyConsent(
+async function applyConsent(
   store: ContactsStore,
   c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource; at: number },
-): string[] {
+): Promise<string[]> {
   const changed: string[] = [];
   for (const channel of new Set(c.channels)) {
-    if (store.consentOf(c.contactId, channel)?.status === c.status) continue;
-    store.writeConsent({ ...c, channel });
+    if ((await store.consentOf(c.contactId, channel))?.status === c.status) continue;
+    await store.writeConsent({ ...c, channel });
     changed.push(channel);
   }
   return changed;
 }
 
-function emitConsentEvents(
+async function emitConsentEvents(
   st: Stores,
   events: Events,
   c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
-): void {
+): Promise<void> {
   if (!c.channels.length) return;
-  const contact = shapeOf(st, c.companyId, c.contactId);
+  const contact = await shapeOf(st, c.companyId, c.contactId);
   const type = c.status === "opted_in" ? "contact.opted_in" : "contact.opted_out";
   for (const channel of c.channels) events.emit({ companyId: c.companyId, type, data: { contact, channel, source: c.source } });
 }
@@ -321,10 +307,10 @@ function mergeCustomFields(current: Record<string, unknown>, given: Record<strin
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Contact ids owning these identities; 409 CONFLICT when they belong to more than one other contact. */
-function owners(store: ContactsStore, companyId: string, identities: CheckedIdentity[]): Map<string, CheckedIdentity[]> {
+async function owners(store: ContactsStore, companyId: string, identities: CheckedIdentity[]): Promise<Map<string, CheckedIdentity[]>> {
   const byContact = new Map<string, CheckedIdentity[]>();
   for (const i of identities) {
-    const found = store.identityByValue(companyId, i.channel, i.value);
+    const found = await store.identityByValue(companyId, i.channel, i.value);
     if (!found) continue;
     const list = byContact.get(found.contactId) ?? [];
     list.push(i);
@@ -399,7 +385,6 @@ export async function upsertContact({
   options = {},
 }: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): Promise<UpsertResult> {
   const checked = checkUpsert(input, options.defs ?? (await customFieldsStore(db).customFieldDefs(companyId)));
-  // NB! applyUpsert stays synchronous: an import applies its rows with it inside one synchronous transaction.
   return await db.join(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
 }
 
@@ -408,7 +393,7 @@ export async function upsertContact({
  * NB! A CONFLICT is thrown before the first write, so a caller may apply many upserts in one transaction
  * without a savepoint each (bulk imports do) — any other throw must roll the caller's transaction back.
  */
-export function applyUpsert({
+export async function applyUpsert({
   db,
   events,
   at,
@@ -422,11 +407,11 @@ export function applyUpsert({
   companyId: string;
   checked: CheckedUpsert;
   options?: UpsertOptions;
-}): UpsertResult {
+}): Promise<UpsertResult> {
   const { identities, tags: tagNames, customFields: fields } = checked;
   const st = storesOf(db);
   const store = st.contacts;
-  const byContact = owners(store, companyId, identities);
+  const byContact = await owners(store, companyId, identities);
   if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
   const existingId = byContact.keys().next().value as string | undefined;
   let changed = false;
@@ -434,7 +419,7 @@ export function applyUpsert({
 
   if (existingId === undefined) {
     contactId = newId();
-    store.insertContact({
+    await store.insertContact({
       id: contactId,
       companyId,
       firstName: checked.firstName ?? null,
@@ -446,7 +431,7 @@ export function applyUpsert({
     });
   } else {
     contactId = existingId;
-    const row = store.contactById(companyId, contactId)!;
+    const row = (await store.contactById(companyId, contactId))!;
     const next = {
       firstName: pick(checked.firstName, row.firstName),
       lastName: pick(checked.lastName, row.lastName),
@@ -456,17 +441,17 @@ export function applyUpsert({
       blocked: row.blocked,
     };
     if (fieldsDiffer(next, row)) {
-      store.updateContactFields(contactId, { ...next, at });
+      await store.updateContactFields(contactId, { ...next, at });
       changed = true;
     }
   }
   const known = new Set(byContact.get(contactId)?.map((i) => i.index));
   for (const i of identities) {
     if (known.has(i.index)) continue;
-    store.insertIdentity({ companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
+    await store.insertIdentity({ companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
     changed = true;
   }
-  if (tagNames?.length && st.tags.addContactTags(contactId, st.tags.ensureTags(companyId, tagNames, at, options.tagIds), at) > 0) changed = true;
+  if (tagNames?.length && (await st.tags.addContactTags(contactId, await st.tags.ensureTags(companyId, tagNames, at, options.tagIds), at)) > 0) changed = true;
 
   let consentChanged: string[] = [];
   let consentKept = 0;
@@ -474,22 +459,24 @@ export function applyUpsert({
     const status = checked.optIn ? "opted_in" : "opted_out";
     let channels = [...new Set(identities.map((i) => i.channel))];
     if (status === "opted_in" && options.protectOptOut) {
-      channels = channels.filter((channel) => {
-        const current = store.consentOf(contactId, channel);
+      const given = channels;
+      channels = [];
+      for (const channel of given) {
+        const current = await store.consentOf(contactId, channel);
         const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
         if (keep) consentKept++;
-        return !keep;
-      });
+        else channels.push(channel);
+      }
     }
-    consentChanged = applyConsent(store, { companyId, contactId, channels, status, source: options.source ?? "api", at });
+    consentChanged = await applyConsent(store, { companyId, contactId, channels, status, source: options.source ?? "api", at });
   }
 
   const created = existingId === undefined;
-  if (!created && (changed || consentChanged.length)) store.touchContact(contactId, at);
+  if (!created && (changed || consentChanged.length)) await store.touchContact(contactId, at);
   // A new contact's shape is fully known here (no re-read), and built only when something reads it: a bulk
   // import with no webhook endpoint for contact.* never does. An existing contact's shape is read now — later
   // writes of the same transaction must not show in its events.
-  let shape: Contact | undefined = created ? undefined : shapeOf(st, companyId, contactId);
+  let shape: Contact | undefined = created ? undefined : await shapeOf(st, companyId, contactId);
   const contact = (): Contact =>
     (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
   if (created) events.emit({ companyId, type: "contact.created", data: () => ({ contact: contact() }) });
@@ -544,16 +531,16 @@ export async function patchContact({
 }: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Promise<Contact> {
   const st = storesOf(db);
   const store = st.contacts;
-  requireContact(st, companyId, id);
+  await requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const identities = input.identities && checkIdentities(input.identities, errors);
   const tagNames = checkTags(input.tags, errors);
   const fields = checkCustomFields(input.customFields, await customFieldsStore(db).customFieldDefs(companyId), errors);
   errors.throwIfAny();
 
-  return await db.join(() => {
+  return await db.join(async () => {
     const at = now().getTime();
-    const row = requireContact(st, companyId, id);
+    const row = await requireContact(st, companyId, id);
     let changed = false;
     const next = {
       firstName: pick(text(input.firstName), row.firstName),
@@ -564,49 +551,49 @@ export async function patchContact({
       blocked: input.blocked ?? row.blocked,
     };
     if (fieldsDiffer(next, row)) {
-      store.updateContactFields(id, { ...next, at });
+      await store.updateContactFields(id, { ...next, at });
       changed = true;
     }
     if (identities) {
-      const byContact = owners(store, companyId, identities);
+      const byContact = await owners(store, companyId, identities);
       byContact.delete(id);
       if (byContact.size) throw conflict(byContact, "An identity belongs to another contact");
       const wanted = new Set(identities.map((i) => `${i.channel}\u0000${i.value}`));
-      const current = store.identitiesOf([id]);
+      const current = await store.identitiesOf([id]);
       const have = new Set(current.map((i) => `${i.channel}\u0000${i.value}`));
       for (const i of current)
         if (!wanted.has(`${i.channel}\u0000${i.value}`)) {
-          store.deleteIdentity(i);
+          await store.deleteIdentity(i);
           changed = true;
         }
       for (const i of identities)
         if (!have.has(`${i.channel}\u0000${i.value}`)) {
-          store.insertIdentity({ companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
+          await store.insertIdentity({ companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
           changed = true;
         }
     }
     if (tagNames) {
-      const wanted = new Set(st.tags.ensureTags(companyId, tagNames, at));
-      for (const tagId of st.tags.contactTagIds(id)) if (!wanted.has(tagId)) changed = st.tags.removeContactTag(id, tagId) > 0 || changed;
-      if (st.tags.addContactTags(id, [...wanted], at) > 0) changed = true;
+      const wanted = new Set(await st.tags.ensureTags(companyId, tagNames, at));
+      for (const tagId of await st.tags.contactTagIds(id)) if (!wanted.has(tagId)) changed = (await st.tags.removeContactTag(id, tagId)) > 0 || changed;
+      if ((await st.tags.addContactTags(id, [...wanted], at)) > 0) changed = true;
     }
     if (changed) {
-      store.touchContact(id, at);
-      const contact = shapeOf(st, companyId, id);
+      await store.touchContact(id, at);
+      const contact = await shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(st, companyId, id);
+    return await shapeOf(st, companyId, id);
   });
 }
 
 /** DELETE: erases personal data, identities, tags and consent; the id stays as a tombstone (404 from now on). */
 export async function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
   const st = storesOf(db);
-  return await db.join(() => {
-    const row = requireContact(st, companyId, id);
+  return await db.join(async () => {
+    const row = await requireContact(st, companyId, id);
     const at = now().getTime();
-    st.contacts.eraseContact(id, at);
+    await st.contacts.eraseContact(id, at);
     const contact: Contact = {
       id,
       firstName: null,
@@ -630,36 +617,36 @@ export async function deleteContact({ db, events, now, companyId, id }: WriteDep
 
 export async function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Promise<Contact> {
   const st = storesOf(db);
-  requireContact(st, companyId, id);
+  await requireContact(st, companyId, id);
   const errors = new DetailCollector();
   const names = checkTags(tags, errors)!;
   errors.throwIfAny();
-  return await db.join(() => {
+  return await db.join(async () => {
     const at = now().getTime();
-    if (st.tags.addContactTags(id, st.tags.ensureTags(companyId, names, at), at) > 0) {
-      st.contacts.touchContact(id, at);
-      const contact = shapeOf(st, companyId, id);
+    if ((await st.tags.addContactTags(id, await st.tags.ensureTags(companyId, names, at), at)) > 0) {
+      await st.contacts.touchContact(id, at);
+      const contact = await shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(st, companyId, id);
+    return await shapeOf(st, companyId, id);
   });
 }
 
 /** Removes a tag from a contact; 404 for an unknown tag name, a no-op when the contact does not carry it. */
 export async function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Promise<Contact> {
   const st = storesOf(db);
-  return await db.join(() => {
-    requireContact(st, companyId, id);
-    const tag = st.tags.tagByName(companyId, tagName.trim());
+  return await db.join(async () => {
+    await requireContact(st, companyId, id);
+    const tag = await st.tags.tagByName(companyId, tagName.trim());
     if (!tag) throw notFound("Tag");
-    if (st.tags.removeContactTag(id, tag.id) > 0) {
-      st.contacts.touchContact(id, now().getTime());
-      const contact = shapeOf(st, companyId, id);
+    if ((await st.tags.removeContactTag(id, tag.id)) > 0) {
+      await st.contacts.touchContact(id, now().getTime());
+      const contact = await shapeOf(st, companyId, id);
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return shapeOf(st, companyId, id);
+    return await shapeOf(st, companyId, id);
   });
 }
 
@@ -674,15 +661,15 @@ export async function changeConsent({
   status,
 }: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Promise<Contact> {
   const st = storesOf(db);
-  return await db.join(() => {
-    requireContact(st, companyId, id);
-    const have = new Set(st.contacts.identitiesOf([id]).map((i) => i.channel));
+  return await db.join(async () => {
+    await requireContact(st, companyId, id);
+    const have = new Set((await st.contacts.identitiesOf([id])).map((i) => i.channel));
     const errors = new DetailCollector();
     channels.forEach((c, i) => {
       if (!have.has(c)) errors.add(`/channels/${i}`, `the contact has no ${c} identity`);
     });
     errors.throwIfAny();
-    setConsentWithin({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
-    return shapeOf(st, companyId, id);
+    await setConsent({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
+    return await shapeOf(st, companyId, id);
   });
 }

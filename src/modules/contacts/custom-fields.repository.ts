@@ -22,13 +22,6 @@ export function createCustomFieldsStore(dbIn: Db) {
     async customFieldDefs(companyId: string): Promise<Map<string, CustomFieldDef>> {
       return byKey((await db.sql(DEFS).all(companyId)) as unknown as DefRow[]);
     },
-    /**
-     * NB! Synchronous twin of customFieldDefs, for contacts.audience.ts's checkContactFilterSync alone (the
-     * campaign engine resolves a filter audience inside a synchronous transaction). Delete both with it.
-     */
-    customFieldDefsSync(companyId: string): Map<string, CustomFieldDef> {
-      return byKey(dbIn.$client.query(DEFS).all(companyId) as DefRow[]);
-    },
 
     async insertCustomField(companyId: string, def: CustomFieldDef): Promise<void> {
       await db

@@ -175,14 +175,6 @@ export function createConversationsStore(dbIn: Db) {
     async channelState(contactId: string, channelAccountId: string) {
       return mapRow(contactChannelState, await db.sql(CHANNEL_STATE).get(contactId, channelAccountId));
     },
-    /**
-     * NB! Synchronous twin of channelState, for conversations.service.ts's channelStateSync alone (the messaging
-     * engine's dispatch reads it in a synchronous snapshot). Delete both when that caller awaits channelState.
-     */
-    channelStateSync(contactId: string, channelAccountId: string) {
-      const raw = dbIn.$client.query(CHANNEL_STATE).get(contactId, channelAccountId);
-      return mapRow(contactChannelState, raw as Record<string, unknown> | null);
-    },
   };
 }
 

@@ -4,8 +4,7 @@
  * (contact, account) lives in contact_channel_state, independent of open/closed.
  *
  * The asynchronous store contract (issue 35, DESIGN §15): every function here awaits its store calls and
- * writes in `db.unit`/`db.join`. What a synchronous transaction or event subscriber elsewhere still calls
- * keeps a synchronous twin (…Sync), each marked `NB!`.
+ * writes in `db.unit`/`db.join`; nothing here reads or writes storage synchronously.
  */
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../platform/events/events";
@@ -121,11 +120,6 @@ export async function recordInbound({
 
 export async function channelState({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
   return await conversationsStore(db).channelState(contactId, channelAccountId);
-}
-
-/** NB! Synchronous twin of channelState: the dispatch's buildOutbound runs in db.read's snapshot, which takes a synchronous function. */
-export function channelStateSync({ db, contactId, channelAccountId }: { db: Db; contactId: string; channelAccountId: string }) {
-  return conversationsStore(db).channelStateSync(contactId, channelAccountId);
 }
 
 export async function getConversationRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<ConversationRow> {

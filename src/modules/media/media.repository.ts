@@ -89,47 +89,6 @@ export function createMediaStore(dbIn: Db) {
         .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
         .run();
     },
-
-    // NB! Synchronous twins (with ofCompanySync and existsSync) for media.service.ts's resolveStoredMedia and
-    // cacheProviderMediaId alone: the messaging engine (messages.service.ts) and social call them inside its
-    // synchronous paths. Delete them when those callers use findStoredMedia / rememberProviderMediaId.
-    ofCompanySync(companyId: string, id: string): MediaRow | undefined {
-      return dbIn
-        .select()
-        .from(media)
-        .where(and(eq(media.id, id), eq(media.companyId, companyId)))
-        .get();
-    },
-    existsSync(id: string): boolean {
-      return !!dbIn.select({ id: media.id }).from(media).where(eq(media.id, id)).get();
-    },
-    providerMediaIdSync(mediaId: string, channelAccountId: string): string | undefined {
-      return dbIn
-        .select({ providerMediaId: mediaProviderIds.providerMediaId })
-        .from(mediaProviderIds)
-        .where(and(eq(mediaProviderIds.mediaId, mediaId), eq(mediaProviderIds.channelAccountId, channelAccountId)))
-        .get()?.providerMediaId;
-    },
-    putProviderMediaIdSync({
-      mediaId,
-      channelAccountId,
-      providerMediaId,
-      now,
-    }: {
-      mediaId: string;
-      channelAccountId: string;
-      providerMediaId: string;
-      now: () => Date;
-    }) {
-      dbIn
-        .insert(mediaProviderIds)
-        .values({ mediaId, channelAccountId, providerMediaId, createdAt: now() })
-        .onConflictDoUpdate({
-          target: [mediaProviderIds.mediaId, mediaProviderIds.channelAccountId],
-          set: { providerMediaId, createdAt: now() },
-        })
-        .run();
-    },
   };
 }
 

@@ -300,7 +300,7 @@ describe("delete", () => {
     // Each with its dispatch job, as every queued message has (the check searches the dispatch backlog).
     const queued = async (id: string, type: string, content: object) => {
       await insert.run(id, app.company.id, type, JSON.stringify(content));
-      await app.deps.db.unit(async () => app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "wa-main" }));
+      await app.deps.db.unit(async () => app.deps.queue.enqueueJob({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "wa-main" }));
     };
     await queued(msgId, "media", { type: "media", media: { file: stored } });
     let del = await app.request("DELETE", `/media/${m.id}`);

@@ -2,7 +2,7 @@
  * Media service: rows of uploaded files and the provider media id cache. The file bytes are handled by
  * media.storage.ts; routes in media.routes.ts.
  *
- * `resolveStoredMedia` / `cacheProviderMediaId` are the messaging engine's entry points: it resolves a
+ * `findStoredMedia` / `rememberProviderMediaId` are the messaging engine's entry points: it resolves a
  * media id to the StoredMedia it puts into message content, and caches the provider id an adapter's
  * upload returned (SendResult.providerMediaId).
  */
@@ -29,17 +29,6 @@ export async function findStoredMedia({ db, companyId, mediaId, channelAccountId
   return storedMedia(row, channelAccountId ? await store.providerMediaId(mediaId, channelAccountId) : undefined);
 }
 
-/**
- * NB! Synchronous twin of findStoredMedia, for callers outside this module that are still synchronous
- * (messages.service.ts's dispatch, social.module.ts). Delete it when they await findStoredMedia.
- */
-export function resolveStoredMedia({ db, companyId, mediaId, channelAccountId }: MediaOfAccount): StoredMedia | undefined {
-  const store = mediaStore(db);
-  const row = store.ofCompanySync(companyId, mediaId);
-  if (!row) return undefined;
-  return storedMedia(row, channelAccountId ? store.providerMediaIdSync(mediaId, channelAccountId) : undefined);
-}
-
 /** Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one). */
 export async function rememberProviderMediaId({ db, now, mediaId, channelAccountId, providerMediaId }: ProviderMediaId): Promise<void> {
   // The media may have been deleted while the send was in flight: nothing to cache then (and the FK
@@ -48,18 +37,6 @@ export async function rememberProviderMediaId({ db, now, mediaId, channelAccount
   await db.unit(async () => {
     if (!(await store.exists(mediaId))) return;
     await store.putProviderMediaId({ mediaId, channelAccountId, providerMediaId, now });
-  });
-}
-
-/**
- * NB! Synchronous twin of rememberProviderMediaId, for messages.service.ts's synchronous send path. Delete it
- * when that caller awaits rememberProviderMediaId.
- */
-export function cacheProviderMediaId({ db, now, mediaId, channelAccountId, providerMediaId }: ProviderMediaId): void {
-  const store = mediaStore(db);
-  db.tx(() => {
-    if (!store.existsSync(mediaId)) return;
-    store.putProviderMediaIdSync({ mediaId, channelAccountId, providerMediaId, now });
   });
 }
 

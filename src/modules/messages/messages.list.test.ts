@@ -302,7 +302,7 @@ describe("GET /messages and GET /messages/stats", () => {
         const id = (await app.request("GET", "/messages?status=queued")).body.data[0].id;
         await app.deps.db.unit(async () => {
           await app.deps.db.sql("UPDATE messages SET lease_until = NULL, lease_token = NULL WHERE id = ?").run(id);
-          app.deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "x", runAt: new Date(START.getTime() + 100 * HOUR) });
+          await app.deps.queue.enqueueJob({ type: DISPATCH_JOB, payload: { messageId: id }, groupKey: "x", runAt: new Date(START.getTime() + 100 * HOUR) });
         });
         const listed = await app.request("GET", "/messages?status=queued");
         expect(listed.body.data.map((m: any) => m.id)).toEqual([id]);

@@ -5,7 +5,7 @@
  */
 import { storeDb, type Db } from "../../db/client";
 import { jsonValues, perEngine, unplanned, type Engine } from "../../db/dialect";
-import { insertInto, mapRow, updateById, updateByIdReturning } from "../../db/rows";
+import { insertInto, mapRow, updateById } from "../../db/rows";
 import { messages, DAILY_LIMITED_OUTBOUND, DISPATCH_JOBS, DISPATCH_LANES } from "./messages.table";
 import type { JobAnchor } from "../../platform/queue/queue";
 import { perConnection } from "../../db/per-connection";
@@ -168,9 +168,8 @@ export function createMessagesStore(dbIn: Db) {
      * as the change left it, mapped only when asked (the events' payload, built only if a subscriber reads
      * it): it comes back with the UPDATE (`RETURNING *`), so the payload costs no read of its own.
      */
-    async recordStatus(id: string, changes: Partial<MessageRow>): Promise<() => MessageRow | undefined> {
-      const raw = await updateByIdReturning(db, messages, id, changes);
-      return () => one(raw);
+    async recordStatus(id: string, changes: Partial<MessageRow>): Promise<void> {
+      await updateById(db, messages, id, changes);
     },
 
     /**

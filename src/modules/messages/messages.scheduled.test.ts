@@ -31,7 +31,10 @@ async function schedule(app: TestApp, body: unknown, headers: Record<string, str
 }
 const messageOf = async (app: TestApp, id: string) => (await app.request("GET", `/messages/${id}`)).body.data;
 /** Jobs rows of the due job still in the queue (pending or dead). */
-const dueJobs = (app: TestApp) => [...app.deps.queue.list({ type: SCHEDULED_SEND_JOB }), ...app.deps.queue.list({ type: SCHEDULED_SEND_JOB, dead: true })];
+const dueJobs = async (app: TestApp) => [
+  ...(await app.deps.queue.listJobs({ type: SCHEDULED_SEND_JOB })),
+  ...(await app.deps.queue.listJobs({ type: SCHEDULED_SEND_JOB, dead: true })),
+];
 
 describe("scheduled messages: the routes", () => {
   let app: TestApp;
@@ -278,7 +281,7 @@ describe("scheduled messages: the due job", () => {
     expect(m.statusTimes.sentAt).toBe(at(HOUR));
     expect(m.providerMessageId).toBeString();
     expect(eventsOf(app, "message.sent").map((e) => e.data.message.id)).toEqual([id]);
-    expect(dueJobs(app)).toEqual([]);
+    expect(await dueJobs(app)).toEqual([]);
     // Canceling it now is too late.
     expect((await app.request("POST", `/messages/${id}/cancel`)).status).toBe(409);
   });
@@ -298,7 +301,7 @@ describe("scheduled messages: the due job", () => {
     expect(m.status).toBe("sent");
     expect(m.statusTimes.sentAt).toBe(at(2 * HOUR));
     expect(eventsOf(app, "message.sent").map((e) => e.data.message.id)).toEqual([id]);
-    expect(dueJobs(app)).toEqual([]);
+    expect(await dueJobs(app)).toEqual([]);
     expect(await balanceOf(app)).toBe(balance);
   });
 
@@ -374,10 +377,10 @@ describe("scheduled messages: the due job", () => {
   test("outbox: the due job is written with the message (a jobs row due at scheduledAt), and not at all when the send is refused", async () => {
     app = await createTestApp({ start: START, balance: "0.070000" });
     const { id } = await schedule(app, reminder(at(HOUR)));
-    expect(dueJobs(app).map((j) => [j.payload.messageId, Date.parse(j.runAt)])).toEqual([[id, START.getTime() + HOUR]]);
+    expect((await dueJobs(app)).map((j) => [j.payload.messageId, Date.parse(j.runAt)])).toEqual([[id, START.getTime() + HOUR]]);
     const refused = await app.request("POST", "/messages", { body: reminder(at(2 * HOUR)) });
     expect([refused.status, refused.body.error.code]).toEqual([402, "INSUFFICIENT_BALANCE"]);
-    expect(dueJobs(app).length).toBe(1);
+    expect((await dueJobs(app)).length).toBe(1);
     expect((await app.request("GET", "/messages?status=scheduled")).body.data.length).toBe(1);
   });
 
@@ -389,7 +392,7 @@ describe("scheduled messages: the due job", () => {
     await app.deps.queue.drain();
     expect((await messageOf(app, id)).status).toBe("canceled");
     expect(eventsOf(app, "message.sent")).toEqual([]);
-    expect(dueJobs(app)).toEqual([]);
+    expect(await dueJobs(app)).toEqual([]);
   });
 
   test("scheduled messages do not take the account's send rate until they go out", async () => {
@@ -397,9 +400,9 @@ describe("scheduled messages: the due job", () => {
       start: START,
       config: { channels: sandboxChannels().map((c) => (c.channel === "whatsapp" ? { ...c, max_per_second: 1000 } : c)) },
     });
-    const rate = app.deps.throttle.reserve.bind(app.deps.throttle);
+    const rate = app.deps.throttle.reserveSlot.bind(app.deps.throttle);
     const reserved: string[] = [];
-    app.deps.throttle.reserve = (account, perSecond, ahead) => (reserved.push(account), rate(account, perSecond, ahead));
+    app.deps.throttle.reserveSlot = (account, perSecond, ahead) => (reserved.push(account), rate(account, perSecond, ahead));
     for (let i = 0; i < 5; i++) await schedule(app, reminder(at(HOUR + i)));
     await app.deps.queue.drain();
     expect(reserved).toEqual([]);
@@ -450,6 +453,6 @@ describe("scheduled messages: the due job", () => {
     expect(eventsOf(app, "message.sent").length + eventsOf(app, "message.canceled").length).toBe(ids.length);
     expect(eventsOf(app, "message.canceled").length).toBe(canceled);
     expect(Number(await balanceOf(app))).toBeCloseTo(balance - (ids.length - canceled) * 0.05, 6);
-    expect(dueJobs(app)).toEqual([]);
+    expect(await dueJobs(app)).toEqual([]);
   });
 });

@@ -61,7 +61,7 @@ export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string
   // applies from now, not while it waited).
   // `hold` is called before enqueue returns (queue.types.ts): due now, or handed over to a worker with room.
   const hold = { token: null as string | null, until: now.getTime() };
-  deps.queue.enqueue({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => Object.assign(hold, l) });
+  await deps.queue.enqueueJob({ type: DISPATCH_JOB, payload: { messageId: m.id }, groupKey: m.channelAccountId, hold: (l) => Object.assign(hold, l) });
   await store.placeOnLane(m.id, hold);
 }
 

@@ -7,8 +7,7 @@
  * ledger debit, dispatch job, events and the Idempotency-Key record commit together or not at all.
  *
  * The asynchronous store contract (issue 35, DESIGN §15): the send path, inbound application and the reports
- * await their stores; nothing here reads or writes storage synchronously. What code outside this module still
- * calls without waiting keeps a synchronous twin here (accountsFor), marked `NB!`.
+ * await their stores; nothing here reads or writes storage synchronously.
  */
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, FREE_PRICE_TYPE, METADATA_LIMITS, type MessageType } from "../../channels/channel.rules";
@@ -23,7 +22,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
-import { getCompany, getCompanySync } from "../companies/companies.service";
+import { getCompany } from "../companies/companies.service";
 import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
@@ -349,16 +348,6 @@ function listOf(deps: Deps, slug: string, companyId: string, channel?: string): 
 export async function accountsOf(deps: Deps, companyId: string, channel?: string): Promise<readonly AccountRuntime[]> {
   let slug = slugs.get(companyId);
   if (!slug) slugs.set(companyId, (slug = (await getCompany({ db: deps.db, id: companyId })).slug));
-  return listOf(deps, slug, companyId, channel);
-}
-
-/**
- * NB! Synchronous twin of accountsOf, transitional: GET /channels (channels.routes.ts), segments and sources
- * (other modules' files) still call it without awaiting. Deleted once they await accountsOf (issue 35).
- */
-export function accountsFor(deps: Deps, companyId: string, channel?: string): readonly AccountRuntime[] {
-  let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = getCompanySync({ db: deps.db, id: companyId }).slug));
   return listOf(deps, slug, companyId, channel);
 }
 
@@ -701,10 +690,10 @@ export async function createOutboundMessage(
     if (m.scheduledAt)
       // Outbox: the due job exists iff the message does. An ordinary (durable) jobs row, so one that fell due
       // while the appliance was down runs at start-up; the dispatch job is enqueued only when it is due.
-      deps.queue.enqueue({ type: SCHEDULED_SEND_JOB, payload: { messageId: id }, runAt: m.scheduledAt });
+      await deps.queue.enqueueJob({ type: SCHEDULED_SEND_JOB, payload: { messageId: id }, runAt: m.scheduledAt });
     // The message row is its dispatch job: due now, or already held by a worker with room (no jobs row).
     else
-      deps.queue.enqueue({
+      await deps.queue.enqueueJob({
         type: m.campaignId ? BULK_DISPATCH_JOB : DISPATCH_JOB,
         payload: { messageId: id },
         groupKey: m.channelAccountId,
@@ -822,13 +811,14 @@ export async function applyStatus(
     }
     if (providerMessageId) changes.providerMessageId = providerMessageId;
     changes.updatedAt = now();
-    const row = await store.recordStatus(current.id, changes);
+    await store.recordStatus(current.id, changes);
     const updated = { ...current, ...changes } as MessageHead;
-    // The payload is built only if a subscriber reads it (a webhook endpoint wants the event, a campaign's
-    // message): the refs say whose message it is. It is the row as this change left it (the UPDATE returned
-    // it: a subscriber cannot wait for a read).
-    let view: ReturnType<typeof messageView> | undefined;
-    const data = () => ({ message: (view ??= messageView(row()!)) });
+    // The payload is built only if a subscriber asks for it (a webhook endpoint wants the event, a campaign's
+    // failed message): the refs say whose message it is. A subscriber loads it inside this unit, so it reads the
+    // row as this change left it (not `RETURNING *`: materialising every row cost 70 % more per report than the
+    // plain UPDATE, for a payload that is most often never read — bench/RESULTS.md).
+    let view: Promise<ReturnType<typeof messageView>> | undefined;
+    const data = async () => ({ message: await (view ??= store.messageById(current.id).then((row) => messageView(row!))) });
     // `from`: the status each step leaves (a read report on a sent message is two steps: sent → delivered → read).
     let from = current.status;
     for (const s of steps) {
@@ -874,7 +864,7 @@ export async function applyProviderStatus(
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
       if (unknown) unknown.push(event);
       else
-        deps.queue.enqueue({
+        await deps.queue.enqueueJob({
           type: SCHEDULED_INBOUND_JOB,
           payload: { accountId, schedule: [{ at: deps.now().getTime(), events: [event] }] },
           runAt: new Date(deps.now().getTime() + 500),
@@ -912,7 +902,7 @@ async function scheduleReports(deps: Pick<Deps, "queue" | "db" | "now">, account
   );
 }
 
-function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: Schedule[]): void {
+async function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: Schedule[]): Promise<void> {
   for (let i = 0; i < schedules.length; i += REPORTS_PER_JOB) {
     const byTime = new Map<number, InboundEvent[]>();
     for (const schedule of schedules.slice(i, i + REPORTS_PER_JOB))
@@ -922,7 +912,7 @@ function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: S
         else byTime.set(at, [...events]);
       }
     const schedule = [...byTime].sort((a, b) => a[0] - b[0]).map(([at, events]) => ({ at, events }));
-    deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule }, runAt: new Date(schedule[0]!.at) });
+    await deps.queue.enqueueJob({ type: SCHEDULED_INBOUND_JOB, payload: { accountId, schedule }, runAt: new Date(schedule[0]!.at) });
   }
 }
 
@@ -1052,7 +1042,7 @@ export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }
   // one-to-one sends 5 s, so a draining campaign delays a one-to-one send by half a second at most.
   const rate = runtime.account.maxPerSecond;
   if (rate) {
-    const wait = deps.throttle.reserve(runtime.account.id, rate, job.type === BULK_DISPATCH_JOB ? 500 : 5000);
+    const wait = await deps.throttle.reserveSlot(runtime.account.id, rate, job.type === BULK_DISPATCH_JOB ? 500 : 5000);
     if (wait < 0) return { retryAt: new Date(deps.now().getTime() + 250), countAttempt: false };
     if (wait > 0) await Bun.sleep(wait);
   }

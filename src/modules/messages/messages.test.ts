@@ -731,7 +731,7 @@ describe("status reports that fall due before their message is stored", () => {
           timestamp: new Date(at).toISOString(),
         }));
         await b.deps.db.unit(async () =>
-          b.deps.queue.enqueue({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }),
+          b.deps.queue.enqueueJob({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }),
         );
       };
 

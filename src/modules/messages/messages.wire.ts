@@ -11,7 +11,7 @@ import { messagesStore } from "./messages.repository";
 import { wireScheduledSends } from "./messages.scheduled";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
 
-export function wireMessaging(deps: Deps): void {
+export async function wireMessaging(deps: Deps): Promise<void> {
   // Dispatch jobs are grouped by channel account: one account may use `[jobs] workers` sends at once, the
   // type twice that, so a provider that hangs holds at most half of the slots and the other accounts keep
   // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).
@@ -30,10 +30,9 @@ export function wireMessaging(deps: Deps): void {
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireScheduledInbound(deps);
   wireScheduledSends(deps);
-  // NB! Not awaited: wireModules (wire.ts) is synchronous. On today's engines each statement runs at once when
-  // called, so the seeds are in before the first request; once the engine waits (Bun.SQL), wireModules must
-  // await this (issue 35 item 2).
-  seedSandboxTemplates(deps).catch((e) => deps.log.error({ err: e }, "sandbox templates not seeded"));
+  // Awaited (wireModules is awaited before the app is built): the seeds are in before the first request, also
+  // on an engine whose statements wait (Bun.SQL). A failure is logged, not fatal, as before.
+  await seedSandboxTemplates(deps).catch((e) => deps.log.error({ err: e }, "sandbox templates not seeded"));
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
 

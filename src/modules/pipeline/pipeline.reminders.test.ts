@@ -27,7 +27,7 @@ const nextDay = (a: TestApp) => {
 const license = (a: TestApp) =>
   writeFileSync(a.config.license.file, signLicense({ company: "default", modules: ["pipeline"], expiresAt: "2099-01-01T00:00:00.000Z", privateKey: devKey }));
 const dueFor = (a: TestApp, taskId: string) => eventsOf(a, "task.due").filter((e) => e.data.task.id === taskId);
-const pendingReminders = (a: TestApp) => a.deps.queue.list({ type: TASK_REMINDER_JOB, limit: 1000 }).filter((j) => j.status === "pending");
+const pendingReminders = async (a: TestApp) => (await a.deps.queue.listJobs({ type: TASK_REMINDER_JOB, limit: 1000 })).filter((j) => j.status === "pending");
 const task = async (a: TestApp, body: Record<string, unknown>) => {
   const r = await a.request("POST", "/tasks", { body: { title: "Call back", ...body } });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
@@ -65,16 +65,16 @@ describe("task.due", () => {
     const id = await task(app, { remindAt: at(HOUR) });
     // A duplicate of the job (as after a crash between the handler and the job's deletion).
     await app.deps.db.unit(() =>
-      app.deps.queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + HOUR }, runAt: new Date(at(HOUR)) }),
+      app.deps.queue.enqueueJob({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + HOUR }, runAt: new Date(at(HOUR)) }),
     );
     // A stale job for a time the task no longer has.
     await app.deps.db.unit(() =>
-      app.deps.queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + 30 * 60_000 }, runAt: new Date(at(30 * 60_000)) }),
+      app.deps.queue.enqueueJob({ type: TASK_REMINDER_JOB, payload: { taskId: id, remindAt: base + 30 * 60_000 }, runAt: new Date(at(30 * 60_000)) }),
     );
     app.clock.set(new Date(at(2 * HOUR)));
     await app.deps.queue.drain();
     expect(dueFor(app, id)).toHaveLength(1);
-    expect(pendingReminders(app).some((j) => j.payload.taskId === id)).toBe(false);
+    expect((await pendingReminders(app)).some((j) => j.payload.taskId === id)).toBe(false);
   });
 
   test("rescheduling moves the reminder (one pending job); a new time after it fired fires again once", async () => {
@@ -82,7 +82,7 @@ describe("task.due", () => {
     const id = await task(app, { remindAt: at(HOUR) });
     const moved = await app.request("PATCH", `/tasks/${id}`, { body: { remindAt: at(3 * HOUR) } });
     expect(moved.body.data.remindAt).toBe(at(3 * HOUR));
-    expect(pendingReminders(app).filter((j) => j.payload.taskId === id)).toHaveLength(1);
+    expect((await pendingReminders(app)).filter((j) => j.payload.taskId === id)).toHaveLength(1);
     app.clock.set(new Date(at(2 * HOUR)));
     await app.deps.queue.drain();
     expect(dueFor(app, id)).toHaveLength(0);
@@ -107,7 +107,7 @@ describe("task.due", () => {
     expect((await app.request("PATCH", `/tasks/${cleared}`, { body: { remindAt: null } })).body.data.remindAt).toBeNull();
     await app.request("PATCH", `/tasks/${reopened}`, { body: { status: "done" } });
     const ids = new Set([done, deleted, cleared, reopened]);
-    expect(pendingReminders(app).filter((j) => ids.has(j.payload.taskId as string))).toHaveLength(0);
+    expect((await pendingReminders(app)).filter((j) => ids.has(j.payload.taskId as string))).toHaveLength(0);
     await app.request("PATCH", `/tasks/${reopened}`, { body: { status: "open" } });
     app.clock.set(new Date(at(3 * HOUR)));
     await app.deps.queue.drain();

@@ -51,9 +51,9 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
   const view = (r: RecordRow) => recordView(r, currency);
 
   /** A live contact of the company, or a detail at `pointer`. */
-  function checkContact(companyId: string, contactId: string, pointer: string, details: DetailCollector): boolean {
+  async function checkContact(companyId: string, contactId: string, pointer: string, details: DetailCollector): Promise<boolean> {
     try {
-      getContact({ db, companyId, id: contactId });
+      await getContact({ db, companyId, id: contactId });
       return true;
     } catch (e) {
       if (e instanceof AppError && e.code === "NOT_FOUND") {
@@ -109,11 +109,11 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
   };
 
   /** Points the task's reminder job at its current remindAt (or at nothing). Inside the caller's transaction. */
-  function armReminder(task: TaskRow): string | null {
-    if (task.reminderJobId) queue.cancel(task.reminderJobId);
+  async function armReminder(task: TaskRow): Promise<string | null> {
+    if (task.reminderJobId) await queue.cancelJob(task.reminderJobId);
     const due = task.status === "open" && task.remindAt !== null && task.remindedAt?.getTime() !== task.remindAt.getTime();
     if (!due) return null;
-    return queue.enqueue({ type: TASK_REMINDER_JOB, payload: { taskId: task.id, remindAt: task.remindAt!.getTime() }, runAt: task.remindAt! });
+    return queue.enqueueJob({ type: TASK_REMINDER_JOB, payload: { taskId: task.id, remindAt: task.remindAt!.getTime() }, runAt: task.remindAt! });
   }
 
   return {
@@ -128,7 +128,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     async createRecord({ companyId, input, by }: { companyId: string; input: typeof CreateRecordBody.static; by: string }) {
       return db.join(async () => {
         const details = new DetailCollector();
-        const contactOk = checkContact(companyId, input.contactId, "/contactId", details);
+        const contactOk = await checkContact(companyId, input.contactId, "/contactId", details);
         if (input.conversationId && contactOk) await checkConversation(companyId, input.conversationId, input.contactId, details);
         const stageId = input.stageId ?? pipeline.firstStage.id;
         if (!pipeline.stageById(stageId)) details.add("/stageId", "not a stage of this pipeline (see GET /pipeline)");
@@ -229,7 +229,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
           else if (contactId === null) contactId = record.contactId;
           else if (contactId !== record.contactId) details.add("/contactId", "not the record's contact");
         }
-        if (input.contactId) checkContact(companyId, input.contactId, "/contactId", details);
+        if (input.contactId) await checkContact(companyId, input.contactId, "/contactId", details);
         const dueAt = parseTime(input.dueAt, "/dueAt", details);
         const remindAt = parseTime(input.remindAt, "/remindAt", details);
         details.throwIfAny();
@@ -251,7 +251,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
           createdAt: at,
           updatedAt: at,
         };
-        row.reminderJobId = armReminder(row);
+        row.reminderJobId = await armReminder(row);
         await repo.insertTask(row);
         const task = taskView(row);
         events.emit({ companyId, type: "task.created", data: { task } });
@@ -288,7 +288,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
         if (completing) Object.assign(next, { status: "done", completedAt: at });
         if (patch.status === "open" && current.status === "done") Object.assign(next, { status: "open", completedAt: null });
         const reminderChanged = next.status !== current.status || next.remindAt?.getTime() !== current.remindAt?.getTime();
-        if (reminderChanged) next.reminderJobId = armReminder(next);
+        if (reminderChanged) next.reminderJobId = await armReminder(next);
         const { id: _, ...changes } = next;
         await repo.updateTask(id, changes);
         const task = taskView(next);
@@ -300,7 +300,7 @@ export function createPipelineService({ db, events, queue, now, pipeline, curren
     async deleteTask({ companyId, id }: { companyId: string; id: string }) {
       return db.join(async () => {
         const t = await mustGetTask(companyId, id);
-        if (t.reminderJobId) queue.cancel(t.reminderJobId);
+        if (t.reminderJobId) await queue.cancelJob(t.reminderJobId);
         await repo.deleteTask(id);
         return { id };
       });

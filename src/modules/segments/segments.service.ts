@@ -8,7 +8,7 @@ import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { audienceSize, checkContactFilter, filterContactsPage, type FilterContext } from "../contacts/contacts.audience";
-import { accountsFor } from "../messages/messages.service";
+import { accountsOf } from "../messages/messages.service";
 import { segmentsStore, type SegmentRow } from "./segments.repository";
 
 export interface Segment {
@@ -27,9 +27,13 @@ const view = (r: SegmentRow): Segment => ({
   updatedAt: new Date(r.updatedAt).toISOString(),
 });
 
-/** What a filter is resolved against now: the clock (relative times) and the company's accounts per channel. */
-export function filterContextOf(deps: Deps, companyId: string, now = deps.now().getTime()): FilterContext {
-  return { now, accountsOf: (channel) => accountsFor(deps, companyId, channel).map((r) => r.account.id) };
+/**
+ * What a filter is resolved against now: the clock (relative times) and the company's accounts per channel
+ * (read before the filter is resolved, which is synchronous; default first, as accountsOf orders them).
+ */
+export async function filterContextOf(deps: Deps, companyId: string, now = deps.now().getTime()): Promise<FilterContext> {
+  const accounts = await accountsOf(deps, companyId);
+  return { now, accountsOf: (channel) => accounts.filter((r) => r.account.channel === channel).map((r) => r.account.id) };
 }
 
 function checkName(name: string | undefined, p: DetailCollector): string | undefined {
@@ -47,14 +51,14 @@ async function loadSegment(deps: Deps, companyId: string, id: string): Promise<S
 
 /** The segment's filter checked and resolved now (for its contacts, its count, a campaign). */
 async function resolvedFilterOf(deps: Deps, companyId: string, row: SegmentRow, pointer = "/filter") {
-  return await checkContactFilter({ db: deps.db, companyId, filter: JSON.parse(row.filter), pointer, context: filterContextOf(deps, companyId) });
+  return await checkContactFilter({ db: deps.db, companyId, filter: JSON.parse(row.filter), pointer, context: await filterContextOf(deps, companyId) });
 }
 
 export async function createSegment(deps: Deps, { companyId, input }: { companyId: string; input: { name: string; filter: unknown } }): Promise<Segment> {
   const p = new DetailCollector();
   const name = checkName(input.name, p)!;
   p.throwIfAny("The segment is not valid");
-  await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+  await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: await filterContextOf(deps, companyId) });
   const store = segmentsStore(deps.db);
   return deps.db.unit(async () => {
     if (await store.segmentByName(companyId, name))
@@ -74,7 +78,7 @@ export async function updateSegment(
   const name = checkName(input.name, p);
   p.throwIfAny("The segment is not valid");
   if (input.filter !== undefined)
-    await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+    await checkContactFilter({ db: deps.db, companyId, filter: input.filter, pointer: "/filter", context: await filterContextOf(deps, companyId) });
   const store = segmentsStore(deps.db);
   return deps.db.unit(async () => {
     const row = await loadSegment(deps, companyId, id);
@@ -122,7 +126,7 @@ const onFallback = (deps: Deps) => (err: unknown) => deps.log.warn({ err }, "aud
 
 /** How many contacts meet an unsaved filter now (POST /segments/count). */
 export async function countFilter(deps: Deps, { companyId, filter }: { companyId: string; filter: unknown }): Promise<{ count: number }> {
-  const resolved = await checkContactFilter({ db: deps.db, companyId, filter, pointer: "/filter", context: filterContextOf(deps, companyId) });
+  const resolved = await checkContactFilter({ db: deps.db, companyId, filter, pointer: "/filter", context: await filterContextOf(deps, companyId) });
   return { count: await audienceSize({ db: deps.db, companyId, audience: { type: "filter", filter: resolved }, onFallback: onFallback(deps) }) };
 }
 

@@ -60,7 +60,7 @@ export function createAnalytics({
   now: () => Date;
   log: Pick<Logger, "warn">;
   companyIdOf: (slug: string) => Promise<string | undefined>;
-  queue: Pick<Queue, "enqueue">;
+  queue: Pick<Queue, "enqueueJob">;
   /** How long after publishing a post's metrics are pulled ([social] metrics_after_publish_seconds). */
   metricsDelayMs: number;
   /** The least time between two pulls of one account by jobs and refreshes ([social] refresh_interval_seconds). */
@@ -158,9 +158,9 @@ export function createAnalytics({
      * A target was published: its account is pulled once `metricsDelayMs` later (platforms count the first
      * views within seconds). Inside the transaction that publishes the target (outbox).
      */
-    pullAfterPublish(accountId: string, publishedAt: Date): void {
+    async pullAfterPublish(accountId: string, publishedAt: Date): Promise<void> {
       const after = Math.max(publishedAt.getTime(), now().getTime()) + metricsDelayMs;
-      queue.enqueue({ type: METRICS_JOB, payload: { accountId, after }, runAt: new Date(after), groupKey: accountId });
+      await queue.enqueueJob({ type: METRICS_JOB, payload: { accountId, after }, runAt: new Date(after), groupKey: accountId });
     },
 
     /**
@@ -201,7 +201,7 @@ export function createAnalytics({
           continue;
         }
         await repo.markPulled(id, at);
-        queue.enqueue({ type: METRICS_JOB, payload: { accountId: id }, runAt: at, groupKey: id });
+        await queue.enqueueJob({ type: METRICS_JOB, payload: { accountId: id }, runAt: at, groupKey: id });
         out.queued.push({ accountId: id, platform: rt.account.platform });
       }
       if (!out.queued.length && out.rateLimited.length) {

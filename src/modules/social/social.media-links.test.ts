@@ -2,24 +2,24 @@ import { describe, expect, test } from "bun:test";
 import { createMediaLinks, isPublicUrl } from "./social.media-links";
 
 describe("media links", () => {
-  test("a link verifies for its company, media and time only; the secret is made once and kept", () => {
+  test("a link verifies for its company, media and time only; the secret is made once and kept", async () => {
     const kv = new Map<string, string>();
-    const store = { get: (k: string) => kv.get(k), set: (k: string, v: string) => void kv.set(k, v) };
+    const store = { read: async (k: string) => kv.get(k), write: async (k: string, v: string) => void kv.set(k, v) };
     let t = new Date("2026-01-01T00:00:00Z");
     const links = createMediaLinks({ store, publicUrl: "https://sb.example.com/", now: () => t });
-    const url = new URL(links.link("c1", "m1"));
+    const url = new URL(await links.link("c1", "m1"));
     expect(url.pathname).toBe("/hooks/social-media/c1/m1");
     const exp = url.searchParams.get("exp")!;
     const sig = url.searchParams.get("sig")!;
-    expect(links.verify("c1", "m1", exp, sig)).toBe(true);
-    expect(links.verify("c2", "m1", exp, sig)).toBe(false);
-    expect(links.verify("c1", "m2", exp, sig)).toBe(false);
-    expect(links.verify("c1", "m1", String(Number(exp) + 3600), sig)).toBe(false);
-    expect(links.verify("c1", "m1", exp, undefined)).toBe(false);
+    expect(await links.verify("c1", "m1", exp, sig)).toBe(true);
+    expect(await links.verify("c2", "m1", exp, sig)).toBe(false);
+    expect(await links.verify("c1", "m2", exp, sig)).toBe(false);
+    expect(await links.verify("c1", "m1", String(Number(exp) + 3600), sig)).toBe(false);
+    expect(await links.verify("c1", "m1", exp, undefined)).toBe(false);
     // After a restart (a new instance on the same store) old links still verify.
-    expect(createMediaLinks({ store, publicUrl: "https://sb.example.com", now: () => t }).verify("c1", "m1", exp, sig)).toBe(true);
+    expect(await createMediaLinks({ store, publicUrl: "https://sb.example.com", now: () => t }).verify("c1", "m1", exp, sig)).toBe(true);
     t = new Date(t.getTime() + 25 * 3_600_000);
-    expect(links.verify("c1", "m1", exp, sig)).toBe(false);
+    expect(await links.verify("c1", "m1", exp, sig)).toBe(false);
     expect(kv.size).toBe(1);
   });
 

@@ -10,8 +10,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export interface SecretStore {
-  get(key: string): string | undefined;
-  set(key: string, value: string): void;
+  read(key: string): Promise<string | undefined>;
+  write(key: string, value: string): Promise<void>;
 }
 
 /** How long a link works: Instagram containers live 24 h. */
@@ -19,25 +19,29 @@ export const MEDIA_LINK_TTL_MS = 24 * 3_600_000;
 export const MEDIA_LINK_PATH = "/hooks/social-media";
 
 export function createMediaLinks({ store, publicUrl, now }: { store: SecretStore; publicUrl: string; now: () => Date }) {
-  let secret: string | undefined;
-  const key = () => {
-    secret ??= store.get("media_link_secret");
-    if (!secret) {
-      secret = randomBytes(32).toString("base64url");
-      store.set("media_link_secret", secret);
-    }
-    return secret;
+  // NB! The promise is kept, not the value: two first calls at once must not each make (and store) a secret.
+  let secret: Promise<string> | undefined;
+  const load = async () => {
+    const stored = await store.read("media_link_secret");
+    if (stored) return stored;
+    const made = randomBytes(32).toString("base64url");
+    await store.write("media_link_secret", made);
+    return made;
   };
-  const sign = (companyId: string, mediaId: string, exp: number) => createHmac("sha256", key()).update(`${companyId}.${mediaId}.${exp}`).digest("base64url");
+  const key = () => (secret ??= load().catch((e) => ((secret = undefined), Promise.reject(e))));
+  const sign = async (companyId: string, mediaId: string, exp: number) =>
+    createHmac("sha256", await key())
+      .update(`${companyId}.${mediaId}.${exp}`)
+      .digest("base64url");
   return {
-    link(companyId: string, mediaId: string): string {
+    async link(companyId: string, mediaId: string): Promise<string> {
       const exp = Math.floor((now().getTime() + MEDIA_LINK_TTL_MS) / 1000);
-      return `${publicUrl.replace(/\/+$/, "")}${MEDIA_LINK_PATH}/${encodeURIComponent(companyId)}/${encodeURIComponent(mediaId)}?exp=${exp}&sig=${sign(companyId, mediaId, exp)}`;
+      return `${publicUrl.replace(/\/+$/, "")}${MEDIA_LINK_PATH}/${encodeURIComponent(companyId)}/${encodeURIComponent(mediaId)}?exp=${exp}&sig=${await sign(companyId, mediaId, exp)}`;
     },
     /** True when `sig` is ours for this media and `exp` (epoch seconds) has not passed. */
-    verify(companyId: string, mediaId: string, exp: string | undefined, sig: string | undefined): boolean {
+    async verify(companyId: string, mediaId: string, exp: string | undefined, sig: string | undefined): Promise<boolean> {
       if (!exp || !sig || !/^\d{1,12}$/.test(exp) || Number(exp) * 1000 < now().getTime()) return false;
-      const want = Buffer.from(sign(companyId, mediaId, Number(exp)));
+      const want = Buffer.from(await sign(companyId, mediaId, Number(exp)));
       const got = Buffer.from(sig);
       return want.length === got.length && timingSafeEqual(want, got);
     },

@@ -4,7 +4,7 @@
  */
 import type { Deps } from "../../deps";
 import { getCompany } from "../companies/companies.service";
-import { getMedia, resolveStoredMedia } from "../media/media.service";
+import { findStoredMedia, getMedia } from "../media/media.service";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { createAdapterStateStore } from "../../channels/adapter-state";
 import { createAnalytics } from "./social.analytics";
@@ -56,7 +56,7 @@ function createSocialModule(deps: Deps) {
     events: deps.events,
     now,
     log: log.child({ module: "social" }),
-    resolveMedia: (companyId, mediaId) => resolveStoredMedia({ db, companyId, mediaId }),
+    resolveMedia: (companyId, mediaId) => findStoredMedia({ db, companyId, mediaId }),
     mediaLink: mediaLinks.link,
     onPublished: analytics.pullAfterPublish,
   });

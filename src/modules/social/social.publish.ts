@@ -50,11 +50,11 @@ export function createPublishEngine({
   now: () => Date;
   log: Pick<Logger, "warn" | "error">;
   /** Our media id → the stored file; undefined when it is gone. */
-  resolveMedia: (companyId: string, mediaId: string) => PublishMedia["file"] | undefined;
+  resolveMedia: (companyId: string, mediaId: string) => Promise<PublishMedia["file"] | undefined>;
   /** A signed public link to our media, for platforms that only pull from URLs. */
-  mediaLink: (companyId: string, mediaId: string) => string;
+  mediaLink: (companyId: string, mediaId: string) => Promise<string>;
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
-  onPublished: (accountId: string, publishedAt: Date) => void;
+  onPublished: (accountId: string, publishedAt: Date) => Promise<void>;
 }) {
   /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a unit. */
   async function settlePost(postId: string): Promise<void> {
@@ -91,7 +91,7 @@ export function createPublishEngine({
         errorMessage: null,
         updatedAt: now(),
       });
-      onPublished(target.accountId, result.publishedAt);
+      await onPublished(target.accountId, result.publishedAt);
       await settlePost(target.postId);
     });
   }
@@ -135,11 +135,11 @@ export function createPublishEngine({
     const media: PublishMedia[] = [];
     for (const m of stored) {
       if (m.mediaId) {
-        const file = resolveMedia(post.companyId, m.mediaId);
+        const file = await resolveMedia(post.companyId, m.mediaId);
         if (!file) return await fail(target, "MEDIA_MISSING", `media ${m.mediaId} was deleted before the post was published`);
         // URL-pulling platforms (Instagram) get a signed link to the file; the others upload the bytes.
         media.push(
-          publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: mediaLink(post.companyId, m.mediaId) },
+          publisherDefinition(rt.account.provider)!.uploads ? { kind: m.kind, file } : { kind: m.kind, file, url: await mediaLink(post.companyId, m.mediaId) },
         );
       } else media.push({ kind: m.kind, url: m.url });
     }

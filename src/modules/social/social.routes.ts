@@ -46,7 +46,7 @@ export const socialPublicRoutes = (deps: Deps) => {
   return new Elysia({ tags: ["Inbound webhooks"] }).get(
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
     async ({ params, query }) => {
-      const row = s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig)
+      const row = (await s.mediaLinks.verify(params.companyId, params.mediaId, query.exp, query.sig))
         ? await getMedia({ db: deps.db, companyId: params.companyId, id: params.mediaId })
         : undefined;
       const file = row && Bun.file(row.path);

@@ -30,7 +30,7 @@ export interface SocialServiceDeps {
   unit: Db["unit"];
   join: Db["join"];
   runtime: SocialRuntime;
-  queue: Pick<Queue, "enqueue">;
+  queue: Pick<Queue, "enqueueJob">;
   events: EventBus;
   now: () => Date;
   /** Our media's content type, or undefined when the company has no such media. */
@@ -154,7 +154,8 @@ export function createSocialService(d: SocialServiceDeps) {
       publishedAt: null,
       updatedAt: at,
     });
-    for (const t of await repo.targetsOf([post.id])) d.queue.enqueue({ type: PUBLISH_JOB, payload: { targetId: t.id, token }, runAt, groupKey: t.accountId });
+    for (const t of await repo.targetsOf([post.id]))
+      await d.queue.enqueueJob({ type: PUBLISH_JOB, payload: { targetId: t.id, token }, runAt, groupKey: t.accountId });
     return token;
   }
 

@@ -27,7 +27,9 @@ export function wireSocial(deps: Deps): void {
     maxAttempts: 3,
   });
   deps.scheduler.every("social-analytics", ANALYTICS_PATTERN, () => s.analytics.syncAll());
-  deps.scheduler.every("social-dead-jobs", "30 * * * * *", () => s.engine.failDeadJobs(deps.queue.list({ dead: true, type: PUBLISH_JOB, limit: 200 })));
+  deps.scheduler.every("social-dead-jobs", "30 * * * * *", async () =>
+    s.engine.failDeadJobs(await deps.queue.listJobs({ dead: true, type: PUBLISH_JOB, limit: 200 })),
+  );
 }
 
 /** At start-up: a first pull, so analytics have data before the first quarter hour. */

@@ -11,7 +11,7 @@ import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { getContact } from "../contacts/contacts.service";
 import { conversationsOfContacts } from "../conversations/conversations.service";
-import { accountsFor, countConversationMessages } from "../messages/messages.service";
+import { accountsOf, countConversationMessages } from "../messages/messages.service";
 import { countWonRecords } from "../pipeline/pipeline.service";
 import { chatLink, codesInText, referralClue } from "./sources.links";
 import type { SourceType } from "./sources.model";
@@ -35,8 +35,8 @@ export function createSourcesService(deps: SourcesDeps) {
   const { db, now } = deps;
   const repo = createSourcesRepository(db);
 
-  function account(companyId: string, channel: string, channelAccountId: string | undefined) {
-    const runtimes = accountsFor(deps as Deps, companyId, channel);
+  async function account(companyId: string, channel: string, channelAccountId: string | undefined) {
+    const runtimes = await accountsOf(deps as Deps, companyId, channel);
     const found = channelAccountId ? runtimes.find((r) => r.account.id === channelAccountId) : (runtimes.find((r) => r.account.isDefault) ?? runtimes[0]);
     if (!found)
       throw new AppError("VALIDATION_FAILED", "No such channel account", [
@@ -62,7 +62,7 @@ export function createSourcesService(deps: SourcesDeps) {
     companyId: string,
     input: { name: string; type: string; channel: string; channelAccountId?: string; code?: string },
   ): Promise<SourceRow> {
-    const acc = account(companyId, input.channel, input.channelAccountId);
+    const acc = await account(companyId, input.channel, input.channelAccountId);
     const code = input.code ?? randomCode();
     return await db.unit(async () => {
       await assertCodeFree(companyId, code);
@@ -225,14 +225,14 @@ export function createSourcesService(deps: SourcesDeps) {
   }
 
   async function contactSource(companyId: string, contactId: string) {
-    getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
+    await getContact({ db, companyId, id: contactId }); // 404 for an unknown, deleted or foreign contact
     return await contactSourceView(companyId, contactId);
   }
 
   /** PUT /contacts/{id}/source: assigns (`sourceId`) or removes (`null`) by hand, with a history row. */
   async function setContactSource(companyId: string, contactId: string, sourceId: string | null, by: string | null) {
     return await db.unit(async () => {
-      getContact({ db, companyId, id: contactId });
+      await getContact({ db, companyId, id: contactId });
       if (sourceId && !(await repo.get(companyId, sourceId)))
         throw new AppError("VALIDATION_FAILED", "No such source", [{ pointer: "/sourceId", message: "unknown source" }]);
       const before = await repo.ofContact(contactId);

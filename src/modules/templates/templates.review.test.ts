@@ -269,7 +269,7 @@ describe("sandbox WhatsApp: the review job", () => {
     const r = await submit("order_ready");
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({ status: "pending", source: "provider" });
-    expect(app.deps.queue.list({ type: "templates.sandbox_review" })).toHaveLength(1);
+    expect(await app.deps.queue.listJobs({ type: "templates.sandbox_review" })).toHaveLength(1);
     await app.deps.queue.drain();
     expect((await app.request("GET", `/templates/${r.body.data.id}`)).body.data.status).toBe("pending");
     app.clock.advance(2000);
@@ -311,6 +311,6 @@ describe("sandbox WhatsApp: the review job", () => {
     expect((await app.request("GET", `/templates/${r.body.data.id}`)).status).toBe(404);
     app.clock.advance(2000);
     await app.deps.queue.drain(); // the review job finds nothing to review
-    expect(app.deps.queue.list({ dead: true, type: "templates.sandbox_review" })).toEqual([]);
+    expect(await app.deps.queue.listJobs({ dead: true, type: "templates.sandbox_review" })).toEqual([]);
   });
 });

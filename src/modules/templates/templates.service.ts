@@ -489,7 +489,7 @@ export async function createTemplate({
     };
     await store.insertTemplate(row);
     if (reviewer === "sandbox")
-      deps.queue.enqueue({ type: SANDBOX_REVIEW_JOB, payload: { templateId: row.id }, runAt: new Date(now().getTime() + SANDBOX_REVIEW_MS) });
+      await deps.queue.enqueueJob({ type: SANDBOX_REVIEW_JOB, payload: { templateId: row.id }, runAt: new Date(now().getTime() + SANDBOX_REVIEW_MS) });
     forgetTemplates(db);
     return templateView(row);
   });

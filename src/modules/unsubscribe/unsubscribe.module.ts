@@ -66,7 +66,7 @@ async function createUnsubscribeModule({ db, events, now, config }: UnsubscribeN
     async exists(ref: UnsubscribeRef): Promise<boolean> {
       const id = await survivingContactId({ db, companyId: ref.companyId, contactId: ref.contactId });
       try {
-        getContact({ db, companyId: ref.companyId, id });
+        await getContact({ db, companyId: ref.companyId, id });
         return true;
       } catch {
         return false;

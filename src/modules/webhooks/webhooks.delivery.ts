@@ -128,24 +128,28 @@ export function createDeliveryEngine({
   }
 
   /**
-   * Event subscriber: synchronous, inside the emitting transaction. It stores the message body and ONE
-   * fan-out job naming the subscribed endpoints, so the request that caused the event writes two rows
-   * however many endpoints there are; the fan-out job then creates one delivery and one delivery job per
-   * endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
-   * NB! Synchronous (insertMessageSync, the cache's subscriptionsOfSync, queue.enqueue): emitters outside this
-   * module still emit inside synchronous transactions, which refuse a subscriber's promise (db.track).
+   * Event subscriber, inside the emitting unit (which waits for the promise it answers: db.track). It stores the
+   * message body and ONE fan-out job naming the subscribed endpoints, so the request that caused the event writes
+   * two rows however many endpoints there are; the fan-out job then creates one delivery and one delivery job
+   * per endpoint, atomically with its own completion. Nothing is lost: the job commits with the event.
+   * Not an async function: an event no endpoint wants (the common case) answers at once, with no promise.
    */
-  function onEvent(event: DomainEvent): void {
-    const endpointIds = cache.matching(event.companyId, event.type);
+  function onEvent(event: DomainEvent): void | Promise<void> {
+    const matched = cache.matching(event.companyId, event.type);
+    if (!Array.isArray(matched)) return matched.then((endpointIds) => record(event, endpointIds));
+    if (matched.length) return record(event, matched);
+  }
+
+  async function record(event: DomainEvent, endpointIds: string[]): Promise<void> {
     if (!endpointIds.length) return;
-    repo.insertMessageSync({
+    await repo.insertMessage({
       id: event.id,
       companyId: event.companyId,
       eventType: event.type,
-      body: messageBody(event.type, event.createdAt, event.data),
+      body: messageBody(event.type, event.createdAt, await event.payload()),
       createdAt: event.createdAt.getTime(),
     });
-    queue.enqueue({ type: FANOUT_JOB, payload: { messageId: event.id, companyId: event.companyId, type: event.type, endpointIds } });
+    await queue.enqueueJob({ type: FANOUT_JOB, payload: { messageId: event.id, companyId: event.companyId, type: event.type, endpointIds } });
   }
 
   /** The fan-out job (inline): deliveries and their jobs, committed with the job's own removal. */

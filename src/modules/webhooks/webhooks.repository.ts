@@ -93,17 +93,9 @@ export function createWebhooksRepository(dbIn: Db) {
     async insertDelivery(d: { id: string; companyId: string; endpointId: string; messageId: string; eventType: string; at: number }): Promise<void> {
       await insertDeliveryStmt.run(d.id, d.companyId, d.endpointId, d.messageId, d.eventType, d.at, d.at, d.at);
     },
-    /**
-     * NB! Synchronous twins of insertMessage and of the endpoints' subscriptions, for the event subscriber
-     * alone (webhooks.delivery.ts onEvent): emitters outside this module still emit inside synchronous
-     * transactions, which cannot wait for a subscriber. Delete them when every emitter runs in a unit.
-     */
-    insertMessageSync(m: { id: string; companyId: string; eventType: string; body: string; createdAt: number }): void {
-      dbIn.$client.query(insertMessageText).run(m.id, m.companyId, m.eventType, m.body, m.createdAt);
-    },
     /** Every endpoint of a company with what the fan-out needs (the subscription cache's source). */
-    subscriptionsOfSync(companyId: string): { id: string; events: string[]; enabled: boolean }[] {
-      return dbIn
+    async subscriptionsOf(companyId: string): Promise<{ id: string; events: string[]; enabled: boolean }[]> {
+      return await db
         .select({ id: webhookEndpoints.id, events: webhookEndpoints.events, enabled: webhookEndpoints.enabled })
         .from(webhookEndpoints)
         .where(eq(webhookEndpoints.companyId, companyId))

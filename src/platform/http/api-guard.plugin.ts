@@ -4,7 +4,7 @@
  *   IP allow-list (403), take a rate-limit token (429) — before the body is even parsed;
  *   per route, `{ scope: "contacts:write" }` (or `"any"`): check the scope (403), then for POST/PATCH with
  *   an Idempotency-Key replay or claim the key.
- * Handlers get `auth` (the principal) and `idem.commit(status, fn)`, which runs fn's writes and stores
+ * Handlers get `auth` (the principal) and `idem.batch(status, fn)`, which runs fn's writes and stores
  * the idempotent response in one transaction and returns the `{data}` envelope.
  */
 import { Elysia } from "elysia";
@@ -209,22 +209,8 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             };
             const idem = {
               /**
-               * Runs `fn` (synchronous writes) and stores the response for replays in one transaction.
-               * NB! Synchronous twin of `batch`, until its last caller (contacts.routes.ts's upsert) uses batch:
-               * delete it then.
-               */
-              commit<T>(code: number, fn: () => T): { data: T } {
-                let data: T;
-                try {
-                  data = deps.db.tx(write(code, fn)) as T;
-                } catch (e) {
-                  return failed(e);
-                }
-                return done(code, data);
-              },
-              /**
-               * Like commit, but group-committed with the other writes of this event-loop turn; `fn` may await
-               * its stores (a unit of work, db.unit).
+               * Runs `fn`'s writes and stores the response for replays in one unit of work (db.unit: group-committed
+               * with the other writes of this event-loop turn, or nested in the caller's unit); `fn` may await its stores.
                */
               batch<T>(code: number, fn: () => T | Promise<T>): Promise<{ data: T }> {
                 return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
@@ -233,7 +219,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             return { auth, idem };
           },
           afterHandle({ request, response, set }) {
-            // Routes that do not use idem.commit still get their 2xx stored (in its own transaction; their write
+            // Routes that do not use idem.batch still get their 2xx stored (in its own transaction; their write
             // is done, so a record another process stored meanwhile is left as it is).
             const c = claims.get(request);
             const code = typeof set.status === "number" ? set.status : 200;

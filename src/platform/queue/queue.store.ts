@@ -4,7 +4,7 @@
  * and JSON lists are expanded per engine. Functions take positional arguments (no object per call: the
  * claims and outcomes run for every job) and answer raw rows where the queue reads a few columns of them.
  * Every function answers a promise (the asynchronous store contract), but for the synchronous twins of
- * enqueue's, cancel's and the operators' paths (`…Sync`, marked NB!).
+ * enqueue's path (`…Sync`, marked NB!).
  */
 import { type Db, storeDb } from "../../db/client";
 import { jsonValues, unplanned } from "../../db/dialect";
@@ -123,8 +123,6 @@ export function createQueueStore(dbIn: Db) {
     createdAt: new Date(r.created_at as number).toISOString(),
   });
 
-  // The synchronous twins' connection (enqueue's, cancel's and the operators' paths: see below).
-  const sqlite = dbIn.$client;
   return {
     // Enqueue
     async insertPending(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): Promise<void> {
@@ -234,31 +232,5 @@ export function createQueueStore(dbIn: Db) {
     retryDead: async (id: string, t: number): Promise<boolean> => (await db.sql(retryText).run(t, t, id)).changes > 0,
     countsByTypeAndStatus: async () =>
       (await db.sql(`SELECT type, status, count(*) AS n FROM jobs GROUP BY type, status`).all()) as { type: string; status: string; n: number }[],
-
-    /**
-     * NB! Synchronous twins, for the queue's synchronous paths that callers outside the queue still use —
-     * enqueue (inside their synchronous transactions), cancel, list and retry (enqueueJob, cancelJob,
-     * listJobs and retryJob are their asynchronous replacements). Delete them with those paths.
-     */
-    inTransactionSync: (): boolean => sqlite.inTransaction,
-    insertPendingSync(id: string, type: string, payload: string, runAt: number, maxAttempts: number, groupKey: string | null, t: number): void {
-      sqlite.query(insertText).run(id, type, payload, runAt, maxAttempts, groupKey, t, t);
-    },
-    insertClaimedSync(
-      id: string,
-      type: string,
-      payload: string,
-      leaseUntil: number,
-      token: string,
-      maxAttempts: number,
-      groupKey: string | null,
-      t: number,
-    ): void {
-      sqlite.query(insertClaimedText).run(id, type, payload, leaseUntil, token, maxAttempts, groupKey, t);
-    },
-    cancelPendingSync: (id: string): boolean => sqlite.query(cancelText).run(id).changes > 0,
-    listSync: (status: string | null, type: string | null, limit: number): JobRow[] =>
-      (sqlite.query(listText).all(status, type, limit) as Record<string, unknown>[]).map(toJobRow),
-    retryDeadSync: (id: string, t: number): boolean => sqlite.query(retryText).run(t, t, id).changes > 0,
   };
 }

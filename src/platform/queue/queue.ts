@@ -237,20 +237,6 @@ export function createQueue({
     return id;
   }
 
-  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
-  function enqueue(input: EnqueueInput): string {
-    const { id, t, runAt, groupKey, payload, maxAttempts, hold, handedOver } = planJob(input, store.inTransactionSync);
-    if (handedOver) {
-      if (!handedOver.held) store.insertClaimedSync(id, input.type, payload, handedOver.job.runAt, handedOver.job.leaseToken, maxAttempts, groupKey, t);
-      handedOver.stored();
-      return id;
-    }
-    if (hold) hold({ token: null, until: runAt });
-    else store.insertPendingSync(id, input.type, payload, runAt, maxAttempts, groupKey, t);
-    enqueued(input.type, runAt, groupKey);
-    return id;
-  }
-
   /**
    * Hand-over: a job enqueued (inside a transaction) while its type and group have a free slot is stored
    * already claimed by this process and started once that transaction is durable — no claim UPDATE, no
@@ -907,9 +893,7 @@ export function createQueue({
   }
 
   return {
-    enqueue,
     enqueueJob,
-    cancel: (id) => store.cancelPendingSync(id),
     cancelJob: (id) => store.cancelPending(id),
     register(type, handler) {
       if (!handler.handle === !handler.inline) throw new Error(`job type ${type}: give exactly one of handle and inline`);
@@ -955,14 +939,8 @@ export function createQueue({
       return n;
     },
     drain,
-    list({ dead, type, limit = 100 }) {
-      return store.listSync(dead ? "dead" : null, type ?? null, limit);
-    },
     listJobs({ dead, type, limit = 100 }) {
       return store.list(dead ? "dead" : null, type ?? null, limit);
-    },
-    retry(id) {
-      return retried(store.retryDeadSync(id, now().getTime()));
     },
     async retryJob(id) {
       return retried(await store.retryDead(id, now().getTime()));

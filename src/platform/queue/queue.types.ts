@@ -71,24 +71,24 @@ interface JobOptions<P> {
  * only while the hold's token still holds the row (the fence a jobs row's `lease_token` is). Contract: a
  * successful attempt takes the row out of its anchor itself (the dispatch moves its message off `queued`),
  * so the queue writes nothing then. For types with a per-group limit (groups are the rows' own groups).
- * Its methods may answer with a promise (the asynchronous store contract); the queue awaits every answer.
+ * Its methods answer promises (the asynchronous store contract); the queue awaits every answer.
  */
 export interface JobAnchor<P = Record<string, unknown>> {
   /** Holds up to `limit` rows of `group` due by `now` that no worker holds: under `token`, until `until`. */
-  claim(group: string, now: number, limit: number, token: string, until: number): P[] | Promise<P[]>;
+  claim(group: string, now: number, limit: number, token: string, until: number): Promise<P[]>;
   /** Every group with rows on the anchor; `first`: the earliest due time of its rows not held (null: none). */
-  groups(): { groupKey: string; first: number | null }[] | Promise<{ groupKey: string; first: number | null }[]>;
+  groups(): Promise<{ groupKey: string; first: number | null }[]>;
   /** Moves a hold's lease on to `until`; false when `token` no longer holds the row. */
-  renew(payload: P, token: string, until: number): boolean | Promise<boolean>;
+  renew(payload: P, token: string, until: number): Promise<boolean>;
   /**
    * Ends a hold while `token` still has the row (else false): back to due at `at` on the row, or off the
    * anchor (`at` null: a jobs row takes the job over).
    */
-  release(payload: P, token: string, at: number | null): boolean | Promise<boolean>;
+  release(payload: P, token: string, at: number | null): Promise<boolean>;
   /** Held rows of `group` whose lease expired before `before`, at most `limit` (PostgreSQL: not locked ones). */
-  expired(group: string, before: number, limit: number): { payload: P; token: string }[] | Promise<{ payload: P; token: string }[]>;
+  expired(group: string, before: number, limit: number): Promise<{ payload: P; token: string }[]>;
   /** Rows on the anchor now (every process's): due or waiting, and held. */
-  count(): { pending: number; running: number } | Promise<{ pending: number; running: number }>;
+  count(): Promise<{ pending: number; running: number }>;
 }
 
 export interface EnqueueInput {
@@ -108,8 +108,6 @@ export interface EnqueueInput {
 export interface Queue {
   /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
   enqueueJob(input: EnqueueInput): Promise<string>;
-  /** NB! Synchronous twin of enqueueJob, for callers inside synchronous transactions: delete it with them. */
-  enqueue(input: EnqueueInput): string;
   register<P>(type: string, handler: JobHandler<P>): void;
   start(): void;
   /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
@@ -119,8 +117,6 @@ export interface Queue {
    * it is running, dead or gone — a handler must still tolerate running for a change that was undone.
    */
   cancelJob(id: string): Promise<boolean>;
-  /** NB! Synchronous twin of cancelJob, for callers inside synchronous transactions: delete it with them. */
-  cancel(id: string): boolean;
   /** Wake the loop now (enqueue does this; useful after bulk inserts by raw SQL). */
   nudge(): void;
   /**
@@ -133,9 +129,6 @@ export interface Queue {
   listJobs(opts: { dead?: boolean; type?: string; limit?: number }): Promise<JobRow[]>;
   /** A dead job pending again, due now; false when there is no such dead job. */
   retryJob(id: string): Promise<boolean>;
-  /** NB! Synchronous twins of listJobs and retryJob, for callers not converted yet: delete them with those. */
-  list(opts: { dead?: boolean; type?: string; limit?: number }): JobRow[];
-  retry(id: string): boolean;
   stats(): Promise<Record<string, { pending: number; running: number; dead: number }>>;
   /** Per type, how long the oldest due pending job has waited (ms): a growing age means the loop is behind. */
   oldestDueAgeMs(): Promise<Record<string, number>>;
