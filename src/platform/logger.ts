@@ -35,13 +35,23 @@ function loadPretty(): typeof import("pino-pretty") | undefined {
   }
 }
 
-/** Writes out what the logger's asynchronous stream still holds, synchronously (before process.exit). */
+/**
+ * Writes out what the logger's asynchronous stream still holds, synchronously (before process.exit).
+ * NB! A pipe that is full answers EAGAIN (the reader is slow: a test harness on a loaded machine): the write is
+ * tried again, a millisecond apart, for up to half a second, rather than the last lines ("stopped") being lost.
+ */
 export function flushLogSync(log: Logger): void {
   const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-  try {
-    stream?.flushSync?.();
-  } catch {
-    // A stream not open yet has nothing to write.
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 500; attempt++) {
+    try {
+      stream?.flushSync?.();
+      return;
+    } catch (e) {
+      // A stream not open yet has nothing to write; anything but a full pipe ends the attempts.
+      if ((e as { code?: string }).code !== "EAGAIN") return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
   }
 }
 
