@@ -6,7 +6,7 @@
 import { createApp } from "../app";
 import { startCheckpointer } from "../db/checkpointer";
 import { buildDeps, databasePath } from "../deps";
-import { createLogger, flushLogSync } from "../platform/logger";
+import { createLogger, flushLog } from "../platform/logger";
 import { VERSION } from "../version";
 import { wireModules, startModules, stopModules } from "../wire";
 import { loadCliConfig, parse } from "./cli.util";
@@ -58,7 +58,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     deps.db.close();
     log.info({}, "stopped");
     // NB! The log stream writes asynchronously: its last lines are written out before the exit, or they are lost.
-    flushLogSync(log);
+    await flushLog(log);
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -62,27 +62,6 @@ test("SQLite, perTurn: the version is checked at the first lookup of an event-lo
     expect(cached()).toEqual(["Acme GmbH"]);
   }));
 
-test("lookup (a loader that waits): a hit answers without a promise; a load overtaken by a change is answered but not kept", () =>
-  twoSqliteConnections(async (a, b) => {
-    const cache = createReadCache<string, string[]>(a, { checkEveryMs: 0 });
-    let loads = 0;
-    const load = async () => (loads++, await Bun.sleep(5), names(a));
-    const first = cache.lookup("all", load);
-    expect(first).toBeInstanceOf(Promise);
-    expect(await first).toEqual(["Acme"]);
-    expect(cache.lookup("all", load)).toEqual(["Acme"]); // a hit: the value itself
-    expect(loads).toBe(1);
-    cache.invalidate("all");
-    const racing = cache.lookup("all", load);
-    rename(b, "acme", "Acme Ltd"); // committed while it loads…
-    cache.invalidate(); // …and the writer (or the next check) drops what the cache holds
-    expect(await racing).toEqual(["Acme Ltd"]);
-    const again = cache.lookup("all", load);
-    expect(again).toBeInstanceOf(Promise); // the raced value was not kept
-    expect(await again).toEqual(["Acme Ltd"]);
-    expect(loads).toBe(3);
-  }));
-
 describe.skipIf(!postgresAvailable())("PostgreSQL, two instances", () => {
   const open: Db[] = [];
   afterAll(() => open.forEach((db) => db.close()));

@@ -4,7 +4,7 @@ import { getTableColumns } from "drizzle-orm";
 import { messages } from "../modules/messages/messages.table";
 import { openDatabase } from "./client";
 import { migrate } from "./migrate";
-import { insertInto, insertRow, mapRow, updateById, updateByIdReturning } from "./rows";
+import { insertInto, insertRow, mapRow, updateById } from "./rows";
 
 test("mapRow decodes JSON, booleans and timestamps, keeps null, leaves columns the row lacks undefined", () => {
   const at = Date.UTC(2026, 10, 26, 8, 0, 0);
@@ -90,30 +90,5 @@ test("insertInto and updateById (the asynchronous contract) write what insertRow
   const failed = db.sql("SELECT * FROM no_such_table").all();
   expect(failed).toBeInstanceOf(Promise);
   await expect(failed).rejects.toThrow(/no_such_table/);
-  db.close();
-});
-
-test("updateByIdReturning answers the row as the change left it (raw, for mapRow), null when nothing ran or no row matched", async () => {
-  const db = openDatabase(":memory:");
-  migrate(db);
-  await db.sql("PRAGMA foreign_keys = OFF").run();
-  const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0));
-  const row = { id: "m3", companyId: "c1", conversationId: "v1", contactId: "k1", channel: "telegram", channelAccountId: "a1" };
-  const given = { ...row, direction: "outbound", type: "text", content: { text: "y" }, address: "1", status: "queued", priceType: "free" };
-  await insertInto(db, messages, { ...given, unitPrice: 0, charged: false, metadata: { k: "v" }, createdAt: at, updatedAt: at } as never);
-  const later = new Date(at.getTime() + 1000);
-  const after = mapRow(messages, await updateByIdReturning(db, messages, "m3", { status: "sent", sentAt: later, providerMessageId: "p1" }))!;
-  // The changed columns and the untouched ones, decoded as a read would decode them.
-  expect([after.status, after.sentAt, after.providerMessageId, after.content, after.metadata, after.createdAt]).toEqual([
-    "sent",
-    later,
-    "p1",
-    { text: "y" },
-    { k: "v" },
-    at,
-  ]);
-  expect(after).toEqual(mapRow(messages, await db.sql("SELECT * FROM messages WHERE id = ?").get("m3"))!);
-  expect(await updateByIdReturning(db, messages, "m3", {})).toBeNull(); // no column: nothing runs
-  expect(await updateByIdReturning(db, messages, "nope", { status: "read" })).toBeNull();
   db.close();
 });

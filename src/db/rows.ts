@@ -67,13 +67,8 @@ export function insertRow<T extends Table>(db: { $client: import("bun:sqlite").D
   plan.insert(db.$client.query(plan.sql), row as Record<string, unknown>);
 }
 
-/** `UPDATE table SET <changed columns> WHERE id = ?` with the statement cached per set of columns. */
+/** The UPDATE of each set of changed columns of a table (updateById), built once. */
 const updates = new WeakMap<Table, Map<string, { sql: string; keys: string[]; cols: { mapToDriverValue(v: unknown): unknown }[] } | null>>();
-export function updateRow<T extends Table>(db: { $client: import("bun:sqlite").Database }, table: T, id: string, changes: Partial<T["$inferSelect"]>): void {
-  const plan = updatePlan(table, changes);
-  if (plan) db.$client.query(plan.sql).run(...(plan.values as never[]), id);
-}
-
 function updatePlan<T extends Table>(table: T, changes: Partial<T["$inferSelect"]>): { sql: string; values: unknown[] } | null {
   const given = changes as Record<string, unknown>;
   const keys: string[] = [];
@@ -105,7 +100,7 @@ export async function insertInto<T extends Table>(db: { sql(text: string): State
   await plan.insert(db.sql(plan.sql) as never, row as Record<string, unknown>);
 }
 
-/** `updateRow` on the asynchronous contract (a store's `db.sql`); nothing is run when no column of the table changed. */
+/** `UPDATE table SET <changed columns> WHERE id = ?` (a store's `db.sql`), the statement cached per set of columns; nothing is run when no column of the table changed. */
 export async function updateById<T extends Table>(
   db: { sql(text: string): Statement },
   table: T,
@@ -115,23 +110,3 @@ export async function updateById<T extends Table>(
   const plan = updatePlan(table, changes);
   if (plan) await db.sql(plan.sql).run(...(plan.values as Param[]), id);
 }
-
-/**
- * `updateById` that answers the row as the change left it (`… RETURNING *`, raw: `mapRow` it when needed), or
- * null when no column of the table changed or no row has that id. For a writer whose events' payload is the
- * row (messages' status changes): the row comes back with the statement, no read of its own.
- */
-export async function updateByIdReturning<T extends Table>(
-  db: { sql(text: string): Statement },
-  table: T,
-  id: string,
-  changes: Partial<T["$inferSelect"]>,
-): Promise<Record<string, unknown> | null> {
-  const plan = updatePlan(table, changes);
-  if (!plan) return null;
-  let text = returning.get(plan.sql);
-  if (text === undefined) returning.set(plan.sql, (text = `${plan.sql} RETURNING *`));
-  return await db.sql(text).get(...(plan.values as Param[]), id);
-}
-/** Each cached UPDATE's `… RETURNING *` text, built once (a fresh string per call would be hashed per lookup). */
-const returning = new Map<string, string>();

@@ -35,13 +35,28 @@ function loadPretty(): typeof import("pino-pretty") | undefined {
   }
 }
 
-/** Writes out what the logger's asynchronous stream still holds, synchronously (before process.exit). */
-export function flushLogSync(log: Logger): void {
-  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-  try {
-    stream?.flushSync?.();
-  } catch {
-    // A stream not open yet has nothing to write.
+/**
+ * Writes out what the logger's asynchronous stream still holds (before process.exit).
+ * NB! sonic-boom's flushSync skips a write already handed to the thread pool (`_writing`): the last line logged
+ * before the exit is such a write, and a loaded machine may not have run it when the process exits. So this
+ * waits (up to a second) for the write in flight to finish, then writes the rest synchronously.
+ * NB! A pipe that is full answers EAGAIN (the reader is slow: a test harness on a loaded machine): the write is
+ * tried again, a millisecond apart, for up to half a second.
+ */
+export async function flushLog(log: Logger): Promise<void> {
+  type Stream = { flushSync?: () => void; _writing?: boolean };
+  const stream = (log as unknown as Record<symbol, Stream | undefined>)[pino.symbols.streamSym];
+  for (let waited = 0; stream?._writing && waited < 1000; waited += 5) await Bun.sleep(5);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 500; attempt++) {
+    try {
+      stream?.flushSync?.();
+      return;
+    } catch (e) {
+      // A stream not open yet has nothing to write; anything but a full pipe ends the attempts.
+      if ((e as { code?: string }).code !== "EAGAIN") return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
   }
 }
 

@@ -175,23 +175,14 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
               const key = parseIdempotencyKey(rawKey);
               const path = pathOf(request);
               claim = { apiKeyId: auth.keyId, key, method, path, fingerprint: fingerprint(method, path, body) };
-              const replay = deps.idempotency.begin(claim);
-              if (replay) {
-                set.headers["idempotent-replayed"] = "true";
-                set.headers["content-type"] = "application/json";
-                // NB! The stored answer may belong to a group whose fsync has not finished (durable-reads.plugin.ts).
-                const answer = status(replay.status as 200, JSON.parse(replay.body) as never);
-                return deps.db.durable().then(() => answer) as never; // (Elysia awaits what resolve returns)
-              }
-              claims.set(request, { claim, stored: false });
             }
             /** The business write plus its replay record: one unit in whichever transaction runs it. */
             const write =
               <T>(code: number, fn: () => T | Promise<T>) =>
               () => {
                 const d = fn();
-                const stored = (data: T) => {
-                  if (claim) deps.idempotency.storeOrConflict(claim, code, { data });
+                const stored = async (data: T) => {
+                  if (claim) await deps.idempotency.storeOrConflict(claim, code, { data });
                   return data;
                 };
                 return d instanceof Promise ? d.then(stored) : stored(d);
@@ -216,7 +207,22 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
                 return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
               },
             };
-            return { auth, idem };
+            if (!claim) return { auth, idem };
+            // A request with an Idempotency-Key: its record is read first (a promise only here, not per request).
+            const claimed = claim;
+            const resolved = { auth, idem };
+            // (Typed as the value it resolves to: Elysia awaits it — see the NB! of onRequest — and types the handlers' context by it.)
+            return deps.idempotency.begin(claimed).then((replay) => {
+              if (replay) {
+                set.headers["idempotent-replayed"] = "true";
+                set.headers["content-type"] = "application/json";
+                // NB! The stored answer may belong to a group whose fsync has not finished (durable-reads.plugin.ts).
+                const answer = status(replay.status as 200, JSON.parse(replay.body) as never);
+                return deps.db.durable().then(() => answer) as never; // (Elysia awaits what resolve returns)
+              }
+              claims.set(request, { claim: claimed, stored: false });
+              return resolved;
+            }) as unknown as typeof resolved;
           },
           afterHandle({ request, response, set }) {
             // Routes that do not use idem.batch still get their 2xx stored (in its own transaction; their write
@@ -224,8 +230,9 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
             const c = claims.get(request);
             const code = typeof set.status === "number" ? set.status : 200;
             if (c && !c.stored && code >= 200 && code < 300 && !(response instanceof Response)) {
-              deps.idempotency.store(c.claim, code, response);
               c.stored = true;
+              // (Resolves to nothing: the response stays as it is. The `return x.then(` form makes Elysia await it.)
+              return deps.idempotency.store(c.claim, code, response).then(() => undefined);
             }
           },
         }),

@@ -1,14 +1,15 @@
 /** The idempotency records' store (idempotency.ts): every read and write of the idempotency_keys table. */
 import { and, eq, lt, lte } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { storeDb, type Db } from "../../db/client";
 import { idempotencyKeys } from "./idempotency.table";
 
 export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;
 
-export function createIdempotencyKeysStore(db: Db) {
+export function createIdempotencyKeysStore(dbIn: Db) {
+  const db = storeDb(dbIn);
   return {
-    find(apiKeyId: string, key: string): IdempotencyRecord | undefined {
-      return db
+    async find(apiKeyId: string, key: string): Promise<IdempotencyRecord | undefined> {
+      return await db
         .select()
         .from(idempotencyKeys)
         .where(and(eq(idempotencyKeys.apiKeyId, apiKeyId), eq(idempotencyKeys.key, key)))
@@ -18,8 +19,8 @@ export function createIdempotencyKeysStore(db: Db) {
      * Inserts the record, or replaces one of the same (API key, key) created at or before `replaceUpTo`;
      * false when a newer record is there (nothing written).
      */
-    upsertUnlessFresh(record: IdempotencyRecord, replaceUpTo: Date): boolean {
-      const res = db
+    async upsertUnlessFresh(record: IdempotencyRecord, replaceUpTo: Date): Promise<boolean> {
+      const res = await db
         .insert(idempotencyKeys)
         .values(record)
         .onConflictDoUpdate({
@@ -35,12 +36,12 @@ export function createIdempotencyKeysStore(db: Db) {
           setWhere: lte(idempotencyKeys.createdAt, replaceUpTo),
         })
         .run();
-      return (res as unknown as { changes: number }).changes > 0;
+      return res.changes > 0;
     },
     /** Deletes the records created before `before`; returns how many. */
-    deleteOlderThan(before: Date): number {
-      const res = db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).run();
-      return (res as unknown as { changes: number }).changes;
+    async deleteOlderThan(before: Date): Promise<number> {
+      const res = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).run();
+      return res.changes;
     },
   };
 }

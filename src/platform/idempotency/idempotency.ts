@@ -62,7 +62,7 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
    * Stores the response (replacing only an expired record); call inside the business transaction. False when
    * a fresh record of the key is there: another process stored it since `begin` (see the header).
    */
-  function store(claim: IdempotencyClaim, status: number, body: unknown): boolean {
+  async function store(claim: IdempotencyClaim, status: number, body: unknown): Promise<boolean> {
     const at = now();
     const record = {
       apiKeyId: claim.apiKeyId,
@@ -74,16 +74,17 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
       body: JSON.stringify(body),
       createdAt: at,
     };
-    return records.upsertUnlessFresh(record, new Date(at.getTime() - IDEMPOTENCY_TTL_MS));
+    return await records.upsertUnlessFresh(record, new Date(at.getTime() - IDEMPOTENCY_TTL_MS));
   }
 
   return {
     /**
      * Looks the key up. Returns the stored response to replay, or null after marking the key in flight
-     * (the caller must `release` it when the request ends). Throws IDEMPOTENCY_CONFLICT.
+     * (the caller must `release` it when the request ends). Throws IDEMPOTENCY_CONFLICT. (The in-flight check
+     * and mark run together after the read: two requests of one key cannot both pass it.)
      */
-    begin(claim: IdempotencyClaim): { status: number; body: string } | null {
-      const row = records.find(claim.apiKeyId, claim.key);
+    async begin(claim: IdempotencyClaim): Promise<{ status: number; body: string } | null> {
+      const row = await records.find(claim.apiKeyId, claim.key);
       if (row && row.createdAt.getTime() > now().getTime() - IDEMPOTENCY_TTL_MS) {
         if (row.method !== claim.method || row.path !== claim.path || row.fingerprint !== claim.fingerprint)
           throw new AppError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request", [
@@ -100,8 +101,8 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
     },
     store,
     /** `store` in the business transaction: 409 (the transaction rolls back) when another process stored first. */
-    storeOrConflict(claim: IdempotencyClaim, status: number, body: unknown): void {
-      if (!store(claim, status, body))
+    async storeOrConflict(claim: IdempotencyClaim, status: number, body: unknown): Promise<void> {
+      if (!(await store(claim, status, body)))
         throw new AppError("IDEMPOTENCY_CONFLICT", "A request with this Idempotency-Key was processed at the same time", [
           { pointer: "header:Idempotency-Key", message: "another request with this key was stored first; retry to get its response" },
         ]);
@@ -110,7 +111,7 @@ export function createIdempotencyStore({ db, now }: { db: Db; now: () => Date })
       inflight.delete(id(claim));
     },
     /** Deletes records older than 24 h (croner job). */
-    sweep(): number {
+    sweep(): Promise<number> {
       return records.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_TTL_MS));
     },
   };
