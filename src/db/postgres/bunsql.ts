@@ -61,6 +61,8 @@ export interface PgPool extends PgRunner {
   /** Resolves when the database answers (readiness); rejects with STORAGE_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Statements sent so far (BEGIN, COMMIT and savepoints included): what a unit of work costs in round trips. */
+  readonly statements: number;
 }
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505, 40P01, 57014 …). */
@@ -198,6 +200,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const newClient = (max: number) => new SQL(url, { max, connectionTimeout: connectTimeoutMs / 1000, connection, prepare: true });
   let sql = newClient(poolSize);
   let closed = false;
+  let statements = 0;
   /** The LISTEN subscriptions still open: close() ends them too. */
   const listening = new Set<() => Promise<void>>();
 
@@ -224,6 +227,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   /** One statement on `client`, bounded by the deadline; `onDeaf` runs when it was sent and never answered. */
   async function execute(client: SQL, text: string, params: readonly PgParam[], onDeaf: () => void): Promise<Result> {
     if (closed) throw new StorageUnavailableError("the pool is closed", "08003");
+    statements++;
     const query = client.unsafe(pgText(text), params.map(toParam)).values();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -410,6 +414,9 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
 
   return {
     ...runner(onPool),
+    get statements() {
+      return statements;
+    },
     unit,
     listen,
     async ping() {
