@@ -158,6 +158,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
   beforeCommit(fn: () => void | Promise<void>): void;
   /** Whether the caller runs inside a transaction of its own chain (a unit, or a synchronous tx). */
   inUnit(): boolean;
+  /**
+   * Runs fn outside whatever unit the caller is in: for background work started from inside a unit (a timer, an
+   * immediate), which is not part of it. NB! On PostgreSQL the unit is the caller's chain of awaits
+   * (AsyncLocalStorage), which timers inherit: a loop woken from inside a unit would run its own units as
+   * savepoints of that one, beside the rest of it.
+   */
+  outside<T>(fn: () => T): T;
   /** Units run side by side, each a transaction of its own (PostgreSQL on Bun.SQL); absent: one group commit at a time. */
   concurrentUnits?: boolean;
   /**
@@ -420,6 +427,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     for (let i = 0; i < level.length; i++) await level[i]!.catch(() => {});
   };
   db.inUnit = inside;
+  db.outside = (fn) => fn(); // (a unit here is the group commit's state, not the caller's chain)
   const preCommit = new Set<() => void | Promise<void>>();
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit");

@@ -137,6 +137,7 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
     s.unit.levels[s.depth]!.tracked.push(work);
   };
   db.inUnit = () => inUnit() !== undefined;
+  db.outside = (fn) => scopes.exit(fn);
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit").unit.preCommit.add(fn);
   };
