@@ -201,7 +201,9 @@ async function connectTarget(url: string): Promise<Db> {
     await db.sql("SELECT 1").get();
   } catch (e) {
     db.close();
-    throw new UsageError(`--to: ${(e as Error).message.replace(/\s*\n\s*/g, " ")} (${redactUrl(url)})`);
+    // (The pool's error speaks to API clients, "retry later"; its cause is what the operator needs.)
+    const why = (((e as Error).cause as Error | undefined)?.message ?? (e as Error).message).replace(/\s*\n\s*/g, " ");
+    throw new UsageError(`--to: could not connect to PostgreSQL: ${why} (${redactUrl(url)})`);
   }
   return db;
 }

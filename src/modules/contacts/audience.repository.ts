@@ -118,7 +118,15 @@ export function createAudienceStore(dbIn: Db) {
     // NB! countSource and countCodes stay on the connection itself: the count is the audience-count worker's
     // code (countAudienceCodes, on a connection of the worker's own), run here only when no worker can start.
     countSource: sync.countSource,
-    countCodes: sync.countCodes,
+    /**
+     * An audience counted by the database (no worker: countSource is null). PostgreSQL counts it as two shards
+     * side by side, on two of the pool's connections.
+     */
+    async countCodes(q: CountQuery): Promise<number[]> {
+      if (db.engine !== "postgres" || q.shard) return sync.countCodes(q);
+      const parts = await Promise.all([0, 1].map((index) => sync.countCodes({ ...q, shard: { of: 2, index } })));
+      return parts[0]!.map((n, k) => n + parts[1]![k]!);
+    },
   };
 }
 
