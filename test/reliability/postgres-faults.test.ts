@@ -71,7 +71,13 @@ async function send(): Promise<{ status: number; ms: number; body: any; retryAft
   const r = await fetch(`${server.url}/api/public/v1/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ channel: "whatsapp", to: { phone: `+1415555${String(1000 + (n++ % 9000))}` }, type: "text", text: { body: `hi ${n}` } }),
+    // (A template: a text needs the contact to have written first.)
+    body: JSON.stringify({
+      channel: "whatsapp",
+      to: { phone: `+1415555${String(1000 + (n++ % 9000))}` },
+      type: "template",
+      template: { name: "hello_world", params: { "body.1": "Ann" } },
+    }),
   });
   const body = (await r.json()) as any;
   if (r.status === 202) accepted.add(body.id ?? body.data?.id);
