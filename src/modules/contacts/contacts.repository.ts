@@ -125,6 +125,9 @@ const TOP = "\u{10FFFF}";
  * accent folding as FTS5's). Both take what `nameMatch` builds for the engine.
  */
 const SQL = perEngine((e) => ({
+  // NB! The same text as contactById on SQLite (one prepared statement); the lock only on PostgreSQL (holdContact).
+  holdContact: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL${e === "sqlite" ? "" : " FOR KEY SHARE"}`,
+  lockForMerge: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id IN (?1, ?2) AND c.company_id = ?3 AND c.deleted_at IS NULL ORDER BY c.id${e === "sqlite" ? "" : " FOR UPDATE"}`,
   identitiesOf: `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`,
   consentsOf: `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
        WHERE contact_id IN (${jsonValues(e)})`,
@@ -248,6 +251,36 @@ function contactsStoreOn(db: StoreDb) {
       const r = (await db
         .sql(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`)
         .get(id, companyId)) as RawContact | null;
+      return r ? toContactRow(r) : undefined;
+    },
+
+    /**
+     * contactById for a write that attaches rows to the contact (a send's message and conversation, an upsert's
+     * identity, a consent): on PostgreSQL the row is held (FOR KEY SHARE) until the caller's unit ends, so a merge
+     * or a delete (`lockForMerge`, FOR UPDATE) cannot move or erase the contact's rows while they are being
+     * written, and one that got there first is waited for — then the contact is gone (undefined) and the caller
+     * looks again for where its identity went. Sends to one contact do not wait for each other (key-share locks
+     * share), nor for its ordinary updates. SQLite: contactById (one writer; nothing runs beside the unit).
+     */
+    async holdContact(companyId: string, id: string): Promise<ContactRow | undefined> {
+      const r = (await db.sql(sql.holdContact).get(id, companyId)) as RawContact | null;
+      return r ? toContactRow(r) : undefined;
+    },
+
+    /**
+     * The two contacts of a merge, locked (PostgreSQL: FOR UPDATE, in id order so that two merges of overlapping
+     * contacts cannot deadlock) before the merge reads or moves any of their rows: every unit holding one of them
+     * (`holdContact`: a send, an upsert) has committed by then, so the merge sees what it wrote, and every later
+     * one waits for the merge and finds the merged-away contact gone. Undefined for one unknown, foreign or deleted.
+     */
+    async lockForMerge(companyId: string, targetId: string, sourceId: string): Promise<{ target?: ContactRow; source?: ContactRow }> {
+      const rows = ((await db.sql(sql.lockForMerge).all(targetId, sourceId, companyId)) as unknown as RawContact[]).map(toContactRow);
+      return { target: rows.find((r) => r.id === targetId), source: rows.find((r) => r.id === sourceId) };
+    },
+
+    /** One contact locked as `lockForMerge` locks two, for its erasure (DELETE /contacts/{id}). */
+    async lockForErase(companyId: string, id: string): Promise<ContactRow | undefined> {
+      const r = (await db.sql(sql.lockForMerge).get(id, id, companyId)) as RawContact | null;
       return r ? toContactRow(r) : undefined;
     },
 
