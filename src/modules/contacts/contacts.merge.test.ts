@@ -412,7 +412,7 @@ describe("a merge racing a send to the merged-away contact loses nothing", () =>
     });
 });
 
-describe("a send that resolves the merged-away contact while the merge is under way (PostgreSQL: units side by side)", () => {
+describe("a send or upsert that resolves the merged-away contact while the merge is under way (PostgreSQL: units side by side)", () => {
   // The merge is held after it moved every row but before it commits; the send starts then. Read committed, the
   // send still sees the identity and the contact as they were: without a row lock it wrote its message and
   // conversation on the contact being merged away, after the merge had moved that contact's rows.
@@ -463,6 +463,49 @@ describe("a send that resolves the merged-away contact while the merge is under 
         open();
       }
     });
+
+  test.if(TEST_ENGINE === "postgres")("an upsert adding an identity to the merged-away contact waits too; the identity lands on the target", async () => {
+    const a = await upsert({ identities: [{ channel: "email", value: "held-up-a@example.com" }] });
+    const b = await upsert({ identities: [{ channel: "email", value: "held-up-b@example.com" }] });
+    const store = contactMergeStore(app.deps.db);
+    const original = store.keepEarlierCreatedAt;
+    let reached!: () => void;
+    const atGate = new Promise<void>((r) => (reached = r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    store.keepEarlierCreatedAt = async (...args) => {
+      reached();
+      await gate;
+      return await original(...args);
+    };
+    try {
+      const merging = merge(a, b);
+      await atGate;
+      const upserting = app.request("POST", "/contacts", {
+        body: {
+          identities: [
+            { channel: "email", value: "held-up-b@example.com" },
+            { channel: "telegram", value: "7070" },
+          ],
+        },
+      });
+      await Bun.sleep(200);
+      open();
+      expect((await merging).status).toBe(200);
+      const up = await upserting;
+      // Without the hold it updated B (200, B's id) and its new identity stayed on the tombstone.
+      expect([up.status, up.body.data?.contact?.id]).toEqual([200, a]);
+      expect((await app.request("GET", `/contacts/${a}`)).body.data.identities.map((i: { value: string }) => i.value).sort()).toEqual([
+        "7070",
+        "held-up-a@example.com",
+        "held-up-b@example.com",
+      ]);
+      expect(await rowsOf("contact_identities", b)).toEqual([]);
+    } finally {
+      store.keepEarlierCreatedAt = original;
+      open();
+    }
+  });
 });
 
 describe("every table with a contact column has a merge rule", () => {
