@@ -119,6 +119,11 @@ export function createAudienceStore(dbIn: Db) {
     // code (countAudienceCodes, on a connection of the worker's own), run here only when no worker can start.
     countSource: sync.countSource,
     countCodes: sync.countCodes,
+    /**
+     * Whether the database server counts (PostgreSQL: shards side by side on the pool's connections) rather than
+     * worker threads of this process over connections of their own (SQLite, `countSource`).
+     */
+    countsOnServer: db.engine === "postgres",
   };
 }
 

@@ -210,7 +210,7 @@ async function countCodes({
   const store = audienceStore(db);
   const filter = audience.type === "filter" ? audience.filter : null;
   const q = { ...base, tagIds: tags.tagIds, match: tags.match, filter };
-  if (db.engine === "postgres") {
+  if (store.countsOnServer) {
     // The server counts; the two shards run side by side on two of the pool's connections.
     const parts = await Promise.all([0, 1].map((index) => store.countCodes({ ...q, shard: { of: 2, index } })));
     return parts[0]!.map((n, k) => n + parts[1]![k]!);

@@ -183,6 +183,8 @@ export interface HeldImportWrites {
   links: unknown[][];
   /** Tag ids linked (held) per created contact. */
   linked: Map<string, Set<string>>;
+  /** Sent or dropped: work the chain started that outlives `withImportWrites` (tracked subscribers) writes at once. */
+  ended: boolean;
 }
 
 const holding = new AsyncLocalStorage<HeldImportWrites>();
@@ -190,7 +192,7 @@ const holding = new AsyncLocalStorage<HeldImportWrites>();
 /** The writes the caller's chain holds on this connection (PostgreSQL, inside `withImportWrites`), else null. */
 export function heldImportWritesOf(db: Db): HeldImportWrites | null {
   const h = holding.getStore();
-  return h !== undefined && h.db === db ? h : null;
+  return h !== undefined && h.db === db && !h.ended ? h : null;
 }
 
 /** The multi-row statements of held writes (PostgreSQL): one JSON array parameter of row arrays each, in order. */
@@ -641,11 +643,16 @@ function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
         history: [],
         links: [],
         linked: new Map(),
+        ended: false,
       };
       // fn's chain holds; what it held is sent (in its unit) when it ends well, and forgotten when it throws.
-      const value = await holding.run(h, fn);
-      await send(h);
-      return value;
+      try {
+        const value = await holding.run(h, fn);
+        await send(h);
+        return value;
+      } finally {
+        h.ended = true;
+      }
     },
   };
   return Object.assign(store, overrides) as BaseStore;
