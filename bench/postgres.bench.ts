@@ -14,7 +14,7 @@
  *    POST /campaigns/estimate over a tag audience of all of them (best of 3): SQLite and PostgreSQL.
  */
 process.env.SWITCHBOARD_TEST_PG_DURABLE = "1";
-import { spawn, spawnSync } from "bun";
+import { SQL, spawn, spawnSync } from "bun";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -23,7 +23,6 @@ import { buildDeps } from "../src/deps";
 import { silentLogger } from "../src/platform/logger";
 import { sendMessage } from "../src/modules/messages/messages.service";
 import { findCompanyBySlug } from "../src/modules/companies/companies.service";
-import { PgConnection } from "../src/db/postgres/libpq";
 import { Database } from "bun:sqlite";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../test/helpers/postgres";
 import { autocannon, BINARY, fmt, freePort, tempDir, waitFor, type LoadResult } from "./lib";
@@ -111,13 +110,13 @@ async function start(a: Appliance): Promise<{ url: string; stop: () => Promise<v
 }
 
 /** A read-only count on the appliance's database, from outside it. */
-function counter(a: Appliance): { count(sql: string): number; close(): void } {
+function counter(a: Appliance): { count(sql: string): Promise<number>; close(): void } {
   if (a.engine === "postgres") {
-    const c = new PgConnection(a.url!);
-    return { count: (sql) => Number(c.query(sql).rows[0]![0]), close: () => c.close() };
+    const c = new SQL(a.url!, { max: 1 });
+    return { count: async (sql) => Number(Object.values((await c.unsafe(sql))[0] as object)[0]), close: () => void c.close() };
   }
   const db = new Database(join(a.dataDir, "switchboard.db"), { readonly: true });
-  return { count: (sql) => Number(Object.values(db.query(sql).get() as object)[0]), close: () => db.close() };
+  return { count: async (sql) => Number(Object.values(db.query(sql).get() as object)[0]), close: () => db.close() };
 }
 
 const SEND = JSON.stringify({
@@ -179,7 +178,7 @@ if (!values["skip-send"]) {
 // ---------------------------------------------------------------------------------- 2. drain
 async function queue(a: Appliance, n: number): Promise<number> {
   const config = loadConfig({ path: a.configPath, env: {} });
-  const deps = buildDeps({ config, log: silentLogger });
+  const deps = await buildDeps({ config, log: silentLogger });
   const company = (await findCompanyBySlug({ db: deps.db, slug: "default" }))!;
   const t0 = performance.now();
   for (let done = 0; done < n; ) {
@@ -207,7 +206,7 @@ async function drain(a: Appliance, instances: number): Promise<number> {
   const c = counter(a);
   const t0 = performance.now();
   const running = await Promise.all(Array.from({ length: instances }, () => start(a)));
-  while (c.count("SELECT count(*) AS n FROM messages WHERE status = 'queued'") > 0) await Bun.sleep(50);
+  while ((await c.count("SELECT count(*) AS n FROM messages WHERE status = 'queued'")) > 0) await Bun.sleep(50);
   const ms = performance.now() - t0;
   c.close();
   await Promise.all(running.map((s) => s.stop()));

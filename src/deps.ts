@@ -4,9 +4,10 @@
  */
 import { join } from "node:path";
 import type { Config } from "./config/config.schema";
-import { openDatabase, openPostgres, type Db } from "./db/client";
+import { openDatabase, type Db } from "./db/client";
+import { openPostgres } from "./db/postgres/engine";
 import { migrateWithBackup } from "./db/migrate";
-import { migratePostgres } from "./db/postgres/migrate";
+import { migratePostgresAsync } from "./db/postgres/migrate";
 import { createLeader } from "./platform/leader";
 import { VERSION } from "./version";
 import { createKeyResolver } from "./modules/api-keys/api-keys.service";
@@ -39,13 +40,16 @@ export function databasePath(config: Config): string {
 
 /** The configured database: the SQLite file in the data dir, or the PostgreSQL at `[storage] url`. */
 export function openStorage(config: Config): Db {
-  return config.storage.driver === "postgres" ? openPostgres(config.storage.url!) : openDatabase(databasePath(config));
+  const s = config.storage;
+  return s.driver === "postgres"
+    ? openPostgres(s.url!, { poolSize: s.pool_size, connectTimeoutMs: s.connect_timeout_ms, statementTimeoutMs: s.statement_timeout_ms })
+    : openDatabase(databasePath(config));
 }
 
 /** Migrates the database to this binary's schema (SQLite: with a backup first when it holds data). */
-export function migrateStorage(db: Db, config: Config): void {
+export async function migrateStorage(db: Db, config: Config): Promise<void> {
   if (db.engine === "postgres") {
-    migratePostgres(db, { version: VERSION });
+    await migratePostgresAsync(db.url!, { version: VERSION });
     return;
   }
   // The backups go beside the data dir's database (openStorage's file, which an injected db — the test app's —
@@ -58,7 +62,7 @@ export function migrateStorage(db: Db, config: Config): void {
   });
 }
 
-export function buildDeps({
+export async function buildDeps({
   config,
   clock = systemClock,
   log = createLogger({ level: config.log.level }),
@@ -76,7 +80,7 @@ export function buildDeps({
   const pipeline = resolvePipeline(config.pipeline); // throws ConfigError naming the [pipeline] key
   const socialAccounts = validateSocialAccounts(config); // likewise for [[social_accounts]]
   const outboundPolicy = outboundPolicyOf(config); // likewise for [outbound]
-  migrateStorage(db, config);
+  await migrateStorage(db, config);
   const keys = createKeyResolver({ db, now });
   // One process per SQLite database keeps limits in memory; instances sharing a PostgreSQL share them there.
   const shared = db.engine === "postgres";
@@ -164,7 +168,7 @@ export function buildDeps({
   };
 }
 
-export type Deps = ReturnType<typeof buildDeps>;
+export type Deps = Awaited<ReturnType<typeof buildDeps>>;
 
 /** The `[outbound]` address policy; a bad CIDR is a ConfigError that stops start-up. */
 function outboundPolicyOf(config: Config): OutboundPolicy {

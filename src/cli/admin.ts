@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, renameSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { databasePath, openStorage } from "../deps";
-import { migratePostgres } from "../db/postgres/migrate";
+import { migratePostgresAsync } from "../db/postgres/migrate";
 import type { Config } from "../config/config.schema";
 import { createApiKey, listApiKeys, revokeApiKey } from "../modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug, listCompanies } from "../modules/companies/companies.service";
@@ -13,21 +13,15 @@ import { migrate, schemaState, writeCheckedCopy } from "../db/migrate";
 import { VERSION } from "../version";
 import { cliDeps, loadCliConfig, parse, print, required, UsageError } from "./cli.util";
 
-type Deps = ReturnType<typeof cliDeps>;
+type Deps = Awaited<ReturnType<typeof cliDeps>>;
 
-function withDeps<T>(configFlag: string | undefined, fn: (deps: Deps) => T): T {
-  const deps = cliDeps(configFlag);
-  let result: T;
+async function withDeps<T>(configFlag: string | undefined, fn: (deps: Deps) => T | Promise<T>): Promise<T> {
+  const deps = await cliDeps(configFlag);
   try {
-    result = fn(deps);
-  } catch (e) {
+    return await fn(deps);
+  } finally {
     deps.db.close();
-    throw e;
   }
-  // An asynchronous service (issue 35): close once it has settled.
-  if (result instanceof Promise) return result.finally(() => deps.db.close()) as T;
-  deps.db.close();
-  return result;
 }
 
 async function companyBySlug(deps: Deps, slug: string) {
@@ -48,16 +42,20 @@ function refuseOnPostgres(config: Config, command: string): void {
     throw new UsageError(`${command} copies the SQLite file; this appliance runs on PostgreSQL: use pg_dump / pg_restore (docs/operations.md, "PostgreSQL")`);
 }
 
-export function migrateCommand(args: string[]): void {
+export async function migrateCommand(args: string[]): Promise<void> {
   const { values } = parse(args, {}, "switchboard migrate [--config PATH]");
   const config = loadCliConfig(values.config);
-  const db = openStorage(config);
-  try {
-    const { applied } = db.engine === "postgres" ? migratePostgres(db, { version: VERSION }) : migrate(db);
-    process.stdout.write(`${applied} migration(s) applied; schema is current\n`);
-  } finally {
-    db.close();
+  let applied: number;
+  if (config.storage.driver === "postgres") ({ applied } = await migratePostgresAsync(config.storage.url!, { version: VERSION }));
+  else {
+    const db = openStorage(config);
+    try {
+      ({ applied } = migrate(db));
+    } finally {
+      db.close();
+    }
   }
+  process.stdout.write(`${applied} migration(s) applied; schema is current\n`);
 }
 
 export function companiesCommand(args: string[]): void | Promise<void> {
@@ -209,7 +207,7 @@ export function balanceCommand(args: string[]): void | Promise<void> {
   });
 }
 
-export function jobsCommand(args: string[]): Promise<void> {
+export async function jobsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "list") {
     const { values } = parse(
@@ -217,7 +215,7 @@ export function jobsCommand(args: string[]): Promise<void> {
       { dead: { type: "boolean" }, json: { type: "boolean" }, limit: { type: "string" } },
       "switchboard jobs list [--dead] [--json]",
     );
-    return withDeps(values.config, async (deps) => {
+    await withDeps(values.config, async (deps) => {
       const rows = await deps.queue.listJobs({ dead: values.dead, limit: values.limit ? Number(values.limit) : 100 });
       print(
         values.json,
@@ -229,12 +227,11 @@ export function jobsCommand(args: string[]): Promise<void> {
     const { values, positionals } = parse(rest, {}, "switchboard jobs retry ID");
     const id = positionals[0];
     if (!id) throw new UsageError("usage: switchboard jobs retry ID");
-    return withDeps(values.config, async (deps) => {
+    await withDeps(values.config, async (deps) => {
       if (!(await deps.queue.retryJob(id))) throw new UsageError(`no dead job with id ${id} (see: switchboard jobs list --dead)`);
       process.stdout.write(`Job ${id} queued again; a running appliance picks it up within a second\n`);
     });
-  }
-  throw new UsageError("usage: switchboard jobs list|retry");
+  } else throw new UsageError("usage: switchboard jobs list|retry");
 }
 
 /**

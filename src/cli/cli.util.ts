@@ -28,7 +28,7 @@ export function loadCliConfig(configFlag: string | undefined): Config {
 }
 
 /** Deps for one-shot commands: quiet, migrated. */
-export function cliDeps(configFlag: string | undefined) {
+export async function cliDeps(configFlag: string | undefined) {
   return buildDeps({ config: loadCliConfig(configFlag), log: silentLogger });
 }
 

@@ -97,7 +97,7 @@ export async function initCommand(args: string[]): Promise<void> {
   writeFileSync(configPath, sandboxConfigToml(), { mode: 0o600 });
 
   const config = loadConfig({ path: configPath });
-  const deps = buildDeps({ config, log: silentLogger });
+  const deps = await buildDeps({ config, log: silentLogger });
   try {
     const { company, key } = await deps.db.unit(async () => {
       const { company } = await createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default company" });

@@ -10,10 +10,11 @@ import { SQL } from "bun";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, openPostgres } from "../db/client";
+import { openDatabase } from "../db/client";
+import { openPostgres } from "../db/postgres/engine";
 import { migrate } from "../db/migrate";
 import { embeddedMigrations } from "../db/migrations.gen";
-import { migratePostgres } from "../db/postgres/migrate";
+import { migratePostgresAsync } from "../db/postgres/migrate";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../../test/helpers/postgres";
 import { UsageError } from "./cli.util";
 import { migrateToPostgres, POSTGRES_ONLY, redactUrl } from "./migrate-to-postgres";
@@ -154,9 +155,7 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
     const path = source(fillTricky);
     const url = await freshPostgresDatabase("sb_mtp");
     const reference = await freshPostgresDatabase("sb_mtp_ref"); // only migrated: the schema the copy must leave
-    const ref = openPostgres(reference);
-    migratePostgres(ref, { version: "test" });
-    ref.close();
+    await migratePostgresAsync(reference, { version: "test" });
 
     const result = await migrateToPostgres({ sourcePath: path, url });
     const sql = new SQL(url, { max: 1 });
@@ -276,8 +275,8 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
 
   test("a role that does not own the tables: nothing deferred, rows checked as they come, the same result", async () => {
     const url = await freshPostgresDatabase("sb_mtp");
+    await migratePostgresAsync(url, { version: "test" });
     const owner = openPostgres(url);
-    migratePostgres(owner, { version: "test" });
     const role = `sb_mtp_app_${process.pid}`;
     for (const statement of [
       `CREATE ROLE ${role} LOGIN`,
@@ -286,7 +285,7 @@ describe.skipIf(!postgresAvailable())(`on PostgreSQL${postgresAvailable() ? "" :
       `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO ${role}`,
     ])
       await owner.sql(statement).run();
-    owner.close();
+    await owner.end();
     const asApp = new URL(url);
     asApp.username = role;
     const result = await migrateToPostgres({ sourcePath: source(fillTricky), url: asApp.toString() });

@@ -10,7 +10,7 @@
  * 1. Locks the SQLite file exclusively (not waited for) and keeps the lock to the end: a running `serve`
  *    makes it refuse, and a `serve` started meanwhile cannot write what would then be left behind.
  * 2. The SQLite schema must be this binary's (no pending migrations, not newer).
- * 3. Migrates the target (migratePostgres), then compares the two schemas: every SQLite table and column must
+ * 3. Migrates the target (migratePostgresAsync), then compares the two schemas: every SQLite table and column must
  *    exist in PostgreSQL and vice versa, except the known one-engine tables below. Unknown is an error.
  * 4. In ONE PostgreSQL transaction holding the appliance's write lock: refuses a target with any row,
  *    copies every table parents first (foreign keys are dropped for the copy and added back after it, with
@@ -29,9 +29,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import type { Config } from "../config/config.schema";
-import { openPostgres, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import { openPostgres } from "../db/postgres/engine";
 import { schemaState, SchemaTooNewError } from "../db/migrate";
-import { migratePostgres } from "../db/postgres/migrate";
+import { migratePostgresAsync } from "../db/postgres/migrate";
 import { databasePath } from "../deps";
 import { VERSION } from "../version";
 import { loadCliConfig, parse, print, UsageError } from "./cli.util";
@@ -105,7 +106,7 @@ export async function migrateToPostgres({
     try {
       let applied: number;
       try {
-        ({ applied } = migratePostgres(db, { version: VERSION }));
+        ({ applied } = await migratePostgresAsync(url, { version: VERSION }));
       } catch (e) {
         if (e instanceof SchemaTooNewError) throw e;
         throw new UsageError(`migrating the PostgreSQL database (${redactUrl(url)}) failed: ${(e as Error).message}`);
@@ -193,14 +194,17 @@ function lockSource(path: string): Database {
 }
 
 async function connectTarget(url: string): Promise<Db> {
-  let db: Db;
+  // An operator's one-off bulk copy: no statement limit to speak of (the final counts of a large table take a
+  // while), one unit at a time.
+  const db = openPostgres(url, { poolSize: 2, units: 1, statementTimeoutMs: 24 * 3600_000 });
   try {
-    db = openPostgres(url);
+    await db.sql("SELECT 1").get();
   } catch (e) {
-    throw new UsageError(`--to: ${(e as Error).message.replace(/\s*\n\s*/g, " ")} (${redactUrl(url)})`);
+    db.close();
+    // (The pool's error speaks to API clients, "retry later"; its cause is what the operator needs.)
+    const why = (((e as Error).cause as Error | undefined)?.message ?? (e as Error).message).replace(/\s*\n\s*/g, " ");
+    throw new UsageError(`--to: could not connect to PostgreSQL: ${why} (${redactUrl(url)})`);
   }
-  // An operator's one-off bulk copy: no statement limit (the final counts of a large table take a while).
-  await db.sql("SET statement_timeout = 0").run();
   return db;
 }
 

@@ -16,7 +16,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const { values } = parse(args, {}, "switchboard serve [--config PATH]");
   const config = loadCliConfig(values.config);
   const log = createLogger({ level: config.log.level, pretty: process.env.SWITCHBOARD_LOG_PRETTY === "1" });
-  const deps = buildDeps({ config, log });
+  const deps = await buildDeps({ config, log });
   const checkpointer = deps.db.engine === "sqlite" ? startCheckpointer({ db: deps.db, path: databasePath(config), log }) : null;
   await wireModules(deps);
   const app = createApp(deps);

@@ -12,7 +12,7 @@ export async function templatesCommand(args: string[]): Promise<void> {
   const usage = "switchboard templates sync [--config PATH] [--json]";
   if (sub !== "sync") throw new UsageError(`usage: ${usage}`);
   const { values } = parse(rest, { json: { type: "boolean" } }, usage);
-  const deps = cliDeps(values.config);
+  const deps = await cliDeps(values.config);
   let results;
   try {
     results = await syncAllTemplates(deps);

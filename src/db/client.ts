@@ -33,8 +33,6 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import { pgDatabase } from "./postgres/compat";
-import { PgConnection, SESSION_SETTINGS } from "./postgres/libpq";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -66,7 +64,7 @@ export const storeDb = (db: Db | StoreDb): StoreDb => db as unknown as StoreDb;
 export type Db = BunSQLiteDatabase<Schema> & {
   /** A statement of the asynchronous contract (see Statement); cached by its text. */
   sql(text: string): Statement;
-  /** bun:sqlite's Database, or on PostgreSQL the same surface over a libpq connection (postgres/compat.ts). */
+  /** bun:sqlite's Database. NB! SQLite only (src/db and SQLite-only tests): PostgreSQL has no synchronous driver. */
   $client: Database;
   engine: Engine;
   /** PostgreSQL: the URL it was opened with, for a worker thread's connection of its own (contacts' audience count). */
@@ -160,6 +158,13 @@ export type Db = BunSQLiteDatabase<Schema> & {
   beforeCommit(fn: () => void | Promise<void>): void;
   /** Whether the caller runs inside a transaction of its own chain (a unit, or a synchronous tx). */
   inUnit(): boolean;
+  /**
+   * Runs fn outside whatever unit the caller is in: for background work started from inside a unit (a timer, an
+   * immediate), which is not part of it. NB! On PostgreSQL the unit is the caller's chain of awaits
+   * (AsyncLocalStorage), which timers inherit: a loop woken from inside a unit would run its own units as
+   * savepoints of that one, beside the rest of it.
+   */
+  outside<T>(fn: () => T): T;
   /** Units run side by side, each a transaction of its own (PostgreSQL on Bun.SQL); absent: one group commit at a time. */
   concurrentUnits?: boolean;
   /**
@@ -342,43 +347,6 @@ export function walSync(
 }
 
 /**
- * PostgreSQL (`[storage] driver = "postgres"`): the same Db over one synchronous libpq connection.
- *
- * NB! No lock wider than the rows a transaction writes (DESIGN §15): instances write at once, and each
- * invariant is held by its own rows — the balance by its guarded row (billing), idempotency keys and
- * find-or-create by unique keys, job claims by SKIP LOCKED. A transaction that loses a race on one of them
- * (a unique violation, a serialization failure or a deadlock) is run again (retryable below).
- *
- * `dataVersion` — PRAGMA data_version's twin, so caches see other instances' writes to keys, companies and
- * templates: their triggers NOTIFY `switchboard_data_version` (migrations-pg 0012), and a lookup costs no round
- * trip — it counts the notifications that arrived (their delivery lags the other's commit by the time the
- * notification takes to cross the network). Paid sends notify nothing: balances are read from their row.
- */
-export function openPostgres(url: string): Db {
-  const conn = new PgConnection(url, { setup: SESSION_SETTINGS });
-  const client = pgDatabase(conn);
-  const db = drizzle(client, { schema }) as unknown as Db;
-  db.engine = "postgres";
-  db.sql = asyncStatements(client);
-  db.url = url;
-  let reported = 0;
-  let session = -1; // conn.resets when LISTEN was last sent: a new session listens to nothing yet
-  db.dataVersion = () => {
-    if (conn.inTransaction) return reported;
-    if (session !== conn.resets) {
-      conn.exec("LISTEN switchboard_data_version");
-      session = conn.resets;
-      reported++; // what changed while no session listened is unknown: count it as a change
-    } else if (conn.notifications() > 0) reported++;
-    return reported;
-  };
-  withTransactions(db, { begin: () => conn.exec("BEGIN"), beforeCommit: () => {} });
-  db.close = () => conn.close();
-  db.durable = () => Promise.resolve(); // a commit is visible to others only once it is durable
-  return db;
-}
-
-/**
  * Whether a transaction that failed with `error` may succeed when run again as it is: on PostgreSQL it lost
  * a race with another instance — a unique key taken meanwhile (23505: the retry finds the row instead of
  * creating it), a serialization failure (40001) or a deadlock (40P01). A genuine duplicate fails again.
@@ -459,6 +427,7 @@ function withTransactions(db: Db, hooks: TxHooks): void {
     for (let i = 0; i < level.length; i++) await level[i]!.catch(() => {});
   };
   db.inUnit = inside;
+  db.outside = (fn) => fn(); // (a unit here is the group commit's state, not the caller's chain)
   const preCommit = new Set<() => void | Promise<void>>();
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit");

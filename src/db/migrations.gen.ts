@@ -20,6 +20,7 @@ import m16 from "../../migrations/0016_contact_merges.sql" with { type: "text" }
 import m17 from "../../migrations/0017_messages_scheduled_at.sql" with { type: "text" };
 import m18 from "../../migrations/0018_templates_review.sql" with { type: "text" };
 import m19 from "../../migrations/0019_segments.sql" with { type: "text" };
+import m20 from "../../migrations/0020_media_usage.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795300347917, true],
@@ -42,6 +43,7 @@ const entries: [string, number, boolean][] = [
   [m17, 1795799121765, true],
   [m18, 1795799326844, true],
   [m19, 1795799661359, true],
+  [m20, 1795819156314, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -29,7 +29,6 @@ export function createReadCache<K, V>(
 ) {
   if (db.engine === "postgres" && !notified)
     return {
-      get: (_key: K, load: () => V): V => load(),
       lookup: (_key: K, load: () => Promise<V>): V | Promise<V> => load(),
       invalidate: (_key?: K): void => {},
     };
@@ -76,18 +75,10 @@ export function createReadCache<K, V>(
   }
 
   return {
-    get(key: K, load: () => V): V {
-      fresh();
-      if (entries.has(key)) return entries.get(key)!;
-      const value = load();
-      if (entries.size >= maxEntries) entries.clear();
-      entries.set(key, value);
-      return value;
-    },
     /**
-     * `get` with an asynchronous load (a store's read, issue 35): the cached value at once, without a promise,
-     * when it is there (a hot path stays synchronous); else the load's promise. Its value is kept unless the
-     * cache was emptied or invalidated while it ran (it may predate that change).
+     * The cached value at once, without a promise, when it is there (a hot path stays synchronous); else the
+     * load's promise (a store's read). Its value is kept unless the cache was emptied or invalidated while it ran
+     * (it may predate that change).
      */
     lookup(key: K, load: () => Promise<V>): V | Promise<V> {
       fresh();

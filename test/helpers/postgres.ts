@@ -16,8 +16,9 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { SQL } from "bun";
-import { openPostgres, type Db } from "../../src/db/client";
-import { migratePostgres } from "../../src/db/postgres/migrate";
+import type { Db } from "../../src/db/client";
+import { openPostgres } from "../../src/db/postgres/engine";
+import { migratePostgresAsync } from "../../src/db/postgres/migrate";
 
 function binDir(): string | null {
   const root = "/usr/lib/postgresql";
@@ -153,10 +154,9 @@ export async function freshPostgresDatabase(prefix = "sb_test"): Promise<string>
   return url.toString();
 }
 
-/** `n` instances of the appliance on one fresh, migrated database: a connection each. The caller closes them. */
+/** `n` instances of the appliance on one fresh, migrated database: a pool each. The caller closes them. */
 export async function postgresInstances(n: number): Promise<Db[]> {
   const url = await freshPostgresDatabase();
-  const first = openPostgres(url);
-  migratePostgres(first, { version: "test" });
-  return [first, ...Array.from({ length: n - 1 }, () => openPostgres(url))];
+  await migratePostgresAsync(url, { version: "test" });
+  return Array.from({ length: n }, () => openPostgres(url));
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config/config.load";
 import type { Config } from "../../src/config/config.schema";
-import { openDatabase, openPostgres, type Db } from "../../src/db/client";
+import type { Db } from "../../src/db/client";
 import { buildDeps, openStorage, type Deps } from "../../src/deps";
 import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
@@ -99,13 +99,11 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "sb-test-"));
   const url = TEST_ENGINE === "postgres" ? (databaseOfDir.get(dir) ?? (await freshPostgresDatabase())) : undefined;
   if (url) databaseOfDir.set(dir, url); // a restart with `dataDir` finds its database again
-  const storage = url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir };
-  const config: Config = parseConfig(
-    { storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...(opts.config ?? {}) },
-    { env: {} },
-  );
+  const { storage: storageOpts, ...rest } = (opts.config ?? {}) as { storage?: Record<string, unknown> };
+  const storage = { ...(url ? { data_dir: dir, driver: "postgres", url } : { data_dir: dir }), ...storageOpts };
+  const config: Config = parseConfig({ storage, license: { file: join(dir, "license.json") }, channels: sandboxChannels(), ...rest }, { env: {} });
   const clock = opts.realTime ? createOffsetClock(opts.start) : createManualClock(opts.start ?? new Date());
-  const deps: Deps = buildDeps({ config, clock, log: silentLogger, db: url ? openPostgres(url) : openDatabase(join(dir, "switchboard.db")) });
+  const deps: Deps = await buildDeps({ config, clock, log: silentLogger, db: openStorage(config) });
   const existing = opts.dataDir ? await findCompanyBySlug({ db: deps.db, slug: "default" }) : undefined;
   const { company } = existing ? { company: existing } : await createCompany({ db: deps.db, now: deps.now, slug: "default", name: "Default" });
   const balance = parseMicros(opts.balance ?? "100.000000")!;

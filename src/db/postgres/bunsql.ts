@@ -16,7 +16,7 @@
  */
 import { SQL, type ReservedSQL } from "bun";
 import { AppError } from "../../platform/errors";
-import { toPgConflictTarget, toPgParams } from "./compat";
+import { asTextBeforeJson, toPgConflictTarget, toPgParams } from "./portable";
 
 export type PgParam = string | number | bigint | boolean | null | undefined | Uint8Array;
 type Row = Record<string, unknown>;
@@ -61,6 +61,8 @@ export interface PgPool extends PgRunner {
   /** Resolves when the database answers (readiness); rejects with STORAGE_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Statements sent so far (BEGIN, COMMIT and savepoints included): what a unit of work costs in round trips. */
+  readonly statements: number;
 }
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505, 40P01, 57014 …). */
@@ -180,20 +182,13 @@ function objects({ rows, names }: Result): Row[] {
   });
 }
 
-/**
- * NB! `$1::json` → `$1::text::json`. Bun reads each parameter's type from the server and, for json and jsonb,
- * encodes the value as JSON itself: our JSON text would arrive as one JSON string (`"[\"a\"]"`, a scalar)
- * instead of the array it spells. Typed as text first, it goes as it is, and the server parses it.
- */
-export const asTextBeforeJson = (text: string): string => text.replace(/(\$\d+)::(jsonb?)\b/g, "$1::text::$2");
-
 // ------------------------------------------------------------------ the pool
 
 export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const { poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 30000, marginMs = 1000, listenCheckMs = 5000 } = options;
   /** The longest a call waits for anything: a connection, or the answer to a statement. */
   const deadlineMs = Math.max(connectTimeoutMs, statementTimeoutMs) + marginMs;
-  // libpq.ts's SESSION_SETTINGS, sent in the start-up message of every connection (no round trip of their own;
+  // The session settings, sent in the start-up message of every connection (no round trip of their own;
   // a reconnected session has them too). NB! lock_timeout under statement_timeout: a blocked statement answers
   // 55P03 (lock not available) rather than a generic 57014.
   const connection = {
@@ -205,6 +200,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const newClient = (max: number) => new SQL(url, { max, connectionTimeout: connectTimeoutMs / 1000, connection, prepare: true });
   let sql = newClient(poolSize);
   let closed = false;
+  let statements = 0;
   /** The LISTEN subscriptions still open: close() ends them too. */
   const listening = new Set<() => Promise<void>>();
 
@@ -231,6 +227,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   /** One statement on `client`, bounded by the deadline; `onDeaf` runs when it was sent and never answered. */
   async function execute(client: SQL, text: string, params: readonly PgParam[], onDeaf: () => void): Promise<Result> {
     if (closed) throw new StorageUnavailableError("the pool is closed", "08003");
+    statements++;
     const query = client.unsafe(pgText(text), params.map(toParam)).values();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -417,6 +414,9 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
 
   return {
     ...runner(onPool),
+    get statements() {
+      return statements;
+    },
     unit,
     listen,
     async ping() {

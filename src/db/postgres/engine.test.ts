@@ -9,12 +9,12 @@ import { eq } from "drizzle-orm";
 import { companies } from "../../modules/companies/companies.table";
 import { freshPostgresDatabase, postgresAvailable } from "../../../test/helpers/postgres";
 import { storeDb } from "../client";
-import { openPostgresPool } from "./engine";
+import { openPostgres } from "./engine";
 import { migratePostgresAsync } from "./migrate";
 
 describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () => {
   let url: string;
-  let db: ReturnType<typeof openPostgresPool>;
+  let db: ReturnType<typeof openPostgres>;
   let admin: SQL; // another session, as another instance would be
   const count = async (where = "TRUE") => Number((await db.sql(`SELECT count(*) AS n FROM t WHERE ${where}`).get())!.n);
 
@@ -22,7 +22,7 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
     url = await freshPostgresDatabase();
     expect((await migratePostgresAsync(url, { version: "test" })).applied).toBeGreaterThan(0);
     expect((await migratePostgresAsync(url, { version: "test" })).applied).toBe(0); // once
-    db = openPostgresPool(url, { poolSize: 6, statementTimeoutMs: 5000 });
+    db = openPostgres(url, { poolSize: 6, statementTimeoutMs: 5000 });
     admin = new SQL(url, { max: 2 });
     await admin.unsafe("CREATE TABLE t (id bigint PRIMARY KEY, s text)");
   });

@@ -76,7 +76,7 @@ async function runLevel<T>(level: Level, fn: () => T | Promise<T>): Promise<T> {
   return value;
 }
 
-export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
+export function openPostgres(url: string, options: PgEngineOptions = {}): Db & { pool: PgPool; end(): Promise<void> } {
   const pool = openPgPool(url, options);
   const scopes = new AsyncLocalStorage<Scope>();
   const inUnit = (): Scope | undefined => {
@@ -137,6 +137,7 @@ export function openPostgresPool(url: string, options: PgEngineOptions = {}): Db
     s.unit.levels[s.depth]!.tracked.push(work);
   };
   db.inUnit = () => inUnit() !== undefined;
+  db.outside = (fn) => scopes.exit(fn);
   db.beforeCommit = (fn) => {
     mustBeInside("beforeCommit").unit.preCommit.add(fn);
   };

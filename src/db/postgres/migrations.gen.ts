@@ -17,6 +17,7 @@ import m13 from "../../../migrations-pg/0013_contact_merges.sql" with { type: "t
 import m14 from "../../../migrations-pg/0014_messages_scheduled_at.sql" with { type: "text" };
 import m15 from "../../../migrations-pg/0015_templates_review.sql" with { type: "text" };
 import m16 from "../../../migrations-pg/0016_segments.sql" with { type: "text" };
+import m17 from "../../../migrations-pg/0017_media_usage.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -36,6 +37,7 @@ const entries: [string, number, boolean][] = [
   [m14, 1795799123363, true],
   [m15, 1795799327689, true],
   [m16, 1795799662272, true],
+  [m17, 1795819157459, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

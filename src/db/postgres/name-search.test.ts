@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresAvailable } from "../../../test/helpers/postgres";
 import type { Db } from "../client";
-import { openPostgresPool } from "./engine";
+import { openPostgres } from "./engine";
 import { migratePostgresAsync } from "./migrate";
 
 /** FTS5's tokens of each text, in order. */
@@ -39,11 +39,11 @@ async function pgTokens(db: Db, texts: string[]): Promise<string[][]> {
 describe.skipIf(!postgresAvailable())(
   `name search on PostgreSQL splits and folds as FTS5${postgresAvailable() ? "" : ` (skipped: ${POSTGRES_SKIP_REASON})`}`,
   () => {
-    let db: ReturnType<typeof openPostgresPool>;
+    let db: ReturnType<typeof openPostgres>;
     beforeAll(async () => {
       const url = await freshPostgresDatabase("sb_names");
       await migratePostgresAsync(url, { version: "test" });
-      db = openPostgresPool(url);
+      db = openPostgres(url);
     });
     afterAll(() => db?.end());
 

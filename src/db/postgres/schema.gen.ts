@@ -464,6 +464,14 @@ export const mediaProviderIds = pgTable(
   ],
 );
 
+export const mediaUsage = pgTable(
+  "media_usage",
+  {
+    companyId: text("company_id").primaryKey(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+  },
+);
+
 export const messages = pgTable(
   "messages",
   {

@@ -64,7 +64,7 @@ function workerUrl(): string {
 }
 
 /** What a worker thread opens for a connection of its own: the SQLite file (read-only), or the PostgreSQL database. */
-export type CountSource = { file: string } | { url: string };
+export type CountSource = { file: string };
 
 /** One shard counted in a worker thread on its own read-only connection to `source`. */
 export function countInWorker(source: CountSource, q: CountQuery): Promise<number[]> {

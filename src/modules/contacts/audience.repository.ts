@@ -11,10 +11,8 @@
  * Kept free of app imports (db/ and type imports only): the audience-count worker thread loads this file.
  */
 import { Database } from "bun:sqlite";
-import { storeDb, type Db } from "../../db/client";
-import { compactParams, engineOf, jsonTable, jsonValues, perEngine } from "../../db/dialect";
-import { pgDatabase } from "../../db/postgres/compat";
-import { PgConnection, SESSION_SETTINGS } from "../../db/postgres/libpq";
+import { storeDb, type Db, type Param, type StoreDb } from "../../db/client";
+import { compactParams, jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import type { CountQuery, CountSource } from "./audience-count";
 import type { ResolvedFilter } from "./audience-filter";
 import { compileFilter } from "./audience-filter.repository";
@@ -120,7 +118,15 @@ export function createAudienceStore(dbIn: Db) {
     // NB! countSource and countCodes stay on the connection itself: the count is the audience-count worker's
     // code (countAudienceCodes, on a connection of the worker's own), run here only when no worker can start.
     countSource: sync.countSource,
-    countCodes: sync.countCodes,
+    /**
+     * An audience counted by the database (no worker: countSource is null). PostgreSQL counts it as two shards
+     * side by side, on two of the pool's connections.
+     */
+    async countCodes(q: CountQuery): Promise<number[]> {
+      if (db.engine !== "postgres" || q.shard) return sync.countCodes(q);
+      const parts = await Promise.all([0, 1].map((index) => sync.countCodes({ ...q, shard: { of: 2, index } })));
+      return parts[0]!.map((n, k) => n + parts[1]![k]!);
+    },
   };
 }
 
@@ -230,7 +236,7 @@ function createAudienceStoreSync(db: Db) {
      * null for an in-memory database (nothing another connection could see).
      */
     countSource(): CountSource | null {
-      if (db.engine === "postgres") return db.url ? { url: db.url } : null;
+      if (db.engine === "postgres") return null;
       const file = sqlite.filename;
       return file && file !== ":memory:" ? { file } : null;
     },
@@ -243,8 +249,8 @@ function createAudienceStoreSync(db: Db) {
     },
 
     /** A tag audience counted by send facts on this connection (see countAudienceCodes). */
-    countCodes(q: CountQuery): number[] {
-      return countAudienceCodes(sqlite, q);
+    countCodes(q: CountQuery): Promise<number[]> {
+      return countAudienceCodes(db.engine === "postgres" ? { engine: "postgres", sql: db.sql } : { engine: "sqlite", sqlite }, q);
     },
   };
 }
@@ -264,10 +270,13 @@ const CODES = 54;
  * costs two covering-index probes (identity, consent), plus one of contact_channel_state when the channel's
  * window applies. On any connection: the instance's, or a worker's own (`openAudienceCountStore`).
  */
-export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
+/** Where countAudienceCodes runs its statements: a SQLite connection (the worker's, or the instance's), or a store's db.sql. */
+export type CountConnection = { engine: "sqlite"; sqlite: Database } | { engine: "postgres"; sql: StoreDb["sql"] };
+
+export async function countAudienceCodes(conn: CountConnection, q: CountQuery): Promise<number[]> {
   const n = new Array<number>(CODES).fill(0);
   if (!q.filter && !q.tagIds.length) return n;
-  const pg = engineOf(sqlite) === "postgres";
+  const pg = conn.engine === "postgres";
   const shardOf = (id: string) => (q.shard ? `AND ${pg ? `ascii(right(${id}, 1))` : `unicode(substr(${id}, -1))`} % ${q.shard.of} = ${q.shard.index}` : "");
   const shard = shardOf("ct.contact_id");
   const tagParams = q.tagIds.map((_, i) => `?${i + 5}`).join(", ");
@@ -308,42 +317,42 @@ export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
   const args = [q.companyId, q.channel, q.channelAccountId, q.since ?? 0, ...(filter ? filter.params : q.tagIds)];
   // PostgreSQL: no INDEXED BY (its planner picks contacts_blocked_idx for the few blocked rows), and every
   // parameter must be used (the member count does not use the company, nor the cut-off without a window).
-  const run = (sql: string) => {
-    // NB! A filter's text differs with its tree: prepared for this count only, not kept in the statement cache.
-    if (!pg) {
-      if (!q.filter) return sqlite.query(sql).values(...args) as [number][];
-      const st = sqlite.prepare(sql);
-      try {
-        // (A count of members only may use no parameter past ?1: bun binds exactly as many as the text numbers.)
-        return st.values(...args.slice(0, st.paramsCount)) as [number][];
-      } finally {
-        st.finalize();
-      }
+  const run = async (sql: string): Promise<[number][]> => {
+    if (conn.engine === "postgres") {
+      const c = compactParams(sql, args);
+      return (await conn.sql(c.sql).values(...(c.args as Param[]))) as [number][];
     }
-    const c = compactParams(sql, args);
-    return sqlite.query(c.sql).values(...c.args) as [number][];
+    // NB! A filter's text differs with its tree: prepared for this count only, not kept in the statement cache.
+    if (!q.filter) return conn.sqlite.query(sql).values(...(args as never[])) as [number][];
+    const st = conn.sqlite.prepare(sql);
+    try {
+      // (A count of members only may use no parameter past ?1: bun binds exactly as many as the text numbers.)
+      return st.values(...(args.slice(0, st.paramsCount) as never[])) as [number][];
+    } finally {
+      st.finalize();
+    }
   };
   if (q.membersOnly) {
     // Members only (a segment count): one number from the engine, no row per member.
-    n[0] = Number(run(`SELECT count(*) FROM (${members}) m`)[0]![0]);
+    n[0] = Number((await run(`SELECT count(*) FROM (${members}) m`))[0]![0]);
     return n;
   }
   // PostgreSQL counts in SQL: one row per code instead of one per member through the driver (a million rows
   // of text at 1M members were most of the estimate). SQLite counts in JS: its rows cost no copy, and a GROUP BY
   // would sort. Returns [code, members] pairs.
-  const counted = (from: string): [number, number][] => {
-    if (pg) return run(`SELECT x.k, count(*) FROM (${code(from)}) x(k) GROUP BY x.k`).map((r) => [Number(r[0]), Number((r as unknown[])[1])]);
+  const counted = async (from: string): Promise<[number, number][]> => {
+    if (pg) return (await run(`SELECT x.k, count(*) FROM (${code(from)}) x(k) GROUP BY x.k`)).map((r) => [Number(r[0]), Number((r as unknown[])[1])]);
     const byCode = new Array<number>(CODES).fill(0);
-    for (const [k] of run(code(from))) byCode[k]!++;
+    for (const [k] of await run(code(from))) byCode[k]!++;
     return byCode.flatMap((c, k): [number, number][] => (c ? [[k, c]] : []));
   };
-  for (const [k, c] of counted(`(${members}) m`)) n[k]! += c;
+  for (const [k, c] of await counted(`(${members}) m`)) n[k]! += c;
   if (q.filter) return n;
   // From the blocked contacts to their tags: \`id IN (members)\` built the whole audience first (~270 ms of a
   // shard's ~1.2 s at 1,000,000 members with none blocked).
   const inAudience = q.match === "all" ? q.tagIds.map((_, i) => tagged("c.id", `= ?${i + 5}`)).join(" AND ") : tagged("c.id", `IN (${tagParams})`);
   const blocked = `(SELECT c.id FROM contacts c ${pg ? "" : "INDEXED BY contacts_blocked_idx "}WHERE c.company_id = ?1 AND c.blocked = 1 ${shardOf("c.id")} AND ${inAudience}) m`;
-  for (const [k, c] of counted(blocked)) {
+  for (const [k, c] of await counted(blocked)) {
     n[k]! -= c;
     n[k + 9]! += c;
   }
@@ -351,27 +360,11 @@ export function countAudienceCodes(sqlite: Database, q: CountQuery): number[] {
 }
 
 /**
- * The audience-count worker thread's store, on a read-only connection of its own to `source` — to the SQLite
- * file, or to the PostgreSQL database (a session of its own, so the instance's event loop stays free while the
- * server counts, and the two shards count in parallel there). Close it when done.
+ * The audience-count worker thread's store, on a read-only connection of its own to the SQLite file (PostgreSQL
+ * counts on the instance's pool: the server does the work and the event loop waits for nothing). Close it when done.
  */
-export function openAudienceCountStore(source: CountSource): { countCodes(q: CountQuery): number[]; close(): void } {
-  let conn: Database;
-  let close = () => {};
-  try {
-    if ("url" in source) {
-      const pg = new PgConnection(source.url, { setup: `${SESSION_SETTINGS}; SET default_transaction_read_only = on` });
-      close = () => pg.close();
-      conn = pgDatabase(pg);
-    } else {
-      const sqlite = new Database(source.file, { readonly: true });
-      close = () => sqlite.close();
-      sqlite.exec("PRAGMA busy_timeout = 5000");
-      conn = sqlite;
-    }
-  } catch (e) {
-    close();
-    throw e;
-  }
-  return { countCodes: (q) => countAudienceCodes(conn, q), close };
+export function openAudienceCountStore(source: CountSource): { countCodes(q: CountQuery): Promise<number[]>; close(): void } {
+  const sqlite = new Database(source.file, { readonly: true });
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  return { countCodes: (q) => countAudienceCodes({ engine: "sqlite", sqlite }, q), close: () => sqlite.close() };
 }

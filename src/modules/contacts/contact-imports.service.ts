@@ -222,17 +222,15 @@ export async function runImport({
         t = { created: 0, updated: 0, failed: 0, kept: 0, errors: [], erroredRows: 0 };
         const started = performance.now();
         // PostgreSQL, fast mode: the rows' writes are held and sent as a few multi-row statements at the end (the
-        // store's HeldImportWrites), up to HELD_ROWS rows a transaction; a round trip per statement was what an
-        // import cost there. Safe mode writes each row at once (its savepoint must be able to take it back).
-        let end = rows.length;
-        try {
-          const at = now().getTime();
-          const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
-          await contacts.deferSearchIndex();
-          if (!safe) {
-            const upTo = Math.min(rows.length, from + (count ?? HELD_ROWS));
-            if (await contacts.holdImportWrites(companyId, identitiesOf(rows, from, upTo))) end = upTo;
-          }
+        // store's HeldImportWrites, held by this chain alone: API writes run beside it in units of their own), up
+        // to HELD_ROWS rows a transaction; a round trip per statement was what an import cost there. Safe mode
+        // writes each row at once (its savepoint must be able to take it back).
+        const at = now().getTime();
+        const tagIds = safe ? undefined : new Map<string, string>(); // a row's savepoint may take a new tag back
+        await contacts.deferSearchIndex();
+        const hold = !safe && contacts.holdsImportWrites;
+        const end = hold ? Math.min(rows.length, from + (count ?? HELD_ROWS)) : rows.length;
+        await contacts.withImportWrites(hold ? { companyId, identities: identitiesOf(rows, from, end) } : null, async () => {
           for (i = from; i < end && (count === null ? i === from || performance.now() - started < budget : i < from + count); i++) {
             const r = rows[i]!;
             if ("errors" in r) {
@@ -258,14 +256,10 @@ export async function runImport({
             }
           }
           rowsDone = performance.now();
-          await contacts.sendImportWrites();
-          await contacts.flushSearchIndex();
-          for (const [row, pointer, message] of t.errors) await store.insertImportError(importId, row, pointer, message);
-          await store.addProgress(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
-        } finally {
-          // (Sent already unless the unit failed.) Inside the unit: the group's next items must not send them.
-          contacts.dropImportWrites();
-        }
+        });
+        await contacts.flushSearchIndex();
+        for (const [row, pointer, message] of t.errors) await store.insertImportError(importId, row, pointer, message);
+        await store.addProgress(importId, { processed: i - from, created: t.created, updated: t.updated, failed: t.failed, consentKept: t.kept });
       },
       { background: true },
     );

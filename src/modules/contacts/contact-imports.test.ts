@@ -279,6 +279,11 @@ describe("POST /contacts/import", () => {
   });
 });
 
+/** Runs statements one by one (DDL of the test's own, on either engine). */
+const exec = async (...statements: string[]) => {
+  for (const text of statements) await app.deps.db.sql(text).run();
+};
+
 describe("import rows: worker thread and inline reader agree", () => {
   test("a row over MAX_ROW_CHARS fails alone (NDJSON and CSV) without being held in memory whole", async () => {
     const { checkedBatches, MAX_ROW_CHARS } = await import("./import-rows");
@@ -334,14 +339,13 @@ describe("import rows: worker thread and inline reader agree", () => {
   });
 
   test("a row the database refuses after its first write fails alone; the rows around it are imported", async () => {
-    const sqlite = app.deps.db.$client;
-    // A constraint of the database's own that refuses one row (SQLite: RAISE(ABORT) in a trigger, a
-    // SQLITE_CONSTRAINT_TRIGGER; PostgreSQL: a trigger raising SQLSTATE 23000, integrity constraint violation).
-    sqlite.exec(
-      app.deps.db.engine === "sqlite"
-        ? "CREATE TRIGGER fail_tag BEFORE INSERT ON tags WHEN new.name = 'explode' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"
-        : `CREATE FUNCTION fail_tag() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$;
-           CREATE TRIGGER fail_tag BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode') EXECUTE FUNCTION fail_tag()`,
+    await exec(
+      ...(app.deps.db.engine === "sqlite"
+        ? ["CREATE TRIGGER fail_tag BEFORE INSERT ON tags WHEN new.name = 'explode' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"]
+        : [
+            "CREATE FUNCTION fail_tag() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$",
+            "CREATE TRIGGER fail_tag BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode') EXECUTE FUNCTION fail_tag()",
+          ]),
     );
     try {
       const raw = [
@@ -359,20 +363,21 @@ describe("import rows: worker thread and inline reader agree", () => {
         failed: 1,
         errors: [{ row: 2, pointer: "/", message: "not stored: tag refused" }],
       });
-      const values = sqlite.query("SELECT value FROM contact_identities WHERE value LIKE 'redo%' ORDER BY value").all();
+      const values = await app.deps.db.sql("SELECT value FROM contact_identities WHERE value LIKE 'redo%' ORDER BY value").all();
       expect(values).toEqual([{ value: "redo1@example.com" }, { value: "redo3@example.com" }]); // row 2's contact and identity rolled back with it
     } finally {
-      sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag" : "DROP TRIGGER fail_tag ON tags; DROP FUNCTION fail_tag()");
+      await exec(...(app.deps.db.engine === "sqlite" ? ["DROP TRIGGER fail_tag"] : ["DROP TRIGGER fail_tag ON tags", "DROP FUNCTION fail_tag()"]));
     }
   });
 
   test("API writes made while an import runs commit beside its transactions (units of the group commit); a refused row still fails alone", async () => {
-    const sqlite = app.deps.db.$client;
-    sqlite.exec(
-      app.deps.db.engine === "sqlite"
-        ? "CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags WHEN new.name = 'explode2' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"
-        : `CREATE FUNCTION fail_tag2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$;
-           CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode2') EXECUTE FUNCTION fail_tag2()`,
+    await exec(
+      ...(app.deps.db.engine === "sqlite"
+        ? ["CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags WHEN new.name = 'explode2' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"]
+        : [
+            "CREATE FUNCTION fail_tag2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$",
+            "CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode2') EXECUTE FUNCTION fail_tag2()",
+          ]),
     );
     try {
       // The refused row makes its transaction fail and be redone in safe mode, where the failing row's
@@ -398,7 +403,7 @@ describe("import rows: worker thread and inline reader agree", () => {
       expect(await n("beside%@import.test")).toBe(2999);
       expect(await n("api%@beside.test")).toBe(statuses.length);
     } finally {
-      sqlite.exec(app.deps.db.engine === "sqlite" ? "DROP TRIGGER fail_tag2" : "DROP TRIGGER fail_tag2 ON tags; DROP FUNCTION fail_tag2()");
+      await exec(...(app.deps.db.engine === "sqlite" ? ["DROP TRIGGER fail_tag2"] : ["DROP TRIGGER fail_tag2 ON tags", "DROP FUNCTION fail_tag2()"]));
     }
   });
 });
@@ -543,11 +548,11 @@ describe("one transaction's rows depend on each other (PostgreSQL holds their wr
           optIn: i % 2 === 0,
         }),
       );
-      const pg = (own.deps.db.$client as unknown as { pg: { counts: { statements: number; roundTrips: number } } }).pg;
+      const pool = (own.deps.db as unknown as { pool: { statements: number } }).pool;
       const r = await own.request("POST", "/contacts/import", { raw: rows.join("\n"), headers: { "content-type": "application/x-ndjson" } });
-      const before = { ...pg.counts };
+      const before = pool.statements;
       await own.deps.queue.drain();
-      const statements = pg.counts.statements - before.statements;
+      const statements = pool.statements - before;
       const imp = (await own.request("GET", `/contacts/imports/${r.body.data.id}`)).body.data;
       expect(imp).toMatchObject({ status: "completed", created: 3000, failed: 0 });
       // Row by row this was ~6 statements a row (18,000); held, ~15 a transaction of up to 1,000 rows.

@@ -210,6 +210,7 @@ async function countCodes({
   const store = audienceStore(db);
   const filter = audience.type === "filter" ? audience.filter : null;
   const q = { ...base, tagIds: tags.tagIds, match: tags.match, filter };
+  // Counted by the database itself where no worker thread can open it (PostgreSQL; SQLite in memory).
   const source = store.countSource();
   if (!source) return store.countCodes({ ...q, shard: null });
   try {

@@ -16,7 +16,7 @@ import { EVENT_TYPES } from "../../platform/events/event-types";
 import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";
-import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { createTestApp, TEST_ENGINE, type TestApp } from "../../../test/helpers/test-app";
 import { unsubscribeFor } from "../unsubscribe/unsubscribe.module";
 import { contactMergeStore, MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
 
@@ -410,6 +410,102 @@ describe("a merge racing a send to the merged-away contact loses nothing", () =>
       expect(await rowsOf("messages", b)).toEqual([]);
       expect((await rowsOf("messages", a)).length).toBe(2);
     });
+});
+
+describe("a send or upsert that resolves the merged-away contact while the merge is under way (PostgreSQL: units side by side)", () => {
+  // The merge is held after it moved every row but before it commits; the send starts then. Read committed, the
+  // send still sees the identity and the contact as they were: without a row lock it wrote its message and
+  // conversation on the contact being merged away, after the merge had moved that contact's rows.
+  for (const to of ["phone", "contactId"] as const)
+    test.if(TEST_ENGINE === "postgres")(`to.${to}: the send waits for the merge, then lands on the contact it went into`, async () => {
+      const phone = `+1415555014${to === "phone" ? 1 : 2}`;
+      const a = await upsert({ identities: [{ channel: "email", value: `held-${to}@example.com` }] });
+      const b = await upsert({ identities: [{ channel: "whatsapp", value: phone }] });
+      await inbound(app, "whatsapp", { phone }, "hi");
+      const store = contactMergeStore(app.deps.db);
+      const original = store.keepEarlierCreatedAt;
+      let reached!: () => void;
+      const atGate = new Promise<void>((r) => (reached = r));
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      store.keepEarlierCreatedAt = async (...args) => {
+        reached();
+        await gate;
+        return await original(...args);
+      };
+      try {
+        const merging = merge(a, b);
+        await atGate;
+        let settled = false;
+        const sending = app
+          .request("POST", "/messages", {
+            body: { channel: "whatsapp", to: to === "phone" ? { phone } : { contactId: b }, type: "text", text: "during the merge" },
+          })
+          .finally(() => (settled = true));
+        await Bun.sleep(300);
+        expect(settled).toBe(false); // it waits for the merge's lock on the contact
+        open();
+        expect((await merging).status).toBe(200);
+        const sent = await sending;
+        if (to === "contactId") {
+          // It named the merged-away contact itself: gone (404), nothing written for it.
+          expect(sent.status).toBe(404);
+        } else {
+          expect([sent.status, sent.body.error]).toEqual([202, undefined]);
+          const message = (await app.request("GET", `/messages/${sent.body.data.id}`)).body.data;
+          expect(message.contactId).toBe(a);
+          expect((await app.request("GET", `/conversations/${message.conversationId}`)).body.data.contact?.id).toBe(a);
+        }
+        expect(await rowsOf("messages", b)).toEqual([]);
+        expect(await rowsOf("conversations", b)).toEqual([]);
+      } finally {
+        store.keepEarlierCreatedAt = original;
+        open();
+      }
+    });
+
+  test.if(TEST_ENGINE === "postgres")("an upsert adding an identity to the merged-away contact waits too; the identity lands on the target", async () => {
+    const a = await upsert({ identities: [{ channel: "email", value: "held-up-a@example.com" }] });
+    const b = await upsert({ identities: [{ channel: "email", value: "held-up-b@example.com" }] });
+    const store = contactMergeStore(app.deps.db);
+    const original = store.keepEarlierCreatedAt;
+    let reached!: () => void;
+    const atGate = new Promise<void>((r) => (reached = r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    store.keepEarlierCreatedAt = async (...args) => {
+      reached();
+      await gate;
+      return await original(...args);
+    };
+    try {
+      const merging = merge(a, b);
+      await atGate;
+      const upserting = app.request("POST", "/contacts", {
+        body: {
+          identities: [
+            { channel: "email", value: "held-up-b@example.com" },
+            { channel: "telegram", value: "7070" },
+          ],
+        },
+      });
+      await Bun.sleep(200);
+      open();
+      expect((await merging).status).toBe(200);
+      const up = await upserting;
+      // Without the hold it updated B (200, B's id) and its new identity stayed on the tombstone.
+      expect([up.status, up.body.data?.contact?.id]).toEqual([200, a]);
+      expect((await app.request("GET", `/contacts/${a}`)).body.data.identities.map((i: { value: string }) => i.value).sort()).toEqual([
+        "7070",
+        "held-up-a@example.com",
+        "held-up-b@example.com",
+      ]);
+      expect(await rowsOf("contact_identities", b)).toEqual([]);
+    } finally {
+      store.keepEarlierCreatedAt = original;
+      open();
+    }
+  });
 });
 
 describe("every table with a contact column has a merge rule", () => {

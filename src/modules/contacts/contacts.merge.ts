@@ -15,9 +15,13 @@
  * through `survivingContactId`. Webhook deliveries already written (the outbox) are left as they are: they report
  * what was true when they happened.
  *
- * Concurrency: a send or an inbound message that resolves a contact does so inside its own write transaction,
- * and on both engines writes take turns on one connection, so each lands wholly before the merge (its rows then
- * move) or wholly after it (the identity then belongs to the target).
+ * Concurrency: a send, an inbound message, an upsert or a consent change holds the contact it writes for
+ * (contacts store `holdContact`) until its unit ends, and the merge locks both contacts (`lockForMerge`) before it
+ * reads or moves anything, so each of those lands wholly before the merge (its rows then move) or wholly after it
+ * (it waits, finds the merged-away contact gone and looks its identity up again: it belongs to the target now).
+ * On SQLite writes take turns on one connection, which gives the same order by itself; on PostgreSQL units run
+ * side by side (read committed) and only the row locks do — without them a send that read the identity before
+ * the merge committed wrote its message on the merged-away contact after the merge had moved that contact's rows.
  */
 import type { Db } from "../../db/client";
 import { notFound, validationFailed } from "../../platform/errors";
@@ -65,10 +69,8 @@ export async function mergeContacts({
   const contacts = contactsStore(db);
   const merge = contactMergeStore(db);
   return await db.unit(async () => {
-    const target = await contacts.contactById(companyId, id);
-    if (!target) throw notFound("Contact");
-    const source = await contacts.contactById(companyId, fromContactId);
-    if (!source) throw notFound("Contact");
+    const { target, source } = await contacts.lockForMerge(companyId, id, fromContactId);
+    if (!target || !source) throw notFound("Contact");
     const at = now().getTime();
 
     await merge.moveIdentities(companyId, source.id, target.id);

@@ -5,6 +5,7 @@
  * *.table.ts remain the schema of record. Every function is asynchronous (issue 35's store contract: one
  * awaited statement each) and meant to run inside the caller's unit; none starts or ends a transaction.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { storeDb, type Db, type StoreDb } from "../../db/client";
 import { jsonValues, perEngine, type Engine } from "../../db/dialect";
 import { CHANNELS } from "../../channels/channel.types";
@@ -124,6 +125,9 @@ const TOP = "\u{10FFFF}";
  * accent folding as FTS5's). Both take what `nameMatch` builds for the engine.
  */
 const SQL = perEngine((e) => ({
+  // NB! The same text as contactById on SQLite (one prepared statement); the lock only on PostgreSQL (holdContact).
+  holdContact: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL${e === "sqlite" ? "" : " FOR KEY SHARE"}`,
+  lockForMerge: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id IN (?1, ?2) AND c.company_id = ?3 AND c.deleted_at IS NULL ORDER BY c.id${e === "sqlite" ? "" : " FOR UPDATE"}`,
   identitiesOf: `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`,
   consentsOf: `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
        WHERE contact_id IN (${jsonValues(e)})`,
@@ -154,11 +158,18 @@ function nameMatch(q: string, engine: Engine): string | null {
  * from the owners of the batch's identities read in one statement beforehand (and kept up to date by
  * `insertIdentity`), and `consentOf` answers for the contacts created in the batch from what is held. Every
  * other store call sends what is held first, so nothing reads past a held row.
+ * NB! Held by the import's own chain of awaits (AsyncLocalStorage, `withImportWrites`), not by the connection:
+ * on PostgreSQL units run side by side, and an API upsert running beside the import must neither answer from
+ * the import's owners nor have its rows held (and sent) by the import's transaction — nor send the import's
+ * rows in its own (what a per-Db state did: rows of one transaction written by another, which then waited on
+ * each other's locks).
  * NB! Errors of held rows (a constraint) surface when they are sent, at the end: the whole transaction fails,
  * which the import redoes row by row in safe mode (nothing held there) — as for any other non-CONFLICT failure.
  * NB! Not for code that rolls back to a savepoint: held rows written after it would survive the rollback.
  */
 export interface HeldImportWrites {
+  /** The connection (Db) whose unit holds them: a chain reaching another Db's stores does not see them. */
+  db: Db;
   companyId: string;
   /** `channel \0 value` → its identity row, or null when none (the batch's identities, then what it inserts). */
   owners: Map<string, RawIdentity | null>;
@@ -172,10 +183,17 @@ export interface HeldImportWrites {
   links: unknown[][];
   /** Tag ids linked (held) per created contact. */
   linked: Map<string, Set<string>>;
+  /** Sent or dropped: work the chain started that outlives `withImportWrites` (tracked subscribers) writes at once. */
+  ended: boolean;
 }
 
-/** The held writes of a connection (shared by the contacts and tags stores); null when nothing is held. */
-export const heldImportWrites = perConnection((_db): { held: HeldImportWrites | null; send: () => Promise<void> } => ({ held: null, send: async () => {} }));
+const holding = new AsyncLocalStorage<HeldImportWrites>();
+
+/** The writes the caller's chain holds on this connection (PostgreSQL, inside `withImportWrites`), else null. */
+export function heldImportWritesOf(db: Db): HeldImportWrites | null {
+  const h = holding.getStore();
+  return h !== undefined && h.db === db && !h.ended ? h : null;
+}
 
 /** The multi-row statements of held writes (PostgreSQL): one JSON array parameter of row arrays each, in order. */
 const rowsOf = "jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(v, n)";
@@ -199,6 +217,32 @@ const HELD_SQL = {
 
 const identityKey = (channel: string, value: string) => `${channel}\0${value}`;
 
+/**
+ * Sends what is held, and empties it (taken synchronously first: a second chain of the same unit that sends
+ * meanwhile finds nothing to send twice). The statements go out together, in order, on the unit's connection —
+ * one pipelined round trip — each after the rows it refers to (contacts before identities, consent and links).
+ */
+export async function sendHeldImportWrites(db: StoreDb, h: HeldImportWrites): Promise<void> {
+  const batches: [string, unknown[]][] = [
+    [HELD_SQL.contacts, h.contacts],
+    [HELD_SQL.identities, h.identities],
+    [HELD_SQL.consents, [...h.consents.values()]],
+    [HELD_SQL.history, h.history],
+    [HELD_SQL.links, h.links],
+  ];
+  // What was held is stored now: the created contacts are read from the database again (the owners map stays
+  // true — it already holds what was inserted).
+  h.contacts = [];
+  h.identities = [];
+  h.consents = new Map();
+  h.history = [];
+  h.links = [];
+  h.created = new Set();
+  h.linked = new Map();
+  const sent = batches.filter(([, rows]) => rows.length).map(([text, rows]) => db.sql(text).run(JSON.stringify(rows)));
+  await Promise.all(sent);
+}
+
 function contactsStoreOn(db: StoreDb) {
   const engine = db.engine;
   const sql = SQL[engine];
@@ -209,6 +253,36 @@ function contactsStoreOn(db: StoreDb) {
       const r = (await db
         .sql(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL`)
         .get(id, companyId)) as RawContact | null;
+      return r ? toContactRow(r) : undefined;
+    },
+
+    /**
+     * contactById for a write that attaches rows to the contact (a send's message and conversation, an upsert's
+     * identity, a consent): on PostgreSQL the row is held (FOR KEY SHARE) until the caller's unit ends, so a merge
+     * or a delete (`lockForMerge`, FOR UPDATE) cannot move or erase the contact's rows while they are being
+     * written, and one that got there first is waited for — then the contact is gone (undefined) and the caller
+     * looks again for where its identity went. Sends to one contact do not wait for each other (key-share locks
+     * share), nor for its ordinary updates. SQLite: contactById (one writer; nothing runs beside the unit).
+     */
+    async holdContact(companyId: string, id: string): Promise<ContactRow | undefined> {
+      const r = (await db.sql(sql.holdContact).get(id, companyId)) as RawContact | null;
+      return r ? toContactRow(r) : undefined;
+    },
+
+    /**
+     * The two contacts of a merge, locked (PostgreSQL: FOR UPDATE, in id order so that two merges of overlapping
+     * contacts cannot deadlock) before the merge reads or moves any of their rows: every unit holding one of them
+     * (`holdContact`: a send, an upsert) has committed by then, so the merge sees what it wrote, and every later
+     * one waits for the merge and finds the merged-away contact gone. Undefined for one unknown, foreign or deleted.
+     */
+    async lockForMerge(companyId: string, targetId: string, sourceId: string): Promise<{ target?: ContactRow; source?: ContactRow }> {
+      const rows = ((await db.sql(sql.lockForMerge).all(targetId, sourceId, companyId)) as unknown as RawContact[]).map(toContactRow);
+      return { target: rows.find((r) => r.id === targetId), source: rows.find((r) => r.id === sourceId) };
+    },
+
+    /** One contact locked as `lockForMerge` locks two, for its erasure (DELETE /contacts/{id}). */
+    async lockForErase(companyId: string, id: string): Promise<ContactRow | undefined> {
+      const r = (await db.sql(sql.lockForMerge).get(id, id, companyId)) as RawContact | null;
       return r ? toContactRow(r) : undefined;
     },
 
@@ -464,19 +538,19 @@ function contactsStoreOn(db: StoreDb) {
       : async (): Promise<void> => {},
 
     /**
-     * Holds the import transaction's writes until `sendImportWrites` (PostgreSQL; see HeldImportWrites), reading
-     * first, in one statement, which contacts own `identities`. Returns whether it holds: SQLite writes each row
-     * at once (a statement there is a function call, not a round trip).
+     * Whether `withImportWrites` holds (PostgreSQL; see HeldImportWrites): SQLite writes each row at once (a
+     * statement there is a function call, not a round trip).
      */
-    async holdImportWrites(_companyId: string, _identities: { channel: string; value: string }[]): Promise<boolean> {
-      return false;
+    holdsImportWrites: false as boolean,
+
+    /**
+     * Runs fn (an import transaction's rows, inside its unit) with their writes held (PostgreSQL, when `hold` is
+     * given: see HeldImportWrites), reading first, in one statement, which contacts own `hold.identities`; sends
+     * what fn held when it returns, inside the unit, before its commit. SQLite (or no `hold`): fn as it is.
+     */
+    async withImportWrites<T>(_hold: { companyId: string; identities: { channel: string; value: string }[] } | null, fn: () => Promise<T>): Promise<T> {
+      return await fn();
     },
-
-    /** Sends what is held and stops holding (inside the transaction, before its commit). */
-    async sendImportWrites(): Promise<void> {},
-
-    /** Forgets what is held (the transaction rolled back). */
-    dropImportWrites(): void {}, // (in memory alone)
   };
   return store;
 }
@@ -495,37 +569,20 @@ export function createContactsStore(dbIn: Db): BaseStore {
  */
 function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
   const db = storeDb(dbIn);
-  const shared = heldImportWrites(dbIn);
-  const run = async (text: string, rows: unknown[]) => {
-    if (rows.length) await db.sql(text).run(JSON.stringify(rows));
-  };
-  const send = async () => {
-    const h = shared.held;
-    if (!h || !(h.contacts.length || h.identities.length || h.consents.size || h.history.length || h.links.length)) return;
-    await run(HELD_SQL.contacts, h.contacts);
-    await run(HELD_SQL.identities, h.identities);
-    await run(HELD_SQL.consents, [...h.consents.values()]);
-    await run(HELD_SQL.history, h.history);
-    await run(HELD_SQL.links, h.links);
-    // What was held is stored now: the created contacts are read from the database again (the owners map stays
-    // true — it already holds what was inserted).
-    h.contacts = [];
-    h.identities = [];
-    h.consents = new Map();
-    h.history = [];
-    h.links = [];
-    h.created = new Set();
-    h.linked = new Map();
-  };
-  shared.send = send;
+  const current = () => heldImportWritesOf(dbIn);
+  const send = (h: HeldImportWrites) => sendHeldImportWrites(db, h);
   const store = {} as Record<string, unknown>;
   for (const [name, f] of Object.entries(base) as [string, (...a: unknown[]) => unknown][])
     store[name] = async (...a: unknown[]) => {
-      if (shared.held) await send();
+      const h = current();
+      if (h) await send(h);
       return await f(...a);
     };
   const sending = { ...store } as unknown as BaseStore; // (the overrides below fall back to these)
-  const held = (companyId: string) => (shared.held?.companyId === companyId ? shared.held : null);
+  const held = (companyId: string) => {
+    const h = current();
+    return h?.companyId === companyId ? h : null;
+  };
   const overrides: Partial<BaseStore> = {
     async identityByValue(companyId, channel, value) {
       const h = held(companyId);
@@ -554,7 +611,7 @@ function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
       return { companyId: i.companyId, contactId: i.contactId, channel: i.channel, value: i.value, status: i.status as "verified", createdAt: new Date(i.at) };
     },
     async consentOf(contactId, channel) {
-      const h = shared.held;
+      const h = current();
       if (!h?.created.has(contactId)) return sending.consentOf(contactId, channel);
       const c = h.consents.get(`${contactId}\0${channel}`);
       return c && { contactId: c[0], channel: c[1], status: c[3], source: c[4], updatedAt: c[5] };
@@ -565,15 +622,19 @@ function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
       h.consents.set(`${c.contactId}\0${c.channel}`, [c.contactId, c.channel, c.companyId, c.status, c.source, c.at]);
       h.history.push([newId(), c.companyId, c.contactId, c.channel, c.status, c.source, c.at]);
     },
-    async holdImportWrites(companyId, identities) {
-      if (shared.held) await send();
-      const keys = identities.map((i) => [i.channel, i.value]);
+    holdsImportWrites: true,
+    async withImportWrites(hold, fn) {
+      if (!hold) return await fn();
+      const outer = current();
+      if (outer) await send(outer);
+      const keys = hold.identities.map((i) => [i.channel, i.value]);
       const owners = new Map<string, RawIdentity | null>(keys.map(([channel, value]) => [identityKey(channel!, value!), null]));
       if (keys.length)
-        for (const r of (await db.sql(HELD_SQL.owners).all(JSON.stringify(keys), companyId)) as unknown as RawIdentity[])
+        for (const r of (await db.sql(HELD_SQL.owners).all(JSON.stringify(keys), hold.companyId)) as unknown as RawIdentity[])
           owners.set(identityKey(r.channel, r.value), { ...r, created_at: Number(r.created_at) });
-      shared.held = {
-        companyId,
+      const h: HeldImportWrites = {
+        db: dbIn,
+        companyId: hold.companyId,
         owners,
         created: new Set(),
         contacts: [],
@@ -582,15 +643,16 @@ function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
         history: [],
         links: [],
         linked: new Map(),
+        ended: false,
       };
-      return true;
-    },
-    async sendImportWrites() {
-      await send();
-      shared.held = null;
-    },
-    dropImportWrites() {
-      shared.held = null;
+      // fn's chain holds; what it held is sent (in its unit) when it ends well, and forgotten when it throws.
+      try {
+        const value = await holding.run(h, fn);
+        await send(h);
+        return value;
+      } finally {
+        h.ended = true;
+      }
     },
   };
   return Object.assign(store, overrides) as BaseStore;

@@ -87,6 +87,23 @@ async function requireContact(st: Stores, companyId: string, id: string): Promis
   return row;
 }
 
+/**
+ * requireContact for a unit that writes to the contact: held until the unit ends (contacts store `holdContact`), so
+ * a merge or a delete beside it (PostgreSQL) waits for it, or it for them — then 404, the contact being gone.
+ */
+async function holdContact(st: Stores, companyId: string, id: string): Promise<ContactRow> {
+  const row = await st.contacts.holdContact(companyId, id);
+  if (!row) throw notFound("Contact");
+  return row;
+}
+
+/**
+ * How often a write looks an identity up again when the contact it named was merged away (or deleted) while it
+ * waited for that contact (`holdContact`): each round waited for a merge that has committed since, so a second
+ * look finds the identity's new owner; a third covers a chain of merges. More means rows that disagree.
+ */
+const HOLD_ROUNDS = 3;
+
 // ------------------------------------------------------------------------------------------ contract
 
 /** The contact owning this identity (value normalised first; a pending `@username` matches too). */
@@ -145,13 +162,15 @@ export async function contactSendFacts({
   companyId: string;
   contactId: string;
   channel: string;
-  /** The contact's row when the caller read it in this transaction (not read again). */
+  /** The contact's row when the caller read (and held) it in this unit (findOrCreateContactByIdentity): not read again. */
   contact?: { id: string; companyId: string; blocked: boolean };
   /** The identity the caller addresses (found by its value in this transaction): the one the facts are about. */
   identity?: IdentityRow;
 }): Promise<{ identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined> {
   const store = contactsStore(db);
-  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : await store.contactById(companyId, contactId);
+  // Held (holdContact) when read here: the send writes its message on this contact in the same unit, and a merge
+  // beside it must not move the contact's rows before that message exists (or after, without it).
+  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : await store.holdContact(companyId, contactId);
   if (!c) return undefined;
   const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : await store.identityOfContact(contactId, channel);
   return { identity: addressed, blocked: c.blocked, consent: (await store.consentOf(contactId, channel))?.status ?? "unknown" };
@@ -189,31 +208,47 @@ export async function findOrCreateContactByIdentity({
   // Callers let a throw reach their own unit (resolveRecipient rethrows it with another pointer).
   return await db.join(async () => {
     const at = now().getTime();
-    let identity = await store.identityByValue(companyId, channel, n.value);
-    if (!identity && username) {
-      const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
-      const pending = await store.identityByValue(companyId, channel, handle);
-      if (pending && pending.status === "pending" && n.status === "verified") {
-        await store.resolveIdentity(pending, n.value);
-        identity = { ...pending, value: n.value, status: "verified" };
-        await fillNames(store, identity.contactId, displayName, at);
-        await store.touchContact(identity.contactId, at);
-        events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
-        return { contact: (await store.contactById(companyId, identity.contactId))!, identity, created: false };
+    // The identity's contact is held (holdContact) before anything is written for it: a merge beside this unit
+    // (PostgreSQL) then waits until it has committed, and moves what it wrote. One that got there first makes it
+    // wait, and the contact is gone once it may go on: the identity is looked up again (its owner now).
+    for (let round = 1; ; round++) {
+      let identity = await store.identityByValue(companyId, channel, n.value);
+      if (!identity && username) {
+        const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
+        const pending = await store.identityByValue(companyId, channel, handle);
+        if (pending && pending.status === "pending" && n.status === "verified") {
+          if (!(await store.holdContact(companyId, pending.contactId))) {
+            if (round < HOLD_ROUNDS) continue;
+            throw notFound("Contact");
+          }
+          await store.resolveIdentity(pending, n.value);
+          identity = { ...pending, value: n.value, status: "verified" };
+          await fillNames(store, identity.contactId, displayName, at);
+          await store.touchContact(identity.contactId, at);
+          events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
+          return { contact: (await store.contactById(companyId, identity.contactId))!, identity, created: false };
+        }
       }
+      if (identity) {
+        let contact = await store.holdContact(companyId, identity.contactId);
+        if (!contact) {
+          if (round < HOLD_ROUNDS) continue;
+          throw notFound("Contact");
+        }
+        if (await fillNames(store, identity.contactId, displayName, at)) {
+          events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
+          contact = (await store.contactById(companyId, identity.contactId))!; // (its names as filled)
+        }
+        return { contact, identity, created: false };
+      }
+      if (!create) return null;
+      const [firstName, lastName] = splitName(displayName);
+      const id = newId();
+      await store.insertContact({ id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
+      const created = await store.insertIdentity({ companyId, contactId: id, channel, value: n.value, status: n.status, at });
+      events.emit({ companyId, type: "contact.created", data: { contact: await shapeOf(st, companyId, id) } });
+      return { contact: (await store.contactById(companyId, id))!, identity: created, created: true };
     }
-    if (identity) {
-      if (await fillNames(store, identity.contactId, displayName, at))
-        events.emit({ companyId, type: "contact.updated", data: { contact: await shapeOf(st, companyId, identity.contactId) } });
-      return { contact: (await store.contactById(companyId, identity.contactId))!, identity, created: false };
-    }
-    if (!create) return null;
-    const [firstName, lastName] = splitName(displayName);
-    const id = newId();
-    await store.insertContact({ id, companyId, firstName, lastName, city: null, country: null, customFields: {}, at });
-    const created = await store.insertIdentity({ companyId, contactId: id, channel, value: n.value, status: n.status, at });
-    events.emit({ companyId, type: "contact.created", data: { contact: await shapeOf(st, companyId, id) } });
-    return { contact: (await store.contactById(companyId, id))!, identity: created, created: true };
   });
 }
 
@@ -260,7 +295,7 @@ export async function setConsent(
   const st = storesOf(db);
   // In the caller's unit when there is one (no savepoint: a throw undoes the caller's writes too, as `within` did).
   await db.join(async () => {
-    await requireContact(st, companyId, contactId);
+    await holdContact(st, companyId, contactId);
     const at = now().getTime();
     const changed = await applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
     if (changed.length) {
@@ -411,9 +446,18 @@ export async function applyUpsert({
   const { identities, tags: tagNames, customFields: fields } = checked;
   const st = storesOf(db);
   const store = st.contacts;
-  const byContact = await owners(store, companyId, identities);
-  if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
-  const existingId = byContact.keys().next().value as string | undefined;
+  // The owner is held (holdContact) before the first write; one merged away meanwhile (PostgreSQL: a merge
+  // beside this unit committed while it waited) sends it back to the identities, which name the new owner.
+  let byContact: Map<string, CheckedIdentity[]>;
+  let existingId: string | undefined;
+  let row: ContactRow | undefined;
+  for (let round = 1; ; round++) {
+    byContact = await owners(store, companyId, identities);
+    if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
+    existingId = byContact.keys().next().value as string | undefined;
+    if (existingId === undefined || (row = await store.holdContact(companyId, existingId))) break;
+    if (round >= HOLD_ROUNDS) throw notFound("Contact");
+  }
   let changed = false;
   let contactId: string;
 
@@ -431,16 +475,16 @@ export async function applyUpsert({
     });
   } else {
     contactId = existingId;
-    const row = (await store.contactById(companyId, contactId))!;
+    const current = row!; // (held by the loop above, which ends only with it when there is an owner)
     const next = {
-      firstName: pick(checked.firstName, row.firstName),
-      lastName: pick(checked.lastName, row.lastName),
-      city: pick(checked.city, row.city),
-      country: pick(checked.country, row.country),
-      customFields: mergeCustomFields(row.customFields, fields),
-      blocked: row.blocked,
+      firstName: pick(checked.firstName, current.firstName),
+      lastName: pick(checked.lastName, current.lastName),
+      city: pick(checked.city, current.city),
+      country: pick(checked.country, current.country),
+      customFields: mergeCustomFields(current.customFields, fields),
+      blocked: current.blocked,
     };
-    if (fieldsDiffer(next, row)) {
+    if (fieldsDiffer(next, current)) {
       await store.updateContactFields(contactId, { ...next, at });
       changed = true;
     }
@@ -540,7 +584,7 @@ export async function patchContact({
 
   return await db.join(async () => {
     const at = now().getTime();
-    const row = await requireContact(st, companyId, id);
+    const row = await holdContact(st, companyId, id);
     let changed = false;
     const next = {
       firstName: pick(text(input.firstName), row.firstName),
@@ -591,7 +635,10 @@ export async function patchContact({
 export async function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
   const st = storesOf(db);
   return await db.join(async () => {
-    const row = await requireContact(st, companyId, id);
+    // Locked as a merge locks it: a send or an upsert holding the contact commits first (its rows are then
+    // erased with the rest), and one coming later waits and finds it gone.
+    const row = (await st.contacts.lockForErase(companyId, id)) ?? null;
+    if (!row) throw notFound("Contact");
     const at = now().getTime();
     await st.contacts.eraseContact(id, at);
     const contact: Contact = {
@@ -622,6 +669,7 @@ export async function addTags({ db, events, now, companyId, id, tags }: WriteDep
   const names = checkTags(tags, errors)!;
   errors.throwIfAny();
   return await db.join(async () => {
+    await holdContact(st, companyId, id);
     const at = now().getTime();
     if ((await st.tags.addContactTags(id, await st.tags.ensureTags(companyId, names, at), at)) > 0) {
       await st.contacts.touchContact(id, at);
@@ -637,7 +685,7 @@ export async function addTags({ db, events, now, companyId, id, tags }: WriteDep
 export async function removeTag({ db, events, now, companyId, id, tagName }: WriteDeps & { companyId: string; id: string; tagName: string }): Promise<Contact> {
   const st = storesOf(db);
   return await db.join(async () => {
-    await requireContact(st, companyId, id);
+    await holdContact(st, companyId, id);
     const tag = await st.tags.tagByName(companyId, tagName.trim());
     if (!tag) throw notFound("Tag");
     if ((await st.tags.removeContactTag(id, tag.id)) > 0) {
@@ -662,7 +710,7 @@ export async function changeConsent({
 }: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Promise<Contact> {
   const st = storesOf(db);
   return await db.join(async () => {
-    await requireContact(st, companyId, id);
+    await holdContact(st, companyId, id);
     const have = new Set((await st.contacts.identitiesOf([id])).map((i) => i.channel));
     const errors = new DetailCollector();
     channels.forEach((c, i) => {

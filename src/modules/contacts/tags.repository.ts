@@ -7,7 +7,7 @@ import { storeDb, type Db, type StoreDb } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { newId } from "../../platform/ids";
 import { perConnection } from "../../db/per-connection";
-import { heldImportWrites } from "./contacts.repository";
+import { heldImportWritesOf, sendHeldImportWrites } from "./contacts.repository";
 
 export interface TagWithCount {
   id: string;
@@ -109,11 +109,11 @@ export function createTagsStore(dbIn: Db): BaseStore {
   // PostgreSQL: an import's held writes (contacts.repository.ts HeldImportWrites) hold the tag links of the
   // contacts it creates; every other function but those that touch only tags sends what is held first.
   // NB! A new function here that reads or writes contact_tags must be added to this list (or it reads past held links).
-  const shared = heldImportWrites(dbIn);
   const sendFirst =
     <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
-      if (shared.held) await shared.send();
+      const h = heldImportWritesOf(dbIn);
+      if (h) await sendHeldImportWrites(storeDb(dbIn), h);
       return await f(...a);
     };
   return {
@@ -123,7 +123,7 @@ export function createTagsStore(dbIn: Db): BaseStore {
     contactTagIds: sendFirst(store.contactTagIds),
     tagNamesOf: sendFirst(store.tagNamesOf),
     async addContactTags(contactId, tagIds, at) {
-      const h = shared.held;
+      const h = heldImportWritesOf(dbIn);
       if (!h?.created.has(contactId)) return await sendFirst(store.addContactTags)(contactId, tagIds, at);
       let linked = h.linked.get(contactId);
       if (!linked) h.linked.set(contactId, (linked = new Set()));

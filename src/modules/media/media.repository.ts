@@ -1,8 +1,8 @@
 /**
- * The media store: every read and write of the media and media_provider_ids tables. Callers hold the
- * transaction; nothing here opens one.
+ * The media store: every read and write of the media, media_usage and media_provider_ids tables. Callers
+ * hold the transaction; nothing here opens one.
  */
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { storeDb, type Db } from "../../db/client";
 import { media, mediaProviderIds } from "./media.table";
 import { perConnection } from "../../db/per-connection";
@@ -11,6 +11,14 @@ export type MediaRow = typeof media.$inferSelect;
 
 export function createMediaStore(dbIn: Db) {
   const db = storeDb(dbIn);
+  const used = db.sql("SELECT bytes FROM media_usage WHERE company_id = ?");
+  // The guard is the quota: the row changes only when the bytes still fit (a refused upload changes nothing).
+  const reserve = db.sql("UPDATE media_usage SET bytes = bytes + ?1 WHERE company_id = ?2 AND bytes + ?1 <= ?3");
+  const open = db.sql("INSERT INTO media_usage (company_id, bytes) VALUES (?, 0) ON CONFLICT (company_id) DO NOTHING");
+  const release = db.sql("UPDATE media_usage SET bytes = bytes - ? WHERE company_id = ?");
+  // RETURNING: the size given back is the deleted row's, read in the statement that deletes it — of two units
+  // deleting one row side by side, only the one that deleted it gets a size.
+  const remove = db.sql("DELETE FROM media WHERE id = ? AND company_id = ? RETURNING size");
   return {
     async ofCompany(companyId: string, id: string): Promise<MediaRow | undefined> {
       return await db
@@ -32,25 +40,30 @@ export function createMediaStore(dbIn: Db) {
         .limit(limit)
         .all();
     },
-    /** Bytes of media a company holds. */
-    async companyBytes(companyId: string): Promise<number> {
-      const row = await db
-        .select({ total: sql<number>`coalesce(sum(${media.size}), 0)` })
-        .from(media)
-        .where(eq(media.companyId, companyId))
-        .get();
-      return Number(row?.total ?? 0);
+    /** Bytes of media a company holds (its counter; 0 before its first upload). */
+    async usedBytes(companyId: string): Promise<number> {
+      return ((await used.get(companyId)) as { bytes: number } | null)?.bytes ?? 0;
+    },
+    /**
+     * Adds `bytes` to the company's counter unless that takes it over `quotaBytes`: false (nothing changed)
+     * when it would. A company's first upload opens its row.
+     */
+    async reserveBytes(companyId: string, bytes: number, quotaBytes: number): Promise<boolean> {
+      if ((await reserve.run(bytes, companyId, quotaBytes)).changes > 0) return true;
+      // Refused, or no row yet: open it (a concurrent opener's row is waited for, then kept) and ask again.
+      await open.run(companyId);
+      return (await reserve.run(bytes, companyId, quotaBytes)).changes > 0;
+    },
+    /** Takes `bytes` off the company's counter (a deleted file's). */
+    async releaseBytes(companyId: string, bytes: number): Promise<void> {
+      await release.run(bytes, companyId);
     },
     async insertMedia(row: MediaRow): Promise<void> {
       await db.insert(media).values(row).run();
     },
-    /** True when a row was deleted. */
-    async deleteMedia(companyId: string, id: string): Promise<boolean> {
-      const res = await db
-        .delete(media)
-        .where(and(eq(media.id, id), eq(media.companyId, companyId)))
-        .run();
-      return res.changes > 0;
+    /** The deleted row's size, or null when there was no such row (its cached provider ids cascade). */
+    async deleteMedia(companyId: string, id: string): Promise<number | null> {
+      return ((await remove.get(id, companyId)) as { size: number } | null)?.size ?? null;
     },
 
     // ---------------------------------------------------------------- provider ids

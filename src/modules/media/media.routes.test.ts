@@ -1,6 +1,6 @@
 /** /media end to end through the real app: upload, read back, checks, quota, delete, isolation. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ACCOUNTS, BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
@@ -268,6 +268,40 @@ describe("quota under concurrency", () => {
     expect(companyFiles().filter((f) => f.endsWith(".tmp"))).toEqual([]);
     const ok = results.find((r) => r.status === 201)!.body.data.id;
     expect((await app.request("DELETE", `/media/${ok}`)).status).toBe(200);
+  });
+});
+
+/** The company's quota counter (media_usage), and what its media rows and files add up to. */
+async function usage(companyId = app.company.id) {
+  const counter = ((await app.deps.db.sql("SELECT bytes FROM media_usage WHERE company_id = ?").get(companyId)) as { bytes: number } | null)?.bytes ?? 0;
+  const rows = Number(((await app.deps.db.sql("SELECT coalesce(sum(size), 0) AS n FROM media WHERE company_id = ?").get(companyId)) as { n: number }).n);
+  const dir = join(app.dir, "media", companyId);
+  const files = companyFiles(companyId).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+  return { counter, rows, files };
+}
+
+describe("quota counter under concurrency (media_usage, DESIGN §15)", () => {
+  test("5 uploads side by side that fit 3 at a time: exactly three 201s; the counter is the files' sum", async () => {
+    const quota = 1024 * 1024;
+    const start = await usage();
+    expect(start.counter).toBe(start.rows); // what the earlier tests left is counted
+    const room = quota - start.counter;
+    const size = Math.floor(room / 3); // 3 × size fits, 4 × size does not
+    expect(4 * size).toBeGreaterThan(room);
+    const one = () => upload({ bytes: new Uint8Array(size), type: "application/octet-stream", name: "third.bin" });
+    const results = await Promise.all([one(), one(), one(), one(), one()]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 422, 422]);
+    for (const r of results.filter((r) => r.status === 422)) expect(r.body.error.code).toBe("STORAGE_LIMIT_REACHED");
+    expect(await usage()).toEqual({ counter: start.counter + 3 * size, rows: start.counter + 3 * size, files: start.files + 3 * size });
+    expect(companyFiles().filter((f) => f.endsWith(".tmp"))).toEqual([]);
+
+    // Deletes give the bytes back, each once: the same media deleted twice side by side is one 200 and one 404.
+    const [first, ...rest] = results.filter((r) => r.status === 201).map((r) => r.body.data.id as string);
+    const twice = await Promise.all([app.request("DELETE", `/media/${first}`), app.request("DELETE", `/media/${first}`)]);
+    expect(twice.map((r) => r.status).sort()).toEqual([200, 404]);
+    expect((await usage()).counter).toBe(start.counter + 2 * size);
+    for (const id of rest) expect((await app.request("DELETE", `/media/${id}`)).status).toBe(200);
+    expect(await usage()).toEqual(start);
   });
 });
 

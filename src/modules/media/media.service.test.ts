@@ -15,6 +15,7 @@ async function seed(companyId = app.company.id) {
   await insertMedia({
     db: app.deps.db,
     row: { id, companyId, filename: "a.png", mimeType: "image/png", size: 3, sha256: "x", path: `/tmp/${id}`, createdAt: app.deps.now(), apiKeyId: null },
+    quotaBytes: 1 << 30,
   });
   return id;
 }

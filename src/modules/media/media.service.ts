@@ -54,15 +54,32 @@ export async function listMedia({ db, companyId, limit, before }: { db: Db; comp
   return await mediaStore(db).list({ companyId, limit, before });
 }
 
-/** Bytes of media a company holds, for the quota. */
+/** Bytes of media a company holds (its media_usage counter), for the quota's cheap pre-check. */
 export async function companyMediaBytes({ db, companyId }: { db: Db; companyId: string }): Promise<number> {
-  return await mediaStore(db).companyBytes(companyId);
+  return await mediaStore(db).usedBytes(companyId);
 }
 
-export async function insertMedia({ db, row }: { db: Db; row: MediaRow }): Promise<void> {
-  await mediaStore(db).insertMedia(row);
+/**
+ * Inserts the row and adds its size to the company's counter, unless that takes the counter over
+ * `quotaBytes`: false then, and nothing is written. In the caller's unit (or one of its own).
+ */
+export async function insertMedia({ db, row, quotaBytes }: { db: Db; row: MediaRow; quotaBytes: number }): Promise<boolean> {
+  const store = mediaStore(db);
+  return await db.join(async () => {
+    // NB! The reservation is the quota check: a SUM read here would let two units side by side both see room.
+    if (!(await store.reserveBytes(row.companyId, row.size, quotaBytes))) return false;
+    await store.insertMedia(row);
+    return true;
+  });
 }
 
+/** Deletes the row and gives its bytes back to the company's counter, in one unit. True when a row was deleted. */
 export async function deleteMediaRow({ db, companyId, id }: { db: Db; companyId: string; id: string }): Promise<boolean> {
-  return await mediaStore(db).deleteMedia(companyId, id);
+  const store = mediaStore(db);
+  return await db.join(async () => {
+    const size = await store.deleteMedia(companyId, id);
+    if (size === null) return false;
+    await store.releaseBytes(companyId, size);
+    return true;
+  });
 }

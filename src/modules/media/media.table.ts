@@ -38,3 +38,16 @@ export const mediaProviderIds = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.mediaId, t.channelAccountId] })],
 );
+
+/**
+ * Bytes of media each company holds: the row that holds the quota (DESIGN §15, guarded counters for limits).
+ * An upload reserves its bytes with one guarded `UPDATE … SET bytes = bytes + ? WHERE … AND bytes + ? <= quota`
+ * in the unit that inserts its media row, so uploads running side by side cannot both take the last room; a
+ * delete gives them back in the unit that deletes the row. Opened by the company's first upload; the migration
+ * that created it (`…_media_usage`) filled it from the media rows there were. No foreign key: media rows have
+ * none either (and the fill must not fail on a row of a company that is gone).
+ */
+export const mediaUsage = sqliteTable("media_usage", {
+  companyId: text("company_id").primaryKey(),
+  bytes: integer("bytes").notNull(),
+});

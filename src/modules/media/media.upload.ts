@@ -61,15 +61,14 @@ export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
   errors.throwIfAny("The file is not accepted");
   const mimeType = (mime as { mimeType: string }).mimeType;
 
-  // Cheap pre-check so an over-quota upload is not even written; re-checked in the transaction below,
-  // where concurrent uploads are serialised.
+  // Cheap pre-check (one counter row) so an over-quota upload is not even written. Not the check: uploads
+  // running side by side all pass it; the reservation in the unit below is what holds the quota.
   if ((await companyMediaBytes({ db: a.db, companyId: a.companyId })) + size > a.quotaBytes) throw quotaError(a.quotaBytes);
 
   const id = newId();
   const written = await writeMediaFile({ source: a.file, dir: mediaDir(a.dataDir, a.companyId), id });
   try {
     return await a.commit(async () => {
-      if ((await companyMediaBytes({ db: a.db, companyId: a.companyId })) + written.size > a.quotaBytes) throw quotaError(a.quotaBytes);
       const row: MediaRow = {
         id,
         companyId: a.companyId,
@@ -81,7 +80,7 @@ export async function uploadMedia(a: UploadArgs): Promise<MediaRow> {
         createdAt: a.now(),
         apiKeyId: a.apiKeyId,
       };
-      await insertMedia({ db: a.db, row });
+      if (!(await insertMedia({ db: a.db, row, quotaBytes: a.quotaBytes }))) throw quotaError(a.quotaBytes);
       return row;
     });
   } catch (e) {
@@ -102,7 +101,9 @@ export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: st
         use.kind === "message" ? `The media is used by queued message ${use.id}` : `The media is used by scheduled social post ${use.id}`,
         [{ pointer: "path:id", message: `in use by ${use.kind === "message" ? "message" : "social post"} ${use.id}` }],
       );
-    await deleteMediaRow({ db, companyId, id });
+    // A delete of the same media side by side (PostgreSQL) may have taken the row since it was read: the
+    // loser answers 404 and gives back nothing (only the unit that deleted the row releases its bytes).
+    if (!(await deleteMediaRow({ db, companyId, id }))) throw notFound("Media");
     return r;
   });
   // After the commit: a crash in between leaves an orphan file, never a row without its file.

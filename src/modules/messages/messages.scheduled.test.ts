@@ -414,24 +414,49 @@ describe("scheduled messages: the due job", () => {
   test("cancel raced by the due job: exactly one wins, the balance is exact", async () => {
     app = await createTestApp({ start: START });
     const balance = Number(await balanceOf(app));
+    // The due job's claim of the message (the store's claimDue: its conditional UPDATE to `queued`) calls
+    // `claimed` once it has run, while the job's unit is still open.
+    let claimed: (() => void) | null = null;
+    const statement = app.deps.db.sql.bind(app.deps.db);
+    app.deps.db.sql = (text: string) => {
+      const st = statement(text);
+      if (!/^UPDATE messages SET status = 'queued'/.test(text.trim())) return st;
+      return {
+        ...st,
+        run: async (...args) => {
+          const done = await st.run(...args);
+          claimed?.();
+          return done;
+        },
+      };
+    };
     const ids: string[] = [];
     const outcomes: number[] = [];
-    // Round by round: a message falls due, and its cancel and a drain of the queue start in the same turn —
-    // the cancel first in odd rounds, the drain first in even ones (both orders must come out whole).
+    // Round by round: a message falls due, and a cancel and a drain of the queue race for it — in odd rounds
+    // both start in the same turn, the cancel first; in even ones the cancel starts once the due job has
+    // claimed the message, 0 to 5 turns of the event loop later. NB! Not by event-loop turns from the start:
+    // on PostgreSQL the units run side by side and the drain's unit reaches the claim after a few dozen
+    // statements of its own, so a cancel started in the same turn always got there first and one way was
+    // never taken. Here, on PostgreSQL, the cancel's UPDATE waits for the row the due job's open unit holds
+    // and then finds it moved; on SQLite the job's unit commits before the cancel's begins.
     for (let i = 0; i < 12; i++) {
       const { id } = await schedule(app, reminder(at((i + 1) * HOUR), `+1415555${String(300 + i).padStart(4, "0")}`));
       ids.push(id);
       app.clock.set(new Date(START.getTime() + (i + 1) * HOUR));
       const cancel = () => app.request("POST", `/messages/${id}/cancel`).then((r) => r.status);
       const drain = () => app.deps.queue.drain().then(() => 0);
-      // …and in even ones the cancel a little later each time (0 to 5 turns of the event loop), so the due
-      // job's transaction is sometimes ahead of it.
-      const later = async () => {
+      if (i % 2) {
+        const [status] = await Promise.all([cancel(), drain()]);
+        outcomes.push(status);
+        continue;
+      }
+      const afterClaim = new Promise<void>((resolve) => (claimed = resolve)).then(async () => {
+        claimed = null;
         for (let n = 0; n < i / 2; n++) await new Promise((r) => setImmediate(r));
         return cancel();
-      };
-      const [a, b] = await Promise.all(i % 2 ? [cancel(), drain()] : [drain(), later()]);
-      outcomes.push(i % 2 ? a! : b!);
+      });
+      const [, status] = await Promise.all([drain(), afterClaim]);
+      outcomes.push(status);
     }
     await app.deps.queue.drain();
     let canceled = 0;

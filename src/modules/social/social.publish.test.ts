@@ -9,6 +9,11 @@ import { TiktokPostingFake } from "../../../test/fakes/tiktok-posting.fake";
 import { XFake } from "../../../test/fakes/x.fake";
 import { SOCIAL, sandboxSocialAccounts } from "../../../test/helpers/social";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { eventsOf } from "../../../test/helpers/messaging";
+import { silentLogger } from "../../platform/logger";
+import { socialFor } from "./social.module";
+import { createPublishEngine, type PublishPayload } from "./social.publish";
+import { PUBLISH_JOB } from "./social.service";
 
 const ACC = {
   instagram: "0193a4b2-0000-7000-8000-0000000000d1",
@@ -285,6 +290,68 @@ describe("schedules survive a restart", () => {
       expect(jobs.n).toBe(0);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe("targets settling side by side", () => {
+  test("the last two targets of a post published at the same time: the post is published once, whatever their units' order", async () => {
+    const side = await createTestApp({ config: { social_accounts: sandboxSocialAccounts() } });
+    try {
+      const res = await side.request("POST", "/social/posts", {
+        body: { accountIds: [SOCIAL.x, SOCIAL.facebook], text: "Side by side", scheduledAt: new Date(side.clock.now().getTime() + 60_000).toISOString() },
+      });
+      expect(res.status).toBe(201);
+      const jobs = await side.deps.queue.listJobs({ type: PUBLISH_JOB });
+      expect(jobs.length).toBe(2);
+      // Each target's unit, once it has read the post's targets after writing its own `published`, waits for
+      // the other's to get that far (at most 300 ms): with nothing ordering them, both read the other still
+      // `publishing` (on PostgreSQL, where units run side by side, neither has committed yet) and the post
+      // stayed `publishing`.
+      const s = socialFor(side.deps);
+      let arrived = 0;
+      let bothThere: () => void = () => {};
+      const met = new Promise<void>((resolve) => (bothThere = resolve));
+      const engine = createPublishEngine({
+        repo: {
+          ...s.repo,
+          async targetsOf(postIds) {
+            const rows = await s.repo.targetsOf(postIds);
+            if (!rows.some((t) => t.status === "published")) return rows;
+            if (++arrived === 2) bothThere();
+            await Promise.race([met, Bun.sleep(300)]);
+            return rows;
+          },
+        },
+        unit: side.deps.db.unit,
+        runtime: side.deps.social,
+        events: side.deps.events,
+        now: () => side.clock.now(),
+        log: silentLogger,
+        resolveMedia: async () => undefined,
+        mediaLink: async () => "",
+        onPublished: async () => {},
+      });
+      await Promise.all(
+        jobs.map((j) =>
+          engine.handle({
+            id: j.id,
+            type: PUBLISH_JOB,
+            payload: j.payload as unknown as PublishPayload,
+            attempts: 1,
+            maxAttempts: 8,
+            groupKey: null,
+            runAt: 0,
+            leaseToken: "",
+          }),
+        ),
+      );
+      expect(arrived).toBe(2);
+      const p = (await side.request("GET", `/social/posts/${res.body.data.id}`)).body.data;
+      expect([p.status, p.targets.map((t: any) => t.status)]).toEqual(["published", ["published", "published"]]);
+      expect(eventsOf(side, "social_post.published").filter((e) => e.data.post.id === p.id).length).toBe(1);
+    } finally {
+      await side.close();
     }
   });
 });

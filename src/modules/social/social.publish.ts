@@ -31,6 +31,9 @@ export interface PublishPayload {
 
 export const PUBLISH_MAX_ATTEMPTS = 8;
 
+/** Target statuses no publish job changes any more. */
+const SETTLED = new Set(["published", "failed", "canceled"]);
+
 export function createPublishEngine({
   repo,
   unit,
@@ -56,14 +59,19 @@ export function createPublishEngine({
   /** A target was published (inside the transaction that says so): the first metrics pull is queued here. */
   onPublished: (accountId: string, publishedAt: Date) => Promise<void>;
 }) {
-  /** Derives the post's status from its targets; emits the event when it reaches a final one. Inside a unit. */
-  async function settlePost(postId: string): Promise<void> {
-    const post = await repo.getPostById(postId);
-    if (!post) return;
-    const targets = await repo.targetsOf([postId]);
+  /**
+   * Derives the post's status from its targets; emits the event when it reaches a final one. Inside the unit
+   * that changed a target, `post` locked by it before that change (repo.lockPost). NB! The lock is what makes
+   * this read-then-write right on PostgreSQL: the targets' units run side by side, and without it two of them,
+   * each settling the last but one target, both read the other still `publishing` (neither committed yet) and
+   * the post stayed `publishing` for ever. With it, the later unit waits for the earlier to commit, then reads
+   * its target settled.
+   */
+  async function settlePost(post: PostRow): Promise<void> {
+    const targets = await repo.targetsOf([post.id]);
     const live = targets.filter((t) => t.status !== "canceled");
     if (live.some((t) => t.status === "pending" || t.status === "publishing")) {
-      if (post.status !== "publishing") await repo.updatePost(postId, { status: "publishing", updatedAt: now() });
+      if (post.status !== "publishing") await repo.updatePost(post.id, { status: "publishing", updatedAt: now() });
       return;
     }
     const published = live.filter((t) => t.status === "published");
@@ -71,7 +79,7 @@ export function createPublishEngine({
     if (status === post.status) return;
     const publishedAt = published.length ? new Date(Math.max(...published.map((t) => t.publishedAt!.getTime()))) : null;
     const patch: Partial<PostRow> = { status, publishedAt, updatedAt: now() };
-    await repo.updatePost(postId, patch);
+    await repo.updatePost(post.id, patch);
     const settled = { ...post, ...patch };
     events.emit({
       companyId: post.companyId,
@@ -82,6 +90,8 @@ export function createPublishEngine({
 
   async function succeed(target: TargetRow, result: PublishedPost): Promise<void> {
     await unit(async () => {
+      const post = await repo.lockPost(target.postId);
+      if (!post) return; // deleted meanwhile
       await repo.updateTarget(target.id, {
         status: "published",
         externalId: result.externalId,
@@ -92,14 +102,19 @@ export function createPublishEngine({
         updatedAt: now(),
       });
       await onPublished(target.accountId, result.publishedAt);
-      await settlePost(target.postId);
+      await settlePost(post);
     });
   }
 
-  async function fail(target: TargetRow, code: string, message: string): Promise<void> {
+  /** The target fails (unless it settled meanwhile, or `token` is given and no longer the post's run token). */
+  async function fail(target: TargetRow, code: string, message: string, token?: string): Promise<void> {
     await unit(async () => {
+      const post = await repo.lockPost(target.postId);
+      if (!post || (token !== undefined && post.runToken !== token)) return;
+      const current = await repo.getTarget(target.id);
+      if (!current || SETTLED.has(current.status)) return;
       await repo.updateTarget(target.id, { status: "failed", errorCode: code, errorMessage: message, updatedAt: now() });
-      await settlePost(target.postId);
+      await settlePost(post);
     });
   }
 
@@ -111,25 +126,27 @@ export function createPublishEngine({
   async function handle(job: Job<PublishPayload>): Promise<JobOutcome> {
     const { targetId, token } = job.payload;
     const found = await repo.getTarget(targetId);
-    const post = found && (await repo.getPostById(found.postId));
-    // Deleted, canceled, re-scheduled (another token) or already settled: this job has nothing to do.
-    if (!found || !post || post.runToken !== token || found.status === "published" || found.status === "failed" || found.status === "canceled") return;
+    // Deleted or already settled: this job has nothing to do.
+    if (!found || SETTLED.has(found.status)) return;
 
     const rt = runtime.get(found.accountId);
-    if (!rt) return await fail(found, "ACCOUNT_MISSING", `social account ${found.accountId} is no longer configured`);
+    if (!rt) return await fail(found, "ACCOUNT_MISSING", `social account ${found.accountId} is no longer configured`, token);
 
+    // The target becomes `publishing` under the post's lock, where a cancel or re-schedule (which take it too)
+    // cannot slip between the token check and the write.
     const startedAt = now();
-    const earlierAttempts = found.attempts;
-    await unit(async () => {
-      await repo.updateTarget(found.id, {
-        status: "publishing",
-        attempts: earlierAttempts + 1,
-        firstAttemptAt: found.firstAttemptAt ?? startedAt,
-        updatedAt: startedAt,
-      });
-      await settlePost(post.id);
+    const started = await unit(async () => {
+      const post = await repo.lockPost(found.postId);
+      const current = post && post.runToken === token ? await repo.getTarget(targetId) : undefined;
+      // Canceled, re-scheduled (another token), deleted or settled meanwhile: nothing to do.
+      if (!post || !current || SETTLED.has(current.status)) return null;
+      const patch = { status: "publishing", attempts: current.attempts + 1, firstAttemptAt: current.firstAttemptAt ?? startedAt, updatedAt: startedAt };
+      await repo.updateTarget(current.id, patch);
+      if (post.status !== "publishing") await repo.updatePost(post.id, { status: "publishing", updatedAt: startedAt });
+      return { post, target: { ...current, ...patch }, earlierAttempts: current.attempts };
     });
-    const target = (await repo.getTarget(targetId))!;
+    if (!started) return;
+    const { post, target, earlierAttempts } = started;
 
     const { text, media: stored } = contentOf(post, target);
     const media: PublishMedia[] = [];
@@ -198,11 +215,11 @@ export function createPublishEngine({
       const target = await repo.getTarget(targetId);
       const post = target && (await repo.getPostById(target.postId));
       if (!target || !post || post.runToken !== token || (target.status !== "pending" && target.status !== "publishing")) continue;
-      await fail(target, target.errorCode ?? "PUBLISH_GAVE_UP", target.errorMessage ?? job.lastError ?? "the publish job gave up");
+      await fail(target, target.errorCode ?? "PUBLISH_GAVE_UP", target.errorMessage ?? job.lastError ?? "the publish job gave up", token);
       failed++;
     }
     return failed;
   }
 
-  return { handle, settlePost, failDeadJobs };
+  return { handle, failDeadJobs };
 }

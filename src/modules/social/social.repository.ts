@@ -2,6 +2,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { storeDb, type Db } from "../../db/client";
 import { createAdapterStateRows } from "../../channels/adapter-state.store";
+import { mapRow } from "../../db/rows";
 import { socialAccountDays, socialPlatformMedia, socialPosts, socialPostTargets } from "./social.table";
 
 export type PostRow = typeof socialPosts.$inferSelect;
@@ -13,6 +14,9 @@ export type SocialRepository = ReturnType<typeof createSocialRepository>;
 
 /** adapter_state key of a social account's last analytics pull (ms): durable and shared by every instance. */
 const PULLED_AT = "analytics.pulled_at";
+
+const LOCK_POST = "SELECT * FROM social_posts WHERE id = ?";
+const LOCK_POST_PG = `${LOCK_POST} FOR UPDATE`;
 
 export function createSocialRepository(dbIn: Db) {
   const db = storeDb(dbIn);
@@ -64,6 +68,17 @@ export function createSocialRepository(dbIn: Db) {
         .from(socialPosts)
         .where(and(eq(socialPosts.companyId, companyId), eq(socialPosts.id, id)))
         .get();
+    },
+    /**
+     * The post, its row locked until the unit ends: taken first by every unit that changes a post's targets or
+     * decides its status, so those units of one post run one after another (READ COMMITTED: each statement after
+     * the lock sees what the unit before it committed) and take their locks in one order, post then targets.
+     * `companyId` scopes it to a company (undefined: not that company's post). On SQLite a plain read: the unit
+     * holds the one writer.
+     */
+    async lockPost(id: string, companyId?: string): Promise<PostRow | undefined> {
+      const post = mapRow(socialPosts, (await db.sql(db.engine === "postgres" ? LOCK_POST_PG : LOCK_POST).get(id)) as Record<string, unknown> | null);
+      return companyId === undefined || post?.companyId === companyId ? post : undefined;
     },
     async getPostById(id: string): Promise<PostRow | undefined> {
       return await db.select().from(socialPosts).where(eq(socialPosts.id, id)).get();

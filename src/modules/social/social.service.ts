@@ -102,6 +102,17 @@ export function createSocialService(d: SocialServiceDeps) {
     return post;
   }
 
+  /**
+   * mustGet for a change of the post: its row locked until the caller's unit ends (repo.lockPost), so the
+   * status it checks is the one it writes over — a publish job marking a target `publishing` takes the same
+   * lock — and the post is locked before its targets, the publishing engine's order.
+   */
+  async function mustLock(companyId: string, id: string): Promise<PostRow> {
+    const post = await repo.lockPost(id, companyId);
+    if (!post) throw notFound("Social post");
+    return post;
+  }
+
   async function view(post: PostRow) {
     const targets = await repo.targetsOf([post.id]);
     return postView(post, targets, await repo.metricsOfTargets(targets));
@@ -304,7 +315,7 @@ export function createSocialService(d: SocialServiceDeps) {
      */
     async updatePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof UpdatePostBody.static }) {
       return d.join(async () => {
-        const post = await mustGet(companyId, id);
+        const post = await mustLock(companyId, id);
         if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
         const current = (await repo.targetsOf([post.id])).map((t) => t.accountId);
         const accountIds = input.accountIds ?? current;
@@ -365,7 +376,7 @@ export function createSocialService(d: SocialServiceDeps) {
 
     async schedulePost({ companyId, companySlug, id, input }: { companyId: string; companySlug: string; id: string; input: typeof SchedulePostBody.static }) {
       return d.join(async () => {
-        const post = await mustGet(companyId, id);
+        const post = await mustLock(companyId, id);
         if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be scheduled again`);
         const details = new DetailCollector();
         const when = readWhen(input, details);
@@ -392,7 +403,7 @@ export function createSocialService(d: SocialServiceDeps) {
 
     async cancelPost({ companyId, id }: { companyId: string; id: string }) {
       return d.join(async () => {
-        const post = await mustGet(companyId, id);
+        const post = await mustLock(companyId, id);
         if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be canceled`);
         if (post.status === "canceled" || post.status === "failed") throw new AppError("CONFLICT", `The post is already ${post.status}`);
         const at = now();
@@ -404,7 +415,7 @@ export function createSocialService(d: SocialServiceDeps) {
 
     async approvePost({ companyId, id }: { companyId: string; id: string }) {
       return d.join(async () => {
-        const post = await mustGet(companyId, id);
+        const post = await mustLock(companyId, id);
         if (LOCKED.has(post.status)) throw new AppError("SOCIAL_POST_NOT_EDITABLE", `A ${post.status} post cannot be changed`);
         const at = now();
         await repo.updatePost(post.id, {

@@ -17,18 +17,35 @@ export type SubscriptionCache = ReturnType<typeof createSubscriptionCache>;
 export function createSubscriptionCache(repo: WebhooksRepository) {
   const byCompany = new Map<string, CachedEndpoint[]>();
   const versions = new Map<string, number>(); // invalidations per company
+  // A load in flight per company, shared by the misses that come while it runs: rows emitted in a burst (an
+  // import's held rows answer without a round trip) otherwise each started a query of their own before the
+  // first one answered (hundreds a transaction on PostgreSQL).
+  const loading = new Map<string, Promise<CachedEndpoint[]>>();
 
   /** A company's endpoints: from memory when loaded (no promise: the fan-out runs in every emitting unit), else loaded. */
   function load(companyId: string): CachedEndpoint[] | Promise<CachedEndpoint[]> {
     const entry = byCompany.get(companyId);
     if (entry) return entry;
+    const inFlight = loading.get(companyId);
+    // NB! It runs in the unit that began it (PostgreSQL: on that unit's connection): if it fails there (that
+    // unit's transaction failed), the others load for themselves.
+    if (inFlight) return inFlight.catch(() => load(companyId));
     const version = versions.get(companyId) ?? 0;
-    return repo.subscriptionsOf(companyId).then((rows) => {
-      const loaded = rows.filter((e) => e.enabled).map((e) => ({ id: e.id, matches: compileMatcher(e.events) }));
-      // Not kept when an endpoint write invalidated the company while it loaded (it may predate that write).
-      if ((versions.get(companyId) ?? 0) === version) byCompany.set(companyId, loaded);
-      return loaded;
-    });
+    const pending = repo.subscriptionsOf(companyId).then(
+      (rows) => {
+        const loaded = rows.filter((e) => e.enabled).map((e) => ({ id: e.id, matches: compileMatcher(e.events) }));
+        // Not kept when an endpoint write invalidated the company while it loaded (it may predate that write).
+        if ((versions.get(companyId) ?? 0) === version) byCompany.set(companyId, loaded);
+        if (loading.get(companyId) === pending) loading.delete(companyId);
+        return loaded;
+      },
+      (e) => {
+        if (loading.get(companyId) === pending) loading.delete(companyId);
+        throw e;
+      },
+    );
+    loading.set(companyId, pending);
+    return pending;
   }
   const select = (endpoints: CachedEndpoint[], type: string) => {
     const out: string[] = [];
@@ -44,6 +61,7 @@ export function createSubscriptionCache(repo: WebhooksRepository) {
     },
     invalidate(companyId: string): void {
       byCompany.delete(companyId);
+      loading.delete(companyId); // (a load begun before this write may not see it: the next miss loads anew)
       versions.set(companyId, (versions.get(companyId) ?? 0) + 1);
     },
   };

@@ -77,9 +77,12 @@ export function createQueueStore(dbIn: Db) {
     `SELECT id FROM jobs WHERE type = ${type1} AND group_key = ${unplanned("?2", "TEXT")} AND status = 'pending' AND group_key IS NOT NULL AND run_at <= ?3
      ORDER BY run_at LIMIT ${unplanned("?4", "INTEGER")}`,
   );
+  // NB! The ids were picked without a lock: the row must still be claimable when the UPDATE reaches it. On
+  // PostgreSQL two claims (units side by side, or two instances) may pick the same ids; the second UPDATE waits
+  // for the first's row lock, then sees the claimed row (running, leased past ?3) and leaves it.
   const claimIdsStmt = db.sql(
     `UPDATE jobs SET status = 'running', lease_until = ?1, run_at = ?1, lease_token = ?2, attempts = attempts + 1, updated_at = ?3
-     WHERE id IN (${jsonValues(db.engine, "?4")})
+     WHERE id IN (${jsonValues(db.engine, "?4")}) AND (status = 'pending' AND run_at <= ?3 OR status = 'running' AND run_at < ?3)
      RETURNING id, type, payload, attempts, max_attempts, group_key, run_at, lease_token`,
   );
   const deleteStmt = db.sql(`DELETE FROM jobs WHERE id = ? AND lease_token = ?`);
@@ -95,9 +98,12 @@ export function createQueueStore(dbIn: Db) {
     `UPDATE jobs SET status = 'pending', run_at = ?1, lease_until = NULL, lease_token = NULL, attempts = attempts - 1, updated_at = ?1 WHERE id = ?2 AND lease_token = ?3`,
   );
   const cancelStmt = db.sql(cancelText);
+  // An inline type's due jobs run in the unit that reads them. PostgreSQL: another unit (of this instance or
+  // another) may run that type's jobs at the same time: the rows are locked until this unit ends, and skipped
+  // by the other, so no job runs twice.
   const dueStmt = db.sql(
     `SELECT id, type, payload, attempts, max_attempts, group_key, run_at FROM jobs WHERE type = ${type1} AND status = 'pending' AND run_at <= ?2
-     ORDER BY run_at LIMIT ${unplanned("?3", "INTEGER")}`,
+     ORDER BY run_at LIMIT ${unplanned("?3", "INTEGER")}${skipLocked}`,
   );
   // An inline type's row is only ever `running` if a claiming version of the appliance held it when it stopped.
   const inlineExpiredStmt = db.sql(

@@ -838,7 +838,7 @@ export function createQueue({
     let next = t + pollMs;
     for (const type of handlers.keys()) if (capacity(type) > 0) next = Math.min(next, idleUntil.get(type) ?? t);
     for (const due of groupDueAt.values()) for (const at of due.values()) next = Math.min(next, at);
-    timer = setTimeout(() => void pump(), Math.max(0, next - t));
+    timer = setTimeout(() => void db.outside(pump), Math.max(0, next - t));
   }
 
   function nudge(): void {
@@ -846,7 +846,8 @@ export function createQueue({
     // NB! The next macrotask, not a microtask: nudges come from inside units of work (an enqueue), and a
     // group commit's items await their stores — a microtask would run the pump between them, inside the
     // open transaction, as if it were part of the unit (db.unit). A group ends within its macrotask.
-    setImmediate(() => void pump());
+    // NB! And outside the unit's chain: on PostgreSQL an immediate inherits it (db.outside).
+    setImmediate(() => void db.outside(pump));
   }
 
   /**
