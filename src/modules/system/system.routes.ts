@@ -21,13 +21,20 @@ import { createSystemStore } from "./system.repository";
 /** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
 const sameSecret = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 
+/** How long /readyz waits for the database's answer. */
+const READY_WITHIN_MS = 2000;
+
 export const systemRoutes = (deps: Deps) => {
   const store = createSystemStore(deps.db);
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }))
     .get("/readyz", async ({ set }) => {
       try {
-        await store.ping();
+        // A database that has not answered within READY_WITHIN_MS is not ready: the probe answers 503 then, not
+        // after the pool's deadlines (a black-holed PostgreSQL; a load balancer's check has its own timeout).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("no answer")), READY_WITHIN_MS)));
+        await Promise.race([store.ping(), late]).finally(() => clearTimeout(timer));
         return { status: "ready" };
       } catch {
         set.status = 503;
