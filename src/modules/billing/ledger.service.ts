@@ -33,13 +33,11 @@ export function createLedger({ db, now }: { db: Db; now: () => Date }) {
     // NB! No savepoint of its own: it throws before writing, and its callers' units undo the entry when they
     // roll back (the campaign engine, which catches a 402 and goes on, wraps the send in a unit: a savepoint).
     const entry = await db.join(async () => {
-      const after = await store.adjustBalance(companyId, amount);
-      if (after === null) {
+      const entry = await store.appendEntry({ id: newId(), companyId, kind, amount, messageId, description, createdAt: now() });
+      if (entry === null) {
         const available = await store.balance(companyId);
         throw new AppError("INSUFFICIENT_BALANCE", `Insufficient balance: ${formatMicros(-amount)} needed, ${formatMicros(available)} available`);
       }
-      const entry: LedgerEntry = { id: newId(), companyId, kind, amount, balanceAfter: after, messageId, description, createdAt: now() };
-      await store.insertEntry(entry);
       return entry;
     });
     // After the commit (or the outer transaction's savepoint): an outer rollback would leave a wrong
