@@ -412,6 +412,26 @@ describe("a merge racing a send to the merged-away contact loses nothing", () =>
     });
 });
 
+/** Holds the next merge after it moved every row, before it commits: `atGate` when it is there, `open` lets it go on. */
+function holdMerge() {
+  const store = contactMergeStore(app.deps.db);
+  const original = store.keepEarlierCreatedAt;
+  let reached!: () => void;
+  const atGate = new Promise<void>((r) => (reached = r));
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  store.keepEarlierCreatedAt = async (...args) => {
+    reached();
+    await gate;
+    return await original(...args);
+  };
+  const restore = () => {
+    store.keepEarlierCreatedAt = original;
+    open();
+  };
+  return { atGate, open, restore };
+}
+
 describe("a send or upsert that resolves the merged-away contact while the merge is under way (PostgreSQL: units side by side)", () => {
   // The merge is held after it moved every row but before it commits; the send starts then. Read committed, the
   // send still sees the identity and the contact as they were: without a row lock it wrote its message and
@@ -422,17 +442,7 @@ describe("a send or upsert that resolves the merged-away contact while the merge
       const a = await upsert({ identities: [{ channel: "email", value: `held-${to}@example.com` }] });
       const b = await upsert({ identities: [{ channel: "whatsapp", value: phone }] });
       await inbound(app, "whatsapp", { phone }, "hi");
-      const store = contactMergeStore(app.deps.db);
-      const original = store.keepEarlierCreatedAt;
-      let reached!: () => void;
-      const atGate = new Promise<void>((r) => (reached = r));
-      let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
-      store.keepEarlierCreatedAt = async (...args) => {
-        reached();
-        await gate;
-        return await original(...args);
-      };
+      const { atGate, open, restore } = holdMerge();
       try {
         const merging = merge(a, b);
         await atGate;
@@ -459,25 +469,14 @@ describe("a send or upsert that resolves the merged-away contact while the merge
         expect(await rowsOf("messages", b)).toEqual([]);
         expect(await rowsOf("conversations", b)).toEqual([]);
       } finally {
-        store.keepEarlierCreatedAt = original;
-        open();
+        restore();
       }
     });
 
   test.if(TEST_ENGINE === "postgres")("an upsert adding an identity to the merged-away contact waits too; the identity lands on the target", async () => {
     const a = await upsert({ identities: [{ channel: "email", value: "held-up-a@example.com" }] });
     const b = await upsert({ identities: [{ channel: "email", value: "held-up-b@example.com" }] });
-    const store = contactMergeStore(app.deps.db);
-    const original = store.keepEarlierCreatedAt;
-    let reached!: () => void;
-    const atGate = new Promise<void>((r) => (reached = r));
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    store.keepEarlierCreatedAt = async (...args) => {
-      reached();
-      await gate;
-      return await original(...args);
-    };
+    const { atGate, open, restore } = holdMerge();
     try {
       const merging = merge(a, b);
       await atGate;
@@ -502,8 +501,7 @@ describe("a send or upsert that resolves the merged-away contact while the merge
       ]);
       expect(await rowsOf("contact_identities", b)).toEqual([]);
     } finally {
-      store.keepEarlierCreatedAt = original;
-      open();
+      restore();
     }
   });
 });
