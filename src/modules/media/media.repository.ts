@@ -19,6 +19,12 @@ export function createMediaStore(dbIn: Db) {
   // RETURNING: the size given back is the deleted row's, read in the statement that deletes it — of two units
   // deleting one row side by side, only the one that deleted it gets a size.
   const remove = db.sql("DELETE FROM media WHERE id = ? AND company_id = ? RETURNING size");
+  // PostgreSQL: a send or a post that will use the file holds its row until its unit ends (FOR KEY SHARE), so a
+  // DELETE (which locks the row first) waits for it and then sees the message or post that uses it — or, taken
+  // first, makes the use wait and find the file gone. Uses do not wait for each other. (SQLite: one writer.)
+  const hold = db.sql(
+    `SELECT id, path, mime_type AS "mimeType", filename, size FROM media WHERE id = ? AND company_id = ?${db.engine === "postgres" ? " FOR KEY SHARE" : ""}`,
+  );
   return {
     async ofCompany(companyId: string, id: string): Promise<MediaRow | undefined> {
       return await db
@@ -26,6 +32,10 @@ export function createMediaStore(dbIn: Db) {
         .from(media)
         .where(and(eq(media.id, id), eq(media.companyId, companyId)))
         .get();
+    },
+    /** What a send or a post needs of a file it will use, held against a delete until the caller's unit ends. */
+    async holdForUse(companyId: string, id: string): Promise<Pick<MediaRow, "id" | "path" | "mimeType" | "filename" | "size"> | undefined> {
+      return ((await hold.get(id, companyId)) as Pick<MediaRow, "id" | "path" | "mimeType" | "filename" | "size"> | null) ?? undefined;
     },
     async exists(id: string): Promise<boolean> {
       return !!(await db.select({ id: media.id }).from(media).where(eq(media.id, id)).get());

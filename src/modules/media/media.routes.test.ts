@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ACCOUNTS, BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import { ACCOUNTS, BASE, createTestApp, TEST_ENGINE, type TestApp } from "../../../test/helpers/test-app";
 import { inbound } from "../../../test/helpers/messaging";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 import { newId } from "../../platform/ids";
 import { DISPATCH_JOB } from "../messages/messages.service";
+import { mediaStore } from "./media.repository";
 
 // Minimal but sniffable contents.
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 4]);
@@ -374,6 +375,47 @@ describe("with the messaging engine", () => {
     expect(msg.body.data.status).not.toBe("queued");
     expect((await app.request("DELETE", `/media/${id}`)).status).toBe(200);
   });
+
+  test.if(TEST_ENGINE === "postgres")(
+    "a DELETE racing a send that holds the file (units side by side): the DELETE waits for the send, then answers 409",
+    async () => {
+      await inbound(app, "whatsapp", { phone: "+14155550198" }, "hi", 60_000);
+      const up = await upload({ bytes: JPEG, type: "image/jpeg", name: "race.jpg", channel: "whatsapp" });
+      const id = up.body.data.id;
+      // The send is held inside its unit just after it took the file (holdForUse), before it commits.
+      const store = mediaStore(app.deps.db);
+      const original = store.holdForUse;
+      let reached!: () => void;
+      const atGate = new Promise<void>((r) => (reached = r));
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      store.holdForUse = async (...args) => {
+        const row = await original(...args);
+        reached();
+        await gate;
+        return row;
+      };
+      try {
+        const sending = app.request("POST", "/messages", {
+          body: { channel: "whatsapp", to: { phone: "+14155550198" }, type: "media", media: { mediaId: id } },
+        });
+        await atGate;
+        let settled = false;
+        const deleting = app.request("DELETE", `/media/${id}`).finally(() => (settled = true));
+        await Bun.sleep(300);
+        expect(settled).toBe(false); // the DELETE waits for the send's hold on the row
+        open();
+        expect((await sending).status).toBe(202);
+        const del = await deleting;
+        // Without the hold it deleted the file under the queued message (200).
+        expect([del.status, del.body.error?.code]).toEqual([409, "MEDIA_IN_USE"]);
+        expect((await app.request("GET", `/media/${id}`)).status).toBe(200);
+      } finally {
+        store.holdForUse = original;
+        open();
+      }
+    },
+  );
 });
 
 describe("companies are isolated", () => {

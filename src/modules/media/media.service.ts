@@ -29,6 +29,15 @@ export async function findStoredMedia({ db, companyId, mediaId, channelAccountId
   return storedMedia(row, channelAccountId ? await store.providerMediaId(mediaId, channelAccountId) : undefined);
 }
 
+/**
+ * A file a new message or post will use (its type and size), held against DELETE /media until the caller's unit
+ * ends (PostgreSQL: units side by side; media.usage.ts's check then sees the use). Undefined when there is none.
+ */
+export async function holdMediaForUse({ db, companyId, mediaId }: { db: Db; companyId: string; mediaId: string }): Promise<StoredMedia | undefined> {
+  const row = await mediaStore(db).holdForUse(companyId, mediaId);
+  return row ? { id: row.id, path: row.path, mimeType: row.mimeType, filename: row.filename, size: row.size } : undefined;
+}
+
 /** Remembers the provider's id of an upload of `mediaId` through `channelAccountId` (replaces an older one). */
 export async function rememberProviderMediaId({ db, now, mediaId, channelAccountId, providerMediaId }: ProviderMediaId): Promise<void> {
   // The media may have been deleted while the send was in flight: nothing to cache then (and the FK

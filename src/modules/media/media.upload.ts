@@ -94,6 +94,12 @@ export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: st
   const row = await db.unit(async () => {
     const r = await getMedia({ db, companyId, id });
     if (!r) throw notFound("Media");
+    // The row first, then the check: the DELETE locks it (PostgreSQL) after every unit that holds it for a use
+    // (holdMediaForUse) has committed, so the check below sees that use; a use that starts later waits for this
+    // unit and finds the file gone — or, when the check refuses, there after all (the DELETE rolls back).
+    // A delete of the same media side by side may have taken the row since it was read: the loser answers 404
+    // and gives back nothing (only the unit that deleted the row releases its bytes).
+    if (!(await deleteMediaRow({ db, companyId, id }))) throw notFound("Media");
     const use = await mediaInUse({ db, companyId, mediaId: id });
     if (use)
       throw new AppError(
@@ -101,9 +107,6 @@ export async function deleteMedia({ db, companyId, id }: { db: Db; companyId: st
         use.kind === "message" ? `The media is used by queued message ${use.id}` : `The media is used by scheduled social post ${use.id}`,
         [{ pointer: "path:id", message: `in use by ${use.kind === "message" ? "message" : "social post"} ${use.id}` }],
       );
-    // A delete of the same media side by side (PostgreSQL) may have taken the row since it was read: the
-    // loser answers 404 and gives back nothing (only the unit that deleted the row releases its bytes).
-    if (!(await deleteMediaRow({ db, companyId, id }))) throw notFound("Media");
     return r;
   });
   // After the commit: a crash in between leaves an orphan file, never a row without its file.

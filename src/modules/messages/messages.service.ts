@@ -24,7 +24,7 @@ import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
 import { getCompany } from "../companies/companies.service";
 import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
-import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
+import { findStoredMedia, holdMediaForUse, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { INTERACTIVE_LIMITS, SCHEDULE_LIMITS, type MessageRecord, type SendMessageInput } from "./messages.model";
@@ -536,7 +536,7 @@ function pricesInMicros(prices: Record<string, string>): Map<string, number> {
 
 /** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
 export async function mediaRef(deps: Pick<Deps, "db">, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
-  const m = await findStoredMedia({ db: deps.db, companyId, mediaId });
+  const m = await holdMediaForUse({ db: deps.db, companyId, mediaId });
   if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
   const max = runtime.adapter.capabilities.media[m.mimeType];
   if (max === undefined || m.size > max)

@@ -4,7 +4,7 @@
  */
 import type { Deps } from "../../deps";
 import { getCompany } from "../companies/companies.service";
-import { findStoredMedia, getMedia } from "../media/media.service";
+import { findStoredMedia, holdMediaForUse } from "../media/media.service";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { createAdapterStateStore } from "../../channels/adapter-state";
 import { createAnalytics } from "./social.analytics";
@@ -36,7 +36,7 @@ function createSocialModule(deps: Deps) {
     queue: deps.queue,
     events: deps.events,
     now,
-    mediaType: async (companyId, mediaId) => (await getMedia({ db, companyId, id: mediaId }))?.mimeType,
+    mediaType: async (companyId, mediaId) => (await holdMediaForUse({ db, companyId, mediaId }))?.mimeType,
   });
   const analytics = createAnalytics({
     repo,
