@@ -71,7 +71,9 @@ const SQL = perEngine((e) => ({
 export function createAudienceStore(dbIn: Db) {
   const db = storeDb(dbIn);
   const sql = SQL[db.engine];
-  const sync = audienceStoreSync(dbIn);
+  /** The count on a connection of this process (PostgreSQL: the pool's; SQLite: this connection). */
+  const countHere = (q: CountQuery): Promise<number[]> =>
+    countAudienceCodes(db.engine === "postgres" ? { engine: "postgres", sql: db.sql } : { engine: "sqlite", sqlite: dbIn.$client }, q);
 
   return {
     /** The company's tags among `names`. */
@@ -115,16 +117,22 @@ export function createAudienceStore(dbIn: Db) {
       return r.lo === null || r.hi === null ? { from: 0, to: 0 } : { from: r.lo, to: r.hi + 1 };
     },
 
-    // NB! countSource and countCodes stay on the connection itself: the count is the audience-count worker's
-    // code (countAudienceCodes, on a connection of the worker's own), run here only when no worker can start.
-    countSource: sync.countSource,
+    /**
+     * Where the audience-count workers open their own connections: the SQLite file; null on PostgreSQL (the
+     * server counts: countCodes) and for an in-memory database (nothing another connection could see).
+     */
+    countSource(): CountSource | null {
+      if (db.engine === "postgres") return null;
+      const file = dbIn.$client.filename;
+      return file && file !== ":memory:" ? { file } : null;
+    },
     /**
      * An audience counted by the database (no worker: countSource is null). PostgreSQL counts it as two shards
      * side by side, on two of the pool's connections.
      */
     async countCodes(q: CountQuery): Promise<number[]> {
-      if (db.engine !== "postgres" || q.shard) return sync.countCodes(q);
-      const parts = await Promise.all([0, 1].map((index) => sync.countCodes({ ...q, shard: { of: 2, index } })));
+      if (db.engine !== "postgres" || q.shard) return countHere(q);
+      const parts = await Promise.all([0, 1].map((index) => countHere({ ...q, shard: { of: 2, index } })));
       return parts[0]!.map((n, k) => n + parts[1]![k]!);
     },
   };
@@ -181,82 +189,6 @@ function memberOf(r: RawMember): AudienceMember {
     lastInboundAt: r.last_inbound_at,
   };
 }
-
-/**
- * NB! The synchronous twin of the audience store, for contacts.audience.ts's …Sync functions alone: the campaign
- * engine (campaigns.engine.ts resolvePage) resolves and pages its audience inside a synchronous transaction.
- * Delete it with them when that caller awaits resolveAudience / audiencePage. (countSource and countCodes: see
- * createAudienceStore.)
- */
-function createAudienceStoreSync(db: Db) {
-  const sqlite = db.$client;
-  const sql = SQL[db.engine];
-  /** A statement built per call (a filter's text differs with its tree): prepared for this call, not cached by text. */
-  const prepared = (text: string, args: (string | number)[]): unknown[] => {
-    if (db.engine === "postgres") {
-      const c = compactParams(text, args);
-      return sqlite.query(c.sql).all(...c.args);
-    }
-    const st = sqlite.prepare(text);
-    try {
-      return st.all(...args.slice(0, st.paramsCount));
-    } finally {
-      st.finalize();
-    }
-  };
-
-  return {
-    /** The company's tags among `names`. */
-    tagsByName(companyId: string, names: string[]): { id: string; name: string }[] {
-      return sqlite.query(sql.tagsByName).all(companyId, JSON.stringify(names)) as { id: string; name: string }[];
-    },
-
-    /** The ids among `ids` of the company's contacts that are not deleted. */
-    liveContactIds(companyId: string, ids: string[]): string[] {
-      return (sqlite.query(sql.liveContacts).all(companyId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id);
-    },
-
-    taggedIdsAfter(a: { tagIds: string[]; match: "any" | "all" }, after: string, limit: number): string[] {
-      const t = taggedIdsText(a);
-      return (sqlite.query(t.text).all(...t.args(after, limit)) as { id: string }[]).map((r) => r.id);
-    },
-
-    filteredIds(companyId: string, f: ResolvedFilter, after: string | null, limit: number, order: "asc" | "desc"): string[] {
-      const q = filteredIdsText(db.engine, companyId, f, after, limit, order);
-      return (prepared(q.text, q.args) as { id: string }[]).map((r) => r.id);
-    },
-
-    /** These contacts (deleted ones skipped), in id order, with their send facts on `channel` / `channelAccountId`. */
-    members(ids: string[], companyId: string, channel: string, channelAccountId: string): AudienceMember[] {
-      return (sqlite.query(sql.page).all(JSON.stringify(ids), companyId, channel, channelAccountId) as RawMember[]).map(memberOf);
-    },
-
-    /**
-     * Where the audience-count workers open their own connections: the SQLite file, or the PostgreSQL database;
-     * null for an in-memory database (nothing another connection could see).
-     */
-    countSource(): CountSource | null {
-      if (db.engine === "postgres") return null;
-      const file = sqlite.filename;
-      return file && file !== ":memory:" ? { file } : null;
-    },
-
-    /** The contacts table's seq (rowid) range [from, to) on SQLite, for shards by range of a filter count; null on PostgreSQL. */
-    seqRange(): { from: number; to: number } | null {
-      if (db.engine === "postgres") return null;
-      const r = sqlite.query(`SELECT min(seq) AS lo, max(seq) AS hi FROM contacts`).get() as { lo: number | null; hi: number | null };
-      return r.lo === null || r.hi === null ? { from: 0, to: 0 } : { from: r.lo, to: r.hi + 1 };
-    },
-
-    /** A tag audience counted by send facts on this connection (see countAudienceCodes). */
-    countCodes(q: CountQuery): Promise<number[]> {
-      return countAudienceCodes(db.engine === "postgres" ? { engine: "postgres", sql: db.sql } : { engine: "sqlite", sqlite }, q);
-    },
-  };
-}
-
-export const audienceStoreSync = perConnection(createAudienceStoreSync);
-export type AudienceStoreSync = ReturnType<typeof createAudienceStoreSync>;
 
 export type AudienceStore = ReturnType<typeof createAudienceStore>;
 /** The audience store of a connection (built on first use). */
