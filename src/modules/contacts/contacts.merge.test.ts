@@ -3,6 +3,7 @@
  * `existingContactId`, every kind of related row moving (read back from the tables themselves), a merge racing
  * a send, and the guard that every table with a contact column has a merge rule.
  */
+import { holdAt } from "../../../test/helpers/gate";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -413,24 +414,7 @@ describe("a merge racing a send to the merged-away contact loses nothing", () =>
 });
 
 /** Holds the next merge after it moved every row, before it commits: `atGate` when it is there, `open` lets it go on. */
-function holdMerge() {
-  const store = contactMergeStore(app.deps.db);
-  const original = store.keepEarlierCreatedAt;
-  let reached!: () => void;
-  const atGate = new Promise<void>((r) => (reached = r));
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  store.keepEarlierCreatedAt = async (...args) => {
-    reached();
-    await gate;
-    return await original(...args);
-  };
-  const restore = () => {
-    store.keepEarlierCreatedAt = original;
-    open();
-  };
-  return { atGate, open, restore };
-}
+const holdMerge = () => holdAt(contactMergeStore(app.deps.db), "keepEarlierCreatedAt", "before");
 
 describe("a send or upsert that resolves the merged-away contact while the merge is under way (PostgreSQL: units side by side)", () => {
   // The merge is held after it moved every row but before it commits; the send starts then. Read committed, the

@@ -10,6 +10,7 @@ import { createCompany } from "../companies/companies.service";
 import { newId } from "../../platform/ids";
 import { DISPATCH_JOB } from "../messages/messages.service";
 import { mediaStore } from "./media.repository";
+import { holdAt } from "../../../test/helpers/gate";
 
 // Minimal but sniffable contents.
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 4]);
@@ -383,18 +384,7 @@ describe("with the messaging engine", () => {
       const up = await upload({ bytes: JPEG, type: "image/jpeg", name: "race.jpg", channel: "whatsapp" });
       const id = up.body.data.id;
       // The send is held inside its unit just after it took the file (holdForUse), before it commits.
-      const store = mediaStore(app.deps.db);
-      const original = store.holdForUse;
-      let reached!: () => void;
-      const atGate = new Promise<void>((r) => (reached = r));
-      let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
-      store.holdForUse = async (...args) => {
-        const row = await original(...args);
-        reached();
-        await gate;
-        return row;
-      };
+      const { atGate, open, restore } = holdAt(mediaStore(app.deps.db), "holdForUse", "after");
       try {
         const sending = app.request("POST", "/messages", {
           body: { channel: "whatsapp", to: { phone: "+14155550198" }, type: "media", media: { mediaId: id } },
@@ -411,8 +401,7 @@ describe("with the messaging engine", () => {
         expect([del.status, del.body.error?.code]).toEqual([409, "MEDIA_IN_USE"]);
         expect((await app.request("GET", `/media/${id}`)).status).toBe(200);
       } finally {
-        store.holdForUse = original;
-        open();
+        restore();
       }
     },
   );
