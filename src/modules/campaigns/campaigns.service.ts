@@ -26,7 +26,8 @@ import {
   type AudienceMember,
   type ResolvedAudience,
 } from "../contacts/contacts.audience";
-import { accountsOf, dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
+import { accountsOf } from "../channels-api/channel-accounts";
+import { dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
 import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
 import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { data, errors } from "../../platform/http/envelope";
-import { accountsOf } from "../messages/messages.service";
+import { accountsOf } from "./channel-accounts";
 import { named } from "../../platform/http/schemas";
 import { hasScope } from "../../platform/http/scopes";
 import { channelHealth } from "../messages/messages.reads";

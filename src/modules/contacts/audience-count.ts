@@ -5,9 +5,6 @@
  */
 import type { ResolvedFilter } from "./audience-filter";
 
-// (Tests count on a connection directly.)
-export { countAudienceCodes } from "./audience.repository";
-
 /** Send facts of a group of audience members. */
 export interface AudienceFactGroup {
   /** The best identity's status on the channel (`verified` before any other), or null. */

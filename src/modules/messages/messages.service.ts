@@ -22,7 +22,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue";
 import { writeBehind } from "../../db/write-behind";
 import { contactSendFacts, findOrCreateContactByIdentity, setConsent } from "../contacts/contacts.service";
-import { getCompany } from "../companies/companies.service";
+import { accountsOf } from "../channels-api/channel-accounts";
 import { channelState, conversationsOfContactOn, openConversation, touchConversation } from "../conversations/conversations.service";
 import { findStoredMedia, holdMediaForUse, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, hasMediaHeader, renderTemplate, resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
@@ -323,32 +323,6 @@ function checkInteractive(channel: Channel, i: NonNullable<SendMessageInput["int
       unique(r.id, `${at}/id`);
     });
   });
-}
-
-/** The company's slug, read once (a company's slug never changes), then cached. */
-const slugs = new Map<string, string>();
-
-/** Per channel registry: the lists accountsOf built (the configured accounts do not change while it runs). */
-const accountLists = new WeakMap<Deps["channels"], Map<string, readonly AccountRuntime[]>>();
-
-function listOf(deps: Deps, slug: string, companyId: string, channel?: string): readonly AccountRuntime[] {
-  let lists = accountLists.get(deps.channels);
-  if (!lists) accountLists.set(deps.channels, (lists = new Map()));
-  const key = `${companyId}\u0000${channel ?? ""}`;
-  let list = lists.get(key);
-  if (!list) {
-    const all = deps.channels.forCompany(slug).filter((r) => !channel || r.account.channel === channel);
-    list = Object.freeze(all.sort((a, b) => Number(b.account.isDefault) - Number(a.account.isDefault)));
-    lists.set(key, list);
-  }
-  return list;
-}
-
-/** Accounts of a company on a channel, default first (the company's slug is read once, then cached). */
-export async function accountsOf(deps: Deps, companyId: string, channel?: string): Promise<readonly AccountRuntime[]> {
-  let slug = slugs.get(companyId);
-  if (!slug) slugs.set(companyId, (slug = (await getCompany({ db: deps.db, id: companyId })).slug));
-  return listOf(deps, slug, companyId, channel);
 }
 
 /** The seed's channelAccountId rule. */

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { audienceSize, checkContactFilter, filterContactsPage, type FilterContext } from "../contacts/contacts.audience";
-import { accountsOf } from "../messages/messages.service";
+import { accountsOf } from "../channels-api/channel-accounts";
 import { segmentsStore, type SegmentRow } from "./segments.repository";
 
 export interface Segment {

@@ -14,7 +14,7 @@ import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import type { EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
 import { createReadCache } from "../../db/read-cache";
-import { accountsOf } from "../messages/messages.service";
+import { accountsOf } from "../channels-api/channel-accounts";
 import { templateView, type CreateTemplateInput } from "./templates.model";
 import { templatesStore, type ReviewValues, type TemplateRow } from "./templates.repository";
 
