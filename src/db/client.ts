@@ -33,9 +33,9 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import * as schema from "./schema";
 
-export type Schema = typeof schema;
+/** No relational queries: the builder is typed by the table objects the stores import. */
+export type Schema = Record<string, never>;
 export type Engine = "sqlite" | "postgres";
 /** A statement parameter of the portable SQL (`?` / `?N`). */
 export type Param = string | number | bigint | boolean | null | Uint8Array;
@@ -236,7 +236,7 @@ export function openDatabase(path: string): Db {
   // Measured with bench/contacts.bench.ts at 1M imported rows: 16, 32 and 64 MB import equally fast when
   // identity values arrive in order; with random values 64 MB is ~15 % faster than 16 MB but costs 48 MB RSS.
   sqlite.exec("PRAGMA cache_size = -32768");
-  const db = drizzle(sqlite, { schema }) as unknown as Db;
+  const db = drizzle(sqlite) as unknown as Db;
   db.engine = "sqlite";
   db.sql = asyncStatements(sqlite);
   const version = sqlite.prepare("PRAGMA data_version");

@@ -19,7 +19,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
 import { type Db, type Param, retryable, type Statement } from "../client";
-import * as schema from "../schema";
 import { openPgPool, type PgParam, type PgPool, type PgPoolOptions, type PgRunner, type PgTx } from "./bunsql";
 
 /** How often a unit that lost a race runs again (as the SQLite engine's group items, client.ts). */
@@ -85,15 +84,12 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
   };
   const runner = (): PgRunner => inUnit()?.unit.tx ?? pool;
 
-  const proxy = drizzle(
-    async (text, params, method) => {
-      const r = runner();
-      if (method === "run") return { rows: [], changes: (await r.run(text, params as PgParam[])).changes } as { rows: unknown[] };
-      const rows = await r.values(text, params as PgParam[]);
-      return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
-    },
-    { schema },
-  );
+  const proxy = drizzle(async (text, params, method) => {
+    const r = runner();
+    if (method === "run") return { rows: [], changes: (await r.run(text, params as PgParam[])).changes } as { rows: unknown[] };
+    const rows = await r.values(text, params as PgParam[]);
+    return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+  });
   const db = proxy as unknown as Db & { pool: PgPool; end(): Promise<void> };
   db.engine = "postgres";
   db.url = url;

@@ -12,7 +12,7 @@ import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { signLicense } from "../../../scripts/sign-license";
 import * as pgSchema from "../../db/postgres/schema.gen";
-import * as schema from "../../db/schema";
+import * as schema from "../../schema";
 import { EVENT_TYPES } from "../../platform/events/event-types";
 import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
