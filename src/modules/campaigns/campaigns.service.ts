@@ -97,7 +97,7 @@ export function createCampaigns(deps: CampaignDeps) {
       throw new AppError("TEMPLATE_NOT_APPROVED", `Template "${template.name}" is ${template.status}, not approved`, [
         { pointer: "/templateId", message: `template is ${template.status}` },
       ]);
-    const runtime = (await accountsOf(deps as Deps, companyId)).find((r) => r.account.id === template.channelAccountId);
+    const runtime = (await accountsOf(deps, companyId)).find((r) => r.account.id === template.channelAccountId);
     if (!runtime)
       throw new AppError("CHANNEL_ACCOUNT_MISSING", "The template's channel account is no longer configured", [
         { pointer: "/templateId", message: "its channel account is gone" },

@@ -284,6 +284,24 @@ const exec = async (...statements: string[]) => {
   for (const text of statements) await app.deps.db.sql(text).run();
 };
 
+/**
+ * A constraint of the database's own that refuses a tag named `tag` (SQLite: RAISE(ABORT) in a trigger, a
+ * SQLITE_CONSTRAINT_TRIGGER; PostgreSQL: a trigger raising SQLSTATE 23000, integrity constraint violation).
+ * Returns what drops it again.
+ */
+async function refuseTag(trigger: string, tag: string): Promise<() => Promise<void>> {
+  const sqlite = app.deps.db.engine === "sqlite";
+  await exec(
+    ...(sqlite
+      ? [`CREATE TRIGGER ${trigger} BEFORE INSERT ON tags WHEN new.name = '${tag}' BEGIN SELECT RAISE(ABORT, 'tag refused'); END`]
+      : [
+          `CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$`,
+          `CREATE TRIGGER ${trigger} BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = '${tag}') EXECUTE FUNCTION ${trigger}()`,
+        ]),
+  );
+  return () => exec(...(sqlite ? [`DROP TRIGGER ${trigger}`] : [`DROP TRIGGER ${trigger} ON tags`, `DROP FUNCTION ${trigger}()`]));
+}
+
 describe("import rows: worker thread and inline reader agree", () => {
   test("a row over MAX_ROW_CHARS fails alone (NDJSON and CSV) without being held in memory whole", async () => {
     const { checkedBatches, MAX_ROW_CHARS } = await import("./import-rows");
@@ -339,14 +357,7 @@ describe("import rows: worker thread and inline reader agree", () => {
   });
 
   test("a row the database refuses after its first write fails alone; the rows around it are imported", async () => {
-    await exec(
-      ...(app.deps.db.engine === "sqlite"
-        ? ["CREATE TRIGGER fail_tag BEFORE INSERT ON tags WHEN new.name = 'explode' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"]
-        : [
-            "CREATE FUNCTION fail_tag() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$",
-            "CREATE TRIGGER fail_tag BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode') EXECUTE FUNCTION fail_tag()",
-          ]),
-    );
+    const allow = await refuseTag("fail_tag", "explode");
     try {
       const raw = [
         { identities: [{ channel: "email", value: "redo1@example.com" }], tags: ["fine"] },
@@ -366,19 +377,12 @@ describe("import rows: worker thread and inline reader agree", () => {
       const values = await app.deps.db.sql("SELECT value FROM contact_identities WHERE value LIKE 'redo%' ORDER BY value").all();
       expect(values).toEqual([{ value: "redo1@example.com" }, { value: "redo3@example.com" }]); // row 2's contact and identity rolled back with it
     } finally {
-      await exec(...(app.deps.db.engine === "sqlite" ? ["DROP TRIGGER fail_tag"] : ["DROP TRIGGER fail_tag ON tags", "DROP FUNCTION fail_tag()"]));
+      await allow();
     }
   });
 
   test("API writes made while an import runs commit beside its transactions (units of the group commit); a refused row still fails alone", async () => {
-    await exec(
-      ...(app.deps.db.engine === "sqlite"
-        ? ["CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags WHEN new.name = 'explode2' BEGIN SELECT RAISE(ABORT, 'tag refused'); END"]
-        : [
-            "CREATE FUNCTION fail_tag2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'tag refused' USING ERRCODE = 'integrity_constraint_violation'; END $$",
-            "CREATE TRIGGER fail_tag2 BEFORE INSERT ON tags FOR EACH ROW WHEN (new.name = 'explode2') EXECUTE FUNCTION fail_tag2()",
-          ]),
-    );
+    const allow = await refuseTag("fail_tag2", "explode2");
     try {
       // The refused row makes its transaction fail and be redone in safe mode, where the failing row's
       // savepoint replays the group: the import's unit runs twice and must count once.
@@ -403,7 +407,7 @@ describe("import rows: worker thread and inline reader agree", () => {
       expect(await n("beside%@import.test")).toBe(2999);
       expect(await n("api%@beside.test")).toBe(statuses.length);
     } finally {
-      await exec(...(app.deps.db.engine === "sqlite" ? ["DROP TRIGGER fail_tag2"] : ["DROP TRIGGER fail_tag2 ON tags", "DROP FUNCTION fail_tag2()"]));
+      await allow();
     }
   });
 });

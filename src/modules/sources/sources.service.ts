@@ -37,7 +37,7 @@ export function createSourcesService(deps: SourcesDeps) {
   const repo = createSourcesRepository(db);
 
   async function account(companyId: string, channel: string, channelAccountId: string | undefined) {
-    const runtimes = await accountsOf(deps as Deps, companyId, channel);
+    const runtimes = await accountsOf(deps, companyId, channel);
     const found = channelAccountId ? runtimes.find((r) => r.account.id === channelAccountId) : (runtimes.find((r) => r.account.isDefault) ?? runtimes[0]);
     if (!found)
       throw new AppError("VALIDATION_FAILED", "No such channel account", [

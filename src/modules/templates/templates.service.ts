@@ -422,7 +422,7 @@ export async function createTemplate({
   input: CreateTemplateInput;
   commit: <T>(write: () => Promise<T>) => Promise<{ data: T }>;
 }): Promise<{ data: ReturnType<typeof templateView> }> {
-  const accounts = await accountsOf(deps as Deps, companyId, input.channel);
+  const accounts = await accountsOf(deps, companyId, input.channel);
   const runtime = input.channelAccountId ? accounts.find((a) => a.account.id === input.channelAccountId) : accounts[0];
   if (!runtime)
     throw new AppError("VALIDATION_FAILED", `No ${input.channel} account`, [
@@ -533,7 +533,7 @@ export async function deleteTemplate({
   const campaigns = await inUse(row.id);
   if (campaigns.length)
     throw new AppError("TEMPLATE_IN_USE", `Template "${row.name}" is used by ${campaigns.length} running or scheduled campaign(s): ${campaigns.join(", ")}`);
-  const runtime = (await accountsOf(deps as Deps, companyId)).find((r) => r.account.id === row.channelAccountId);
+  const runtime = (await accountsOf(deps, companyId)).find((r) => r.account.id === row.channelAccountId);
   if (row.source === "provider" && runtime?.adapter.deleteTemplate && runtime.account.provider !== "sandbox") {
     try {
       await runtime.adapter.deleteTemplate({ name: row.name, providerTemplateId: row.providerTemplateId });
