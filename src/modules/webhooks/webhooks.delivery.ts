@@ -196,9 +196,8 @@ export function createDeliveryEngine({
 
   async function disableEndpoint(ctx: DeliveryContext, reason: "gone" | "failing", at: Date): Promise<void> {
     // NB! `ctx` was read before the attempt's await: several attempts to one endpoint run at once and may
-    // all decide to disable it. Re-read inside this transaction so it is disabled (and announced) once.
-    if (!(await repo.getEndpoint(ctx.companyId, ctx.endpointId))?.enabled) return;
-    await repo.updateEndpoint(ctx.endpointId, { enabled: false, disabledReason: reason, failingSince: null, updatedAt: at });
+    // all decide to disable it. The change is conditional, so it is disabled (and announced) once.
+    if (!(await repo.disableEndpoint(ctx.endpointId, reason, at))) return;
     cache.invalidate(ctx.companyId);
     const endpoint = (await repo.getEndpoint(ctx.companyId, ctx.endpointId))!;
     events.emit({

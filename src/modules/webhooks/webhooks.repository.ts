@@ -79,6 +79,18 @@ export function createWebhooksRepository(dbIn: Db) {
     async updateEndpoint(id: string, patch: Partial<EndpointRow>): Promise<void> {
       await db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
     },
+    /**
+     * Disables an enabled endpoint: true when this call did (a conditional change: of attempts that decide it side
+     * by side, on PostgreSQL in units of their own, one wins; the others wait for its row and change nothing).
+     */
+    async disableEndpoint(id: string, reason: "gone" | "failing", at: Date): Promise<boolean> {
+      const r = await db
+        .update(webhookEndpoints)
+        .set({ enabled: false, disabledReason: reason, failingSince: null, updatedAt: at })
+        .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.enabled, true)))
+        .run();
+      return r.changes > 0;
+    },
     async deleteEndpoint(id: string): Promise<void> {
       await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
     },
