@@ -25,20 +25,28 @@ export async function autocannon(opts: {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** A POST /messages body's `to.phone` walks this many numbers (autocannon-phones.cjs) instead of one. */
+  phones?: number;
 }): Promise<LoadResult> {
-  const args = [
-    join(ROOT, "node_modules/autocannon/autocannon.js"),
-    "--json",
-    "-d",
-    String(opts.seconds),
-    "-c",
-    String(opts.connections),
-    "-m",
-    opts.method ?? "GET",
-  ];
-  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push("-H", `${k}=${v}`);
-  if (opts.body) args.push("-b", opts.body);
-  args.push(opts.url);
+  let args: string[];
+  if (opts.phones) {
+    const { url, seconds, connections, method = "GET", headers, body, phones } = opts;
+    args = [join(ROOT, "bench/autocannon-phones.cjs"), JSON.stringify({ url, duration: seconds, connections, method, headers, body, phones })];
+  } else {
+    args = [
+      join(ROOT, "node_modules/autocannon/autocannon.js"),
+      "--json",
+      "-d",
+      String(opts.seconds),
+      "-c",
+      String(opts.connections),
+      "-m",
+      opts.method ?? "GET",
+    ];
+    for (const [k, v] of Object.entries(opts.headers ?? {})) args.push("-H", `${k}=${v}`);
+    if (opts.body) args.push("-b", opts.body);
+    args.push(opts.url);
+  }
   const proc = spawn(["node", ...args], { stdout: "pipe", stderr: "pipe" });
   const out = await new Response(proc.stdout).text();
   await proc.exited;

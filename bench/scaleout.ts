@@ -1,9 +1,10 @@
 /**
  * Scale-out on PostgreSQL (issue 35's table), on the compiled binary. Run:
- * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--only sqlite,pg,remote1,remote2,lock,blackhole,nolibpq]`.
+ * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--contacts N] [--only sqlite,pg,remote1,remote2,lock,blackhole,nolibpq]`.
  * PostgreSQL: Debian's server, a throwaway cluster on loopback with its durable defaults (test/helpers/postgres.ts);
  * "remote": the same server behind test/fakes/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip).
- * Every measurement on a fresh database; POST /messages is a priced template send to a known contact.
+ * Every measurement on a fresh database; POST /messages is a priced template send to a known contact (`--contacts
+ * N`: to N contacts in turn, created by the first sends — the hot rows are then the company's balance alone).
  *   sqlite    accepted POST /messages/s, SQLite appliance, 50 connections
  *   pg        the same, one instance on loopback PostgreSQL            ÷ sqlite   (goal ≥ 0.25)
  *   remote1   one instance, PostgreSQL 0.5 ms away, 8 connections      ÷ pg       (goal ≥ 0.5)
@@ -23,7 +24,11 @@ import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "
 import { autocannon, BINARY, fmt, freePort, type LoadResult, ROOT, tempDir } from "./lib";
 
 const ALL = ["sqlite", "pg", "remote1", "remote2", "lock", "blackhole", "nolibpq"];
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, only: { type: "string", default: ALL.join(",") } } });
+const { values } = parseArgs({
+  options: { seconds: { type: "string", default: "10" }, only: { type: "string", default: ALL.join(",") }, contacts: { type: "string", default: "1" } },
+});
+/** The throughput rows' sends go to this many contacts, in turn (1: every send to the same one, the issue's table). */
+const CONTACTS = Number(values.contacts);
 const SECONDS = Number(values.seconds);
 const ONLY = new Set(values.only.split(","));
 if (!postgresAvailable()) throw new Error(POSTGRES_SKIP_REASON);
@@ -146,6 +151,7 @@ const post = (url: string, key: string, seconds: number, connections: number) =>
     headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
     seconds,
     connections,
+    phones: CONTACTS > 1 ? CONTACTS : undefined,
   });
 /** One POST /messages with a client deadline: its status and time, or status 0 when no answer came. */
 async function sendOnce(url: string, key: string, deadlineMs: number): Promise<{ status: number; ms: number; retryAfter: string | null }> {

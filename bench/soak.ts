@@ -1,6 +1,6 @@
 /**
  * Soak: mixed traffic against the compiled appliance for a while, then drain. Run: `make soak`
- * (SOAK_SECONDS, default 600) or `./node_modules/.bin/bun bench/soak.ts --seconds 600`; the test suite runs
+ * (SOAK_SECONDS, default 600) or `./node_modules/.bin/bun bench/soak.ts --seconds 600 [--rate N] [--drain-seconds N]`; the test suite runs
  * a 20-second version (test/reliability/soak.test.ts).
  * Traffic, 16 workers in parallel: template sends (a few to the sandbox's failing numbers), contact upserts
  * and lists, inbound messages through the sandbox hook, conversation reads; a webhook endpoint on loopback
@@ -49,6 +49,8 @@ export interface SoakReport {
   jobsLeft: number;
   webhooksUndelivered: number;
   webhooksReceived: number;
+  /** How long the drain took (or was given up after). */
+  drainMs: number;
 }
 
 export interface MixAppliance {
@@ -143,6 +145,7 @@ export async function runMix(
   seconds: number,
   record: (cls: RouteClass, ms: number, at: number) => void,
   skip: ReadonlySet<RouteClass> = new Set(),
+  ratePerSecond = 0,
 ): Promise<{ requests: number; statuses: Record<number, number> }> {
   const { url, key } = app;
   const api = (method: string, path: string, body?: unknown) =>
@@ -190,6 +193,12 @@ export async function runMix(
         const i = n++;
         const cls = classOf(i);
         if (skip.has(cls)) continue;
+        // An offered rate: request i starts no earlier than its slot (the workers then idle between them).
+        if (ratePerSecond > 0) {
+          const due = t0 + (i * 1000) / ratePerSecond;
+          if (due >= end) break;
+          if (due > performance.now()) await Bun.sleep(due - performance.now());
+        }
         const s = performance.now();
         const res = await step(i, cls);
         await res.arrayBuffer();
@@ -201,7 +210,11 @@ export async function runMix(
   return { requests: Object.values(statuses).reduce((a, b) => a + b, 0), statuses };
 }
 
-export async function runSoak(seconds: number): Promise<SoakReport> {
+/**
+ * `rate`: requests per second offered (0: the 16 workers as fast as they are answered — past the appliance's
+ * capacity the background then falls behind and catches up in the drain); `drainSeconds`: how long the drain may take.
+ */
+export async function runSoak(seconds: number, { rate = 0, drainSeconds = 900 }: { rate?: number; drainSeconds?: number } = {}): Promise<SoakReport> {
   const app = await startMixAppliance();
   try {
     const all: number[][] = [[], [], []];
@@ -228,19 +241,28 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
       backlog.push({ jobs: c.jobsLeft, webhooks: c.webhooksUndelivered });
     };
     const marks = [1, 2].map((k) => setTimeout(takeBacklog, (seconds * 1000 * k) / 3));
-    const { requests, statuses } = await runMix(app, seconds, (cls, ms, at) => {
-      const third = Math.min(2, Math.floor(at * 3));
-      all[third]!.push(ms);
-      perClass[cls][third]!.push(ms);
-    });
+    const { requests, statuses } = await runMix(
+      app,
+      seconds,
+      (cls, ms, at) => {
+        const third = Math.min(2, Math.floor(at * 3));
+        all[third]!.push(ms);
+        perClass[cls][third]!.push(ms);
+      },
+      new Set(),
+      rate,
+    );
     for (const m of marks) clearTimeout(m);
     takeBacklog();
     // Drain: every message terminal, every job done, every webhook delivered (or given up on).
+    const drainStart = performance.now();
+    const drainEnd = drainStart + drainSeconds * 1000;
     let c = counts();
-    for (let i = 0; i < 600 && (c.notTerminal || c.jobsLeft || c.webhooksUndelivered); i++) {
-      await Bun.sleep(100);
+    while (performance.now() < drainEnd && (c.notTerminal || c.jobsLeft || c.webhooksUndelivered)) {
+      await Bun.sleep(Math.min(1000, 100 + (performance.now() - drainStart) / 10));
       c = counts();
     }
+    const drainMs = performance.now() - drainStart;
     clearInterval(sampler);
     return {
       seconds,
@@ -254,6 +276,7 @@ export async function runSoak(seconds: number): Promise<SoakReport> {
       rssPeakMb,
       rssEndMb: rssMb(app.pid),
       ...c,
+      drainMs,
       webhooksReceived: app.webhooksReceived(),
     };
   } finally {
@@ -278,8 +301,14 @@ export function thirdsTable(thirds: SoakReport["thirds"]): string {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { seconds: { type: "string", default: process.env.SOAK_SECONDS ?? "600" } } });
-  const r = await runSoak(Number(values.seconds));
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: "string", default: process.env.SOAK_SECONDS ?? "600" },
+      rate: { type: "string", default: "0" },
+      "drain-seconds": { type: "string", default: "900" },
+    },
+  });
+  const r = await runSoak(Number(values.seconds), { rate: Number(values.rate), drainSeconds: Number(values["drain-seconds"]) });
   console.log(`soak ${r.seconds} s: ${fmt(r.requests)} requests (${fmt(r.requests / r.seconds)}/s), statuses ${JSON.stringify(r.statuses)}`);
   console.log(`p99 first third ${fmt(r.p99FirstMs, 1)} ms, last third ${fmt(r.p99LastMs, 1)} ms`);
   console.log(`per route class, ms (p50/p99 per third):\n${thirdsTable(r.thirds)}`);
@@ -288,6 +317,6 @@ if (import.meta.main) {
   );
   console.log(`RSS start ${fmt(r.rssStartMb)} MB, peak ${fmt(r.rssPeakMb)} MB, end ${fmt(r.rssEndMb)} MB`);
   console.log(
-    `after the drain: ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`,
+    `after the drain (${fmt(r.drainMs / 1000, 1)} s): ${r.notTerminal} messages not terminal, ${r.jobsLeft} jobs left, ${r.webhooksUndelivered} webhook deliveries not delivered (${fmt(r.webhooksReceived)} received)`,
   );
 }

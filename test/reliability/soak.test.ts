@@ -10,7 +10,7 @@ import { ensureBinary } from "../e2e/binary";
 
 test("20 s of mixed traffic, then drained: nothing left behind", async () => {
   ensureBinary();
-  const r = await runSoak(20);
+  const r = await runSoak(20, { drainSeconds: 70 });
   console.log(`soak: ${JSON.stringify(r)}`);
   expect(Object.keys(r.statuses).filter((s) => Number(s) >= 500)).toEqual([]);
   expect(r.requests).toBeGreaterThan(1000);
