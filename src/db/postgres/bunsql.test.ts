@@ -279,6 +279,6 @@ describe.skipIf(!postgresAvailable())("Bun.SQL pool", () => {
     await other.close();
     const e = await errorOf(other.ping());
     expect(e).toBeInstanceOf(StorageUnavailableError);
-    expect(e.code).toBe("STORAGE_UNAVAILABLE");
+    expect(e.code).toBe("08003");
   });
 });

@@ -15,7 +15,6 @@
  *   ended while it was idle (57P01, one per dead connection) is retried on another one.
  */
 import { SQL, type ReservedSQL } from "bun";
-import { AppError } from "../../platform/errors";
 import { asTextBeforeJson, toPgConflictTarget, toPgParams } from "./portable";
 
 export type PgParam = string | number | bigint | boolean | null | undefined | Uint8Array;
@@ -78,16 +77,17 @@ export class PgError extends Error {
 }
 
 /**
- * The database cannot be reached (refused, black-holed, restarting, the connection lost): 503 with Retry-After
- * through the error plugin, as an AppError. `sqlstate` says which: 08001 no connection, 08006 lost, 57P0x ended.
+ * The database cannot be reached (refused, black-holed, restarting, the connection lost). `code` is the
+ * SQLSTATE that says which — 08001 no connection, 08006 lost, 08003 the pool closed, 57P0x ended — and the
+ * HTTP layer answers every class-08/57P0x code 503 STORAGE_UNAVAILABLE with Retry-After (error.plugin.ts).
  */
-export class StorageUnavailableError extends AppError {
+export class StorageUnavailableError extends Error {
   constructor(
     why: string,
-    readonly sqlstate: string,
+    readonly code: string,
     options?: { cause?: unknown },
   ) {
-    super("STORAGE_UNAVAILABLE", `The database cannot be reached (${why}); retry later.`, [], { "retry-after": "5" });
+    super(`The database cannot be reached (${why})`);
     this.name = "StorageUnavailableError";
     if (options?.cause !== undefined) this.cause = options.cause;
   }
@@ -117,7 +117,7 @@ export function toStorageError(e: unknown): unknown {
 }
 
 /** Statements that met a connection the server had already ended: nothing ran, another connection may serve. */
-const stale = (e: unknown) => e instanceof StorageUnavailableError && ENDED.has(e.sqlstate);
+const stale = (e: unknown) => e instanceof StorageUnavailableError && ENDED.has(e.code);
 /** Errors of a unit's BEGIN: nothing of the unit ran yet. */
 const atBegin = new WeakSet<object>();
 

@@ -192,6 +192,9 @@ function copyBody(v: unknown, depth = 1): unknown {
  * 57P01-57P03), out of disk (53100) or other resources (53xxx), a lock or statement timeout (55P03, 57014),
  * a conflict the server aborted (40001, 40P01), a read-only server (25006, e.g. a standby), an I/O error (58030).
  */
+/** Storage errors after which a write may or may not have been kept. */
+const UNKNOWN_OUTCOME = new Set(["SQLITE_IOERR_FSYNC", "08006"]);
+
 function storageUnavailable(code: unknown): { why: string; retryAfter: string } | null {
   if (typeof code !== "string") return null;
   const busy = { why: "the database is busy", retryAfter: "1" };
@@ -273,14 +276,17 @@ export function errorPlugin({ log }: { log: Logger }) {
         // same request succeeds once the operator freed space.
         const unavailable = storageUnavailable((error as { code?: unknown }).code);
         if (unavailable) {
-          log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
-          // NB! A failed fsync of a group commit (src/db/client.ts walSync): the write was made but the disk did
-          // not confirm it, so it may or may not last — not "nothing was changed".
-          const outcome =
-            (error as { code?: unknown }).code === "SQLITE_IOERR_FSYNC"
+          log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable");
+          // NB! A failed fsync of a group commit (src/db/client.ts walSync), or a PostgreSQL connection lost
+          // mid-request (possibly during COMMIT): the write may or may not last — not "nothing was changed".
+          const read = request.method === "GET" || request.method === "HEAD";
+          const outcome = read
+            ? "retry later"
+            : UNKNOWN_OUTCOME.has((error as { code: string }).code)
               ? "it may or may not have been kept; retry with the same Idempotency-Key"
               : "nothing was changed. Retry later";
-          return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", `The request could not be stored: ${unavailable.why}; ${outcome}.`), {
+          const message = `The request could not be ${read ? "served" : "stored"}: ${unavailable.why}; ${outcome}.`;
+          return json(503, errorBody(requestId, "STORAGE_UNAVAILABLE", message), {
             ...headers,
             "retry-after": unavailable.retryAfter,
           });
