@@ -12,7 +12,7 @@ export function wirePipeline(deps: Deps): void {
     currency: deps.config.billing.currency,
   });
   // Inline: the claim and task.due commit with the job's own removal (one transaction): fires once.
-  deps.queue.register<{ taskId: string; remindAt: number }>(TASK_REMINDER_JOB, {
+  deps.queue.register(TASK_REMINDER_JOB, {
     inline: async (job) => {
       await p.fireReminder(job.payload);
     },

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { createEventBus, type DomainEvent } from "./events";
+import { createEventBus, type DomainEvent, type EventBus } from "./events";
+
+/** A map of the bus's own tests (the app's is EventMap, src/events.ts). */
+type TestEvents = {
+  "contact.created": { n: number };
+  "contact.updated": { n: number };
+  "contact.deleted": { n?: number };
+  "contact.opted_in": { n: number };
+  "record.moved": { from: string; to: string };
+};
 
 let app: TestApp;
 beforeAll(async () => {
@@ -9,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 test("emit hands each event to every subscriber, in emit order and subscription order; an unsubscribed subscriber gets nothing", () => {
-  const bus = createEventBus({ now: () => new Date("2026-02-01T00:00:00Z") });
+  const bus = createEventBus<TestEvents>({ now: () => new Date("2026-02-01T00:00:00Z") });
   const calls: string[] = [];
   const first = bus.subscribe((e) => void calls.push(`first ${e.type}`));
   bus.subscribe((e) => void calls.push(`second ${e.type}`));
@@ -37,15 +46,18 @@ test("a subscriber's writes commit with the caller's unit and roll back with it 
   // seq numbers the rows in insert order (SQLite: the rowid itself; PostgreSQL has no rowid).
   await db.sql(`CREATE TABLE subscriber_rows (seq ${db.engine === "postgres" ? "bigserial" : "INTEGER"} PRIMARY KEY, event_id TEXT NOT NULL)`).run();
   // An asynchronous subscriber: its unit waits for its writes (db.track).
-  const unsubscribe = app.deps.events.subscribe(async (e) => {
+  // The app's bus with this file's events (their payloads do not matter here; no webhook endpoint wants them).
+  const events = app.deps.events as unknown as EventBus<TestEvents>;
+  const unsubscribe = events.subscribe(async (e) => {
     await db.sql("INSERT INTO subscriber_rows (event_id) VALUES (?)").run(e.id);
   });
   const rows = async () => ((await db.sql("SELECT event_id FROM subscriber_rows ORDER BY seq").all()) as { event_id: string }[]).map((r) => r.event_id);
-  const emit = (type: string) => app.deps.events.emit({ companyId: app.company.id, type, data: { n: 1 } });
+  const emit = (type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.opted_in") =>
+    events.emit({ companyId: app.company.id, type, data: { n: 1 } });
   try {
     const kept = await db.unit(() => emit("contact.created"));
-    const lost: DomainEvent[] = [];
-    const failingChange = (type: string) => async () => {
+    const lost: DomainEvent<TestEvents>[] = [];
+    const failingChange = (type: "contact.updated" | "contact.deleted") => async () => {
       lost.push(emit(type));
       throw new Error("the change fails after its event");
     };
@@ -57,12 +69,40 @@ test("a subscriber's writes commit with the caller's unit and roll back with it 
     // In a group commit the outer unit runs twice: its nested unit threw in the optimistic run (no savepoint
     // there), so the group ran again, each unit in a savepoint. Units side by side (Bun.SQL) run it once.
     const replayed = db.concurrentUnits ? [] : ["contact.deleted"];
-    expect(lost.map((e) => e.type)).toEqual(["contact.updated", "contact.deleted", ...replayed]);
+    expect(lost.map((e): string => e.type)).toEqual(["contact.updated", "contact.deleted", ...replayed]);
     expect(await rows()).toEqual([kept.id, outer.id]);
     // The test app's recorder is a subscriber too: it lists only what committed.
     expect(app.emitted.map((e) => e.type)).toEqual(["contact.created", "contact.opted_in"]);
-    expect(app.emitted[0]).toBe(kept);
+    expect(app.emitted[0] as unknown).toBe(kept);
   } finally {
     unsubscribe();
   }
+});
+
+test("on hands a subscriber the events of its types only, typed, in subscription order among every subscriber", async () => {
+  const bus = createEventBus<TestEvents>({ now: () => new Date("2026-02-01T00:00:00Z") });
+  const calls: string[] = [];
+  bus.subscribe((e) => void calls.push(`all ${e.type}`));
+  const off = bus.on("record.moved", (e) => void calls.push(`moved ${e.data.from}→${e.data.to}`));
+  bus.on(["contact.created", "contact.updated"], (e) => void calls.push(`contact ${e.type} ${e.data.n}`));
+  // A lazy payload: built when a subscriber first reads it, once.
+  let built = 0;
+  bus.emit({ companyId: "c1", type: "contact.created", data: () => (built++, { n: 1 }) });
+  bus.emit({ companyId: "c1", type: "record.moved", data: { from: "a", to: "b" } });
+  bus.emit({ companyId: "c1", type: "contact.deleted", data: {} });
+  off();
+  bus.emit({ companyId: "c1", type: "record.moved", data: { from: "b", to: "c" } });
+  expect(calls).toEqual(["all contact.created", "contact contact.created 1", "all record.moved", "moved a→b", "all contact.deleted", "all record.moved"]);
+  expect(built).toBe(1);
+
+  // The compiler checks names and payloads (tsc runs over the tests).
+  // @ts-expect-error: no such event type
+  expect(() => bus.emit({ companyId: "c1", type: "record.gone", data: { n: 1 } })).not.toThrow();
+  // @ts-expect-error: a wrong payload
+  bus.emit({ companyId: "c1", type: "record.moved", data: { n: 1 } });
+  // @ts-expect-error: a subscriber of contact events does not get a record's payload
+  bus.on(["contact.created"], (e) => void e.data.from);
+  bus.subscribe((e) => {
+    if (e.type === "record.moved") expect(typeof e.data.to).toBe("string"); // narrowed by its type
+  });
 });
