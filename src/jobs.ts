@@ -35,7 +35,7 @@ export type JobMap = {
   "social.metrics": MetricsPullPayload;
   /** One event's webhook message → a delivery per subscribed endpoint. */
   "webhook.fanout": FanOutPayload;
-  /** `manual`: a redelivery asked for by POST /webhooks/{id}/deliveries/{deliveryId}/retry. */
+  /** `manual`: a redelivery asked for by POST /webhooks/{id}/deliveries/{deliveryId}/redeliver. */
   "webhook.deliver": { deliveryId: string; manual?: boolean };
 };
 

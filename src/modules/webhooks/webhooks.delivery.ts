@@ -18,7 +18,7 @@ import type { Metrics } from "../../platform/http/metrics";
 import { parseRetryAfter as parseRetryAfterHeader } from "../../platform/http/retry-after";
 import type { Logger } from "../../platform/logger";
 import { newId } from "../../platform/ids";
-import type { DomainEvent, EventBus } from "../../events";
+import type { DomainEvent, EventBus, EventName } from "../../events";
 import type { Queue } from "../../jobs";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { VERSION } from "../../version";
@@ -61,7 +61,7 @@ export interface AttemptResult {
 }
 
 /** The JSON body of a message: the exact bytes every attempt sends. */
-export function messageBody(type: string, timestamp: Date, data: object): string {
+export function messageBody(type: EventName, timestamp: Date, data: object): string {
   return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
 }
 
