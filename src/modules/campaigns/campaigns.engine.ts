@@ -20,7 +20,7 @@
  */
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { AppError } from "../../platform/errors";
-import type { DomainEvent } from "../../events";
+import type { DomainEvent, EventMap } from "../../events";
 import { parseMicros } from "../../platform/money";
 import type { Deps } from "../../deps";
 import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
@@ -298,7 +298,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
    * message.* subscribers (inside the status change's unit, which does not commit before it has settled:
    * db.track): recipient status, counters, replies.
    */
-  type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
+  type Message = EventMap["message.received"]["message"];
 
   /** A contact wrote in: the campaigns whose message they had on that account count a reply. */
   function onReceived(event: DomainEvent<"message.received">): Promise<void> {
@@ -323,7 +323,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     return recordStep(campaignId, refs, step, from, async () => (await event.payload()).message);
   }
 
-  async function markReplied(msg: Payload): Promise<void> {
+  async function markReplied(msg: Message): Promise<void> {
     for (const campaignId of await store.markReplied(msg.contactId, msg.channelAccountId, at())) await store.bump(campaignId, { n_replied: 1 }, at());
   }
 
@@ -333,7 +333,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     refs: Record<string, string | null>,
     step: string,
     from: string,
-    payload: () => Promise<Payload>,
+    payload: () => Promise<Message>,
   ): Promise<void> {
     const t = at();
     const failure = step === "failed" ? await payload() : undefined;
