@@ -13,6 +13,8 @@ import { VERSION } from "./version";
 import { createKeyResolver } from "./modules/api-keys/api-keys.service";
 import { createLedger } from "./modules/billing/ledger.service";
 import { systemClock, type Clock } from "./platform/clock";
+import type { EventMap } from "./events";
+import type { JobMap } from "./jobs";
 import { createEventBus } from "./platform/events/events";
 import { apiGuardPlugin, createAuthenticator } from "./platform/http/api-guard.plugin";
 import { createChannelRuntime, validateChannelAccounts } from "./channels/channel.accounts";
@@ -129,8 +131,8 @@ export async function buildDeps({
     fetch: outboundFetch,
     /** `[outbound]`: the static URL check for request acceptance (422) and the guarded fetcher's policy. */
     outbound: outboundPolicy,
-    events: createEventBus({ now, track: (work) => db.track(work) }),
-    queue: createQueue({
+    events: createEventBus<EventMap>({ now, track: (work) => db.track(work) }),
+    queue: createQueue<JobMap>({
       db,
       now,
       log,

@@ -15,7 +15,7 @@ import { wireModules } from "../../src/wire";
 import { createApiKey } from "../../src/modules/api-keys/api-keys.service";
 import { createCompany, findCompanyBySlug } from "../../src/modules/companies/companies.service";
 import { createManualClock } from "../../src/platform/clock";
-import type { DomainEvent } from "../../src/platform/events/events";
+import type { DomainEvent } from "../../src/events";
 import { silentLogger } from "../../src/platform/logger";
 import { parseMicros } from "../../src/platform/money";
 import { freshPostgresDatabase } from "./postgres";

@@ -20,7 +20,7 @@
  */
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { AppError } from "../../platform/errors";
-import type { DomainEvent } from "../../platform/events/events";
+import type { DomainEvent, EventMap } from "../../events";
 import { parseMicros } from "../../platform/money";
 import type { Deps } from "../../deps";
 import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
@@ -49,6 +49,9 @@ const RUN_SLICE_MS = 10_000;
 const MIN_OUTCOMES = 20;
 
 const STEP: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 };
+/** The message events that move a recipient (its counters are COUNTER's). */
+export const STATUS_STEP_EVENTS = ["message.sent", "message.delivered", "message.read", "message.failed"] as const;
+type StatusStepEvent = (typeof STATUS_STEP_EVENTS)[number];
 const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed" };
 
 export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; campaigns: Campaigns }) {
@@ -291,25 +294,23 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     db.beforeCommit(completeSettled);
   };
 
-  /**
-   * message.* subscriber (inside the status change's unit, which does not commit before it has settled:
+  /*
+   * message.* subscribers (inside the status change's unit, which does not commit before it has settled:
    * db.track): recipient status, counters, replies.
    */
-  type Payload = { contactId: string; channelAccountId: string; refunded: boolean; unitPrice: string; error: { code: string; reason: string } | null };
+  type Message = EventMap["message.received"]["message"];
+
+  /** A contact wrote in: the campaigns whose message they had on that account count a reply. */
+  function onReceived(event: DomainEvent<"message.received">): Promise<void> {
+    return markReplied(event.data.message); // (an inbound message's payload is built eagerly)
+  }
 
   /**
    * NB! Not an async function: it decides from the event alone whether there is campaign work, and only then
-   * answers a promise (tracked by the emitting unit). An event with nothing to do for campaigns (contact.*,
-   * a one-to-one message's status) gets no promise to track, also inside a synchronous transaction.
+   * answers a promise (tracked by the emitting unit). A one-to-one message's status step gets no promise to
+   * track, also inside a synchronous transaction.
    */
-  function onEvent(event: DomainEvent): void | Promise<void> {
-    if (!event.type.startsWith("message.")) return;
-    const payload = async () => (await event.payload()).message as Payload | undefined;
-    if (event.type === "message.received") {
-      const msg = event.data.message as Payload | undefined; // (an inbound message's payload is built eagerly)
-      if (msg) return markReplied(msg);
-      return;
-    }
+  function onStatusStep(event: DomainEvent<StatusStepEvent>): void | Promise<void> {
     // A status step: whose message it is, and the status it left, come from the event's refs (its payload is
     // built only if read: a failure's refund and error below). The recipient mirrors its message's status
     // (queued = pending), so it moves only from that status and only if it is this message's recipient.
@@ -317,13 +318,12 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     const campaignId = refs?.campaignId;
     if (!campaignId || !refs.from) return;
     const step = event.type.slice("message.".length);
-    if (!(step in COUNTER)) return;
     const from = refs.from === "queued" ? "pending" : refs.from;
     if (!(from in STEP)) return;
-    return recordStep(campaignId, refs, step, from, payload);
+    return recordStep(campaignId, refs, step, from, async () => (await event.payload()).message);
   }
 
-  async function markReplied(msg: Payload): Promise<void> {
+  async function markReplied(msg: Message): Promise<void> {
     for (const campaignId of await store.markReplied(msg.contactId, msg.channelAccountId, at())) await store.bump(campaignId, { n_replied: 1 }, at());
   }
 
@@ -333,7 +333,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     refs: Record<string, string | null>,
     step: string,
     from: string,
-    payload: () => Promise<Payload | undefined>,
+    payload: () => Promise<Message>,
   ): Promise<void> {
     const t = at();
     const failure = step === "failed" ? await payload() : undefined;
@@ -369,7 +369,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
     else if (from === "pending") completeAtCommit(campaignId);
   }
 
-  return { run, onEvent, sendBatch, resolvePage };
+  return { run, onReceived, onStatusStep, sendBatch, resolvePage };
 }
 
 export type CampaignEngine = ReturnType<typeof createCampaignEngine>;

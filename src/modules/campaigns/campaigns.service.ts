@@ -14,6 +14,7 @@ import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Channel } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
+import type { EventNameOf } from "../../events";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { formatMicros } from "../../platform/money";
@@ -285,12 +286,12 @@ export function createCampaigns(deps: CampaignDeps) {
     return new AppError("CONFLICT", `A ${c.status} campaign cannot be ${action}`);
   }
 
-  function emit(c: CampaignRow, type: `campaign.${string}`) {
+  function emit(c: CampaignRow, type: EventNameOf<"campaign.">) {
     deps.events.emit({ companyId: c.companyId, type, data: { campaign: view(c) } });
   }
 
   /** Moves a campaign to another status (inside the caller's unit) and emits its event. */
-  async function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: `campaign.${string}`): Promise<CampaignRow> {
+  async function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: EventNameOf<"campaign.">): Promise<CampaignRow> {
     const updated = { ...c, ...changes, updatedAt: now() };
     await store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
     emit(updated, event);

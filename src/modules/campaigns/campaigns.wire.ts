@@ -1,6 +1,6 @@
 /** Background wiring of campaigns: the run job and the message.* subscriber. One instance per Deps. */
 import type { Deps } from "../../deps";
-import { createCampaignEngine } from "./campaigns.engine";
+import { createCampaignEngine, STATUS_STEP_EVENTS } from "./campaigns.engine";
 import { createCampaigns, RUN_JOB } from "./campaigns.service";
 
 const instances = new WeakMap<Deps, ReturnType<typeof build>>();
@@ -19,7 +19,8 @@ export function campaignsFor(deps: Deps) {
 
 export function wireCampaigns(deps: Deps): void {
   const { engine } = campaignsFor(deps);
-  deps.events.subscribe(engine.onEvent);
+  deps.events.on("message.received", engine.onReceived);
+  deps.events.on(STATUS_STEP_EVENTS, engine.onStatusStep);
   // One run at a time per campaign (group = campaign id); campaigns of different companies run side by side.
-  deps.queue.register<{ campaignId: string }>(RUN_JOB, { handle: engine.run, concurrency: 8, groupConcurrency: 1, maxAttempts: 1000 });
+  deps.queue.register(RUN_JOB, { handle: engine.run, concurrency: 8, groupConcurrency: 1, maxAttempts: 1000 });
 }

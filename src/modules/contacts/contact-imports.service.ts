@@ -15,10 +15,10 @@ import { join } from "node:path";
 import type { Db } from "../../db/client";
 import { isConstraintViolation } from "../../db/dialect";
 import { AppError, notFound, validationFailed } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
-import type { Queue } from "../../platform/queue/queue";
+import type { Queue } from "../../jobs";
 import { importsStore, type ImportRow } from "./contact-imports.repository";
 import { contactsStore } from "./contacts.repository";
 import { applyUpsert } from "./contacts.service";
@@ -355,7 +355,7 @@ export function registerImportJob(deps: {
   queue: Pick<Queue, "register">;
   log: Pick<Logger, "warn">;
 }): void {
-  deps.queue.register<{ importId: string }>(IMPORT_JOB, {
+  deps.queue.register(IMPORT_JOB, {
     concurrency: 1,
     handle: async (job) => runImport({ db: deps.db, events: deps.events, now: deps.now, importId: job.payload.importId, log: deps.log }),
   });

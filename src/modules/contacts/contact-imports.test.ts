@@ -532,7 +532,7 @@ describe("one transaction's rows depend on each other (PostgreSQL holds their wr
         "contact.opted_in",
         "contact.opted_in",
       ]);
-      expect((own.emitted[3]!.data.contact as { tags: string[] }).tags).toEqual(["a", "b", "c"]); // row 2's event shows its own writes
+      expect((own.emitted[3]!.data as { contact: { tags: string[] } }).contact.tags).toEqual(["a", "b", "c"]); // row 2's event shows its own writes
     } finally {
       await own.close();
     }

@@ -25,7 +25,7 @@
  */
 import type { Db } from "../../db/client";
 import { notFound, validationFailed } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { contactMergeStore } from "./contacts-merge.repository";
 import type { Contact } from "./contacts.model";
 import { contactsStore, type ContactRow } from "./contacts.repository";

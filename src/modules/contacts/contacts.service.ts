@@ -16,7 +16,7 @@
  */
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
 import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
 import { contactsStore, type ContactRow, type ContactsStore, type IdentityRow } from "./contacts.repository";

@@ -7,7 +7,7 @@
  * writes in `db.unit`/`db.join`; nothing here reads or writes storage synchronously.
  */
 import type { Db } from "../../db/client";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { conversationsStore, type ConversationFilter, type ConversationRow } from "./conversations.repository";

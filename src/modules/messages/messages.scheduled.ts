@@ -66,7 +66,7 @@ export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string
 }
 
 export function wireScheduledSends(deps: Deps): void {
-  deps.queue.register<{ messageId: string }>(SCHEDULED_SEND_JOB, { inline: (job) => releaseDueMessage(deps, job) });
+  deps.queue.register(SCHEDULED_SEND_JOB, { inline: (job) => releaseDueMessage(deps, job) });
 }
 
 /**

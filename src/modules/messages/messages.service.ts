@@ -748,7 +748,7 @@ export async function applyStatus(
   return db.join(async () => {
     const current = fresh || (await store.messageStatus(message.id)) === message.status ? message : (await store.messageHead(message.id))!;
     const changes: Partial<MessageRow> = {};
-    const steps: string[] = [];
+    const steps: ("sent" | "delivered" | "read" | "failed")[] = [];
     if (status === "failed") {
       if (current.status !== "queued" && current.status !== "sent") return current;
       Object.assign(changes, {

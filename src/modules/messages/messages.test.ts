@@ -726,11 +726,12 @@ describe("status reports that fall due before their message is stored", () => {
           .get(SCHEDULED_INBOUND_JOB, `%${providerId}%`)) as { status: string; run_at: number; last_error: string } | null;
       const report = async (providerIds: string[]) => {
         const at = b.clock.now().getTime();
+        // (the job's JSON payload holds the timestamp as its ISO string)
         const events = providerIds.map((providerMessageId) => ({
-          kind: "status",
+          kind: "status" as const,
           providerMessageId,
-          status: "delivered",
-          timestamp: new Date(at).toISOString(),
+          status: "delivered" as const,
+          timestamp: new Date(at),
         }));
         await b.deps.db.unit(async () =>
           b.deps.queue.enqueueJob({ type: SCHEDULED_INBOUND_JOB, payload: { accountId: ACCOUNTS.whatsapp, schedule: [{ at, events }] }, runAt: new Date(at) }),

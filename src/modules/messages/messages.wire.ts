@@ -21,7 +21,7 @@ export async function wireMessaging(deps: Deps): Promise<void> {
     [DISPATCH_JOB, "direct"],
     [BULK_DISPATCH_JOB, "bulk"],
   ] as const)
-    deps.queue.register<{ messageId: string }>(type, {
+    deps.queue.register(type, {
       handle: (job) => dispatchMessage(deps, job),
       concurrency: workers * 2,
       groupConcurrency: workers,
@@ -36,7 +36,8 @@ export async function wireMessaging(deps: Deps): Promise<void> {
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
 
-type Scheduled = { at: number; events: InboundEvent[] }[];
+/** Reports to apply, by when they fall due (ms). */
+export type ScheduledReports = { at: number; events: InboundEvent[] }[];
 
 /** Dates of events come back from the job's JSON payload as strings. */
 const revive = (e: InboundEvent): InboundEvent => {
@@ -54,7 +55,7 @@ const revive = (e: InboundEvent): InboundEvent => {
  * move forward), so a run cut short by a crash is simply run again.
  */
 function wireScheduledInbound(deps: Deps): void {
-  deps.queue.register<{ accountId: string; schedule: Scheduled }>(SCHEDULED_INBOUND_JOB, {
+  deps.queue.register(SCHEDULED_INBOUND_JOB, {
     inline: async (job) => {
       const { accountId, schedule } = job.payload;
       const runtime = deps.channels.get(accountId);

@@ -12,10 +12,10 @@
  */
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
 import { parseMicros } from "../../platform/money";
-import type { Queue } from "../../platform/queue/queue";
+import type { Queue } from "../../jobs";
 import { getContact } from "../contacts/contacts.service";
 import { getConversationRow } from "../conversations/conversations.service";
 import type { Pipeline } from "./pipeline.config";

@@ -12,17 +12,13 @@ export function wirePipeline(deps: Deps): void {
     currency: deps.config.billing.currency,
   });
   // Inline: the claim and task.due commit with the job's own removal (one transaction): fires once.
-  deps.queue.register<{ taskId: string; remindAt: number }>(TASK_REMINDER_JOB, {
+  deps.queue.register(TASK_REMINDER_JOB, {
     inline: async (job) => {
       await p.fireReminder(job.payload);
     },
   });
   // Runs inside the contact deletion's unit of work (an asynchronous subscriber: the unit awaits it, and
-  // fails with it); it writes only rows. NB! A promise only for that event: another event's emitter may still
-  // run a synchronous transaction, which refuses a subscriber's promise.
-  deps.events.subscribe((event) => {
-    if (event.type !== "contact.deleted") return undefined;
-    const contact = (event.data as { contact?: { id?: string } }).contact;
-    return contact?.id ? p.onContactDeleted({ companyId: event.companyId, contactId: contact.id }).then(() => {}) : undefined;
-  });
+  // fails with it); it writes only rows. NB! A promise only for that event (`on`: other events never reach it):
+  // another event's emitter may still run a synchronous transaction, which refuses a subscriber's promise.
+  deps.events.on("contact.deleted", (event) => p.onContactDeleted({ companyId: event.companyId, contactId: event.data.contact.id }).then(() => {}));
 }

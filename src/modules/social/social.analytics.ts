@@ -9,7 +9,8 @@
  */
 import type { Db } from "../../db/client";
 import { AppError, notFound } from "../../platform/errors";
-import type { Job, JobOutcome, Queue } from "../../platform/queue/queue";
+import type { Queue } from "../../jobs";
+import type { Job, JobOutcome } from "../../platform/queue/queue";
 import type { Logger } from "../../platform/logger";
 import { PublishError, SOCIAL_PLATFORMS, type SocialPlatform } from "../../social-publishers/publisher.types";
 import type { SocialAccountRuntime, SocialRuntime } from "./social.accounts";

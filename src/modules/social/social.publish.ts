@@ -14,7 +14,7 @@
  * The post's status is derived from its targets: published / partially_published / failed, with the event.
  */
 import type { Db } from "../../db/client";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import type { Logger } from "../../platform/logger";
 import { defaultBackoffMs, type Job, type JobOutcome } from "../../platform/queue/queue";
 import { publisherDefinition } from "../../social-publishers/publisher.registry";

@@ -4,9 +4,9 @@
  * Everything is injected: the repository, the account runtime, the queue, the clock and a media lookup.
  */
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
-import type { Queue } from "../../platform/queue/queue";
+import type { Queue } from "../../jobs";
 import { publisherDefinition } from "../../social-publishers/publisher.registry";
 import type { CreatePostBody, SchedulePostBody, UpdatePostBody, SocialAccountModel, SocialPostModel } from "./social.model";
 import type { SocialRuntime } from "./social.accounts";

@@ -1,8 +1,8 @@
 /** Background wiring of social: the publish job handler and the analytics pull. */
 import type { Deps } from "../../deps";
-import { METRICS_JOB, type MetricsPullPayload } from "./social.analytics";
+import { METRICS_JOB } from "./social.analytics";
 import { socialFor } from "./social.module";
-import { PUBLISH_MAX_ATTEMPTS, type PublishPayload } from "./social.publish";
+import { PUBLISH_MAX_ATTEMPTS } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
 
 /** How often analytics are pulled (cron with seconds). */
@@ -10,7 +10,7 @@ export const ANALYTICS_PATTERN = "0 */15 * * * *";
 
 export function wireSocial(deps: Deps): void {
   const s = socialFor(deps);
-  deps.queue.register<PublishPayload>(PUBLISH_JOB, {
+  deps.queue.register(PUBLISH_JOB, {
     handle: s.engine.handle,
     concurrency: 8,
     // One post at a time per account: platforms rate-limit per account, and Instagram's 24 h publishing
@@ -18,7 +18,7 @@ export function wireSocial(deps: Deps): void {
     groupConcurrency: 1,
     maxAttempts: PUBLISH_MAX_ATTEMPTS,
   });
-  deps.queue.register<MetricsPullPayload>(METRICS_JOB, {
+  deps.queue.register(METRICS_JOB, {
     handle: s.analytics.handlePull,
     concurrency: 2,
     // One pull at a time per account: the platforms rate-limit per account.

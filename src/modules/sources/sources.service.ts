@@ -180,8 +180,9 @@ export function createSourcesService(deps: SourcesDeps) {
     )
       return;
     await repo.addHistory({ id: newId(), contactId: m.contactId, fromSourceId: null, toSourceId: source.id, via: "auto", by: null, at: t });
-    // The view is read now (the lazy `data` cannot await): once per contact, on its first attribution.
-    const attributed = await contactSourceView(m.companyId, m.contactId);
+    // The view is read now (the lazy `data` cannot await): once per contact, on its first attribution. (The row
+    // was just written, in this unit: the view is there.)
+    const attributed = (await contactSourceView(m.companyId, m.contactId))!;
     deps.events.emit({ companyId: m.companyId, type: "contact.source_attributed", data: { contactId: m.contactId, ...attributed } });
   }
 

@@ -1,5 +1,4 @@
 /** Background wiring of source tracking: first-touch attribution from inbound messages. */
-import type { Channel } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
 import { conversationsOfContacts } from "../conversations/conversations.service";
 import { isFirstInbound } from "../messages/messages.service";
@@ -7,18 +6,14 @@ import { createSourcesService } from "./sources.service";
 
 export function wireSources(deps: Deps): void {
   const s = createSourcesService(deps);
+  // A deleted contact's attribution goes with it (inside the deletion's unit of work).
+  deps.events.on("contact.deleted", (event) => s.forgetContact(event.data.contact.id));
   // Runs inside the inbound message's unit of work (an asynchronous subscriber: the unit awaits it, and
   // fails with it); it writes only rows.
   // Attribution is not gated by the license: a contact who arrives while it lapsed is still attributed, and
   // the data shows once the license is renewed (the routes are what the license guards).
-  deps.events.subscribe((event) => {
-    if (event.type === "contact.deleted") {
-      const id = (event.data as { contact?: { id?: string } }).contact?.id;
-      return id ? s.forgetContact(id) : undefined;
-    }
-    if (event.type !== "message.received") return undefined;
-    const m = (event.data as { message?: { contactId: string; channel: Channel; channelAccountId: string; content: Record<string, unknown> | null } }).message;
-    if (!m) return undefined;
+  deps.events.on("message.received", (event) => {
+    const m = event.data.message; // (an inbound message's payload is built eagerly)
     const content = m.content ?? {};
     return s.attributeInbound({
       companyId: event.companyId,

@@ -11,7 +11,7 @@ import type { Channel, InboundEvent, ProviderTemplate, TemplateComponent } from 
 import type { Db } from "../../db/client";
 import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
 import { createReadCache } from "../../db/read-cache";
 import { accountsOf } from "../channels-api/channel-accounts";

@@ -7,7 +7,7 @@ import { SANDBOX_REVIEW_JOB, sandboxReview } from "./templates.service";
 
 export function wireTemplates(deps: Deps): void {
   // Inline: the verdict only writes (the row and its event), so it commits with the job's own removal.
-  deps.queue.register<{ templateId: string }>(SANDBOX_REVIEW_JOB, {
+  deps.queue.register(SANDBOX_REVIEW_JOB, {
     inline: async (job) => {
       await sandboxReview(deps, job.payload.templateId);
     },

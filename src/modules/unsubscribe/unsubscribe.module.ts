@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { claimAdapterValue } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
-import type { EventBus } from "../../platform/events/events";
+import type { EventBus } from "../../events";
 import { getCompany } from "../companies/companies.service";
 import { survivingContactId } from "../contacts/contacts.merge";
 import { getContact, setConsent } from "../contacts/contacts.service";

@@ -17,9 +17,10 @@
 import type { Metrics } from "../../platform/http/metrics";
 import { parseRetryAfter as parseRetryAfterHeader } from "../../platform/http/retry-after";
 import type { Logger } from "../../platform/logger";
-import type { DomainEvent, EventBus } from "../../platform/events/events";
 import { newId } from "../../platform/ids";
-import type { Job, JobOutcome, Queue } from "../../platform/queue/queue";
+import type { DomainEvent, EventBus, EventName } from "../../events";
+import type { Queue } from "../../jobs";
+import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { VERSION } from "../../version";
 import type { DeliveryContext, WebhooksRepository } from "./webhooks.repository";
 import { activeSecrets, signedHeaders } from "./webhooks.signing";
@@ -28,6 +29,8 @@ import type { UrlPolicy } from "./webhooks.url-policy";
 
 export const DELIVER_JOB = "webhook.deliver";
 export const FANOUT_JOB = "webhook.fanout";
+/** A fan-out job: the event's stored webhook message (`messageId`: the event's id) and its endpoints. */
+export type FanOutPayload = { messageId: string; companyId: string; type: string; endpointIds: string[] };
 
 /** Delay before attempt n+1 after attempt n failed (index n-1); its length + 1 is the number of attempts. */
 export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
@@ -58,7 +61,7 @@ export interface AttemptResult {
 }
 
 /** The JSON body of a message: the exact bytes every attempt sends. */
-export function messageBody(type: string, timestamp: Date, data: Record<string, unknown>): string {
+export function messageBody(type: EventName, timestamp: Date, data: object): string {
   return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
 }
 
@@ -153,7 +156,7 @@ export function createDeliveryEngine({
   }
 
   /** The fan-out job (inline): deliveries and their jobs, committed with the job's own removal. */
-  async function fanOut(job: Job<{ messageId: string; companyId: string; type: string; endpointIds: string[] }>): Promise<JobOutcome> {
+  async function fanOut(job: Job<FanOutPayload>): Promise<JobOutcome> {
     const { messageId, companyId, type, endpointIds } = job.payload;
     await createDeliveries({ id: messageId, companyId, type, endpointIds });
   }

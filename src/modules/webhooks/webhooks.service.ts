@@ -4,6 +4,7 @@
  * the subscription cache.
  */
 import type { Deps } from "../../deps";
+import type { EventMap } from "../../events";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { createSubscriptionCache } from "./webhooks.cache";
@@ -149,7 +150,8 @@ function createWebhooks(deps: Deps) {
         if (!endpoint.enabled) throw new AppError("CONFLICT", "The endpoint is disabled; enable it first (PATCH enabled=true)");
         const at = now();
         const messageId = newId();
-        const body = messageBody("webhook.test", at, { endpointId: id, message: "Test event from Switchboard" });
+        const data: EventMap["webhook.test"] = { endpointId: id, message: "Test event from Switchboard" };
+        const body = messageBody("webhook.test", at, data);
         const [deliveryId] = await engine.enqueueMessage({ id: messageId, companyId, type: "webhook.test", createdAt: at, body, endpointIds: [id] });
         return { delivery: (await repo.getDelivery(id, deliveryId!))!, body, attempts: [] as AttemptRow[] };
       });

@@ -9,7 +9,7 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 export function wireWebhooks(deps: Deps): void {
   const w = webhooksFor(deps);
   deps.events.subscribe(w.engine.onEvent);
-  deps.queue.register(FANOUT_JOB, { inline: (job) => w.engine.fanOut(job as never), maxAttempts: 50 });
+  deps.queue.register(FANOUT_JOB, { inline: (job) => w.engine.fanOut(job), maxAttempts: 50 });
   deps.queue.register(DELIVER_JOB, {
     handle: w.engine.handle,
     concurrency: deps.config.webhooks.concurrency,

@@ -13,60 +13,95 @@
  */
 import { newId } from "../ids";
 
-export interface DomainEvent {
+/**
+ * The bus is generic over its map of event name → `data` payload type (the app's: EventMap in src/events.ts,
+ * which sees the features' types; the platform knows none). An unknown name or a wrong payload does not
+ * compile. Its names must be strings (they are the `type` of webhook messages).
+ */
+export type EventMapOf<M> = { [K in keyof M]: object };
+
+/** Ids of what an event is about, for subscribers that decide from them alone (no payload built). */
+export type EventRefs = Record<string, string | null>;
+
+/** One event of type `T` whose payload is `D`. */
+export interface EventOf<T extends string, D> {
   id: string;
   companyId: string;
-  type: string;
+  type: T;
   /**
    * The payload. NB! For an event whose payload is loaded asynchronously (a lazy loader that reads the
    * database), reading it before `payload()` has settled throws: await `payload()` instead.
    */
-  data: Record<string, unknown>;
+  data: D;
   /**
    * The payload, built on the first call (not enumerable). A lazy loader may read the database: call it inside
    * the emitting unit (a subscriber does), where it sees the change the event reports.
    */
-  payload(): Promise<Record<string, unknown>>;
+  payload(): Promise<D>;
   /**
    * Ids of what the event is about (a message's status step: also `from`, the status it left), for subscribers
    * that decide from them alone (no payload built).
    */
-  refs?: Record<string, string | null>;
+  refs?: EventRefs;
   createdAt: Date;
 }
+
+/**
+ * An event of `M` whose type is one of `K` (default: any): a union discriminated by `type`, so
+ * `if (event.type === "x")` narrows `data` to x's payload.
+ */
+export type DomainEvent<M, K extends keyof M = keyof M> = { [T in K & string]: EventOf<T, M[T]> }[K & string];
 
 /**
  * Called inside the emitter's transaction. A subscriber that awaits its stores returns a promise: the
  * emitter's unit of work does not commit before it has settled (`track`, db.track), and fails with it.
  */
-export type EventSubscriber = (event: DomainEvent) => void | Promise<void>;
+export type EventSubscriber<M, K extends keyof M = keyof M> = (event: DomainEvent<M, K>) => void | Promise<void>;
 
-export interface EventBus {
+/** What `emit` takes for an event of type `K`: `data` is its payload, or a loader of it. */
+export type EmitInput<M, K extends keyof M & string> = {
+  companyId: string;
+  type: K;
+  data: M[K] | (() => M[K] | Promise<M[K]>);
+  refs?: EventRefs;
+};
+
+export interface EventBus<M> {
   /**
    * Calls every subscriber, in subscription order, with the event; returns it. `data` may be a function: it
    * is then called once, when a subscriber first asks for the payload (bulk writes skip building payloads that
    * no webhook endpoint wants). It may read the database, asynchronously: subscribers then `await
    * event.payload()` inside the emitting unit.
    */
-  emit(input: {
-    companyId: string;
-    type: string;
-    data: Record<string, unknown> | (() => Record<string, unknown> | Promise<Record<string, unknown>>);
-    refs?: Record<string, string | null>;
-  }): DomainEvent;
-  /** Returns the function that unsubscribes. */
-  subscribe(subscriber: EventSubscriber): () => void;
+  emit<K extends keyof M & string>(input: EmitInput<M, K>): DomainEvent<M, K>;
+  /** Subscribes to every event (webhook delivery, recorders). Returns the function that unsubscribes. */
+  subscribe(subscriber: EventSubscriber<M>): () => void;
+  /**
+   * Subscribes to the events of one type or of a few: the subscriber gets them with their payload's type,
+   * and is called in subscription order among every subscriber. Returns the function that unsubscribes.
+   */
+  on<const K extends keyof M & string>(types: K | readonly K[], subscriber: EventSubscriber<M, NoInfer<K>>): () => void;
 }
 
-export function createEventBus({ now, track }: { now: () => Date; track?: (work: Promise<unknown>) => void }): EventBus {
-  const subscribers = new Set<EventSubscriber>();
+export function createEventBus<M extends EventMapOf<M>>({ now, track }: { now: () => Date; track?: (work: Promise<unknown>) => void }): EventBus<M> {
+  // Inside the bus every payload is just an object: the map's types are checked at emit and at subscribe.
+  type AnyEvent = EventOf<string, object>;
+  type AnySubscriber = (event: AnyEvent) => void | Promise<void>;
+  const subscribers = new Set<AnySubscriber>();
+  const add = (subscriber: AnySubscriber) => {
+    subscribers.add(subscriber);
+    return () => void subscribers.delete(subscriber);
+  };
   return {
-    emit({ companyId, type, data, refs }) {
-      const event = { id: newId(), companyId, type, data, refs, createdAt: now() } as DomainEvent;
-      let payload: () => Promise<Record<string, unknown>>;
+    emit(input) {
+      const { companyId, type, refs } = input;
+      const data = input.data as object | (() => object | Promise<object>);
+      // (`payload` is defined below, not enumerable)
+      const event = { id: newId(), companyId, type, data, refs, createdAt: now() } as Omit<AnyEvent, "payload"> as AnyEvent;
+      let payload: () => Promise<object>;
       if (typeof data === "function") {
-        let value: Record<string, unknown> | undefined;
-        let loading: Promise<Record<string, unknown>> | undefined;
+        let value: object | undefined;
+        let loading: Promise<object> | undefined;
         const start = () => {
           if (value !== undefined || loading !== undefined) return;
           const v = data();
@@ -94,11 +129,15 @@ export function createEventBus({ now, track }: { now: () => Date; track?: (work:
           track(work);
         }
       }
-      return event;
+      return event as unknown as DomainEvent<M, typeof type>;
     },
     subscribe(subscriber) {
-      subscribers.add(subscriber);
-      return () => subscribers.delete(subscriber);
+      return add(subscriber as AnySubscriber);
+    },
+    on(types, subscriber) {
+      const wanted = new Set<string>(typeof types === "string" ? [types] : types);
+      const handle = subscriber as AnySubscriber;
+      return add((event) => (wanted.has(event.type) ? handle(event) : undefined));
     },
   };
 }

@@ -81,7 +81,7 @@ function newQueue(handle: JobHandler<P>["handle"], opts: { maxAttempts?: number;
     leaseMs: opts.leaseMs ?? LEASE,
     pollMs: 60_000,
   });
-  q.register<P>("test.anchored", { handle: handle as never, concurrency: 4, groupConcurrency: 2, anchor, backoffMs: () => 1000 });
+  q.register("test.anchored", { handle: handle as never, concurrency: 4, groupConcurrency: 2, anchor, backoffMs: () => 1000 });
   queues.push(q);
   return q;
 }
@@ -289,5 +289,5 @@ test("a held job's lease is renewed on its row while its handler runs", async ()
 
 test("an anchor needs a handler with a per-group limit", () => {
   const q = createQueue({ db, now: () => new Date(clock), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: LEASE });
-  expect(() => q.register<P>("test.bad", { anchor, async handle() {} })).toThrow("an anchor needs handle and groupConcurrency");
+  expect(() => q.register("test.bad", { anchor, async handle() {} })).toThrow("an anchor needs handle and groupConcurrency");
 });

@@ -7,9 +7,11 @@ import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { openDatabase } from "../../db/client";
 import { migrate } from "../../db/migrate";
 import { silentLogger } from "../logger";
-import { createQueue } from "./queue";
+import { createQueue, type Queue } from "./queue";
 
 let app: TestApp;
+/** The app's queue, untyped: these tests run job types of their own (not in the app's JobMap). */
+const queue = (): Queue => app.deps.queue;
 beforeAll(async () => {
   app = await createTestApp();
 });
@@ -18,7 +20,7 @@ afterAll(() => app.close());
 test("at most groupConcurrency jobs per group run at once; ungrouped jobs are not limited by it", async () => {
   const running = new Map<string, number>();
   const peak = new Map<string, number>();
-  app.deps.queue.register<{ g: string }>("test.grouped", {
+  queue().register("test.grouped", {
     concurrency: 10,
     groupConcurrency: 2,
     async handle(job) {
@@ -30,11 +32,11 @@ test("at most groupConcurrency jobs per group run at once; ungrouped jobs are no
     },
   });
   await app.deps.db.unit(async () => {
-    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
-    for (let i = 0; i < 12; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
-    for (let i = 0; i < 6; i++) await app.deps.queue.enqueueJob({ type: "test.grouped", payload: { g: "none" } });
+    for (let i = 0; i < 12; i++) await queue().enqueueJob({ type: "test.grouped", payload: { g: "a" }, groupKey: "a" });
+    for (let i = 0; i < 12; i++) await queue().enqueueJob({ type: "test.grouped", payload: { g: "b" }, groupKey: "b" });
+    for (let i = 0; i < 6; i++) await queue().enqueueJob({ type: "test.grouped", payload: { g: "none" } });
   });
-  expect(await app.deps.queue.drain()).toBe(30);
+  expect(await queue().drain()).toBe(30);
   expect(peak.get("a")).toBe(2);
   expect(peak.get("b")).toBe(2);
   expect(peak.get("none")!).toBeGreaterThan(2);
@@ -44,7 +46,7 @@ test("a group's backlog ahead in run_at order does not block a later group", asy
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const done: string[] = [];
-  app.deps.queue.register<{ g: string }>("test.backlog", {
+  queue().register("test.backlog", {
     concurrency: 4,
     groupConcurrency: 1,
     async handle(job) {
@@ -54,11 +56,10 @@ test("a group's backlog ahead in run_at order does not block a later group", asy
   });
   const t = app.clock.now().getTime();
   await app.deps.db.unit(async () => {
-    for (let i = 0; i < 500; i++)
-      await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
-    for (let i = 0; i < 5; i++) await app.deps.queue.enqueueJob({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
+    for (let i = 0; i < 500; i++) await queue().enqueueJob({ type: "test.backlog", payload: { g: "slow" }, groupKey: "slow", runAt: new Date(t - 1000) });
+    for (let i = 0; i < 5; i++) await queue().enqueueJob({ type: "test.backlog", payload: { g: "fast" }, groupKey: "fast" });
   });
-  const draining = app.deps.queue.drain();
+  const draining = queue().drain();
   for (let i = 0; i < 100 && done.length < 5; i++) await Bun.sleep(5);
   expect(done).toEqual(["fast", "fast", "fast", "fast", "fast"]);
   release();
@@ -82,7 +83,7 @@ test("a claim's scan finds due jobs by walking the groups, never through the bac
     };
     const queue = createQueue({ db, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     let done = 0;
-    queue.register<object>("test.busy", {
+    queue.register("test.busy", {
       concurrency: 4,
       groupConcurrency: 4,
       async handle() {
@@ -122,7 +123,7 @@ test("a job's slot is free once its outcome has committed, without waiting for t
     slow.unit = (fn, options) => (db.inUnit() ? db.unit(fn, options) : db.unit(fn, options).then(async (v) => (await Bun.sleep(SYNC_MS), v)));
     const queue = createQueue({ db: slow, now: () => new Date(), log: silentLogger, workers: 8, maxAttempts: 3, leaseMs: 60_000, pollMs: 60_000 });
     const spans: { start: number; end: number }[] = [];
-    queue.register<object>("test.slot", {
+    queue.register("test.slot", {
       concurrency: 4,
       groupConcurrency: 1,
       async handle() {

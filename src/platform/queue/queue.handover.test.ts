@@ -45,7 +45,7 @@ test("a job enqueued while its group has room runs without a claim, after its tr
   const ran: string[] = [];
   let concurrent = 0;
   let peak = 0;
-  queue.register<{ n: string }>("test.handover", {
+  queue.register("test.handover", {
     concurrency: 4,
     groupConcurrency: 1,
     async handle(job) {
@@ -80,7 +80,7 @@ test("a job enqueued while its group has room runs without a claim, after its tr
 test("a transaction that is undone starts nothing and gives its slot back", async () => {
   const queue = newQueue();
   const ran: string[] = [];
-  queue.register<{ n: string }>("test.undone", {
+  queue.register("test.undone", {
     concurrency: 1,
     groupConcurrency: 1,
     async handle(job) {
@@ -132,7 +132,7 @@ test("jobs handed over but not started yet when the queue stops are given back a
   const queue = newQueue();
   const ran: string[] = [];
   let stopped: Promise<void> | undefined;
-  queue.register<{ n: string }>("test.handover.stop", {
+  queue.register("test.handover.stop", {
     concurrency: 8,
     async handle(job) {
       ran.push(job.payload.n);

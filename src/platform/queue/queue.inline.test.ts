@@ -4,8 +4,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
+import type { Queue } from "./queue";
 
 let app: TestApp;
+/** The app's queue, untyped: these tests run job types of their own (not in the app's JobMap). */
+const queue = (): Queue => app.deps.queue;
 beforeAll(async () => {
   app = await createTestApp();
 });
@@ -24,7 +27,7 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
   const db = app.deps.db;
   await db.sql(`CREATE TABLE inline_effects (job_id TEXT, n INTEGER)`).run();
   let failUntil = 0;
-  app.deps.queue.register<{ n: number }>("test.inline", {
+  queue().register("test.inline", {
     maxAttempts: 3,
     backoffMs: () => 1000,
     async inline(job) {
@@ -32,26 +35,26 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
       if (job.attempts <= failUntil) throw new Error(`boom ${job.attempts}`);
     },
   });
-  const ok = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 1 } }));
-  expect(await app.deps.queue.drain()).toBe(1);
+  const ok = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.inline", payload: { n: 1 } }));
+  expect(await queue().drain()).toBe(1);
   expect(await rowOf(ok)).toBeNull();
   expect(await db.sql(`SELECT n FROM inline_effects WHERE job_id = ?`).all(ok)).toEqual([{ n: 1 }]);
 
   failUntil = 1;
-  const flaky = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 2 } }));
-  await app.deps.queue.drain();
+  const flaky = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.inline", payload: { n: 2 } }));
+  await queue().drain();
   expect(await rowOf(flaky)).toMatchObject({ status: "pending", attempts: 1, last_error: "boom 1", lease_token: null });
   expect((await rowOf(flaky))!.run_at).toBe(app.clock.now().getTime() + 1000);
   expect(await db.sql(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 0 }); // rolled back
   app.clock.advance(1000);
-  await app.deps.queue.drain();
+  await queue().drain();
   expect(await rowOf(flaky)).toBeNull();
   expect(await db.sql(`SELECT count(*) AS n FROM inline_effects WHERE job_id = ?`).get(flaky)).toEqual({ n: 1 });
 
   failUntil = 99;
-  const doomed = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline", payload: { n: 3 } }));
+  const doomed = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.inline", payload: { n: 3 } }));
   for (let i = 0; i < 3; i++) {
-    await app.deps.queue.drain();
+    await queue().drain();
     app.clock.advance(1000);
   }
   expect(await rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
@@ -59,16 +62,16 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
 
 test("an inline job can come back later without counting an attempt", async () => {
   let runs = 0;
-  app.deps.queue.register("test.inline.later", {
+  queue().register("test.inline.later", {
     inline: () => (++runs === 1 ? { retryAt: new Date(app.clock.now().getTime() + 5000), countAttempt: false } : undefined),
   });
-  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline.later", payload: {} }));
-  await app.deps.queue.drain();
+  const id = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.inline.later", payload: {} }));
+  await queue().drain();
   expect(await rowOf(id)).toMatchObject({ status: "pending", attempts: 0 });
-  await app.deps.queue.drain();
+  await queue().drain();
   expect(runs).toBe(1); // not due yet
   app.clock.advance(5000);
-  await app.deps.queue.drain();
+  await queue().drain();
   expect(runs).toBe(2);
   expect(await rowOf(id)).toBeNull();
 });
@@ -84,10 +87,10 @@ test.each([
     const [, ...rest] = job.payload.left;
     return rest.length ? { retryAt: new Date(app.clock.now().getTime() + 1000), countAttempt: false, payload: { left: rest } } : undefined;
   };
-  app.deps.queue.register<{ left: number[] }>(type, inline ? { inline: handler } : { handle: async (job) => handler(job) });
-  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type, payload: { left: [1, 2, 3] } }));
+  queue().register(type, inline ? { inline: handler } : { handle: async (job) => handler(job) });
+  const id = await app.deps.db.unit(() => queue().enqueueJob({ type, payload: { left: [1, 2, 3] } }));
   for (let i = 0; i < 3; i++) {
-    await app.deps.queue.drain();
+    await queue().drain();
     app.clock.advance(1000);
   }
   expect(seen).toEqual([[1, 2, 3], [2, 3], [3]]);
@@ -96,27 +99,27 @@ test.each([
 
 test("an inline job left running by a process that stopped is taken again once its lease expired", async () => {
   let runs = 0;
-  app.deps.queue.register("test.inline.orphan", { inline: () => void runs++ });
-  const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.inline.orphan", payload: {} }));
+  queue().register("test.inline.orphan", { inline: () => void runs++ });
+  const id = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.inline.orphan", payload: {} }));
   const t = app.clock.now().getTime();
   await app.deps.db.sql(`UPDATE jobs SET status = 'running', lease_token = 'gone', lease_until = ?1, run_at = ?1 WHERE id = ?2`).run(t + 30_000, id);
-  await app.deps.queue.drain();
+  await queue().drain();
   expect(runs).toBe(0);
   app.clock.advance(30_001);
-  await app.deps.queue.drain();
+  await queue().drain();
   expect(runs).toBe(1);
   expect(await rowOf(id)).toBeNull();
 });
 
 test("a handler gives exactly one of handle and inline", () => {
-  expect(() => app.deps.queue.register("test.both", { inline: () => undefined, handle: async () => undefined } as never)).toThrow("exactly one");
-  expect(() => app.deps.queue.register("test.neither", {} as never)).toThrow("exactly one");
+  expect(() => queue().register("test.both", { inline: () => undefined, handle: async () => undefined } as never)).toThrow("exactly one");
+  expect(() => queue().register("test.neither", {} as never)).toThrow("exactly one");
 });
 
 test("an outcome whose commit fails (write lock held elsewhere, disk full) is stored on a later try, and the job is not run again", async () => {
   let runs = 0;
   let failNext = false;
-  app.deps.queue.register("test.commit-fails", {
+  queue().register("test.commit-fails", {
     handle: async () => {
       runs++;
       failNext = true; // the next group commit — this job's outcome — fails
@@ -131,8 +134,8 @@ test("an outcome whose commit fails (write lock held elsewhere, disk full) is st
     return unit(fn, options);
   };
   try {
-    const id = await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.commit-fails", payload: {} }));
-    await app.deps.queue.drain();
+    const id = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.commit-fails", payload: {} }));
+    await queue().drain();
     expect(runs).toBe(1);
     expect(await rowOf(id)).toBeNull();
   } finally {
@@ -142,24 +145,22 @@ test("an outcome whose commit fails (write lock held elsewhere, disk full) is st
 
 test("the running loop skips idle types but still finds jobs that come due, and jobs written by another process", async () => {
   const ran: string[] = [];
-  app.deps.queue.register<{ tag: string }>("test.hinted", { handle: async (job) => void ran.push(job.payload.tag) });
-  app.deps.queue.start();
+  queue().register("test.hinted", { handle: async (job) => void ran.push(job.payload.tag) });
+  queue().start();
   try {
     const until = async (n: number) => {
       for (let i = 0; i < 300 && ran.length < n; i++) await Bun.sleep(10);
     };
     // Enqueued here: runs at once.
-    await app.deps.db.unit(() => app.deps.queue.enqueueJob({ type: "test.hinted", payload: { tag: "now" } }));
+    await app.deps.db.unit(() => queue().enqueueJob({ type: "test.hinted", payload: { tag: "now" } }));
     await until(1);
     expect(ran).toEqual(["now"]);
     // Due later: the type is idle until then, and runs once the clock reaches it.
-    await app.deps.db.unit(() =>
-      app.deps.queue.enqueueJob({ type: "test.hinted", payload: { tag: "later" }, runAt: new Date(app.clock.now().getTime() + 60_000) }),
-    );
+    await app.deps.db.unit(() => queue().enqueueJob({ type: "test.hinted", payload: { tag: "later" }, runAt: new Date(app.clock.now().getTime() + 60_000) }));
     await Bun.sleep(50);
     expect(ran).toEqual(["now"]);
     app.clock.advance(60_000);
-    app.deps.queue.nudge();
+    queue().nudge();
     await until(2);
     expect(ran).toEqual(["now", "later"]);
     // Written by another connection (the CLI): no nudge reaches this process; the periodic full pass finds it.
@@ -174,7 +175,7 @@ test("the running loop skips idle types but still finds jobs that come due, and 
     await until(3);
     expect(ran).toEqual(["now", "later", "cli"]);
   } finally {
-    await app.deps.queue.stop();
+    await queue().stop();
   }
 });
 
@@ -183,8 +184,9 @@ test("a job that runs longer than a third of its lease has the lease renewed whi
   try {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    slow.deps.queue.register("test.slow", { handle: () => gate });
-    const id = await slow.deps.db.unit(() => slow.deps.queue.enqueueJob({ type: "test.slow", payload: {} }));
+    const slowQueue: Queue = slow.deps.queue;
+    slowQueue.register("test.slow", { handle: () => gate });
+    const id = await slow.deps.db.unit(() => slowQueue.enqueueJob({ type: "test.slow", payload: {} }));
     const t0 = slow.clock.now().getTime();
     const draining = slow.deps.queue.drain();
     const lease = async () => ((await slow.deps.db.sql(`SELECT lease_until FROM jobs WHERE id = ?`).get(id)) as { lease_until: number }).lease_until;
@@ -203,7 +205,7 @@ test("a job that runs longer than a third of its lease has the lease renewed whi
 
 test("inline jobs longer than a group's background slice are run a slice at a time, each once", async () => {
   const ran = new Map<number, number>();
-  app.deps.queue.register<{ n: number }>("test.inline.slow", {
+  queue().register("test.inline.slow", {
     inline(job) {
       const t = performance.now();
       while (performance.now() - t < app.deps.db.backgroundSlice()); // each as long as a whole slice
@@ -211,13 +213,13 @@ test("inline jobs longer than a group's background slice are run a slice at a ti
     },
   });
   await app.deps.db.unit(async () => {
-    for (let n = 0; n < 12; n++) await app.deps.queue.enqueueJob({ type: "test.inline.slow", payload: { n } });
+    for (let n = 0; n < 12; n++) await queue().enqueueJob({ type: "test.inline.slow", payload: { n } });
   });
   const unit = app.deps.db.unit;
   let groupsItems = 0;
   app.deps.db.unit = ((fn, options) => (options?.background && groupsItems++, unit(fn, options))) as typeof unit;
   try {
-    await app.deps.queue.drain();
+    await queue().drain();
   } finally {
     app.deps.db.unit = unit;
   }

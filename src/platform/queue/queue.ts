@@ -20,7 +20,7 @@ import type { Db } from "../../db/client";
 import { newId, randomToken } from "../ids";
 import type { Logger } from "../logger";
 import { createQueueStore, type ClaimedJobRow } from "./queue.store";
-import type { EnqueueInput, Job, JobHandler, JobOutcome, Queue } from "./queue.types";
+import type { EnqueueInput, Job, JobHandler, JobOutcome, Queue, UntypedJobs } from "./queue.types";
 
 export type { EnqueueInput, Job, JobAnchor, JobHandler, JobOutcome, JobRow, Queue } from "./queue.types";
 
@@ -130,7 +130,7 @@ function workerSlots({
   };
 }
 
-export function createQueue({
+export function createQueue<M = UntypedJobs>({
   db,
   now,
   log,
@@ -146,7 +146,7 @@ export function createQueue({
   maxAttempts: number;
   leaseMs: number;
   pollMs?: number;
-}): Queue {
+}): Queue<M> {
   const store = createQueueStore(db);
   const handlers = new Map<string, JobHandler>();
   const running = new Map<string, Set<Promise<void>>>(); // per type

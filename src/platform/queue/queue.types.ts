@@ -1,7 +1,14 @@
 /**
  * The job queue's contract (queue.ts): what a job is, what a handler may answer, what a type may keep on
  * its business rows (JobAnchor), and what the queue offers its callers.
+ *
+ * The queue is generic over its map of job type → payload type (the app's: JobMap in src/jobs.ts, which sees
+ * the features' types; the platform knows none): `enqueueJob` and `register` of a type not in the map, or with
+ * a wrong payload, do not compile. Without a map (the queue's own tests) any type takes any payload.
  */
+
+/** The map of a queue without one (the queue's own tests): any job type, any payload. */
+export type UntypedJobs = Record<string, any>;
 export interface Job<P = Record<string, unknown>> {
   id: string;
   type: string;
@@ -91,9 +98,9 @@ export interface JobAnchor<P = Record<string, unknown>> {
   count(): Promise<{ pending: number; running: number }>;
 }
 
-export interface EnqueueInput {
-  type: string;
-  payload: Record<string, unknown>;
+export interface EnqueueInput<T extends string = string, P = unknown> {
+  type: T;
+  payload: P;
   runAt?: Date;
   maxAttempts?: number;
   groupKey?: string;
@@ -105,10 +112,12 @@ export interface EnqueueInput {
   hold?: (lease: { token: string | null; until: number }) => void;
 }
 
-export interface Queue {
+/** `M`: job type → its payload type. */
+export interface Queue<M = UntypedJobs> {
   /** Inserts a job; call inside the business unit of work (db.unit). Returns the job id. */
-  enqueueJob(input: EnqueueInput): Promise<string>;
-  register<P>(type: string, handler: JobHandler<P>): void;
+  enqueueJob<K extends keyof M & string>(input: EnqueueInput<K, M[K]>): Promise<string>;
+  /** The handler of a type's jobs (one per type). */
+  register<K extends keyof M & string>(type: K, handler: JobHandler<M[K]>): void;
   start(): void;
   /** Stops claiming, waits for running handlers up to `timeoutMs`, releases the leases of unfinished ones. */
   stop(timeoutMs?: number): Promise<void>;
