@@ -11,7 +11,8 @@ import { newId } from "../../platform/ids";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
-import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
+import { applyProviderStatus, applyWatermark } from "./messages.reports";
+import { messageView, newMessageRow } from "./messages.views";
 import { messagesStore } from "./messages.repository";
 import { applyTemplateReview } from "../templates/templates.service";
 
