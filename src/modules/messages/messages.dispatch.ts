@@ -8,7 +8,7 @@ import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { Channel, FailureReason, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
-import { defaultBackoffMs } from "../../platform/queue/queue";
+import { defaultBackoffMs } from "../../platform/queue/queue.backoff";
 import { channelState } from "../conversations/conversations.service";
 import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { getTemplateById, renderTemplate } from "../templates/templates.service";
