@@ -5,7 +5,7 @@
  */
 import type { FailureReason } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
-import { setConsent } from "../contacts/contacts.service";
+import { setConsent } from "../contacts/contacts.consent";
 import { messagesStore, type MessageHead, type MessageRow } from "./messages.repository";
 import { messageView } from "./messages.views";
 
