@@ -274,7 +274,7 @@ export function errorPlugin({ log }: { log: Logger }) {
         const unavailable = storageUnavailable((error as { code?: unknown }).code);
         if (unavailable) {
           log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable for writes");
-          // NB! A failed fsync of a group commit (src/db/client.ts walSync): the write was made but the disk did
+          // NB! A failed fsync of a group commit (src/db/wal-sync.ts walSync): the write was made but the disk did
           // not confirm it, so it may or may not last — not "nothing was changed".
           const outcome =
             (error as { code?: unknown }).code === "SQLITE_IOERR_FSYNC"
