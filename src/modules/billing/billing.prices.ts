@@ -6,7 +6,8 @@ import { CHANNEL_RULES, FREE_PRICE_TYPE, type MessageType } from "../../channels
 import type { Channel } from "../../channels/channel.types";
 import type { Deps } from "../../deps";
 import { parseMicros } from "../../platform/money";
-import { hasMediaHeader, type TemplateRow } from "../templates/templates.service";
+import { hasMediaHeader } from "../templates/templates.render";
+import type { TemplateRow } from "../templates/templates.service";
 
 /** priceType and unit price (micros) of a message (billing by the channel rules' price table). */
 export function priceOf(

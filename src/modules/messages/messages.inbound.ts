@@ -15,7 +15,7 @@ import { conversationForInbound, recordInbound, touchConversation } from "../con
 import { applyProviderStatus, applyWatermark } from "./messages.reports";
 import { messageView, newMessageRow } from "./messages.views";
 import { messagesStore } from "./messages.repository";
-import { applyTemplateReview } from "../templates/templates.service";
+import { applyTemplateReview } from "../templates/templates.review";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
 const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);
