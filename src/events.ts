@@ -17,7 +17,7 @@
 import type { Contact } from "./modules/contacts/contacts.model";
 import type { conversationView } from "./modules/conversations/conversations.service";
 import type { CampaignModel } from "./modules/campaigns/campaigns.model";
-import type { messageView } from "./modules/messages/messages.service";
+import type { messageView } from "./modules/messages/messages.views";
 import type { RecordView, TaskView } from "./modules/pipeline/pipeline.views";
 import type { SocialPostModel } from "./modules/social/social.model";
 import type { ContactSourceModel } from "./modules/sources/sources.model";

@@ -17,7 +17,8 @@ import { embeddedMigrations } from "../db/migrations.gen";
 import { migratePostgresAsync } from "../db/postgres/migrate";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../../test/helpers/postgres";
 import { UsageError } from "./cli.util";
-import { migrateToPostgres, POSTGRES_ONLY, redactUrl } from "./migrate-to-postgres";
+import { migrateToPostgres, redactUrl } from "./migrate-to-postgres";
+import { POSTGRES_ONLY } from "./migrate-to-postgres.copy";
 
 const BEYOND_DOUBLE = 9007199254740993n; // 2^53 + 1: a JS number cannot hold it
 

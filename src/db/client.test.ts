@@ -4,7 +4,8 @@ import { fstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { openDatabase, walSync } from "./client";
+import { openDatabase } from "./client";
+import { walSync } from "./wal-sync";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-client-"));
 /** A database of its own in `dir` with one table `t (id)`, and its insert. */

@@ -13,7 +13,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary, run, serve, tempDir, until } from "./binary";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../helpers/postgres";
-import { POSTGRES_ONLY } from "../../src/cli/migrate-to-postgres";
+import { POSTGRES_ONLY } from "../../src/cli/migrate-to-postgres.copy";
 
 type Init = { configPath: string; dataDir: string; companyId: string; apiKey: string };
 

@@ -18,10 +18,11 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
-import { type Db, type Param, retryable, type Statement } from "../client";
+import type { Db, Param, Statement } from "../client";
+import { retryable } from "../transactions";
 import { openPgPool, type PgParam, type PgPool, type PgPoolOptions, type PgRunner, type PgTx } from "./bunsql";
 
-/** How often a unit that lost a race runs again (as the SQLite engine's group items, client.ts). */
+/** How often a unit that lost a race runs again (as the SQLite engine's group items, group-commit.ts). */
 const RETRIES = 3;
 const DATA_VERSION_CHANNEL = "switchboard_data_version";
 

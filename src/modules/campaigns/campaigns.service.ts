@@ -28,8 +28,11 @@ import {
   type ResolvedAudience,
 } from "../contacts/contacts.audience";
 import { accountsOf } from "../channels-api/channel-accounts";
-import { dailyDmQuota, mediaRef, priceOf } from "../messages/messages.service";
-import { getTemplateById, hasMediaHeader, type TemplateRow } from "../templates/templates.service";
+import { priceOf } from "../billing/billing.prices";
+import { mediaRef } from "../media/media.service";
+import { dailyDmQuota } from "../messages/messages.quota";
+import { hasMediaHeader } from "../templates/templates.render";
+import { getTemplateById, type TemplateRow } from "../templates/templates.service";
 import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";
 import { MAX_AUDIENCE_IDS, type EstimateInput } from "./campaigns.model";

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { eventsOf, inbound, type ChannelName } from "../../../test/helpers/messaging";
-import { applyProviderStatus } from "../messages/messages.service";
+import { applyProviderStatus } from "../messages/messages.reports";
 import { campaignsFor } from "./campaigns.wire";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";

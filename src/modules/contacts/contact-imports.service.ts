@@ -21,7 +21,7 @@ import type { Logger } from "../../platform/logger";
 import type { Queue } from "../../jobs";
 import { importsStore, type ImportRow } from "./contact-imports.repository";
 import { contactsStore } from "./contacts.repository";
-import { applyUpsert } from "./contacts.service";
+import { applyUpsert } from "./contacts.upsert";
 import { customFieldsStore } from "./custom-fields.repository";
 import { checkedBatches, heapKeeper, type CheckedRow, type ImportFormat } from "./import-rows";
 

@@ -10,8 +10,9 @@ import { countInWorker, factGroups, type AudienceFactGroup, type CountQuery, typ
 import { checkFilter, resolveFilter, type CheckedFilter, type FilterNode, type ResolvedFilter } from "./audience-filter";
 import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
 import type { Contact } from "./contacts.model";
-import { contactsStore, type ContactRow } from "./contacts.repository";
-import { toContacts } from "./contacts.service";
+import type { ContactRow } from "./contacts-rows.repository";
+import { contactsStore } from "./contacts.repository";
+import { toContacts } from "./contacts.shape";
 import { customFieldsStore } from "./custom-fields.repository";
 
 export type { AudienceFactGroup, AudienceMember, FilterNode };

@@ -8,7 +8,7 @@ import { DetailCollector } from "../../platform/errors";
 import { CHANNELS } from "../../channels/channel.types";
 import type { Contact } from "./contacts.model";
 import { contactsStore } from "./contacts.repository";
-import { toContacts } from "./contacts.service";
+import { toContacts } from "./contacts.shape";
 import { tagsStore } from "./tags.repository";
 
 export interface ContactFilters {

@@ -28,7 +28,8 @@ import { notFound, validationFailed } from "../../platform/errors";
 import type { EventBus } from "../../events";
 import { contactMergeStore } from "./contacts-merge.repository";
 import type { Contact } from "./contacts.model";
-import { contactsStore, type ContactRow } from "./contacts.repository";
+import type { ContactRow } from "./contacts-rows.repository";
+import { contactsStore } from "./contacts.repository";
 import { getContact } from "./contacts.service";
 
 export interface MergeDeps {

@@ -17,7 +17,9 @@ import {
   TagsBody,
 } from "./contacts.model";
 import { mergeContacts } from "./contacts.merge";
-import { addTags, changeConsent, deleteContact, getContact, patchContact, removeTag, upsertContact } from "./contacts.service";
+import { changeConsent } from "./contacts.consent";
+import { addTags, deleteContact, getContact, removeTag } from "./contacts.service";
+import { patchContact, upsertContact } from "./contacts.upsert";
 
 const IdParams = t.Object({ id: t.String() });
 

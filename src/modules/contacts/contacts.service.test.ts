@@ -2,16 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { AppError } from "../../platform/errors";
-import {
-  findContactByIdentity,
-  findOrCreateContactByIdentity,
-  getConsent,
-  getContact,
-  identityOf,
-  normaliseIdentity,
-  setConsent,
-  upsertContact,
-} from "./contacts.service";
+import { findContactByIdentity, findOrCreateContactByIdentity, getContact, identityOf, normaliseIdentity } from "./contacts.service";
+import { getConsent, setConsent } from "./contacts.consent";
+import { upsertContact } from "./contacts.upsert";
 
 let app: TestApp;
 let w: { db: TestApp["deps"]["db"]; events: TestApp["deps"]["events"]; now: () => Date; companyId: string };

@@ -1,9 +1,11 @@
 /**
- * Contacts: identities, consent, tags, custom fields — the rules, no HTTP.
+ * Contacts: identities, consent, tags, custom fields — the rules, no HTTP. This file holds the contract for
+ * other modules and the small writes (delete, tags); beside it: the API shape (contacts.shape.ts), consent
+ * (contacts.consent.ts), upsert and patch (contacts.upsert.ts), and what they share (contacts.access.ts).
  *
  * Contract for other modules (issue 35's asynchronous store contract: the writes join the caller's unit):
  *   normaliseIdentity (synchronous), findContactByIdentity, getContact, findOrCreateContactByIdentity,
- *   contactSendFacts, getConsent, setConsent, identityOf.
+ *   contactSendFacts, identityOf here; getConsent, setConsent in contacts.consent.ts.
  *
  * Invariants:
  * - One contact per (company, channel, normalised value): the unique index on contact_identities.
@@ -15,94 +17,18 @@
  *   the transaction (rolled back).
  */
 import type { Db } from "../../db/client";
-import { AppError, DetailCollector, notFound } from "../../platform/errors";
-import type { EventBus } from "../../events";
+import { DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
-import type { Contact, ConsentSource, ConsentStatus, ContactPatchInput, ContactUpsertInput } from "./contacts.model";
-import { contactsStore, type ContactRow, type ContactsStore, type IdentityRow } from "./contacts.repository";
-import { customFieldsStore, type CustomFieldDef } from "./custom-fields.repository";
-import { perConnection } from "../../db/per-connection";
-import { tagsStore, type TagsStore } from "./tags.repository";
-import { checkCustomFields, checkIdentities, checkTags, checkUpsert, text, type CheckedIdentity, type CheckedUpsert } from "./contacts.checks";
+import { HOLD_ROUNDS, holdContact, requireContact, storesOf, type WriteDeps } from "./contacts.access";
+import { checkTags } from "./contacts.checks";
+import type { ConsentStatus, Contact } from "./contacts.model";
+import type { ContactRow, IdentityRow } from "./contacts-rows.repository";
+import { contactsStore, type ContactsStore } from "./contacts.repository";
+import { shapeOf } from "./contacts.shape";
 import { normaliseIdentity, tryNormaliseIdentity } from "./identity";
 
 export { normaliseIdentity } from "./identity";
-export type { ContactRow, IdentityRow } from "./contacts.repository";
-
-type Events = Pick<EventBus, "emit">;
-type Now = () => Date;
-interface WriteDeps {
-  db: Db;
-  events: Events;
-  now: Now;
-}
-
-/** The stores a contact's reads and writes reach, found with one lookup per call. */
-type Stores = { contacts: ContactsStore; tags: TagsStore };
-const storesOf = perConnection((db): Stores => ({ contacts: contactsStore(db), tags: tagsStore(db) }));
-
-// ------------------------------------------------------------------------------------------ shapes
-
-/** API shapes (DESIGN §5) of many contacts with three batched queries. */
-export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]> {
-  return await shapes(storesOf(db), rows);
-}
-
-async function shapes(st: Stores, rows: ContactRow[]): Promise<Contact[]> {
-  const ids = rows.map((r) => r.id);
-  const identities = Map.groupBy(await st.contacts.identitiesOf(ids), (i) => i.contactId);
-  const tags = Map.groupBy(await st.tags.tagNamesOf(ids), (t) => t.contactId);
-  const consents = Map.groupBy(await st.contacts.consentsOf(ids), (c) => c.contactId);
-  return rows.map((r) => {
-    const ids = identities.get(r.id) ?? [];
-    const consent: Contact["consent"] = {};
-    for (const i of ids) consent[i.channel] = { status: "unknown", updatedAt: null };
-    for (const c of consents.get(r.id) ?? []) consent[c.channel] = { status: c.status, updatedAt: new Date(c.updatedAt).toISOString() };
-    return {
-      id: r.id,
-      firstName: r.firstName,
-      lastName: r.lastName,
-      city: r.city,
-      country: r.country,
-      identities: ids.map((i) => ({ channel: i.channel, value: i.value, status: i.status })),
-      tags: (tags.get(r.id) ?? []).map((t) => t.name),
-      customFields: r.customFields,
-      consent,
-      blocked: r.blocked,
-      createdAt: r.createdAt.toISOString(),
-      updatedAt: r.updatedAt.toISOString(),
-    };
-  });
-}
-
-async function shapeOf(st: Stores, companyId: string, id: string): Promise<Contact> {
-  const row = await st.contacts.contactById(companyId, id);
-  if (!row) throw notFound("Contact");
-  return (await shapes(st, [row]))[0]!;
-}
-
-async function requireContact(st: Stores, companyId: string, id: string): Promise<ContactRow> {
-  const row = await st.contacts.contactById(companyId, id);
-  if (!row) throw notFound("Contact");
-  return row;
-}
-
-/**
- * requireContact for a unit that writes to the contact: held until the unit ends (contacts store `holdContact`), so
- * a merge or a delete beside it (PostgreSQL) waits for it, or it for them — then 404, the contact being gone.
- */
-async function holdContact(st: Stores, companyId: string, id: string): Promise<ContactRow> {
-  const row = await st.contacts.holdContact(companyId, id);
-  if (!row) throw notFound("Contact");
-  return row;
-}
-
-/**
- * How often a write looks an identity up again when the contact it named was merged away (or deleted) while it
- * waited for that contact (`holdContact`): each round waited for a merge that has committed since, so a second
- * look finds the identity's new owner; a third covers a chain of merges. More means rows that disagree.
- */
-const HOLD_ROUNDS = 3;
+export type { ContactRow, IdentityRow } from "./contacts-rows.repository";
 
 // ------------------------------------------------------------------------------------------ contract
 
@@ -266,370 +192,7 @@ async function fillNames(store: ContactsStore, contactId: string, displayName: s
   return await store.fillNames(contactId, firstName, lastName, at);
 }
 
-export async function getConsent({
-  db,
-  companyId,
-  contactId,
-  channel,
-}: {
-  db: Db;
-  companyId: string;
-  contactId: string;
-  channel: string;
-}): Promise<ConsentStatus> {
-  const store = contactsStore(db);
-  const c = await store.consentOf(contactId, channel);
-  if (!c) return "unknown";
-  return (await store.companyOf(contactId)) === companyId ? c.status : "unknown";
-}
-
-/**
- * Sets consent on channels; writes a history row and emits contact.opted_in / contact.opted_out
- * (`{contact, channel, source}`) per channel whose status actually changes. Unchanged channels are no-ops.
- * Does not check that the contact has an identity on the channel (the API's opt-in/out routes do).
- */
-export async function setConsent(
-  input: WriteDeps & { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
-): Promise<void> {
-  const { db, events, now, companyId, contactId, channels, status, source } = input;
-  const st = storesOf(db);
-  // In the caller's unit when there is one (no savepoint: a throw undoes the caller's writes too, as `within` did).
-  await db.join(async () => {
-    await holdContact(st, companyId, contactId);
-    const at = now().getTime();
-    const changed = await applyConsent(st.contacts, { companyId, contactId, channels, status, source, at });
-    if (changed.length) {
-      await st.contacts.touchContact(contactId, at);
-      await emitConsentEvents(st, events, { companyId, contactId, channels: changed, status, source });
-    }
-  });
-}
-
-async function applyConsent(
-  store: ContactsStore,
-  c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource; at: number },
-): Promise<string[]> {
-  const changed: string[] = [];
-  for (const channel of new Set(c.channels)) {
-    if ((await store.consentOf(c.contactId, channel))?.status === c.status) continue;
-    await store.writeConsent({ ...c, channel });
-    changed.push(channel);
-  }
-  return changed;
-}
-
-async function emitConsentEvents(
-  st: Stores,
-  events: Events,
-  c: { companyId: string; contactId: string; channels: string[]; status: "opted_in" | "opted_out"; source: ConsentSource },
-): Promise<void> {
-  if (!c.channels.length) return;
-  const contact = await shapeOf(st, c.companyId, c.contactId);
-  const type = c.status === "opted_in" ? "contact.opted_in" : "contact.opted_out";
-  for (const channel of c.channels) events.emit({ companyId: c.companyId, type, data: { contact, channel, source: c.source } });
-}
-
-function mergeCustomFields(current: Record<string, unknown>, given: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!given) return current;
-  const out = { ...current };
-  for (const [k, v] of Object.entries(given)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/** Contact ids owning these identities; 409 CONFLICT when they belong to more than one other contact. */
-async function owners(store: ContactsStore, companyId: string, identities: CheckedIdentity[]): Promise<Map<string, CheckedIdentity[]>> {
-  const byContact = new Map<string, CheckedIdentity[]>();
-  for (const i of identities) {
-    const found = await store.identityByValue(companyId, i.channel, i.value);
-    if (!found) continue;
-    const list = byContact.get(found.contactId) ?? [];
-    list.push(i);
-    byContact.set(found.contactId, list);
-  }
-  return byContact;
-}
-
-function conflict(byContact: Map<string, CheckedIdentity[]>, message: string): AppError {
-  const details = [...byContact.entries()].flatMap(([contactId, list]) =>
-    list.map((i) => ({ pointer: `/identities/${i.index}`, message: `belongs to contact ${contactId}`, existingContactId: contactId })),
-  );
-  return new AppError("CONFLICT", message, details);
-}
-
-// ------------------------------------------------------------------------------------------ upsert
-
-export interface UpsertOptions {
-  /** Consent source for `optIn` (api, or import). */
-  source?: ConsentSource;
-  /**
-   * Import rule: `optIn: true` does not overwrite an explicit opt-out unless `consentAt` (when the consent
-   * was collected) is later than that opt-out. Off for the API, where the caller's `optIn` is applied as given.
-   */
-  protectOptOut?: boolean;
-  consentAt?: Date;
-  /** Preloaded custom field definitions (imports load them once). */
-  defs?: Map<string, CustomFieldDef>;
-  /** Tag ids by name known in the caller's transaction (see tags.repository.ts ensureTags). */
-  tagIds?: Map<string, string>;
-}
-
-export interface UpsertResult {
-  created: boolean;
-  contact: Contact;
-  /** optIn channels left opted_out by the import rule. */
-  consentKept: number;
-}
-
-type ContactFields = {
-  firstName: string | null;
-  lastName: string | null;
-  city: string | null;
-  country: string | null;
-  blocked: boolean;
-  customFields: Record<string, unknown>;
-};
-
-/** Whether a write changes anything (no-op writes emit no event and keep updatedAt). */
-function fieldsDiffer(next: ContactFields, row: ContactFields): boolean {
-  return (
-    next.firstName !== row.firstName ||
-    next.lastName !== row.lastName ||
-    next.city !== row.city ||
-    next.country !== row.country ||
-    next.blocked !== row.blocked ||
-    !sameJson(next.customFields, row.customFields)
-  );
-}
-
-/**
- * POST /contacts (seed rules 1–4): the contact owning any of the identities is updated (200, created
- * false), otherwise one is created (201); missing tags are created; identities of two different contacts
- * → 409 CONFLICT. Absent fields are unchanged, null clears; identities not yet known are attached.
- */
-export async function upsertContact({
-  db,
-  events,
-  now,
-  companyId,
-  input,
-  options = {},
-}: WriteDeps & { companyId: string; input: ContactUpsertInput; options?: UpsertOptions }): Promise<UpsertResult> {
-  const checked = checkUpsert(input, options.defs ?? (await customFieldsStore(db).customFieldDefs(companyId)));
-  return await db.join(() => applyUpsert({ db, events, at: now().getTime(), companyId, checked, options }));
-}
-
-/**
- * The writes of an upsert whose input passed `checkUpsert`; must run inside the caller's transaction.
- * NB! A CONFLICT is thrown before the first write, so a caller may apply many upserts in one transaction
- * without a savepoint each (bulk imports do) — any other throw must roll the caller's transaction back.
- */
-export async function applyUpsert({
-  db,
-  events,
-  at,
-  companyId,
-  checked,
-  options = {},
-}: {
-  db: Db;
-  events: Events;
-  at: number;
-  companyId: string;
-  checked: CheckedUpsert;
-  options?: UpsertOptions;
-}): Promise<UpsertResult> {
-  const { identities, tags: tagNames, customFields: fields } = checked;
-  const st = storesOf(db);
-  const store = st.contacts;
-  // The owner is held (holdContact) before the first write; one merged away meanwhile (PostgreSQL: a merge
-  // beside this unit committed while it waited) sends it back to the identities, which name the new owner.
-  let byContact: Map<string, CheckedIdentity[]>;
-  let existingId: string | undefined;
-  let row: ContactRow | undefined;
-  for (let round = 1; ; round++) {
-    byContact = await owners(store, companyId, identities);
-    if (byContact.size > 1) throw conflict(byContact, "The identities belong to different contacts");
-    existingId = byContact.keys().next().value as string | undefined;
-    if (existingId === undefined || (row = await store.holdContact(companyId, existingId))) break;
-    if (round >= HOLD_ROUNDS) throw notFound("Contact");
-  }
-  let changed = false;
-  let contactId: string;
-
-  if (existingId === undefined) {
-    contactId = newId();
-    await store.insertContact({
-      id: contactId,
-      companyId,
-      firstName: checked.firstName ?? null,
-      lastName: checked.lastName ?? null,
-      city: checked.city ?? null,
-      country: checked.country ?? null,
-      customFields: mergeCustomFields({}, fields),
-      at,
-    });
-  } else {
-    contactId = existingId;
-    const current = row!; // (held by the loop above, which ends only with it when there is an owner)
-    const next = {
-      firstName: pick(checked.firstName, current.firstName),
-      lastName: pick(checked.lastName, current.lastName),
-      city: pick(checked.city, current.city),
-      country: pick(checked.country, current.country),
-      customFields: mergeCustomFields(current.customFields, fields),
-      blocked: current.blocked,
-    };
-    if (fieldsDiffer(next, current)) {
-      await store.updateContactFields(contactId, { ...next, at });
-      changed = true;
-    }
-  }
-  const known = new Set(byContact.get(contactId)?.map((i) => i.index));
-  for (const i of identities) {
-    if (known.has(i.index)) continue;
-    await store.insertIdentity({ companyId, contactId, channel: i.channel, value: i.value, status: i.status, at });
-    changed = true;
-  }
-  if (tagNames?.length && (await st.tags.addContactTags(contactId, await st.tags.ensureTags(companyId, tagNames, at, options.tagIds), at)) > 0) changed = true;
-
-  let consentChanged: string[] = [];
-  let consentKept = 0;
-  if (checked.optIn !== undefined) {
-    const status = checked.optIn ? "opted_in" : "opted_out";
-    let channels = [...new Set(identities.map((i) => i.channel))];
-    if (status === "opted_in" && options.protectOptOut) {
-      const given = channels;
-      channels = [];
-      for (const channel of given) {
-        const current = await store.consentOf(contactId, channel);
-        const keep = current?.status === "opted_out" && !(options.consentAt && options.consentAt.getTime() > current.updatedAt);
-        if (keep) consentKept++;
-        else channels.push(channel);
-      }
-    }
-    consentChanged = await applyConsent(store, { companyId, contactId, channels, status, source: options.source ?? "api", at });
-  }
-
-  const created = existingId === undefined;
-  if (!created && (changed || consentChanged.length)) await store.touchContact(contactId, at);
-  // A new contact's shape is fully known here (no re-read), and built only when something reads it: a bulk
-  // import with no webhook endpoint for contact.* never does. An existing contact's shape is read now — later
-  // writes of the same transaction must not show in its events.
-  let shape: Contact | undefined = created ? undefined : await shapeOf(st, companyId, contactId);
-  const contact = (): Contact =>
-    (shape ??= newContactShape({ id: contactId, checked, customFields: mergeCustomFields({}, fields), consent: consentChanged, at }));
-  if (created) events.emit({ companyId, type: "contact.created", data: () => ({ contact: contact() }) });
-  else if (changed) events.emit({ companyId, type: "contact.updated", data: { contact: contact() } });
-  if (consentChanged.length) {
-    const type = checked.optIn ? "contact.opted_in" : "contact.opted_out";
-    for (const channel of consentChanged) events.emit({ companyId, type, data: () => ({ contact: contact(), channel, source: options.source ?? "api" }) });
-  }
-  return {
-    created,
-    get contact() {
-      return contact();
-    },
-    consentKept,
-  };
-}
-
-function newContactShape(c: { id: string; checked: CheckedUpsert; customFields: Record<string, unknown>; consent: string[]; at: number }): Contact {
-  const when = new Date(c.at).toISOString();
-  const identities = [...c.checked.identities].sort((a, b) => (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0));
-  const consent: Contact["consent"] = {};
-  for (const i of identities) consent[i.channel] = { status: "unknown", updatedAt: null };
-  for (const ch of c.consent) consent[ch] = { status: c.checked.optIn ? "opted_in" : "opted_out", updatedAt: when };
-  return {
-    id: c.id,
-    firstName: c.checked.firstName ?? null,
-    lastName: c.checked.lastName ?? null,
-    city: c.checked.city ?? null,
-    country: c.checked.country ?? null,
-    identities: identities.map((i) => ({ channel: i.channel, value: i.value, status: i.status })),
-    tags: [...(c.checked.tags ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
-    customFields: c.customFields,
-    consent,
-    blocked: false,
-    createdAt: when,
-    updatedAt: when,
-  };
-}
-
-const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? current : given);
-
-// ------------------------------------------------------------------------------------------ patch / delete
-
-/** PATCH /contacts/{id}: absent = unchanged, null = cleared; `identities` and `tags` replace the sets. */
-export async function patchContact({
-  db,
-  events,
-  now,
-  companyId,
-  id,
-  input,
-}: WriteDeps & { companyId: string; id: string; input: ContactPatchInput }): Promise<Contact> {
-  const st = storesOf(db);
-  const store = st.contacts;
-  await requireContact(st, companyId, id);
-  const errors = new DetailCollector();
-  const identities = input.identities && checkIdentities(input.identities, errors);
-  const tagNames = checkTags(input.tags, errors);
-  const fields = checkCustomFields(input.customFields, await customFieldsStore(db).customFieldDefs(companyId), errors);
-  errors.throwIfAny();
-
-  return await db.join(async () => {
-    const at = now().getTime();
-    const row = await holdContact(st, companyId, id);
-    let changed = false;
-    const next = {
-      firstName: pick(text(input.firstName), row.firstName),
-      lastName: pick(text(input.lastName), row.lastName),
-      city: pick(text(input.city), row.city),
-      country: pick(text(input.country), row.country),
-      customFields: mergeCustomFields(row.customFields, fields),
-      blocked: input.blocked ?? row.blocked,
-    };
-    if (fieldsDiffer(next, row)) {
-      await store.updateContactFields(id, { ...next, at });
-      changed = true;
-    }
-    if (identities) {
-      const byContact = await owners(store, companyId, identities);
-      byContact.delete(id);
-      if (byContact.size) throw conflict(byContact, "An identity belongs to another contact");
-      const wanted = new Set(identities.map((i) => `${i.channel}\u0000${i.value}`));
-      const current = await store.identitiesOf([id]);
-      const have = new Set(current.map((i) => `${i.channel}\u0000${i.value}`));
-      for (const i of current)
-        if (!wanted.has(`${i.channel}\u0000${i.value}`)) {
-          await store.deleteIdentity(i);
-          changed = true;
-        }
-      for (const i of identities)
-        if (!have.has(`${i.channel}\u0000${i.value}`)) {
-          await store.insertIdentity({ companyId, contactId: id, channel: i.channel, value: i.value, status: i.status, at });
-          changed = true;
-        }
-    }
-    if (tagNames) {
-      const wanted = new Set(await st.tags.ensureTags(companyId, tagNames, at));
-      for (const tagId of await st.tags.contactTagIds(id)) if (!wanted.has(tagId)) changed = (await st.tags.removeContactTag(id, tagId)) > 0 || changed;
-      if ((await st.tags.addContactTags(id, [...wanted], at)) > 0) changed = true;
-    }
-    if (changed) {
-      await store.touchContact(id, at);
-      const contact = await shapeOf(st, companyId, id);
-      events.emit({ companyId, type: "contact.updated", data: { contact } });
-      return contact;
-    }
-    return await shapeOf(st, companyId, id);
-  });
-}
+// ------------------------------------------------------------------------------------------ delete, tags
 
 /** DELETE: erases personal data, identities, tags and consent; the id stays as a tombstone (404 from now on). */
 export async function deleteContact({ db, events, now, companyId, id }: WriteDeps & { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
@@ -659,8 +222,6 @@ export async function deleteContact({ db, events, now, companyId, id }: WriteDep
     return { id, deleted: true as const };
   });
 }
-
-// ------------------------------------------------------------------------------------------ tags, consent routes
 
 export async function addTags({ db, events, now, companyId, id, tags }: WriteDeps & { companyId: string; id: string; tags: string[] }): Promise<Contact> {
   const st = storesOf(db);
@@ -694,30 +255,6 @@ export async function removeTag({ db, events, now, companyId, id, tagName }: Wri
       events.emit({ companyId, type: "contact.updated", data: { contact } });
       return contact;
     }
-    return await shapeOf(st, companyId, id);
-  });
-}
-
-/** POST /contacts/{id}/opt-in|opt-out: each channel must be one the contact has an identity on (else 422). */
-export async function changeConsent({
-  db,
-  events,
-  now,
-  companyId,
-  id,
-  channels,
-  status,
-}: WriteDeps & { companyId: string; id: string; channels: string[]; status: "opted_in" | "opted_out" }): Promise<Contact> {
-  const st = storesOf(db);
-  return await db.join(async () => {
-    await holdContact(st, companyId, id);
-    const have = new Set((await st.contacts.identitiesOf([id])).map((i) => i.channel));
-    const errors = new DetailCollector();
-    channels.forEach((c, i) => {
-      if (!have.has(c)) errors.add(`/channels/${i}`, `the contact has no ${c} identity`);
-    });
-    errors.throwIfAny();
-    await setConsent({ db, events, now, companyId, contactId: id, channels, status, source: "api" });
     return await shapeOf(st, companyId, id);
   });
 }

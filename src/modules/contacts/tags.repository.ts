@@ -7,7 +7,7 @@ import { storeDb, type Db, type StoreDb } from "../../db/client";
 import { jsonValues, perEngine } from "../../db/dialect";
 import { newId } from "../../platform/ids";
 import { perConnection } from "../../db/per-connection";
-import { heldImportWritesOf, sendHeldImportWrites } from "./contacts.repository";
+import { heldImportWritesOf, sendHeldImportWrites } from "./contacts-held-writes.repository";
 
 export interface TagWithCount {
   id: string;
@@ -106,7 +106,7 @@ export function createTagsStore(dbIn: Db): BaseStore {
   const db = storeDb(dbIn);
   const store = tagsStoreOn(db);
   if (db.engine === "sqlite") return store;
-  // PostgreSQL: an import's held writes (contacts.repository.ts HeldImportWrites) hold the tag links of the
+  // PostgreSQL: an import's held writes (contacts-held-writes.repository.ts HeldImportWrites) hold the tag links of the
   // contacts it creates; every other function but those that touch only tags sends what is held first.
   // NB! A new function here that reads or writes contact_tags must be added to this list (or it reads past held links).
   const sendFirst =

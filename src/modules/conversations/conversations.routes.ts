@@ -7,7 +7,8 @@ import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { getContact } from "../contacts/contacts.service";
 import { MessageRecord } from "../messages/messages.model";
-import { findMessage, listConversationMessages, messageView } from "../messages/messages.service";
+import { findMessage, listConversationMessages } from "../messages/messages.service";
+import { messageView } from "../messages/messages.views";
 import {
   addNote,
   assignConversation,

@@ -8,7 +8,7 @@ import { inbound } from "../../../test/helpers/messaging";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 import { newId } from "../../platform/ids";
-import { DISPATCH_JOB } from "../messages/messages.service";
+import { DISPATCH_JOB } from "../messages/messages.jobs";
 import { mediaStore } from "./media.repository";
 import { holdAt } from "../../../test/helpers/gate";
 

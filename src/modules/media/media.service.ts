@@ -4,10 +4,13 @@
  *
  * `findStoredMedia` / `rememberProviderMediaId` are the messaging engine's entry points: it resolves a
  * media id to the StoredMedia it puts into message content, and caches the provider id an adapter's
- * upload returned (SendResult.providerMediaId).
+ * upload returned (SendResult.providerMediaId). `mediaRef` is the send's (messages, campaigns): a stored file
+ * checked against what the account's adapter takes, held for the caller's unit.
  */
+import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { StoredMedia } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
+import { AppError } from "../../platform/errors";
 import { mediaStore, type MediaRow } from "./media.repository";
 
 export type { MediaRow };
@@ -91,4 +94,22 @@ export async function deleteMediaRow({ db, companyId, id }: { db: Db; companyId:
     await store.releaseBytes(companyId, size);
     return true;
   });
+}
+
+/** A stored file for a send; its type and size must be ones the account's adapter takes (else it would only fail later, MEDIA_INVALID). */
+export async function mediaRef(deps: { db: Db }, companyId: string, mediaId: string, pointer: string, runtime: AccountRuntime) {
+  const m = await holdMediaForUse({ db: deps.db, companyId, mediaId });
+  if (!m) throw new AppError("VALIDATION_FAILED", "No such media", [{ pointer, message: "unknown mediaId (POST /media)" }]);
+  const max = runtime.adapter.capabilities.media[m.mimeType];
+  if (max === undefined || m.size > max)
+    throw new AppError("VALIDATION_FAILED", `This ${runtime.account.channel} account cannot send the stored file`, [
+      {
+        pointer,
+        message:
+          max === undefined
+            ? `${m.mimeType} files are not accepted on this account`
+            : `${m.size} bytes is over the ${max} byte limit for ${m.mimeType} on this account`,
+      },
+    ]);
+  return { id: m.id, filename: m.filename, mimeType: m.mimeType, size: m.size };
 }

@@ -9,11 +9,13 @@ import type { Deps } from "../../deps";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { findCompanyBySlug } from "../companies/companies.service";
-import { findOrCreateContactByIdentity, getConsent, setConsent } from "../contacts/contacts.service";
+import { getConsent, setConsent } from "../contacts/contacts.consent";
+import { findOrCreateContactByIdentity } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
-import { applyProviderStatus, applyWatermark, messageView, newMessageRow } from "./messages.service";
+import { applyProviderStatus, applyWatermark } from "./messages.reports";
+import { messageView, newMessageRow } from "./messages.views";
 import { messagesStore } from "./messages.repository";
-import { applyTemplateReview } from "../templates/templates.service";
+import { applyTemplateReview } from "../templates/templates.review";
 
 /** Keywords that change consent when they are the whole inbound text (case-insensitive). */
 const OPT_OUT = new Set(["stop", "unsubscribe", "stopall", "cancel", "end", "quit"]);

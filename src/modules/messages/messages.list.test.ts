@@ -6,7 +6,7 @@ import { inbound } from "../../../test/helpers/messaging";
 import { createCompany } from "../companies/companies.service";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { listSQL, SQL } from "./messages.repository";
-import { DISPATCH_JOB } from "./messages.service";
+import { DISPATCH_JOB } from "./messages.jobs";
 
 const HOUR = 3_600_000;
 const START = new Date("2026-06-01T12:30:00Z");

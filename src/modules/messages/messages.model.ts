@@ -19,7 +19,7 @@ const textLimits = Object.entries(
   .join(", ");
 
 /**
- * Rules the service checks (messages.service.ts, with its own pointers) that a client generator and a JSON
+ * Rules the send checks (messages.request.ts, with its own pointers) that a client generator and a JSON
  * Schema validator can also read. NB! TypeBox's validator ignores `oneOf`/`anyOf` given as options of a
  * t.Object, so these only document; `minProperties` it does check.
  */
@@ -35,7 +35,7 @@ export const ChannelEnum = t.Union(
   { description: "sending channel" },
 );
 
-/** The limits of DESIGN §16, checked by messages.service.ts with a pointer each. */
+/** The limits of DESIGN §16, checked by messages.request.ts with a pointer each. */
 export const INTERACTIVE_LIMITS = {
   buttons: { min: 1, max: 3 },
   buttonTitle: 20,
@@ -196,7 +196,7 @@ export const SendMessageBody = t.Object({
   replyToMessageId: t.Optional(t.String({ ...Uuid, description: "our id of the message this one answers" })),
   createContact: t.Optional(t.Boolean({ default: true, description: "create the contact from phone / e-mail / handle when unknown" })),
   metadata: t.Optional(t.Record(t.String(), t.String(), { description: "at most 20 keys; key ≤ 40, value ≤ 500 characters" })),
-  // Checked by messages.service.ts (its own pointer and words): a `format` here would refuse without saying why.
+  // Checked by messages.request.ts (its own pointer and words): a `format` here would refuse without saying why.
   scheduledAt: t.Optional(
     t.String({
       description: `send later (DESIGN §18): RFC 3339 with an offset (\`2026-06-02T10:00:00+03:00\`), in the future, at most ${SCHEDULE_LIMITS.maxDays} days ahead. The message is accepted as \`scheduled\` and debited now; eligibility (consent, window, block) is decided again when it is due, and a message refused then fails with that reason and is refunded. POST /messages/{id}/cancel cancels it.`,

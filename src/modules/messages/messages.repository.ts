@@ -1,6 +1,6 @@
 /**
- * The messages table's one reader and writer. Other modules reach messages through messages.service.ts
- * (conversation history, media in use, campaign replies), never through this file or the table.
+ * The messages table's one reader and writer. Other modules reach messages through the module's service files
+ * (messages.service.ts: conversation history, media in use, campaign replies; messages.quota.ts, .views.ts), never through this file or the table.
  * Hot statements are raw SQL cached by bun per text (see db/rows.ts), typed back to drizzle rows by mapRow.
  */
 import { storeDb, type Db } from "../../db/client";

@@ -7,7 +7,8 @@ import { decodeCursor, PageQuery, pageLimit, queryDate, toPage } from "../../pla
 import { named } from "../../platform/http/schemas";
 import { InteractiveButtons, InteractiveList, MessageAccepted, MessageRecord, SendMessageBody } from "./messages.model";
 import { listMessages, messageBacklog, messageStats } from "./messages.reads";
-import { acceptedView, getMessage, messageView, sendMessage } from "./messages.service";
+import { getMessage, sendMessage } from "./messages.service";
+import { acceptedView, messageView } from "./messages.views";
 import { cancelScheduledMessage } from "./messages.scheduled";
 
 const ChannelQuery = t.Optional(

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { ACCOUNTS, BASE, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
-import { SCHEDULED_SEND_JOB } from "./messages.service";
+import { SCHEDULED_SEND_JOB } from "./messages.jobs";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

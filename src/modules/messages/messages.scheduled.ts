@@ -14,7 +14,10 @@ import type { Verdict } from "../../channels/channel.eligibility";
 import type { Channel, FailureReason } from "../../channels/channel.types";
 import type { MessageType } from "../../channels/channel.rules";
 import { messagesStore, type MessageRow } from "./messages.repository";
-import { applyStatus, DISPATCH_JOB, messageView, refusal, SCHEDULED_SEND_JOB, sendVerdict } from "./messages.service";
+import { DISPATCH_JOB, SCHEDULED_SEND_JOB } from "./messages.jobs";
+import { applyStatus } from "./messages.lifecycle";
+import { refusal, sendVerdict } from "./messages.verdict";
+import { messageView } from "./messages.views";
 
 /** The failure reason a send-time refusal is stored with; its code is the one POST /messages answers (refusal). */
 const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureReason> = {

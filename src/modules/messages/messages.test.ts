@@ -4,7 +4,7 @@ import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";
-import { SCHEDULED_INBOUND_JOB } from "./messages.service";
+import { SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 
 const HOUR = 3_600_000;
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
@@ -651,7 +651,8 @@ describe("lifecycle", () => {
 
   test("a message that failed while its send was in flight stays failed: the send's result does not overwrite it", async () => {
     const s = await a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550125" }, type: "template", template: hello } });
-    const { applyStatus, dispatchMessage } = await import("./messages.service");
+    const { applyStatus } = await import("./messages.lifecycle");
+    const { dispatchMessage } = await import("./messages.dispatch");
     const { messageById } = await import("./messages.repository");
     const rt = a.deps.channels.get(ACCOUNTS.whatsapp)!;
     const original = rt.adapter.send;
@@ -691,7 +692,7 @@ describe("lifecycle", () => {
   test("a dispatched message is not sent twice when the job runs again", async () => {
     const s = await a.request("POST", "/messages", { body: { channel: "whatsapp", to: { phone: "+14155550122" }, type: "template", template: hello } });
     await a.deps.queue.drain();
-    const { dispatchMessage } = await import("./messages.service");
+    const { dispatchMessage } = await import("./messages.dispatch");
     let sends = 0;
     const rt = a.deps.channels.get(ACCOUNTS.whatsapp)!;
     const original = rt.adapter.send;
@@ -784,7 +785,7 @@ test("the later reports of sends committed together share jobs of at most 25 sen
           })
         ).body.data.id,
       );
-    const { dispatchMessage } = await import("./messages.service");
+    const { dispatchMessage } = await import("./messages.dispatch");
     const outcomes = await Promise.all(
       ids.map((messageId) =>
         dispatchMessage(b.deps, {

@@ -9,7 +9,8 @@ import type { InboundEvent } from "../../channels/channel.types";
 import { applyInboundEvents, processInbound } from "./messages.inbound";
 import { messagesStore } from "./messages.repository";
 import { wireScheduledSends } from "./messages.scheduled";
-import { BULK_DISPATCH_JOB, DISPATCH_JOB, dispatchMessage, SCHEDULED_INBOUND_JOB } from "./messages.service";
+import { dispatchMessage } from "./messages.dispatch";
+import { BULK_DISPATCH_JOB, DISPATCH_JOB, SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 
 export async function wireMessaging(deps: Deps): Promise<void> {
   // Dispatch jobs are grouped by channel account: one account may use `[jobs] workers` sends at once, the
@@ -48,7 +49,7 @@ const revive = (e: InboundEvent): InboundEvent => {
 
 /**
  * Reports to apply later: the sandbox's scheduled delivered/read, and a provider's status report that arrived
- * before the send it reports on had committed (messages.service applyProviderStatus defers it here).
+ * before the send it reports on had committed (messages.reports applyProviderStatus defers it here).
  * One inline job per schedule (the delivered and read of up to 25 sends committed together, scheduleReports):
  * each run applies every report that is due — in the transaction that takes the job, so a report is applied exactly when its run commits — and
  * comes back with the rest of its schedule at the next one. Re-applying a report is harmless (statuses only

@@ -16,7 +16,8 @@
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../events";
 import type { Logger } from "../../platform/logger";
-import { defaultBackoffMs, type Job, type JobOutcome } from "../../platform/queue/queue";
+import type { Job, JobOutcome } from "../../platform/queue/queue";
+import { defaultBackoffMs } from "../../platform/queue/queue.backoff";
 import { publisherDefinition } from "../../social-publishers/publisher.registry";
 import { PublishError, type PublishedPost, type PublishInput, type PublishMedia } from "../../social-publishers/publisher.types";
 import type { SocialRuntime } from "./social.accounts";

@@ -1,5 +1,5 @@
 /**
- * The template cache (templates.service.ts) never serves a row the database does not hold: one cached inside
+ * The template cache (templates.cache.ts) never serves a row the database does not hold: one cached inside
  * a unit of work that rolled back is gone with it; a write of another process is seen by the next lookup.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";

@@ -1,6 +1,6 @@
 /**
  * The templates store: every read and write of the templates table. Callers hold the transaction and the
- * read cache (templates.service.ts); nothing here opens a transaction. Asynchronous (issue 35): every
+ * read cache (templates.cache.ts); nothing here opens a transaction. Asynchronous (issue 35): every
  * statement is awaited.
  */
 import { and, asc, eq } from "drizzle-orm";

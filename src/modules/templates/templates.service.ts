@@ -5,80 +5,27 @@
  * sandbox's review job) → `template.status_changed`; deletion at the provider, then here.
  * Placeholders are WhatsApp-style `{{1}}`; the caller's params are `body.<n>` (text of body, and of an
  * e-mail subject/html) and `button.<n>.<m>` (parameter m of button n).
+ *
+ * Beside it: rendering (templates.render.ts), the read cache (templates.cache.ts) and the review cycle
+ * (templates.review.ts).
  */
 import type { AccountRuntime } from "../../channels/channel.accounts";
-import type { Channel, InboundEvent, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
+import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
 import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
-import { createReadCache } from "../../db/read-cache";
 import { accountsOf } from "../channels-api/channel-accounts";
+import { forgetTemplates, templateCache } from "./templates.cache";
 import { templateView, type CreateTemplateInput } from "./templates.model";
-import { templatesStore, type ReviewValues, type TemplateRow } from "./templates.repository";
+import { paramsOf } from "./templates.render";
+import { templatesStore, type TemplateRow } from "./templates.repository";
+import { emitChange, reviewChanged, SANDBOX_REVIEW_JOB, SANDBOX_REVIEW_MS } from "./templates.review";
 
 export type { TemplateRow };
 
 const PARAM_KEY = /^(body\.[1-9]\d*|button\.\d+\.[1-9]\d*)$/;
-
-/**
- * Template rows by id and by (account, name), read twice per message (the send resolves it, the dispatch
- * builds from it: 9 µs of ~260 on SQLite, two round trips on PostgreSQL). Shared, never mutated. Fresh
- * (db/read-cache.ts): this process's template writes empty it (the writers below call `forgetTemplates`);
- * other processes' writes change the data version, checked on every lookup — another process's change holds
- * for the next send (PostgreSQL: a trigger, migration-pg 0007); a rollback on the connection empties it.
- */
-const templateCaches = new WeakMap<Db, ReturnType<typeof createReadCache<string, unknown>>>();
-function templateCache(db: Db) {
-  let c = templateCaches.get(db);
-  if (!c) templateCaches.set(db, (c = createReadCache<string, unknown>(db, { checkEveryMs: 0 })));
-  return c;
-}
-function forgetTemplates(db: Db): void {
-  templateCache(db).invalidate();
-}
-
-/** Params a set of components takes: `{{n}}` in body/header text → body.n; in a URL button → button.<i>.n. */
-export function paramsOf(components: TemplateComponent[]): string[] {
-  const out = new Set<string>();
-  for (const c of components) {
-    if (c.type === "buttons")
-      c.buttons?.forEach((b, i) => {
-        for (const m of (b.url ?? "").matchAll(/\{\{(\d+)\}\}/g)) out.add(`button.${i}.${m[1]}`);
-      });
-    else for (const m of (c.text ?? "").matchAll(/\{\{(\d+)\}\}/g)) out.add(`body.${m[1]}`);
-  }
-  return [...out].sort();
-}
-
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-
-/**
- * The template with its params filled in: subject, plain text and (e-mail) HTML.
- * NB! Params are data, not markup — a campaign fills them from contact fields anyone can set (a sign-up form,
- * an inbound profile name): in the HTML part each is HTML-escaped (DESIGN §23); text and subject take it as is.
- * `{{unsubscribe_url}}` is the recipient's unsubscribe link (DESIGN §20; e-mail from a template or campaign),
- * escaped like a param; empty where there is none (other channels).
- */
-export function renderTemplate(t: { components: TemplateComponent[] }, params: Record<string, string>, extras: { unsubscribeUrl?: string } = {}) {
-  const fill = (s: string | undefined, escapeValue = (v: string) => v) =>
-    (s ?? "").replace(/\{\{(?:(\d+)|unsubscribe_url)\}\}/g, (_, n: string | undefined) =>
-      escapeValue(n === undefined ? (extras.unsubscribeUrl ?? "") : (params[`body.${n}`] ?? "")),
-    );
-  const header = t.components.find((c) => c.type === "header" && (c.format ?? "text") === "text");
-  const body = t.components.find((c) => c.type === "body");
-  const footer = t.components.find((c) => c.type === "footer");
-  const html = (t.components as (TemplateComponent & { html?: string })[]).find((c) => c.type === "body")?.html;
-  const text = [fill(body?.text), footer?.text].filter(Boolean).join("\n\n");
-  return { subject: header ? fill(header.text) : undefined, text, html: html ? fill(html, escapeHtml) : undefined };
-}
-
-export function hasMediaHeader(t: { components: TemplateComponent[] }): boolean {
-  return t.components.some((c) => c.type === "header" && c.format !== undefined && c.format !== "text");
-}
-
 /**
  * Finds the template a send names and checks its params; every problem is a 422 pointing into /template.
  * Runs inside the send's unit of work (read through the template cache).
@@ -286,83 +233,6 @@ export async function storeSyncedTemplates({
     return list.length;
   });
 }
-
-// ---------------------------------------------------------------- review (DESIGN §17)
-
-export const TEMPLATE_STATUS_CHANGED = "template.status_changed";
-/** The sandbox's stand-in for Meta's review: a durable job, due 2 s after the submission. */
-export const SANDBOX_REVIEW_JOB = "templates.sandbox_review";
-export const SANDBOX_REVIEW_MS = 2000;
-
-const reviewChanged = (before: TemplateRow, after: Pick<TemplateRow, "status" | "rejectedReason" | "quality">) =>
-  before.status !== after.status || (before.rejectedReason ?? null) !== (after.rejectedReason ?? null) || (before.quality ?? null) !== (after.quality ?? null);
-
-/** NB! Inside the transaction that wrote `after` (the event is an outbox row). */
-function emitChange(events: EventBus, before: TemplateRow, after: TemplateRow): void {
-  events.emit({
-    companyId: after.companyId,
-    type: TEMPLATE_STATUS_CHANGED,
-    data: { template: templateView(after), previousStatus: before.status, previousQuality: before.quality ?? null },
-  });
-}
-
-/**
- * Applies one review to a row: status (its rejection reason kept only while rejected), quality; writes and
- * emits `template.status_changed` when something changed. Inside the caller's unit of work (the inbound
- * delivery's, or the sandbox review job's).
- */
-async function applyReview(
-  { db, events, now }: { db: Db; events: EventBus; now: () => Date },
-  row: TemplateRow,
-  review: { status?: TemplateRow["status"]; rejectedReason?: string | null; quality?: string | null },
-): Promise<TemplateRow> {
-  const status = review.status ?? row.status;
-  const values: ReviewValues = {
-    status,
-    rejectedReason: status === "rejected" ? (review.rejectedReason ?? (review.status ? null : row.rejectedReason)) : null,
-    quality: review.quality !== undefined ? review.quality : row.quality,
-    updatedAt: now(),
-  };
-  if (!reviewChanged(row, values)) return row;
-  await templatesStore(db).recordReview(row.id, values);
-  forgetTemplates(db);
-  const after = { ...row, ...values };
-  emitChange(events, row, after);
-  return after;
-}
-
-/**
- * A provider's template webhook (WhatsApp `message_template_status_update` / `…_quality_update`), inside the
- * inbound delivery's transaction. A template we do not hold (made in Meta's console) is left to the next sync.
- */
-export async function applyTemplateReview(
-  deps: { db: Db; events: EventBus; now: () => Date; log: Pick<Deps["log"], "info"> },
-  account: { id: string },
-  event: Extract<InboundEvent, { kind: "template" }>,
-): Promise<void> {
-  const row = await templatesStore(deps.db).reviewed(account.id, event);
-  if (!row) {
-    deps.log.info({ accountId: account.id, name: event.name, language: event.language }, "review of a template we do not hold; the next sync brings it");
-    return;
-  }
-  await applyReview(deps, row, {
-    status: event.status,
-    rejectedReason: event.rejectedReason,
-    ...(event.quality !== undefined ? { quality: event.quality } : {}),
-  });
-}
-
-/** The sandbox's verdict: `reject_*` is rejected (INVALID_FORMAT), anything else approved. */
-export async function sandboxReview(deps: { db: Db; events: EventBus; now: () => Date }, templateId: string): Promise<void> {
-  const row = await templatesStore(deps.db).byId(templateId);
-  if (row?.status !== "pending") return; // deleted meanwhile, or reviewed already: nothing to do
-  await applyReview(
-    deps,
-    row,
-    row.name.startsWith("reject_") ? { status: "rejected", rejectedReason: "INVALID_FORMAT" } : { status: "approved", quality: "UNKNOWN" },
-  );
-}
-
 // ---------------------------------------------------------------- create, get, delete
 
 type TemplateDeps = Pick<Deps, "db" | "events" | "now" | "queue" | "channels" | "log">;

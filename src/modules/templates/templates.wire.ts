@@ -3,7 +3,7 @@
  * messaging (messages.wire.ts: on start, every 30 minutes, `switchboard templates sync`).
  */
 import type { Deps } from "../../deps";
-import { SANDBOX_REVIEW_JOB, sandboxReview } from "./templates.service";
+import { SANDBOX_REVIEW_JOB, sandboxReview } from "./templates.review";
 
 export function wireTemplates(deps: Deps): void {
   // Inline: the verdict only writes (the row and its event), so it commits with the job's own removal.

@@ -9,7 +9,8 @@ import type { Db } from "../../db/client";
 import type { EventBus } from "../../events";
 import { getCompany } from "../companies/companies.service";
 import { survivingContactId } from "../contacts/contacts.merge";
-import { getContact, setConsent } from "../contacts/contacts.service";
+import { setConsent } from "../contacts/contacts.consent";
+import { getContact } from "../contacts/contacts.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
 
 /** Path of the public routes (outside /api/public/v1, no API key). */

@@ -17,7 +17,7 @@ import type { RateLimiter } from "../../platform/http/rate-limit";
 import { AppError } from "../../platform/errors";
 import { staticPageCsp } from "../../platform/http/docs-csp";
 import { clientIp, compileRanges } from "../../platform/http/ip-allow";
-import { escapeHtml } from "../templates/templates.service";
+import { escapeHtml } from "../templates/templates.render";
 import { UNSUBSCRIBE_PATH, unsubscribeFor, type UnsubscribeNeeds } from "./unsubscribe.module";
 
 /**

@@ -157,7 +157,7 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
           },
         }),
         scope: (needed: Scope | "any") => ({
-          // Read by the OpenAPI document (openapi.ts): the operation's bearer scope.
+          // Read by the OpenAPI document (openapi.document.ts): the operation's bearer scope.
           detail: { "x-scope": needed } as { summary?: string },
           transform({ request }) {
             const auth = principals.get(request);

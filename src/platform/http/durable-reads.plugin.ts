@@ -1,6 +1,6 @@
 /**
  * Answers built from reads wait until what they read is on disk. On SQLite a group commit is visible to
- * the connection's reads before its fsync has finished (src/db/client.ts: the fsync runs off the event
+ * the connection's reads before its fsync has finished (src/db/group-commit.ts: the fsync runs off the event
  * loop; the group's own requests are answered after it). A GET that read such a row must not be answered
  * before it is durable either: a power loss could still take it back. (An Idempotency-Key replay waits in
  * the API guard, where it is answered early.)

@@ -29,7 +29,7 @@ export const list = <S extends TSchema>(schema: S) =>
 
 /**
  * Error responses by status, for `response: { 200: …, ...errors(403, 422) }` (401, 429 and 500 always).
- * The OpenAPI document lists each status's codes (openapi.ts; add rule codes with `detail["x-error-codes"]`).
+ * The OpenAPI document lists each status's codes (openapi.document.ts; add rule codes with `detail["x-error-codes"]`).
  */
 export function errors(...statuses: (400 | 401 | 402 | 403 | 404 | 409 | 422 | 429 | 500 | 502)[]) {
   const out: Record<number, typeof ErrorEnvelope> = {};

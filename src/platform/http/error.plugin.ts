@@ -277,7 +277,7 @@ export function errorPlugin({ log }: { log: Logger }) {
         const unavailable = storageUnavailable((error as { code?: unknown }).code);
         if (unavailable) {
           log.error({ requestId, err: error, path: pathOf(request) }, "database unavailable");
-          // NB! A failed fsync of a group commit (src/db/client.ts walSync), or a PostgreSQL connection lost
+          // NB! A failed fsync of a group commit (src/db/wal-sync.ts walSync), or a PostgreSQL connection lost
           // mid-request (possibly during COMMIT): the write may or may not last — not "nothing was changed".
           const read = request.method === "GET" || request.method === "HEAD";
           const outcome = read

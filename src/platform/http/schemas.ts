@@ -1,6 +1,6 @@
 /**
  * Named schemas: `named("Message", t.Object(…))` gives a schema the title under which the OpenAPI document
- * publishes it (`components/schemas/Message`, referenced by `$ref`; see openapi.ts). Validation is unchanged.
+ * publishes it (`components/schemas/Message`, referenced by `$ref`; see openapi.document.ts). Validation is unchanged.
  */
 import { t, type TSchema } from "elysia";
 

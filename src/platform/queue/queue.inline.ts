@@ -1,0 +1,91 @@
+/**
+ * Inline jobs (database only, no I/O): run inside the transaction that takes them, a background slice at a
+ * time, and — cut short by the slice — continued in the next group as soon as this one has committed.
+ */
+import { nextDueOf } from "./queue.claim";
+import { failedAttempt } from "./queue.outcome";
+import type { QueueState } from "./queue.state";
+import type { Job, JobHandler, JobOutcome } from "./queue.types";
+
+/**
+ * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
+ * Cut short by the group's background slice, it goes on in the next group (continueInline).
+ */
+export async function runInline(q: QueueState, type: string, handler: JobHandler, limit: number, full: boolean): Promise<number> {
+  const { db, store, now, sliceTimer, cutShort, wake, idleUntil } = q;
+  const t = now().getTime();
+  if (full) await store.requeueExpiredInline(t, type);
+  const rows = await store.dueInline(type, t, limit);
+  // A group's background slice bounds the run too (db.unit's background items).
+  const spent = sliceTimer();
+  let ran = 0;
+  for (const r of rows) {
+    if (ran > 0 && spent()) {
+      cutShort.add(type);
+      break;
+    }
+    ran++;
+    const job: Job = {
+      id: r.id,
+      type,
+      payload: JSON.parse(r.payload),
+      attempts: r.attempts + 1,
+      maxAttempts: r.max_attempts,
+      groupKey: r.group_key,
+      runAt: r.run_at,
+      leaseToken: "",
+    };
+    let outcome: JobOutcome;
+    try {
+      outcome = await db.unit(async () => {
+        const o = await handler.inline!(job);
+        if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
+        return o;
+      });
+    } catch (e) {
+      const { error, retryAt } = failedAttempt(q, job, handler, e, t);
+      if (retryAt === null) await store.markInlineDead(error, t, job.id);
+      else {
+        await store.rescheduleInline(retryAt, error, 1, t, null, job.id);
+        wake(type, retryAt, job.groupKey);
+      }
+      continue;
+    }
+    if (!outcome) await store.deleteInline(job.id);
+    else if ("dead" in outcome) await store.markInlineDead(outcome.dead, t, job.id);
+    else {
+      const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
+      await store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
+      wake(type, outcome.retryAt.getTime(), job.groupKey);
+    }
+  }
+  if (rows.length < limit) idleUntil.set(type, (await nextDueOf(q, type)) ?? Infinity);
+  return ran;
+}
+
+/**
+ * Inline types whose run the slice cut short: they go on in the next group as soon as this one has
+ * committed, not after its sync and the next claim pass (which left the sandbox's reports far behind a
+ * campaign's sends).
+ */
+export function continueInline(q: QueueState): void {
+  const { db, log, handlers, capacity, cutShort, continued } = q;
+  for (const type of cutShort) {
+    cutShort.delete(type);
+    if (continued.has(type) || q.stopping) continue;
+    const ended = () => continued.get(type) === run && continued.delete(type);
+    const run: Promise<unknown> = db
+      .unit(() => runInline(q, type, handlers.get(type)!, Math.max(1, capacity(type)), false), {
+        onCommit: () => {
+          ended();
+          continueInline(q);
+        },
+        background: true,
+      })
+      .catch((e) => {
+        ended();
+        log.error({ err: e, type }, "inline jobs failed");
+      });
+    continued.set(type, run);
+  }
+}
