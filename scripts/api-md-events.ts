@@ -1,12 +1,12 @@
 /**
  * The event catalogue of docs/api.md ("Event types", from the first `#### ` to the end of the webhooks section),
- * written from src/platform/events/event-types.ts — the same examples the OpenAPI document's `webhooks` section
+ * written from src/events.ts — the same examples the OpenAPI document's `webhooks` section
  * shows and the tests check against real events. `bun scripts/api-md-events.ts` rewrites it; a test fails
  * while docs/api.md differs (src/platform/http/docs-examples.test.ts).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EVENT_TYPES } from "../src/platform/events/event-types";
+import { EVENT_TYPES } from "../src/events";
 
 export const API_MD = join(import.meta.dir, "../docs/api.md");
 const START = "\n#### `";

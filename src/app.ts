@@ -33,6 +33,7 @@ import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes
 import { consoleRoutes } from "./console/console.routes";
 import { unsubscribeRoutes } from "./modules/unsubscribe/unsubscribe.routes";
 import { VERSION } from "./version";
+import { EVENT_TYPES } from "./events";
 
 export function createApp(deps: Deps) {
   const api = new Elysia({ prefix: API_PREFIX })
@@ -68,6 +69,7 @@ export function createApp(deps: Deps) {
         serverUrl: deps.config.server.public_url,
         exclude: ["/docs", "/docs/scalar.js", "/docs/guide", "/healthz", "/readyz", "/metrics"],
         extraPaths: SANDBOX_HOOK_PATH,
+        eventTypes: EVENT_TYPES,
       }),
     )
     .use(systemRoutes(deps))

@@ -13,7 +13,7 @@ import { getTableConfig as sqliteTableConfig, SQLiteTable } from "drizzle-orm/sq
 import { signLicense } from "../../../scripts/sign-license";
 import * as pgSchema from "../../db/postgres/schema.gen";
 import * as schema from "../../schema";
-import { EVENT_TYPES } from "../../platform/events/event-types";
+import { EVENT_TYPES } from "../../events";
 import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";

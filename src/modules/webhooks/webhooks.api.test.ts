@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
-import { EVENT_TYPES } from "../../platform/events/event-types";
+import { EVENT_TYPES } from "../../events";
 
 let app: TestApp;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 /** /webhooks: endpoints, secret rotation, test events, the delivery log and redelivery. Thin: see webhooks.service.ts. */
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { EVENT_TYPES } from "../../platform/events/event-types";
+import { EVENT_TYPES } from "../../events";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import {

@@ -3,7 +3,7 @@
  * (`message.*`), or `*` for every type. Each entry is checked against the event catalogue, so a typo fails
  * with 422 at creation instead of silently never matching.
  */
-import { EVENT_TYPES, isEventType } from "../../platform/events/event-types";
+import { EVENT_TYPES, isEventType } from "../../events";
 import type { DetailCollector } from "../../platform/errors";
 
 const PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$|^\*$/;

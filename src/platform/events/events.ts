@@ -141,3 +141,23 @@ export function createEventBus<M extends EventMapOf<M>>({ now, track }: { now: (
     },
   };
 }
+
+/**
+ * What a catalogue of event types says of each (the app's: src/events.ts), served at GET /webhooks/event-types and
+ * in the OpenAPI document's `webhooks` section.
+ */
+export interface EventTypeInfo {
+  name: string;
+  description: string;
+  /** An example of the event's `data`. */
+  example: Record<string, unknown>;
+  /**
+   * The JSON Schema of each key of `data` (all required), for the OpenAPI document's `webhooks` section. A
+   * resource is named by `ref("Message")`: the schema its routes publish under `components/schemas`, so the
+   * event and GET /messages/{id} cannot drift apart. NB! A name no route publishes leaves a dangling `$ref`,
+   * which the OpenAPI tests (strict validator, Redocly) refuse.
+   */
+  data: Record<string, JsonSchema>;
+}
+
+type JsonSchema = Record<string, unknown>;

@@ -21,10 +21,11 @@
  * Request headers (X-Request-Id, Idempotency-Key on POST/PATCH/PUT), response headers (X-Request-Id, RateLimit,
  * RateLimit-Policy, Idempotent-Replayed, Retry-After), the 401/429/500 responses (503 STORAGE_UNAVAILABLE on
  * operations that write) and the two key schemes (bearer, X-API-Key) are added to every operation under the
- * API prefix. The `webhooks` section is built from the event catalogue (src/platform/events/event-types.ts).
+ * API prefix. The `webhooks` section is built from the event catalogue it is handed (`eventTypes`).
  */
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { API_PREFIX } from "./api-guard.plugin";
+import type { EventTypeInfo } from "../events/events";
 import { eventWebhooks } from "./openapi.webhooks";
 
 export type Json = any;
@@ -183,7 +184,10 @@ interface RouteFacts {
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /** The generated document → the published one (see the conventions at the top of this file). */
-export function finishDocument(raw: Json, info: { title: string; version: string; description: string; serverUrl: string }): Json {
+export function finishDocument(
+  raw: Json,
+  info: { title: string; version: string; description: string; serverUrl: string; eventTypes: readonly EventTypeInfo[] },
+): Json {
   const schemas: Record<string, Json> = {};
   const errorSchema = {
     type: "object",
@@ -339,7 +343,7 @@ export function finishDocument(raw: Json, info: { title: string; version: string
     },
   };
 
-  const webhooks = eventWebhooks(schemas);
+  const webhooks = eventWebhooks(schemas, info.eventTypes);
   const tags = [...new Set([...Object.values(paths), ...Object.values(webhooks)].flatMap((i: Json) => Object.values<Json>(i).flatMap((o) => o.tags ?? [])))]
     .sort()
     .map((name) => ({ name, description: `${name} operations` }));

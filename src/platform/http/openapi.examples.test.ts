@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { expectSameShape } from "../../../test/helpers/examples";
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
-import { EVENT_TYPES } from "../events/event-types";
+import { EVENT_TYPES } from "../../events";
 
 let doc: any;
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import openapiTS, { astToString } from "openapi-typescript";
 import { eventsOf } from "../../../test/helpers/messaging";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { FAILURE_REASONS } from "../../channels/channel.types";
-import { EVENT_TYPES } from "../events/event-types";
+import { EVENT_TYPES } from "../../events";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 let app: TestApp;

@@ -4,6 +4,7 @@
  * conventions a module follows to be covered; its `webhooks` section comes from openapi.webhooks.ts.
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
+import type { EventTypeInfo } from "../events/events";
 import { Elysia } from "elysia";
 import { API_PREFIX } from "./api-guard.plugin";
 import { docsPageCsp, staticPageCsp } from "./docs-csp";
@@ -49,6 +50,8 @@ export function openapiPlugin(opts: {
   serverUrl: string;
   exclude: string[];
   extraPaths?: Record<string, Json>;
+  /** The event catalogue: the document's `webhooks` section. */
+  eventTypes: readonly EventTypeInfo[];
 }) {
   const specPath = `${API_PREFIX}/openapi.json`;
   const page = docsPage(specPath);

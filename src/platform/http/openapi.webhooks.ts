@@ -1,7 +1,7 @@
 /**
- * The OpenAPI document's `webhooks` section, from the event catalogue (src/platform/events/event-types.ts).
+ * The OpenAPI document's `webhooks` section, from the event catalogue it is handed (the app's: src/events.ts).
  */
-import { EVENT_TYPES } from "../events/event-types";
+import type { EventTypeInfo } from "../events/events";
 
 type Json = any;
 
@@ -42,9 +42,9 @@ const WEBHOOK_HEADERS: Json[] = [
  * Webhooks headers, body `{type, timestamp, data}`), so a client generator types the events too. Each event's
  * body is also a named schema (`MessageSentEvent` …) added to `schemas`.
  */
-export function eventWebhooks(schemas: Record<string, Json>): Record<string, Json> {
+export function eventWebhooks(schemas: Record<string, Json>, eventTypes: readonly EventTypeInfo[]): Record<string, Json> {
   const out: Record<string, Json> = {};
-  for (const e of EVENT_TYPES) {
+  for (const e of eventTypes) {
     const name = eventSchemaName(e.name);
     if (schemas[name]) throw new Error(`OpenAPI: the event schema ${name} would replace a route's schema of that name`);
     schemas[name] = {

@@ -1,5 +1,5 @@
 /**
- * The example payloads of the event catalogue (event-types.ts): what GET /webhooks/event-types, the OpenAPI
+ * The example payloads of the event catalogue (src/events.ts): what GET /webhooks/event-types, the OpenAPI
  * `webhooks` section and docs/api.md show for each event type. The tests check them against real events.
  */
 
