@@ -7,6 +7,7 @@
 import { ApiError, call, forgetKey, storedKey, storeKey, whenUnauthorized } from "./api";
 import { clear, h } from "./dom";
 import type { Me } from "./types";
+import type { Ctx, PageDef } from "./page";
 import { overviewPage } from "./pages/overview";
 import { channelsPage } from "./pages/channels";
 import { inboxPage } from "./pages/inbox";
@@ -16,29 +17,6 @@ import { campaignsPage } from "./pages/campaigns";
 import { socialPage } from "./pages/social";
 import { webhooksPage } from "./pages/webhooks";
 import { templatesPage } from "./pages/templates";
-
-export interface Ctx {
-  me: Me;
-  /** Does the key hold `scope` (or `*`)? */
-  can(scope: string): boolean;
-  /** "Needs the scope x" — the text shown beside a disabled control. */
-  needs(scope: string): string;
-  /** Runs `fn` every `ms` while this page is shown (polling a running campaign, a thread). */
-  every(ms: number, fn: () => unknown): void;
-  /** A message in the page's status line. */
-  flash(text: string, kind?: "ok" | "error"): void;
-  /** The page's own sub-path: #/campaigns/<id> → "<id>". */
-  arg: string;
-  go(hash: string): void;
-}
-
-export interface PageDef {
-  id: string;
-  title: string;
-  /** The scope needed to open the page; null: any valid key. */
-  scope: string | null;
-  render(root: HTMLElement, ctx: Ctx): void | Promise<void>;
-}
 
 const PAGES: PageDef[] = [overviewPage, channelsPage, inboxPage, messagesPage, contactsPage, campaignsPage, socialPage, webhooksPage, templatesPage];
 

@@ -7,7 +7,7 @@
 import { ApiError, get, list, post } from "../api";
 import { funnel, lineChart, type Series } from "../chart";
 import { badge, clear, debounce, fmtTime, h, table } from "../dom";
-import type { Ctx, PageDef } from "../main";
+import type { Ctx, PageDef } from "../page";
 import type { Campaign, Estimate, Tag, Template } from "../types";
 import { bodyText } from "./templates";
 

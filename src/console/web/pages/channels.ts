@@ -1,7 +1,7 @@
 /** Channels: each account of the company, its provider and state, and the inbound URL for the provider. */
 import { get } from "../api";
 import { badge, clear, h, table } from "../dom";
-import type { PageDef } from "../main";
+import type { PageDef } from "../page";
 import type { Channel } from "../types";
 
 /** The URL in a read-only box (select it, or copy with the button where the clipboard API is allowed). */

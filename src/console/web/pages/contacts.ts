@@ -5,7 +5,7 @@
  */
 import { ApiError, del, get, list, post, qs, upload } from "../api";
 import { badge, clear, debounce, fmtTime, h, table } from "../dom";
-import type { Ctx, PageDef } from "../main";
+import type { Ctx, PageDef } from "../page";
 import type { Contact, ContactImport } from "../types";
 
 const fullName = (c: Contact) => [c.firstName, c.lastName].filter(Boolean).join(" ") || "(no name)";

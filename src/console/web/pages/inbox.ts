@@ -5,7 +5,7 @@
  */
 import { ApiError, get, list, post, qs } from "../api";
 import { badge, clear, fmtTime, h } from "../dom";
-import type { Ctx, PageDef } from "../main";
+import type { Ctx, PageDef } from "../page";
 import type { Conversation, ConversationDetail, Message, Template } from "../types";
 import { bodyText } from "./templates";
 

@@ -4,7 +4,7 @@
  */
 import { ApiError, list, qs } from "../api";
 import { badge, clear, fmtTime, h, table } from "../dom";
-import type { PageDef } from "../main";
+import type { PageDef } from "../page";
 import type { Message } from "../types";
 
 const STATUSES = ["", "queued", "sent", "delivered", "read", "failed", "received"];

@@ -6,7 +6,7 @@
 import { call, get, list } from "../api";
 import { stackedColumns } from "../chart";
 import { clear, h } from "../dom";
-import type { Ctx, PageDef } from "../main";
+import type { Ctx, PageDef } from "../page";
 import type { Backlog, Campaign, Channel, Me, MessageStats } from "../types";
 
 const STATUSES = ["pending", "sent", "delivered", "read", "failed", "canceled"] as const;

@@ -1,7 +1,7 @@
 /** Social: a month calendar of posts (on their scheduled day, else the day they were made) with their status. */
 import { list, qs } from "../api";
 import { badge, clear, h } from "../dom";
-import type { PageDef } from "../main";
+import type { PageDef } from "../page";
 import type { SocialPost } from "../types";
 
 const dayKey = (d: Date) => `${d.getFullYear()}-${d.getMonth()}-${d.getDate()}`;

@@ -1,7 +1,7 @@
 /** Templates: every approved (and synced) template of the company's accounts, with its text and params. */
 import { list, qs } from "../api";
 import { badge, clear, h, table } from "../dom";
-import type { PageDef } from "../main";
+import type { PageDef } from "../page";
 import type { Template } from "../types";
 
 export const bodyText = (t: Template): string => t.components.find((c) => c.type === "body")?.text ?? "";

@@ -1,7 +1,7 @@
 /** Webhooks: the endpoints (and a new one), an endpoint's deliveries log with its attempts, redeliver, and a test event. */
 import { ApiError, list, post, qs } from "../api";
 import { badge, clear, fmtTime, h, table } from "../dom";
-import type { Ctx, PageDef } from "../main";
+import type { Ctx, PageDef } from "../page";
 import type { Delivery, Webhook } from "../types";
 
 function attempts(d: Delivery): HTMLElement {
