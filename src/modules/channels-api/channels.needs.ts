@@ -4,7 +4,7 @@ import type { Config } from "../../config/config.schema";
 import type { Db } from "../../db/client";
 import type { apiGuardPlugin } from "../../platform/http/api-guard.plugin";
 
-/** The company's channel accounts (`accountsOf`), which other modules call too. */
+/** What `accountsOf` (which other modules call too) needs: the database (a company's slug) and the configured accounts. */
 export type ChannelAccountsNeeds = { db: Db; channels: Pick<ChannelRuntime, "forCompany"> };
 
 export type ChannelsApiNeeds = ChannelAccountsNeeds & {
