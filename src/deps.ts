@@ -3,7 +3,7 @@
  * scheduler and the cross-cutting stores. Nothing here listens or starts loops — `serve` does that.
  */
 import { join } from "node:path";
-import type { Config } from "./config/config.schema";
+import { databasePath, type Config } from "./config/config.schema";
 import { openDatabase, type Db } from "./db/client";
 import { openPostgres } from "./db/postgres/engine";
 import { migrateWithBackup } from "./db/migrate";
@@ -35,10 +35,6 @@ import { createScheduler } from "./platform/scheduler";
 import { createSharedThrottle, createThrottle } from "./platform/throttle";
 import { resolvePipeline } from "./modules/pipeline/pipeline.config";
 import { createSocialRuntime, validateSocialAccounts } from "./modules/social/social.accounts";
-
-export function databasePath(config: Config): string {
-  return join(config.storage.data_dir, "switchboard.db");
-}
 
 /** The configured database: the SQLite file in the data dir, or the PostgreSQL at `[storage] url`. */
 export function openStorage(config: Config): Db {

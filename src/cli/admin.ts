@@ -1,8 +1,9 @@
 /** Operator commands on companies, keys, balances, jobs, the schema and backups. */
 import { copyFileSync, existsSync, renameSync } from "node:fs";
+import { databasePath } from "../config/config.schema";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
-import { databasePath, openStorage } from "../deps";
+import { openStorage } from "../deps";
 import { migratePostgresAsync } from "../db/postgres/migrate";
 import type { Config } from "../config/config.schema";
 import { createApiKey, listApiKeys, revokeApiKey } from "../modules/api-keys/api-keys.service";

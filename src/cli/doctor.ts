@@ -6,10 +6,11 @@
  * GET /channels and `switchboard_channel_account_up` once it has been used.
  */
 import { Database } from "bun:sqlite";
+import { databasePath } from "../config/config.schema";
 import { existsSync, statfsSync, statSync } from "node:fs";
 import { validateChannelAccounts } from "../channels/channel.accounts";
 import { schemaState } from "../db/migrate";
-import { databasePath, openStorage } from "../deps";
+import { openStorage } from "../deps";
 import { validateSocialAccounts } from "../modules/social/social.accounts";
 import { VERSION } from "../version";
 import { resolveConfigPath } from "../config/config.load";

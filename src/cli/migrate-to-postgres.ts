@@ -21,13 +21,13 @@
  * The copy (step 4) is migrate-to-postgres.copy.ts; its value encoding, migrate-to-postgres.encode.ts.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { databasePath } from "../config/config.schema";
 import { Database } from "bun:sqlite";
 import type { Config } from "../config/config.schema";
 import type { Db } from "../db/client";
 import { openPostgres } from "../db/postgres/engine";
 import { schemaState, SchemaTooNewError } from "../db/migrate";
 import { migratePostgresAsync } from "../db/postgres/migrate";
-import { databasePath } from "../deps";
 import { VERSION } from "../version";
 import { loadCliConfig, parse, print, UsageError } from "./cli.util";
 import { copySqliteToPostgres, type MigrationSummary, type ProgressListener } from "./migrate-to-postgres.copy";

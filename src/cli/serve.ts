@@ -4,8 +4,9 @@
  * job loop (unfinished leases released), checkpoint and close the database, exit 0.
  */
 import { createApp } from "../app";
+import { databasePath } from "../config/config.schema";
 import { startCheckpointer } from "../db/checkpointer";
-import { buildDeps, databasePath } from "../deps";
+import { buildDeps } from "../deps";
 import { createLogger, flushLog } from "../platform/logger";
 import { VERSION } from "../version";
 import { wireModules, startModules, stopModules } from "../wire";

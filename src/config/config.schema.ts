@@ -3,6 +3,7 @@
  * only `[storage]` and its `[[channels]]` is valid. config.example.toml documents the same keys; a test
  * keeps the two in step.
  */
+import { join } from "node:path";
 import { Type as t, type Static } from "@sinclair/typebox";
 import { CHANNELS, PROVIDERS } from "../channels/channel.types";
 
@@ -267,3 +268,8 @@ export const ConfigSchema = t.Object(
 
 export type Config = Static<typeof ConfigSchema>;
 export type ChannelAccountEntry = Static<typeof ChannelAccountConfig>;
+
+/** The SQLite database's file: `switchboard.db` in `[storage] data_dir`. */
+export function databasePath(config: Pick<Config, "storage">): string {
+  return join(config.storage.data_dir, "switchboard.db");
+}

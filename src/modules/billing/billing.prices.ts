@@ -4,14 +4,14 @@
  */
 import { CHANNEL_RULES, FREE_PRICE_TYPE, type MessageType } from "../../channels/channel.rules";
 import type { Channel } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { PricesNeeds } from "./billing.needs";
 import { parseMicros } from "../../platform/money";
 import { hasMediaHeader } from "../templates/templates.render";
 import type { TemplateRow } from "../templates/templates.service";
 
 /** priceType and unit price (micros) of a message (billing by the channel rules' price table). */
 export function priceOf(
-  deps: Pick<Deps, "config">,
+  deps: PricesNeeds,
   channel: Channel,
   type: MessageType,
   template: TemplateRow | null,

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { BillingNeeds } from "./billing.needs";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { errors, list } from "../../platform/http/envelope";
 import { formatMicros } from "../../platform/money";
@@ -19,7 +19,7 @@ const LedgerEntryModel = named(
   }),
 );
 
-export const billingRoutes = (deps: Deps) =>
+export const billingRoutes = (deps: BillingNeeds) =>
   new Elysia({ tags: ["Billing"] }).use(deps.guard).get(
     "/billing/ledger",
     async ({ auth, query }) => {

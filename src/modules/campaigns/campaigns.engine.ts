@@ -22,7 +22,7 @@ import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { AppError } from "../../platform/errors";
 import type { DomainEvent, EventMap } from "../../events";
 import { parseMicros } from "../../platform/money";
-import type { Deps } from "../../deps";
+import type { CampaignsServiceNeeds } from "./campaigns.needs";
 import { audienceMembers, audiencePage, resolveAudience } from "../contacts/contacts.audience";
 import { filterContextOf } from "../segments/segments.service";
 import { mediaRef } from "../media/media.service";
@@ -31,7 +31,7 @@ import { createOutboundMessage } from "../messages/messages.service";
 import { getTemplateById } from "../templates/templates.service";
 import { renderAskValues } from "./campaigns.ask-values";
 import { OUTCOMES, type CampaignProgress, type CampaignRow } from "./campaigns.repository";
-import { audienceToResolve, memberVerdict, PAGE, type CampaignDeps, type Campaigns } from "./campaigns.service";
+import { audienceToResolve, memberVerdict, PAGE, type Campaigns } from "./campaigns.service";
 
 /**
  * Recipients claimed per transaction (the most), and audience members written per resolve step: steps are
@@ -56,7 +56,7 @@ export const STATUS_STEP_EVENTS = ["message.sent", "message.delivered", "message
 type StatusStepEvent = (typeof STATUS_STEP_EVENTS)[number];
 const COUNTER: Record<string, string> = { pending: "n_pending", sent: "n_sent", delivered: "n_delivered", read: "n_read", failed: "n_failed" };
 
-export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; campaigns: Campaigns }) {
+export function createCampaignEngine({ deps, campaigns }: { deps: CampaignsServiceNeeds; campaigns: Campaigns }) {
   const { db, now } = deps;
   const store = campaigns.store;
   const at = () => now().getTime();
@@ -103,7 +103,7 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignDeps; 
       audience: audienceToResolve(c.audience),
       ignoreUnknown: true,
       // Relative times of a filter count back from the start: every page sees the same cut-offs.
-      filterContext: await filterContextOf(deps as Deps, c.companyId, (c.startedAt ?? now()).getTime()),
+      filterContext: await filterContextOf(deps, c.companyId, (c.startedAt ?? now()).getTime()),
     });
     const { members, last } = await audiencePage({
       db,

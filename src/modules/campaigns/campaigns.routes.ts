@@ -1,6 +1,6 @@
 /** /campaigns: estimate, create, list, detail, recipients, pause, resume, cancel. Thin: see campaigns.service.ts. */
 import { Elysia } from "elysia";
-import type { Deps } from "../../deps";
+import type { CampaignsNeeds } from "./campaigns.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
 import { CampaignModel, CreateCampaignBody, EstimateBody, EstimateModel, IdParams, ListQuery, RecipientModel, RecipientsQuery } from "./campaigns.model";
@@ -15,7 +15,7 @@ const recipientOut = (r: RecipientRow): typeof RecipientModel.static => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
-export const campaignsRoutes = (deps: Deps) => {
+export const campaignsRoutes = (deps: CampaignsNeeds) => {
   const { campaigns: c } = campaignsFor(deps);
   const action = (name: "pause" | "resume" | "cancel", summary: string, description: string) =>
     ({

@@ -13,7 +13,7 @@ import { eligibility, EXCLUSION_REASONS, windowCutoff, type ExclusionReason } fr
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Channel } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { CampaignsServiceNeeds } from "./campaigns.needs";
 import type { EventNameOf } from "../../events";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
@@ -42,8 +42,6 @@ export const RUN_JOB = "campaign.run";
 /** Contacts per audience page (estimate and resolution). */
 export const PAGE = 2000;
 
-export type CampaignDeps = Pick<Deps, "db" | "events" | "now" | "ledger" | "queue" | "channels" | "config" | "log" | "throttle">;
-
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** A checked campaign request: everything the estimate and the engine need. */
@@ -67,7 +65,7 @@ export function audienceToResolve(a: Record<string, unknown>): Audience {
 export type Counts = { matched: number; sendable: number; excluded: Record<ExclusionReason, number> };
 
 /** The running or scheduled campaigns that send a template (DESIGN §17: its deletion waits for them). */
-export async function campaignsUsingTemplate({ db, templateId }: { db: Deps["db"]; templateId: string }): Promise<string[]> {
+export async function campaignsUsingTemplate({ db, templateId }: { db: CampaignsServiceNeeds["db"]; templateId: string }): Promise<string[]> {
   return campaignTemplateUse(db).runningOrScheduled(templateId);
 }
 
@@ -85,7 +83,7 @@ export function memberVerdict(m: Pick<AudienceMember, "identityStatus" | "blocke
   });
 }
 
-export function createCampaigns(deps: CampaignDeps) {
+export function createCampaigns(deps: CampaignsServiceNeeds) {
   const { db, now } = deps;
   const store = createCampaignStore(db);
   const currency = deps.config.billing.currency;
@@ -130,7 +128,7 @@ export function createCampaigns(deps: CampaignDeps) {
       db,
       companyId,
       audience: audienceToResolve({ ...input.audience, filter: segmentFilter ?? (input.audience as { filter?: unknown }).filter }),
-      filterContext: await filterContextOf(deps as Deps, companyId),
+      filterContext: await filterContextOf(deps, companyId),
     });
     const price = priceOf(deps, runtime.account.channel, "template", template, headerMedia !== null);
     return { runtime, template, audience, askValues, headerMedia, price, scheduledAt, segmentFilter };
@@ -178,7 +176,7 @@ export function createCampaigns(deps: CampaignDeps) {
   /** A segment audience's filter now (422 at /audience/segmentId when there is no such segment). */
   async function segmentFilterOf(companyId: string, input: EstimateInput): Promise<unknown> {
     const a = input.audience;
-    return a.type === "segment" ? segmentFilterFor(deps as Deps, { companyId, id: a.segmentId, pointer: "/audience/segmentId" }) : undefined;
+    return a.type === "segment" ? segmentFilterFor(deps, { companyId, id: a.segmentId, pointer: "/audience/segmentId" }) : undefined;
   }
 
   async function estimate(companyId: string, input: EstimateInput) {

@@ -1,23 +1,23 @@
-/** Background wiring of campaigns: the run job and the message.* subscriber. One instance per Deps. */
-import type { Deps } from "../../deps";
+/** Background wiring of campaigns: the run job and the message.* subscriber. One instance per app (its needs object). */
+import type { CampaignsNeeds } from "./campaigns.needs";
 import { createCampaignEngine, STATUS_STEP_EVENTS } from "./campaigns.engine";
 import { createCampaigns, RUN_JOB } from "./campaigns.service";
 
-const instances = new WeakMap<Deps, ReturnType<typeof build>>();
+const instances = new WeakMap<CampaignsNeeds, ReturnType<typeof build>>();
 
-function build(deps: Deps) {
+function build(deps: CampaignsNeeds) {
   const campaigns = createCampaigns(deps);
   return { campaigns, engine: createCampaignEngine({ deps, campaigns }) };
 }
 
 /** The campaigns module of this app (created on first use), shared by its routes and its wiring. */
-export function campaignsFor(deps: Deps) {
+export function campaignsFor(deps: CampaignsNeeds) {
   let m = instances.get(deps);
   if (!m) instances.set(deps, (m = build(deps)));
   return m;
 }
 
-export function wireCampaigns(deps: Deps): void {
+export function wireCampaigns(deps: CampaignsNeeds): void {
   const { engine } = campaignsFor(deps);
   deps.events.on("message.received", engine.onReceived);
   deps.events.on(STATUS_STEP_EVENTS, engine.onStatusStep);

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { ChannelsApiNeeds } from "./channels.needs";
 import { data, errors } from "../../platform/http/envelope";
 import { accountsOf } from "./channel-accounts";
 import { named } from "../../platform/http/schemas";
@@ -35,7 +35,7 @@ const ChannelAccount = named(
   }),
 );
 
-export const channelsRoutes = (deps: Deps) =>
+export const channelsRoutes = (deps: ChannelsApiNeeds) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/channels",
     async ({ auth }) => {

@@ -1,6 +1,6 @@
 /** Contacts HTTP surface (thin: validate, authorise, call one service function, shape the response). */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { ContactsNeeds } from "./contacts.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, encodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { cancelImport, createImport, getImport, importFormat, listImports, spoolImport } from "./contact-imports.service";
@@ -39,7 +39,7 @@ const ListQuery = t.Object({
   updatedAfter: t.Optional(t.String({ description: "ISO 8601 date-time" })),
 });
 
-export const contactsRoutes = (deps: Deps) => {
+export const contactsRoutes = (deps: ContactsNeeds) => {
   const w = { db: deps.db, events: deps.events, now: deps.now };
   return new Elysia({ tags: ["Contacts"] })
     .use(deps.guard)

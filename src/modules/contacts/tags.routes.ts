@@ -1,12 +1,12 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { ContactsNeeds } from "./contacts.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, encodeCursor, PageQuery, pageLimit } from "../../platform/http/pagination";
 import { CustomFieldCreateBody, CustomFieldModel, TagCreateBody, TagModel } from "./contacts.model";
 import { createCustomField, listCustomFields } from "./custom-fields.service";
 import { createTag, listTags } from "./tags.service";
 
-export const tagsRoutes = (deps: Deps) =>
+export const tagsRoutes = (deps: ContactsNeeds) =>
   new Elysia({ tags: ["Contacts"] })
     .use(deps.guard)
     .get(

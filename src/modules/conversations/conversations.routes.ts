@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { windowState } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { Channel } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { ConversationsNeeds } from "./conversations.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
 import { getContact } from "../contacts/contacts.service";
@@ -65,7 +65,7 @@ function unreadFirstCursor(key: unknown[]): ["u" | "r", string] {
   throw new AppError("VALIDATION_FAILED", "The cursor is not valid", [{ pointer: "query:cursor", message: "not a cursor of this order" }]);
 }
 
-async function detail(deps: Deps, companyId: string, c: ConversationRow) {
+async function detail(deps: ConversationsNeeds, companyId: string, c: ConversationRow) {
   const contact = await getContact({ db: deps.db, companyId, id: c.contactId });
   const last = c.lastMessageId ? await findMessage({ db: deps.db, companyId, id: c.lastMessageId }) : undefined;
   const rule = CHANNEL_RULES[c.channel as Channel];
@@ -85,7 +85,7 @@ async function detail(deps: Deps, companyId: string, c: ConversationRow) {
   };
 }
 
-export const conversationsRoutes = (deps: Deps) =>
+export const conversationsRoutes = (deps: ConversationsNeeds) =>
   new Elysia({ tags: ["Conversations"] })
     .use(deps.guard)
     .get(

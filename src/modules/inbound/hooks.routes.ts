@@ -9,7 +9,7 @@
  * and while streaming (capped-body.ts) — no provider sends webhooks anywhere near that size.
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { InboundNeeds } from "./inbound.needs";
 import { AppError } from "../../platform/errors";
 import { checkDeclaredLength, readCappedBody } from "../../platform/http/capped-body";
 import { hasScope } from "../../platform/http/scopes";
@@ -28,7 +28,7 @@ export const HOOK_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 const SMALL_HOOK_BODY = 64 * 1024;
 let hookBytesInFlight = 0;
 
-export const hooksRoutes = (deps: Deps) =>
+export const hooksRoutes = (deps: InboundNeeds) =>
   new Elysia({ tags: ["Inbound webhooks"] }).all(
     "/hooks/:accountId",
     async ({ params, request, server, set }) => {

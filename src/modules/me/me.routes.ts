@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { MeNeeds } from "./me.needs";
 import { data, errors } from "../../platform/http/envelope";
 import { money } from "../../platform/money";
 import { getCompany } from "../companies/companies.service";
@@ -39,7 +39,7 @@ const MeModel = named(
 );
 
 /** Each licensed module's state for this company: the same check its routes make. */
-function licensedModules(license: Deps["license"], companySlug: string) {
+function licensedModules(license: MeNeeds["license"], companySlug: string) {
   const read = license.read();
   const expiresAt = read.ok && read.payload.company === companySlug ? new Date(read.payload.expiresAt).toISOString() : null;
   return LICENSED_MODULES.map((module) => {
@@ -53,7 +53,7 @@ function licensedModules(license: Deps["license"], companySlug: string) {
   });
 }
 
-export const meRoutes = (deps: Deps) =>
+export const meRoutes = (deps: MeNeeds) =>
   new Elysia({ tags: ["Meta"] }).use(deps.guard).get(
     "/me",
     async ({ auth }) => {

@@ -3,7 +3,7 @@
  * `media`. Scopes media:read / media:write.
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { MediaNeeds } from "./media.needs";
 import { AppError, notFound } from "../../platform/errors";
 import { pathOf } from "../../platform/http/request-context";
 import { API_PREFIX } from "../../platform/http/api-guard.plugin";
@@ -57,7 +57,7 @@ async function cappedMultipart(request: Request): Promise<Record<string, unknown
   return Object.fromEntries(form.entries());
 }
 
-export const mediaRoutes = (deps: Deps) => {
+export const mediaRoutes = (deps: MediaNeeds) => {
   const publicUrl = deps.config.server.public_url;
   // Read per request (tests may swap the runtime's view).
   const channels = (): ChannelsView => deps.channels;

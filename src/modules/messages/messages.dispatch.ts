@@ -6,7 +6,7 @@
  */
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { Channel, FailureReason, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue.backoff";
 import { channelState } from "../conversations/conversations.service";
@@ -20,7 +20,7 @@ import { scheduleReports } from "./messages.reports";
 import { messagesStore, type DispatchRow } from "./messages.repository";
 
 /** What the send is built from (template, media, thread): reads outside any unit, before the provider call. */
-async function buildOutbound(deps: Deps, m: DispatchRow, unsubscribe: UnsubscribeLinks): Promise<OutboundMessage> {
+async function buildOutbound(deps: MessagesNeeds, m: DispatchRow, unsubscribe: UnsubscribeLinks): Promise<OutboundMessage> {
   const c = m.content as Record<string, any>;
   // E-mail from a template or a campaign carries the recipient's one-click unsubscribe link (DESIGN §20).
   const unsubscribeUrl =
@@ -96,7 +96,7 @@ class PermanentFailure extends Error {
  * provider failures are retried with backoff (at least the provider's Retry-After); permanent ones, and
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
-export async function dispatchMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
+export async function dispatchMessage(deps: MessagesNeeds, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // Outside the snapshot: the first call claims the signing secret (a write).
   const unsubscribe = await unsubscribeFor(deps);
   // The message and what its send is built from (template, media, thread): plain reads, no transaction (the

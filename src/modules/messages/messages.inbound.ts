@@ -5,7 +5,7 @@
  * and a duplicate provider delivery (same account + provider message id) is ignored.
  */
 import type { ChannelAccount, InboundEvent } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { findCompanyBySlug } from "../companies/companies.service";
@@ -38,7 +38,7 @@ const INBOUND_SLICE_MS = 20;
  * sandbox simulation, whose caller is an API client owed its 422).
  */
 export async function processInbound(
-  deps: Deps,
+  deps: MessagesNeeds,
   account: ChannelAccount,
   events: InboundEvent[],
   { strict = false }: { strict?: boolean } = {},
@@ -78,7 +78,7 @@ function refusesTheEvent(error: unknown): boolean {
 }
 
 /** Runs one event so that a refusal undoes its writes alone (a nested unit: a savepoint) and is logged, and the batch goes on. */
-function skipRefused(deps: Deps, account: ChannelAccount) {
+function skipRefused(deps: MessagesNeeds, account: ChannelAccount) {
   return async (event: InboundEvent, apply: () => Promise<void>) => {
     try {
       await deps.db.unit(apply);
@@ -102,7 +102,7 @@ function skipRefused(deps: Deps, account: ChannelAccount) {
  * The same, inside the caller's unit of work (a scheduled report's inline job commits with it).
  * `unknown`: where status reports on messages not stored yet go, instead of a deferred job each.
  */
-export async function applyInboundEvents(deps: Deps, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): Promise<void> {
+export async function applyInboundEvents(deps: MessagesNeeds, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): Promise<void> {
   const company = await findCompanyBySlug({ db: deps.db, slug: account.company });
   if (!company) {
     deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
@@ -111,7 +111,7 @@ export async function applyInboundEvents(deps: Deps, account: ChannelAccount, ev
   for (const event of events) await applyInbound(deps, company.id, account, event, unknown);
 }
 
-async function applyInbound(deps: Deps, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): Promise<void> {
+async function applyInbound(deps: MessagesNeeds, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): Promise<void> {
   const company = { id: companyId };
   switch (event.kind) {
     case "message":
@@ -148,7 +148,7 @@ async function applyInbound(deps: Deps, companyId: string, account: ChannelAccou
   }
 }
 
-async function findContact(deps: Deps, companyId: string, account: ChannelAccount, value: string): Promise<string | undefined> {
+async function findContact(deps: MessagesNeeds, companyId: string, account: ChannelAccount, value: string): Promise<string | undefined> {
   const found = await findOrCreateContactByIdentity({
     db: deps.db,
     events: deps.events,
@@ -161,7 +161,12 @@ async function findContact(deps: Deps, companyId: string, account: ChannelAccoun
   return found?.contact.id;
 }
 
-async function receiveMessage(deps: Deps, companyId: string, account: ChannelAccount, event: Extract<InboundEvent, { kind: "message" }>): Promise<void> {
+async function receiveMessage(
+  deps: MessagesNeeds,
+  companyId: string,
+  account: ChannelAccount,
+  event: Extract<InboundEvent, { kind: "message" }>,
+): Promise<void> {
   const { db, events, now } = deps;
   const store = messagesStore(db);
   // No savepoint of its own: its callers (a group-commit item, a scheduled report's nested unit) undo it.

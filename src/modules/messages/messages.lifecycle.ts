@@ -4,7 +4,7 @@
  * applyStatus is the only writer of a message row after acceptance.
  */
 import type { FailureReason } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { setConsent } from "../contacts/contacts.consent";
 import { messagesStore, type MessageHead, type MessageRow } from "./messages.repository";
 import { messageView } from "./messages.views";
@@ -26,7 +26,7 @@ const STATUS_ORDER: Record<string, number> = { queued: 0, sent: 1, delivered: 2,
  * throw), else a unit of its own.
  */
 export async function applyStatus(
-  deps: Deps,
+  deps: MessagesNeeds,
   {
     message,
     status,

@@ -4,7 +4,7 @@
  */
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { AccountRuntime } from "../../channels/channel.accounts";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError } from "../../platform/errors";
 import { messagesStore } from "./messages.repository";
 
@@ -12,7 +12,10 @@ import { messagesStore } from "./messages.repository";
  * The account's daily DM quota (X `daily_dm_limit`), counted over the current UTC day from our own sends;
  * null when the channel or account has none.
  */
-export async function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: AccountRuntime): Promise<{ limit: number; used: number; resetsAt: Date } | null> {
+export async function dailyDmQuota(
+  deps: Pick<MessagesNeeds, "db" | "now">,
+  runtime: AccountRuntime,
+): Promise<{ limit: number; used: number; resetsAt: Date } | null> {
   if (!CHANNEL_RULES[runtime.account.channel].dailyDmLimit) return null;
   const limit = Number(runtime.account.settings.daily_dm_limit ?? 0);
   if (!(limit > 0)) return null;
@@ -22,7 +25,7 @@ export async function dailyDmQuota(deps: Pick<Deps, "db" | "now">, runtime: Acco
   return { limit, used, resetsAt: new Date(dayStart + 86_400_000) };
 }
 
-export async function checkDailyLimit(deps: Deps, runtime: AccountRuntime): Promise<void> {
+export async function checkDailyLimit(deps: MessagesNeeds, runtime: AccountRuntime): Promise<void> {
   const quota = await dailyDmQuota(deps, runtime);
   if (quota && quota.used >= quota.limit) {
     const retryAfter = Math.ceil((quota.resetsAt.getTime() - deps.now().getTime()) / 1000);

@@ -5,7 +5,7 @@
  * applyProviderStatus. Each report is one messages.lifecycle.ts applyStatus.
  */
 import type { InboundEvent } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { writeBehind } from "../../db/write-behind";
 import { conversationsOfContactOn } from "../conversations/conversations.service";
 import { SCHEDULED_INBOUND_JOB } from "./messages.jobs";
@@ -18,7 +18,7 @@ import { messagesStore } from "./messages.repository";
  * for the caller to retry (a scheduled report's job comes back itself).
  */
 export async function applyProviderStatus(
-  deps: Deps,
+  deps: MessagesNeeds,
   accountId: string,
   event: Extract<InboundEvent, { kind: "status" }>,
   unknown?: InboundEvent[],
@@ -48,7 +48,7 @@ type Schedule = { at: number; events: InboundEvent[] }[];
 const REPORTS_PER_JOB = 25;
 /** Reports due later within the same step are applied in one run (each a little late, never early). */
 const REPORT_STEP_MS = 25;
-const keptReports = new WeakMap<Deps["db"], ReturnType<typeof writeBehind<Schedule>>>();
+const keptReports = new WeakMap<MessagesNeeds["db"], ReturnType<typeof writeBehind<Schedule>>>();
 
 /**
  * Stores reports a provider will make later (SendResult.reports) as inline jobs that apply each at its time
@@ -58,7 +58,7 @@ const keptReports = new WeakMap<Deps["db"], ReturnType<typeof writeBehind<Schedu
  * campaign fanned out on the sandbox).
  */
 export async function scheduleReports(
-  deps: Pick<Deps, "queue" | "db" | "now">,
+  deps: Pick<MessagesNeeds, "queue" | "db" | "now">,
   accountId: string,
   reports: { at: Date; events: InboundEvent[] }[],
 ): Promise<void> {
@@ -72,7 +72,7 @@ export async function scheduleReports(
   );
 }
 
-async function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedules: Schedule[]): Promise<void> {
+async function storeReports(deps: Pick<MessagesNeeds, "queue">, accountId: string, schedules: Schedule[]): Promise<void> {
   for (let i = 0; i < schedules.length; i += REPORTS_PER_JOB) {
     const byTime = new Map<number, InboundEvent[]>();
     for (const schedule of schedules.slice(i, i + REPORTS_PER_JOB))
@@ -88,7 +88,7 @@ async function storeReports(deps: Pick<Deps, "queue">, accountId: string, schedu
 
 /** Messenger-style watermark: every outbound message to the contact up to `watermark` is delivered/read. */
 export async function applyWatermark(
-  deps: Deps,
+  deps: MessagesNeeds,
   { accountId, contactId, status, watermark }: { accountId: string; contactId: string; status: "delivered" | "read"; watermark: Date },
 ): Promise<void> {
   const conversationIds = await conversationsOfContactOn({ db: deps.db, contactId, channelAccountId: accountId });

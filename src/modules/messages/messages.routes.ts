@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError } from "../../platform/errors";
 import { CHANNELS } from "../../channels/channel.types";
 import { data, errors, list } from "../../platform/http/envelope";
@@ -84,7 +84,7 @@ const accepted = (o: { channel: string; priceType: string; unitPrice: string; ch
   ...o,
 });
 
-export const messagesRoutes = (deps: Deps) =>
+export const messagesRoutes = (deps: MessagesNeeds) =>
   new Elysia({ tags: ["Messages"] })
     .use(deps.guard)
     .post(

@@ -7,7 +7,7 @@
  * UPDATE (the store's claimDue / cancelScheduled), so exactly one of them wins and the loser changes nothing —
  * the price is refunded at most once, and a canceled message is never sent.
  */
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError, notFound } from "../../platform/errors";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import type { Verdict } from "../../channels/channel.eligibility";
@@ -35,7 +35,7 @@ const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureR
  * Eligibility is decided again now (consent, window, block: the one verdict of DESIGN §9); a refusal fails
  * the message with the reason and code a direct send would get, refunded (applyStatus, `message.failed`).
  */
-export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string }>): Promise<JobOutcome> {
+export async function releaseDueMessage(deps: MessagesNeeds, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   const store = messagesStore(deps.db);
   const now = deps.now();
   if (!(await store.claimDue(job.payload.messageId, now))) return;
@@ -68,7 +68,7 @@ export async function releaseDueMessage(deps: Deps, job: Job<{ messageId: string
   await store.placeOnLane(m.id, hold);
 }
 
-export function wireScheduledSends(deps: Deps): void {
+export function wireScheduledSends(deps: MessagesNeeds): void {
   deps.queue.register(SCHEDULED_SEND_JOB, { inline: (job) => releaseDueMessage(deps, job) });
 }
 
@@ -77,7 +77,10 @@ export function wireScheduledSends(deps: Deps): void {
  * emitted — all in the caller's unit. 409 CONFLICT for any other status, also when its due job took it first.
  * Its due job stays and finds nothing to do.
  */
-export async function cancelScheduledMessage(deps: Pick<Deps, "db" | "now" | "ledger" | "events">, { companyId, id }: { companyId: string; id: string }) {
+export async function cancelScheduledMessage(
+  deps: Pick<MessagesNeeds, "db" | "now" | "ledger" | "events">,
+  { companyId, id }: { companyId: string; id: string },
+) {
   const { db, now, ledger, events } = deps;
   return db.unit(async () => {
     const store = messagesStore(db);

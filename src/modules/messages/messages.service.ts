@@ -15,7 +15,7 @@
 import { CHANNEL_RULES, type MessageType } from "../../channels/channel.rules";
 import type { Channel } from "../../channels/channel.types";
 import type { AccountRuntime } from "../../channels/channel.accounts";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { priceOf } from "../billing/billing.prices";
@@ -32,7 +32,7 @@ import { checkRequest } from "./messages.request";
 import { refusal, sendVerdict } from "./messages.verdict";
 import { newMessageRow } from "./messages.views";
 
-export async function getMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): Promise<MessageRow> {
+export async function getMessage({ db, companyId, id }: { db: MessagesNeeds["db"]; companyId: string; id: string }): Promise<MessageRow> {
   const m = await messagesStore(db).messageOfCompany(companyId, id);
   if (!m) throw notFound("message");
   return m;
@@ -47,7 +47,7 @@ export async function listConversationMessages({
   limit,
   before,
 }: {
-  db: Deps["db"];
+  db: MessagesNeeds["db"];
   conversationId: string;
   limit: number;
   before?: string;
@@ -56,29 +56,37 @@ export async function listConversationMessages({
 }
 
 /** The message, if any, of this company (a conversation's last message). */
-export async function findMessage({ db, companyId, id }: { db: Deps["db"]; companyId: string; id: string }): Promise<MessageRow | undefined> {
+export async function findMessage({ db, companyId, id }: { db: MessagesNeeds["db"]; companyId: string; id: string }): Promise<MessageRow | undefined> {
   return await messagesStore(db).messageOfCompany(companyId, id);
 }
 
 /** How many messages (both directions) these conversations hold. */
-export async function countConversationMessages({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): Promise<number> {
+export async function countConversationMessages({ db, conversationIds }: { db: MessagesNeeds["db"]; conversationIds: string[] }): Promise<number> {
   return await messagesStore(db).countInConversations(conversationIds);
 }
 
 /** True when the contact has written exactly one message so far (the one being handled) on any account. */
-export async function isFirstInbound({ db, conversationIds }: { db: Deps["db"]; conversationIds: string[] }): Promise<boolean> {
+export async function isFirstInbound({ db, conversationIds }: { db: MessagesNeeds["db"]; conversationIds: string[] }): Promise<boolean> {
   return (await messagesStore(db).countInboundIn(conversationIds, 2)) === 1;
 }
 
 /** The id of a queued or scheduled message that will still send this stored media (DELETE /media/{id} → 409 MEDIA_IN_USE). */
-export async function queuedMessageUsingMedia({ db, companyId, mediaId }: { db: Deps["db"]; companyId: string; mediaId: string }): Promise<string | undefined> {
+export async function queuedMessageUsingMedia({
+  db,
+  companyId,
+  mediaId,
+}: {
+  db: MessagesNeeds["db"];
+  companyId: string;
+  mediaId: string;
+}): Promise<string | undefined> {
   return await messagesStore(db).queuedMessageWithMedia({ companyId, mediaId, dueJob: SCHEDULED_SEND_JOB });
 }
 
 // ------------------------------------------------------------------ send
 
 /** The seed's channelAccountId rule. */
-async function pickAccount(deps: Deps, companyId: string, input: SendMessageInput): Promise<AccountRuntime> {
+async function pickAccount(deps: MessagesNeeds, companyId: string, input: SendMessageInput): Promise<AccountRuntime> {
   const accounts = await accountsOf(deps, companyId, input.channel);
   if (input.channelAccountId) {
     const chosen = accounts.find((a) => a.account.id === input.channelAccountId);
@@ -108,7 +116,7 @@ async function pickAccount(deps: Deps, companyId: string, input: SendMessageInpu
   return def;
 }
 
-async function resolveRecipient(deps: Deps, companyId: string, input: SendMessageInput) {
+async function resolveRecipient(deps: MessagesNeeds, companyId: string, input: SendMessageInput) {
   const { db, events, now } = deps;
   if (input.to.contactId) {
     const facts = await contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
@@ -153,7 +161,7 @@ async function resolveRecipient(deps: Deps, companyId: string, input: SendMessag
  * Throws AppError for every refusal (422/402/404/429), changing nothing.
  */
 export async function sendMessage(
-  deps: Deps,
+  deps: MessagesNeeds,
   { companyId, apiKeyId, input }: { companyId: string; apiKeyId: string | null; input: SendMessageInput },
 ): Promise<MessageRow> {
   checkRequest(input, deps.outbound, deps.now());
@@ -247,7 +255,7 @@ export async function sendMessage(
  * never queues ahead of one-to-one sends. Joins the caller's unit of work.
  */
 export async function createOutboundMessage(
-  deps: Pick<Deps, "db" | "events" | "now" | "ledger" | "queue">,
+  deps: Pick<MessagesNeeds, "db" | "events" | "now" | "ledger" | "queue">,
   m: {
     companyId: string;
     contactId: string;

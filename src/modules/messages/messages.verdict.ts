@@ -5,7 +5,7 @@
 import { eligibility, type Verdict } from "../../channels/channel.eligibility";
 import { CHANNEL_RULES, type MessageType } from "../../channels/channel.rules";
 import type { Channel } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { AppError } from "../../platform/errors";
 import { contactSendFacts } from "../contacts/contacts.service";
 import { channelState } from "../conversations/conversations.service";
@@ -39,7 +39,7 @@ export function refusal(verdict: Extract<Verdict, { ok: false }>, { channel, las
 
 /** The eligibility facts of a contact on an account, looked up, and the verdict on them. */
 export async function sendVerdict(
-  deps: Pick<Deps, "db" | "now">,
+  deps: Pick<MessagesNeeds, "db" | "now">,
   {
     companyId,
     contactId,

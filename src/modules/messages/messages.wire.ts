@@ -2,7 +2,7 @@
  * Background wiring of messaging: the dispatch job, the inbound hand-over from every adapter, the
  * sandbox `hello_world` templates, and provider template sync (on start and every 30 minutes).
  */
-import type { Deps } from "../../deps";
+import type { MessagesNeeds } from "./messages.needs";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import type { InboundEvent } from "../../channels/channel.types";
@@ -12,7 +12,7 @@ import { wireScheduledSends } from "./messages.scheduled";
 import { dispatchMessage } from "./messages.dispatch";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB, SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 
-export async function wireMessaging(deps: Deps): Promise<void> {
+export async function wireMessaging(deps: MessagesNeeds): Promise<void> {
   // Dispatch jobs are grouped by channel account: one account may use `[jobs] workers` sends at once, the
   // type twice that, so a provider that hangs holds at most half of the slots and the other accounts keep
   // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).
@@ -55,7 +55,7 @@ const revive = (e: InboundEvent): InboundEvent => {
  * comes back with the rest of its schedule at the next one. Re-applying a report is harmless (statuses only
  * move forward), so a run cut short by a crash is simply run again.
  */
-function wireScheduledInbound(deps: Deps): void {
+function wireScheduledInbound(deps: MessagesNeeds): void {
   deps.queue.register(SCHEDULED_INBOUND_JOB, {
     inline: async (job) => {
       const { accountId, schedule } = job.payload;
@@ -92,7 +92,7 @@ function wireScheduledInbound(deps: Deps): void {
 }
 
 /** The sandbox accounts' hello_world (start-up: wireMessaging; `switchboard companies create`). */
-export async function seedSandboxTemplates(deps: Deps): Promise<void> {
+export async function seedSandboxTemplates(deps: MessagesNeeds): Promise<void> {
   for (const r of deps.channels.all()) {
     if (r.account.provider !== "sandbox") continue;
     const company = await findCompanyBySlug({ db: deps.db, slug: r.account.company });
@@ -101,7 +101,7 @@ export async function seedSandboxTemplates(deps: Deps): Promise<void> {
 }
 
 /** Syncs provider templates of every account that has them; returns counts per account. Never throws. */
-export async function syncAllTemplates(deps: Deps): Promise<{ accountId: string; synced?: number; error?: string }[]> {
+export async function syncAllTemplates(deps: MessagesNeeds): Promise<{ accountId: string; synced?: number; error?: string }[]> {
   const out: { accountId: string; synced?: number; error?: string }[] = [];
   for (const r of deps.channels.all()) {
     if (!r.adapter.syncTemplates) continue;

@@ -3,7 +3,7 @@
  * license (checked per request) and pipeline:read|write. Thin: see pipeline.service.ts.
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { PipelineNeeds } from "./pipeline.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
 import {
@@ -26,7 +26,7 @@ import { historyView } from "./pipeline.views";
 const read = { scope: "pipeline:read", license: "pipeline" } as const;
 const write = { scope: "pipeline:write", license: "pipeline" } as const;
 
-export const pipelineRoutes = (deps: Deps) => {
+export const pipelineRoutes = (deps: PipelineNeeds) => {
   const p = createPipelineService({
     db: deps.db,
     events: deps.events,

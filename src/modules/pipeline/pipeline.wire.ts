@@ -1,8 +1,8 @@
 /** Background wiring of the pipeline: the task reminder job and the contact.deleted subscriber. */
-import type { Deps } from "../../deps";
+import type { PipelineNeeds } from "./pipeline.needs";
 import { createPipelineService, TASK_REMINDER_JOB } from "./pipeline.service";
 
-export function wirePipeline(deps: Deps): void {
+export function wirePipeline(deps: PipelineNeeds): void {
   const p = createPipelineService({
     db: deps.db,
     events: deps.events,

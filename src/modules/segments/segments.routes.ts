@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { SegmentsNeeds } from "./segments.needs";
 import { AppError } from "../../platform/errors";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, encodeCursor, PageQuery, pageLimit } from "../../platform/http/pagination";
@@ -40,7 +40,7 @@ const segmentExample = {
   updatedAt: "2026-11-27T10:00:00.000Z",
 };
 
-export const segmentsRoutes = (deps: Deps) =>
+export const segmentsRoutes = (deps: SegmentsNeeds) =>
   new Elysia({ tags: ["Segments"] })
     .use(deps.guard)
     .post("/segments", ({ auth, body, idem }) => idem.batch(201, () => createSegment(deps, { companyId: auth.companyId, input: body })), {

@@ -4,7 +4,7 @@
  * module's (contacts.audience.ts, audience-filter.ts): a segment count, a campaign estimate and a campaign's
  * fan-out read one definition of its members.
  */
-import type { Deps } from "../../deps";
+import type { SegmentsServiceNeeds } from "./segments.needs";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { audienceSize, checkContactFilter, filterContactsPage, type FilterContext } from "../contacts/contacts.audience";
@@ -31,7 +31,7 @@ const view = (r: SegmentRow): Segment => ({
  * What a filter is resolved against now: the clock (relative times) and the company's accounts per channel
  * (read before the filter is resolved, which is synchronous; default first, as accountsOf orders them).
  */
-export async function filterContextOf(deps: Deps, companyId: string, now = deps.now().getTime()): Promise<FilterContext> {
+export async function filterContextOf(deps: SegmentsServiceNeeds, companyId: string, now = deps.now().getTime()): Promise<FilterContext> {
   const accounts = await accountsOf(deps, companyId);
   return { now, accountsOf: (channel) => accounts.filter((r) => r.account.channel === channel).map((r) => r.account.id) };
 }
@@ -43,18 +43,21 @@ function checkName(name: string | undefined, p: DetailCollector): string | undef
   return trimmed;
 }
 
-async function loadSegment(deps: Deps, companyId: string, id: string): Promise<SegmentRow> {
+async function loadSegment(deps: SegmentsServiceNeeds, companyId: string, id: string): Promise<SegmentRow> {
   const row = await segmentsStore(deps.db).segmentById(companyId, id);
   if (!row) throw notFound("Segment");
   return row;
 }
 
 /** The segment's filter checked and resolved now (for its contacts, its count, a campaign). */
-async function resolvedFilterOf(deps: Deps, companyId: string, row: SegmentRow, pointer = "/filter") {
+async function resolvedFilterOf(deps: SegmentsServiceNeeds, companyId: string, row: SegmentRow, pointer = "/filter") {
   return await checkContactFilter({ db: deps.db, companyId, filter: JSON.parse(row.filter), pointer, context: await filterContextOf(deps, companyId) });
 }
 
-export async function createSegment(deps: Deps, { companyId, input }: { companyId: string; input: { name: string; filter: unknown } }): Promise<Segment> {
+export async function createSegment(
+  deps: SegmentsServiceNeeds,
+  { companyId, input }: { companyId: string; input: { name: string; filter: unknown } },
+): Promise<Segment> {
   const p = new DetailCollector();
   const name = checkName(input.name, p)!;
   p.throwIfAny("The segment is not valid");
@@ -71,7 +74,7 @@ export async function createSegment(deps: Deps, { companyId, input }: { companyI
 }
 
 export async function updateSegment(
-  deps: Deps,
+  deps: SegmentsServiceNeeds,
   { companyId, id, input }: { companyId: string; id: string; input: { name?: string; filter?: unknown } },
 ): Promise<Segment> {
   const p = new DetailCollector();
@@ -95,19 +98,19 @@ export async function updateSegment(
   });
 }
 
-export async function deleteSegment(deps: Deps, { companyId, id }: { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
+export async function deleteSegment(deps: SegmentsServiceNeeds, { companyId, id }: { companyId: string; id: string }): Promise<{ id: string; deleted: true }> {
   return deps.db.unit(async () => {
     if (!(await segmentsStore(deps.db).deleteSegment(companyId, id))) throw notFound("Segment");
     return { id, deleted: true as const };
   });
 }
 
-export async function getSegment(deps: Deps, { companyId, id }: { companyId: string; id: string }): Promise<Segment> {
+export async function getSegment(deps: SegmentsServiceNeeds, { companyId, id }: { companyId: string; id: string }): Promise<Segment> {
   return view(await loadSegment(deps, companyId, id));
 }
 
 export async function listSegments(
-  deps: Deps,
+  deps: SegmentsServiceNeeds,
   { companyId, before, limit }: { companyId: string; before: string | null; limit: number },
 ): Promise<{ segments: Segment[]; more: boolean }> {
   const rows = await segmentsStore(deps.db).listSegments(companyId, before, limit + 1);
@@ -116,16 +119,19 @@ export async function listSegments(
 }
 
 /** The segment's contacts now, newest first. */
-export async function segmentContacts(deps: Deps, { companyId, id, before, limit }: { companyId: string; id: string; before: string | null; limit: number }) {
+export async function segmentContacts(
+  deps: SegmentsServiceNeeds,
+  { companyId, id, before, limit }: { companyId: string; id: string; before: string | null; limit: number },
+) {
   const row = await loadSegment(deps, companyId, id);
   const filter = await resolvedFilterOf(deps, companyId, row);
   return filterContactsPage({ db: deps.db, companyId, filter, before, limit });
 }
 
-const onFallback = (deps: Deps) => (err: unknown) => deps.log.warn({ err }, "audience count worker unavailable; counting on the event loop");
+const onFallback = (deps: SegmentsServiceNeeds) => (err: unknown) => deps.log.warn({ err }, "audience count worker unavailable; counting on the event loop");
 
 /** How many contacts meet an unsaved filter now (POST /segments/count). */
-export async function countFilter(deps: Deps, { companyId, filter }: { companyId: string; filter: unknown }): Promise<{ count: number }> {
+export async function countFilter(deps: SegmentsServiceNeeds, { companyId, filter }: { companyId: string; filter: unknown }): Promise<{ count: number }> {
   const resolved = await checkContactFilter({ db: deps.db, companyId, filter, pointer: "/filter", context: await filterContextOf(deps, companyId) });
   return { count: await audienceSize({ db: deps.db, companyId, audience: { type: "filter", filter: resolved }, onFallback: onFallback(deps) }) };
 }
@@ -134,7 +140,10 @@ export async function countFilter(deps: Deps, { companyId, filter }: { companyId
  * A segment's filter as the client wrote it, for a campaign audience `{type: "segment", segmentId}` (422 at
  * `pointer` when there is no such segment).
  */
-export async function segmentFilterFor(deps: Deps, { companyId, id, pointer }: { companyId: string; id: string; pointer: string }): Promise<unknown> {
+export async function segmentFilterFor(
+  deps: SegmentsServiceNeeds,
+  { companyId, id, pointer }: { companyId: string; id: string; pointer: string },
+): Promise<unknown> {
   const row = await segmentsStore(deps.db).segmentById(companyId, id);
   if (!row) throw new AppError("VALIDATION_FAILED", "No such segment", [{ pointer, message: "no such segment (GET /segments)" }]);
   return JSON.parse(row.filter);

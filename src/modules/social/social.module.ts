@@ -1,8 +1,8 @@
 /**
  * The social module of one app: its repository, service, publishing engine and analytics, built once per
- * Deps from exactly what each part uses (the composition root of this module; nothing below sees Deps).
+ * needs object (social.needs.ts) from exactly what each part uses (the composition root of this module).
  */
-import type { Deps } from "../../deps";
+import type { SocialNeeds } from "./social.needs";
 import { getCompany } from "../companies/companies.service";
 import { findStoredMedia, holdMediaForUse } from "../media/media.service";
 import { findCompanyBySlug } from "../companies/companies.service";
@@ -13,15 +13,15 @@ import { createPublishEngine } from "./social.publish";
 import { createSocialRepository } from "./social.repository";
 import { createSocialService } from "./social.service";
 
-const instances = new WeakMap<Deps, ReturnType<typeof createSocialModule>>();
+const instances = new WeakMap<SocialNeeds, ReturnType<typeof createSocialModule>>();
 
-export function socialFor(deps: Deps) {
+export function socialFor(deps: SocialNeeds) {
   let s = instances.get(deps);
   if (!s) instances.set(deps, (s = createSocialModule(deps)));
   return s;
 }
 
-function createSocialModule(deps: Deps) {
+function createSocialModule(deps: SocialNeeds) {
   const { db, now, log, social: runtime } = deps;
   const repo = createSocialRepository(db);
   // The signing secret lives in adapter_state under the pseudo-account "social".

@@ -3,7 +3,7 @@
  * from the tables the analytics job fills. Thin: see social.service.ts and social.analytics.ts.
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { SocialNeeds } from "./social.needs";
 import { AppError, notFound } from "../../platform/errors";
 import { mediaHeaders } from "../media/media.headers";
 import { getMedia } from "../media/media.service";
@@ -41,7 +41,7 @@ function checkRange(q: { from?: string; to?: string }): void {
  * The public side: signed links to uploaded media for platforms that pull media by URL (Instagram). No API
  * key; the signature and expiry are the authorisation. Unknown, forged or expired links are 404.
  */
-export const socialPublicRoutes = (deps: Deps) => {
+export const socialPublicRoutes = (deps: SocialNeeds) => {
   const s = socialFor(deps);
   return new Elysia({ tags: ["Inbound webhooks"] }).get(
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
@@ -77,7 +77,7 @@ export const socialPublicRoutes = (deps: Deps) => {
   );
 };
 
-export const socialRoutes = (deps: Deps) => {
+export const socialRoutes = (deps: SocialNeeds) => {
   const s = socialFor(deps);
   const svc = s.service;
 

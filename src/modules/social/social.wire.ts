@@ -1,5 +1,5 @@
 /** Background wiring of social: the publish job handler and the analytics pull. */
-import type { Deps } from "../../deps";
+import type { SocialNeeds } from "./social.needs";
 import { METRICS_JOB } from "./social.analytics";
 import { socialFor } from "./social.module";
 import { PUBLISH_MAX_ATTEMPTS } from "./social.publish";
@@ -8,7 +8,7 @@ import { PUBLISH_JOB } from "./social.service";
 /** How often analytics are pulled (cron with seconds). */
 export const ANALYTICS_PATTERN = "0 */15 * * * *";
 
-export function wireSocial(deps: Deps): void {
+export function wireSocial(deps: SocialNeeds): void {
   const s = socialFor(deps);
   deps.queue.register(PUBLISH_JOB, {
     handle: s.engine.handle,
@@ -33,6 +33,6 @@ export function wireSocial(deps: Deps): void {
 }
 
 /** At start-up: a first pull, so analytics have data before the first quarter hour. */
-export function startSocial(deps: Deps): void {
+export function startSocial(deps: SocialNeeds): void {
   void socialFor(deps).analytics.syncAll();
 }

@@ -3,7 +3,7 @@
  * `sources` license (checked per request) and sources:read|write. Thin: see sources.service.ts.
  */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { SourcesNeeds } from "./sources.needs";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, pageLimit, queryDate, toPage } from "../../platform/http/pagination";
 import { ContactSourceModel, CreateSourceBody, IdParams, ListSourcesQuery, SetContactSourceBody, SourceModel, UpdateSourceBody } from "./sources.model";
@@ -12,7 +12,7 @@ import { createSourcesService, type SourceStats } from "./sources.service";
 const read = { scope: "sources:read", license: "sources" } as const;
 const write = { scope: "sources:write", license: "sources" } as const;
 
-export const sourcesRoutes = (deps: Deps) => {
+export const sourcesRoutes = (deps: SourcesNeeds) => {
   const s = createSourcesService(deps);
   const pipelineLicensed = (slug: string) => {
     try {

@@ -6,7 +6,7 @@
 import QRCode from "qrcode";
 import { customAlphabet } from "nanoid";
 import type { Channel } from "../../channels/channel.types";
-import type { Deps } from "../../deps";
+import type { SourcesServiceNeeds } from "./sources.needs";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { getContact } from "../contacts/contacts.service";
@@ -17,8 +17,6 @@ import { countWonRecords } from "../pipeline/pipeline.service";
 import { chatLink, codesInText, referralClue } from "./sources.links";
 import type { SourceType } from "./sources.model";
 import { createSourcesRepository, type SourceRow } from "./sources.repository";
-
-export type SourcesDeps = Pick<Deps, "db" | "events" | "now" | "channels" | "config">;
 
 export interface SourceStats {
   contacts: number;
@@ -32,7 +30,7 @@ const randomCode = customAlphabet("abcdefghijkmnpqrstuvwxyz23456789", 10);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const adCode = (adId: string) => `ad-${adId.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64);
 
-export function createSourcesService(deps: SourcesDeps) {
+export function createSourcesService(deps: SourcesServiceNeeds) {
   const { db, now } = deps;
   const repo = createSourcesRepository(db);
 

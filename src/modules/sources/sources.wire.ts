@@ -1,10 +1,10 @@
 /** Background wiring of source tracking: first-touch attribution from inbound messages. */
-import type { Deps } from "../../deps";
+import type { SourcesNeeds } from "./sources.needs";
 import { conversationsOfContacts } from "../conversations/conversations.service";
 import { isFirstInbound } from "../messages/messages.service";
 import { createSourcesService } from "./sources.service";
 
-export function wireSources(deps: Deps): void {
+export function wireSources(deps: SourcesNeeds): void {
   const s = createSourcesService(deps);
   // A deleted contact's attribution goes with it (inside the deletion's unit of work).
   deps.events.on("contact.deleted", (event) => s.forgetContact(event.data.contact.id));

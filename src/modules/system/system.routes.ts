@@ -11,11 +11,12 @@ import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import { createHash, timingSafeEqual } from "node:crypto";
 import { databaseBytes } from "../../db/size";
-import { databasePath, type Deps } from "../../deps";
+import { databasePath } from "../../config/config.schema";
 import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
 import { ASSET_CSP } from "../../platform/http/docs-csp";
 import { VERSION } from "../../version";
+import type { SystemNeeds } from "./system.needs";
 import { createSystemStore } from "./system.repository";
 
 /** Constant-time comparison (digests first: equal lengths, nothing learnt from timing). */
@@ -24,7 +25,7 @@ const sameSecret = (a: string, b: string) => timingSafeEqual(createHash("sha256"
 /** How long /readyz waits for the database's answer. */
 const READY_WITHIN_MS = 2000;
 
-export const systemRoutes = (deps: Deps) => {
+export const systemRoutes = (deps: SystemNeeds) => {
   const store = createSystemStore(deps.db);
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }))

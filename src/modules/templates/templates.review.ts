@@ -4,8 +4,8 @@
  */
 import type { InboundEvent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
-import type { Deps } from "../../deps";
 import type { EventBus } from "../../events";
+import type { ReviewNeeds } from "./templates.needs";
 import { forgetTemplates } from "./templates.cache";
 import { templateView } from "./templates.model";
 import { templatesStore, type ReviewValues, type TemplateRow } from "./templates.repository";
@@ -56,11 +56,7 @@ async function applyReview(
  * A provider's template webhook (WhatsApp `message_template_status_update` / `…_quality_update`), inside the
  * inbound delivery's transaction. A template we do not hold (made in Meta's console) is left to the next sync.
  */
-export async function applyTemplateReview(
-  deps: { db: Db; events: EventBus; now: () => Date; log: Pick<Deps["log"], "info"> },
-  account: { id: string },
-  event: Extract<InboundEvent, { kind: "template" }>,
-): Promise<void> {
+export async function applyTemplateReview(deps: ReviewNeeds, account: { id: string }, event: Extract<InboundEvent, { kind: "template" }>): Promise<void> {
   const row = await templatesStore(deps.db).reviewed(account.id, event);
   if (!row) {
     deps.log.info({ accountId: account.id, name: event.name, language: event.language }, "review of a template we do not hold; the next sync brings it");

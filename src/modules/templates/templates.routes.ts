@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { TemplatesNeeds } from "./templates.needs";
 import { data, errors } from "../../platform/http/envelope";
 import { ChannelEnum } from "../messages/messages.model";
 import { campaignsUsingTemplate } from "../campaigns/campaigns.service";
@@ -9,7 +9,7 @@ import { createTemplate, deleteTemplate, getTemplate, listTemplates } from "./te
 const IdParams = t.Object({ id: t.String() });
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-export const templatesRoutes = (deps: Deps) =>
+export const templatesRoutes = (deps: TemplatesNeeds) =>
   new Elysia({ tags: ["Templates"] })
     .use(deps.guard)
     .get(

@@ -12,10 +12,10 @@
 import type { AccountRuntime } from "../../channels/channel.accounts";
 import type { Channel, ProviderTemplate, TemplateComponent } from "../../channels/channel.types";
 import type { Db } from "../../db/client";
-import type { Deps } from "../../deps";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import type { EventBus } from "../../events";
 import { newId } from "../../platform/ids";
+import type { TemplateServiceNeeds } from "./templates.needs";
 import { accountsOf } from "../channels-api/channel-accounts";
 import { forgetTemplates, templateCache } from "./templates.cache";
 import { templateView, type CreateTemplateInput } from "./templates.model";
@@ -235,8 +235,6 @@ export async function storeSyncedTemplates({
 }
 // ---------------------------------------------------------------- create, get, delete
 
-type TemplateDeps = Pick<Deps, "db" | "events" | "now" | "queue" | "channels" | "log">;
-
 /** Channels whose templates are ours (no provider-side review). */
 const LOCAL_TEMPLATE_CHANNELS = ["email", "telegram", "x", "tiktok", "instagram", "messenger"];
 
@@ -287,7 +285,7 @@ export async function createTemplate({
   input,
   commit,
 }: {
-  deps: TemplateDeps;
+  deps: TemplateServiceNeeds;
   companyId: string;
   input: CreateTemplateInput;
   commit: <T>(write: () => Promise<T>) => Promise<{ data: T }>;
@@ -394,7 +392,7 @@ export async function deleteTemplate({
   id,
   inUse,
 }: {
-  deps: TemplateDeps;
+  deps: TemplateServiceNeeds;
   companyId: string;
   id: string;
   inUse: (templateId: string) => Promise<string[]>;

@@ -1,6 +1,6 @@
 /** /webhooks: endpoints, secret rotation, test events, the delivery log and redelivery. Thin: see webhooks.service.ts. */
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../deps";
+import type { WebhooksNeeds } from "./webhooks.needs";
 import { EVENT_TYPES } from "../../events";
 import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, PageQuery, pageLimit, toPage } from "../../platform/http/pagination";
@@ -60,7 +60,7 @@ function deliveryOut({ delivery: d, body, attempts }: { delivery: DeliveryRow; b
   };
 }
 
-export const webhooksRoutes = (deps: Deps) => {
+export const webhooksRoutes = (deps: WebhooksNeeds) => {
   const w = webhooksFor(deps);
   /** Runs a write in idem.batch and drops the company's subscription cache afterwards, committed or not. */
   const change = async <T>(

@@ -1,9 +1,9 @@
 /**
  * Webhook endpoints: rules, no HTTP. Writes join the caller's unit of work (routes wrap them in
- * `idem.batch`), else run in one of their own (db.join). One instance per Deps (`webhooksFor`), so the routes and the background wiring share
+ * `idem.batch`), else run in one of their own (db.join). One instance per needs object (`webhooksFor`), so the routes and the background wiring share
  * the subscription cache.
  */
-import type { Deps } from "../../deps";
+import type { WebhooksNeeds } from "./webhooks.needs";
 import type { EventMap } from "../../events";
 import { AppError, DetailCollector, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
@@ -15,10 +15,10 @@ import { generateSecret, ROTATION_OVERLAP_MS } from "./webhooks.signing";
 import { subscriptionProblem, validateSubscriptions } from "./webhooks.subscriptions";
 import { createUrlPolicy } from "./webhooks.url-policy";
 
-const instances = new WeakMap<Deps, ReturnType<typeof createWebhooks>>();
+const instances = new WeakMap<WebhooksNeeds, ReturnType<typeof createWebhooks>>();
 
 /** The webhooks module of this app (created on first use). */
-export function webhooksFor(deps: Deps) {
+export function webhooksFor(deps: WebhooksNeeds) {
   let w = instances.get(deps);
   if (!w) instances.set(deps, (w = createWebhooks(deps)));
   return w;
@@ -26,7 +26,7 @@ export function webhooksFor(deps: Deps) {
 
 export type Webhooks = ReturnType<typeof createWebhooks>;
 
-function createWebhooks(deps: Deps) {
+function createWebhooks(deps: WebhooksNeeds) {
   const { db, now } = deps;
   const repo = createWebhooksRepository(db);
   const cache = createSubscriptionCache(repo);
