@@ -13,7 +13,7 @@
  * types from modules (erased at run time: no import cycle).
  */
 import type { Contact } from "./modules/contacts/contacts.model";
-import type { conversationView } from "./modules/conversations/conversations.service";
+import type { conversationView } from "./modules/conversations/conversations.views";
 import type { CampaignModel } from "./modules/campaigns/campaigns.model";
 import type { messageView } from "./modules/messages/messages.views";
 import type { RecordView, TaskView } from "./modules/pipeline/pipeline.views";

@@ -9,12 +9,12 @@ import { getContact } from "../contacts/contacts.service";
 import { MessageRecord } from "../messages/messages.model";
 import { findMessage, listConversationMessages } from "../messages/messages.service";
 import { messageView } from "../messages/messages.views";
+import { conversationView } from "./conversations.views";
 import {
   addNote,
   assignConversation,
   channelState,
   closeConversation,
-  conversationView,
   getConversationRow,
   listConversations,
   listConversationsUnreadFirst,

@@ -11,25 +11,10 @@ import type { EventBus } from "../../events";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { conversationsStore, type ConversationFilter, type ConversationRow } from "./conversations.repository";
+import { conversationView } from "./conversations.views";
 
 export type { ConversationRow };
 type WriteDeps = { db: Db; events: EventBus; now: () => Date };
-
-export function conversationView(c: ConversationRow) {
-  return {
-    id: c.id,
-    status: c.status as "open" | "closed",
-    contactId: c.contactId,
-    channel: c.channel,
-    channelAccountId: c.channelAccountId,
-    assignee: c.assigneeId ? { id: c.assigneeId, name: c.assigneeName } : null,
-    lastMessageAt: c.lastMessageAt?.toISOString() ?? null,
-    closedAt: c.closedAt?.toISOString() ?? null,
-    unreadCount: c.unreadCount,
-    createdAt: c.createdAt.toISOString(),
-    updatedAt: c.updatedAt.toISOString(),
-  };
-}
 
 /** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
 export async function openConversation({

@@ -37,9 +37,6 @@ export async function wireMessaging(deps: MessagesNeeds): Promise<void> {
   deps.scheduler.every("templates-sync", "0 */30 * * * *", () => syncAllTemplates(deps));
 }
 
-/** Reports to apply, by when they fall due (ms). */
-export type ScheduledReports = { at: number; events: InboundEvent[] }[];
-
 /** Dates of events come back from the job's JSON payload as strings. */
 const revive = (e: InboundEvent): InboundEvent => {
   const out = { ...e } as Record<string, unknown>;

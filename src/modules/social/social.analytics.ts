@@ -8,6 +8,7 @@
  * the time of its last pull is kept in the database, so the limit holds across restarts and instances.
  */
 import type { Db } from "../../db/client";
+import type { MetricsPullPayload } from "../../jobs";
 import { AppError, notFound } from "../../platform/errors";
 import type { Queue } from "../../jobs";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
@@ -21,12 +22,6 @@ const DAY = 86_400_000;
 const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 
 export const METRICS_JOB = "social.metrics";
-
-/** A pull of one account. `after` (ms): a post became due then; a pull since then already covered it. */
-export interface MetricsPullPayload {
-  accountId: string;
-  after?: number;
-}
 
 export function mediaView(r: PlatformMediaRow): typeof PlatformMediaModel.static {
   return {

@@ -12,7 +12,8 @@ import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { eventsOf } from "../../../test/helpers/messaging";
 import { silentLogger } from "../../platform/logger";
 import { socialFor } from "./social.module";
-import { createPublishEngine, type PublishPayload } from "./social.publish";
+import type { PublishPayload } from "../../jobs";
+import { createPublishEngine } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
 
 const ACC = {

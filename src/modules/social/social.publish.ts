@@ -14,6 +14,7 @@
  * The post's status is derived from its targets: published / partially_published / failed, with the event.
  */
 import type { Db } from "../../db/client";
+import type { PublishPayload } from "../../jobs";
 import type { EventBus } from "../../events";
 import type { Logger } from "../../platform/logger";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
@@ -24,11 +25,6 @@ import type { SocialRuntime } from "./social.accounts";
 import type { PostRow, SocialRepository, TargetRow } from "./social.repository";
 import { postView } from "./social.service";
 import type { StoredPostMedia } from "./social.table";
-
-export interface PublishPayload {
-  targetId: string;
-  token: string;
-}
 
 export const PUBLISH_MAX_ATTEMPTS = 8;
 

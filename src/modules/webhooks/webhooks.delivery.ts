@@ -15,6 +15,7 @@
  *   repeats the attempt (at-least-once) with the same `webhook-id`; receivers dedupe on it.
  */
 import type { Metrics } from "../../platform/http/metrics";
+import type { FanOutPayload } from "../../jobs";
 import { parseRetryAfter as parseRetryAfterHeader } from "../../platform/http/retry-after";
 import type { Logger } from "../../platform/logger";
 import { newId } from "../../platform/ids";
@@ -29,8 +30,6 @@ import type { UrlPolicy } from "./webhooks.url-policy";
 
 export const DELIVER_JOB = "webhook.deliver";
 export const FANOUT_JOB = "webhook.fanout";
-/** A fan-out job: the event's stored webhook message (`messageId`: the event's id) and its endpoints. */
-export type FanOutPayload = { messageId: string; companyId: string; type: string; endpointIds: string[] };
 
 /** Delay before attempt n+1 after attempt n failed (index n-1); its length + 1 is the number of attempts. */
 export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
