@@ -308,9 +308,24 @@ describe.skipIf(!haveChromium)("the console in a browser", () => {
     // (A function, not a string: the console's CSP refuses eval. `document` is the page's, typed loosely here.)
     await page.waitForFunction(() => !(globalThis as any).document.querySelector("#messages-list")?.textContent?.includes("Yes, it ships today."));
     expect(await page.textContent("#messages-list")).toContain("Is my order on its way?");
+    // Answers out of order: the first filter's (read, any channel) is held until the second's (read, email) has
+    // shown; when it comes, it must not replace the list on screen.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = /\/messages\?status=read&limit=/;
+    await page.route(first, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const late = page.waitForResponse(first);
     await page.selectOption("#messages-status", "read");
     await page.selectOption("#messages-channel", "email");
     await page.waitForSelector("#messages-list:has-text('No messages match.')");
+    release();
+    await late;
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+    expect(await page.textContent("#messages-list")).toContain("No messages match.");
+    await page.unroute(first);
     await page.selectOption("#messages-channel", "whatsapp");
     await page.waitForSelector("#messages-list td:has-text('Yes, it ships today.')");
     await shot(page, "messages");

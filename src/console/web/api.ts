@@ -114,3 +114,13 @@ export function upload<T>(path: string, file: File, contentType: string, onProgr
     x.send(file);
   });
 }
+
+/**
+ * For a view that loads again on every filter change: answers can come back out of order (a slow first filter's
+ * after the second's), and the last one to arrive is not always the one on screen. `const turn = loads.next()`
+ * before the request; after it, `loads.stale(turn)` is true when a later load has started (its answer will show).
+ */
+export function loadTurns(): { next(): number; stale(turn: number): boolean } {
+  let latest = 0;
+  return { next: () => ++latest, stale: (turn) => turn !== latest };
+}

@@ -3,7 +3,7 @@
  * inside the channel's window, a template outside it), assign, close/reopen and notes. Opening a conversation
  * marks it read (with conversations:write); a reply reads it too, on the server.
  */
-import { ApiError, get, list, post, qs } from "../api";
+import { ApiError, get, list, loadTurns, post, qs } from "../api";
 import { badge, clear, fmtTime, h } from "../dom";
 import type { Ctx, PageDef } from "../page";
 import type { Conversation, ConversationDetail, Message, Template } from "../types";
@@ -193,8 +193,11 @@ export const inboxPage: PageDef = {
     // The list has no last message: the details tell who spoke last. They are read again only for the
     // conversations that changed since the last poll, so polling costs one request when nothing happens.
     const known = new Map<string, ConversationDetail>();
+    const loads = loadTurns();
     const loadList = async () => {
+      const turn = loads.next();
       const { data } = await list<Conversation>(`/conversations${qs({ status: filter.value, order: "unread_first", limit: 30 })}`);
+      if (loads.stale(turn)) return;
       // The open conversation, read while it is on screen: what arrives meanwhile is seen, so it is read.
       const open = data.find((c) => c.id === ctx.arg);
       if (open && open.unreadCount > 0 && ctx.can("conversations:write")) {
@@ -211,6 +214,7 @@ export const inboxPage: PageDef = {
       );
       // The details' unread count is the list's (the detail may be older than a mark read).
       for (const [i, d] of details.entries()) d.unreadCount = data[i]!.unreadCount;
+      if (loads.stale(turn)) return;
       clear(
         listEl,
         details.length

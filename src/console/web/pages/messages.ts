@@ -2,7 +2,7 @@
  * Messages: the company's recent messages, newest first, with GET /messages's filters (status, channel, a
  * day range) and its cursor ("More" reads the next page).
  */
-import { ApiError, list, qs } from "../api";
+import { ApiError, list, loadTurns, qs } from "../api";
 import { badge, clear, fmtTime, h, table } from "../dom";
 import type { PageDef } from "../page";
 import type { Message } from "../types";
@@ -40,15 +40,19 @@ export const messagesPage: PageDef = {
     let cursor: string | null = null;
     let rows: Message[] = [];
     const day = (v: string) => (v ? new Date(`${v}T00:00:00`).toISOString() : "");
+    const loads = loadTurns();
     const load = async (next = false) => {
+      const turn = loads.next();
       error.textContent = "";
       try {
         const page = await list<Message>(
           `/messages${qs({ status: status.value, channel: channel.value, from: day(from.value), to: day(to.value), limit: 50, cursor: next ? cursor : null })}`,
         );
+        if (loads.stale(turn)) return;
         rows = next ? [...rows, ...page.data] : page.data;
         cursor = page.page.nextCursor;
       } catch (e) {
+        if (loads.stale(turn)) return;
         error.textContent = e instanceof ApiError ? e.describe() : String(e);
         return;
       }

@@ -1,5 +1,5 @@
 /** Templates: every approved (and synced) template of the company's accounts, with its text and params. */
-import { list, qs } from "../api";
+import { list, loadTurns, qs } from "../api";
 import { badge, clear, h, table } from "../dom";
 import type { PageDef } from "../page";
 import type { Template } from "../types";
@@ -17,8 +17,11 @@ export const templatesPage: PageDef = {
       ["", "whatsapp", "instagram", "messenger", "x", "tiktok", "telegram", "email"].map((c) => h("option", { value: c }, c || "all channels")),
     );
     const out = h("div");
+    const loads = loadTurns();
     const load = async () => {
+      const turn = loads.next();
       const { data } = await list<Template>(`/templates${qs({ channel: channel.value, limit: 200 })}`);
+      if (loads.stale(turn)) return;
       clear(
         out,
         table(data, [

@@ -1,5 +1,5 @@
 /** Webhooks: the endpoints (and a new one), an endpoint's deliveries log with its attempts, redeliver, and a test event. */
-import { ApiError, list, post, qs } from "../api";
+import { ApiError, list, loadTurns, post, qs } from "../api";
 import { badge, clear, fmtTime, h, table } from "../dom";
 import type { Ctx, PageDef } from "../page";
 import type { Delivery, Webhook } from "../types";
@@ -41,8 +41,11 @@ async function endpointView(el: HTMLElement, w: Webhook, ctx: Ctx) {
       ctx.flash(e instanceof ApiError ? e.describe() : String(e), "error");
     }
   };
+  const loads = loadTurns();
   const load = async () => {
+    const turn = loads.next();
     const { data } = await list<Delivery>(`/webhooks/${w.id}/deliveries${qs({ status: status.value, limit: 50 })}`);
+    if (loads.stale(turn)) return;
     clear(
       log,
       table(
