@@ -124,16 +124,40 @@ export async function baselineServer(source: string): Promise<{ url: string; pid
   return { url: `http://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.kill() };
 }
 
+/**
+ * A fresh `init` of the compiled appliance in a temp dir, with a key whose bucket never empties (a benchmark
+ * measures the stack, not the rate limiter's 429s) and, if asked, a credit on the default company's balance.
+ */
+export function initAppliance({ credit }: { credit?: string } = {}): { dir: string; configPath: string; dataDir: string; companyId: string; key: string } {
+  const dir = tempDir();
+  const init = JSON.parse(Bun.spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as {
+    configPath: string;
+    dataDir: string;
+    companyId: string;
+  };
+  if (credit) Bun.spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", credit, "--config", init.configPath]);
+  const k = Bun.spawnSync([
+    BINARY,
+    "keys",
+    "create",
+    "--company",
+    "default",
+    "--name",
+    "bench",
+    "--rate-limit",
+    "10000000",
+    "--json",
+    "--config",
+    init.configPath,
+  ]);
+  return { dir, ...init, key: JSON.parse(k.stdout.toString()).key as string };
+}
+
 /** Starts the compiled appliance from a fresh `init`; returns URL, key, pid, time to first /healthz. */
 export async function appliance(
   env: Record<string, string> = {},
 ): Promise<{ url: string; key: string; pid: number; startMs: number; dir: string; stop: () => Promise<void> }> {
-  const dir = tempDir();
-  const init = Bun.spawnSync([BINARY, "init", "--dir", dir, "--json"]);
-  const { configPath } = JSON.parse(init.stdout.toString());
-  // A key whose bucket never empties: the benchmark measures the stack, not the rate limiter's 429s.
-  const k = Bun.spawnSync([BINARY, "keys", "create", "--company", "default", "--name", "bench", "--rate-limit", "10000000", "--json", "--config", configPath]);
-  const apiKey = JSON.parse(k.stdout.toString()).key as string;
+  const { dir, configPath, key: apiKey } = initAppliance();
   const port = await freePort();
   const t0 = performance.now();
   const proc = spawn([BINARY, "serve", "--config", configPath], {

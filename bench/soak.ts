@@ -10,11 +10,11 @@
  * bench/growth.ts runs the same mix (`startMixAppliance`, `runMix`) against a pre-filled database.
  */
 import { Database } from "bun:sqlite";
-import { spawn, spawnSync } from "bun";
+import { spawn } from "bun";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { BINARY, fmt, freePort, rssMb, tempDir, waitFor } from "./lib";
+import { BINARY, fmt, freePort, initAppliance, rssMb, waitFor } from "./lib";
 
 /** The route classes of the mix, in the order of its shares: 4 in 10 sends, 2 upserts, then 1 each. */
 export const ROUTE_CLASSES = ["send", "contactUpsert", "tagList", "inbound", "conversationList", "me"] as const;
@@ -70,13 +70,7 @@ export interface MixAppliance {
 export async function startMixAppliance(
   beforeServe?: (init: { configPath: string; dataDir: string; companyId: string }) => void | Promise<void>,
 ): Promise<MixAppliance> {
-  const dir = tempDir("sb-soak-");
-  const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as {
-    configPath: string;
-    dataDir: string;
-    apiKey: string;
-    companyId: string;
-  };
+  const { dir, key, ...init } = initAppliance({ credit: "100000" });
   // Fast sandbox reports so every message reaches read within the run.
   writeFileSync(
     init.configPath,
@@ -85,23 +79,6 @@ export async function startMixAppliance(
       "$1[channels.settings]\nsent_after_ms = 0\ndelivered_after_ms = 100\nread_after_ms = 100\n",
     ),
   );
-  spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", "100000", "--config", init.configPath]);
-  const key = JSON.parse(
-    spawnSync([
-      BINARY,
-      "keys",
-      "create",
-      "--company",
-      "default",
-      "--name",
-      "soak",
-      "--rate-limit",
-      "1000000",
-      "--json",
-      "--config",
-      init.configPath,
-    ]).stdout.toString(),
-  ).key as string;
   await beforeServe?.(init);
   const port = await freePort();
   const proc = spawn([BINARY, "serve", "--config", init.configPath], {

@@ -9,36 +9,18 @@
  * A writer thread (issue 40) takes the first two at least, and the services' units with them if whole units
  * move; 1 / (what stays) bounds the HTTP thread's own speed-up.
  */
-import { spawn, spawnSync } from "bun";
+import { spawn } from "bun";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { autocannon, BINARY, fmt, freePort, ROOT, tempDir, waitFor } from "./lib";
+import { autocannon, fmt, freePort, initAppliance, ROOT, waitFor } from "./lib";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "15" }, connections: { type: "string", default: "50" } } });
-const dir = tempDir("sb-writer-share-");
-const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as { configPath: string };
-spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", init.configPath]);
-const key = JSON.parse(
-  spawnSync([
-    BINARY,
-    "keys",
-    "create",
-    "--company",
-    "default",
-    "--name",
-    "bench",
-    "--rate-limit",
-    "1000000",
-    "--json",
-    "--config",
-    init.configPath,
-  ]).stdout.toString(),
-).key as string;
+const { configPath, key } = initAppliance({ credit: "1000000" });
 const profDir = mkdtempSync(join(tmpdir(), "sb-prof-"));
 const port = await freePort();
-const server = spawn([process.execPath, "--cpu-prof", `--cpu-prof-dir=${profDir}`, join(ROOT, "src/main.ts"), "serve", "--config", init.configPath], {
+const server = spawn([process.execPath, "--cpu-prof", `--cpu-prof-dir=${profDir}`, join(ROOT, "src/main.ts"), "serve", "--config", configPath], {
   env: { ...process.env, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, SWITCHBOARD_LOG_LEVEL: "warn" },
   stdout: "ignore",
   stderr: "inherit",
