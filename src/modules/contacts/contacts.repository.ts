@@ -123,16 +123,7 @@ function contactsStoreOn(db: StoreDb) {
       );
     },
 
-    async insertContact(c: {
-      id: string;
-      companyId: string;
-      firstName: string | null;
-      lastName: string | null;
-      city: string | null;
-      country: string | null;
-      customFields: Record<string, unknown>;
-      at: number;
-    }): Promise<void> {
+    async insertContact(c: Omit<ContactRow, "blocked" | "createdAt" | "updatedAt"> & { at: number }): Promise<void> {
       await db
         .sql(
           `INSERT INTO contacts (id, company_id, first_name, last_name, city, country, custom_fields, blocked, created_at, updated_at)
