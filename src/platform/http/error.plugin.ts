@@ -186,15 +186,15 @@ function copyBody(v: unknown, depth = 1): unknown {
   return out;
 }
 
+/** Storage errors after which a write may or may not have been kept. */
+const UNKNOWN_OUTCOME = new Set(["SQLITE_IOERR_FSYNC", "08006"]);
+
 /**
  * A database error that says the storage cannot serve now (not that the request is wrong): why, in words, and
  * when to retry. SQLite's result codes; PostgreSQL's SQLSTATEs — the server gone or restarting (class 08,
  * 57P01-57P03), out of disk (53100) or other resources (53xxx), a lock or statement timeout (55P03, 57014),
  * a conflict the server aborted (40001, 40P01), a read-only server (25006, e.g. a standby), an I/O error (58030).
  */
-/** Storage errors after which a write may or may not have been kept. */
-const UNKNOWN_OUTCOME = new Set(["SQLITE_IOERR_FSYNC", "08006"]);
-
 function storageUnavailable(code: unknown): { why: string; retryAfter: string } | null {
   if (typeof code !== "string") return null;
   const busy = { why: "the database is busy", retryAfter: "1" };
