@@ -2,7 +2,7 @@
  * Query plans of the soak's reads on PostgreSQL over a filled company (issue 42 item 1, the PostgreSQL side of
  * `EXPLAIN QUERY PLAN` in bench/RESULTS.md). Run: `./node_modules/.bin/bun bench/pg-plans.ts [--contacts 1000000]`.
  * A throwaway database with the appliance's schema; one company with N contacts (one of tags t0–t6 each) and as
- * many conversations (10 % open); ANALYZE (autovacuum's would, after such a load); then `EXPLAIN (ANALYZE,
+ * many conversations (10 % open), and a small one (1,000 of each, all older: its pages must not walk the first's); ANALYZE (autovacuum's would, after such a load); then `EXPLAIN (ANALYZE,
  * BUFFERS)` of GET /contacts?tag=, ?tag=a,b (match any), GET /conversations and its unread filter, each with
  * its time. The statements are the stores' text with PostgreSQL's placeholders.
  */
@@ -36,6 +36,17 @@ await pg.unsafe(
           CASE WHEN i % 20 = 0 THEN 1 ELSE 0 END
    FROM generate_series(1, ${N}) i`,
 );
+// A second, small company whose rows are all older than the first's: its pages must not walk the first's rows.
+const small = "c0000000-0000-7000-8000-000000000002";
+await pg.unsafe(`INSERT INTO companies (id, slug, name, created_at) VALUES ('${small}', 'small', 'Small', 0)`);
+await pg.unsafe(
+  `INSERT INTO contacts (seq, id, company_id, first_name, created_at, updated_at)
+   SELECT ${N} + i, 'ca-' || lpad(i::text, 9, '0'), '${small}', 'n' || i, i, i FROM generate_series(1, 1000) i`,
+);
+await pg.unsafe(
+  `INSERT INTO conversations (id, company_id, contact_id, channel, channel_account_id, status, last_message_at, created_at, updated_at, unread_count)
+   SELECT 'ca-' || lpad(i::text, 9, '0'), '${small}', 'ca-' || lpad(i::text, 9, '0'), 'whatsapp', 'acc', 'open', i, i, i, 0 FROM generate_series(1, 1000) i`,
+);
 await pg.unsafe("ANALYZE");
 console.log(`filled ${fmt(N)} contacts and conversations in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
@@ -53,6 +64,12 @@ const plans: [string, string, unknown[]][] = [
   ],
   ["GET /contacts?limit=50", `SELECT ${COLUMNS} FROM contacts c WHERE c.company_id = $1 AND c.deleted_at IS NULL ORDER BY c.id DESC LIMIT $2`, [company, 51]],
   ["GET /conversations?limit=20", "SELECT * FROM conversations WHERE company_id = $1 ORDER BY id DESC LIMIT $2", [company, 21]],
+  [
+    "the small company's GET /contacts?limit=50",
+    `SELECT ${COLUMNS} FROM contacts c WHERE c.company_id = $1 AND c.deleted_at IS NULL ORDER BY c.id DESC LIMIT $2`,
+    [small, 51],
+  ],
+  ["the small company's GET /conversations?limit=20", "SELECT * FROM conversations WHERE company_id = $1 ORDER BY id DESC LIMIT $2", [small, 21]],
   [
     "GET /conversations?unread=true&limit=20",
     "SELECT * FROM conversations WHERE company_id = $1 AND unread_count > 0 ORDER BY id DESC LIMIT $2",
