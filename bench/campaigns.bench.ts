@@ -13,7 +13,7 @@ import { spawn, spawnSync } from "bun";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { autocannon, BINARY, fmt, freePort, rssMb, tempDir, waitFor } from "./lib";
+import { autocannon, BINARY, fmt, freePort, initAppliance, rssMb, waitFor } from "./lib";
 
 const { values } = parseArgs({
   options: {
@@ -25,8 +25,7 @@ const { values } = parseArgs({
 const N = Number(values.contacts);
 const seconds = Number(values.seconds);
 
-const dir = tempDir();
-const init = JSON.parse(spawnSync([BINARY, "init", "--dir", dir, "--json"]).stdout.toString()) as { configPath: string; dataDir: string; companyId: string };
+const { dir, key, ...init } = initAppliance({ credit: "1000000" });
 // No sandbox send delay on the WhatsApp account (the first [[channels]] entry init writes).
 const toml = readFileSync(init.configPath, "utf8").replace(
   'channel = "whatsapp"\nprovider = "sandbox"\nname = "WhatsApp (sandbox)"\ndefault = true\n',
@@ -34,23 +33,6 @@ const toml = readFileSync(init.configPath, "utf8").replace(
 );
 if (!toml.includes("sent_after_ms = 0")) throw new Error("could not set the sandbox's sent_after_ms");
 writeFileSync(init.configPath, toml);
-spawnSync([BINARY, "balance", "credit", "--company", "default", "--amount", "1000000", "--config", init.configPath]);
-const key = JSON.parse(
-  spawnSync([
-    BINARY,
-    "keys",
-    "create",
-    "--company",
-    "default",
-    "--name",
-    "bench",
-    "--rate-limit",
-    "10000000",
-    "--json",
-    "--config",
-    init.configPath,
-  ]).stdout.toString(),
-).key as string;
 
 // ---- seed N contacts: identity, consent, tag (what a bulk import would leave)
 const dbPath = join(init.dataDir, "switchboard.db");

@@ -134,15 +134,7 @@ function contactsStoreOn(db: StoreDb) {
 
     async updateContactFields(
       id: string,
-      f: {
-        firstName: string | null;
-        lastName: string | null;
-        city: string | null;
-        country: string | null;
-        customFields: Record<string, unknown>;
-        blocked: boolean;
-        at: number;
-      },
+      f: Pick<ContactRow, "firstName" | "lastName" | "city" | "country" | "customFields" | "blocked"> & { at: number },
     ): Promise<void> {
       await db
         .sql(`UPDATE contacts SET first_name = ?, last_name = ?, city = ?, country = ?, custom_fields = ?, blocked = ?, updated_at = ? WHERE id = ?`)
