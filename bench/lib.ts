@@ -104,6 +104,19 @@ export function cpuSeconds(pid: number): { process: number; main: number } {
   return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
 }
 
+/** CPU seconds each thread of a process has used so far, with the thread's name (a Worker's is "Worker"). */
+export function threadCpu(pid: number): Map<number, { cpu: number; name: string }> {
+  cpuSeconds(pid); // (reads the clock's ticks a second once)
+  const fs = require("node:fs");
+  const out = new Map<number, { cpu: number; name: string }>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`) as string[]) {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8") as string;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / clockTicks, name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+  }
+  return out;
+}
+
 /** µs of CPU per request between two `cpuSeconds` readings: main thread and whole process. */
 export function cpuPerRequest(
   before: { process: number; main: number },
@@ -178,5 +191,61 @@ export async function appliance(
       proc.kill("SIGTERM");
       await proc.exited;
     },
+  };
+}
+
+/**
+ * The send path's yardstick (issue 40): a bare Elysia route that validates a POST /messages body and inserts
+ * one row, group-committed as the appliance commits (one synchronous=FULL COMMIT per event-loop turn, each
+ * request answered after it). POST /messages ÷ this route is the ratio bench/RESULTS.md tracks.
+ */
+export function bareGroupCommitServer(): ReturnType<typeof baselineServer> {
+  return baselineServer(`
+  process.env.NODE_ENV = "production";
+  import { Elysia, t } from "__ROOT__/node_modules/elysia";
+  import { fullGroupCommit } from "__ROOT__/bench/full-group-commit";
+  const db = fullGroupCommit("__DIR__/bare.db");
+  db.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+  const insert = db.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
+  new Elysia()
+    .get("/healthz", () => "ok")
+    .post("/insert", async ({ body, set }) => { const id = Bun.randomUUIDv7(); await db.batch(() => insert.run(id, JSON.stringify(body), Date.now())); set.status = 202; return { data: { id } }; },
+      { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
+    .listen({ port: __PORT__, hostname: "127.0.0.1" });
+  `);
+}
+
+/**
+ * wrk (Debian's package) with one thread, as autocannon's stand-in where it is installed: it takes a fraction
+ * of the CPU a request that autocannon's Node process takes, so on a 2-core box the server under test keeps
+ * most of the second core. Same result shape as autocannon.
+ */
+export async function wrk(o: {
+  url: string;
+  seconds: number;
+  connections: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}): Promise<LoadResult> {
+  const script = join(tempDir("sb-wrk-"), "request.lua");
+  const lines = [`wrk.method = ${JSON.stringify(o.method ?? "GET")}`];
+  if (o.body) lines.push(`wrk.body = ${JSON.stringify(o.body)}`);
+  for (const [k, v] of Object.entries(o.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  await Bun.write(script, lines.join("\n") + "\n");
+  const proc = spawn(["wrk", "-t1", `-c${o.connections}`, `-d${o.seconds}s`, "--latency", "-s", script, o.url], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const ms = (pct: string) => {
+    const m = new RegExp(`\\s${pct}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) throw new Error(`wrk printed no ${pct}th percentile:\n${out}`);
+    return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+  };
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: ms("50"),
+    p99: ms("99"),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+    total: Number(/(\d+) requests in/.exec(out)![1]),
   };
 }

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { startCheckpointer } from "../src/db/checkpointer";
 import { sendMessage } from "../src/modules/messages/messages.service";
 import { silentLogger } from "../src/platform/logger";
-import { appliance, autocannon, baselineServer, cpuPerRequest, cpuSeconds, fmt } from "./lib";
+import { appliance, autocannon, bareGroupCommitServer, cpuPerRequest, cpuSeconds, fmt } from "./lib";
 
 const { values } = parseArgs({
   options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "50" }, drain: { type: "string", default: "100000" } },
@@ -27,21 +27,7 @@ const drainN = Number(values.drain);
 // ---- 1. POST /messages vs a bare group-commit insert (the durability ceiling)
 // (--seconds 0: the drain alone)
 if (seconds > 0) {
-  const bare = await baselineServer(`
-  process.env.NODE_ENV = "production";
-  import { Elysia, t } from "__ROOT__/node_modules/elysia";
-  import { fullGroupCommit } from "__ROOT__/bench/full-group-commit";
-  const db = fullGroupCommit("__DIR__/bare.db");
-  db.sqlite.exec("CREATE TABLE m (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
-  const insert = db.sqlite.prepare("INSERT INTO m VALUES (?, ?, ?)");
-  new Elysia()
-    .get("/healthz", () => "ok")
-    // Group commit, as the appliance: the inserts of one event-loop turn share one synchronous=FULL COMMIT,
-    // and each request is answered after it.
-    .post("/insert", async ({ body, set }) => { const id = Bun.randomUUIDv7(); await db.batch(() => insert.run(id, JSON.stringify(body), Date.now())); set.status = 202; return { data: { id } }; },
-      { body: t.Object({ channel: t.String(), to: t.Object({ phone: t.String() }), type: t.String(), template: t.Object({ name: t.String(), params: t.Record(t.String(), t.String()) }) }) })
-    .listen({ port: __PORT__, hostname: "127.0.0.1" });
-  `);
+  const bare = await bareGroupCommitServer();
   const body = JSON.stringify({
     channel: "whatsapp",
     to: { phone: "+14155550100" },
