@@ -3,6 +3,7 @@
  * DESIGN.md §3; key names are fixed). Credentials default to "" but must be non-empty.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { metaWebhookKeys } from "../meta/meta.settings";
 
 export const instagramSettings = Type.Object(
   {
@@ -12,16 +13,7 @@ export const instagramSettings = Type.Object(
       default: "",
       description: "Instagram User access token with instagram_business_manage_messages. Use env:/file: to keep it out of the TOML.",
     }),
-    app_secret: Type.String({ minLength: 1, default: "", description: "Instagram app secret; verifies X-Hub-Signature-256 on every webhook POST." }),
-    verify_token: Type.String({
-      minLength: 1,
-      default: "",
-      description: "Token you type into the app's webhook settings; answered in the GET hub.challenge handshake.",
-    }),
-    base_url: Type.String({
-      default: "https://graph.instagram.com/v23.0",
-      description: "Instagram Graph host including the version; tests point it at a fake.",
-    }),
+    ...metaWebhookKeys({ app: "Instagram", baseUrl: "https://graph.instagram.com/v23.0", host: "Instagram Graph" }),
   },
   { additionalProperties: false },
 );

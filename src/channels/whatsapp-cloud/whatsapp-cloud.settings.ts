@@ -4,6 +4,7 @@
  * the key, instead of failing at the first send or — worse — accepting unsigned webhooks.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { metaWebhookKeys } from "../meta/meta.settings";
 
 export const whatsappCloudSettings = Type.Object(
   {
@@ -18,13 +19,7 @@ export const whatsappCloudSettings = Type.Object(
       default: "",
       description: "System-user access token with whatsapp_business_messaging and whatsapp_business_management. Use env:/file: to keep it out of the TOML.",
     }),
-    app_secret: Type.String({ minLength: 1, default: "", description: "Meta app secret; verifies X-Hub-Signature-256 on every webhook POST." }),
-    verify_token: Type.String({
-      minLength: 1,
-      default: "",
-      description: "Token you type into the app's webhook settings; answered in the GET hub.challenge handshake.",
-    }),
-    base_url: Type.String({ default: "https://graph.facebook.com/v23.0", description: "Graph API host including the version; tests point it at a fake." }),
+    ...metaWebhookKeys({ app: "Meta", baseUrl: "https://graph.facebook.com/v23.0", host: "Graph API" }),
   },
   { additionalProperties: false },
 );
