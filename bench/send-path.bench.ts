@@ -79,7 +79,17 @@ const headers = { "content-type": "application/json", authorization: `Bearer ${k
 const url = "http://localhost/api/public/v1/messages";
 await run((r) => app.app.handle(r), url, headers); // warm-up (its messages are dispatched and reported below too)
 if (process.env.BENCH_MARKS) console.error(`accept from ${Math.round(performance.now())} ms`);
+// PostgreSQL: statements sent per message in each stage (the pool's count; SQLite has none to count).
+const pool = (app.deps.db as { pool?: { statements: number } }).pool;
+const perStage: Record<string, number> = {};
+let s0 = pool?.statements ?? 0;
+const counted = (stage: string, messages: number) => {
+  if (!pool) return;
+  perStage[stage] = (pool.statements - s0) / messages;
+  s0 = pool.statements;
+};
 const acceptUs = await run((r) => app.app.handle(r), url, headers, "accept");
+counted("accept", N);
 if (process.env.BENCH_MARKS) console.error(`accept to ${Math.round(performance.now())} ms`);
 if (values["accept-only"]) {
   console.log(
@@ -96,16 +106,24 @@ await app.deps.queue.drain({ timeoutMs: 600_000 }); // dispatch; the reports are
 if (process.env.BENCH_MARKS) console.error(`dispatch to ${Math.round(performance.now())} ms`);
 const dispatchUs = ((performance.now() - t0) * 1000) / total;
 cpu.dispatch = cpuSince(c0, total);
+counted("dispatch", total);
 app.clock.advance(3_600_000 + 25); // the sandbox reports an hour later, due on a 25 ms step
 c0 = process.cpuUsage();
 t0 = performance.now();
 await app.deps.queue.drain({ timeoutMs: 600_000 });
 const reportsUs = ((performance.now() - t0) * 1000) / total;
 cpu.reports = cpuSince(c0, total);
-const read = (app.deps.db.$client.query(`SELECT count(*) AS n FROM messages WHERE status = 'read'`).get() as { n: number }).n;
+counted("reports", total);
+const read = Number(((await app.deps.db.sql(`SELECT count(*) AS n FROM messages WHERE status = 'read'`).get()) as { n: number }).n);
 await app.close();
 if (read !== total) throw new Error(`${read} of ${total} messages reached read`);
 
+if (pool)
+  console.log(
+    `PostgreSQL statements per message: ${Object.entries(perStage)
+      .map(([k, v]) => `${k} ${fmt(v, 1)}`)
+      .join(", ")}`,
+  );
 const all = acceptUs + dispatchUs + reportsUs;
 const allCpu = cpu.accept! + cpu.dispatch + cpu.reports;
 console.log(`wall µs [CPU µs] per message, ${fmt(N)} messages, ${INFLIGHT} in flight (in process, no HTTP)`);
