@@ -10,13 +10,13 @@
  * NB! A type's name is stored in every jobs row (and its payload as JSON): renaming one, or changing a payload
  * incompatibly, strands the rows already queued by a running installation.
  */
-import type { InboundEvent } from "./channels/channel.types";
+import type { ReportEvent } from "./channels/channel.types";
 import type { Queue as PlatformQueue } from "./platform/queue/queue.types";
 
 // The payloads of more than one field, named here (the modules that enqueue and handle them import them from
 // here: this file imports no module, so the map and its users do not import each other).
 /** Reports to apply, by when they fall due (ms). */
-export type ScheduledReports = { at: number; events: InboundEvent[] }[];
+export type ScheduledReports = { at: number; events: ReportEvent[] }[];
 /** A fan-out job: the event's stored webhook message (`messageId`: the event's id) and its endpoints. */
 export type FanOutPayload = { messageId: string; companyId: string; type: string; endpointIds: string[] };
 /** A pull of one account. `after` (ms): a post became due then; a pull since then already covered it. */

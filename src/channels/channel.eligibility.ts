@@ -4,21 +4,10 @@
  * the reasons over an audience, and the campaign fan-out records them per recipient. No HTTP, no database:
  * callers look the facts up and pass them in, so the same rules answer all three.
  *
- * Reasons, highest precedence first (a contact is refused for exactly one):
- *   noIdentity           no identity on the channel (campaigns: also when the only one is `pending`,
- *                        an @username never resolved to a platform user id)
- *   blocked              the contact is blocked
- *   noConsent            one-to-one: consent on the channel is `opted_out`;
- *                        campaigns: consent on the channel is not `opted_in`
- *   noPriorConversation  the channel lets only the contact start (X, Telegram, TikTok) and they never wrote
- *   outsideWindow        the channel's window applies to this message type and is closed
+ * The reasons, and the facts that refuse each, are EXCLUSIONS: one entry per reason, highest precedence first
+ * (a contact is refused for exactly one, the first whose test holds).
  */
 import type { ChannelRule, MessageType } from "./channel.rules";
-
-export const EXCLUSION_REASONS = ["noIdentity", "blocked", "noConsent", "noPriorConversation", "outsideWindow"] as const;
-export type ExclusionReason = (typeof EXCLUSION_REASONS)[number];
-
-export type Verdict = { ok: true } | { ok: false; reason: ExclusionReason };
 
 export interface EligibilityFacts {
   rule: ChannelRule;
@@ -66,13 +55,34 @@ export function windowCutoff(rule: ChannelRule, messageType: MessageType, now: D
   return ms(now) - w.hours * HOUR;
 }
 
+/** Whether the channel's window applies to the message's type (else the window tests pass). */
+const windowApplies = ({ rule, messageType }: EligibilityFacts) => rule.window.kind !== "none" && rule.window.appliesTo.includes(messageType);
+
+/**
+ * Why a send is refused, highest precedence first, each reason with its test of the facts. A new reason is one
+ * entry here (and, if it reads a fact not yet in EligibilityFacts, that fact's lookups: the audience store's
+ * audience-facts.repository.ts and the single send's messages.verdict.ts) plus its counter column in campaigns.
+ */
+export const EXCLUSIONS = {
+  /** No identity on the channel (campaigns: also when the only one is `pending`, an @username never resolved to a platform user id). */
+  noIdentity: (f) => !f.identity || (f.purpose === "campaign" && f.identity.status !== "verified"),
+  /** The contact is blocked. */
+  blocked: (f) => f.blocked,
+  /** One-to-one: consent on the channel is `opted_out`; campaigns: consent on the channel is not `opted_in`. */
+  noConsent: (f) => (f.purpose === "campaign" ? f.consent !== "opted_in" : f.consent === "opted_out"),
+  /** The channel lets only the contact start (X, Telegram, TikTok) and they never wrote. */
+  noPriorConversation: (f) => windowApplies(f) && f.lastInboundAt === null && f.rule.contactStarts,
+  /** The channel's window applies to this message type and is closed. */
+  outsideWindow: (f) => windowApplies(f) && !windowState(f).open,
+} as const satisfies Record<string, (f: EligibilityFacts) => boolean>;
+
+export type ExclusionReason = keyof typeof EXCLUSIONS;
+/** The reasons, highest precedence first. */
+export const EXCLUSION_REASONS = Object.keys(EXCLUSIONS) as [ExclusionReason, ...ExclusionReason[]];
+
+export type Verdict = { ok: true } | { ok: false; reason: ExclusionReason };
+
 export function eligibility(f: EligibilityFacts): Verdict {
-  if (!f.identity || (f.purpose === "campaign" && f.identity.status !== "verified")) return { ok: false, reason: "noIdentity" };
-  if (f.blocked) return { ok: false, reason: "blocked" };
-  if (f.purpose === "campaign" ? f.consent !== "opted_in" : f.consent === "opted_out") return { ok: false, reason: "noConsent" };
-  const w = f.rule.window;
-  if (w.kind === "none" || !w.appliesTo.includes(f.messageType)) return { ok: true };
-  if (f.lastInboundAt === null && f.rule.contactStarts) return { ok: false, reason: "noPriorConversation" };
-  if (!windowState({ rule: f.rule, lastInboundAt: f.lastInboundAt, now: f.now }).open) return { ok: false, reason: "outsideWindow" };
+  for (const reason of EXCLUSION_REASONS) if (EXCLUSIONS[reason](f)) return { ok: false, reason };
   return { ok: true };
 }

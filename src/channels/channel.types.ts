@@ -145,7 +145,7 @@ export type SendResult =
        * Reports the provider will make about this send later (the sandbox's delivered/read): stored in the
        * same commit as the send's `sent`, and applied at each `at` — also after a restart or a crash.
        */
-      reports?: { at: Date; events: InboundEvent[] }[];
+      reports?: { at: Date; events: ReportEvent[] }[];
     }
   | {
       ok: false;
@@ -234,6 +234,9 @@ export type InboundEvent =
       quality?: string;
       timestamp: Date;
     };
+
+/** A provider's report on messages we sent (messages.reports.ts): one message's status, or a read/delivered watermark. */
+export type ReportEvent = Extract<InboundEvent, { kind: "status" | "watermark" }>;
 
 /** The raw HTTP request that reached /hooks/{channelAccountId}. The body is the exact bytes (signatures!). */
 export interface WebhookRequest {

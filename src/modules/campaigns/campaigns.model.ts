@@ -1,7 +1,7 @@
 /** Request and response schemas of /campaigns (they validate requests and feed the OpenAPI document). */
 import { t } from "elysia";
 import { FilterModel } from "../segments/segments.model";
-import { EXCLUSION_REASONS } from "../../channels/channel.eligibility";
+import { EXCLUSION_REASONS, type ExclusionReason } from "../../channels/channel.eligibility";
 import { CHANNELS, FAILURE_REASONS } from "../../channels/channel.types";
 import { PageQuery } from "../../platform/http/pagination";
 import { Money } from "../../platform/http/schemas";
@@ -72,10 +72,10 @@ export const CreateCampaignBody = t.Object(
 );
 export type EstimateInput = typeof EstimateBody.static;
 
-export const Excluded = t.Object(
-  { noIdentity: t.Integer(), noConsent: t.Integer(), blocked: t.Integer(), outsideWindow: t.Integer(), noPriorConversation: t.Integer() },
-  { title: "CampaignExclusions" },
-);
+/** Recipients excluded, by reason (every reason of channel.eligibility.ts EXCLUSIONS). */
+export const Excluded = t.Object(Object.fromEntries(EXCLUSION_REASONS.map((r) => [r, t.Integer()])) as Record<ExclusionReason, ReturnType<typeof t.Integer>>, {
+  title: "CampaignExclusions",
+});
 
 export const EstimateModel = t.Object(
   {

@@ -12,14 +12,13 @@ import { storeDb, type Db } from "../../db/client";
 import { perEngine, unplanned } from "../../db/dialect";
 import { insertInto, mapRow, updateById } from "../../db/rows";
 import { writeBehind } from "../../db/write-behind";
-import type { ExclusionReason } from "../../channels/channel.eligibility";
 import { campaignRecipients, campaigns } from "./campaigns.table";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 export type RecipientRow = typeof campaignRecipients.$inferSelect;
 export type CampaignProgress = Pick<CampaignRow, "id" | "status" | "recentOutcomes" | "nPending" | "resolvedAt">;
 
-/** Counter column of each recipient status (excluded reasons have their own columns). */
+/** Counter column of each recipient status (excluded reasons have their own columns: campaigns.table.ts EXCLUDED_COLUMN). */
 const COUNTER: Record<string, string> = {
   pending: "n_pending",
   sent: "n_sent",
@@ -27,13 +26,6 @@ const COUNTER: Record<string, string> = {
   read: "n_read",
   failed: "n_failed",
   canceled: "n_canceled",
-};
-export const EXCLUDED_COLUMN: Record<ExclusionReason, string> = {
-  noIdentity: "x_no_identity",
-  noConsent: "x_no_consent",
-  blocked: "x_blocked",
-  outsideWindow: "x_outside_window",
-  noPriorConversation: "x_no_prior_conversation",
 };
 
 /**

@@ -36,7 +36,8 @@ import { getTemplateById, type TemplateRow } from "../templates/templates.servic
 import { filterContextOf, segmentFilterFor } from "../segments/segments.service";
 import { checkAskValues } from "./campaigns.ask-values";
 import { MAX_AUDIENCE_IDS, type EstimateInput } from "./campaigns.model";
-import { campaignTemplateUse, createCampaignStore, EXCLUDED_COLUMN, type CampaignRow, type CampaignStore } from "./campaigns.repository";
+import { campaignTemplateUse, createCampaignStore, type CampaignRow, type CampaignStore } from "./campaigns.repository";
+import { EXCLUDED_COLUMN, excludedField, type ExcludedField } from "./campaigns.table";
 
 export const RUN_JOB = "campaign.run";
 /** Contacts per audience page (estimate and resolution). */
@@ -257,11 +258,7 @@ export function createCampaigns(deps: CampaignsServiceNeeds) {
         nFailed: 0,
         nCanceled: 0,
         nReplied: 0,
-        xNoIdentity: counts.excluded.noIdentity,
-        xNoConsent: counts.excluded.noConsent,
-        xBlocked: counts.excluded.blocked,
-        xOutsideWindow: counts.excluded.outsideWindow,
-        xNoPriorConversation: counts.excluded.noPriorConversation,
+        ...(Object.fromEntries(EXCLUSION_REASONS.map((r) => [excludedField(r), counts.excluded[r]])) as Record<ExcludedField, number>),
         scheduledAt: pl.scheduledAt,
         startedAt: pl.scheduledAt ? null : at,
         completedAt: null,
@@ -331,13 +328,7 @@ export function createCampaigns(deps: CampaignsServiceNeeds) {
   }
 
   function view(c: CampaignRow) {
-    const excluded = {
-      noIdentity: c.xNoIdentity,
-      noConsent: c.xNoConsent,
-      blocked: c.xBlocked,
-      outsideWindow: c.xOutsideWindow,
-      noPriorConversation: c.xNoPriorConversation,
-    };
+    const excluded = Object.fromEntries(EXCLUSION_REASONS.map((r) => [r, c[excludedField(r)]])) as Record<ExclusionReason, number>;
     const nExcluded = Object.values(excluded).reduce((a, b) => a + b, 0);
     const done = c.matched - c.nPending;
     const finished = c.status === "completed" || (c.resolvedAt !== null && c.nPending === 0);

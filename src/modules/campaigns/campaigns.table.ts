@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { EXCLUSION_REASONS, type ExclusionReason } from "../../channels/channel.eligibility";
 
 /**
  * A template bulk send (DESIGN §10). The funnel counters are kept in the row, moved in the same transaction
@@ -44,6 +45,7 @@ export const campaigns = sqliteTable(
     nFailed: integer("n_failed").notNull().default(0),
     nCanceled: integer("n_canceled").notNull().default(0),
     nReplied: integer("n_replied").notNull().default(0),
+    /** Recipients excluded, one counter per reason (channel.eligibility.ts EXCLUSIONS): x<Reason> (EXCLUDED_COLUMN). */
     xNoIdentity: integer("x_no_identity").notNull().default(0),
     xNoConsent: integer("x_no_consent").notNull().default(0),
     xBlocked: integer("x_blocked").notNull().default(0),
@@ -59,6 +61,12 @@ export const campaigns = sqliteTable(
   },
   (t) => [index("campaigns_company_idx").on(t.companyId, t.id), index("campaigns_due_idx").on(t.status, t.scheduledAt)],
 );
+
+/** A campaign row's counter of the recipients excluded for a reason: `x` + the reason (xNoIdentity). */
+export type ExcludedField = `x${Capitalize<ExclusionReason>}`;
+export const excludedField = (reason: ExclusionReason) => `x${reason[0]!.toUpperCase()}${reason.slice(1)}` as ExcludedField;
+/** Each reason's counter column (x_no_identity), read from the table: a reason without its column does not compile. */
+export const EXCLUDED_COLUMN = Object.fromEntries(EXCLUSION_REASONS.map((r) => [r, campaigns[excludedField(r)].name])) as Record<ExclusionReason, string>;
 
 /**
  * One row per (campaign, contact): the checkpoint of the fan-out. `message_id` is set in the same transaction

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { audienceFactCounts, countSource } from "./contacts.audience";
-import { countInWorker, factGroups, type CountQuery } from "./audience-count";
+import { countInWorker, type CountQuery } from "./audience-count";
+import { factGroups } from "./audience-facts.repository";
 import { audienceStore } from "./audience.repository";
 import { TEST_ENGINE } from "../../../test/helpers/test-app";
 

@@ -1,20 +1,9 @@
 /**
- * Counting a tag audience by send facts (contacts.audience.ts `audienceFactCounts`): the shards, their worker
- * threads (audience-count.worker.ts), and the facts of each of the 54 codes the count's SQL reduces a member to
- * (audience.repository.ts `countAudienceCodes`).
+ * Counting a tag audience by send facts (contacts.audience.ts `audienceFactCounts`): the query, the shards and
+ * their worker threads (audience-count.worker.ts). The facts of each code the count's SQL reduces a member to
+ * (audience.repository.ts `countAudienceCodes`) are audience-facts.repository.ts'.
  */
 import type { ResolvedFilter } from "./audience-filter";
-
-/** Send facts of a group of audience members. */
-export interface AudienceFactGroup {
-  /** The best identity's status on the channel (`verified` before any other), or null. */
-  identityStatus: "verified" | "pending" | null;
-  blocked: boolean;
-  consent: "opted_in" | "opted_out" | "unknown";
-  /** Last inbound message on the account: never, before the window's cut-off, or since it. */
-  lastInbound: "never" | "before" | "since";
-  n: number;
-}
 
 export interface CountQuery {
   companyId: string;
@@ -34,21 +23,6 @@ export interface CountQuery {
    * all of it and testing half.
    */
   shard: { of: number; index: number; seq?: { from: number; to: number } } | null;
-}
-
-export function factGroups(n: number[]): AudienceFactGroup[] {
-  const groups: AudienceFactGroup[] = [];
-  n.forEach((count, code) => {
-    if (!count) return;
-    groups.push({
-      identityStatus: (["verified", "pending", null] as const)[Math.floor(code / 18)]!,
-      blocked: Math.floor(code / 9) % 2 === 1,
-      consent: (["opted_in", "opted_out", "unknown"] as const)[Math.floor(code / 3) % 3]!,
-      lastInbound: (["never", "before", "since"] as const)[code % 3]!,
-      n: count,
-    });
-  });
-  return groups;
 }
 
 /**

@@ -16,6 +16,7 @@ import { compactParams, jsonTable, jsonValues, perEngine } from "../../db/dialec
 import type { CountQuery, CountSource } from "./audience-count";
 import type { ResolvedFilter } from "./audience-filter";
 import { compileFilter } from "./audience-filter.repository";
+import { FACT_CODES, FACT_WEIGHT, factCodeSql, factJoins, memberFactsSql } from "./audience-facts.repository";
 import { perConnection } from "../../db/per-connection";
 
 export interface AudienceMember {
@@ -46,6 +47,9 @@ type RawMember = {
   last_inbound_at: number | null;
 };
 
+/** A page member's facts: the contact row `c`; ?3 the channel, ?4 the account. */
+const PAGE_FACTS = memberFactsSql({ id: "c.id", contact: "c" }, { channel: "?3", account: "?4", since: null });
+
 const SQL = perEngine((e) => ({
   tagsByName: `SELECT id, name FROM tags WHERE company_id = ? AND name IN (${jsonValues(e)})`,
   liveContacts: `SELECT id FROM contacts WHERE company_id = ? AND deleted_at IS NULL AND id IN (${jsonValues(e)})`,
@@ -53,14 +57,12 @@ const SQL = perEngine((e) => ({
   // itself the planner scans the company's contacts and probes the id list for each (quadratic in the
   // audience). PostgreSQL has no CROSS JOIN … ON and plans this shape well by itself (a nested loop over the
   // ids); its join does not keep the ids' order, so the page is ordered by id as SQLite returns it.
-  page: `SELECT c.id, c.first_name, c.last_name, c.city, c.country, c.custom_fields, c.blocked,
-         (SELECT i.status || ':' || i.value FROM contact_identities i WHERE i.contact_id = c.id AND i.channel = ?3
-            ORDER BY i.status = 'pending', i.created_at, i.value LIMIT 1) AS identity,
-         cc.status AS consent, s.last_inbound_at
+  page: `SELECT c.id, c.first_name, c.last_name, c.city, c.country, c.custom_fields,
+         ${PAGE_FACTS.blocked.value!.sql} AS blocked, ${PAGE_FACTS.identityStatus.value!.sql} AS identity,
+         ${PAGE_FACTS.consent.value!.sql} AS consent, ${PAGE_FACTS.lastInbound.value!.sql} AS last_inbound_at
        FROM ${jsonTable(e, "j", "?1")}
        ${e === "sqlite" ? "CROSS JOIN" : "JOIN"} contacts c ON c.id = j.value AND c.company_id = ?2 AND c.deleted_at IS NULL
-       LEFT JOIN contact_consents cc ON cc.contact_id = c.id AND cc.channel = ?3
-       LEFT JOIN contact_channel_state s ON s.contact_id = c.id AND s.channel_account_id = ?4${
+       ${factJoins(Object.values(PAGE_FACTS).map((f) => f.value))}${
          e === "sqlite"
            ? ""
            : `
@@ -194,19 +196,17 @@ export type AudienceStore = ReturnType<typeof createAudienceStore>;
 /** The audience store of a connection (built on first use). */
 export const audienceStore = perConnection(createAudienceStore);
 
-const CODES = 54;
-
-/**
- * Counts per code: identity × 18 + blocked × 9 + consent × 3 + last inbound. Each member's facts reduced in
- * SQL to one of 54 combinations, counted here: no row reaches JS as an object and nothing is sorted; a member
- * costs two covering-index probes (identity, consent), plus one of contact_channel_state when the channel's
- * window applies. On any connection: the instance's, or a worker's own (`openAudienceCountStore`).
- */
 /** Where countAudienceCodes runs its statements: a SQLite connection (the worker's, or the instance's), or a store's db.sql. */
 export type CountConnection = { engine: "sqlite"; sqlite: Database } | { engine: "postgres"; sql: StoreDb["sql"] };
 
+/**
+ * Counts per code (audience-facts.repository.ts: each member's facts reduced in SQL to one of FACT_CODES
+ * combinations), counted here: no row reaches JS as an object and nothing is sorted; a member costs two
+ * covering-index probes (identity, consent), plus one of contact_channel_state when the channel's window applies.
+ * On any connection: the instance's, or a worker's own (`openAudienceCountStore`).
+ */
 export async function countAudienceCodes(conn: CountConnection, q: CountQuery): Promise<number[]> {
-  const n = new Array<number>(CODES).fill(0);
+  const n = new Array<number>(FACT_CODES).fill(0);
   if (!q.filter && !q.tagIds.length) return n;
   const pg = conn.engine === "postgres";
   const shardOf = (id: string) => (q.shard ? `AND ${pg ? `ascii(right(${id}, 1))` : `unicode(substr(${id}, -1))`} % ${q.shard.of} = ${q.shard.index}` : "");
@@ -234,18 +234,16 @@ export async function countAudienceCodes(conn: CountConnection, q: CountQuery): 
       : q.tagIds.length === 1
         ? `SELECT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id = ?5 ${shard}`
         : `SELECT DISTINCT ct.contact_id AS id FROM contact_tags ct WHERE ct.tag_id IN (${tagParams}) ${shard}`;
-  const window =
-    q.since === null
-      ? "0"
-      : `coalesce((SELECT CASE WHEN s.last_inbound_at > ?4 THEN 2 ELSE 1 END FROM contact_channel_state s WHERE s.contact_id = m.id AND s.channel_account_id = ?3), 0)`;
-  // Blocked is counted as not blocked (a per-member lookup of it would cost a third of the pass); the blocked
-  // members, few and indexed, are moved to their codes afterwards.
-  const code = (from: string) =>
-    `SELECT coalesce((SELECT min(CASE i.status WHEN 'verified' THEN 0 ELSE 1 END) FROM contact_identities i WHERE i.contact_id = m.id AND i.channel = ?2), 2) * 18
-       + coalesce(CASE cc.status WHEN 'opted_in' THEN 0 WHEN 'opted_out' THEN 1 ELSE 2 END, 2) * 3
-       + ${window}${q.filter ? " + m.blocked * 9" : ""}
+  // Blocked is counted as not blocked where the members are read from their tags (a per-member lookup of it would
+  // cost a third of the pass); the blocked members, few and indexed, are moved to their codes afterwards. A filter
+  // audience reads the contact row: its blocked flag is at hand.
+  const facts = memberFactsSql({ id: "m.id", contact: q.filter ? "m" : null }, { channel: "?2", account: "?3", since: q.since === null ? null : "?4" });
+  const code = (from: string) => {
+    const c = factCodeSql(facts);
+    return `SELECT ${c.sql}
      FROM ${from}
-     LEFT JOIN contact_consents cc ON cc.contact_id = m.id AND cc.channel = ?2`;
+     ${c.joins}`;
+  };
   const args = [q.companyId, q.channel, q.channelAccountId, q.since ?? 0, ...(filter ? filter.params : q.tagIds)];
   // PostgreSQL: no INDEXED BY (its planner picks contacts_blocked_idx for the few blocked rows), and every
   // parameter must be used (the member count does not use the company, nor the cut-off without a window).
@@ -274,7 +272,7 @@ export async function countAudienceCodes(conn: CountConnection, q: CountQuery): 
   // would sort. Returns [code, members] pairs.
   const counted = async (from: string): Promise<[number, number][]> => {
     if (pg) return (await run(`SELECT x.k, count(*) FROM (${code(from)}) x(k) GROUP BY x.k`)).map((r) => [Number(r[0]), Number((r as unknown[])[1])]);
-    const byCode = new Array<number>(CODES).fill(0);
+    const byCode = new Array<number>(FACT_CODES).fill(0);
     for (const [k] of await run(code(from))) byCode[k]!++;
     return byCode.flatMap((c, k): [number, number][] => (c ? [[k, c]] : []));
   };
@@ -286,7 +284,7 @@ export async function countAudienceCodes(conn: CountConnection, q: CountQuery): 
   const blocked = `(SELECT c.id FROM contacts c ${pg ? "" : "INDEXED BY contacts_blocked_idx "}WHERE c.company_id = ?1 AND c.blocked = 1 ${shardOf("c.id")} AND ${inAudience}) m`;
   for (const [k, c] of await counted(blocked)) {
     n[k]! -= c;
-    n[k + 9]! += c;
+    n[k + FACT_WEIGHT.blocked]! += c;
   }
   return n;
 }

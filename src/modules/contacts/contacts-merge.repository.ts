@@ -10,6 +10,7 @@
  */
 import { storeDb, type Db } from "../../db/client";
 import { perConnection } from "../../db/per-connection";
+import { EXCLUDED_COLUMN } from "../campaigns/campaigns.table";
 
 /** Every table with a contact reference, and where its rule is (the test reads the keys). */
 export const MERGED_CONTACT_TABLES = {
@@ -70,13 +71,8 @@ const RECIPIENT_COUNTER: Record<string, string> = {
   failed: "n_failed",
   canceled: "n_canceled",
 };
-const EXCLUDED_COUNTER: Record<string, string> = {
-  noIdentity: "x_no_identity",
-  noConsent: "x_no_consent",
-  blocked: "x_blocked",
-  outsideWindow: "x_outside_window",
-  noPriorConversation: "x_no_prior_conversation",
-};
+/** Counter column of each exclusion reason: the campaigns table's own (the merge moves its recipients' counts). */
+const EXCLUDED_COUNTER: Record<string, string> = EXCLUDED_COLUMN;
 
 /**
  * How far a campaign recipient got. A row with a live message beats one without, and a message further in its

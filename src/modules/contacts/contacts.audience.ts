@@ -6,7 +6,8 @@
  */
 import type { Db } from "../../db/client";
 import { AppError, DetailCollector } from "../../platform/errors";
-import { countInWorker, factGroups, type AudienceFactGroup, type CountQuery, type CountSource } from "./audience-count";
+import { countInWorker, type CountQuery, type CountSource } from "./audience-count";
+import { factGroups, type AudienceFactGroup } from "./audience-facts.repository";
 import { checkFilter, resolveFilter, type CheckedFilter, type FilterNode, type ResolvedFilter } from "./audience-filter";
 import { audienceStore, type AudienceMember, type AudienceStore } from "./audience.repository";
 import type { Contact } from "./contacts.model";

@@ -12,7 +12,7 @@ import { findCompanyBySlug } from "../companies/companies.service";
 import { getConsent, setConsent } from "../contacts/contacts.consent";
 import { findOrCreateContactByIdentity } from "../contacts/contacts.service";
 import { conversationForInbound, recordInbound, touchConversation } from "../conversations/conversations.service";
-import { applyProviderStatus, applyWatermark } from "./messages.reports";
+import { applyReport, knownContactOf } from "./messages.reports";
 import { messageView, newMessageRow } from "./messages.views";
 import { messagesStore } from "./messages.repository";
 import { applyTemplateReview } from "../templates/templates.review";
@@ -98,35 +98,19 @@ function skipRefused(deps: MessagesNeeds, account: ChannelAccount) {
   };
 }
 
-/**
- * The same, inside the caller's unit of work (a scheduled report's inline job commits with it).
- * `unknown`: where status reports on messages not stored yet go, instead of a deferred job each.
- */
-export async function applyInboundEvents(deps: MessagesNeeds, account: ChannelAccount, events: InboundEvent[], unknown?: InboundEvent[]): Promise<void> {
-  const company = await findCompanyBySlug({ db: deps.db, slug: account.company });
-  if (!company) {
-    deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
-    return;
-  }
-  for (const event of events) await applyInbound(deps, company.id, account, event, unknown);
-}
-
-async function applyInbound(deps: MessagesNeeds, companyId: string, account: ChannelAccount, event: InboundEvent, unknown?: InboundEvent[]): Promise<void> {
+async function applyInbound(deps: MessagesNeeds, companyId: string, account: ChannelAccount, event: InboundEvent): Promise<void> {
   const company = { id: companyId };
   switch (event.kind) {
     case "message":
       await receiveMessage(deps, company.id, account, event);
       break;
     case "status":
-      await applyProviderStatus(deps, account.id, event, unknown);
+    case "watermark":
+      // Reports on what we sent: messages.reports.ts (the same path as the reports applied later).
+      await applyReport(deps, { companyId: company.id, account, event });
       break;
-    case "watermark": {
-      const contact = await findContact(deps, company.id, account, event.from.value);
-      if (contact) await applyWatermark(deps, { accountId: account.id, contactId: contact, status: event.status, watermark: event.watermark });
-      break;
-    }
     case "blocked": {
-      const contact = await findContact(deps, company.id, account, event.from.value);
+      const contact = await knownContactOf(deps, company.id, account, event.from.value);
       // A block removes consent on the channel; an unblock does not grant it (consent must be explicit).
       if (contact && event.blocked)
         await setConsent({
@@ -146,19 +130,6 @@ async function applyInbound(deps: MessagesNeeds, companyId: string, account: Cha
       await applyTemplateReview(deps, account, event);
       break;
   }
-}
-
-async function findContact(deps: MessagesNeeds, companyId: string, account: ChannelAccount, value: string): Promise<string | undefined> {
-  const found = await findOrCreateContactByIdentity({
-    db: deps.db,
-    events: deps.events,
-    now: deps.now,
-    companyId,
-    channel: account.channel,
-    value,
-    create: false,
-  });
-  return found?.contact.id;
 }
 
 async function receiveMessage(

@@ -10,23 +10,13 @@
 import type { MessagesNeeds } from "./messages.needs";
 import { AppError, notFound } from "../../platform/errors";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
-import type { Verdict } from "../../channels/channel.eligibility";
-import type { Channel, FailureReason } from "../../channels/channel.types";
+import type { Channel } from "../../channels/channel.types";
 import type { MessageType } from "../../channels/channel.rules";
 import { messagesStore, type MessageRow } from "./messages.repository";
 import { DISPATCH_JOB, SCHEDULED_SEND_JOB } from "./messages.jobs";
 import { applyStatus } from "./messages.lifecycle";
-import { refusal, sendVerdict } from "./messages.verdict";
+import { refusal, refusalReason, sendVerdict } from "./messages.verdict";
 import { messageView } from "./messages.views";
-
-/** The failure reason a send-time refusal is stored with; its code is the one POST /messages answers (refusal). */
-const REFUSAL_REASON: Record<Extract<Verdict, { ok: false }>["reason"], FailureReason> = {
-  noIdentity: "RECIPIENT_INVALID",
-  blocked: "CONTACT_BLOCKED",
-  noConsent: "CONTACT_BLOCKED",
-  noPriorConversation: "MESSAGING_WINDOW_CLOSED",
-  outsideWindow: "MESSAGING_WINDOW_CLOSED",
-};
 
 /**
  * The due job of a scheduled message. Inline (database only, no I/O): it runs inside the unit of work that
@@ -56,7 +46,7 @@ export async function releaseDueMessage(deps: MessagesNeeds, job: Job<{ messageI
       status: "failed",
       at: now,
       fresh: true,
-      error: { reason: REFUSAL_REASON[verdict.reason], code: refused.code, message: refused.message },
+      error: { reason: refusalReason(verdict), code: refused.code, message: refused.message },
     });
     return;
   }
