@@ -94,12 +94,16 @@ export async function contactSendFacts({
   identity?: IdentityRow;
 }): Promise<{ identity: IdentityRow | undefined; blocked: boolean; consent: ConsentStatus } | undefined> {
   const store = contactsStore(db);
-  // Held (holdContact) when read here: the send writes its message on this contact in the same unit, and a merge
-  // beside it must not move the contact's rows before that message exists (or after, without it).
-  const c = contact && contact.id === contactId && contact.companyId === companyId ? contact : await store.holdContact(companyId, contactId);
+  // Sent together (PostgreSQL: pipelined, one round trip; SQLite: each answers at once): none waits for another.
+  const [c, addressed, consent] = await Promise.all([
+    // Held (holdContact) when read here: the send writes its message on this contact in the same unit, and a merge
+    // beside it must not move the contact's rows before that message exists (or after, without it).
+    contact && contact.id === contactId && contact.companyId === companyId ? contact : store.holdContact(companyId, contactId),
+    identity && identity.contactId === contactId && identity.channel === channel ? identity : store.identityOfContact(contactId, channel),
+    store.consentOf(contactId, channel),
+  ]);
   if (!c) return undefined;
-  const addressed = identity && identity.contactId === contactId && identity.channel === channel ? identity : await store.identityOfContact(contactId, channel);
-  return { identity: addressed, blocked: c.blocked, consent: (await store.consentOf(contactId, channel))?.status ?? "unknown" };
+  return { identity: addressed, blocked: c.blocked, consent: consent?.status ?? "unknown" };
 }
 
 /**

@@ -19,7 +19,7 @@ import type { MessagesNeeds } from "./messages.needs";
 import { AppError, notFound } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { priceOf } from "../billing/billing.prices";
-import { contactSendFacts, findOrCreateContactByIdentity } from "../contacts/contacts.service";
+import { findOrCreateContactByIdentity } from "../contacts/contacts.service";
 import { accountsOf } from "../channels-api/channel-accounts";
 import { openConversation, touchConversation } from "../conversations/conversations.service";
 import { mediaRef } from "../media/media.service";
@@ -29,7 +29,7 @@ import { BULK_DISPATCH_JOB, DISPATCH_JOB, SCHEDULED_SEND_JOB } from "./messages.
 import { checkDailyLimit } from "./messages.quota";
 import { messagesStore, type MessageRow } from "./messages.repository";
 import { checkRequest } from "./messages.request";
-import { refusal, sendVerdict } from "./messages.verdict";
+import { lookUpSendFacts, refusal, sendVerdict } from "./messages.verdict";
 import { newMessageRow } from "./messages.views";
 
 export async function getMessage({ db, companyId, id }: { db: MessagesNeeds["db"]; companyId: string; id: string }): Promise<MessageRow> {
@@ -116,16 +116,19 @@ async function pickAccount(deps: MessagesNeeds, companyId: string, input: SendMe
   return def;
 }
 
-async function resolveRecipient(deps: MessagesNeeds, companyId: string, input: SendMessageInput) {
+/** The recipient's contact, the address the message goes to, and its send facts (sendVerdict's). */
+async function resolveRecipient(deps: MessagesNeeds, companyId: string, channelAccountId: string, input: SendMessageInput) {
   const { db, events, now } = deps;
+  const channel = input.channel;
   if (input.to.contactId) {
-    const facts = await contactSendFacts({ db, companyId, contactId: input.to.contactId, channel: input.channel });
+    const contactId = input.to.contactId;
+    const { facts, lastInboundAt } = await lookUpSendFacts(deps, { companyId, contactId, channel, channelAccountId });
     if (!facts) throw notFound("contact");
     if (!facts.identity)
       throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [
         { pointer: "/to/contactId", message: `no ${input.channel} identity` },
       ]);
-    return { contactId: input.to.contactId, address: facts.identity.value, facts };
+    return { contactId, address: facts.identity.value, facts, lastInboundAt };
   }
   const field = CHANNEL_RULES[input.channel].address;
   const value = input.to[field]!;
@@ -145,15 +148,15 @@ async function resolveRecipient(deps: MessagesNeeds, companyId: string, input: S
   if (!found)
     throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
   // The facts of the identity addressed (`to`), which is also where the message goes.
-  const facts = await contactSendFacts({
-    db,
+  const contactId = found.contact.id;
+  const { facts, lastInboundAt } = await lookUpSendFacts(deps, {
     companyId,
-    contactId: found.contact.id,
-    channel: input.channel,
-    contact: found.contact,
-    identity: found.identity,
+    contactId,
+    channel,
+    channelAccountId,
+    known: { contact: found.contact, identity: found.identity },
   });
-  return { contactId: found.contact.id, address: found.identity.value, facts };
+  return { contactId, address: found.identity.value, facts, lastInboundAt };
 }
 
 /**
@@ -216,7 +219,8 @@ export async function sendMessage(
       if (!replyTo) throw new AppError("VALIDATION_FAILED", "No such message to reply to", [{ pointer: "/replyToMessageId", message: "unknown message" }]);
     }
 
-    const { contactId, address, facts } = await resolveRecipient(deps, companyId, input);
+    const recipient = await resolveRecipient(deps, companyId, accountId, input);
+    const { contactId, address } = recipient;
     const { verdict, lastInboundAt } = await sendVerdict(deps, {
       companyId,
       contactId,
@@ -224,7 +228,8 @@ export async function sendMessage(
       channelAccountId: accountId,
       type: input.type,
       purpose: "direct",
-      facts,
+      facts: recipient.facts,
+      lastInboundAt: recipient.lastInboundAt,
     });
     if (!verdict.ok) throw refusal(verdict, { channel: input.channel, lastInboundAt });
     await checkDailyLimit(deps, runtime);

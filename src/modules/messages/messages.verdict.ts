@@ -65,6 +65,33 @@ export function refusalReason(verdict: Extract<Verdict, { ok: false }>): Failure
 }
 
 /**
+ * A contact's send facts and its last inbound message on the account — those the caller has not already looked up
+ * — read together (PostgreSQL: pipelined in one round trip; SQLite: each answers at once).
+ */
+export async function lookUpSendFacts(
+  { db }: Pick<MessagesNeeds, "db">,
+  q: {
+    companyId: string;
+    contactId: string;
+    channel: Channel;
+    channelAccountId: string;
+    facts?: Awaited<ReturnType<typeof contactSendFacts>>;
+    lastInboundAt?: Date | null;
+    /** The contact's row and the identity addressed, when the caller read them in this transaction. */
+    known?: Pick<Parameters<typeof contactSendFacts>[0], "contact" | "identity">;
+  },
+) {
+  if (q.facts && q.lastInboundAt !== undefined) return { facts: q.facts, lastInboundAt: q.lastInboundAt };
+  const [facts, lastInboundAt] = await Promise.all([
+    q.facts ?? contactSendFacts({ db, companyId: q.companyId, contactId: q.contactId, channel: q.channel, ...q.known }),
+    q.lastInboundAt !== undefined
+      ? q.lastInboundAt
+      : channelState({ db, contactId: q.contactId, channelAccountId: q.channelAccountId }).then((s) => s?.lastInboundAt ?? null),
+  ]);
+  return { facts, lastInboundAt };
+}
+
+/**
  * The eligibility facts of a contact on an account, looked up, and the verdict on them. NB! The hot path of
  * POST /messages reads its one contact's facts through point lookups of its own (its row held for the unit,
  * its identities ranked in JS, its consent, its channel state; the rows the caller already read are not read
@@ -81,7 +108,7 @@ export async function sendVerdict(
     channelAccountId,
     type,
     purpose,
-    facts,
+    ...given
   }: {
     companyId: string;
     contactId: string;
@@ -91,10 +118,11 @@ export async function sendVerdict(
     purpose: "direct" | "campaign";
     /** The contact's send facts when the caller looked them up in this transaction. */
     facts?: Awaited<ReturnType<typeof contactSendFacts>>;
+    /** The contact's last inbound message on the account, when the caller looked it up in this transaction. */
+    lastInboundAt?: Date | null;
   },
 ) {
-  facts ??= await contactSendFacts({ db: deps.db, companyId, contactId, channel });
-  const lastInboundAt = (await channelState({ db: deps.db, contactId, channelAccountId }))?.lastInboundAt ?? null;
+  const { facts, lastInboundAt } = await lookUpSendFacts(deps, { companyId, contactId, channel, channelAccountId, ...given });
   const verdict = eligibility({
     rule: CHANNEL_RULES[channel],
     identity: facts?.identity ?? null,
