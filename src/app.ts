@@ -1,6 +1,7 @@
 /**
  * createApp(deps): the HTTP surface. Platform plugins first (request id, errors, access log, API guard),
- * then each module's routes under /api/public/v1. No listen() here — `serve` and tests decide.
+ * then each module's routes under /api/public/v1 (the modules of src/modules.ts, the same instances
+ * wireModules wires). No listen() here — `serve` and tests decide.
  */
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
@@ -13,46 +14,29 @@ import { SANDBOX_HOOK_PATH } from "./modules/inbound/sandbox-hook.openapi";
 import { requestIdPlugin } from "./platform/http/request-id.plugin";
 import { routingPlugin } from "./platform/http/routing.plugin";
 import { SECURITY_HEADERS } from "./platform/http/security-headers";
-import { billingRoutes } from "./modules/billing/billing.routes";
-import { campaignsRoutes } from "./modules/campaigns/campaigns.routes";
-import { contactsRoutes } from "./modules/contacts/contacts.routes";
-import { tagsRoutes } from "./modules/contacts/tags.routes";
-import { mediaRoutes } from "./modules/media/media.routes";
-import { meRoutes } from "./modules/me/me.routes";
-import { messagesRoutes } from "./modules/messages/messages.routes";
-import { conversationsRoutes } from "./modules/conversations/conversations.routes";
-import { templatesRoutes } from "./modules/templates/templates.routes";
-import { channelsRoutes } from "./modules/channels-api/channels.routes";
-import { hooksRoutes } from "./modules/inbound/hooks.routes";
-import { systemRoutes } from "./modules/system/system.routes";
-import { webhooksRoutes } from "./modules/webhooks/webhooks.routes";
-import { pipelineRoutes } from "./modules/pipeline/pipeline.routes";
-import { sourcesRoutes } from "./modules/sources/sources.routes";
-import { segmentsRoutes } from "./modules/segments/segments.routes";
-import { socialPublicRoutes, socialRoutes } from "./modules/social/social.routes";
 import { consoleRoutes } from "./console/console.routes";
-import { unsubscribeRoutes } from "./modules/unsubscribe/unsubscribe.routes";
 import { VERSION } from "./version";
 import { EVENT_TYPES } from "./events";
+import { modulesOf } from "./modules";
 
 export function createApp(deps: Deps) {
+  const m = modulesOf(deps);
   const api = new Elysia({ prefix: API_PREFIX })
     .use(deps.guard)
-    .use(meRoutes(deps))
-    .use(billingRoutes(deps))
-    .use(contactsRoutes(deps))
-    .use(tagsRoutes(deps))
-    .use(webhooksRoutes(deps))
-    .use(messagesRoutes(deps))
-    .use(conversationsRoutes(deps))
-    .use(templatesRoutes(deps))
-    .use(channelsRoutes(deps))
-    .use(socialRoutes(deps))
-    .use(mediaRoutes(deps))
-    .use(campaignsRoutes(deps))
-    .use(pipelineRoutes(deps))
-    .use(sourcesRoutes(deps))
-    .use(segmentsRoutes(deps));
+    .use(m.me.routes)
+    .use(m.billing.routes)
+    .use(m.contacts.routes)
+    .use(m.webhooks.routes)
+    .use(m.messages.routes)
+    .use(m.conversations.routes)
+    .use(m.templates.routes)
+    .use(m.channels.routes)
+    .use(m.social.routes)
+    .use(m.media.routes)
+    .use(m.campaigns.routes)
+    .use(m.pipeline.routes)
+    .use(m.sources.routes)
+    .use(m.segments.routes);
 
   return new Elysia()
     .headers(SECURITY_HEADERS)
@@ -72,10 +56,10 @@ export function createApp(deps: Deps) {
         eventTypes: EVENT_TYPES,
       }),
     )
-    .use(systemRoutes(deps))
-    .use(hooksRoutes(deps))
-    .use(socialPublicRoutes(deps))
-    .use(unsubscribeRoutes(deps))
+    .use(m.system.routes)
+    .use(m.inbound.routes)
+    .use(m.social.publicRoutes)
+    .use(m.unsubscribe.routes)
     .use(consoleRoutes())
     .use(api);
 }

@@ -5,7 +5,7 @@ import { data, errors, list } from "../../platform/http/envelope";
 import { decodeCursor, pageLimit, toPage } from "../../platform/http/pagination";
 import { CampaignModel, CreateCampaignBody, EstimateBody, EstimateModel, IdParams, ListQuery, RecipientModel, RecipientsQuery } from "./campaigns.model";
 import type { RecipientRow } from "./campaigns.repository";
-import { campaignsFor } from "./campaigns.wire";
+import type { Campaigns } from "./campaigns.service";
 
 const recipientOut = (r: RecipientRow): typeof RecipientModel.static => ({
   contactId: r.contactId,
@@ -15,8 +15,7 @@ const recipientOut = (r: RecipientRow): typeof RecipientModel.static => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
-export const campaignsRoutes = (deps: CampaignsNeeds) => {
-  const { campaigns: c } = campaignsFor(deps);
+export const campaignsRoutes = (deps: Pick<CampaignsNeeds, "guard">, c: Campaigns) => {
   const action = (name: "pause" | "resume" | "cancel", summary: string, description: string) =>
     ({
       scope: "campaigns:write",

@@ -4,7 +4,7 @@ import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { eventsOf, inbound, type ChannelName } from "../../../test/helpers/messaging";
 import { applyProviderStatus } from "../messages/messages.reports";
-import { campaignsFor } from "./campaigns.wire";
+import { modulesOf } from "../../modules";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 
@@ -534,7 +534,7 @@ describe("the engine", () => {
     await person(app, "whatsapp", "1", { tag: "w" });
     const c = await campaign("w");
     await app.deps.queue.drain();
-    const store = campaignsFor(app.deps).campaigns.store;
+    const store = modulesOf(app.deps).campaigns.service.store;
     const t = app.clock.now().getTime();
     const window = async () => (await store.progress(c.id))!.recentOutcomes;
     const before = await window(); // the campaign's own send
@@ -578,7 +578,7 @@ describe("the engine", () => {
     for (let i = 1; i <= 30; i++) await person(app, "email", String(i), { tag: "c" });
     const c = await campaign("c", {}, "email");
     // Resolve the audience and create one batch, then cancel.
-    const { engine, campaigns } = campaignsFor(app.deps);
+    const { engine, service: campaigns } = modulesOf(app.deps).campaigns;
     while (!(await campaigns.store.get(c.id))!.resolvedAt) await app.deps.db.unit(async () => engine.resolvePage((await campaigns.store.get(c.id))!));
     await app.deps.db.unit(() => engine.sendBatch(c.id, 10));
     const res = await app.request("POST", `/campaigns/${c.id}/cancel`);
@@ -600,7 +600,7 @@ describe("the engine", () => {
     // The race is with the fan-out: the audience is resolved first. (Resolution shrinks to 1 ms slices while
     // requests write — the pause/resume/cancel below are group-commit items — so on PostgreSQL a cancel
     // could otherwise land before the snapshot was whole, and `matched` would rightly be less than 3000.)
-    const { store } = campaignsFor(app.deps).campaigns;
+    const { store } = modulesOf(app.deps).campaigns.service;
     for (let i = 0; i < 400 && !(await store.get(c.id))!.resolvedAt; i++) await Bun.sleep(5);
     const seen: string[] = [];
     for (const action of ["pause", "resume", "pause", "resume", "pause", "resume", "cancel"]) {

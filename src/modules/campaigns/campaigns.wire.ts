@@ -1,24 +1,9 @@
-/** Background wiring of campaigns: the run job and the message.* subscriber. One instance per app (its needs object). */
+/** Background wiring of campaigns: the run job and the message.* subscriber. */
 import type { CampaignsNeeds } from "./campaigns.needs";
-import { createCampaignEngine, STATUS_STEP_EVENTS } from "./campaigns.engine";
-import { createCampaigns, RUN_JOB } from "./campaigns.service";
+import { STATUS_STEP_EVENTS, type CampaignEngine } from "./campaigns.engine";
+import { RUN_JOB } from "./campaigns.service";
 
-const instances = new WeakMap<CampaignsNeeds, ReturnType<typeof build>>();
-
-function build(deps: CampaignsNeeds) {
-  const campaigns = createCampaigns(deps);
-  return { campaigns, engine: createCampaignEngine({ deps, campaigns }) };
-}
-
-/** The campaigns module of this app (created on first use), shared by its routes and its wiring. */
-export function campaignsFor(deps: CampaignsNeeds) {
-  let m = instances.get(deps);
-  if (!m) instances.set(deps, (m = build(deps)));
-  return m;
-}
-
-export function wireCampaigns(deps: CampaignsNeeds): void {
-  const { engine } = campaignsFor(deps);
+export function wireCampaigns(deps: CampaignsNeeds, engine: CampaignEngine): void {
   deps.events.on("message.received", engine.onReceived);
   deps.events.on(STATUS_STEP_EVENTS, engine.onStatusStep);
   // One run at a time per campaign (group = campaign id); campaigns of different companies run side by side.

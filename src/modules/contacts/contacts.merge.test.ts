@@ -18,7 +18,7 @@ import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, TEST_ENGINE, type TestApp } from "../../../test/helpers/test-app";
-import { unsubscribeFor } from "../unsubscribe/unsubscribe.module";
+import { modulesOf } from "../../modules";
 import { contactMergeStore, MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
 
 const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/license-dev.private.key"), "utf8");
@@ -366,7 +366,7 @@ describe("links that name a merged-away contact", () => {
     const a = await upsert({ identities: [{ channel: "email", value: "chain-a@example.com" }], optIn: true });
     const b = await upsert({ identities: [{ channel: "email", value: "chain-b@example.com" }] });
     const c = await upsert({ identities: [{ channel: "email", value: "chain-c@example.com" }] });
-    const u = await unsubscribeFor({ db: app.deps.db, events: app.deps.events, now: app.deps.now, config: app.config });
+    const u = await modulesOf(app.deps).unsubscribe.service.load();
     const link = (contactId: string) => new URL(u.url({ companyId: app.company.id, contactId, channel: "email" })!).pathname;
     const oneClick = (path: string) =>
       app.app.handle(

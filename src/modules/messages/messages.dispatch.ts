@@ -6,14 +6,14 @@
  */
 import { CHANNEL_RULES } from "../../channels/channel.rules";
 import type { Channel, FailureReason, OutboundContent, OutboundMessage, SendResult, StoredMedia } from "../../channels/channel.types";
-import type { MessagesNeeds } from "./messages.needs";
+import type { MessagesNeeds, MessagesWireNeeds } from "./messages.needs";
 import type { Job, JobOutcome } from "../../platform/queue/queue";
 import { defaultBackoffMs } from "../../platform/queue/queue.backoff";
 import { channelState } from "../conversations/conversations.service";
 import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { renderTemplate } from "../templates/templates.render";
 import { getTemplateById } from "../templates/templates.service";
-import { unsubscribeFor, type UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
+import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 import { BULK_DISPATCH_JOB } from "./messages.jobs";
 import { applyStatus } from "./messages.lifecycle";
 import { scheduleReports } from "./messages.reports";
@@ -96,9 +96,9 @@ class PermanentFailure extends Error {
  * provider failures are retried with backoff (at least the provider's Retry-After); permanent ones, and
  * transient ones that outlive max attempts, fail the message (refunded when it never reached `sent`).
  */
-export async function dispatchMessage(deps: MessagesNeeds, job: Job<{ messageId: string }>): Promise<JobOutcome> {
+export async function dispatchMessage(deps: MessagesWireNeeds, job: Job<{ messageId: string }>): Promise<JobOutcome> {
   // Outside the snapshot: the first call claims the signing secret (a write).
-  const unsubscribe = await unsubscribeFor(deps);
+  const unsubscribe = await deps.unsubscribeLinks();
   // The message and what its send is built from (template, media, thread): plain reads, no transaction (the
   // status is checked again when the outcome is written: applyStatus).
   const m = await messagesStore(deps.db).dispatchRow(job.payload.messageId);

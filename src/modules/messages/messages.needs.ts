@@ -15,21 +15,26 @@ import type { Scheduler } from "../../platform/scheduler";
 import type { Throttle } from "../../platform/throttle";
 import type { PricesNeeds } from "../billing/billing.needs";
 import type { Ledger } from "../billing/ledger.service";
-import type { UnsubscribeNeeds } from "../unsubscribe/unsubscribe.module";
+import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
 
-export type MessagesNeeds = UnsubscribeNeeds &
-  PricesNeeds & {
-    db: Db;
-    events: EventBus;
-    now: () => Date;
-    log: Logger;
-    queue: Pick<Queue, "enqueueJob" | "register" | "listJobs">;
-    scheduler: Pick<Scheduler, "every">;
-    channels: Pick<ChannelRuntime, "forCompany" | "get" | "all" | "onInbound" | "setStatus">;
-    ledger: Pick<Ledger, "debit" | "refund">;
-    throttle: Pick<Throttle, "reserveSlot">;
-    metrics: Pick<Metrics, "count" | "observe">;
-    outbound: OutboundPolicy;
-    guard: ReturnType<typeof apiGuardPlugin>;
-    config: Pick<Config, "jobs">;
-  };
+export type MessagesNeeds = PricesNeeds & {
+  db: Db;
+  events: EventBus;
+  now: () => Date;
+  log: Logger;
+  queue: Pick<Queue, "enqueueJob" | "register" | "listJobs">;
+  scheduler: Pick<Scheduler, "every">;
+  channels: Pick<ChannelRuntime, "forCompany" | "get" | "all" | "onInbound" | "setStatus">;
+  ledger: Pick<Ledger, "debit" | "refund">;
+  throttle: Pick<Throttle, "reserveSlot">;
+  metrics: Pick<Metrics, "count" | "observe">;
+  outbound: OutboundPolicy;
+  guard: ReturnType<typeof apiGuardPlugin>;
+  config: Pick<Config, "jobs">;
+};
+
+/**
+ * The wiring's and the dispatch's: also the unsubscribe links the dispatch puts in mail (the unsubscribe module's
+ * `load`, handed in by src/modules.ts; its secret is read, or claimed, from the database first).
+ */
+export type MessagesWireNeeds = MessagesNeeds & { unsubscribeLinks: () => Promise<UnsubscribeLinks> };

@@ -4,10 +4,13 @@ import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";
+import { modulesOf } from "../../modules";
 import { SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 
 const HOUR = 3_600_000;
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
+/** What the dispatch job of `t` runs with (src/modules.ts hands the messages module the same). */
+const dispatchNeeds = (t: TestApp) => ({ ...t.deps, unsubscribeLinks: modulesOf(t.deps).unsubscribe.service.load });
 
 describe("POST /messages rules", () => {
   let app: TestApp;
@@ -670,7 +673,7 @@ describe("lifecycle", () => {
       return original(m);
     };
     try {
-      const outcome = await dispatchMessage(a.deps, {
+      const outcome = await dispatchMessage(dispatchNeeds(a), {
         id: "j",
         type: "message.dispatch",
         payload: { messageId: s.body.data.id },
@@ -697,7 +700,7 @@ describe("lifecycle", () => {
     const rt = a.deps.channels.get(ACCOUNTS.whatsapp)!;
     const original = rt.adapter.send;
     rt.adapter.send = async (m) => (sends++, original(m));
-    await dispatchMessage(a.deps, {
+    await dispatchMessage(dispatchNeeds(a), {
       id: "j",
       type: "message.dispatch",
       payload: { messageId: s.body.data.id },
@@ -788,7 +791,7 @@ test("the later reports of sends committed together share jobs of at most 25 sen
     const { dispatchMessage } = await import("./messages.dispatch");
     const outcomes = await Promise.all(
       ids.map((messageId) =>
-        dispatchMessage(b.deps, {
+        dispatchMessage(dispatchNeeds(b), {
           id: messageId,
           type: "message.dispatch",
           payload: { messageId },

@@ -2,7 +2,7 @@
  * Background wiring of messaging: the dispatch job, the inbound hand-over from every adapter, the
  * sandbox `hello_world` templates, and provider template sync (on start and every 30 minutes).
  */
-import type { MessagesNeeds } from "./messages.needs";
+import type { MessagesNeeds, MessagesWireNeeds } from "./messages.needs";
 import { findCompanyBySlug } from "../companies/companies.service";
 import { ensureHelloWorld, storeSyncedTemplates } from "../templates/templates.service";
 import { processInbound } from "./messages.inbound";
@@ -12,7 +12,7 @@ import { wireScheduledSends } from "./messages.scheduled";
 import { dispatchMessage } from "./messages.dispatch";
 import { BULK_DISPATCH_JOB, DISPATCH_JOB } from "./messages.jobs";
 
-export async function wireMessaging(deps: MessagesNeeds): Promise<void> {
+export async function wireMessaging(deps: MessagesWireNeeds): Promise<void> {
   // Dispatch jobs are grouped by channel account: one account may use `[jobs] workers` sends at once, the
   // type twice that, so a provider that hangs holds at most half of the slots and the other accounts keep
   // sending (before: 16 hung Telegram sends held every worker and WhatsApp waited one provider timeout).

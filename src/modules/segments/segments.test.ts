@@ -9,7 +9,7 @@ import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
-import { campaignsFor } from "../campaigns/campaigns.wire";
+import { modulesOf } from "../../modules";
 
 const DAY = 86_400_000;
 const ISTANBUL = {
@@ -300,7 +300,7 @@ describe("campaign audiences: segment and filter", () => {
     const id = res.body.data.id;
     // The segment changed after creation: the campaign keeps the filter it was created with.
     await app.request("PATCH", `/segments/${s.body.data.id}`, { body: { filter: { field: "city", op: "eq", value: "Ankara" } } });
-    const { engine, campaigns } = campaignsFor(app.deps);
+    const { engine, service: campaigns } = modulesOf(app.deps).campaigns;
     const store = campaigns.store;
     while (!(await store.get(id))!.resolvedAt) await app.deps.db.unit(async () => engine.resolvePage((await store.get(id))!));
     const recipients = (await app.request("GET", `/campaigns/${id}/recipients?limit=200`)).body.data as {

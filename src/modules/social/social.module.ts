@@ -1,6 +1,7 @@
 /**
- * The social module of one app: its repository, service, publishing engine and analytics, built once per
- * needs object (social.needs.ts) from exactly what each part uses (the composition root of this module).
+ * The social module of one app: its repository, service, publishing engine and analytics, built once per app
+ * (src/modules.ts) from exactly what each part uses (the composition root of this module), and the routes and
+ * the wiring that share them.
  */
 import type { SocialNeeds } from "./social.needs";
 import { getCompany } from "../companies/companies.service";
@@ -11,17 +12,26 @@ import { createAnalytics } from "./social.analytics";
 import { createMediaLinks, isPublicUrl } from "./social.media-links";
 import { createPublishEngine } from "./social.publish";
 import { createSocialRepository } from "./social.repository";
+import { socialPublicRoutes, socialRoutes } from "./social.routes";
 import { createSocialService } from "./social.service";
+import { startSocial, wireSocial } from "./social.wire";
 
-const instances = new WeakMap<SocialNeeds, ReturnType<typeof createSocialModule>>();
-
-export function socialFor(deps: SocialNeeds) {
-  let s = instances.get(deps);
-  if (!s) instances.set(deps, (s = createSocialModule(deps)));
-  return s;
+export function createSocialModule(needs: SocialNeeds) {
+  const social = buildSocial(needs);
+  return {
+    /** Under the API prefix. */
+    routes: socialRoutes(needs, social),
+    /** Outside it: the signed media links platforms fetch. */
+    publicRoutes: socialPublicRoutes(needs, social),
+    wire: () => wireSocial(needs, social),
+    start: () => startSocial(social),
+    service: social,
+  };
 }
 
-function createSocialModule(deps: SocialNeeds) {
+export type Social = ReturnType<typeof buildSocial>;
+
+function buildSocial(deps: SocialNeeds) {
   const { db, now, log, social: runtime } = deps;
   const repo = createSocialRepository(db);
   // The signing secret lives in adapter_state under the pseudo-account "social".

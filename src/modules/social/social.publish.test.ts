@@ -11,7 +11,7 @@ import { SOCIAL, sandboxSocialAccounts } from "../../../test/helpers/social";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { eventsOf } from "../../../test/helpers/messaging";
 import { silentLogger } from "../../platform/logger";
-import { socialFor } from "./social.module";
+import { modulesOf } from "../../modules";
 import type { PublishPayload } from "../../jobs";
 import { createPublishEngine } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
@@ -204,8 +204,7 @@ describe("a crash between the platform's answer and our write never makes a seco
     const t = (await app.deps.db.sql("SELECT id FROM social_post_targets WHERE post_id = ?").get(p.id)) as { id: string };
     const post = (await app.deps.db.sql("SELECT run_token FROM social_posts WHERE id = ?").get(p.id)) as { run_token: string };
     await app.deps.db.sql("UPDATE social_post_targets SET status = 'publishing' WHERE id = ?").run(t.id);
-    const { socialFor } = await import("./social.module");
-    await socialFor(app.deps).engine.handle({
+    await modulesOf(app.deps).social.service.engine.handle({
       id: "j",
       type: "social.publish",
       payload: { targetId: t.id, token: post.run_token },
@@ -312,7 +311,7 @@ describe("targets settling side by side", () => {
       // the other's to get that far (at most 300 ms): with nothing ordering them, both read the other still
       // `publishing` (on PostgreSQL, where units run side by side, neither has committed yet) and the post
       // stayed `publishing`.
-      const s = socialFor(side.deps);
+      const s = modulesOf(side.deps).social.service;
       let arrived = 0;
       let bothThere: () => void = () => {};
       const met = new Promise<void>((resolve) => (bothThere = resolve));

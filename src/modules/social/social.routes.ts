@@ -30,7 +30,7 @@ import {
   SocialPostModel,
   UpdatePostBody,
 } from "./social.model";
-import { socialFor } from "./social.module";
+import type { Social } from "./social.module";
 
 function checkRange(q: { from?: string; to?: string }): void {
   if (q.from && q.to && q.from > q.to)
@@ -41,8 +41,7 @@ function checkRange(q: { from?: string; to?: string }): void {
  * The public side: signed links to uploaded media for platforms that pull media by URL (Instagram). No API
  * key; the signature and expiry are the authorisation. Unknown, forged or expired links are 404.
  */
-export const socialPublicRoutes = (deps: SocialNeeds) => {
-  const s = socialFor(deps);
+export const socialPublicRoutes = (deps: SocialNeeds, s: Social) => {
   return new Elysia({ tags: ["Inbound webhooks"] }).get(
     `${MEDIA_LINK_PATH}/:companyId/:mediaId`,
     async ({ params, query }) => {
@@ -77,8 +76,7 @@ export const socialPublicRoutes = (deps: SocialNeeds) => {
   );
 };
 
-export const socialRoutes = (deps: SocialNeeds) => {
-  const s = socialFor(deps);
+export const socialRoutes = (deps: SocialNeeds, s: Social) => {
   const svc = s.service;
 
   return new Elysia({ tags: ["Social"] })

@@ -1,15 +1,14 @@
 /** Background wiring of social: the publish job handler and the analytics pull. */
 import type { SocialNeeds } from "./social.needs";
 import { METRICS_JOB } from "./social.analytics";
-import { socialFor } from "./social.module";
+import type { Social } from "./social.module";
 import { PUBLISH_MAX_ATTEMPTS } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
 
 /** How often analytics are pulled (cron with seconds). */
 export const ANALYTICS_PATTERN = "0 */15 * * * *";
 
-export function wireSocial(deps: SocialNeeds): void {
-  const s = socialFor(deps);
+export function wireSocial(deps: SocialNeeds, s: Social): void {
   deps.queue.register(PUBLISH_JOB, {
     handle: s.engine.handle,
     concurrency: 8,
@@ -33,6 +32,6 @@ export function wireSocial(deps: SocialNeeds): void {
 }
 
 /** At start-up: a first pull, so analytics have data before the first quarter hour. */
-export function startSocial(deps: SocialNeeds): void {
-  void socialFor(deps).analytics.syncAll();
+export function startSocial(s: Social): void {
+  void s.analytics.syncAll();
 }

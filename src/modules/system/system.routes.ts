@@ -12,7 +12,6 @@ import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/brows
 import { createHash, timingSafeEqual } from "node:crypto";
 import { databaseBytes } from "../../db/size";
 import { databasePath } from "../../config/config.schema";
-import { campaignsFor } from "../campaigns/campaigns.wire";
 import { listCompanies } from "../companies/companies.service";
 import { ASSET_CSP } from "../../platform/http/docs-csp";
 import { VERSION } from "../../version";
@@ -72,7 +71,7 @@ export const systemRoutes = (deps: SystemNeeds) => {
         {
           name: "switchboard_campaign_recipients",
           help: "Recipients of scheduled, running and paused campaigns by status (matched = the audience).",
-          samples: (await campaignsFor(deps).campaigns.activeProgress()).flatMap((c) =>
+          samples: (await deps.campaigns.activeProgress()).flatMap((c) =>
             Object.entries(c.counts).map(([status, value]) => ({
               labels: { campaign: c.id, company: slugOf.get(c.companyId) ?? c.companyId, campaign_status: c.status, status },
               value,

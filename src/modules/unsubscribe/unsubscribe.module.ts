@@ -1,20 +1,19 @@
 /**
- * The unsubscribe module of one app (DESIGN §20): its tokens, built from a secret kept in the database, and
- * the one-click opt-out. Built once per connection (like social.module.ts), asynchronously (the secret is read,
- * or claimed, from the database first); the routes start building it, and a send awaits the same promise.
+ * The unsubscribe module (DESIGN §20): its tokens, built from a secret kept in the database, the one-click
+ * opt-out and its public routes. Built once per app (src/modules.ts); the tokens asynchronously (the secret is
+ * read, or claimed, from the database first): the routes start building them, and a send awaits the same promise.
  */
 import { randomBytes } from "node:crypto";
 import { claimAdapterValue } from "../../channels/adapter-state";
 import type { Db } from "../../db/client";
 import type { EventBus } from "../../events";
+import type { RateLimiter } from "../../platform/http/rate-limit";
 import { getCompany } from "../companies/companies.service";
 import { survivingContactId } from "../contacts/contacts.merge";
 import { setConsent } from "../contacts/contacts.consent";
 import { getContact } from "../contacts/contacts.service";
+import { UNSUBSCRIBE_PATH, unsubscribeRoutes } from "./unsubscribe.routes";
 import { createUnsubscribeTokens, deriveUnsubscribeKey, type UnsubscribeRef } from "./unsubscribe.tokens";
-
-/** Path of the public routes (outside /api/public/v1, no API key). */
-export const UNSUBSCRIBE_PATH = "/u";
 
 /**
  * Token versions and where each one's secret lives (adapter_state, pseudo-account "unsubscribe"). To rotate:
@@ -23,30 +22,38 @@ export const UNSUBSCRIBE_PATH = "/u";
 const SECRET_KEYS: Record<number, string> = { 1: "secret_v1" };
 const CURRENT_VERSION = 1;
 
-export type UnsubscribeLinks = Pick<Awaited<ReturnType<typeof createUnsubscribeModule>>, "url">;
+export type Unsubscribe = Awaited<ReturnType<typeof buildUnsubscribe>>;
+export type UnsubscribeLinks = Pick<Unsubscribe, "url">;
 
 /** What the module needs of the app. */
 export interface UnsubscribeNeeds {
   db: Db;
   events: EventBus;
   now: () => Date;
-  config: { server: { public_url: string } };
+  limiter: RateLimiter;
+  config: { server: { public_url: string; trusted_proxies: string[] } };
 }
 
-// One per connection: the app's db, events and config come together (its secret is claimed once).
-const instances = new WeakMap<Db, ReturnType<typeof createUnsubscribeModule>>();
-
-export function unsubscribeFor(needs: UnsubscribeNeeds): ReturnType<typeof createUnsubscribeModule> {
-  let u = instances.get(needs.db);
-  if (!u) {
-    instances.set(needs.db, (u = createUnsubscribeModule(needs)));
+export function createUnsubscribeModule(needs: UnsubscribeNeeds) {
+  let building: Promise<Unsubscribe> | undefined;
+  /** The tokens and the opt-out of this app, built on first use (its secret is claimed once). */
+  const load = (): Promise<Unsubscribe> => {
+    if (building) return building;
+    const b = (building = buildUnsubscribe(needs));
     // A database that failed (a restart of it) must not leave a refused promise behind for every later send.
-    u.catch(() => instances.delete(needs.db));
-  }
-  return u;
+    b.catch(() => {
+      if (building === b) building = undefined;
+    });
+    return b;
+  };
+  return {
+    routes: unsubscribeRoutes(needs, load),
+    /** What the messages module puts in mail: `load` resolves to the links (`url`). */
+    service: { load },
+  };
 }
 
-async function createUnsubscribeModule({ db, events, now, config }: UnsubscribeNeeds) {
+async function buildUnsubscribe({ db, events, now, config }: Pick<UnsubscribeNeeds, "db" | "events" | "now" | "config">) {
   // A random secret per appliance, generated at first use and kept (never a constant; survives restarts).
   const keys = new Map<number, ReturnType<typeof deriveUnsubscribeKey>>();
   for (const [version, key] of Object.entries(SECRET_KEYS))

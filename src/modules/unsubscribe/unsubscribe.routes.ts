@@ -13,12 +13,14 @@
  * mail clients, not API operations (docs/api.md describes them).
  */
 import { Elysia, t } from "elysia";
-import type { RateLimiter } from "../../platform/http/rate-limit";
 import { AppError } from "../../platform/errors";
 import { staticPageCsp } from "../../platform/http/docs-csp";
 import { clientIp, compileRanges } from "../../platform/http/ip-allow";
 import { escapeHtml } from "../templates/templates.render";
-import { UNSUBSCRIBE_PATH, unsubscribeFor, type UnsubscribeNeeds } from "./unsubscribe.module";
+import type { Unsubscribe, UnsubscribeNeeds } from "./unsubscribe.module";
+
+/** Path of the public routes (outside /api/public/v1, no API key). */
+export const UNSUBSCRIBE_PATH = "/u";
 
 /**
  * Per client address: generous, because a mailbox provider's one-click POSTs for a whole campaign come from a
@@ -55,8 +57,9 @@ const confirmPage = (company: string | undefined) =>
 const donePage = (company: string | undefined) =>
   page("Unsubscribed", `<h1>You are unsubscribed</h1><p>You will no longer receive e-mail${company ? ` from ${escapeHtml(company)}` : ""}.</p>`);
 
-export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimiter; config: { server: { public_url: string; trusted_proxies: string[] } } }) => {
-  const building = unsubscribeFor(deps);
+/** `load`: the module's tokens and opt-out (unsubscribe.module.ts), built once. */
+export const unsubscribeRoutes = (deps: Pick<UnsubscribeNeeds, "limiter" | "config">, load: () => Promise<Unsubscribe>) => {
+  const building = load();
   building.catch(() => {}); // a request awaits it again (and sees its error)
   const trusted = compileRanges(deps.config.server.trusted_proxies);
   const limit = async (request: Request, peer: string | undefined) => {
@@ -71,7 +74,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
         await limit(request, server?.requestIP(request)?.address);
-        const u = await unsubscribeFor(deps);
+        const u = await load();
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.exists(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(confirmPage(await u.companyName(ref)), 200);
@@ -82,7 +85,7 @@ export const unsubscribeRoutes = (deps: UnsubscribeNeeds & { limiter: RateLimite
       `${UNSUBSCRIBE_PATH}/:token`,
       async ({ params, request, server }) => {
         await limit(request, server?.requestIP(request)?.address);
-        const u = await unsubscribeFor(deps);
+        const u = await load();
         const ref = u.tokens.verify(params.token);
         if (!ref || !(await u.optOut(ref))) return htmlResponse(NOT_FOUND_PAGE, 404);
         return htmlResponse(donePage(await u.companyName(ref)), 200);

@@ -17,7 +17,7 @@ import {
   UpdateEndpointBody,
 } from "./webhooks.model";
 import type { AttemptRow, DeliveryRow, EndpointRow } from "./webhooks.repository";
-import { webhooksFor } from "./webhooks.service";
+import type { Webhooks } from "./webhooks.service";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -60,8 +60,7 @@ function deliveryOut({ delivery: d, body, attempts }: { delivery: DeliveryRow; b
   };
 }
 
-export const webhooksRoutes = (deps: WebhooksNeeds) => {
-  const w = webhooksFor(deps);
+export const webhooksRoutes = (deps: Pick<WebhooksNeeds, "guard">, w: Webhooks) => {
   /** Runs a write in idem.batch and drops the company's subscription cache afterwards, committed or not. */
   const change = async <T>(
     idem: { batch<R>(code: number, fn: () => R | Promise<R>): Promise<{ data: R }> },

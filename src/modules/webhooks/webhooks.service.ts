@@ -1,7 +1,7 @@
 /**
  * Webhook endpoints: rules, no HTTP. Writes join the caller's unit of work (routes wrap them in
- * `idem.batch`), else run in one of their own (db.join). One instance per needs object (`webhooksFor`), so the routes and the background wiring share
- * the subscription cache.
+ * `idem.batch`), else run in one of their own (db.join). One instance per app (webhooks.module.ts), so the routes and
+ * the background wiring share the subscription cache.
  */
 import type { WebhooksNeeds } from "./webhooks.needs";
 import type { EventMap } from "../../events";
@@ -15,18 +15,9 @@ import { generateSecret, ROTATION_OVERLAP_MS } from "./webhooks.signing";
 import { subscriptionProblem, validateSubscriptions } from "./webhooks.subscriptions";
 import { createUrlPolicy } from "./webhooks.url-policy";
 
-const instances = new WeakMap<WebhooksNeeds, ReturnType<typeof createWebhooks>>();
-
-/** The webhooks module of this app (created on first use). */
-export function webhooksFor(deps: WebhooksNeeds) {
-  let w = instances.get(deps);
-  if (!w) instances.set(deps, (w = createWebhooks(deps)));
-  return w;
-}
-
 export type Webhooks = ReturnType<typeof createWebhooks>;
 
-function createWebhooks(deps: WebhooksNeeds) {
+export function createWebhooks(deps: WebhooksNeeds) {
   const { db, now } = deps;
   const repo = createWebhooksRepository(db);
   const cache = createSubscriptionCache(repo);

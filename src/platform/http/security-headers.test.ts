@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { socialFor } from "../../modules/social/social.module";
+import { modulesOf } from "../../modules";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -60,7 +60,7 @@ describe("media bytes: sandboxed, attachment unless a checked raster image, vide
     ["a PNG", PNG, "pic.png", "image/png", "inline"],
   ])("%s: the signed social link and GET /media/:id/content", async (_, bytes, name, type, linkDisposition) => {
     const id = await upload(bytes, name, type);
-    const link = new URL(await socialFor(app.deps).mediaLinks.link(app.company.id, id));
+    const link = new URL(await modulesOf(app.deps).social.service.mediaLinks.link(app.company.id, id));
     const served = await get(`${link.pathname}${link.search}`);
     const content = await get(`/api/public/v1/media/${id}/content`, { authorization: `Bearer ${app.key}` });
     for (const [res, disposition] of [
