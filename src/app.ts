@@ -1,6 +1,6 @@
 /**
  * createApp(deps): the HTTP surface. Platform plugins first (request id, errors, access log, API guard),
- * then each module's routes under /api/public/v1 (the modules of src/modules.ts, the same instances
+ * then each module's routes under /api/public/v1 (the modules of src/assembly.ts, the same instances
  * wireModules wires). No listen() here — `serve` and tests decide.
  */
 import { Elysia } from "elysia";
@@ -17,7 +17,7 @@ import { SECURITY_HEADERS } from "./platform/http/security-headers";
 import { consoleRoutes } from "./console/console.routes";
 import { VERSION } from "./version";
 import { EVENT_TYPES } from "./events";
-import { modulesOf } from "./modules";
+import { modulesOf } from "./assembly";
 
 export function createApp(deps: Deps) {
   const m = modulesOf(deps);

@@ -1,11 +1,11 @@
 /**
  * Background wiring of every module: job handlers, event subscribers and recurring schedules. Called once
  * per process by `serve` and by the test harness (so queue.drain() in tests runs the real handlers). The
- * modules are src/modules.ts's, the same instances createApp mounts; each module with background work wires
+ * modules are src/assembly.ts's, the same instances createApp mounts; each module with background work wires
  * it in its factory's `wire()`.
  */
 import type { Deps } from "./deps";
-import { modulesOf } from "./modules";
+import { modulesOf } from "./assembly";
 
 export async function wireModules(deps: Deps): Promise<void> {
   const m = modulesOf(deps);

@@ -4,7 +4,7 @@ import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { eventsOf, inbound, type ChannelName } from "../../../test/helpers/messaging";
 import { applyProviderStatus } from "../messages/messages.reports";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 

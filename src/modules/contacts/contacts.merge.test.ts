@@ -18,7 +18,7 @@ import { expectSameShape } from "../../../test/helpers/examples";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, TEST_ENGINE, type TestApp } from "../../../test/helpers/test-app";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 import { contactMergeStore, MERGED_CONTACT_TABLES } from "./contacts-merge.repository";
 
 const devKey = readFileSync(join(import.meta.dir, "../../../test/fixtures/license-dev.private.key"), "utf8");

@@ -13,7 +13,7 @@ import { channelState } from "../conversations/conversations.service";
 import { findStoredMedia, rememberProviderMediaId } from "../media/media.service";
 import { renderTemplate } from "../templates/templates.render";
 import { getTemplateById } from "../templates/templates.service";
-import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
+import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.service";
 import { BULK_DISPATCH_JOB } from "./messages.jobs";
 import { applyStatus } from "./messages.lifecycle";
 import { scheduleReports } from "./messages.reports";

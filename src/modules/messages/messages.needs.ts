@@ -15,7 +15,7 @@ import type { Scheduler } from "../../platform/scheduler";
 import type { Throttle } from "../../platform/throttle";
 import type { PricesNeeds } from "../billing/billing.needs";
 import type { Ledger } from "../billing/ledger.service";
-import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.module";
+import type { UnsubscribeLinks } from "../unsubscribe/unsubscribe.service";
 
 export type MessagesNeeds = PricesNeeds & {
   db: Db;
@@ -35,6 +35,6 @@ export type MessagesNeeds = PricesNeeds & {
 
 /**
  * The wiring's and the dispatch's: also the unsubscribe links the dispatch puts in mail (the unsubscribe module's
- * `load`, handed in by src/modules.ts; its secret is read, or claimed, from the database first).
+ * `load`, handed in by src/assembly.ts; its secret is read, or claimed, from the database first).
  */
 export type MessagesWireNeeds = MessagesNeeds & { unsubscribeLinks: () => Promise<UnsubscribeLinks> };

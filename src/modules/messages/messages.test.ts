@@ -4,12 +4,12 @@ import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../..
 import { runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 import { SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 
 const HOUR = 3_600_000;
 const hello = { name: "hello_world", params: { "body.1": "Ann" } };
-/** What the dispatch job of `t` runs with (src/modules.ts hands the messages module the same). */
+/** What the dispatch job of `t` runs with (src/assembly.ts hands the messages module the same). */
 const dispatchNeeds = (t: TestApp) => ({ ...t.deps, unsubscribeLinks: modulesOf(t.deps).unsubscribe.service.load });
 
 describe("POST /messages rules", () => {

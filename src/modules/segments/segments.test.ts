@@ -9,7 +9,7 @@ import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 
 const DAY = 86_400_000;
 const ISTANBUL = {

@@ -11,7 +11,7 @@ import { SOCIAL, sandboxSocialAccounts } from "../../../test/helpers/social";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { eventsOf } from "../../../test/helpers/messaging";
 import { silentLogger } from "../../platform/logger";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 import type { PublishPayload } from "../../jobs";
 import { createPublishEngine } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";

@@ -30,7 +30,7 @@ import {
   SocialPostModel,
   UpdatePostBody,
 } from "./social.model";
-import type { Social } from "./social.module";
+import type { Social } from "./social.build";
 
 function checkRange(q: { from?: string; to?: string }): void {
   if (q.from && q.to && q.from > q.to)

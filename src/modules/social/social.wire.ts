@@ -1,7 +1,7 @@
 /** Background wiring of social: the publish job handler and the analytics pull. */
 import type { SocialNeeds } from "./social.needs";
 import { METRICS_JOB } from "./social.analytics";
-import type { Social } from "./social.module";
+import type { Social } from "./social.build";
 import { PUBLISH_MAX_ATTEMPTS } from "./social.publish";
 import { PUBLISH_JOB } from "./social.service";
 

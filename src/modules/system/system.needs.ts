@@ -1,6 +1,6 @@
 /**
  * What the system routes (health, readiness, metrics) need from the app. /metrics reports the campaigns' progress
- * through the campaigns module's service, handed in by src/modules.ts.
+ * through the campaigns module's service, handed in by src/assembly.ts.
  */
 import type { ChannelRuntime } from "../../channels/channel.accounts";
 import type { Config } from "../../config/config.schema";

@@ -17,10 +17,7 @@ import { AppError } from "../../platform/errors";
 import { staticPageCsp } from "../../platform/http/docs-csp";
 import { clientIp, compileRanges } from "../../platform/http/ip-allow";
 import { escapeHtml } from "../templates/templates.render";
-import type { Unsubscribe, UnsubscribeNeeds } from "./unsubscribe.module";
-
-/** Path of the public routes (outside /api/public/v1, no API key). */
-export const UNSUBSCRIBE_PATH = "/u";
+import { UNSUBSCRIBE_PATH, type Unsubscribe, type UnsubscribeNeeds } from "./unsubscribe.service";
 
 /**
  * Per client address: generous, because a mailbox provider's one-click POSTs for a whole campaign come from a
@@ -57,7 +54,7 @@ const confirmPage = (company: string | undefined) =>
 const donePage = (company: string | undefined) =>
   page("Unsubscribed", `<h1>You are unsubscribed</h1><p>You will no longer receive e-mail${company ? ` from ${escapeHtml(company)}` : ""}.</p>`);
 
-/** `load`: the module's tokens and opt-out (unsubscribe.module.ts), built once. */
+/** `load`: the module's tokens and opt-out (unsubscribe.service.ts), built once by the module. */
 export const unsubscribeRoutes = (deps: Pick<UnsubscribeNeeds, "limiter" | "config">, load: () => Promise<Unsubscribe>) => {
   const building = load();
   building.catch(() => {}); // a request awaits it again (and sees its error)

@@ -7,7 +7,7 @@
  *   version (1) · channel (1) · company uuid (16) · contact uuid (16) · [campaign uuid (16)] · MAC (16)
  * MAC = HMAC-SHA256(key[version], every byte before it), first 128 bits. 67 characters without a campaign,
  * 88 with one. The key of a version is HKDF-SHA256 of that version's random secret (kept in the database,
- * see unsubscribe.module.ts), info "switchboard/unsubscribe/v<n>".
+ * see unsubscribe.service.ts), info "switchboard/unsubscribe/v<n>".
  *
  * Rotation: add a version with a new secret and make it CURRENT; tokens of the older versions keep verifying
  * until their version is removed from the table (mail already delivered carries them for a long time).

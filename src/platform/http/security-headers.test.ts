@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { BASE, createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { modulesOf } from "../../modules";
+import { modulesOf } from "../../assembly";
 
 let app: TestApp;
 beforeAll(async () => {
