@@ -17,17 +17,23 @@ export interface LoadResult {
   total: number;
 }
 
-/** Runs autocannon (a separate Node process, so the load generator never shares the server's loop). */
-export async function autocannon(opts: {
+/** A load: what to request, how long, with how many connections at once. */
+export interface LoadSpec {
   url: string;
   seconds: number;
   connections: number;
   method?: string;
   headers?: Record<string, string>;
   body?: string;
-  /** A POST /messages body's `to.phone` walks this many numbers (autocannon-phones.cjs) instead of one. */
-  phones?: number;
-}): Promise<LoadResult> {
+}
+
+/** Runs autocannon (a separate Node process, so the load generator never shares the server's loop). */
+export async function autocannon(
+  opts: LoadSpec & {
+    /** A POST /messages body's `to.phone` walks this many numbers (autocannon-phones.cjs) instead of one. */
+    phones?: number;
+  },
+): Promise<LoadResult> {
   let args: string[];
   if (opts.phones) {
     const { url, seconds, connections, method = "GET", headers, body, phones } = opts;
@@ -220,14 +226,7 @@ export function bareGroupCommitServer(): ReturnType<typeof baselineServer> {
  * of the CPU a request that autocannon's Node process takes, so on a 2-core box the server under test keeps
  * most of the second core. Same result shape as autocannon.
  */
-export async function wrk(o: {
-  url: string;
-  seconds: number;
-  connections: number;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}): Promise<LoadResult> {
+export async function wrk(o: LoadSpec): Promise<LoadResult> {
   const script = join(tempDir("sb-wrk-"), "request.lua");
   const lines = [`wrk.method = ${JSON.stringify(o.method ?? "GET")}`];
   if (o.body) lines.push(`wrk.body = ${JSON.stringify(o.body)}`);
