@@ -23,6 +23,16 @@ export interface Scenario {
   check?: (res: { status: number; body: any; headers: Headers }, app: TestApp) => void | Promise<void>;
 }
 
+/** A scenario that may leave its method and URL to `rowsOf`. */
+export type ScenarioRow = Omit<Scenario, "method" | "url"> & Partial<Pick<Scenario, "method" | "url">>;
+
+/**
+ * Rows of one operation: each gets `method` and `url` unless it names its own. NB! A row's getters (a `body`
+ * built once the app exists) stay getters: its properties are copied as they are defined, not read.
+ */
+export const rowsOf = (method: string, url: string, rows: ScenarioRow[]): Scenario[] =>
+  rows.map((r) => Object.defineProperties({ method, url } as Scenario, Object.getOwnPropertyDescriptors(r)));
+
 export function expectContains(actual: unknown, expected: unknown, path = "$"): void {
   if (expected === null || typeof expected !== "object") {
     if (actual !== expected) throw new Error(`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);

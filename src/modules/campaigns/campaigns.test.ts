@@ -1,7 +1,7 @@
 /** /campaigns through the real app: every route and error, the estimate per channel, the engine end to end. */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 import { eventsOf, inbound, type ChannelName } from "../../../test/helpers/messaging";
 import { applyProviderStatus } from "../messages/messages.reports";
 import { modulesOf } from "../../assembly";
@@ -142,96 +142,80 @@ describe("campaign routes: validation, statuses and their errors", () => {
   runScenarios(
     () => app,
     [
-      {
-        name: "estimate: unknown template → 422 /templateId",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ templateId: "0193a4b2-0000-7000-8000-00000000ffff" });
+      ...rowsOf("POST", "/campaigns/estimate", [
+        {
+          name: "estimate: unknown template → 422 /templateId",
+          get body() {
+            return body({ templateId: "0193a4b2-0000-7000-8000-00000000ffff" });
+          },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/templateId" }] } },
         },
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/templateId" }] } },
-      },
-      {
-        name: "estimate: a template param missing from askValues → 422 /askValues/body.1",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ askValues: {} });
+        {
+          name: "estimate: a template param missing from askValues → 422 /askValues/body.1",
+          get body() {
+            return body({ askValues: {} });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
-      },
-      {
-        name: "estimate: askValues key the template does not take → 422",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ askValues: { "body.1": "a", "body.2": "b" } });
+        {
+          name: "estimate: askValues key the template does not take → 422",
+          get body() {
+            return body({ askValues: { "body.1": "a", "body.2": "b" } });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/askValues/body.2" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/askValues/body.2" }] } },
-      },
-      {
-        name: "estimate: unknown contact reference → 422",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ askValues: { "body.1": "{{contact.shoeSize}}" } });
+        {
+          name: "estimate: unknown contact reference → 422",
+          get body() {
+            return body({ askValues: { "body.1": "{{contact.shoeSize}}" } });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/askValues/body.1" }] } },
-      },
-      {
-        name: "estimate: unknown tag → 422 /audience/tags/1",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ audience: { type: "tags", tags: ["vip", "nope"] } });
+        {
+          name: "estimate: unknown tag → 422 /audience/tags/1",
+          get body() {
+            return body({ audience: { type: "tags", tags: ["vip", "nope"] } });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/audience/tags/1" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/audience/tags/1" }] } },
-      },
-      {
-        name: "estimate: unknown contact id → 422 /audience/contactIds/0",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ audience: { type: "contacts", contactIds: ["0193a4b2-0000-7000-8000-00000000ffff"] } });
+        {
+          name: "estimate: unknown contact id → 422 /audience/contactIds/0",
+          get body() {
+            return body({ audience: { type: "contacts", contactIds: ["0193a4b2-0000-7000-8000-00000000ffff"] } });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/audience/contactIds/0" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/audience/contactIds/0" }] } },
-      },
-      {
-        name: "estimate: headerMediaId on a template without a media header → 422",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ headerMediaId: "0193a4b2-0000-7000-8000-00000000ffff" });
+        {
+          name: "estimate: headerMediaId on a template without a media header → 422",
+          get body() {
+            return body({ headerMediaId: "0193a4b2-0000-7000-8000-00000000ffff" });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/headerMediaId" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/headerMediaId" }] } },
-      },
-      {
-        name: "estimate: channelAccountId of another account → 422",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ channelAccountId: ACCOUNTS.email });
+        {
+          name: "estimate: channelAccountId of another account → 422",
+          get body() {
+            return body({ channelAccountId: ACCOUNTS.email });
+          },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
         },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
-      },
-      {
-        name: "estimate: audience of another shape → 422 naming /audience",
-        method: "POST",
-        url: "/campaigns/estimate",
-        get body() {
-          return body({ audience: { type: "segment", id: "x" } });
+        {
+          name: "estimate: audience of another shape → 422 naming /audience",
+          get body() {
+            return body({ audience: { type: "segment", id: "x" } });
+          },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED" } },
         },
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED" } },
-      },
+      ]),
       {
         name: "create without name → 422 /name",
         method: "POST",

@@ -1,6 +1,6 @@
 /** The contacts API through the real app: upsert rules, validation, PATCH/DELETE, tags, consent, listing. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 
 let app: TestApp;
@@ -20,144 +20,128 @@ describe("POST /contacts (upsert)", () => {
   runScenarios(
     () => app,
     [
-      {
-        name: "creates → 201 created:true with the full contact",
-        method: "POST",
-        url: "/contacts",
-        body: {
-          firstName: "Ada",
-          lastName: "Lovelace",
-          identities: [
-            { channel: "whatsapp", value: "+44 20 7946 0958" },
-            { channel: "email", value: "Ada@Example.com" },
-          ],
-          tags: ["vip", "london"],
-          customFields: { vip: true, plan: "pro" },
-          optIn: true,
-        },
-        status: 201,
-        contains: {
-          data: {
-            created: true,
-            contact: {
-              firstName: "Ada",
-              identities: [
-                { channel: "email", value: "ada@example.com", status: "verified" },
-                { channel: "whatsapp", value: "+442079460958", status: "verified" },
-              ],
-              tags: ["london", "vip"],
-              customFields: { vip: true, plan: "pro" },
-              consent: { whatsapp: { status: "opted_in" }, email: { status: "opted_in" } },
-              blocked: false,
+      ...rowsOf("POST", "/contacts", [
+        {
+          name: "creates → 201 created:true with the full contact",
+          body: {
+            firstName: "Ada",
+            lastName: "Lovelace",
+            identities: [
+              { channel: "whatsapp", value: "+44 20 7946 0958" },
+              { channel: "email", value: "Ada@Example.com" },
+            ],
+            tags: ["vip", "london"],
+            customFields: { vip: true, plan: "pro" },
+            optIn: true,
+          },
+          status: 201,
+          contains: {
+            data: {
+              created: true,
+              contact: {
+                firstName: "Ada",
+                identities: [
+                  { channel: "email", value: "ada@example.com", status: "verified" },
+                  { channel: "whatsapp", value: "+442079460958", status: "verified" },
+                ],
+                tags: ["london", "vip"],
+                customFields: { vip: true, plan: "pro" },
+                consent: { whatsapp: { status: "opted_in" }, email: { status: "opted_in" } },
+                blocked: false,
+              },
             },
           },
         },
-      },
-      {
-        name: "same identity → 200 created:false, updates, adds identity and tag",
-        method: "POST",
-        url: "/contacts",
-        body: {
-          city: "London",
-          identities: [
-            { channel: "email", value: "ada@example.com" },
-            { channel: "telegram", value: "1815" },
-          ],
-          tags: ["math"],
+        {
+          name: "same identity → 200 created:false, updates, adds identity and tag",
+          body: {
+            city: "London",
+            identities: [
+              { channel: "email", value: "ada@example.com" },
+              { channel: "telegram", value: "1815" },
+            ],
+            tags: ["math"],
+          },
+          status: 200,
+          contains: { data: { created: false, contact: { firstName: "Ada", city: "London", tags: ["london", "math", "vip"] } } },
+          check: (r) => expect(r.body.data.contact.identities).toHaveLength(3),
         },
-        status: 200,
-        contains: { data: { created: false, contact: { firstName: "Ada", city: "London", tags: ["london", "math", "vip"] } } },
-        check: (r) => expect(r.body.data.contact.identities).toHaveLength(3),
-      },
-      {
-        name: "identities of two different contacts → 409 CONFLICT naming them",
-        method: "POST",
-        url: "/contacts",
-        setup: async () => void (await upsert({ identities: [{ channel: "email", value: "grace@example.com" }] })),
-        body: {
-          firstName: "X",
-          identities: [
-            { channel: "email", value: "ada@example.com" },
-            { channel: "email", value: "grace@example.com" },
-          ],
+        {
+          name: "identities of two different contacts → 409 CONFLICT naming them",
+          setup: async () => void (await upsert({ identities: [{ channel: "email", value: "grace@example.com" }] })),
+          body: {
+            firstName: "X",
+            identities: [
+              { channel: "email", value: "ada@example.com" },
+              { channel: "email", value: "grace@example.com" },
+            ],
+          },
+          status: 409,
+          contains: { error: { code: "CONFLICT", details: [{ pointer: "/identities/0" }, { pointer: "/identities/1" }] } },
         },
-        status: 409,
-        contains: { error: { code: "CONFLICT", details: [{ pointer: "/identities/0" }, { pointer: "/identities/1" }] } },
-      },
-      {
-        name: "every bad field reported at once (422), nothing written",
-        method: "POST",
-        url: "/contacts",
-        body: {
-          identities: [
-            { channel: "whatsapp", value: "+1 555" },
-            { channel: "email", value: "not-an-email" },
-            { channel: "x", value: "@ok_name" },
-          ],
-          customFields: { vip: "yes", nope: 1, plan: "gold", birthday: "2024-02-30" },
-          tags: ["  "],
+        {
+          name: "every bad field reported at once (422), nothing written",
+          body: {
+            identities: [
+              { channel: "whatsapp", value: "+1 555" },
+              { channel: "email", value: "not-an-email" },
+              { channel: "x", value: "@ok_name" },
+            ],
+            customFields: { vip: "yes", nope: 1, plan: "gold", birthday: "2024-02-30" },
+            tags: ["  "],
+          },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED" } },
+          check: async (r, a) => {
+            const pointers = r.body.error.details.map((d: { pointer: string }) => d.pointer).sort();
+            expect(pointers).toEqual([
+              "/customFields/birthday",
+              "/customFields/nope",
+              "/customFields/plan",
+              "/customFields/vip",
+              "/identities/0/value",
+              "/identities/1/value",
+              "/tags/0",
+            ]);
+            expect(await a.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
+          },
         },
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED" } },
-        check: async (r, a) => {
-          const pointers = r.body.error.details.map((d: { pointer: string }) => d.pointer).sort();
-          expect(pointers).toEqual([
-            "/customFields/birthday",
-            "/customFields/nope",
-            "/customFields/plan",
-            "/customFields/vip",
-            "/identities/0/value",
-            "/identities/1/value",
-            "/tags/0",
-          ]);
-          expect(await a.deps.db.sql("SELECT count(*) AS n FROM contact_identities WHERE value = '@ok_name'").get()).toEqual({ n: 0 });
+        {
+          name: "unknown channel → 422 pointer",
+          body: { identities: [{ channel: "fax", value: "1" }] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/identities/0/channel" }] } },
         },
-      },
-      {
-        name: "unknown channel → 422 pointer",
-        method: "POST",
-        url: "/contacts",
-        body: { identities: [{ channel: "fax", value: "1" }] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/identities/0/channel" }] } },
-      },
-      {
-        name: "no identities → 422",
-        method: "POST",
-        url: "/contacts",
-        body: { identities: [] },
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED" } },
-      },
-      {
-        name: "missing identities → 422",
-        method: "POST",
-        url: "/contacts",
-        body: { firstName: "A" },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/identities" }] } },
-      },
-      {
-        name: "@username is stored pending",
-        method: "POST",
-        url: "/contacts",
-        body: { identities: [{ channel: "instagram", value: "@Some.Body" }] },
-        status: 201,
-        contains: { data: { contact: { identities: [{ channel: "instagram", value: "@some.body", status: "pending" }] } } },
-      },
-      {
-        name: "read-only key → 403 API_SCOPE_MISSING",
-        method: "POST",
-        url: "/contacts",
-        body: { identities: [{ channel: "email", value: "z@example.com" }] },
-        status: 403,
-        contains: { error: { code: "API_SCOPE_MISSING" } },
-        setup: async (a) => {
-          const { key } = await a.newKey({ name: "ro", scopes: ["contacts:read"] });
-          const original = a.request;
-          a.request = ((m: string, p: string, o: any = {}) => ((a.request = original), original(m, p, { ...o, key }))) as typeof a.request;
+        {
+          name: "no identities → 422",
+          body: { identities: [] },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED" } },
         },
-      },
+        {
+          name: "missing identities → 422",
+          body: { firstName: "A" },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/identities" }] } },
+        },
+        {
+          name: "@username is stored pending",
+          body: { identities: [{ channel: "instagram", value: "@Some.Body" }] },
+          status: 201,
+          contains: { data: { contact: { identities: [{ channel: "instagram", value: "@some.body", status: "pending" }] } } },
+        },
+        {
+          name: "read-only key → 403 API_SCOPE_MISSING",
+          body: { identities: [{ channel: "email", value: "z@example.com" }] },
+          status: 403,
+          contains: { error: { code: "API_SCOPE_MISSING" } },
+          setup: async (a) => {
+            const { key } = await a.newKey({ name: "ro", scopes: ["contacts:read"] });
+            const original = a.request;
+            a.request = ((m: string, p: string, o: any = {}) => ((a.request = original), original(m, p, { ...o, key }))) as typeof a.request;
+          },
+        },
+      ]),
     ],
   );
 

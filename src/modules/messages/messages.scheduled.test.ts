@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { ACCOUNTS, BASE, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
-import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { SCHEDULED_SEND_JOB } from "./messages.jobs";
 
@@ -96,44 +96,38 @@ describe("scheduled messages: the routes", () => {
     bad("as a date only", "2026-06-02", /RFC 3339/),
     bad("as words", "tomorrow at 10", /RFC 3339/),
     bad("out of range", "2026-13-45T10:00:00Z", /RFC 3339/),
-    {
-      name: "the other rules still apply at acceptance: text outside the window is 422 MESSAGING_WINDOW_CLOSED",
-      method: "POST",
-      url: "/messages",
-      body: { channel: "whatsapp", to: { phone: "+14155550177" }, type: "text", text: "see you", scheduledAt: at(HOUR) },
-      status: 422,
-      contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
-    },
-    {
-      name: "a bad scheduledAt and a bad body field are reported together",
-      method: "POST",
-      url: "/messages",
-      body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", scheduledAt: "soon" },
-      status: 422,
-      check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer).sort()).toEqual(["/scheduledAt", "/text"]),
-    },
-    {
-      name: "interactive messages can be scheduled (inside the window now)",
-      method: "POST",
-      url: "/messages",
-      body: {
-        channel: "whatsapp",
-        to: { phone: "+14155550101" },
-        type: "interactive",
-        interactive: { kind: "buttons", body: { text: "Keep your table?" }, buttons: [{ id: "keep", title: "Keep it" }] },
-        scheduledAt: at(2 * HOUR),
+    ...rowsOf("POST", "/messages", [
+      {
+        name: "the other rules still apply at acceptance: text outside the window is 422 MESSAGING_WINDOW_CLOSED",
+        body: { channel: "whatsapp", to: { phone: "+14155550177" }, type: "text", text: "see you", scheduledAt: at(HOUR) },
+        status: 422,
+        contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
-      status: 202,
-      contains: { data: { status: "scheduled", priceType: "free", charged: false } },
-    },
-    {
-      name: "media messages can be scheduled, validated as now (a bad URL is refused)",
-      method: "POST",
-      url: "/messages",
-      body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "http://127.0.0.1/x.png" }, scheduledAt: at(HOUR) },
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/media/url" }] } },
-    },
+      {
+        name: "a bad scheduledAt and a bad body field are reported together",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", scheduledAt: "soon" },
+        status: 422,
+        check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer).sort()).toEqual(["/scheduledAt", "/text"]),
+      },
+      {
+        name: "interactive messages can be scheduled (inside the window now)",
+        body: {
+          channel: "whatsapp",
+          to: { phone: "+14155550101" },
+          type: "interactive",
+          interactive: { kind: "buttons", body: { text: "Keep your table?" }, buttons: [{ id: "keep", title: "Keep it" }] },
+          scheduledAt: at(2 * HOUR),
+        },
+        status: 202,
+        contains: { data: { status: "scheduled", priceType: "free", charged: false } },
+      },
+      {
+        name: "media messages can be scheduled, validated as now (a bad URL is refused)",
+        body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "http://127.0.0.1/x.png" }, scheduledAt: at(HOUR) },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/media/url" }] } },
+      },
+    ]),
     {
       name: "GET /messages/{id} shows scheduledAt (UTC) and no queuedAt yet",
       method: "GET",

@@ -1,7 +1,7 @@
 /** POST /messages: every seed rule per channel, through the real app (table-driven), plus the lifecycle. */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createTestApp, ACCOUNTS, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 import { balanceOf, eventsOf, inbound } from "../../../test/helpers/messaging";
 import { createLedger } from "../billing/ledger.service";
 import { modulesOf } from "../../assembly";
@@ -42,12 +42,10 @@ describe("POST /messages rules", () => {
 
   runScenarios(
     () => app,
-    [
+    rowsOf("POST", "/messages", [
       // WhatsApp
       {
         name: "whatsapp template to a new number: 202 queued, priced wa_template_text, charged",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550199" }, { metadata: { orderId: "A1" } }),
         status: 202,
         contains: {
@@ -68,32 +66,24 @@ describe("POST /messages rules", () => {
       },
       {
         name: "whatsapp text without any inbound: 422 MESSAGING_WINDOW_CLOSED",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550198" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "whatsapp text 1 h after the contact wrote: free",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+1 415 555 0101" }, type: "text", text: "hi" },
         status: 202,
         contains: { data: { priceType: "free", unitPrice: "0.000000", charged: false } },
       },
       {
         name: "whatsapp media 1 h after: free",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { url: "https://cdn.example/a.jpg" } },
         status: 202,
         contains: { data: { charged: false } },
       },
       {
         name: "whatsapp text 25 h after: 422 MESSAGING_WINDOW_CLOSED",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550102" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
@@ -101,47 +91,35 @@ describe("POST /messages rules", () => {
       { name: "whatsapp template 25 h after: allowed", method: "POST", url: "/messages", body: template("whatsapp", { phone: "+14155550102" }), status: 202 },
       {
         name: "whatsapp text over 4096 characters: 422 /text",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "text", text: "x".repeat(4097) },
         status: 422,
         contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/text" }] } },
       },
       {
         name: "invalid phone number: 422 /to/phone",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "12" }),
         status: 422,
         contains: { error: { details: [{ pointer: "/to/phone" }] } },
       },
       {
         name: "createContact false and unknown phone: 404",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550177" }, { createContact: false }),
         status: 404,
         contains: { error: { code: "NOT_FOUND" } },
       },
       {
         name: "unknown contactId: 404",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { contactId: "0193a4b2-0000-7000-8000-00000000ffff" }),
         status: 404,
       },
       {
         name: "non-default whatsapp account: 422 /channelAccountId",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550199" }, { channelAccountId: "0193a4b2-0000-7000-8000-0000000000b2" }),
         status: 422,
         contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
       },
       {
         name: "email address on whatsapp: 422 /to/email",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { email: "a@b.co" }),
         status: 422,
         contains: { error: { details: [{ pointer: "/to/email" }] } },
@@ -149,95 +127,71 @@ describe("POST /messages rules", () => {
       // Instagram / Messenger / TikTok
       {
         name: "instagram text 23 h after: free",
-        method: "POST",
-        url: "/messages",
         body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "hi" },
         status: 202,
         contains: { data: { charged: false } },
       },
       {
         name: "instagram template 25 h after: window applies to templates too",
-        method: "POST",
-        url: "/messages",
         body: template("instagram", { handle: "ig_old" }),
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "instagram text over 1000 characters: 422",
-        method: "POST",
-        url: "/messages",
         body: { channel: "instagram", to: { handle: "ig_recent" }, type: "text", text: "x".repeat(1001) },
         status: 422,
         contains: { error: { details: [{ pointer: "/text" }] } },
       },
       {
         name: "messenger 25 h after: 422 window",
-        method: "POST",
-        url: "/messages",
         body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "messenger text over 2000 characters: 422",
-        method: "POST",
-        url: "/messages",
         body: { channel: "messenger", to: { handle: "psid_old" }, type: "text", text: "x".repeat(2001) },
         status: 422,
       },
       {
         name: "tiktok 47 h after: free reply",
-        method: "POST",
-        url: "/messages",
         body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "hi" },
         status: 202,
         contains: { data: { unitPrice: "0.000000" } },
       },
       {
         name: "tiktok 49 h after: 422 window",
-        method: "POST",
-        url: "/messages",
         body: { channel: "tiktok", to: { handle: "tt_49h" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "tiktok text over 6000 characters: 422",
-        method: "POST",
-        url: "/messages",
         body: { channel: "tiktok", to: { handle: "tt_47h" }, type: "text", text: "x".repeat(6001) },
         status: 422,
       },
       // Telegram
       {
         name: "telegram: bot cannot start a conversation",
-        method: "POST",
-        url: "/messages",
         body: { channel: "telegram", to: { handle: "1009" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "telegram text a month after the contact wrote: no window, free",
-        method: "POST",
-        url: "/messages",
         body: { channel: "telegram", to: { handle: "1001" }, type: "text", text: "hi" },
         status: 202,
         contains: { data: { priceType: "free", charged: false } },
       },
       {
         name: "telegram template: tg_text",
-        method: "POST",
-        url: "/messages",
         body: template("telegram", { handle: "1001" }),
         status: 202,
         contains: { data: { priceType: "tg_text", unitPrice: "0.002000", charged: true } },
       },
       {
         name: "telegram template with header media: tg_media",
-        method: "POST",
-        url: "/messages",
         body: { channel: "telegram", to: { handle: "1001" }, type: "template", template: { ...hello, headerMediaUrl: "https://cdn.example/p.png" } },
         status: 202,
         contains: { data: { priceType: "tg_media", unitPrice: "0.004000" } },
@@ -245,40 +199,30 @@ describe("POST /messages rules", () => {
       // X
       {
         name: "x without a prior DM conversation: 422",
-        method: "POST",
-        url: "/messages",
         body: { channel: "x", to: { handle: "2009" }, type: "text", text: "hi" },
         status: 422,
         contains: { error: { code: "MESSAGING_WINDOW_CLOSED" } },
       },
       {
         name: "x template after a DM conversation: x_dm_campaign",
-        method: "POST",
-        url: "/messages",
         body: template("x", { handle: "2002" }),
         status: 202,
         contains: { data: { priceType: "x_dm_campaign", unitPrice: "0.010000" } },
       },
       {
         name: "x text over 10,000 characters: 422",
-        method: "POST",
-        url: "/messages",
         body: { channel: "x", to: { handle: "2002" }, type: "text", text: "x".repeat(10_001) },
         status: 422,
       },
       // E-mail
       {
         name: "email with two accounts and none named: 422 CHANNEL_ACCOUNT_MISSING",
-        method: "POST",
-        url: "/messages",
         body: { channel: "email", to: { email: "ann@example.com" }, type: "email", email: { subject: "Hi", text: "Hello" } },
         status: 422,
         contains: { error: { code: "CHANNEL_ACCOUNT_MISSING" } },
       },
       {
         name: "email type email with an account: free, no window",
-        method: "POST",
-        url: "/messages",
         body: {
           channel: "email",
           channelAccountId: "0193a4b2-0000-7000-8000-0000000000b1",
@@ -291,32 +235,24 @@ describe("POST /messages rules", () => {
       },
       {
         name: "email template: email_campaign",
-        method: "POST",
-        url: "/messages",
         body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "template", template: hello },
         status: 202,
         contains: { data: { priceType: "email_campaign", unitPrice: "0.001000" } },
       },
       {
         name: "email without html or text: 422 /email",
-        method: "POST",
-        url: "/messages",
         body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "email", email: { subject: "x" } },
         status: 422,
         contains: { error: { details: [{ pointer: "/email" }] } },
       },
       {
         name: "type email on whatsapp: 422 /type",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "email", email: { text: "x" } },
         status: 422,
         contains: { error: { details: [{ pointer: "/type" }] } },
       },
       {
         name: "type text on email: 422 /type",
-        method: "POST",
-        url: "/messages",
         body: { channel: "email", channelAccountId: ACCOUNTS.email, to: { email: "ann@example.com" }, type: "text", text: "x" },
         status: 422,
         contains: { error: { details: [{ pointer: "/type" }] } },
@@ -324,16 +260,12 @@ describe("POST /messages rules", () => {
       // Body shape
       {
         name: "to without any field: 422 /to",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: {}, type: "template", template: hello },
         status: 422,
         contains: { error: { details: [{ pointer: "/to" }] } },
       },
       {
         name: "media with both mediaId and url: 422 /media",
-        method: "POST",
-        url: "/messages",
         body: {
           channel: "whatsapp",
           to: { phone: "+14155550101" },
@@ -371,48 +303,36 @@ describe("POST /messages rules", () => {
       ]),
       {
         name: "unknown mediaId: 422 /media/mediaId",
-        method: "POST",
-        url: "/messages",
         body: { channel: "whatsapp", to: { phone: "+14155550101" }, type: "media", media: { mediaId: "0193a4b2-0000-7000-8000-00000000ffff" } },
         status: 422,
         contains: { error: { details: [{ pointer: "/media/mediaId" }] } },
       },
       {
         name: "template by id and name: 422 /template",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { template: { ...hello, templateId: "0193a4b2-0000-7000-8000-00000000ffff" } }),
         status: 422,
         contains: { error: { details: [{ pointer: "/template" }] } },
       },
       {
         name: "unknown template name: 422 /template/name",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "nope" } }),
         status: 422,
         contains: { error: { details: [{ pointer: "/template/name" }] } },
       },
       {
         name: "missing template param: 422 /template/params/body.1",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world" } }),
         status: 422,
         contains: { error: { details: [{ pointer: "/template/params/body.1" }] } },
       },
       {
         name: "unknown template param: 422 pointer to it",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { template: { name: "hello_world", params: { "body.1": "a", "body.2": "b" } } }),
         status: 422,
         contains: { error: { details: [{ pointer: "/template/params/body.2" }] } },
       },
       {
         name: "metadata over the limits: one pointer per problem",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { metadata: { ["k".repeat(41)]: "v", long: "v".repeat(501) } }),
         status: 422,
         check: (r) =>
@@ -420,24 +340,18 @@ describe("POST /messages rules", () => {
       },
       {
         name: "21 metadata keys: 422 /metadata",
-        method: "POST",
-        url: "/messages",
         body: template("whatsapp", { phone: "+14155550101" }, { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, "v"])) }),
         status: 422,
         contains: { error: { details: [{ pointer: "/metadata" }] } },
       },
       {
         name: "unknown channel: 422 /channel",
-        method: "POST",
-        url: "/messages",
         body: { channel: "fax", to: { phone: "+14155550101" }, type: "text", text: "x" },
         status: 422,
         contains: { error: { code: "VALIDATION_FAILED" } },
       },
       {
         name: "malformed JSON: 422",
-        method: "POST",
-        url: "/messages",
         raw: "{nope",
         headers: { "content-type": "application/json" },
         status: 422,
@@ -450,7 +364,7 @@ describe("POST /messages rules", () => {
         status: 404,
         contains: { error: { code: "NOT_FOUND" } },
       },
-    ],
+    ]),
   );
 
   test("a key without messages:send gets 403 API_SCOPE_MISSING", async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inbound } from "../../../test/helpers/messaging";
-import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
@@ -72,58 +72,48 @@ describe("POST /segments/count and the filter's checks", () => {
   runScenarios(
     () => app,
     [
-      {
-        name: "the worked example: opted-in Istanbul customers who wrote in the last 30 days",
-        method: "POST",
-        url: "/segments/count",
-        body: { filter: ISTANBUL },
-        status: 200,
-        contains: { data: { count: 3 } },
-      },
-      {
-        name: "any, not, in, custom fields",
-        method: "POST",
-        url: "/segments/count",
-        body: {
-          filter: {
-            any: [{ field: "customFields.plan", op: "in", value: ["gold", "silver"] }, { not: { field: "city", op: "in", value: ["Istanbul"] } }],
-          },
+      ...rowsOf("POST", "/segments/count", [
+        {
+          name: "the worked example: opted-in Istanbul customers who wrote in the last 30 days",
+          body: { filter: ISTANBUL },
+          status: 200,
+          contains: { data: { count: 3 } },
         },
-        status: 200,
-        contains: { data: { count: 3 } }, // Ayse, Fatma (plan), Deniz (Ankara)
-      },
-      {
-        name: "ne matches a contact without the fact",
-        method: "POST",
-        url: "/segments/count",
-        body: { filter: { field: "customFields.plan", op: "ne", value: "gold" } },
-        status: 200,
-        contains: { data: { count: 5 } },
-      },
-      {
-        name: "blocked",
-        method: "POST",
-        url: "/segments/count",
-        body: { filter: { field: "blocked", op: "eq", value: true } },
-        status: 200,
-        contains: { data: { count: 1 } },
-      },
-      {
-        name: "an absolute time",
-        method: "POST",
-        url: "/segments/count",
-        body: { filter: { field: "lastInboundAt.whatsapp", op: "lt", value: "2026-05-01T00:00:00Z" } },
-        status: 200,
-        contains: { data: { count: 1 } },
-      },
-      {
-        name: "a channel without accounts' messages",
-        method: "POST",
-        url: "/segments/count",
-        body: { filter: { field: "lastInboundAt.telegram", op: "exists" } },
-        status: 200,
-        contains: { data: { count: 0 } },
-      },
+        {
+          name: "any, not, in, custom fields",
+          body: {
+            filter: {
+              any: [{ field: "customFields.plan", op: "in", value: ["gold", "silver"] }, { not: { field: "city", op: "in", value: ["Istanbul"] } }],
+            },
+          },
+          status: 200,
+          contains: { data: { count: 3 } }, // Ayse, Fatma (plan), Deniz (Ankara)
+        },
+        {
+          name: "ne matches a contact without the fact",
+          body: { filter: { field: "customFields.plan", op: "ne", value: "gold" } },
+          status: 200,
+          contains: { data: { count: 5 } },
+        },
+        {
+          name: "blocked",
+          body: { filter: { field: "blocked", op: "eq", value: true } },
+          status: 200,
+          contains: { data: { count: 1 } },
+        },
+        {
+          name: "an absolute time",
+          body: { filter: { field: "lastInboundAt.whatsapp", op: "lt", value: "2026-05-01T00:00:00Z" } },
+          status: 200,
+          contains: { data: { count: 1 } },
+        },
+        {
+          name: "a channel without accounts' messages",
+          body: { filter: { field: "lastInboundAt.telegram", op: "exists" } },
+          status: 200,
+          contains: { data: { count: 0 } },
+        },
+      ]),
       invalid("missing filter", undefined, ["/filter"]),
       invalid("not an object", [1], ["/filter"]),
       invalid("an unknown field", { all: [{ field: "nope", op: "eq", value: "x" }] }, ["/filter/all/0/field"]),

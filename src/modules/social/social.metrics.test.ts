@@ -5,7 +5,7 @@
  * sandbox accounts (deterministic metrics: sandboxPostMetrics) and a clock the test drives.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { IMAGE, SOCIAL, sandboxSocialAccounts } from "../../../test/helpers/social";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 import { sandboxPostMetrics } from "../../social-publishers/sandbox.publisher";
@@ -33,58 +33,48 @@ function expected(target: { externalId: string; publishedAt: string }, now: Date
 
 describe("POST /social/analytics/refresh: errors and scopes", () => {
   const scenarios: Scenario[] = [
-    {
-      name: "no key → 401",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      key: null,
-      body: {},
-      status: 401,
-      contains: { error: { code: "API_KEY_INVALID" } },
-    },
-    {
-      name: "social:read cannot refresh → 403",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      setup(this: Scenario) {
-        this.key = readOnlyKey;
+    ...rowsOf("POST", "/social/analytics/refresh", [
+      {
+        name: "no key → 401",
+        key: null,
+        body: {},
+        status: 401,
+        contains: { error: { code: "API_KEY_INVALID" } },
       },
-      body: {},
-      status: 403,
-      contains: { error: { code: "API_SCOPE_MISSING" } },
-    },
-    {
-      name: "unknown post → 404",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      body: { postId: "0193a4b2-0000-7000-8000-000000000000" },
-      status: 404,
-      contains: { error: { code: "NOT_FOUND" } },
-    },
-    {
-      name: "another company's account → 404",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      body: { accountId: OTHER },
-      status: 404,
-      contains: { error: { code: "NOT_FOUND" } },
-    },
-    {
-      name: "postId not a string → 422 /postId",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      body: { postId: 5 },
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/postId" }] } },
-    },
-    {
-      name: "nothing published yet → 202, nothing queued",
-      method: "POST",
-      url: "/social/analytics/refresh",
-      body: {},
-      status: 202,
-      contains: { data: { queued: [], rateLimited: [] } },
-    },
+      {
+        name: "social:read cannot refresh → 403",
+        setup(this: Scenario) {
+          this.key = readOnlyKey;
+        },
+        body: {},
+        status: 403,
+        contains: { error: { code: "API_SCOPE_MISSING" } },
+      },
+      {
+        name: "unknown post → 404",
+        body: { postId: "0193a4b2-0000-7000-8000-000000000000" },
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+      {
+        name: "another company's account → 404",
+        body: { accountId: OTHER },
+        status: 404,
+        contains: { error: { code: "NOT_FOUND" } },
+      },
+      {
+        name: "postId not a string → 422 /postId",
+        body: { postId: 5 },
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/postId" }] } },
+      },
+      {
+        name: "nothing published yet → 202, nothing queued",
+        body: {},
+        status: 202,
+        contains: { data: { queued: [], rateLimited: [] } },
+      },
+    ]),
   ];
   runScenarios(() => app, scenarios);
 });

@@ -12,7 +12,7 @@ import jsQR from "jsqr";
 import { PNG } from "pngjs";
 import { signLicense } from "../../../scripts/sign-license";
 import { eventsOf, inbound } from "../../../test/helpers/messaging";
-import { runScenarios, type Scenario } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios, type Scenario } from "../../../test/helpers/scenarios";
 import { ACCOUNTS, createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
@@ -358,38 +358,32 @@ describe("errors, license, scopes, tenancy", () => {
   });
 
   const scenarios: Scenario[] = [
-    {
-      name: "code taken → 409 naming /code",
-      method: "POST",
-      url: "/sources",
-      body: { name: "x", type: "link", channel: "whatsapp", code: "own_1" },
-      status: 409,
-      contains: { error: { code: "CONFLICT", details: [{ pointer: "/code" }] } },
-    },
-    {
-      name: "bad code → 422 /code",
-      method: "POST",
-      url: "/sources",
-      body: { name: "x", type: "link", channel: "whatsapp", code: "no spaces" },
-      status: 422,
-      contains: { error: { details: [{ pointer: "/code" }] } },
-    },
-    {
-      name: "bad type → 422 /type",
-      method: "POST",
-      url: "/sources",
-      body: { name: "x", type: "billboard", channel: "whatsapp" },
-      status: 422,
-      contains: { error: { details: [{ pointer: "/type" }] } },
-    },
-    {
-      name: "unknown account → 422 /channelAccountId",
-      method: "POST",
-      url: "/sources",
-      body: { name: "x", type: "link", channel: "whatsapp", channelAccountId: ID.fb },
-      status: 422,
-      contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
-    },
+    ...rowsOf("POST", "/sources", [
+      {
+        name: "code taken → 409 naming /code",
+        body: { name: "x", type: "link", channel: "whatsapp", code: "own_1" },
+        status: 409,
+        contains: { error: { code: "CONFLICT", details: [{ pointer: "/code" }] } },
+      },
+      {
+        name: "bad code → 422 /code",
+        body: { name: "x", type: "link", channel: "whatsapp", code: "no spaces" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/code" }] } },
+      },
+      {
+        name: "bad type → 422 /type",
+        body: { name: "x", type: "billboard", channel: "whatsapp" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/type" }] } },
+      },
+      {
+        name: "unknown account → 422 /channelAccountId",
+        body: { name: "x", type: "link", channel: "whatsapp", channelAccountId: ID.fb },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/channelAccountId" }] } },
+      },
+    ]),
     {
       name: "PATCH renames (and leaves the type alone)",
       method: "PATCH",

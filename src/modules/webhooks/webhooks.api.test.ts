@@ -1,7 +1,7 @@
 /** The webhooks API through the real app: endpoints CRUD, validation with pointers, URL policy, scopes, tenancy. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 import { createApiKey } from "../api-keys/api-keys.service";
 import { createCompany } from "../companies/companies.service";
 import { EVENT_TYPES } from "../../events";
@@ -163,95 +163,75 @@ describe("bad input → 422 with pointers", () => {
   runScenarios(
     () => app,
     [
-      {
-        name: "missing url and events",
-        method: "POST",
-        url: "/webhooks",
-        body: {},
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED" } },
-        check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(expect.arrayContaining(["/url", "/events"])),
-      },
-      {
-        name: "not a URL",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "not a url", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url" }] } },
-      },
-      {
-        name: "ftp scheme",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "ftp://example.com/x", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url", message: "must use http or https" }] } },
-      },
-      {
-        name: "link-local (cloud metadata) address",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "http://169.254.169.254/latest/meta-data/", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url" }] } },
-      },
-      {
-        name: "IPv4-mapped link-local address",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "http://[::ffff:169.254.169.254]/", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url" }] } },
-      },
-      {
-        name: "metadata host name",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "http://metadata.google.internal/computeMetadata/v1/", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url" }] } },
-      },
-      {
-        name: "javascript: scheme",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "javascript:alert(1)", events: ["message.sent"] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/url" }] } },
-      },
-      {
-        name: "unknown event type and bad pattern, each with its index",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "https://example.com/h", events: ["message.sent", "message.exploded", "message*", "nothing.*"] },
-        status: 422,
-        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/events/1" }, { pointer: "/events/2" }, { pointer: "/events/3" }] } },
-      },
-      {
-        name: "empty events",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "https://example.com/h", events: [] },
-        status: 422,
-        contains: { error: { details: [{ pointer: "/events" }] } },
-      },
-      {
-        name: "a caller cannot choose the secret (unknown fields are dropped)",
-        method: "POST",
-        url: "/webhooks",
-        body: { ...valid, secret: "whsec_bWluZQ==" },
-        status: 201,
-        check: (r) => expect(r.body.data.secret).not.toBe("whsec_bWluZQ=="),
-      },
-      {
-        name: "URL and events problems together",
-        method: "POST",
-        url: "/webhooks",
-        body: { url: "gopher://x", events: ["nope"] },
-        status: 422,
-        check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(["/url", "/events/0"]),
-      },
+      ...rowsOf("POST", "/webhooks", [
+        {
+          name: "missing url and events",
+          body: {},
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED" } },
+          check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(expect.arrayContaining(["/url", "/events"])),
+        },
+        {
+          name: "not a URL",
+          body: { url: "not a url", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url" }] } },
+        },
+        {
+          name: "ftp scheme",
+          body: { url: "ftp://example.com/x", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url", message: "must use http or https" }] } },
+        },
+        {
+          name: "link-local (cloud metadata) address",
+          body: { url: "http://169.254.169.254/latest/meta-data/", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url" }] } },
+        },
+        {
+          name: "IPv4-mapped link-local address",
+          body: { url: "http://[::ffff:169.254.169.254]/", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url" }] } },
+        },
+        {
+          name: "metadata host name",
+          body: { url: "http://metadata.google.internal/computeMetadata/v1/", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url" }] } },
+        },
+        {
+          name: "javascript: scheme",
+          body: { url: "javascript:alert(1)", events: ["message.sent"] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/url" }] } },
+        },
+        {
+          name: "unknown event type and bad pattern, each with its index",
+          body: { url: "https://example.com/h", events: ["message.sent", "message.exploded", "message*", "nothing.*"] },
+          status: 422,
+          contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/events/1" }, { pointer: "/events/2" }, { pointer: "/events/3" }] } },
+        },
+        {
+          name: "empty events",
+          body: { url: "https://example.com/h", events: [] },
+          status: 422,
+          contains: { error: { details: [{ pointer: "/events" }] } },
+        },
+        {
+          name: "a caller cannot choose the secret (unknown fields are dropped)",
+          body: { ...valid, secret: "whsec_bWluZQ==" },
+          status: 201,
+          check: (r) => expect(r.body.data.secret).not.toBe("whsec_bWluZQ=="),
+        },
+        {
+          name: "URL and events problems together",
+          body: { url: "gopher://x", events: ["nope"] },
+          status: 422,
+          check: (r) => expect(r.body.error.details.map((d: { pointer: string }) => d.pointer)).toEqual(["/url", "/events/0"]),
+        },
+      ]),
       {
         name: "PATCH with a bad event",
         method: "PATCH",

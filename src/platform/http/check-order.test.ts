@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signLicense } from "../../../scripts/sign-license";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
 
 let app: TestApp;
@@ -51,54 +51,46 @@ describe("without a license file", () => {
       status: 422,
       contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "header:X-Request-Id" }] } },
     },
-    {
-      name: "key before the body: 401, not 422",
-      method: "POST",
-      url: "/contacts",
-      key: null,
-      raw: "{bad",
-      headers: json,
-      status: 401,
-      contains: code("API_KEY_INVALID"),
-    },
-    {
-      name: "IP allow-list before the body and the scope",
-      method: "POST",
-      url: "/contacts",
-      key: "farAway",
-      raw: "{bad",
-      headers: json,
-      status: 403,
-      contains: code("IP_NOT_ALLOWED"),
-    },
-    {
-      name: "a body that cannot be read (malformed JSON) before the scope",
-      method: "POST",
-      url: "/contacts",
-      key: "readOnly",
-      raw: "{bad",
-      headers: json,
-      status: 422,
-      contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/", message: "malformed JSON" }] } },
-    },
-    {
-      name: "a body that cannot be read (NUL) before the scope",
-      method: "POST",
-      url: "/contacts",
-      key: "readOnly",
-      body: { firstName: "a\u0000" },
-      status: 422,
-      contains: { error: { details: [{ pointer: "/firstName" }] } },
-    },
-    {
-      name: "scope before the schema: 403, never the operation's 422",
-      method: "POST",
-      url: "/contacts",
-      key: "readOnly",
-      body: { identities: "x" },
-      status: 403,
-      contains: code("API_SCOPE_MISSING"),
-    },
+    ...rowsOf("POST", "/contacts", [
+      {
+        name: "key before the body: 401, not 422",
+        key: null,
+        raw: "{bad",
+        headers: json,
+        status: 401,
+        contains: code("API_KEY_INVALID"),
+      },
+      {
+        name: "IP allow-list before the body and the scope",
+        key: "farAway",
+        raw: "{bad",
+        headers: json,
+        status: 403,
+        contains: code("IP_NOT_ALLOWED"),
+      },
+      {
+        name: "a body that cannot be read (malformed JSON) before the scope",
+        key: "readOnly",
+        raw: "{bad",
+        headers: json,
+        status: 422,
+        contains: { error: { code: "VALIDATION_FAILED", details: [{ pointer: "/", message: "malformed JSON" }] } },
+      },
+      {
+        name: "a body that cannot be read (NUL) before the scope",
+        key: "readOnly",
+        body: { firstName: "a\u0000" },
+        status: 422,
+        contains: { error: { details: [{ pointer: "/firstName" }] } },
+      },
+      {
+        name: "scope before the schema: 403, never the operation's 422",
+        key: "readOnly",
+        body: { identities: "x" },
+        status: 403,
+        contains: code("API_SCOPE_MISSING"),
+      },
+    ]),
     {
       name: "scope before the license",
       method: "POST",

@@ -1,7 +1,7 @@
 /** The cross-cutting HTTP contract (DESIGN §4) through the real app: auth codes, errors, request ids, rate limits. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../../test/helpers/test-app";
-import { runScenarios } from "../../../test/helpers/scenarios";
+import { rowsOf, runScenarios } from "../../../test/helpers/scenarios";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -13,50 +13,42 @@ describe("authentication and errors", () => {
   runScenarios(
     () => app,
     [
-      {
-        name: "no key → 401 API_KEY_INVALID",
-        method: "GET",
-        url: "/me",
-        key: null,
-        status: 401,
-        contains: { error: { code: "API_KEY_INVALID", details: [{ pointer: "header:Authorization" }] } },
-      },
-      {
-        name: "unknown key → 401 API_KEY_INVALID",
-        method: "GET",
-        url: "/me",
-        key: "sb_live_nope",
-        status: 401,
-        contains: { error: { code: "API_KEY_INVALID" } },
-      },
-      {
-        name: "malformed Authorization → 401",
-        method: "GET",
-        url: "/me",
-        key: null,
-        headers: { authorization: "Basic abc" },
-        status: 401,
-        contains: { error: { code: "API_KEY_INVALID" } },
-      },
-      {
-        name: "revoked key → 401 API_KEY_REVOKED",
-        method: "GET",
-        url: "/me",
-        status: 401,
-        contains: { error: { code: "API_KEY_REVOKED" } },
-        setup: (a) =>
-          useKey(a, { name: "revoked" }, async (id) => {
-            await a.deps.db.sql("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id);
-          }),
-      },
-      {
-        name: "expired key → 401 API_KEY_EXPIRED",
-        method: "GET",
-        url: "/me",
-        status: 401,
-        contains: { error: { code: "API_KEY_EXPIRED" } },
-        setup: (a) => useKey(a, { name: "old", expiresAt: new Date(a.clock.now().getTime() - 1000) }),
-      },
+      ...rowsOf("GET", "/me", [
+        {
+          name: "no key → 401 API_KEY_INVALID",
+          key: null,
+          status: 401,
+          contains: { error: { code: "API_KEY_INVALID", details: [{ pointer: "header:Authorization" }] } },
+        },
+        {
+          name: "unknown key → 401 API_KEY_INVALID",
+          key: "sb_live_nope",
+          status: 401,
+          contains: { error: { code: "API_KEY_INVALID" } },
+        },
+        {
+          name: "malformed Authorization → 401",
+          key: null,
+          headers: { authorization: "Basic abc" },
+          status: 401,
+          contains: { error: { code: "API_KEY_INVALID" } },
+        },
+        {
+          name: "revoked key → 401 API_KEY_REVOKED",
+          status: 401,
+          contains: { error: { code: "API_KEY_REVOKED" } },
+          setup: (a) =>
+            useKey(a, { name: "revoked" }, async (id) => {
+              await a.deps.db.sql("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(id);
+            }),
+        },
+        {
+          name: "expired key → 401 API_KEY_EXPIRED",
+          status: 401,
+          contains: { error: { code: "API_KEY_EXPIRED" } },
+          setup: (a) => useKey(a, { name: "old", expiresAt: new Date(a.clock.now().getTime() - 1000) }),
+        },
+      ]),
       {
         name: "key without scope → 403 API_SCOPE_MISSING",
         method: "GET",
