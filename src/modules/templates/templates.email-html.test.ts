@@ -4,33 +4,19 @@
  * sent through the whole path: POST /templates, POST /messages or a campaign, the dispatch job, nodemailer.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { SmtpPeer } from "../../../test/fakes/smtp.peer";
-import { createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
+import { smtpTestApp } from "../../../test/helpers/smtp-app";
+import type { TestApp } from "../../../test/helpers/test-app";
 
 const SMTP_ACCOUNT = "0193a4b2-0000-7000-8000-00000000e0e1";
 const SCRIPT = "<script>alert(1)</script>";
 
 let app: TestApp;
-let peer: SmtpPeer;
+let smtp: Awaited<ReturnType<typeof smtpTestApp>>;
 let templateId: string;
 
 beforeAll(async () => {
-  peer = await SmtpPeer.start();
-  app = await createTestApp({
-    config: {
-      channels: [
-        ...sandboxChannels().filter((c) => c.channel !== "email"),
-        {
-          id: SMTP_ACCOUNT,
-          channel: "email",
-          provider: "smtp",
-          name: "Mail",
-          default: true,
-          settings: { host: "127.0.0.1", port: peer.port, secure: false, from: "Shop <shop@shop.example>" },
-        },
-      ],
-    },
-  });
+  smtp = await smtpTestApp({ accountId: SMTP_ACCOUNT });
+  app = smtp.app;
   const t = await app.request("POST", "/templates", {
     body: {
       channel: "email",
@@ -45,21 +31,9 @@ beforeAll(async () => {
   expect(t.status).toBe(201);
   templateId = t.body.data.id;
 });
-afterAll(async () => {
-  await app.close();
-  await peer.stop();
-});
+afterAll(() => smtp.close());
 
-async function received(to: string) {
-  await app.deps.queue.drain();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const mail = peer.messages.find((m) => m.envelope.to.includes(to));
-    if (mail) return mail.parsed;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to}`);
-    await Bun.sleep(20);
-  }
-}
+const received = async (to: string) => (await smtp.received(to)).parsed;
 
 test("a template param arrives HTML-escaped in the HTML part and unchanged in the text part", async () => {
   const quote = `"Tom & Jerry's" <b>`;

@@ -5,35 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { SmtpPeer } from "../../../test/fakes/smtp.peer";
-import { createTestApp, sandboxChannels, type TestApp } from "../../../test/helpers/test-app";
+import { smtpTestApp } from "../../../test/helpers/smtp-app";
+import type { TestApp } from "../../../test/helpers/test-app";
 import { createCompany } from "../companies/companies.service";
 import { createUnsubscribeTokens, deriveUnsubscribeKey } from "./unsubscribe.tokens";
 
 const SMTP_ACCOUNT = "0193a4b2-0000-7000-8000-00000000e0e2";
 
 let app: TestApp;
-let peer: SmtpPeer;
+let smtp: Awaited<ReturnType<typeof smtpTestApp>>;
 let templateId: string;
 
 beforeAll(async () => {
-  peer = await SmtpPeer.start();
-  app = await createTestApp({
-    config: {
-      server: { public_url: "https://mail.shop.example/" },
-      channels: [
-        ...sandboxChannels().filter((c) => c.channel !== "email"),
-        {
-          id: SMTP_ACCOUNT,
-          channel: "email",
-          provider: "smtp",
-          name: "Mail",
-          default: true,
-          settings: { host: "127.0.0.1", port: peer.port, secure: false, from: "Shop <shop@shop.example>" },
-        },
-      ],
-    },
-  });
+  smtp = await smtpTestApp({ accountId: SMTP_ACCOUNT, publicUrl: "https://mail.shop.example/" });
+  app = smtp.app;
   const t = await app.request("POST", "/templates", {
     body: {
       channel: "email",
@@ -48,21 +33,9 @@ beforeAll(async () => {
   expect(t.status).toBe(201);
   templateId = t.body.data.id;
 });
-afterAll(async () => {
-  await app.close();
-  await peer.stop();
-});
+afterAll(() => smtp.close());
 
-async function received(to: string, nth = 1) {
-  await app.deps.queue.drain();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const mails = peer.messages.filter((m) => m.envelope.to.includes(to));
-    if (mails.length >= nth) return mails[nth - 1]!;
-    if (Date.now() > deadline) throw new Error(`no mail ${nth} to ${to}`);
-    await Bun.sleep(20);
-  }
-}
+const received = (to: string, nth = 1) => smtp.received(to, nth);
 
 /** The one-click URL of a received mail, checked against RFC 8058's two headers in the raw bytes. */
 function oneClickUrl(mail: Awaited<ReturnType<typeof received>>): string {
@@ -163,7 +136,7 @@ describe("a campaign e-mail", () => {
     await received("carol@example.com", 2);
     const stats = (await app.request("GET", `/campaigns/${second.body.data.id}`)).body.data.stats;
     expect(stats.excluded.noConsent).toBe(1);
-    expect(peer.messages.filter((m) => m.envelope.to.includes("bob@example.com"))).toHaveLength(1);
+    expect(smtp.peer.messages.filter((m) => m.envelope.to.includes("bob@example.com"))).toHaveLength(1);
   });
 });
 
