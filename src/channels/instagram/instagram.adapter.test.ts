@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { createTestContext } from "../../../test/fakes/adapter-context";
 import { GraphFake, instagramPayloads } from "../../../test/fakes/graph.fake";
 import type { ChannelAdapter, OutboundMessage } from "../channel.types";
+import { expectForgedSignaturesRefused, expectHandshake } from "../../../test/helpers/meta-webhooks";
 import { serveAdapterHooks, type TestHookServer } from "../meta/test-hook-server";
 import { createInstagramAdapter, instagramProvider } from "./instagram.adapter";
 
@@ -166,29 +167,15 @@ describe("inbound webhooks", () => {
     expect(hooks.events()).toEqual([]);
   });
 
-  test("signature: wrong, missing, one altered byte → 401, zero events", async () => {
-    const payload = instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "hi" });
-    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "wrong" })).status).toBe(401);
-    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "missing" })).status).toBe(401);
-    const altered = await fake.pushWebhook({
-      url: hooks.url,
-      payload,
+  test("signature: wrong, missing, one altered byte → 401, zero events", () =>
+    expectForgedSignaturesRefused({
+      fake,
+      hooks,
+      payload: instagramPayloads.message({ accountId: IG_ID, senderId: IGSID, text: "hi" }),
       appSecret: APP_SECRET,
-      mutate: (b) => {
-        const c = b.slice();
-        c[10] ^= 1;
-        return c;
-      },
-    });
-    expect(altered.status).toBe(401);
-    expect(hooks.events()).toEqual([]);
-  });
+    }));
 
-  test("handshake: right token → challenge; wrong → 403", async () => {
-    const ok = await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=${VERIFY}&hub.challenge=42`);
-    expect([ok.status, await ok.text()]).toEqual([200, "42"]);
-    expect((await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=42`)).status).toBe(403);
-  });
+  test("handshake: right token → challenge; wrong → 403", () => expectHandshake({ hooks, verifyToken: VERIFY, challenge: "42" }));
 });
 
 describe("interactive (DESIGN §16): quick replies", () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createTestContext, type TestContext } from "../../../test/fakes/adapter-context";
 import { GraphFake, messengerPayloads, type RecordedFile } from "../../../test/fakes/graph.fake";
 import type { ChannelAdapter, OutboundMessage } from "../channel.types";
+import { expectForgedSignaturesRefused, expectHandshake } from "../../../test/helpers/meta-webhooks";
 import { serveAdapterHooks, type TestHookServer } from "../meta/test-hook-server";
 import { createMessengerAdapter, messengerProvider } from "./messenger.adapter";
 
@@ -267,25 +268,15 @@ describe("inbound webhooks", () => {
     expect(hooks.events()).toEqual([]);
   });
 
-  test("signature: wrong, missing, altered body → 401 and zero events", async () => {
-    const payload = messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, text: "hi" });
-    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "wrong" })).status).toBe(401);
-    expect((await fake.pushWebhook({ url: hooks.url, payload, appSecret: APP_SECRET, signature: "missing" })).status).toBe(401);
-    const altered = await fake.pushWebhook({
-      url: hooks.url,
-      payload,
+  test("signature: wrong, missing, altered body → 401 and zero events", () =>
+    expectForgedSignaturesRefused({
+      fake,
+      hooks,
+      payload: messengerPayloads.message({ accountId: PAGE_ID, senderId: PSID, text: "hi" }),
       appSecret: APP_SECRET,
-      mutate: (b) => Object.assign(b.slice(), { [b.length - 3]: b[b.length - 3] ^ 1 }),
-    });
-    expect(altered.status).toBe(401);
-    expect(hooks.events()).toEqual([]);
-  });
+    }));
 
-  test("handshake: right token → challenge; wrong → 403", async () => {
-    const ok = await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=${VERIFY}&hub.challenge=CHALLENGE_ACCEPTED`);
-    expect([ok.status, await ok.text()]).toEqual([200, "CHALLENGE_ACCEPTED"]);
-    expect((await fetch(`${hooks.url}?hub.mode=subscribe&hub.verify_token=x&hub.challenge=C`)).status).toBe(403);
-  });
+  test("handshake: right token → challenge; wrong → 403", () => expectHandshake({ hooks, verifyToken: VERIFY, challenge: "CHALLENGE_ACCEPTED" }));
 });
 
 describe("interactive (DESIGN §16): quick replies", () => {
