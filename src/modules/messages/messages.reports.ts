@@ -13,7 +13,7 @@ import { findOrCreateContactByIdentity } from "../contacts/contacts.service";
 import { conversationsOfContactOn } from "../conversations/conversations.service";
 import { SCHEDULED_INBOUND_JOB } from "./messages.jobs";
 import { applyStatus } from "./messages.lifecycle";
-import { messagesStore } from "./messages.repository";
+import { messagesStore, type MessageHead } from "./messages.repository";
 
 /**
  * Applies one report of `account`'s (of company `companyId`), inside the caller's unit: a status by provider
@@ -22,9 +22,15 @@ import { messagesStore } from "./messages.repository";
  */
 export async function applyReport(
   deps: MessagesNeeds,
-  { companyId, account, event, unknown }: { companyId: string; account: ChannelAccount; event: ReportEvent; unknown?: ReportEvent[] },
+  {
+    companyId,
+    account,
+    event,
+    unknown,
+    heads,
+  }: { companyId: string; account: ChannelAccount; event: ReportEvent; unknown?: ReportEvent[]; heads?: Map<string, MessageHead> },
 ): Promise<void> {
-  if (event.kind === "status") return await applyProviderStatus(deps, account.id, event, unknown);
+  if (event.kind === "status") return await applyProviderStatus(deps, account.id, event, unknown, heads);
   const contactId = await knownContactOf(deps, companyId, account, event.from.value);
   if (contactId) await applyWatermark(deps, { accountId: account.id, contactId, status: event.status, watermark: event.watermark });
 }
@@ -53,9 +59,11 @@ export async function applyProviderStatus(
   accountId: string,
   event: Extract<ReportEvent, { kind: "status" }>,
   unknown?: ReportEvent[],
+  /** The heads of the messages reported on, read in this unit (a scheduled job's, all at once): kept current here. */
+  heads?: Map<string, MessageHead>,
 ): Promise<void> {
   await deps.db.join(async () => {
-    const m = await messagesStore(deps.db).messageHeadByProviderId(accountId, event.providerMessageId);
+    const m = heads ? heads.get(event.providerMessageId) : await messagesStore(deps.db).messageHeadByProviderId(accountId, event.providerMessageId);
     if (!m) {
       // Either not ours (sent from the provider's own console), or a report that overtook our own commit of
       // the send (fast providers answer the send and call back within milliseconds): try again shortly.
@@ -70,7 +78,8 @@ export async function applyProviderStatus(
     }
     const error = event.error ? { reason: event.error.reason, code: event.error.providerCode, message: event.error.message } : undefined;
     // (Already inside a unit: applyStatus joins it, no savepoint per report.)
-    await applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+    const updated = await applyStatus(deps, { message: m, status: event.status, at: event.timestamp, error, fresh: true });
+    heads?.set(event.providerMessageId, updated);
   });
 }
 
@@ -158,8 +167,16 @@ export function wireReports(deps: MessagesNeeds): void {
       const unknown: ReportEvent[] = [];
       const company = await findCompanyBySlug({ db: deps.db, slug: account.company });
       if (!company) deps.log.warn({ accountId: account.id, company: account.company }, "inbound for an account whose company does not exist; dropped");
-      // One after the other, no savepoint each: the job's transaction is the unit.
-      else for (const { event } of due) await applyReport(deps, { companyId: company.id, account, event, unknown });
+      else {
+        // The messages reported on, read in one statement (each report's lookup by provider id was one of a
+        // report's two statements); each report's change is kept in the map for the next report on it.
+        const ids = [...new Set(due.flatMap(({ event }) => (event.kind === "status" ? [event.providerMessageId] : [])))];
+        const heads = new Map<string, MessageHead>();
+        for (const { providerMessageId, ...head } of await messagesStore(deps.db).messageHeadsByProviderIds(account.id, ids))
+          heads.set(providerMessageId, head);
+        // One after the other, no savepoint each: the job's transaction is the unit.
+        for (const { event } of due) await applyReport(deps, { companyId: company.id, account, event, unknown, heads });
+      }
       const later = schedule.filter((s) => s.at > now);
       // A report can fall due before the send it reports on has committed (the dispatch job stores the
       // provider's message id when it finishes): not known yet → come back shortly with it, never drop it.

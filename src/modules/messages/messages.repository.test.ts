@@ -83,3 +83,32 @@ test.skipIf(onPostgres)("a lane's dispatch claims, walks and sweeps search its o
     ]);
   }
 });
+
+test.skipIf(onPostgres)("a scheduled job's reports find their messages by provider id, one index probe each", async () => {
+  expect((await plan(SQL.sqlite.headsByProviderIds)).find((d) => d.includes("messages"))).toMatch(
+    /^SEARCH messages USING INDEX messages_provider_id_uq \(channel_account_id=\? AND provider_message_id=\?\)/,
+  );
+});
+
+test.skipIf(!onPostgres)("PostgreSQL: a scheduled job's reports probe the provider id index per id, not a join over the account", async () => {
+  const { createTestApp } = await import("../../../test/helpers/test-app");
+  const app = await createTestApp({ balance: "1000" });
+  try {
+    // An account with a thousand sent messages, not analyzed yet: `IN (subquery)` was planned as a hash join
+    // over all of them here.
+    const body = { channel: "whatsapp", to: { phone: "+14155550100" }, type: "template", template: { name: "hello_world", params: { "body.1": "Ann" } } };
+    for (let i = 0; i < 20; i++) await Promise.all(Array.from({ length: 50 }, () => app.request("POST", "/messages", { body })));
+    await app.deps.queue.drain();
+    const sent = await app.deps.db
+      .sql("SELECT channel_account_id AS a, provider_message_id AS p FROM messages WHERE provider_message_id IS NOT NULL LIMIT 25")
+      .all();
+    expect(sent).toHaveLength(25);
+    const ids = JSON.stringify(sent.map((r) => r.p));
+    const lines = (await app.deps.db.sql(`EXPLAIN ${SQL.postgres.headsByProviderIds}`).all(sent[0]!.a as string, ids)).map((r) => String(Object.values(r)[0]));
+    expect(lines[0]).toStartWith("Nested Loop");
+    expect(lines.join("\n")).toContain("Index Scan using messages_provider_id_uq on messages");
+    expect(lines.join("\n")).not.toContain("Hash");
+  } finally {
+    await app.close();
+  }
+});
