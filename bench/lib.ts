@@ -1,6 +1,6 @@
 /** Shared benchmark helpers: autocannon in its own Node process, servers to compare, formatting. */
 import { spawn } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -90,37 +90,32 @@ export async function freePort(): Promise<number> {
 }
 
 export function rssMb(pid: number): number {
-  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
 let clockTicks = 0;
+/** A thread's or process's CPU seconds (user + system) and name, from its /proc stat file. */
+function statCpu(path: string): { cpu: number; name: string } {
+  clockTicks ||= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+  const stat = readFileSync(path, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // from field 3 (state) on
+  // fields 14 (utime) and 15 (stime)
+  return { cpu: (Number(fields[11]) + Number(fields[12])) / clockTicks, name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) };
+}
+
 /**
  * CPU seconds a process has used so far (user + system, from /proc): all its threads, and its main thread
  * alone — the thread that serves HTTP, runs the job loop and commits, whose time bounds the request rate.
  * Unlike req/s it leaves out time a thread waited for a core: compare the CPU per request of two builds too.
  */
 export function cpuSeconds(pid: number): { process: number; main: number } {
-  clockTicks ||= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
-  const read = (path: string) => {
-    const stat = require("node:fs").readFileSync(path, "utf8") as string;
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // from field 3 (state) on
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks; // fields 14 (utime) and 15 (stime)
-  };
-  return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
+  return { process: statCpu(`/proc/${pid}/stat`).cpu, main: statCpu(`/proc/${pid}/task/${pid}/stat`).cpu };
 }
 
 /** CPU seconds each thread of a process has used so far, with the thread's name (a Worker's is "Worker"). */
 export function threadCpu(pid: number): Map<number, { cpu: number; name: string }> {
-  cpuSeconds(pid); // (reads the clock's ticks a second once)
-  const fs = require("node:fs");
-  const out = new Map<number, { cpu: number; name: string }>();
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`) as string[]) {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8") as string;
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / clockTicks, name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
-  }
-  return out;
+  return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), statCpu(`/proc/${pid}/task/${tid}/stat`)]));
 }
 
 /** µs of CPU per request between two `cpuSeconds` readings: main thread and whole process. */

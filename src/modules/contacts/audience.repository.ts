@@ -14,6 +14,7 @@ import { Database } from "bun:sqlite";
 import { storeDb, type Db, type Param, type StoreDb } from "../../db/client";
 import { compactParams, jsonTable, jsonValues, perEngine } from "../../db/dialect";
 import type { CountQuery, CountSource } from "./audience-count";
+import type { RawContact } from "./contacts-rows.repository";
 import type { ResolvedFilter } from "./audience-filter";
 import { compileFilter } from "./audience-filter.repository";
 import { FACT_CODES, FACT_WEIGHT, factCodeSql, factJoins, memberFactsSql } from "./audience-facts.repository";
@@ -34,14 +35,8 @@ export interface AudienceMember {
   lastInboundAt: number | null;
 }
 
-type RawMember = {
-  id: string;
-  first_name: string | null;
-  last_name: string | null;
-  city: string | null;
-  country: string | null;
-  custom_fields: string;
-  blocked: number;
+/** A page member: its contact's row (without what a page does not read) and its facts. */
+type RawMember = Omit<RawContact, "company_id" | "created_at" | "updated_at"> & {
   identity: string | null;
   consent: string | null;
   last_inbound_at: number | null;
