@@ -69,14 +69,14 @@ export function insertRow<T extends Table>(db: { $client: import("bun:sqlite").D
 
 /** The UPDATE of each set of changed columns of a table (updateById), built once. */
 const updates = new WeakMap<Table, Map<string, { sql: string; keys: string[]; cols: { mapToDriverValue(v: unknown): unknown }[] } | null>>();
-function updatePlan<T extends Table>(table: T, changes: Partial<T["$inferSelect"]>): { sql: string; values: unknown[] } | null {
+function updatePlan<T extends Table>(table: T, changes: Partial<T["$inferSelect"]>, guard?: string): { sql: string; values: unknown[] } | null {
   const given = changes as Record<string, unknown>;
   const keys: string[] = [];
   for (const k in given) if (given[k] !== undefined) keys.push(k);
   if (!keys.length) return null;
   let plans = updates.get(table);
   if (!plans) updates.set(table, (plans = new Map()));
-  const signature = keys.join(",");
+  const signature = guard ? `${keys.join(",")}|${guard}` : keys.join(",");
   let plan = plans.get(signature);
   if (plan === undefined) {
     // Keys that are not columns of the table are ignored.
@@ -84,7 +84,11 @@ function updatePlan<T extends Table>(table: T, changes: Partial<T["$inferSelect"
     const known = keys.filter((k) => all[k]);
     const name = (table as unknown as { [k: symbol]: string })[Symbol.for("drizzle:Name")];
     plan = known.length
-      ? { sql: `UPDATE "${name}" SET ${known.map((k) => `"${all[k]!.name}" = ?`).join(", ")} WHERE "id" = ?`, keys: known, cols: known.map((k) => all[k]!) }
+      ? {
+          sql: `UPDATE "${name}" SET ${known.map((k) => `"${all[k]!.name}" = ?`).join(", ")} WHERE "id" = ?${guard ? ` AND "${all[guard]!.name}" = ?` : ""}`,
+          keys: known,
+          cols: known.map((k) => all[k]!),
+        }
       : null;
     plans.set(signature, plan);
   }
@@ -100,13 +104,22 @@ export async function insertInto<T extends Table>(db: { sql(text: string): State
   await plan.insert(db.sql(plan.sql) as never, row as Record<string, unknown>);
 }
 
-/** `UPDATE table SET <changed columns> WHERE id = ?` (a store's `db.sql`), the statement cached per set of columns; nothing is run when no column of the table changed. */
+/**
+ * `UPDATE table SET <changed columns> WHERE id = ?` (a store's `db.sql`), the statement cached per set of columns;
+ * nothing is run when no column of the table changed. `onlyIf`: the row is changed only while that column still
+ * holds that value (`AND "col" = ?`). Resolves to the rows changed.
+ */
 export async function updateById<T extends Table>(
   db: { sql(text: string): Statement },
   table: T,
   id: string,
   changes: Partial<T["$inferSelect"]>,
-): Promise<void> {
-  const plan = updatePlan(table, changes);
-  if (plan) await db.sql(plan.sql).run(...(plan.values as Param[]), id);
+  onlyIf?: { column: keyof T["$inferSelect"] & string; value: string | number },
+): Promise<number> {
+  const plan = updatePlan(table, changes, onlyIf?.column);
+  if (!plan) return 0;
+  const { changes: n } = onlyIf
+    ? await db.sql(plan.sql).run(...(plan.values as Param[]), id, onlyIf.value)
+    : await db.sql(plan.sql).run(...(plan.values as Param[]), id);
+  return n;
 }

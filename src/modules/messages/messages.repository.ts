@@ -174,12 +174,11 @@ export function createMessagesStore(dbIn: Db) {
     },
 
     /**
-     * A status change's write (applyStatus, the one writer of a message row after its insert). Answers the row
-     * as the change left it, mapped only when asked (the events' payload, built only if a subscriber reads
-     * it): it comes back with the UPDATE (`RETURNING *`), so the payload costs no read of its own.
+     * A status change's write (applyStatus, the one writer of a message row after its insert), made only while
+     * the row's status is still `from`: false when it has moved since it was read (nothing written).
      */
-    async recordStatus(id: string, changes: Partial<MessageRow>): Promise<void> {
-      await updateById(db, messages, id, changes);
+    async recordStatus(id: string, from: string, changes: Partial<MessageRow>): Promise<boolean> {
+      return (await updateById(db, messages, id, changes, { column: "status", value: from })) > 0;
     },
 
     /**

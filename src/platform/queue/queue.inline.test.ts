@@ -60,6 +60,32 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
   expect(await rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
 });
 
+test("a job's writes and its outcome commit together; writes that throw are rolled back whole and the attempt is recorded alone", async () => {
+  const db = app.deps.db;
+  await db.sql(`CREATE TABLE writes_effects (job_id TEXT, n INTEGER)`).run();
+  let failUntil = 1;
+  queue().register("test.writes", {
+    maxAttempts: 3,
+    backoffMs: () => 1000,
+    async handle(job) {
+      return {
+        writes: async () => {
+          await db.sql(`INSERT INTO writes_effects VALUES (?, ?)`).run(job.id, job.payload.n);
+          if (job.attempts <= failUntil) throw new Error(`boom ${job.attempts}`);
+        },
+      };
+    },
+  });
+  const id = await app.deps.db.unit(() => queue().enqueueJob({ type: "test.writes", payload: { n: 1 } }));
+  await queue().drain();
+  expect(await rowOf(id)).toMatchObject({ status: "pending", attempts: 1, last_error: "boom 1", lease_token: null });
+  expect(await db.sql(`SELECT count(*) AS n FROM writes_effects WHERE job_id = ?`).get(id)).toEqual({ n: 0 }); // rolled back
+  app.clock.advance(1000);
+  await queue().drain();
+  expect(await rowOf(id)).toBeNull();
+  expect(await db.sql(`SELECT n FROM writes_effects WHERE job_id = ?`).all(id)).toEqual([{ n: 1 }]);
+});
+
 test("an inline job can come back later without counting an attempt", async () => {
   let runs = 0;
   queue().register("test.inline.later", {

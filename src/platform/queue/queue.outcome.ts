@@ -87,8 +87,12 @@ async function finaliseHeld(q: QueueState, job: Job, handler: JobHandler, result
  * one fsync. `writes` runs in a unit of its own inside it (a savepoint): a throw rolls back its writes
  * alone and counts as a failed attempt. If the shared COMMIT fails, the jobs keep their leases and are
  * reclaimed when they expire.
+ *
+ * Where each unit is a transaction of its own (PostgreSQL), `writes` and the finalisation share it without a
+ * savepoint (two statements fewer a job, each a round trip): a throw of `writes` rolls the transaction back
+ * whole, and the failed attempt is then recorded in a transaction of its own.
  */
-export function commitOutcome(
+export async function commitOutcome(
   q: QueueState,
   job: Job,
   handler: JobHandler,
@@ -96,19 +100,35 @@ export function commitOutcome(
   onCommit: () => void,
 ): Promise<void> {
   const { db } = q;
-  return db.unit(
-    async () => {
-      let final: { outcome: JobOutcome } | { thrown: unknown } = result;
-      if ("outcome" in result && result.outcome && "writes" in result.outcome) {
-        const writes = result.outcome.writes;
-        try {
-          final = { outcome: await db.unit(writes) };
-        } catch (e) {
-          final = { thrown: e };
-        }
+  const options = { onCommit, background: true };
+  const writes = "outcome" in result && result.outcome && "writes" in result.outcome ? result.outcome.writes : null;
+  if (!writes) return db.unit(() => finalise(q, job, handler, result), options);
+  if (!db.concurrentUnits)
+    return db.unit(async () => {
+      let final: { outcome: JobOutcome } | { thrown: unknown };
+      try {
+        final = { outcome: await db.unit(writes) };
+      } catch (e) {
+        final = { thrown: e };
       }
       await finalise(q, job, handler, final);
-    },
-    { onCommit, background: true },
-  );
+    }, options);
+  let failed: { thrown: unknown } | null = null;
+  try {
+    return await db.unit(async () => {
+      failed = null; // (a unit retried after a serialization failure runs again from here)
+      let outcome: JobOutcome;
+      try {
+        outcome = await writes();
+      } catch (e) {
+        failed = { thrown: e };
+        throw e;
+      }
+      await finalise(q, job, handler, { outcome });
+    }, options);
+  } catch (e) {
+    if (!failed) throw e;
+    const thrown: { thrown: unknown } = failed;
+    return db.unit(() => finalise(q, job, handler, thrown), options);
+  }
 }
