@@ -63,7 +63,7 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
 test("a job's writes and its outcome commit together; writes that throw are rolled back whole and the attempt is recorded alone", async () => {
   const db = app.deps.db;
   await db.sql(`CREATE TABLE writes_effects (job_id TEXT, n INTEGER)`).run();
-  let failUntil = 1;
+  const failUntil = 1;
   queue().register("test.writes", {
     maxAttempts: 3,
     backoffMs: () => 1000,
