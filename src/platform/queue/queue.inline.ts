@@ -7,11 +7,19 @@ import { failedAttempt } from "./queue.outcome";
 import type { QueueState } from "./queue.state";
 import type { Job, JobHandler, JobOutcome } from "./queue.types";
 
+/** Thrown by an inline job run without a savepoint of its own: the caller's unit is to be run again with them. */
+export class IsolateInline extends Error {}
+
 /**
  * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
  * Cut short by the group's background slice, it goes on in the next group (continueInline).
+ *
+ * `isolated`: each job in a savepoint of its own, so a throw rolls back its writes alone and counts as its
+ * failed attempt. Without (where units are transactions of their own, PostgreSQL: two statements fewer a job,
+ * each a round trip), a throw rolls back the caller's whole unit as IsolateInline, for it to run again isolated
+ * (withInline).
  */
-export async function runInline(q: QueueState, type: string, handler: JobHandler, limit: number, full: boolean): Promise<number> {
+export async function runInline(q: QueueState, type: string, handler: JobHandler, limit: number, full: boolean, isolated = true): Promise<number> {
   const { db, store, now, sliceTimer, cutShort, wake, idleUntil } = q;
   const t = now().getTime();
   if (full) await store.requeueExpiredInline(t, type);
@@ -19,6 +27,7 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
   // A group's background slice bounds the run too (db.unit's background items).
   const spent = sliceTimer();
   let ran = 0;
+  const done: string[] = []; // removed together once the run ends
   for (const r of rows) {
     if (ran > 0 && spent()) {
       cutShort.add(type);
@@ -35,14 +44,16 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
       runAt: r.run_at,
       leaseToken: "",
     };
+    const run = async () => {
+      const o = await handler.inline!(job);
+      if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
+      return o;
+    };
     let outcome: JobOutcome;
     try {
-      outcome = await db.unit(async () => {
-        const o = await handler.inline!(job);
-        if (o && "writes" in o) throw new Error("an inline job returns its final outcome, not writes()");
-        return o;
-      });
+      outcome = isolated ? await db.unit(run) : await run();
     } catch (e) {
+      if (!isolated) throw new IsolateInline("an inline job threw: run again with savepoints", { cause: e });
       const { error, retryAt } = failedAttempt(q, job, handler, e, t);
       if (retryAt === null) await store.markInlineDead(error, t, job.id);
       else {
@@ -51,7 +62,7 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
       }
       continue;
     }
-    if (!outcome) await store.deleteInline(job.id);
+    if (!outcome) done.push(job.id);
     else if ("dead" in outcome) await store.markInlineDead(outcome.dead, t, job.id);
     else {
       const payload = outcome.payload ? JSON.stringify(outcome.payload) : null;
@@ -59,8 +70,24 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
       wake(type, outcome.retryAt.getTime(), job.groupKey);
     }
   }
+  if (done.length) await store.deleteInline(done);
   if (rows.length < limit) idleUntil.set(type, (await nextDueOf(q, type)) ?? Infinity);
   return ran;
+}
+
+/**
+ * A unit that runs inline jobs (`body(isolated)`): on SQLite with a savepoint per job (its units share group
+ * commits); where units are transactions of their own, first without, and again with them only when a job threw.
+ */
+export async function withInline<T>(q: QueueState, body: (isolated: boolean) => Promise<T>, options: { onCommit: () => void; background: true }): Promise<T> {
+  const { db } = q;
+  if (!db.concurrentUnits) return db.unit(() => body(true), options);
+  try {
+    return await db.unit(() => body(false), options);
+  } catch (e) {
+    if (!(e instanceof IsolateInline)) throw e;
+    return db.unit(() => body(true), options);
+  }
 }
 
 /**
@@ -69,23 +96,21 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
  * campaign's sends).
  */
 export function continueInline(q: QueueState): void {
-  const { db, log, handlers, capacity, cutShort, continued } = q;
+  const { log, handlers, capacity, cutShort, continued } = q;
   for (const type of cutShort) {
     cutShort.delete(type);
     if (continued.has(type) || q.stopping) continue;
     const ended = () => continued.get(type) === run && continued.delete(type);
-    const run: Promise<unknown> = db
-      .unit(() => runInline(q, type, handlers.get(type)!, Math.max(1, capacity(type)), false), {
-        onCommit: () => {
-          ended();
-          continueInline(q);
-        },
-        background: true,
-      })
-      .catch((e) => {
+    const run: Promise<unknown> = withInline(q, (isolated) => runInline(q, type, handlers.get(type)!, Math.max(1, capacity(type)), false, isolated), {
+      onCommit: () => {
         ended();
-        log.error({ err: e, type }, "inline jobs failed");
-      });
+        continueInline(q);
+      },
+      background: true,
+    }).catch((e) => {
+      ended();
+      log.error({ err: e, type }, "inline jobs failed");
+    });
     continued.set(type, run);
   }
 }

@@ -7,7 +7,7 @@
 import { sweepHolds } from "./queue.anchor";
 import { claim } from "./queue.claim";
 import { giveBackLater } from "./queue.giveback";
-import { continueInline, runInline } from "./queue.inline";
+import { continueInline, runInline, withInline } from "./queue.inline";
 import { startJob } from "./queue.run";
 import type { QueueState } from "./queue.state";
 import type { Job } from "./queue.types";
@@ -30,7 +30,7 @@ function pumpOnce(q: QueueState, full = false): Promise<number> {
  * of costing one of their own (a lost claim after a crash only means the job is claimed again).
  */
 async function claimAndStart(q: QueueState, full: boolean): Promise<number> {
-  const { db, now, pollMs, groupDueAt, markFreed, idleUntil, handlers, freed, capacity, freeSlots } = q;
+  const { now, pollMs, groupDueAt, markFreed, idleUntil, handlers, freed, capacity, freeSlots } = q;
   const t = now().getTime();
   if (performance.now() >= q.nextFullPass) {
     full = true;
@@ -49,14 +49,15 @@ async function claimAndStart(q: QueueState, full: boolean): Promise<number> {
     .filter(([, room]) => room > 0);
   if (!wanted.length) return 0;
   // (A group-commit item may run twice: counted inside it, from zero each time.)
-  const { claimed, inline } = await db.unit(
-    async () => {
+  const { claimed, inline } = await withInline(
+    q,
+    async (isolated) => {
       let ran = 0;
       const jobs: Job[][] = [];
       for (const [type, room] of wanted) {
         if (full) await sweepHolds(q, type, t, false);
         if (!handlers.get(type)!.inline) jobs.push(await claim(q, type, room, full || !idle(type)));
-        else ran += await runInline(q, type, handlers.get(type)!, room, full);
+        else ran += await runInline(q, type, handlers.get(type)!, room, full, isolated);
       }
       return { claimed: jobs, inline: ran };
     },

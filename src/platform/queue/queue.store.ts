@@ -109,7 +109,7 @@ export function createQueueStore(dbIn: Db) {
   const inlineExpiredStmt = db.sql(
     `UPDATE jobs SET status = 'pending', lease_until = NULL, lease_token = NULL, run_at = ?1 WHERE type = ?2 AND status = 'running' AND run_at < ?1`,
   );
-  const inlineDeleteStmt = db.sql(`DELETE FROM jobs WHERE id = ?`);
+  const inlineDeleteStmt = db.sql(`DELETE FROM jobs WHERE id IN (${jsonValues(db.engine)})`);
   // (payload: a new one, or null to keep it: JobOutcome's `payload`)
   const inlineRescheduleStmt = db.sql(
     `UPDATE jobs SET run_at = ?, last_error = ?, attempts = attempts + ?, updated_at = ?, payload = coalesce(?, payload) WHERE id = ?`,
@@ -209,8 +209,9 @@ export function createQueueStore(dbIn: Db) {
     async requeueExpiredInline(t: number, type: string): Promise<void> {
       await inlineExpiredStmt.run(t, type);
     },
-    async deleteInline(id: string): Promise<void> {
-      await inlineDeleteStmt.run(id);
+    /** Inline jobs done: their rows removed together. */
+    async deleteInline(ids: string[]): Promise<void> {
+      await inlineDeleteStmt.run(JSON.stringify(ids));
     },
     /** Due again at `runAt`, `counted` (0 or 1) attempts added; `payload` null keeps the job's. */
     async rescheduleInline(runAt: number, error: string | null, counted: number, t: number, payload: string | null, id: string): Promise<void> {
