@@ -333,13 +333,17 @@ export async function createOutboundMessage(
       leaseUntil: lease?.until ?? null,
       leaseToken: lease?.token ?? null,
     });
-    await messagesStore(db).insertMessage(row);
-    // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
-    await touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null });
+    // The three writes go out together: on PostgreSQL one round trip (pipelined on the unit's connection) where
+    // one after another took three. None needs another's result, and a throw of any undoes the unit.
     // NB! The debit last: it locks the company's balances row until the unit commits, and on PostgreSQL every
     // other send of the company (on any instance) waits for that row — the fewer statements after it, the
-    // shorter the wait. A 402 here undoes the unit's writes above with it.
-    if (unitPrice > 0) await deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` });
+    // shorter the wait. A 402 here undoes the unit's writes with it.
+    await Promise.all([
+      messagesStore(db).insertMessage(row),
+      // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
+      touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null }),
+      unitPrice > 0 && deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` }),
+    ]);
     return row;
   });
 }
