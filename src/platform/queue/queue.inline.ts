@@ -3,24 +3,19 @@
  * time, and — cut short by the slice — continued in the next group as soon as this one has committed.
  */
 import { nextDueOf } from "./queue.claim";
-import { failedAttempt } from "./queue.outcome";
+import { failedAttempt, Isolate, runWrites, withIsolation } from "./queue.outcome";
 import type { QueueState } from "./queue.state";
 import type { Job, JobHandler, JobOutcome } from "./queue.types";
-
-/** Thrown by an inline job run without a savepoint of its own: the caller's unit is to be run again with them. */
-export class IsolateInline extends Error {}
 
 /**
  * Runs the due jobs of an inline type (at most `limit`) inside the current transaction; returns how many.
  * Cut short by the group's background slice, it goes on in the next group (continueInline).
  *
  * `isolated`: each job in a savepoint of its own, so a throw rolls back its writes alone and counts as its
- * failed attempt. Without (where units are transactions of their own, PostgreSQL: two statements fewer a job,
- * each a round trip), a throw rolls back the caller's whole unit as IsolateInline, for it to run again isolated
- * (withInline).
+ * failed attempt; without, a throw rolls back the caller's whole unit, for it to run again isolated (withIsolation).
  */
 export async function runInline(q: QueueState, type: string, handler: JobHandler, limit: number, full: boolean, isolated = true): Promise<number> {
-  const { db, store, now, sliceTimer, cutShort, wake, idleUntil } = q;
+  const { store, now, sliceTimer, cutShort, wake, idleUntil } = q;
   const t = now().getTime();
   if (full) await store.requeueExpiredInline(t, type);
   const rows = await store.dueInline(type, t, limit);
@@ -51,9 +46,9 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
     };
     let outcome: JobOutcome;
     try {
-      outcome = isolated ? await db.unit(run) : await run();
+      outcome = await runWrites(q, run, isolated);
     } catch (e) {
-      if (!isolated) throw new IsolateInline("an inline job threw: run again with savepoints", { cause: e });
+      if (e instanceof Isolate) throw e;
       const { error, retryAt } = failedAttempt(q, job, handler, e, t);
       if (retryAt === null) await store.markInlineDead(error, t, job.id);
       else {
@@ -76,21 +71,6 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
 }
 
 /**
- * A unit that runs inline jobs (`body(isolated)`): on SQLite with a savepoint per job (its units share group
- * commits); where units are transactions of their own, first without, and again with them only when a job threw.
- */
-export async function withInline<T>(q: QueueState, body: (isolated: boolean) => Promise<T>, options: { onCommit: () => void; background: true }): Promise<T> {
-  const { db } = q;
-  if (!db.concurrentUnits) return db.unit(() => body(true), options);
-  try {
-    return await db.unit(() => body(false), options);
-  } catch (e) {
-    if (!(e instanceof IsolateInline)) throw e;
-    return db.unit(() => body(true), options);
-  }
-}
-
-/**
  * Inline types whose run the slice cut short: they go on in the next group as soon as this one has
  * committed, not after its sync and the next claim pass (which left the sandbox's reports far behind a
  * campaign's sends).
@@ -101,7 +81,7 @@ export function continueInline(q: QueueState): void {
     cutShort.delete(type);
     if (continued.has(type) || q.stopping) continue;
     const ended = () => continued.get(type) === run && continued.delete(type);
-    const run: Promise<unknown> = withInline(q, (isolated) => runInline(q, type, handlers.get(type)!, Math.max(1, capacity(type)), false, isolated), {
+    const run: Promise<unknown> = withIsolation(q, (isolated) => runInline(q, type, handlers.get(type)!, Math.max(1, capacity(type)), false, isolated), {
       onCommit: () => {
         ended();
         continueInline(q);

@@ -7,7 +7,8 @@
 import { sweepHolds } from "./queue.anchor";
 import { claim } from "./queue.claim";
 import { giveBackLater } from "./queue.giveback";
-import { continueInline, runInline, withInline } from "./queue.inline";
+import { continueInline, runInline } from "./queue.inline";
+import { withIsolation } from "./queue.outcome";
 import { startJob } from "./queue.run";
 import type { QueueState } from "./queue.state";
 import type { Job } from "./queue.types";
@@ -49,7 +50,7 @@ async function claimAndStart(q: QueueState, full: boolean): Promise<number> {
     .filter(([, room]) => room > 0);
   if (!wanted.length) return 0;
   // (A group-commit item may run twice: counted inside it, from zero each time.)
-  const { claimed, inline } = await withInline(
+  const { claimed, inline } = await withIsolation(
     q,
     async (isolated) => {
       let ran = 0;
