@@ -40,7 +40,22 @@ export interface Statement {
  * object as the Db at run time; `storeDb(db)` gives a module's store this view.
  */
 export type StoreDb = BaseSQLiteDatabase<"async", { changes: number }, Schema> &
-  Pick<Db, "engine" | "url" | "sql" | "dataVersion" | "unit" | "join" | "afterCommit" | "beforeCommit" | "track" | "rollbacks" | "durable" | "backgroundSlice">;
+  Pick<
+    Db,
+    | "engine"
+    | "url"
+    | "sql"
+    | "dataVersion"
+    | "unit"
+    | "join"
+    | "atEnd"
+    | "afterCommit"
+    | "beforeCommit"
+    | "track"
+    | "rollbacks"
+    | "durable"
+    | "backgroundSlice"
+  >;
 export const storeDb = (db: Db | StoreDb): StoreDb => db as unknown as StoreDb;
 
 export type Db = BunSQLiteDatabase<Schema> & {
@@ -105,8 +120,23 @@ export type Db = BunSQLiteDatabase<Schema> & {
    * Only fn's own chain of awaits is inside the unit (AsyncLocalStorage): a synchronous `tx`, `within` or
    * `afterCommit` from any other chain while a unit awaits throws rather than join a transaction not its own.
    * NB! As with batch, fn may run twice (a group whose other item threw runs again).
+   *
+   * `shared` (PostgreSQL; SQLite groups every unit anyway): fn may share one transaction with the other shared
+   * units that start while one is running — their statements pipelined on one connection, one BEGIN and one
+   * COMMIT for all, in flight together (the engine's shared group). For request units that take no lock to
+   * keep other units out (no `FOR UPDATE`, no read-then-write that relies on being alone) and hold the rows
+   * others wait for through `atEnd`. If any of the group fails, each runs again as a unit of its own.
    */
-  unit<T>(fn: () => T | Promise<T>, options?: { background?: boolean; onCommit?: () => void }): Promise<T>;
+  unit<T>(fn: () => T | Promise<T>, options?: { background?: boolean; onCommit?: () => void; shared?: boolean }): Promise<T>;
+  /**
+   * A write that locks a row other units wait for (a conversation touched, a company's balance debited): in a
+   * shared group (see unit) it runs when the group's units have run, with the group's other such writes in
+   * the order of `order` (the lock's rank, then the row's key: "1 conversation <id>", "2 balance <company>"),
+   * so groups lock those rows in one order (no deadlock between instances) and hold them from there to COMMIT
+   * only; the promise then resolves at once, and a throw of fn fails the group (each unit runs again alone,
+   * where it reaches its caller). Anywhere else fn runs now, and its promise is fn's.
+   */
+  atEnd(order: string, fn: () => Promise<unknown>): Promise<unknown>;
   /** `within`'s asynchronous twin: fn in the caller's unit when there is one (no savepoint), else in a unit of its own. */
   join<T>(fn: () => T | Promise<T>): Promise<T>;
   /**

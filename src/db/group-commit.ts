@@ -224,6 +224,8 @@ export function withGroupCommit(db: Db, group: GroupCommitHooks | null, state: T
     });
   };
   db.unit = (fn, options) => db.batch(fn, options?.onCommit, options?.background);
+  // One writer: no other transaction can hold a row this one waits for, so nothing needs to be held back.
+  db.atEnd = (_order, fn) => fn();
   db.join = <T>(fn: () => T | Promise<T>): Promise<T> => {
     if (!inside()) return db.batch(fn);
     try {

@@ -225,4 +225,150 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
     while (Date.now() < until && db.dataVersion() === before) await Bun.sleep(10);
     expect(db.dataVersion()).toBeGreaterThan(before);
   });
+
+  describe("shared units (db.unit's `shared`): one transaction for the units that wait together", () => {
+    const txid = async () => String((await db.sql("SELECT txid_current() AS x").get())!.x);
+    /** Two shared units that hold both lanes until `release`: what is started meanwhile waits, and becomes one group. */
+    function holdLanes() {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const holders = [1, 2].map(() => db.unit(() => gate, { shared: true }));
+      return { release: () => (release(), Promise.all(holders)) };
+    }
+
+    test("they run side by side in one transaction (one BEGIN, one COMMIT), each answered with its own value, their hooks committed", async () => {
+      const before = db.pool.statements;
+      const lanes = holdLanes();
+      const hooks: string[] = [];
+      const units = [10, 11, 12, 13].map((id) =>
+        db.unit(
+          async () => {
+            await db.sql("INSERT INTO t (id) VALUES (?)").run(id);
+            db.afterCommit(
+              () => hooks.push(`committed ${id}`),
+              () => hooks.push(`rolled back ${id}`),
+            );
+            return { id, tx: await txid() };
+          },
+          { shared: true },
+        ),
+      );
+      await lanes.release();
+      const answers = await Promise.all(units);
+      expect(answers.map((a) => a.id)).toEqual([10, 11, 12, 13]);
+      expect(new Set(answers.map((a) => a.tx)).size).toBe(1); // one transaction
+      // The holders' BEGIN and COMMIT each; the group's BEGIN and COMMIT; an insert and a txid read a unit.
+      expect(db.pool.statements - before).toBe(2 * 2 + 2 + 4 * 2);
+      expect(hooks.sort()).toEqual(["committed 10", "committed 11", "committed 12", "committed 13"]);
+      expect(await count("id BETWEEN 10 AND 13")).toBe(4);
+      await db.sql("DELETE FROM t").run();
+    });
+
+    test("atEnd: the writes held back run after every unit of the group, in the order of their keys; outside a group at once", async () => {
+      await admin.unsafe("CREATE TABLE IF NOT EXISTS late (seq serial PRIMARY KEY, k text, rows_seen bigint)");
+      const lanes = holdLanes();
+      const late = (k: string) => db.atEnd(k, () => db.sql("INSERT INTO late (k, rows_seen) SELECT ?, count(*) FROM t").run(k));
+      const units = ["2 b", "1 z", "2 a", "1 y"].map((k, i) =>
+        db.unit(
+          async () => {
+            await late(k);
+            await db.sql("INSERT INTO t (id) VALUES (?)").run(30 + i);
+          },
+          { shared: true },
+        ),
+      );
+      await lanes.release();
+      await Promise.all(units);
+      const rows = await db.sql("SELECT k, rows_seen FROM late ORDER BY seq").all();
+      expect(rows).toEqual([
+        { k: "1 y", rows_seen: 4 },
+        { k: "1 z", rows_seen: 4 },
+        { k: "2 a", rows_seen: 4 },
+        { k: "2 b", rows_seen: 4 },
+      ]);
+      // Outside a shared group it is fn's own promise, run now.
+      await db.unit(async () => {
+        expect(await db.atEnd("1 x", () => db.sql("SELECT 7 AS n").get())).toEqual({ n: 7 });
+      });
+      await db.sql("DELETE FROM t").run();
+    });
+
+    test("one of them throws: the group is undone and each runs again alone — the others commit, the thrower gets its own error", async () => {
+      const lanes = holdLanes();
+      const runs = new Map<number, number>();
+      const hooks: string[] = [];
+      const unitOf = (id: number) =>
+        db.unit(
+          async () => {
+            runs.set(id, (runs.get(id) ?? 0) + 1);
+            await db.sql("INSERT INTO t (id) VALUES (?)").run(id);
+            db.afterCommit(
+              () => hooks.push(`committed ${id}`),
+              () => hooks.push(`rolled back ${id}`),
+            );
+            if (id === 21) throw new Error("unit 21 refused");
+            return txid();
+          },
+          { shared: true },
+        );
+      const units = [20, 21, 22].map(unitOf);
+      await lanes.release();
+      const [a, b, c] = await Promise.allSettled(units);
+      expect(b).toMatchObject({ status: "rejected", reason: { message: "unit 21 refused" } });
+      expect(a!.status).toBe("fulfilled");
+      expect(c!.status).toBe("fulfilled");
+      expect((a as PromiseFulfilledResult<string>).value).not.toBe((c as PromiseFulfilledResult<string>).value); // alone, each
+      expect([...runs.values()]).toEqual([2, 2, 2]);
+      expect((await db.sql("SELECT id FROM t ORDER BY id").values()).flat()).toEqual([20, 22]);
+      // The group's run: all three rolled back; then alone: 21 rolled back again, the others committed.
+      expect(hooks.filter((h) => h.startsWith("committed")).sort()).toEqual(["committed 20", "committed 22"]);
+      expect(hooks.filter((h) => h === "rolled back 21")).toHaveLength(2);
+      await db.sql("DELETE FROM t").run();
+    });
+
+    test("a held-back write that fails fails the group: each unit runs again alone, where the write's error is its own unit's", async () => {
+      await Bun.sleep(1100); // past the second of running alone that the failure above started
+      const lanes = holdLanes();
+      const units = [40, 41].map((id) =>
+        db.unit(
+          async () => {
+            await db.sql("INSERT INTO t (id) VALUES (?)").run(id);
+            await db.atEnd(`1 ${id}`, async () => {
+              if (id === 41) throw new Error("write 41 refused");
+            });
+          },
+          { shared: true },
+        ),
+      );
+      await lanes.release();
+      const [a, b] = await Promise.allSettled(units);
+      expect(a!.status).toBe("fulfilled");
+      expect(b).toMatchObject({ status: "rejected", reason: { message: "write 41 refused" } });
+      expect((await db.sql("SELECT id FROM t ORDER BY id").values()).flat()).toEqual([40]);
+      await db.sql("DELETE FROM t").run();
+    });
+
+    test("a nested unit that throws in a group (no savepoint there) runs the group again alone, where it is a savepoint its caller catches", async () => {
+      await Bun.sleep(1100); // (as above)
+      const lanes = holdLanes();
+      const units = [50, 52].map((id) =>
+        db.unit(
+          async () => {
+            await db.sql("INSERT INTO t (id) VALUES (?)").run(id);
+            await db
+              .unit(async () => {
+                await db.sql("INSERT INTO t (id) VALUES (?)").run(id + 1);
+                if (id === 50) throw new Error("inner");
+              })
+              .catch(() => {});
+          },
+          { shared: true },
+        ),
+      );
+      await lanes.release();
+      await Promise.all(units);
+      expect((await db.sql("SELECT id FROM t ORDER BY id").values()).flat()).toEqual([50, 52, 53]);
+      await db.sql("DELETE FROM t").run();
+    });
+  });
 });

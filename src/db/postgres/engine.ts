@@ -24,6 +24,9 @@ import { openPgPool, type PgParam, type PgPool, type PgPoolOptions, type PgRunne
 
 /** How often a unit that lost a race runs again (as the SQLite engine's group items, group-commit.ts). */
 const RETRIES = 3;
+/** How many shared groups run at once (db.unit's `shared`), and how many units one takes at most. */
+const SHARED_LANES = 2;
+const MAX_SHARED = 200;
 const DATA_VERSION_CHANNEL = "switchboard_data_version";
 
 export interface PgEngineOptions extends PgPoolOptions {
@@ -34,7 +37,9 @@ export interface PgEngineOptions extends PgPoolOptions {
 type Hook = { committed(): void; rolledBack(): void };
 /** One open level of a unit: the transaction (0) or a savepoint in it. */
 type Level = { hooks: Hook[]; tracked: Promise<unknown>[] };
-type Unit = { tx: PgTx; levels: Level[]; preCommit: Set<() => void | Promise<void>>; ended: boolean };
+/** A shared group's state (see runShared): its held-back locking writes, and whether a nested unit of it threw. */
+type Shared = { late: { order: string; fn: () => Promise<unknown> }[]; nestedFailed: boolean; ending: boolean };
+type Unit = { tx: PgTx; levels: Level[]; preCommit: Set<() => void | Promise<void>>; ended: boolean; shared?: Shared };
 /** What a chain of awaits is inside: its unit and the level it runs at. */
 type Scope = { unit: Unit; depth: number };
 
@@ -142,6 +147,17 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
   /** A savepoint of the caller's unit. */
   async function nested<T>(s: Scope, fn: () => T | Promise<T>): Promise<T> {
     const { unit } = s;
+    if (unit.shared) {
+      // In a shared group the units' statements interleave on one connection, where a savepoint would undo
+      // the others' too: fn runs without one, and if it throws the group runs again, each unit alone (where
+      // this is a savepoint). As SQLite's optimistic group runs an `attempt`.
+      try {
+        return await fn();
+      } catch (e) {
+        unit.shared.nestedFailed = true;
+        throw e;
+      }
+    }
     if (s.depth !== unit.levels.length - 1)
       throw new Error(`units of work nested in one unit ran at once (level ${s.depth} of ${unit.levels.length}): await each before starting the next`);
     const level: Level = { hooks: [], tracked: [] };
@@ -203,9 +219,116 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
     }
   }
 
+  // ------------------------------------------------------------ shared groups (db.unit's `shared`)
+  type Item = { fn: () => unknown; onCommit?: () => void; resolve(v: unknown): void; reject(e: unknown): void };
+  const waiting: Item[] = [];
+  let lanesBusy = 0;
+  /** Until then shared units run alone: a group of them failed (and ran again unit by unit) less than a second ago. */
+  let aloneUntil = 0;
+  /** Thrown out of a shared group's transaction when one of its units (or a held-back write) failed. */
+  class GroupFailed extends Error {}
+
+  /**
+   * Shared units wait here while SHARED_LANES groups are running; each lane that frees takes every waiting one
+   * (up to MAX_SHARED) as its next group. So under load a group is the sends that came while the last one ran
+   * (a group commit as SQLite's, without holding the event loop), and a lone send starts at once.
+   */
+  const startShared = () => {
+    while (lanesBusy < SHARED_LANES && waiting.length) {
+      const items = waiting.splice(0, MAX_SHARED);
+      lanesBusy++;
+      const run = items.length > 1 && performance.now() >= aloneUntil ? runShared(items) : alone(items);
+      void run.finally(() => {
+        lanesBusy--;
+        startShared();
+      });
+    }
+  };
+  /** Each item as a unit of its own, side by side. */
+  const alone = (items: Item[]) => Promise.all(items.map((it) => top(it.fn, it.onCommit).then(it.resolve, it.reject)));
+
+  /**
+   * A shared group: its units' bodies side by side in ONE transaction (their statements pipelined on its
+   * connection), then the locking writes they held back (atEnd) in their order, then COMMIT. Any failure in
+   * the bodies or those writes rolls the group back, and each unit runs again alone (its own answer, its own
+   * refusal); a failure of BEGIN or COMMIT itself (the database away; a COMMIT whose outcome is unknown) is
+   * every unit's answer, as it would have been each one's alone.
+   */
+  async function runShared(items: Item[]): Promise<void> {
+    let current: Unit | null = null;
+    const discard = () => {
+      const u = current;
+      current = null;
+      if (!u) return;
+      u.ended = true;
+      for (const level of u.levels) for (const h of level.hooks) h.rolledBack();
+    };
+    let values: unknown[];
+    try {
+      values = await units(() =>
+        pool.unit(async (tx) => {
+          discard();
+          const shared: Shared = { late: [], nestedFailed: false, ending: false };
+          const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false, shared };
+          current = unit;
+          return scopes.run({ unit, depth: 0 }, async () => {
+            const level = unit.levels[0]!;
+            const settled = await Promise.allSettled(items.map((it) => runLevel(level, it.fn)));
+            const failed = settled.find((r) => r.status === "rejected");
+            if (failed || shared.nestedFailed) throw new GroupFailed("a unit of a shared group failed", { cause: failed?.reason });
+            try {
+              for (const f of unit.preCommit) {
+                unit.preCommit.delete(f);
+                await f();
+              }
+              shared.ending = true; // (atEnd from here on runs at once)
+              const late = shared.late.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+              // Sent in their order without waiting for each other: one round trip, the locks taken in that order.
+              await Promise.all(late.map((w) => w.fn()));
+            } catch (e) {
+              throw new GroupFailed("a held-back write of a shared group failed", { cause: e });
+            }
+            return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+          });
+        }),
+      );
+    } catch (e) {
+      discard();
+      rollbacks++;
+      if (!(e instanceof GroupFailed)) {
+        for (const it of items) it.reject(e);
+        return;
+      }
+      aloneUntil = performance.now() + 1000;
+      await alone(items);
+      return;
+    }
+    const unit = current as Unit | null;
+    if (unit) {
+      unit.ended = true;
+      for (const h of unit.levels[0]!.hooks) h.committed();
+    }
+    items.forEach((it, i) => {
+      it.onCommit?.();
+      it.resolve(values[i]);
+    });
+  }
+
+  db.atEnd = (order, fn) => {
+    const shared = inUnit()?.unit.shared;
+    if (!shared || shared.ending) return fn();
+    shared.late.push({ order, fn });
+    return Promise.resolve();
+  };
+
   db.unit = (fn, options) => {
     const s = inUnit();
-    return s ? nested(s, fn) : top(fn, options?.onCommit);
+    if (s) return nested(s, fn);
+    if (!options?.shared) return top(fn, options?.onCommit);
+    return new Promise((resolve, reject) => {
+      waiting.push({ fn, onCommit: options.onCommit, resolve: resolve as (v: unknown) => void, reject });
+      startShared();
+    });
   };
   db.batch = (fn, onCommit) => db.unit(fn, { onCommit });
   db.join = async (fn) => (inUnit() ? fn() : top(fn));

@@ -90,7 +90,9 @@ export const messagesRoutes = (deps: MessagesNeeds) =>
     .post(
       "/messages",
       ({ body, auth, idem }) =>
-        idem.batch(202, async () => acceptedView(await sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body }))),
+        idem.batch(202, async () => acceptedView(await sendMessage(deps, { companyId: auth.companyId, apiKeyId: auth.keyId, input: body })), {
+          shared: true,
+        }),
       {
         scope: "messages:send",
         body: SendMessageBody,

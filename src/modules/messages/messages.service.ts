@@ -335,14 +335,21 @@ export async function createOutboundMessage(
     });
     // The three writes go out together: on PostgreSQL one round trip (pipelined on the unit's connection) where
     // one after another took three. None needs another's result, and a throw of any undoes the unit.
-    // NB! The debit last: it locks the company's balances row until the unit commits, and on PostgreSQL every
-    // other send of the company (on any instance) waits for that row — the fewer statements after it, the
-    // shorter the wait. A 402 here undoes the unit's writes with it.
+    // NB! The conversation's row, then the company's balance row, last: each stays locked until the unit
+    // commits, and on PostgreSQL every other send to the contact or of the company (on any instance) waits for
+    // it — the fewer statements after them, the shorter the wait. In a shared group (POST /messages) they run
+    // after all of the group's sends, in that order for every group (db.atEnd): no two groups wait for each
+    // other's rows in a cycle. A 402 here undoes the unit's writes with it.
     await Promise.all([
       messagesStore(db).insertMessage(row),
       // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
-      touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null }),
-      unitPrice > 0 && deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` }),
+      db.atEnd(`1 conversation ${conversationId}`, () =>
+        touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null }),
+      ),
+      unitPrice > 0 &&
+        db.atEnd(`2 balance ${m.companyId}`, () =>
+          deps.ledger.debit({ companyId: m.companyId, amount: unitPrice, messageId: id, description: `${priceType} message` }),
+        ),
     ]);
     return row;
   });

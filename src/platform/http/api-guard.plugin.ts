@@ -202,9 +202,10 @@ export function apiGuardPlugin(deps: ApiGuardDeps) {
               /**
                * Runs `fn`'s writes and stores the response for replays in one unit of work (db.unit: group-committed
                * with the other writes of this event-loop turn, or nested in the caller's unit); `fn` may await its stores.
+               * `shared`: see db.unit (on PostgreSQL, in a transaction with other such requests).
                */
-              batch<T>(code: number, fn: () => T | Promise<T>): Promise<{ data: T }> {
-                return deps.db.batch(write(code, fn)).then((data) => done(code, data), failed);
+              batch<T>(code: number, fn: () => T | Promise<T>, options?: { shared?: boolean }): Promise<{ data: T }> {
+                return deps.db.unit(write(code, fn), options).then((data) => done(code, data), failed);
               },
             };
             if (!claim) return { auth, idem };
