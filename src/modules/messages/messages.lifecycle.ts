@@ -109,12 +109,15 @@ export async function applyStatus(
     }
     const { changes, steps } = plan;
     if (changes.refunded)
-      await deps.ledger.refund({
-        companyId: current.companyId,
-        amount: current.unitPrice,
-        messageId: current.id,
-        description: "refund: message failed before sent",
-      });
+      // The company's balance row, last (as the send's debit: db.atEnd).
+      await db.atEnd(`2 balance ${current.companyId}`, () =>
+        deps.ledger.refund({
+          companyId: current.companyId,
+          amount: current.unitPrice,
+          messageId: current.id,
+          description: "refund: message failed before sent",
+        }),
+      );
     const updated = { ...current, ...changes } as MessageHead;
     // The payload is built only if a subscriber asks for it (a webhook endpoint wants the event, a campaign's
     // failed message): the refs say whose message it is. A subscriber loads it inside this unit, so it reads the

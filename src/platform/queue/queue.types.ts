@@ -63,6 +63,13 @@ interface JobOptions<P> {
    * skipped by the claim, so its backlog never holds up other groups of the same type.
    */
   groupConcurrency?: number;
+  /**
+   * Its outcomes' writes take no lock to keep other units out (no read-then-write that relies on being alone;
+   * rows others wait for go through db.atEnd): on PostgreSQL they may share one transaction with other shared
+   * units (db.unit's `shared`). A one-to-one send's status: yes; a campaign's, whose subscribers read the
+   * campaign's counters to decide a pause: no.
+   */
+  sharedOutcomes?: boolean;
   /** Attempts before the job is dead (default: config jobs.max_attempts). */
   maxAttempts?: number;
   /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
