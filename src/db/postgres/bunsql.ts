@@ -315,11 +315,21 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
       },
     };
     try {
-      await exec("BEGIN").catch((e) => {
+      // BEGIN is not waited for: fn's first statements follow it on the connection (one round trip less a unit).
+      // NB! BEGIN fails only with the connection (a session the server ended, a lost socket), and then every
+      // statement sent after it fails too: none of fn's can run outside the transaction. Its error is the unit's.
+      const begin = exec("BEGIN").catch((e) => {
         atBegin.add(e);
         throw e;
       });
-      const out = await fn(tx);
+      let out: T;
+      try {
+        out = await fn(tx);
+      } catch (e) {
+        await begin;
+        throw e;
+      }
+      await begin;
       await exec("COMMIT");
       return out;
     } catch (e) {
