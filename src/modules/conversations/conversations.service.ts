@@ -16,7 +16,24 @@ import { conversationView } from "./conversations.views";
 export type { ConversationRow };
 type WriteDeps = { db: Db; events: EventBus; now: () => Date };
 
-/** The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none. */
+/** The id of the open conversation of (contact, account), if there is one (a read: see openConversation's `found`). */
+export async function findOpenConversation({
+  db,
+  contactId,
+  channelAccountId,
+}: {
+  db: Db;
+  contactId: string;
+  channelAccountId: string;
+}): Promise<string | null> {
+  return (await conversationsStore(db).openConversationId(contactId, channelAccountId)) ?? null;
+}
+
+/**
+ * The id of the open conversation of (contact, account), opened (and `conversation.opened` emitted) if none.
+ * `found`: what findOpenConversation answered earlier in the caller's unit (read beside its other reads: on
+ * PostgreSQL one round trip less), so it is not looked up again.
+ */
 export async function openConversation({
   db,
   events,
@@ -25,10 +42,11 @@ export async function openConversation({
   contactId,
   channel,
   channelAccountId,
-}: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string }): Promise<string> {
+  found,
+}: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string; found?: string | null }): Promise<string> {
   const store = conversationsStore(db);
   return await db.join(async () => {
-    const open = await store.openConversationId(contactId, channelAccountId);
+    const open = found ?? (await store.openConversationId(contactId, channelAccountId));
     if (open) return open;
     const at = now();
     const row: ConversationRow = {

@@ -21,7 +21,7 @@ import { newId } from "../../platform/ids";
 import { priceOf } from "../billing/billing.prices";
 import { findOrCreateContactByIdentity } from "../contacts/contacts.service";
 import { accountsOf } from "../channels-api/channel-accounts";
-import { openConversation, touchConversation } from "../conversations/conversations.service";
+import { findOpenConversation, openConversation, touchConversation } from "../conversations/conversations.service";
 import { mediaRef } from "../media/media.service";
 import { resolveTemplateForSend, type TemplateRow } from "../templates/templates.service";
 import type { SendMessageInput } from "./messages.model";
@@ -120,15 +120,24 @@ async function pickAccount(deps: MessagesNeeds, companyId: string, input: SendMe
 async function resolveRecipient(deps: MessagesNeeds, companyId: string, channelAccountId: string, input: SendMessageInput) {
   const { db, events, now } = deps;
   const channel = input.channel;
+  // The contact's open conversation is read beside its send facts (on PostgreSQL one round trip for all of them):
+  // the message goes into it if the verdict lets it go.
+  const withConversation = async <T>(contactId: string, facts: Promise<T>) => {
+    const [f, openConversationId] = await Promise.all([facts, findOpenConversation({ db, contactId, channelAccountId })]);
+    return { ...f, openConversationId };
+  };
   if (input.to.contactId) {
     const contactId = input.to.contactId;
-    const { facts, lastInboundAt } = await lookUpSendFacts(deps, { companyId, contactId, channel, channelAccountId });
+    const { facts, lastInboundAt, openConversationId } = await withConversation(
+      contactId,
+      lookUpSendFacts(deps, { companyId, contactId, channel, channelAccountId }),
+    );
     if (!facts) throw notFound("contact");
     if (!facts.identity)
       throw new AppError("VALIDATION_FAILED", `The contact has no ${input.channel} identity`, [
         { pointer: "/to/contactId", message: `no ${input.channel} identity` },
       ]);
-    return { contactId, address: facts.identity.value, facts, lastInboundAt };
+    return { contactId, address: facts.identity.value, facts, lastInboundAt, openConversationId };
   }
   const field = CHANNEL_RULES[input.channel].address;
   const value = input.to[field]!;
@@ -149,14 +158,12 @@ async function resolveRecipient(deps: MessagesNeeds, companyId: string, channelA
     throw new AppError("NOT_FOUND", `No contact with this ${field} (createContact is false)`, [{ pointer: `/to/${field}`, message: "unknown recipient" }]);
   // The facts of the identity addressed (`to`), which is also where the message goes.
   const contactId = found.contact.id;
-  const { facts, lastInboundAt } = await lookUpSendFacts(deps, {
-    companyId,
+  const { facts, lastInboundAt, openConversationId } = await withConversation(
     contactId,
-    channel,
-    channelAccountId,
-    known: { contact: found.contact, identity: found.identity },
-  });
-  return { contactId, address: found.identity.value, facts, lastInboundAt };
+    lookUpSendFacts(deps, { companyId, contactId, channel, channelAccountId, known: { contact: found.contact, identity: found.identity } }),
+  );
+  // (A contact created by this send has no conversation yet: its read found none, and openConversation opens one.)
+  return { contactId, address: found.identity.value, facts, lastInboundAt, openConversationId };
 }
 
 /**
@@ -249,6 +256,7 @@ export async function sendMessage(
       replyToMessageId: replyTo?.id ?? null,
       apiKeyId,
       scheduledAt: input.scheduledAt !== undefined ? new Date(input.scheduledAt) : undefined,
+      openConversationId: recipient.openConversationId,
     });
   });
 }
@@ -277,6 +285,8 @@ export async function createOutboundMessage(
     campaignId?: string;
     /** Send later (DESIGN §18): the message waits as `scheduled` for its due job (messages.scheduled.ts). */
     scheduledAt?: Date;
+    /** The contact's open conversation on the account, when the caller read it in this unit (null: none). */
+    openConversationId?: string | null;
   },
 ): Promise<MessageRow> {
   const { db, events, now } = deps;
@@ -293,6 +303,7 @@ export async function createOutboundMessage(
       contactId: m.contactId,
       channel: m.channel,
       channelAccountId: m.channelAccountId,
+      found: m.openConversationId,
     });
     const at = now();
     let lease = null as { token: string | null; until: number } | null;
