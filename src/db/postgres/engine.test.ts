@@ -311,9 +311,9 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
           },
           { shared: true },
         );
-      const units = [20, 21, 22].map(unitOf);
+      const settled = Promise.allSettled([20, 21, 22].map(unitOf));
       await lanes.release();
-      const [a, b, c] = await Promise.allSettled(units);
+      const [a, b, c] = await settled;
       expect(b).toMatchObject({ status: "rejected", reason: { message: "unit 21 refused" } });
       expect(a!.status).toBe("fulfilled");
       expect(c!.status).toBe("fulfilled");
@@ -327,7 +327,6 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
     });
 
     test("a held-back write that fails fails the group: each unit runs again alone, where the write's error is its own unit's", async () => {
-      await Bun.sleep(1100); // past the second of running alone that the failure above started
       const lanes = holdLanes();
       const units = [40, 41].map((id) =>
         db.unit(
@@ -340,16 +339,50 @@ describe.skipIf(!postgresAvailable())("the asynchronous PostgreSQL engine", () =
           { shared: true },
         ),
       );
+      const settled = Promise.allSettled(units);
       await lanes.release();
-      const [a, b] = await Promise.allSettled(units);
+      const [a, b] = await settled;
       expect(a!.status).toBe("fulfilled");
       expect(b).toMatchObject({ status: "rejected", reason: { message: "write 41 refused" } });
       expect((await db.sql("SELECT id FROM t ORDER BY id").values()).flat()).toEqual([40]);
       await db.sql("DELETE FROM t").run();
     });
 
+    test("while most groups fail, shared units run alone (each such run lets that fall back), then in groups again", async () => {
+      /** The transactions `n` shared units that waited together ran in. */
+      const group = async (n: number) => {
+        const lanes = holdLanes();
+        const units = Array.from({ length: n }, () => db.unit(txid, { shared: true }));
+        await lanes.release();
+        return await Promise.all(units);
+      };
+      // A group that fails runs again unit by unit: its last runs are alone either way. What shows the switch is
+      // the first run: grouped, the n units' first runs share one transaction.
+      let ranAloneFirst = false;
+      for (let i = 0; i < 10 && !ranAloneFirst; i++) {
+        const lanes = holdLanes();
+        const first: string[] = [];
+        const units = [1, 2, 3].map(() =>
+          db.unit(
+            async () => {
+              first.push(await txid());
+              throw new Error("refused");
+            },
+            { shared: true },
+          ),
+        );
+        const settled = Promise.allSettled(units);
+        await lanes.release();
+        await settled;
+        ranAloneFirst = first.length === 3; // alone: each ran once (grouped: three runs, then three alone)
+      }
+      expect(ranAloneFirst).toBe(true);
+      let together = false;
+      for (let i = 0; i < 20 && !together; i++) together = new Set(await group(3)).size === 1;
+      expect(together).toBe(true);
+    });
+
     test("a nested unit that throws in a group (no savepoint there) runs the group again alone, where it is a savepoint its caller catches", async () => {
-      await Bun.sleep(1100); // (as above)
       const lanes = holdLanes();
       const units = [50, 52].map((id) =>
         db.unit(

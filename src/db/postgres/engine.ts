@@ -223,8 +223,11 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
   type Item = { fn: () => unknown; onCommit?: () => void; resolve(v: unknown): void; reject(e: unknown): void };
   const waiting: Item[] = [];
   let lanesBusy = 0;
-  /** Until then shared units run alone: a group of them failed (and ran again unit by unit) less than a second ago. */
-  let aloneUntil = 0;
+  /**
+   * How often shared groups failed lately (each group moves it a fifth of the way to 1 or 0): above a half, shared
+   * units run alone (a group that fails costs its run and then each unit's), and each such run lets it fall back.
+   */
+  let failing = 0;
   /** Thrown out of a shared group's transaction when one of its units (or a held-back write) failed. */
   class GroupFailed extends Error {}
 
@@ -237,7 +240,9 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
     while (lanesBusy < SHARED_LANES && waiting.length) {
       const items = waiting.splice(0, MAX_SHARED);
       lanesBusy++;
-      const run = items.length > 1 && performance.now() >= aloneUntil ? runShared(items) : alone(items);
+      const grouped = items.length > 1 && failing <= 0.5;
+      if (items.length > 1 && !grouped) failing *= 0.9;
+      const run = grouped ? runShared(items) : alone(items);
       void run.finally(() => {
         lanesBusy--;
         startShared();
@@ -299,10 +304,11 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
         for (const it of items) it.reject(e);
         return;
       }
-      aloneUntil = performance.now() + 1000;
+      failing = failing * 0.8 + 0.2;
       await alone(items);
       return;
     }
+    failing *= 0.8;
     const unit = current as Unit | null;
     if (unit) {
       unit.ended = true;
