@@ -2,7 +2,8 @@
  * Scale-out on PostgreSQL (issue 35's table), on the compiled binary. Run:
  * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--contacts N] [--only sqlite,pg,remote1,remote2,lock,blackhole,nolibpq]`.
  * PostgreSQL: Debian's server, a throwaway cluster on loopback with its durable defaults (test/helpers/postgres.ts);
- * "remote": the same server behind test/fakes/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip).
+ * "remote": the same server behind test/fakes/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip); it spins
+ * while anything is in flight (most of one of the box's cores), unless `--proxy-wait sleep` (its sleeping variant).
  * Every measurement on a fresh database; POST /messages is a priced template send to a known contact (`--contacts
  * N`: to N contacts in turn, created by the first sends — the hot rows are then the company's balance alone).
  *   sqlite    accepted POST /messages/s, SQLite appliance, 50 connections
@@ -25,7 +26,12 @@ import { autocannon, BINARY, fmt, freePort, type LoadResult, ROOT, tempDir } fro
 
 const ALL = ["sqlite", "pg", "remote1", "remote2", "lock", "blackhole", "nolibpq"];
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "10" }, only: { type: "string", default: ALL.join(",") }, contacts: { type: "string", default: "1" } },
+  options: {
+    seconds: { type: "string", default: "10" },
+    only: { type: "string", default: ALL.join(",") },
+    contacts: { type: "string", default: "1" },
+    "proxy-wait": { type: "string", default: "spin" },
+  },
 });
 /** The throughput rows' sends go to this many contacts, in turn (1: every send to the same one, the issue's table). */
 const CONTACTS = Number(values.contacts);
@@ -121,10 +127,13 @@ async function serve(a: Appliance, opts: { pgUrl?: string; wrap?: string[]; time
 async function proxy(pgUrl: string): Promise<{ url: string; blackhole: () => void; restore: () => void; stop: () => void }> {
   const target = new URL(pgUrl);
   const port = await freePort();
-  const proc = spawn(["node", PROXY_PATH, "--listen", `127.0.0.1:${port}`, "--to", `${target.hostname}:${target.port}`, "--delay-ms", "0.25"], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const proc = spawn(
+    ["node", PROXY_PATH, "--listen", `127.0.0.1:${port}`, "--to", `${target.hostname}:${target.port}`, "--delay-ms", "0.25", "--wait", values["proxy-wait"]],
+    {
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let out = "";
   while (!out.includes("ready")) {

@@ -21,16 +21,20 @@ const delay = Number(args["delay-ms"] ?? 0.5);
 let blackhole = false;
 const held = []; // chunks waiting while black-holed: [socket, chunk]
 
-// Sub-millisecond delays: setTimeout rounds to 1 ms, so a due-time queue is drained by setImmediate.
+// Sub-millisecond delays: setTimeout rounds to 1 ms, so a due-time queue is drained by setImmediate — which
+// spins: while anything is in flight the proxy takes most of a core, as a network would not. `--wait sleep`
+// (this copy's addition) waits without spinning instead: a worker thread sleeps until the queue's first due
+// time (Atomics.wait, which takes sub-millisecond timeouts) and wakes the main thread with a message.
 const queue = [];
 let pumping = false;
-function later(fn) {
+const clock = () => performance.timeOrigin + performance.now(); // the same on both threads
+let later = (fn) => {
   queue.push([performance.now() + delay, fn]);
   if (!pumping) {
     pumping = true;
     setImmediate(pump);
   }
-}
+};
 function pump() {
   const now = performance.now();
   while (queue.length && queue[0][0] <= now) queue.shift()[1]();
@@ -39,6 +43,39 @@ function pump() {
     if (wait > 1.5) setTimeout(pump, Math.floor(wait) - 1);
     else setImmediate(pump);
   } else pumping = false;
+}
+if (args.wait === "sleep") {
+  const { Worker } = await import("node:worker_threads");
+  const generation = new Int32Array(new SharedArrayBuffer(4));
+  const dueAt = new Float64Array(new SharedArrayBuffer(8)).fill(Infinity);
+  const sleeper = new Worker(
+    `const { workerData, parentPort } = require("node:worker_threads");
+     const generation = new Int32Array(workerData.generation), dueAt = new Float64Array(workerData.dueAt);
+     for (;;) {
+       const g = Atomics.load(generation, 0), t = dueAt[0];
+       if (t === Infinity) { Atomics.wait(generation, 0, g); continue; }
+       const wait = t - (performance.timeOrigin + performance.now());
+       if (wait > 0 && Atomics.wait(generation, 0, g, wait) !== "timed-out") continue;
+       parentPort.postMessage(0);
+       Atomics.wait(generation, 0, g); // until the main thread has drained and set the next due time
+     }`,
+    { eval: true, workerData: { generation: generation.buffer, dueAt: dueAt.buffer } },
+  );
+  sleeper.unref();
+  const arm = (t) => {
+    dueAt[0] = t;
+    Atomics.add(generation, 0, 1);
+    Atomics.notify(generation, 0);
+  };
+  sleeper.on("message", () => {
+    const now = clock();
+    while (queue.length && queue[0][0] <= now) queue.shift()[1]();
+    arm(queue.length ? queue[0][0] : Infinity);
+  });
+  later = (fn) => {
+    queue.push([clock() + delay, fn]);
+    if (queue.length === 1) arm(queue[0][0]); // else the first one's time is set already (or being drained)
+  };
 }
 
 function pipe(from, to) {
