@@ -32,6 +32,9 @@ import {
 const SQL = perEngine((e) => ({
   // NB! The same text as contactById on SQLite (one prepared statement); the lock only on PostgreSQL (holdContact).
   holdContact: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL${e === "sqlite" ? "" : " FOR KEY SHARE"}`,
+  identityHeld: `SELECT i.status AS i_status, i.created_at AS i_created_at, ${CONTACT_COLUMNS} FROM contact_identities i
+       JOIN contacts c ON c.id = i.contact_id AND c.company_id = i.company_id AND c.deleted_at IS NULL
+       WHERE i.company_id = ? AND i.channel = ? AND i.value = ?${e === "sqlite" ? "" : " FOR KEY SHARE OF c"}`,
   lockForMerge: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id IN (?1, ?2) AND c.company_id = ?3 AND c.deleted_at IS NULL ORDER BY c.id${e === "sqlite" ? "" : " FOR UPDATE"}`,
   identitiesOf: `SELECT * FROM contact_identities WHERE contact_id IN (${jsonValues(e)}) ORDER BY contact_id, channel, created_at, value`,
   consentsOf: `SELECT contact_id AS "contactId", channel, status, source, updated_at AS "updatedAt" FROM contact_consents
@@ -62,6 +65,20 @@ function contactsStoreOn(db: StoreDb) {
     async holdContact(companyId: string, id: string): Promise<ContactRow | undefined> {
       const r = (await db.sql(sql.holdContact).get(id, companyId)) as RawContact | null;
       return r ? toContactRow(r) : undefined;
+    },
+
+    /**
+     * identityByValue and the holdContact of its contact in one statement (on PostgreSQL one round trip for two).
+     * Undefined when there is no such identity, or its contact is gone (merged or deleted, also meanwhile: a merge
+     * that held the row is waited for, as holdContact waits) — then look them up one by one.
+     */
+    async identityWithHeldContact(companyId: string, channel: string, value: string): Promise<{ identity: IdentityRow; contact: ContactRow } | undefined> {
+      const r = (await db.sql(sql.identityHeld).get(companyId, channel, value)) as
+        | (RawContact & { i_status: RawIdentity["status"]; i_created_at: number })
+        | null;
+      if (!r) return undefined;
+      const identity = toIdentityRow({ company_id: companyId, contact_id: r.id, channel, value, status: r.i_status, created_at: r.i_created_at });
+      return { identity, contact: toContactRow(r) };
     },
 
     /**
@@ -282,6 +299,10 @@ function holdingImportWrites(dbIn: Db, base: BaseStore): BaseStore {
     return h?.companyId === companyId ? h : null;
   };
   const overrides: Partial<BaseStore> = {
+    async identityWithHeldContact(companyId, channel, value) {
+      // Identities held for an import answer identityByValue: look them up one by one then.
+      return held(companyId) ? undefined : sending.identityWithHeldContact(companyId, channel, value);
+    },
     async identityByValue(companyId, channel, value) {
       const h = held(companyId);
       const known = h?.owners.get(identityKey(channel, value));
