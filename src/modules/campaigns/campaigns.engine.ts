@@ -271,9 +271,9 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignsServi
     }
   }
 
-  /** Whether a failed send, appended to the campaign's window of recent outcomes, makes its error rate say pause. */
-  function pausesOnFailure(c: CampaignProgress): boolean {
-    const window = (c.recentOutcomes + "f").slice(-OUTCOMES);
+  /** Whether the campaign's window of recent outcomes (its last failure in it) makes its error rate say pause. */
+  function errorRateSaysPause(c: CampaignProgress): boolean {
+    const window = c.recentOutcomes.slice(-OUTCOMES);
     if (window.length < MIN_OUTCOMES) return false;
     let failed = 0;
     for (const ch of window) if (ch === "f") failed++;
@@ -284,16 +284,18 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignsServi
    * Campaigns a send's outcome was recorded for in the current transaction: whether one is complete is decided
    * once, just before it commits (each outcome read the campaign's row: ~10 % of the main thread in a fan-out).
    */
-  const settledFor = new Set<string>();
-  const completeSettled = async () => {
-    for (const id of settledFor) {
-      settledFor.delete(id);
-      await complete(await store.progress(id));
-    }
-  };
+  // One function per campaign, registered with each transaction that settles one of its sends: a transaction
+  // runs it once however often it was registered there (db.beforeCommit), and each transaction runs its own —
+  // on PostgreSQL units commit side by side, and one must not take another's campaign to look at before that
+  // one's writes are in.
+  const completers = new Map<string, () => Promise<void>>();
   const completeAtCommit = (id: string) => {
-    settledFor.add(id);
-    db.beforeCommit(completeSettled);
+    let completer = completers.get(id);
+    if (!completer) {
+      if (completers.size >= 1000) completers.clear();
+      completers.set(id, (completer = async () => complete(await store.progress(id))));
+    }
+    db.beforeCommit(completer);
   };
 
   /*
@@ -364,10 +366,13 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignsServi
       await store.bump(campaignId, deltas, t, "s");
       return completeAtCommit(campaignId);
     }
-    const before = (await store.progress(campaignId))!;
+    // Counted first, then read: the window then holds this failure and every one written before it in this
+    // transaction too (units side by side in one transaction on PostgreSQL: db.unit's `shared`), and the pause
+    // is made only from `running` (two failures that both see the rate over cannot both pause it).
     await store.bump(campaignId, deltas, t, "f");
-    if (pausesOnFailure(before) && before.status === "running")
-      await campaigns.transition((await store.get(campaignId))!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused");
+    const after = (await store.progress(campaignId))!;
+    if (after.status === "running" && errorRateSaysPause(after))
+      await campaigns.transition((await store.get(campaignId))!, { status: "paused", pauseReason: "ERROR_RATE" }, "campaign.paused", "running");
     else if (from === "pending") completeAtCommit(campaignId);
   }
 

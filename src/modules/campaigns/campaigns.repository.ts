@@ -81,9 +81,10 @@ export function createCampaignStore(dbIn: Db) {
       const c = await byId(id);
       return c && c.companyId === companyId ? c : undefined;
     },
-    async updateCampaign(id: string, changes: Partial<CampaignRow>): Promise<void> {
+    /** `fromStatus`: only while the campaign still has it; whether it changed. */
+    async updateCampaign(id: string, changes: Partial<CampaignRow>, fromStatus?: string): Promise<boolean> {
       await counters.flush();
-      await updateById(db, campaigns, id, changes);
+      return (await updateById(db, campaigns, id, changes, fromStatus === undefined ? undefined : { column: "status", value: fromStatus })) > 0;
     },
     /**
      * Adds to counter columns (`n_sent`, `x_blocked`, `spent` …) by delta; `outcome` ("s" sent, "f" failed):

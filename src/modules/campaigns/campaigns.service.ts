@@ -288,10 +288,19 @@ export function createCampaigns(deps: CampaignsServiceNeeds) {
     deps.events.emit({ companyId: c.companyId, type, data: { campaign: view(c) } });
   }
 
-  /** Moves a campaign to another status (inside the caller's unit) and emits its event. */
-  async function transition(c: CampaignRow, changes: Partial<CampaignRow> & { status: string }, event: EventNameOf<"campaign.">): Promise<CampaignRow> {
+  /**
+   * Moves a campaign to another status (inside the caller's unit) and emits its event. `from`: only while it
+   * still has that status (a decision made beside other writers of its row); otherwise nothing changes, nothing
+   * is emitted, and `c` comes back as it was.
+   */
+  async function transition(
+    c: CampaignRow,
+    changes: Partial<CampaignRow> & { status: string },
+    event: EventNameOf<"campaign.">,
+    from?: string,
+  ): Promise<CampaignRow> {
     const updated = { ...c, ...changes, updatedAt: now() };
-    await store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt });
+    if (!(await store.updateCampaign(c.id, { ...changes, updatedAt: updated.updatedAt }, from)) && from !== undefined) return c;
     emit(updated, event);
     return updated;
   }

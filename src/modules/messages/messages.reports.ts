@@ -195,5 +195,7 @@ export function wireReports(deps: MessagesNeeds): void {
         ? { retryAt: new Date(Math.min(...later.map((s) => s.at))), countAttempt: false, payload: { accountId, schedule: later } }
         : undefined;
     },
+    // A report moves its message only from the status it read (applyStatus), and a campaign's counters by addition.
+    shareable: true,
   });
 }

@@ -27,9 +27,9 @@ export async function wireMessaging(deps: MessagesWireNeeds): Promise<void> {
       concurrency: workers * 2,
       groupConcurrency: workers,
       anchor: messagesStore(deps.db).dispatchAnchor(lane),
-      // A one-to-one send's outcome writes its own message (a refund's balance is held back: db.atEnd); a
-      // campaign's also moves the campaign's counters and decides a pause from them.
-      sharedOutcomes: lane === "direct",
+      // An outcome writes its own message (a refund's balance is held back: db.atEnd); a campaign's also adds to
+      // the campaign's counters and decides a pause from what they are after its own addition.
+      shareable: true,
     });
   deps.channels.onInbound((account, events) => processInbound(deps, account, events));
   wireReports(deps);

@@ -60,6 +60,35 @@ test("an inline job's writes and its removal commit together; a throw rolls its 
   expect(await rowOf(doomed)).toMatchObject({ status: "dead", attempts: 3, last_error: "boom 3" });
 });
 
+test("a shareable type's inline run: on PostgreSQL its jobs go side by side (one after another on SQLite); a throw still fails that job alone", async () => {
+  const db = app.deps.db;
+  await db.sql(`CREATE TABLE side_effects (job_id TEXT, n INTEGER)`).run();
+  let started = 0;
+  let startedBeforeFirstEnded = 0;
+  queue().register("test.side", {
+    shareable: true,
+    maxAttempts: 1, // (dead at once: nothing of this type is left for the tests after it)
+    async inline(job) {
+      started++;
+      await db.sql(`INSERT INTO side_effects VALUES (?, ?)`).run(job.id, job.payload.n);
+      startedBeforeFirstEnded ||= started;
+      if (job.payload.n === 3) throw new Error("job 3 refused");
+    },
+  });
+  const ids = await app.deps.db.unit(async () => {
+    const out: string[] = [];
+    for (const n of [1, 2, 3, 4]) out.push(await queue().enqueueJob({ type: "test.side", payload: { n } }));
+    return out;
+  });
+  await queue().drain();
+  // Side by side, all four had started before the first one's insert came back (PostgreSQL), then the throw ran the
+  // run again with each job in a savepoint; one after another, each had ended before the next began.
+  expect(startedBeforeFirstEnded).toBe(app.deps.db.engine === "postgres" ? 4 : 1);
+  expect(await rowOf(ids[2]!)).toMatchObject({ status: "dead", attempts: 1, last_error: "job 3 refused" });
+  for (const i of [0, 1, 3]) expect(await rowOf(ids[i]!)).toBeNull();
+  expect((await db.sql(`SELECT n FROM side_effects ORDER BY n`).all()).map((r) => r.n)).toEqual([1, 2, 4]);
+});
+
 test("a job's writes and its outcome commit together; writes that throw are rolled back whole and the attempt is recorded alone", async () => {
   const db = app.deps.db;
   await db.sql(`CREATE TABLE writes_effects (job_id TEXT, n INTEGER)`).run();

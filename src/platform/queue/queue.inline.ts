@@ -21,14 +21,8 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
   const rows = await store.dueInline(type, t, limit);
   // A group's background slice bounds the run too (db.unit's background items).
   const spent = sliceTimer();
-  let ran = 0;
   const done: string[] = []; // removed together once the run ends
-  for (const r of rows) {
-    if (ran > 0 && spent()) {
-      cutShort.add(type);
-      break;
-    }
-    ran++;
+  const runJob = async (r: (typeof rows)[number]) => {
     const job: Job = {
       id: r.id,
       type,
@@ -55,7 +49,7 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
         await store.rescheduleInline(retryAt, error, 1, t, null, job.id);
         wake(type, retryAt, job.groupKey);
       }
-      continue;
+      return;
     }
     if (!outcome) done.push(job.id);
     else if ("dead" in outcome) await store.markInlineDead(outcome.dead, t, job.id);
@@ -64,7 +58,25 @@ export async function runInline(q: QueueState, type: string, handler: JobHandler
       await store.rescheduleInline(outcome.retryAt.getTime(), outcome.error ?? null, outcome.countAttempt === false ? 0 : 1, t, payload, job.id);
       wake(type, outcome.retryAt.getTime(), job.groupKey);
     }
-  }
+  };
+  let ran = 0;
+  if (!isolated && handler.shareable) {
+    // Side by side (PostgreSQL, no savepoints: the unit is a transaction of its own): their statements pipelined
+    // on its connection, a round trip for all where one after another took one each. The type says its jobs
+    // take no lock to keep each other out (JobOptions.shareable). A throw (Isolate) once all have settled.
+    ran = rows.length;
+    const settled = await Promise.allSettled(rows.map(runJob));
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+  } else
+    for (const r of rows) {
+      if (ran > 0 && spent()) {
+        cutShort.add(type);
+        break;
+      }
+      ran++;
+      await runJob(r);
+    }
   if (done.length) await store.deleteInline(done);
   if (rows.length < limit) idleUntil.set(type, (await nextDueOf(q, type)) ?? Infinity);
   return ran;

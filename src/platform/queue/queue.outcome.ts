@@ -118,7 +118,7 @@ export async function runWrites<T>(q: QueueState, run: () => Promise<T>, isolate
 /**
  * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
  * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
- * one fsync (PostgreSQL: with JobOptions.sharedOutcomes, a shared unit). `writes` runs isolated (withIsolation): a throw rolls back its writes alone and counts as a
+ * one fsync (PostgreSQL: with JobOptions.shareable, a shared unit). `writes` runs isolated (withIsolation): a throw rolls back its writes alone and counts as a
  * failed attempt. If the shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
  */
 export function commitOutcome(
@@ -128,8 +128,8 @@ export function commitOutcome(
   result: { outcome: JobOutcome } | { thrown: unknown },
   onCommit: () => void,
 ): Promise<void> {
-  // Shared (PostgreSQL: db.unit) when the type says its outcomes may be (JobOptions.sharedOutcomes).
-  const options = { onCommit, background: true, shared: handler.sharedOutcomes } as const;
+  // Shared (PostgreSQL: db.unit) when the type says its jobs may be (JobOptions.shareable).
+  const options = { onCommit, background: true, shared: handler.shareable } as const;
   const writes = "outcome" in result && result.outcome && "writes" in result.outcome ? result.outcome.writes : null;
   if (!writes) return q.db.unit(() => finalise(q, job, handler, result), options);
   return withIsolation(

@@ -64,12 +64,13 @@ interface JobOptions<P> {
    */
   groupConcurrency?: number;
   /**
-   * Its outcomes' writes take no lock to keep other units out (no read-then-write that relies on being alone;
-   * rows others wait for go through db.atEnd): on PostgreSQL they may share one transaction with other shared
-   * units (db.unit's `shared`). A one-to-one send's status: yes; a campaign's, whose subscribers read the
-   * campaign's counters to decide a pause: no.
+   * Its jobs' writes take no lock to keep other units out (no read-then-write that relies on being alone; rows
+   * others wait for go through db.atEnd), so on PostgreSQL they may share one transaction with other units: a
+   * handled job's outcome commits in a shared unit (db.unit's `shared`), an inline run's jobs go side by side
+   * (their statements pipelined). Where several jobs change one row, each change must hold as a guarded write
+   * (a status moved only from the status read) or an addition.
    */
-  sharedOutcomes?: boolean;
+  shareable?: boolean;
   /** Attempts before the job is dead (default: config jobs.max_attempts). */
   maxAttempts?: number;
   /** Delay before attempt n+1 after n failed attempts (default: exponential from 1 s, cap 1 h, ±20 % jitter). */
