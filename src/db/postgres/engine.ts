@@ -175,45 +175,62 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
     }
   }
 
+  /**
+   * body in a transaction of its own on a pooled connection, as its chain's unit: the unit's hooks are committed
+   * once it has committed, rolled back when it did not (also each run pool.unit repeats after 40001/40P01).
+   */
+  async function transaction<T>(body: (unit: Unit) => Promise<T>, shared = false): Promise<T> {
+    let current: Unit | null = null;
+    const discard = () => {
+      const u = current;
+      current = null;
+      if (!u) return;
+      u.ended = true;
+      for (const level of u.levels) for (const h of level.hooks) h.rolledBack();
+    };
+    try {
+      const value = await units(() =>
+        pool.unit(async (tx) => {
+          discard();
+          const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false };
+          if (shared) unit.shared = { late: [], nestedFailed: false, ending: false };
+          current = unit;
+          return scopes.run({ unit, depth: 0 }, () => body(unit));
+        }),
+      );
+      const unit = current as Unit | null;
+      if (unit) {
+        unit.ended = true;
+        for (const h of unit.levels[0]!.hooks) h.committed();
+      }
+      return value;
+    } catch (e) {
+      discard();
+      rollbacks++;
+      throw e;
+    }
+  }
+
+  /** What runs just before COMMIT: the unit's beforeCommit functions (what they run may register more). */
+  async function beforeCommitOf(unit: Unit): Promise<void> {
+    for (const f of unit.preCommit) {
+      unit.preCommit.delete(f);
+      await f();
+    }
+  }
+
   /** A unit of its own: one transaction, run again (whole) when it lost a race. */
   async function top<T>(fn: () => T | Promise<T>, onCommit?: () => void): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      let current: Unit | null = null;
-      /** The hooks of a run that did not commit (pool.unit runs fn again after 40001/40P01, or it failed). */
-      const discard = () => {
-        const u = current;
-        current = null;
-        if (!u) return;
-        u.ended = true;
-        for (const level of u.levels) for (const h of level.hooks) h.rolledBack();
-      };
       try {
-        const value = await units(() =>
-          pool.unit(async (tx) => {
-            discard();
-            const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false };
-            current = unit;
-            return scopes.run({ unit, depth: 0 }, async () => {
-              const v = await runLevel(unit.levels[0]!, fn);
-              // (What they run may register more.)
-              for (const f of unit.preCommit) {
-                unit.preCommit.delete(f);
-                await f();
-              }
-              return v;
-            });
-          }),
-        );
-        const unit = current as Unit | null;
-        if (unit) {
-          unit.ended = true;
-          for (const h of unit.levels[0]!.hooks) h.committed();
-        }
+        const value = await transaction(async (unit) => {
+          const v = await runLevel(unit.levels[0]!, fn);
+          await beforeCommitOf(unit);
+          return v;
+        });
         onCommit?.();
         return value;
       } catch (e) {
-        discard();
-        rollbacks++;
         if (attempt > RETRIES || !retryable(db, e)) throw e;
       }
     }
@@ -260,46 +277,29 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
    * every unit's answer, as it would have been each one's alone.
    */
   async function runShared(items: Item[]): Promise<void> {
-    let current: Unit | null = null;
-    const discard = () => {
-      const u = current;
-      current = null;
-      if (!u) return;
-      u.ended = true;
-      for (const level of u.levels) for (const h of level.hooks) h.rolledBack();
-    };
     let values: unknown[];
     try {
-      values = await units(() =>
-        pool.unit(async (tx) => {
-          discard();
-          const shared: Shared = { late: [], nestedFailed: false, ending: false };
-          const unit: Unit = { tx, levels: [{ hooks: [], tracked: [] }], preCommit: new Set(), ended: false, shared };
-          current = unit;
-          return scopes.run({ unit, depth: 0 }, async () => {
-            const level = unit.levels[0]!;
-            const settled = await Promise.allSettled(items.map((it) => runLevel(level, it.fn)));
-            const failed = settled.find((r) => r.status === "rejected");
-            if (failed || shared.nestedFailed) throw new GroupFailed("a unit of a shared group failed", { cause: failed?.reason });
-            try {
-              for (const f of unit.preCommit) {
-                unit.preCommit.delete(f);
-                await f();
-              }
-              shared.ending = true; // (atEnd from here on runs at once)
-              const late = shared.late.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
-              // Sent in their order without waiting for each other: one round trip, the locks taken in that order.
-              await Promise.all(late.map((w) => w.fn()));
-            } catch (e) {
-              throw new GroupFailed("a held-back write of a shared group failed", { cause: e });
-            }
-            return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
-          });
-        }),
-      );
+      values = await transaction(async (unit) => {
+        const shared = unit.shared!;
+        const level = unit.levels[0]!;
+        const settled = await Promise.allSettled(items.map((it) => runLevel(level, it.fn)));
+        const failed = settled.find((r) => r.status === "rejected");
+        if (failed || shared.nestedFailed) throw new GroupFailed("a unit of a shared group failed", { cause: failed?.reason });
+        try {
+          await beforeCommitOf(unit);
+          shared.ending = true; // (atEnd from here on runs at once)
+          const late = shared.late.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+          // Sent in their order without waiting for each other: one round trip, the locks taken in that order.
+          // NB! Every one settles before a refusal ends the group: none may send a statement after its ROLLBACK.
+          const written = await Promise.allSettled(late.map(async (w) => w.fn()));
+          const refused = written.find((r) => r.status === "rejected");
+          if (refused) throw refused.reason;
+        } catch (e) {
+          throw new GroupFailed("a held-back write of a shared group failed", { cause: e });
+        }
+        return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+      }, true);
     } catch (e) {
-      discard();
-      rollbacks++;
       if (!(e instanceof GroupFailed)) {
         for (const it of items) it.reject(e);
         return;
@@ -309,11 +309,6 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
       return;
     }
     failing *= 0.8;
-    const unit = current as Unit | null;
-    if (unit) {
-      unit.ended = true;
-      for (const h of unit.levels[0]!.hooks) h.committed();
-    }
     items.forEach((it, i) => {
       it.onCommit?.();
       it.resolve(values[i]);
