@@ -32,6 +32,7 @@ import {
 const SQL = perEngine((e) => ({
   // NB! The same text as contactById on SQLite (one prepared statement); the lock only on PostgreSQL (holdContact).
   holdContact: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = ? AND c.company_id = ? AND c.deleted_at IS NULL${e === "sqlite" ? "" : " FOR KEY SHARE"}`,
+  // PostgreSQL's (identityWithHeldContact).
   identityHeld: `SELECT i.status AS i_status, i.created_at AS i_created_at, ${CONTACT_COLUMNS} FROM contact_identities i
        JOIN contacts c ON c.id = i.contact_id AND c.company_id = i.company_id AND c.deleted_at IS NULL
        WHERE i.company_id = ? AND i.channel = ? AND i.value = ?${e === "sqlite" ? "" : " FOR KEY SHARE OF c"}`,
@@ -68,11 +69,20 @@ function contactsStoreOn(db: StoreDb) {
     },
 
     /**
-     * identityByValue and the holdContact of its contact in one statement (on PostgreSQL one round trip for two).
-     * Undefined when there is no such identity, or its contact is gone (merged or deleted, also meanwhile: a merge
-     * that held the row is waited for, as holdContact waits) — then look them up one by one.
+     * identityByValue, then the holdContact of its contact: on PostgreSQL in one statement (one round trip for
+     * two), on SQLite as the two (its join cost 15 µs where the two point lookups cost 8). Undefined when that one
+     * statement finds no pair (no such identity, or its contact gone: merged or deleted, also meanwhile — a merge
+     * holding the row is waited for, as holdContact waits): then look them up one by one.
      */
-    async identityWithHeldContact(companyId: string, channel: string, value: string): Promise<{ identity: IdentityRow; contact: ContactRow } | undefined> {
+    async identityWithHeldContact(
+      companyId: string,
+      channel: string,
+      value: string,
+    ): Promise<{ identity: IdentityRow | undefined; contact: ContactRow | undefined } | undefined> {
+      if (onSqlite) {
+        const identity = await store.identityByValue(companyId, channel, value);
+        return { identity, contact: identity && (await store.holdContact(companyId, identity.contactId)) };
+      }
       const r = (await db.sql(sql.identityHeld).get(companyId, channel, value)) as
         | (RawContact & { i_status: RawIdentity["status"]; i_created_at: number })
         | null;

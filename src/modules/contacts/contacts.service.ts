@@ -142,9 +142,9 @@ export async function findOrCreateContactByIdentity({
     // (PostgreSQL) then waits until it has committed, and moves what it wrote. One that got there first makes it
     // wait, and the contact is gone once it may go on: the identity is looked up again (its owner now).
     for (let round = 1; ; round++) {
-      // First the identity with its contact held, in one statement; one by one when that finds no pair.
+      // First the identity with its contact held (on PostgreSQL one statement); one by one when that finds no pair.
       const both = round === 1 ? await store.identityWithHeldContact(companyId, channel, n.value) : undefined;
-      let identity = both?.identity ?? (await store.identityByValue(companyId, channel, n.value));
+      let identity = both ? both.identity : await store.identityByValue(companyId, channel, n.value);
       if (!identity && username) {
         const handle = `@${username.replace(/^@/, "")}`.toLowerCase();
         const pending = await store.identityByValue(companyId, channel, handle);
