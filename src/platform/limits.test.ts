@@ -81,6 +81,25 @@ describe.skipIf(!postgresAvailable())("shared in PostgreSQL", () => {
     expect((await limiters[1]!.take("key_2", limit)).allowed).toBe(true);
   });
 
+  test("the requests of one key that come together take their tokens in one statement, with the answers of one take each", async () => {
+    const [a, b] = await twoInstances();
+    let t = 1_700_000_000_000;
+    const limiter = createSharedRateLimiter({ db: a, now: () => t });
+    const pool = (a as unknown as { pool: { statements: number } }).pool;
+    const before = pool.statements;
+    const decisions = await Promise.all(Array.from({ length: 5 }, () => limiter.take("key_b", LIMIT))); // one turn
+    expect(pool.statements - before).toBe(1);
+    const alone = createRateLimiter({ now: () => t });
+    const expected = Array.from({ length: 5 }, () => alone.take("key_b", LIMIT));
+    expect(decisions).toEqual(expected); // allowed, allowed, allowed (r=2, 1, 0), refused, refused
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    // Another instance's batch beside it takes from the same bucket: after 1 s, two tokens for the four of them.
+    t += 1000;
+    const other = createSharedRateLimiter({ db: b, now: () => t });
+    const both = await Promise.all([...[1, 2].map(() => limiter.take("key_b", LIMIT)), ...[1, 2].map(() => other.take("key_b", LIMIT))]);
+    expect(both.filter((d) => d.allowed)).toHaveLength(2);
+  });
+
   test("two instances book one send schedule: 10/s from both is 10/s in all", async () => {
     const [a, b] = await twoInstances();
     const throttles: Throttle[] = [createSharedThrottle({ db: a }), createSharedThrottle({ db: b })];

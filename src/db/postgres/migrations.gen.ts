@@ -18,6 +18,7 @@ import m14 from "../../../migrations-pg/0014_messages_scheduled_at.sql" with { t
 import m15 from "../../../migrations-pg/0015_templates_review.sql" with { type: "text" };
 import m16 from "../../../migrations-pg/0016_segments.sql" with { type: "text" };
 import m17 from "../../../migrations-pg/0017_media_usage.sql" with { type: "text" };
+import m18 from "../../../migrations-pg/0018_rate_bucket_taken.sql" with { type: "text" };
 
 const entries: [string, number, boolean][] = [
   [m0, 1795466066509, true],
@@ -38,6 +39,7 @@ const entries: [string, number, boolean][] = [
   [m15, 1795799327689, true],
   [m16, 1795799662272, true],
   [m17, 1795819157459, true],
+  [m18, 1795861866885, true],
 ];
 
 /** Shaped like drizzle's readMigrationFiles() output. */

@@ -58,6 +58,9 @@ export function createRateLimiter({ now }: { now: () => number }): { take(key: s
 /**
  * The bucket as a row in the database (PostgreSQL; rate-limit.store.ts), refilled and taken in one atomic
  * upsert: concurrent instances queue on the row, never on the appliance's write lock. Time is the caller's clock.
+ * The requests of one key that come in the same turn of the event loop take their tokens in one statement (one
+ * round trip and one lock of the row for all of them): the first as many as it gave are allowed, in their order,
+ * each told what it would have been told alone — the same answers as one take each.
  *
  * A database that refuses writes (read-only: a replica being promoted, maintenance) must not turn every read
  * into a 503: while it does, each instance limits from its own memory (per instance, as on SQLite).
@@ -65,10 +68,35 @@ export function createRateLimiter({ now }: { now: () => number }): { take(key: s
 export function createSharedRateLimiter({ db, now }: { db: Db; now: () => number }): RateLimiter {
   const local = createRateLimiter({ now });
   const buckets = createRateBucketsStore(db);
+  type Waiter = { limit: RateLimit; resolve(d: RateDecision): void; reject(e: unknown): void };
+  const waiting = new Map<string, Waiter[]>();
+  const takeFor = async (key: string, waiters: Waiter[]) => {
+    const { limit } = waiters[0]!;
+    try {
+      const row = await buckets.takeTokens(key, now(), limit.burst, limit.ratePerSecond, waiters.length);
+      waiters.forEach((w, i) => {
+        if (!row) return w.resolve(local.take(key, w.limit));
+        // The i-th was allowed if a token was left for it; what it leaves is what the later ones of the batch took too.
+        const allowed = i < row.taken;
+        w.resolve(decide(allowed, allowed ? row.tokens + row.taken - (i + 1) : row.tokens, w.limit));
+      });
+    } catch (e) {
+      for (const w of waiters) w.reject(e);
+    }
+  };
   return {
-    async take(key, limit) {
-      const row = await buckets.takeToken(key, now(), limit.burst, limit.ratePerSecond);
-      return row ? decide(!!row.allowed, row.tokens, limit) : local.take(key, limit);
+    take(key, limit) {
+      return new Promise<RateDecision>((resolve, reject) => {
+        const batch = waiting.get(key);
+        // (A key's limit is the same for all of its requests: its API key's.)
+        if (batch) return void batch.push({ limit, resolve, reject });
+        waiting.set(key, [{ limit, resolve, reject }]);
+        setImmediate(() => {
+          const waiters = waiting.get(key)!;
+          waiting.delete(key);
+          void takeFor(key, waiters);
+        });
+      });
     },
   };
 }
