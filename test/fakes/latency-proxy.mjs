@@ -27,7 +27,6 @@ const held = []; // chunks waiting while black-holed: [socket, chunk]
 // time (Atomics.wait, which takes sub-millisecond timeouts) and wakes the main thread with a message.
 const queue = [];
 let pumping = false;
-const clock = () => performance.timeOrigin + performance.now(); // the same on both threads
 let later = (fn) => {
   queue.push([performance.now() + delay, fn]);
   if (!pumping) {
@@ -46,6 +45,7 @@ function pump() {
 }
 if (args.wait === "sleep") {
   const { Worker } = await import("node:worker_threads");
+  const clock = () => performance.timeOrigin + performance.now(); // the same on both threads
   const generation = new Int32Array(new SharedArrayBuffer(4));
   const dueAt = new Float64Array(new SharedArrayBuffer(8)).fill(Infinity);
   const sleeper = new Worker(

@@ -245,6 +245,7 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
    * units run alone (a group that fails costs its run and then each unit's), and each such run lets it fall back.
    */
   let failing = 0;
+  const groupRan = (failed: boolean) => (failing = failing * 0.8 + (failed ? 0.2 : 0));
   /** Thrown out of a shared group's transaction when one of its units (or a held-back write) failed. */
   class GroupFailed extends Error {}
 
@@ -304,11 +305,11 @@ export function openPostgres(url: string, options: PgEngineOptions = {}): Db & {
         for (const it of items) it.reject(e);
         return;
       }
-      failing = failing * 0.8 + 0.2;
+      groupRan(true);
       await alone(items);
       return;
     }
-    failing *= 0.8;
+    groupRan(false);
     items.forEach((it, i) => {
       it.onCommit?.();
       it.resolve(values[i]);

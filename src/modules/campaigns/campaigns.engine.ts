@@ -281,13 +281,12 @@ export function createCampaignEngine({ deps, campaigns }: { deps: CampaignsServi
   }
 
   /**
-   * Campaigns a send's outcome was recorded for in the current transaction: whether one is complete is decided
-   * once, just before it commits (each outcome read the campaign's row: ~10 % of the main thread in a fan-out).
+   * Whether a campaign a send's outcome was recorded for is complete is decided once per transaction, just before
+   * it commits (each outcome read the campaign's row: ~10 % of the main thread in a fan-out): one function per
+   * campaign, which a transaction runs once however often it was registered there (db.beforeCommit). Each
+   * transaction runs its own: on PostgreSQL units commit side by side, and one must not take another's campaign
+   * to look at before that one's writes are in.
    */
-  // One function per campaign, registered with each transaction that settles one of its sends: a transaction
-  // runs it once however often it was registered there (db.beforeCommit), and each transaction runs its own —
-  // on PostgreSQL units commit side by side, and one must not take another's campaign to look at before that
-  // one's writes are in.
   const completers = new Map<string, () => Promise<void>>();
   const completeAtCommit = (id: string) => {
     let completer = completers.get(id);

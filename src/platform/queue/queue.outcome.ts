@@ -118,8 +118,9 @@ export async function runWrites<T>(q: QueueState, run: () => Promise<T>, isolate
 /**
  * Every finalisation (the handler's `writes`, then the job row's delete/reschedule/dead) goes through
  * the database's group commit: the jobs that finish in one event-loop turn share one transaction and
- * one fsync (PostgreSQL: with JobOptions.shareable, a shared unit). `writes` runs isolated (withIsolation): a throw rolls back its writes alone and counts as a
- * failed attempt. If the shared COMMIT fails, the jobs keep their leases and are reclaimed when they expire.
+ * one fsync (PostgreSQL: with JobOptions.shareable, a shared unit). `writes` runs isolated (withIsolation): a
+ * throw rolls back its writes alone and counts as a failed attempt. If the shared COMMIT fails, the jobs keep
+ * their leases and are reclaimed when they expire.
  */
 export function commitOutcome(
   q: QueueState,
