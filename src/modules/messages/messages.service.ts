@@ -352,7 +352,9 @@ export async function createOutboundMessage(
     // after all of the group's sends, in that order for every group (db.atEnd): no two groups wait for each
     // other's rows in a cycle. A 402 here undoes the unit's writes with it.
     await Promise.all([
-      messagesStore(db).insertMessage(row),
+      // Held back as well in a shared group: then the group's inserts go out in the same round trip as its
+      // locking writes and take no round trip of their own (nothing in the unit reads the row before COMMIT).
+      db.atEnd(`0 message ${id}`, () => messagesStore(db).insertMessage(row)),
       // A send by an API key outside a campaign is an agent's reply: it reads what the contact wrote.
       db.atEnd(`1 conversation ${conversationId}`, () =>
         touchConversation({ db, conversationId, messageId: id, at, unread: m.apiKeyId && !m.campaignId ? "reply" : null }),
