@@ -18,11 +18,12 @@
  */
 process.env.SWITCHBOARD_TEST_PG_DURABLE = "1";
 import { spawn, spawnSync, SQL } from "bun";
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freshPostgresDatabase, postgresAvailable, POSTGRES_SKIP_REASON } from "../test/helpers/postgres";
-import { autocannon, BINARY, fmt, freePort, type LoadResult, ROOT, tempDir } from "./lib";
+import { autocannon, BINARY, cpuSeconds, fmt, freePort, type LoadResult, ROOT, tempDir } from "./lib";
 
 const ALL = ["sqlite", "pg", "remote1", "remote2", "lock", "blackhole", "nolibpq"];
 const { values } = parseArgs({
@@ -124,7 +125,7 @@ async function serve(a: Appliance, opts: { pgUrl?: string; wrap?: string[]; time
 }
 
 /** The latency proxy in front of the PostgreSQL at `pgUrl`; returns the URL through it. */
-async function proxy(pgUrl: string): Promise<{ url: string; blackhole: () => void; restore: () => void; stop: () => void }> {
+async function proxy(pgUrl: string): Promise<{ url: string; pid: number; blackhole: () => void; restore: () => void; stop: () => void }> {
   const target = new URL(pgUrl);
   const port = await freePort();
   const proc = spawn(
@@ -143,7 +144,7 @@ async function proxy(pgUrl: string): Promise<{ url: string; blackhole: () => voi
   }
   const url = new URL(pgUrl);
   url.port = String(port);
-  return { url: url.toString(), blackhole: () => proc.kill("SIGUSR1"), restore: () => proc.kill("SIGUSR2"), stop: () => proc.kill("SIGTERM") };
+  return { url: url.toString(), pid: proc.pid, blackhole: () => proc.kill("SIGUSR1"), restore: () => proc.kill("SIGUSR2"), stop: () => proc.kill("SIGTERM") };
 }
 
 const SEND = JSON.stringify({
@@ -189,6 +190,52 @@ async function timedGet(url: string, deadlineMs: number, headers: Record<string,
   }
 }
 
+/**
+ * Where the box's CPU goes during a measurement: CPU seconds so far of the instances, of PostgreSQL (every
+ * process named postgres), of the latency proxy and of the load generators (autocannon), and the box's idle
+ * time (/proc/stat). Each row prints the difference of two readings taken inside its measurement window, so the
+ * goal rows say whether the box itself was the limit (no idle left) and what took it.
+ */
+function cpuByRole(instancePids: number[], proxyPid?: number) {
+  const pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  const cpuOf = (pid: number) => {
+    try {
+      return cpuSeconds(pid).process;
+    } catch {
+      return 0; // (it ended meanwhile)
+    }
+  };
+  const named = (test: (comm: string, cmdline: string) => boolean) =>
+    pids.reduce((t, d) => {
+      try {
+        const comm = readFileSync(`/proc/${d}/comm`, "utf8").trim();
+        return test(comm, readFileSync(`/proc/${d}/cmdline`, "utf8")) ? t + cpuOf(Number(d)) : t;
+      } catch {
+        return t;
+      }
+    }, 0);
+  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return {
+    instances: instancePids.reduce((t, p) => t + cpuOf(p), 0),
+    postgres: named((comm) => comm === "postgres"),
+    proxy: proxyPid ? cpuOf(proxyPid) : 0,
+    load: named((_, cmdline) => cmdline.includes("autocannon")),
+    idle: ((ticks[3] ?? 0) + (ticks[4] ?? 0)) / 100 / availableParallelism(), // (USER_HZ: 100 on Linux)
+    at: performance.now() / 1000,
+  };
+}
+type CpuReading = ReturnType<typeof cpuByRole>;
+const cpuLine = (a: CpuReading, b: CpuReading) => {
+  const pct = (x: number, y: number) => Math.round(((y - x) / (b.at - a.at)) * 100);
+  const roles = [
+    ["instances", pct(a.instances, b.instances)],
+    ["postgres", pct(a.postgres, b.postgres)],
+    ...(b.proxy ? [["proxy", pct(a.proxy, b.proxy)]] : []),
+    ["load", pct(a.load, b.load)],
+  ];
+  return `  CPU, % of one core (${availableParallelism()} on the box): ${roles.map(([n, v]) => `${n} ${v}`).join(", ")}; the box idle ${pct(a.idle, b.idle)} %`;
+};
+
 const summary: string[] = [];
 const report = (line: string) => {
   console.log(line);
@@ -207,11 +254,21 @@ async function throughput(name: string, engine: "sqlite" | "postgres", instances
   const running = await Promise.all(Array.from({ length: instances }, () => serve(a, { pgUrl: px?.url })));
   try {
     await Promise.all(running.map((s) => post(s.url, a.key, 2, connections))); // warm-up
+    // CPU by role, read inside the measurement (0.5 s after its start, 0.5 s before its end: every process is up).
+    let cpu = "";
+    const pids = running.map((s) => s.proc.pid);
+    const window = Bun.sleep(500).then(async () => {
+      const first = cpuByRole(pids, px?.pid);
+      await Bun.sleep(SECONDS * 1000 - 1000);
+      cpu = cpuLine(first, cpuByRole(pids, px?.pid));
+    });
     const rs = await Promise.all(running.map((s) => post(s.url, a.key, SECONDS, connections)));
+    await window;
     const sum = (f: (x: LoadResult) => number) => rs.reduce((t, x) => t + f(x), 0);
     const worst = (f: (x: LoadResult) => number) => Math.max(...rs.map(f));
     const r = { rps: sum((x) => x.rps), p50: worst((x) => x.p50), p99: worst((x) => x.p99), non2xx: sum((x) => x.non2xx), total: sum((x) => x.total) };
     report(`${name}: ${load(r)}${instances > 1 ? ` (sum of ${rs.map((x) => fmt(x.rps)).join(" + ")}; worst p)` : ""}`);
+    report(cpu);
     return r;
   } finally {
     await Promise.all(running.map((s) => s.stop()));
