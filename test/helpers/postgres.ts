@@ -139,9 +139,9 @@ async function startServer(): Promise<string> {
 
 let counter = 0;
 
-/** A new empty database on the test server; returns its URL. */
-export async function freshPostgresDatabase(prefix = "sb_test"): Promise<string> {
-  const base = await postgresServer();
+/** A new empty database on the test server (or on the server at `on`: a URL whose database may create databases); returns its URL. */
+export async function freshPostgresDatabase(prefix = "sb_test", on?: string): Promise<string> {
+  const base = on ?? (await postgresServer());
   const name = `${prefix}_${process.pid}_${++counter}_${Date.now().toString(36)}`;
   const admin = new SQL(base, { max: 1 });
   try {
