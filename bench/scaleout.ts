@@ -1,7 +1,7 @@
 /**
  * Scale-out on PostgreSQL (issue 35's table), on the compiled binary. Run:
- * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--contacts N] [--only sqlite,pg,remote1,remote2,lock,blackhole,nolibpq]
- * [--pin] [--remote-url postgres://…]` (both below).
+ * `./node_modules/.bin/bun bench/scaleout.ts [--seconds 10] [--contacts N] [--proxy-wait spin|sleep] [--pin] [--remote-url
+ * postgres://…] [--only sqlite,pg,pg8,remote1,remote2,lock,blackhole,nolibpq]` (--pin and --remote-url: below).
  * PostgreSQL: Debian's server, a throwaway cluster on loopback with its durable defaults (test/helpers/postgres.ts);
  * "remote": the same server behind test/fakes/latency-proxy.mjs, 0.25 ms each way (0.5 ms round trip); it spins
  * while anything is in flight (most of one of the box's cores), unless `--proxy-wait sleep` (its sleeping variant).

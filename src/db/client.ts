@@ -130,10 +130,9 @@ export type Db = BunSQLiteDatabase<Schema> & {
   unit<T>(fn: () => T | Promise<T>, options?: { background?: boolean; onCommit?: () => void; shared?: boolean }): Promise<T>;
   /**
    * A write that locks a row other units wait for (a conversation touched, a company's balance debited), or one
-   * nothing in the unit reads back (a message inserted: it then goes out in the same round trip): in a
-   * shared group (see unit) it runs when the group's units have run, with the group's other such writes in
-   * the order of `order` (the lock's rank, then the row's key: "0 message <id>", "1 conversation <id>",
-   * "2 balance <company>"),
+   * nothing in the unit reads back (a message inserted: it then goes out in their round trip): in a shared group
+   * (see unit) it runs when the group's units have run, with the group's other such writes in the order of
+   * `order` (the lock's rank, then the row's key: "0 message <id>", "1 conversation <id>", "2 balance <company>"),
    * so groups lock those rows in one order (no deadlock between instances) and hold them from there to COMMIT
    * only; the promise then resolves at once, and a throw of fn fails the group (each unit runs again alone,
    * where it reaches its caller). Anywhere else fn runs now, and its promise is fn's.
