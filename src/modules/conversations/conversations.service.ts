@@ -46,7 +46,8 @@ export async function openConversation({
 }: WriteDeps & { companyId: string; contactId: string; channel: string; channelAccountId: string; found?: string | null }): Promise<string> {
   const store = conversationsStore(db);
   return await db.join(async () => {
-    const open = found ?? (await store.openConversationId(contactId, channelAccountId));
+    // (null: found none. Another unit opening one meanwhile meets the one-open unique key, and its unit runs again.)
+    const open = found !== undefined ? found : await store.openConversationId(contactId, channelAccountId);
     if (open) return open;
     const at = now();
     const row: ConversationRow = {
